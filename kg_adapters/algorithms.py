@@ -1,0 +1,278 @@
+"""Graph algorithms written once over the :class:`KnowledgeGraph` interface.
+
+They touch the graph only through batched ``neighbors`` calls (one per hop and direction), so
+their cost in backend queries is bounded by hops x ceil(frontier / batch size) on every backend,
+and every budget that cuts an answer short sets ``truncated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
+
+if TYPE_CHECKING:
+    from kg_adapters.base import KnowledgeGraph
+
+_REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
+
+
+def _step(edge: Edge, node: str) -> Node:
+    """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
+    return edge.tail if edge.head == node else edge.head
+
+
+def constrained_paths(
+    kg: KnowledgeGraph,
+    starts: Ids,
+    relation_path: Sequence[str],
+    *,
+    directions: Sequence[Direction] | None = None,
+    max_paths: int | None = None,
+    simple: bool = False,
+) -> PathResult:
+    """RoG Algorithm 1. Each hop's frontier (distinct nodes, not paths) is expanded with one batched
+    ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a
+    deterministic order, visiting only nodes that can still complete the path."""
+    start_ids = as_id_list(starts)
+    if isinstance(relation_path, str) or not relation_path:
+        raise InvalidTermError("relation_path must be a non-empty list of relations")
+    hops = len(relation_path)
+    dirs: list[Direction] = list(directions) if directions is not None else ["out"] * hops
+    if len(dirs) != hops:
+        raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
+    dirs = [check_direction(d) for d in dirs]
+    limit = check_budget(max_paths, "max_paths")
+
+    layers: list[dict[str, list[Edge]]] = []
+    frontier = start_ids
+    for relation, direction in zip(relation_path, dirs):
+        adjacency = kg.neighbors(frontier, direction=direction, relations=[relation]) if frontier else {}
+        layers.append(adjacency)
+        reached: dict[str, None] = {}
+        for node in frontier:
+            for edge in adjacency.get(node, ()):
+                nxt = _step(edge, node)
+                if isinstance(nxt, str):
+                    reached[nxt] = None
+        frontier = list(reached)
+
+    # alive[i]: nodes at depth i from which the rest of the path can be completed.
+    alive: list[set[str]] = [set() for _ in range(hops)]
+    for depth in range(hops - 1, -1, -1):
+        for node, edges in layers[depth].items():
+            for edge in edges:
+                nxt = _step(edge, node)
+                if depth == hops - 1 or (isinstance(nxt, str) and nxt in alive[depth + 1]):
+                    alive[depth].add(node)
+                    break
+
+    result = PathResult()
+    for start in start_ids:
+        if start not in alive[0]:
+            continue
+        for edges in _walk(layers, alive, start, 0, (), (start,) if simple else None):
+            if limit is not None and len(result) >= limit:
+                result.truncated = True
+                return result
+            result.append(Path(start=start, edges=edges))
+    return result
+
+
+def _walk(
+    layers: list[dict[str, list[Edge]]],
+    alive: list[set[str]],
+    node: str,
+    depth: int,
+    prefix: tuple[Edge, ...],
+    visited: tuple[Node, ...] | None,
+) -> Iterator[tuple[Edge, ...]]:
+    last = depth == len(layers) - 1
+    for edge in layers[depth].get(node, ()):
+        nxt = _step(edge, node)
+        if visited is not None and nxt in visited:
+            continue
+        if last:
+            yield (*prefix, edge)
+        elif isinstance(nxt, str) and nxt in alive[depth + 1]:
+            yield from _walk(
+                layers, alive, nxt, depth + 1, (*prefix, edge), None if visited is None else (*visited, nxt)
+            )
+
+
+class _Adjacency:
+    """Entity-to-entity edges fetched on demand in batches and kept for one operation."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self._kg = kg
+        self._edges: dict[Direction, dict[str, list[Edge]]] = {"out": {}, "in": {}, "both": {}}
+
+    def fetch(self, direction: Direction, nodes: Sequence[str]) -> None:
+        known = self._edges[direction]
+        missing = [node for node in dict.fromkeys(nodes) if node not in known]
+        if missing:
+            answer = self._kg.neighbors(missing, direction=direction, literals=False)
+            for node in missing:
+                known[node] = answer.get(node, [])
+
+    def edges(self, direction: Direction, node: str) -> list[Edge]:
+        return self._edges[direction][node]
+
+
+class _PairSearch:
+    """Bidirectional level-synchronous BFS for one (source, target) pair, advanced in lockstep
+    with the other pairs so that all of them share one batched expansion per round."""
+
+    def __init__(self, source: str, target: str, direction: Direction, max_hops: int) -> None:
+        self.source, self.target = source, target
+        self.max_hops = max_hops
+        self.dirs: tuple[Direction, Direction] = (direction, _REVERSE[direction])
+        self.dist: tuple[dict[str, int], dict[str, int]] = ({source: 0}, {target: 0})
+        self.parents: tuple[dict[str, list[tuple[str, Edge]]], dict[str, list[tuple[str, Edge]]]] = ({}, {})
+        self.layers: list[list[str]] = [[source], [target]]
+        self.radius = [0, 0]
+        self.meeting: list[str] = [source] if source == target else []
+        self.done = source == target
+
+    def next_side(self) -> int:
+        return 0 if len(self.layers[0]) <= len(self.layers[1]) else 1
+
+    def need(self) -> tuple[Direction, list[str]] | None:
+        if self.done:
+            return None
+        if self.radius[0] + self.radius[1] >= self.max_hops or not self.layers[0] or not self.layers[1]:
+            self.done = True
+            return None
+        side = self.next_side()
+        return self.dirs[side], self.layers[side]
+
+    def advance(self, adjacency: _Adjacency) -> None:
+        side = self.next_side()
+        dist, parents, other = self.dist[side], self.parents[side], self.dist[1 - side]
+        depth = self.radius[side] + 1
+        new_layer: list[str] = []
+        for node in self.layers[side]:
+            for edge in adjacency.edges(self.dirs[side], node):
+                nxt = _step(edge, node)
+                if not isinstance(nxt, str) or nxt == node:
+                    continue
+                seen = dist.get(nxt)
+                if seen is None:
+                    dist[nxt] = depth
+                    new_layer.append(nxt)
+                    seen = depth
+                if seen == depth:
+                    parents.setdefault(nxt, []).append((node, edge))
+        self.layers[side] = new_layer
+        self.radius[side] = depth
+        meets = [node for node in new_layer if node in other]
+        if meets:
+            best = min(depth + other[node] for node in meets)
+            self.meeting = sorted(node for node in meets if depth + other[node] == best)
+            self.done = True
+
+    def walks(self) -> Iterator[tuple[Edge, ...]]:
+        for node in self.meeting:
+            for head in _chains(self.parents[0], node, self.source):
+                for tail in _chains(self.parents[1], node, self.target):
+                    yield tuple(reversed(head)) + tail
+
+
+def _chains(parents: dict[str, list[tuple[str, Edge]]], node: str, root: str) -> Iterator[tuple[Edge, ...]]:
+    """Every parent chain from ``node`` back to ``root``, edges listed from ``node`` outwards."""
+    if node == root:
+        yield ()
+        return
+    for prev, edge in parents.get(node, ()):
+        for rest in _chains(parents, prev, root):
+            yield (edge, *rest)
+
+
+def all_shortest_paths(
+    kg: KnowledgeGraph,
+    sources: Ids,
+    targets: Ids,
+    *,
+    max_hops: int = 4,
+    direction: Direction = "both",
+    max_paths: int | None = None,
+) -> PathResult:
+    """All shortest paths for every (source, target) pair, as RoG extracts its "truth paths".
+    Literal-valued edges are never walked. Cost: at most ``max_hops`` rounds of batched expansion."""
+    check_direction(direction)
+    hops = check_budget(max_hops, "max_hops")
+    limit = check_budget(max_paths, "max_paths")
+    searches = [
+        _PairSearch(source, target, direction, hops or 0)
+        for source in as_id_list(sources)
+        for target in as_id_list(targets)
+    ]
+    adjacency = _Adjacency(kg)
+    while True:
+        needs = [(search, search.need()) for search in searches]
+        active = [(search, need) for search, need in needs if need is not None]
+        if not active:
+            break
+        wanted: dict[Direction, dict[str, None]] = {}
+        for _search, (side_direction, nodes) in active:
+            wanted.setdefault(side_direction, {}).update(dict.fromkeys(nodes))
+        for side_direction, nodes in wanted.items():
+            adjacency.fetch(side_direction, list(nodes))
+        for search, _need in active:
+            search.advance(adjacency)
+
+    result = PathResult()
+    for search in searches:
+        for edges in search.walks():
+            if limit is not None and len(result) >= limit:
+                result.truncated = True
+                return result
+            result.append(Path(start=search.source, edges=edges))
+    return result
+
+
+def k_hop_subgraph(
+    kg: KnowledgeGraph,
+    seeds: Ids,
+    *,
+    hops: int = 2,
+    direction: Direction = "both",
+    relations: Sequence[str] | None = None,
+    max_edges: int | None = None,
+) -> EdgeList:
+    """Distinct edges within ``hops`` of the seeds, nearest first; one batched expansion per hop."""
+    check_direction(direction)
+    depth = check_budget(hops, "hops")
+    limit = check_budget(max_edges, "max_edges")
+    frontier = as_id_list(seeds)
+    seen_nodes: set[str] = set(frontier)
+    seen_edges: dict[Edge, None] = {}
+    result = EdgeList()
+    for _ in range(depth or 0):
+        if not frontier:
+            break
+        adjacency = kg.neighbors(frontier, direction=direction, relations=relations)
+        next_frontier: list[str] = []
+        for node in frontier:
+            for edge in adjacency.get(node, ()):
+                if edge in seen_edges:
+                    continue
+                if limit is not None and len(result) >= limit:
+                    result.truncated = True
+                    return result
+                seen_edges[edge] = None
+                result.append(edge)
+                nxt = _step(edge, node)
+                if isinstance(nxt, str) and nxt not in seen_nodes:
+                    seen_nodes.add(nxt)
+                    next_frontier.append(nxt)
+        frontier = next_frontier
+    return result
+
+
+def sort_edges(edges: list[Edge]) -> list[Edge]:
+    edges.sort(key=edge_sort_key)
+    return edges

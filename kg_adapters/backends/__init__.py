@@ -1,0 +1,1 @@
+"""Backends: how to reach a graph. Each registers in :mod:`kg_adapters.registry` by URL scheme."""

@@ -1,0 +1,262 @@
+"""The embedded Oxigraph store: on disk (``oxigraph:///abs/dir``) or in memory (``oxigraph://``).
+
+On-disk stores open read-only unless ``write=True``; a missing or incomplete store raises
+:class:`StoreNotFound` and is never opened empty. pyoxigraph errors are translated here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import bz2
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import pyoxigraph as ox
+
+from kg_adapters.backends.sparql_graph import XSD_STRING, Row, SparqlGraph, Term
+from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
+from kg_adapters.label_index import LabelIndex
+from kg_adapters.profiles import Profile, get_profile
+from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters import store_layout
+
+_NamedNode = ox.NamedNode
+_Literal = ox.Literal
+_BlankNode = ox.BlankNode
+
+RDF_FORMATS: dict[str, ox.RdfFormat] = {
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "n-triples": ox.RdfFormat.N_TRIPLES,
+    "nq": ox.RdfFormat.N_QUADS,
+    "nquads": ox.RdfFormat.N_QUADS,
+    "n-quads": ox.RdfFormat.N_QUADS,
+    "ttl": ox.RdfFormat.TURTLE,
+    "turtle": ox.RdfFormat.TURTLE,
+    "rdf": ox.RdfFormat.RDF_XML,
+    "owl": ox.RdfFormat.RDF_XML,
+    "xml": ox.RdfFormat.RDF_XML,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "rdf-xml": ox.RdfFormat.RDF_XML,
+    "trig": ox.RdfFormat.TRIG,
+}
+
+
+def rdf_format(path: str, name: str | None = None) -> ox.RdfFormat:
+    """The RDF format named ``name``, or guessed from the file extension (after .gz/.bz2)."""
+    if name is not None:
+        try:
+            return RDF_FORMATS[name.lower()]
+        except KeyError:
+            raise InvalidTermError(f"unknown RDF format {name!r}; known: {', '.join(sorted(RDF_FORMATS))}") from None
+    suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in ("gz", "bz2"):
+        suffixes.pop()
+    if suffixes and suffixes[-1] in RDF_FORMATS:
+        return RDF_FORMATS[suffixes[-1]]
+    raise InvalidTermError(f"cannot tell the RDF format of {path}; pass format= (e.g. nt, ttl, nq, rdf)")
+
+
+@contextmanager
+def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
+    """The file's bytes, decompressed on the fly for .gz and .bz2."""
+    lower = path.lower()
+    handle: IO[bytes]
+    if lower.endswith(".gz"):
+        handle = gzip.open(path, "rb")
+    elif lower.endswith(".bz2"):
+        handle = bz2.open(path, "rb")
+    else:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def convert_term(term: Any) -> Term | None:
+    """A pyoxigraph term as our term (IRI str, "_:id" blank node, Literal)."""
+    kind = type(term)
+    if kind is _NamedNode:
+        return str(term.value)
+    if kind is _Literal:
+        lang = term.language
+        if lang:
+            return Literal(value=term.value, lang=lang.lower())
+        datatype = term.datatype.value
+        return Literal(value=term.value, datatype=None if datatype == XSD_STRING else datatype)
+    if kind is _BlankNode:
+        return "_:" + term.value
+    return None
+
+
+def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) -> Any:
+    if isinstance(node, Literal):
+        if node.lang is not None:
+            return _Literal(node.value, language=check_lang(node.lang))
+        if node.datatype is not None:
+            return _Literal(node.value, datatype=_NamedNode(check_iri(node.datatype)))
+        return _Literal(node.value)
+    full = profile.relation_iri(node) if relation else profile.entity_iri(node)
+    return _NamedNode(full)
+
+
+def rebuild_label_index(store: ox.Store, index_path: str) -> int:
+    """Rewrites the SQLite name index at ``index_path`` from the store's label triples."""
+    graph = OxigraphGraph.__new__(OxigraphGraph)
+    SparqlGraph.__init__(graph, get_profile("generic"))
+    graph._store = store
+    index = LabelIndex(index_path)
+    try:
+        index.clear()
+        return index.add(graph._all_label_rows())
+    finally:
+        index.close()
+
+
+class OxigraphGraph(SparqlGraph):
+    """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
+
+    values_chunk = 2000
+
+    def __init__(self, path: str | None = None, *, profile: str | Profile = "generic", write: bool = False) -> None:
+        super().__init__(get_profile(profile))
+        self.path = path
+        self.write = write or path is None
+        self.manifest: dict[str, Any] = {}
+        try:
+            if path is None:
+                self._store = ox.Store()
+            else:
+                self.manifest = store_layout.read_manifest(path)
+                data = str(store_layout.data_dir(path))
+                self._store = ox.Store(data) if write else ox.Store.read_only(data)
+        except OSError as exc:
+            raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
+
+    @classmethod
+    def from_url(cls, path: str, **options: Any) -> OxigraphGraph:
+        profile = options.pop("profile", "generic")
+        write = options.pop("write", False)
+        if options:
+            raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
+        if isinstance(write, str):
+            write = write.lower() in ("1", "true", "yes")
+        return cls(path or None, profile=profile, write=bool(write))
+
+    @property
+    def store(self) -> ox.Store:
+        """The underlying pyoxigraph Store, for callers that need it directly."""
+        return self._store
+
+    def _select(self, query: str) -> list[Row]:
+        try:
+            solutions = self._store.query(query)
+        except SyntaxError as exc:
+            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+        if not isinstance(solutions, ox.QuerySolutions):
+            raise QueryError("expected a SELECT query")
+        width = len(solutions.variables)
+        convert = convert_term
+        try:
+            if width == 2:
+                return [(convert(s[0]), convert(s[1])) for s in solutions]
+            return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
+
+    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        try:
+            answer = self._store.query(sparql)
+            if isinstance(answer, ox.QueryBoolean):
+                return [{"boolean": bool(answer)}]
+            if isinstance(answer, ox.QuerySolutions):
+                names = [v.value for v in answer.variables]
+                rows: list[dict[str, Node | bool]] = []
+                for solution in answer:
+                    row: dict[str, Node | bool] = {}
+                    for i, name in enumerate(names):
+                        value = convert_term(solution[i])
+                        if value is not None:
+                            row[name] = value
+                    rows.append(row)
+                return rows
+            triples: list[dict[str, Node | bool]] = []
+            for triple in answer:
+                s, p, o = convert_term(triple.subject), convert_term(triple.predicate), convert_term(triple.object)
+                if s is not None and p is not None and o is not None:
+                    triples.append({"subject": s, "predicate": p, "object": o})
+            return triples
+        except SyntaxError as exc:
+            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+
+    def _open_label_index(self) -> LabelIndex:
+        if self.path is not None:
+            labels = store_layout.labels_path(self.path)
+            if labels.is_file():
+                return LabelIndex(str(labels), read_only=not self.write)
+        index = LabelIndex()
+        index.add(self._all_label_rows())
+        return index
+
+    # -- WritableGraph ---------------------------------------------------------------------------
+    def add(self, edges: Iterable[Edge]) -> int:
+        """Adds edges in one transaction (on disk only with ``write=True``)."""
+        self._check_writable()
+        quads = [
+            ox.Quad(
+                to_oxigraph_term(edge.head, self._profile),
+                to_oxigraph_term(edge.relation, self._profile, relation=True),
+                to_oxigraph_term(edge.tail, self._profile),
+            )
+            for edge in edges
+        ]
+        try:
+            self._store.extend(quads)
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed to add triples: {exc}") from exc
+        self._invalidate_index()
+        return len(quads)
+
+    def load(self, path: str, *, format: str | None = None) -> None:
+        """Adds an RDF file (``.gz``/``.bz2`` read on the fly) in one transaction."""
+        self._check_writable()
+        fmt = rdf_format(path, format)
+        try:
+            with open_maybe_compressed(path) as handle:
+                self._store.load(handle, format=fmt)
+        except SyntaxError as exc:
+            from kg_adapters.errors import LoadError
+
+            raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed to load {path}: {exc}") from exc
+        self._invalidate_index()
+
+    def _invalidate_index(self) -> None:
+        """Writes change names: drop the in-memory index, or rebuild the on-disk one."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        if self.path is not None:
+            rebuild_label_index(self._store, str(store_layout.labels_path(self.path)))
+
+    def _check_writable(self) -> None:
+        self._check_open()
+        if not self.write:
+            raise BackendError("this store is open read-only; connect with write=True to add data")
+
+    def close(self) -> None:
+        super().close()
+        self._store = ox.Store()  # releases the on-disk database
+

@@ -1,0 +1,286 @@
+"""Every operation written once as batched SPARQL, for backends that evaluate SPARQL.
+
+A backend subclass supplies ``_select`` (run a SELECT, give rows of converted terms) and the
+label rows for the search index; everything else, including the query text, lives here, so all
+SPARQL backends answer identically. IRIs come back as ``str``, blank nodes as ``"_:id"`` and
+literals as :class:`Literal`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Union
+
+from kg_adapters import algorithms
+from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.errors import BackendError, InvalidTermError
+from kg_adapters.label_index import LabelIndex
+from kg_adapters.profiles import Profile
+from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, edge_sort_key
+from kg_adapters.sparql_terms import check_lang, iri, values_block
+
+Term = Union[str, Literal]
+Row = tuple[Union[Term, None], ...]
+
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+INDEXED_LABEL_PREDICATES = (
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://rdf.freebase.com/ns/type.object.name",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name",
+    "http://xmlns.com/foaf/0.1/name",
+)
+
+
+def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for offset in range(0, len(items), size):
+        yield items[offset : offset + size]
+
+
+def plain_literal(value: str, datatype: str | None, lang: str | None) -> Literal:
+    """Our literal convention: no datatype for plain and language-tagged strings."""
+    if lang:
+        return Literal(value=value, lang=lang.lower())
+    if datatype is None or datatype == XSD_STRING:
+        return Literal(value=value)
+    return Literal(value=value, datatype=datatype)
+
+
+class SparqlGraph(abc.ABC):
+    """Shared implementation of :class:`KnowledgeGraph` on top of a SELECT evaluator."""
+
+    values_chunk = 1000
+    """Most ids in one VALUES block."""
+
+    def __init__(self, profile: Profile) -> None:
+        self._profile = profile
+        self._index: LabelIndex | None = None
+        self._closed = False
+
+    # -- what a backend supplies -------------------------------------------------------------
+    @abc.abstractmethod
+    def _select(self, query: str) -> list[Row]:
+        """Rows of a SELECT, terms converted, in projection order."""
+
+    @abc.abstractmethod
+    def _open_label_index(self) -> LabelIndex:
+        """The label index for ``search`` (built on first use when the backend keeps none)."""
+
+    # -- KnowledgeGraph --------------------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def neighbors(
+        self,
+        ids: Ids,
+        *,
+        direction: Direction = "out",
+        relations: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+        literals: bool = True,
+    ) -> dict[str, list[Edge]]:
+        self._check_open()
+        check_direction(direction)
+        limit = check_budget(limit_per_entity, "limit_per_entity")
+        compact_of = self._entity_iris(ids)
+        result: dict[str, list[Edge]] = {compact: [] for compact in compact_of.values()}
+        if relations is not None:
+            if isinstance(relations, str):
+                raise InvalidTermError("relations must be a list of relation ids, not one string")
+            relation_iris = list(dict.fromkeys(self._profile.relation_iri(r) for r in relations))
+            if not relation_iris:
+                return result
+        else:
+            relation_iris = None
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            for chunk in chunks(list(compact_of), self.values_chunk):
+                self._collect_edges(side, chunk, relation_iris, literals, compact_of, result)
+        for compact, edges in result.items():
+            if direction == "both":
+                edges = list(dict.fromkeys(edges))
+            edges.sort(key=edge_sort_key)
+            result[compact] = edges[:limit] if limit is not None else edges
+        return result
+
+    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
+        self._check_open()
+        check_direction(direction)
+        compact_of = self._entity_iris(ids)
+        found: dict[str, set[str]] = {compact: set() for compact in compact_of.values()}
+        relation_id = self._profile.relation_id
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
+            for chunk in chunks(list(compact_of), self.values_chunk):
+                query = f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
+                for x, r, *_ in self._select(query):
+                    if isinstance(x, str) and isinstance(r, str):
+                        found[compact_of[x]].add(relation_id(r))
+        return {compact: sorted(names) for compact, names in found.items()}
+
+    def paths(
+        self,
+        starts: Ids,
+        relation_path: Sequence[str],
+        *,
+        directions: Sequence[Direction] | None = None,
+        max_paths: int | None = None,
+        simple: bool = False,
+    ) -> PathResult:
+        self._check_open()
+        return algorithms.constrained_paths(
+            self, starts, relation_path, directions=directions, max_paths=max_paths, simple=simple
+        )
+
+    def shortest_paths(
+        self,
+        sources: Ids,
+        targets: Ids,
+        *,
+        max_hops: int = 4,
+        direction: Direction = "both",
+        max_paths: int | None = None,
+    ) -> PathResult:
+        self._check_open()
+        return algorithms.all_shortest_paths(
+            self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
+        )
+
+    def subgraph(
+        self,
+        seeds: Ids,
+        *,
+        hops: int = 2,
+        direction: Direction = "both",
+        relations: Sequence[str] | None = None,
+        max_edges: int | None = None,
+    ) -> EdgeList:
+        self._check_open()
+        return algorithms.k_hop_subgraph(
+            self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
+        )
+
+    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
+        self._check_open()
+        wanted = check_lang(lang)
+        compact_of = self._entity_iris(ids)
+        predicates = values_block("p", self._profile.label_predicates)
+        candidates: dict[str, list[Literal]] = {}
+        for chunk in chunks(list(compact_of), self.values_chunk):
+            query = (
+                f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicates} ?x ?p ?l FILTER(isLiteral(?l)) }}"
+            )
+            for x, label, *_ in self._select(query):
+                if isinstance(x, str) and isinstance(label, Literal):
+                    candidates.setdefault(compact_of[x], []).append(label)
+        return {
+            compact: _best_label(candidates[compact], wanted) for compact in compact_of.values() if compact in candidates
+        }
+
+    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        self._check_open()
+        if not isinstance(text, str):
+            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_budget(limit, "limit")
+        if self._index is None:
+            self._index = self._open_label_index()
+        entity_id = self._profile.entity_id
+        return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self._closed = True
+
+    def __enter__(self) -> SparqlGraph:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendError(f"{type(self).__name__} is closed")
+
+    def _entity_iris(self, ids: Ids) -> dict[str, str]:
+        """Full IRI -> the caller's compact id, validated."""
+        entity_iri = self._profile.entity_iri
+        return {entity_iri(compact): compact for compact in as_id_list(ids)}
+
+    def _collect_edges(
+        self,
+        side: Direction,
+        chunk: Sequence[str],
+        relation_iris: list[str] | None,
+        literals: bool,
+        compact_of: dict[str, str],
+        result: dict[str, list[Edge]],
+    ) -> None:
+        profile = self._profile
+        entity_id, relation_id = profile.entity_id, profile.relation_id
+        single = relation_iris[0] if relation_iris is not None and len(relation_iris) == 1 else None
+        predicate = iri(single) if single is not None else "?r"
+        relation_values = values_block("r", relation_iris) if relation_iris and single is None else ""
+        pattern = f"?x {predicate} ?o" if side == "out" else f"?o {predicate} ?x"
+        literal_filter = "FILTER(!isLiteral(?o))" if side == "out" and not literals else ""
+        projection = "?x ?o" if single is not None else "?x ?o ?r"
+        query = (
+            f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {relation_values} "
+            f"{pattern} {literal_filter} }}"
+        )
+        fixed_relation = relation_id(single) if single is not None else ""
+        for row in self._select(query):
+            x, other = row[0], row[1]
+            if not isinstance(x, str) or other is None:
+                continue
+            relation = fixed_relation if single is not None else row[2]
+            if not isinstance(relation, str):
+                continue
+            if single is None:
+                relation = relation_id(relation)
+            node = compact_of[x]
+            other_node: Node = entity_id(other) if isinstance(other, str) and not other.startswith("_:") else other
+            if side == "out":
+                result[node].append(Edge(head=node, relation=relation, tail=other_node))
+            elif isinstance(other_node, str):
+                result[node].append(Edge(head=other_node, relation=relation, tail=node))
+
+    def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
+        """(iri, label, lang) for every literal of a known label predicate, for the index."""
+        query = (
+            f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
+            "FILTER(isIRI(?x) && isLiteral(?l)) }"
+        )
+        for x, label, *_ in self._select(query):
+            if isinstance(x, str) and isinstance(label, Literal):
+                yield x, label.value, label.lang or ""
+
+
+def _best_label(labels: list[Literal], lang: str) -> str:
+    """Exact language, then a regional variant of it, then untagged, then any (smallest first)."""
+
+    def rank(label: Literal) -> tuple[int, str, str]:
+        tag = label.lang or ""
+        if tag == lang:
+            tier = 0
+        elif tag.split("-")[0] == lang.split("-")[0] and tag:
+            tier = 1
+        elif not tag:
+            tier = 2
+        else:
+            tier = 3
+        return (tier, tag, label.value)
+
+    return min(labels, key=rank).value

@@ -1,0 +1,148 @@
+"""The narrow interface every backend implements, and optional abilities as separate Protocols.
+
+Reasoners depend only on :class:`KnowledgeGraph`. Every operation takes one id or a list of ids
+and answers the whole batch with a bounded number of backend queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Literal as TypingLiteral
+from typing import Protocol, runtime_checkable
+
+from kg_adapters.profiles import Profile
+from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+
+Direction = TypingLiteral["out", "in", "both"]
+DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
+Ids = str | Sequence[str]
+
+DEFAULT_MAX_PATHS = 10_000
+
+
+@runtime_checkable
+class KnowledgeGraph(Protocol):
+    """Read access to a knowledge graph, in the ids of its profile."""
+
+    @property
+    def profile(self) -> Profile: ...
+
+    def neighbors(
+        self,
+        ids: Ids,
+        *,
+        direction: Direction = "out",
+        relations: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+        literals: bool = True,
+    ) -> dict[str, list[Edge]]:
+        """1-hop edges of each id (``out``: id is the head; ``in``: id is the tail)."""
+        ...
+
+    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
+        """Distinct relations on each id's edges in ``direction``, sorted."""
+        ...
+
+    def paths(
+        self,
+        starts: Ids,
+        relation_path: Sequence[str],
+        *,
+        directions: Sequence[Direction] | None = None,
+        max_paths: int | None = None,
+        simple: bool = False,
+    ) -> PathResult:
+        """Constrained BFS (RoG Algorithm 1): every walk from a start that follows ``relation_path``."""
+        ...
+
+    def shortest_paths(
+        self,
+        sources: Ids,
+        targets: Ids,
+        *,
+        max_hops: int = 4,
+        direction: Direction = "both",
+        max_paths: int | None = None,
+    ) -> PathResult:
+        """All shortest paths of at most ``max_hops`` edges for every (source, target) pair."""
+        ...
+
+    def subgraph(
+        self,
+        seeds: Ids,
+        *,
+        hops: int = 2,
+        direction: Direction = "both",
+        relations: Sequence[str] | None = None,
+        max_edges: int | None = None,
+    ) -> EdgeList:
+        """Every distinct edge within ``hops`` of the seeds."""
+        ...
+
+    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
+        """Names of the ids that have one (preferring ``lang``, then untagged, then any)."""
+        ...
+
+    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Entities whose name matches ``text``: exact first, then prefix, then all tokens."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> KnowledgeGraph: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class SparqlQueryable(Protocol):
+    """The raw SPARQL escape hatch, for backends that speak SPARQL."""
+
+    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        """SELECT rows as {variable: value}; full IRIs (no compaction), Literal for literals.
+        ASK answers ``[{"boolean": bool}]``; CONSTRUCT/DESCRIBE answer subject/predicate/object rows."""
+        ...
+
+
+@runtime_checkable
+class WritableGraph(Protocol):
+    """Adding data to a graph opened for writing."""
+
+    def add(self, edges: Iterable[Edge]) -> int:
+        """Adds the edges (ids in the profile); returns how many were given."""
+        ...
+
+    def load(self, path: str, *, format: str | None = None) -> None:
+        """Adds the triples of an RDF file."""
+        ...
+
+
+def as_id_list(ids: Ids) -> list[str]:
+    """One id or many, as a de-duplicated list in the caller's order."""
+    if isinstance(ids, str):
+        return [ids]
+    return list(dict.fromkeys(ids))
+
+
+def check_direction(direction: str) -> Direction:
+    from kg_adapters.errors import InvalidTermError
+
+    if direction not in DIRECTIONS:
+        raise InvalidTermError(f"direction must be one of out, in, both; got {direction!r}")
+    return direction  # type: ignore[return-value]
+
+
+def check_budget(value: int | None, name: str, *, minimum: int = 0) -> int | None:
+    from kg_adapters.errors import InvalidTermError
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidTermError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value

@@ -1,0 +1,74 @@
+"""The one exception tree of kg-adapters.
+
+Every error the library raises on purpose derives from :class:`KGError`, so callers can
+catch one class. Backends translate foreign errors (pyoxigraph, rdflib, HTTP) in one place
+each, with ``raise ... from exc`` so the original stays attached::
+
+    KGError
+    ├── InvalidTermError        an id, relation, literal or option value is malformed
+    ├── QueryError              the backend rejected a query (syntax, unsupported feature)
+    ├── BackendError            the backend failed while answering
+    │   ├── TransientError      worth retrying: may succeed later
+    │   │   ├── RateLimited     the endpoint asked us to slow down (carries retry_after)
+    │   │   └── BackendTimeout  no answer within the configured time
+    │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
+    ├── LoadError               a dump could not be loaded (carries file and line)
+    └── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+
+Unknown keyword options raise the builtin :class:`TypeError`, as Python does for functions.
+"""
+
+from __future__ import annotations
+
+
+class KGError(Exception):
+    """Root of every error raised by kg-adapters."""
+
+
+class InvalidTermError(KGError, ValueError):
+    """An id, relation, literal or argument value is malformed; it never reaches a query."""
+
+
+class QueryError(KGError):
+    """The backend refused or could not evaluate a query."""
+
+
+class BackendError(KGError):
+    """The backend failed while answering."""
+
+
+class TransientError(BackendError):
+    """A failure that may go away if the same request is repeated later."""
+
+
+class RateLimited(TransientError):
+    """The endpoint asked the client to slow down."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class BackendTimeout(TransientError):
+    """No answer arrived within the configured time."""
+
+
+class StoreNotFound(BackendError):
+    """A local store is missing or was left incomplete by an interrupted load."""
+
+
+class LoadError(KGError):
+    """A dump could not be loaded; ``file`` and ``line`` say where (line is 1-based)."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        where = file or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")
+        self.file = file
+        self.line = line
+        self.reason = message
+
+
+class UnknownBackendError(KGError):
+    """No backend is registered for a URL scheme, or its driver is not installed."""

@@ -1,0 +1,61 @@
+"""The profile base class: id compaction/expansion and label predicates."""
+
+from __future__ import annotations
+
+import re
+
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.sparql_terms import check_iri
+
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+class Profile:
+    """Generic RDF: ids are full IRIs. Subclasses map namespaces to compact ids."""
+
+    name = "generic"
+    label_predicates: tuple[str, ...] = (RDFS_LABEL,)
+    entity_namespace: str | None = None
+    relation_namespace: str | None = None
+
+    def entity_iri(self, entity_id: str) -> str:
+        """The full IRI of a compact entity id; raises InvalidTermError when malformed."""
+        return self._expand(entity_id, self.entity_namespace, "entity id")
+
+    def relation_iri(self, relation_id: str) -> str:
+        """The full IRI of a compact relation id; raises InvalidTermError when malformed."""
+        return self._expand(relation_id, self.relation_namespace, "relation")
+
+    def entity_id(self, iri: str) -> str:
+        """The compact id of a full entity IRI (the IRI itself outside the namespace)."""
+        ns = self.entity_namespace
+        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+            return iri[len(ns) :]
+        return iri
+
+    def relation_id(self, iri: str) -> str:
+        ns = self.relation_namespace
+        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+            return iri[len(ns) :]
+        return iri
+
+    def is_local_id(self, text: str) -> bool:
+        """Whether ``text`` is a compact id of this profile (not a full IRI)."""
+        return False
+
+    def _expand(self, value: str, namespace: str | None, what: str) -> str:
+        if not isinstance(value, str):
+            raise InvalidTermError(f"{what} must be a string, got {type(value).__name__}")
+        if value.startswith("_:"):
+            raise InvalidTermError(f"{what} {value!r} is a blank node; blank nodes cannot be addressed")
+        if namespace is not None and self.is_local_id(value):
+            return namespace + value
+        if _ABSOLUTE.match(value):
+            return check_iri(value)
+        if namespace is None:
+            raise InvalidTermError(f"{what} must be a full IRI in the {self.name} profile: {value[:200]!r}")
+        raise InvalidTermError(f"malformed {self.name} {what}: {value[:200]!r}")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"

@@ -1,0 +1,87 @@
+"""The only place where ids, relations and literals become SPARQL text.
+
+Every term is validated before it is written, and literals are escaped, so no caller value
+can change a query's meaning. Anything that does not pass raises :class:`InvalidTermError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.records import Literal
+
+MAX_TERM_LENGTH = 4096
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# Characters RDF 1.1 forbids inside IRIREF (plus the space and control range).
+_FORBIDDEN_IRI_CHARS = re.compile(r'[\x00-\x20<>"{}|^`\\\x7f]')
+_LANG_TAG = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LITERAL_ESCAPES = str.maketrans(
+    {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+)
+
+
+def _check_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidTermError(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) > MAX_TERM_LENGTH:
+        raise InvalidTermError(f"{what} is longer than {MAX_TERM_LENGTH} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidTermError(f"{what} is not valid Unicode text: {exc.reason}") from exc
+    return value
+
+
+def check_iri(value: object) -> str:
+    """Returns ``value`` if it is an absolute IRI that can be written as ``<value>``."""
+    text = _check_text(value, "IRI")
+    if not _SCHEME.match(text):
+        raise InvalidTermError(f"not an absolute IRI (no scheme): {text[:200]!r}")
+    bad = _FORBIDDEN_IRI_CHARS.search(text)
+    if bad:
+        raise InvalidTermError(f"IRI contains the forbidden character {bad.group()!r}: {text[:200]!r}")
+    return text
+
+
+def iri(value: str) -> str:
+    """``<value>`` after validation."""
+    return f"<{check_iri(value)}>"
+
+
+def check_lang(tag: object) -> str:
+    text = _check_text(tag, "language tag")
+    if not _LANG_TAG.fullmatch(text):
+        raise InvalidTermError(f"not a BCP-47 language tag: {text[:50]!r}")
+    return text.lower()
+
+
+def string_literal(value: str) -> str:
+    """A plain string literal, escaped."""
+    return '"' + _check_text(value, "literal").translate(_LITERAL_ESCAPES) + '"'
+
+
+def literal(value: Literal) -> str:
+    """A literal in SPARQL syntax; language tag and datatype validated."""
+    text = string_literal(value.value)
+    if value.lang is not None:
+        if value.datatype is not None:
+            raise InvalidTermError("a literal cannot have both a language tag and a datatype")
+        return f"{text}@{check_lang(value.lang)}"
+    if value.datatype is not None:
+        return f"{text}^^{iri(value.datatype)}"
+    return text
+
+
+def variable(name: str) -> str:
+    if not isinstance(name, str) or not _VARIABLE.fullmatch(name):
+        raise InvalidTermError(f"not a SPARQL variable name: {name!r}")
+    return "?" + name
+
+
+def values_block(name: str, iris: Iterable[str]) -> str:
+    """``VALUES ?name { <a> <b> ... }`` for validated full IRIs."""
+    return "VALUES " + variable(name) + " { " + " ".join(iri(value) for value in iris) + " }"
