@@ -20,6 +20,22 @@ if TYPE_CHECKING:
 _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
 
 
+def canonical_ids(kg: KnowledgeGraph, ids: Ids) -> list[str]:
+    """The caller's ids validated and in the one spelling edges use (so walks can match them)."""
+    canonical = kg.profile.canonical_id
+    return list(dict.fromkeys(canonical(node) for node in as_id_list(ids)))
+
+
+def check_relations(kg: KnowledgeGraph, relations: Sequence[str] | None) -> None:
+    """Validates every relation before any query runs, so a bad one never goes unnoticed."""
+    if relations is None:
+        return
+    if isinstance(relations, str):
+        raise InvalidTermError("relations must be a list of relation ids, not one string")
+    for relation in relations:
+        kg.profile.relation_iri(relation)
+
+
 def _step(edge: Edge, node: str) -> Node:
     """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
     return edge.tail if edge.head == node else edge.head
@@ -37,9 +53,10 @@ def constrained_paths(
     """RoG Algorithm 1. Each hop's frontier (distinct nodes, not paths) is expanded with one batched
     ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a
     deterministic order, visiting only nodes that can still complete the path."""
-    start_ids = as_id_list(starts)
+    start_ids = canonical_ids(kg, starts)
     if isinstance(relation_path, str) or not relation_path:
         raise InvalidTermError("relation_path must be a non-empty list of relations")
+    check_relations(kg, relation_path)
     hops = len(relation_path)
     dirs: list[Direction] = list(directions) if directions is not None else ["out"] * hops
     if len(dirs) != hops:
@@ -48,8 +65,8 @@ def constrained_paths(
     limit = check_budget(max_paths, "max_paths")
 
     layers: list[dict[str, list[Edge]]] = []
-    frontier = start_ids
-    for relation, direction in zip(relation_path, dirs):
+    frontier: list[str] = start_ids
+    for relation, direction in zip(relation_path, dirs, strict=True):
         adjacency = kg.neighbors(frontier, direction=direction, relations=[relation]) if frontier else {}
         layers.append(adjacency)
         reached: dict[str, None] = {}
@@ -74,11 +91,11 @@ def constrained_paths(
     for start in start_ids:
         if start not in alive[0]:
             continue
-        for edges in _walk(layers, alive, start, 0, (), (start,) if simple else None):
+        for walk in _walk(layers, alive, start, 0, (), (start,) if simple else None):
             if limit is not None and len(result) >= limit:
                 result.truncated = True
                 return result
-            result.append(Path(start=start, edges=edges))
+            result.append(Path(start=start, edges=walk))
     return result
 
 
@@ -205,10 +222,9 @@ def all_shortest_paths(
     check_direction(direction)
     hops = check_budget(max_hops, "max_hops")
     limit = check_budget(max_paths, "max_paths")
+    source_ids, target_ids = canonical_ids(kg, sources), canonical_ids(kg, targets)
     searches = [
-        _PairSearch(source, target, direction, hops or 0)
-        for source in as_id_list(sources)
-        for target in as_id_list(targets)
+        _PairSearch(source, target, direction, hops or 0) for source in source_ids for target in target_ids
     ]
     adjacency = _Adjacency(kg)
     while True:
@@ -219,18 +235,18 @@ def all_shortest_paths(
         wanted: dict[Direction, dict[str, None]] = {}
         for _search, (side_direction, nodes) in active:
             wanted.setdefault(side_direction, {}).update(dict.fromkeys(nodes))
-        for side_direction, nodes in wanted.items():
-            adjacency.fetch(side_direction, list(nodes))
+        for side_direction, wanted_nodes in wanted.items():
+            adjacency.fetch(side_direction, list(wanted_nodes))
         for search, _need in active:
             search.advance(adjacency)
 
     result = PathResult()
     for search in searches:
-        for edges in search.walks():
+        for walk in search.walks():
             if limit is not None and len(result) >= limit:
                 result.truncated = True
                 return result
-            result.append(Path(start=search.source, edges=edges))
+            result.append(Path(start=search.source, edges=walk))
     return result
 
 
@@ -247,7 +263,8 @@ def k_hop_subgraph(
     check_direction(direction)
     depth = check_budget(hops, "hops")
     limit = check_budget(max_edges, "max_edges")
-    frontier = as_id_list(seeds)
+    frontier = canonical_ids(kg, seeds)
+    check_relations(kg, relations)
     seen_nodes: set[str] = set(frontier)
     seen_edges: dict[Edge, None] = {}
     result = EdgeList()

@@ -6,7 +6,7 @@ and answers the whole batch with a bounded number of backend queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Literal as TypingLiteral
 from typing import Protocol, runtime_checkable
@@ -124,10 +124,18 @@ class WritableGraph(Protocol):
 
 
 def as_id_list(ids: Ids) -> list[str]:
-    """One id or many, as a de-duplicated list in the caller's order."""
+    """One id or many, as a de-duplicated list in the caller's order; anything else is refused."""
+    from kg_adapters.errors import InvalidTermError
+
     if isinstance(ids, str):
         return [ids]
-    return list(dict.fromkeys(ids))
+    if isinstance(ids, (bytes, bytearray, Mapping)) or not isinstance(ids, Iterable):
+        raise InvalidTermError(f"ids must be a string or a list of strings, got {type(ids).__name__}")
+    items = list(ids)
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidTermError(f"ids must be strings, got {type(item).__name__}: {item!r:.100}")
+    return list(dict.fromkeys(items))
 
 
 def check_direction(direction: str) -> Direction:
@@ -135,7 +143,7 @@ def check_direction(direction: str) -> Direction:
 
     if direction not in DIRECTIONS:
         raise InvalidTermError(f"direction must be one of out, in, both; got {direction!r}")
-    return direction  # type: ignore[return-value]
+    return direction
 
 
 def check_budget(value: int | None, name: str, *, minimum: int = 0) -> int | None:

@@ -1,8 +1,8 @@
 """A SQLite index over entity names, so ``search`` never scans labels with a FILTER.
 
 Tiers, best first: exact (case- and accent-insensitive) name, name prefix, then every token of
-the text (FTS5, ranked by BM25). On-disk stores keep the index beside the data; in-memory graphs
-build it on first use.
+the text, the last one as a prefix (FTS5, ranked by BM25). On-disk stores keep the index beside
+the data; in-memory graphs build it on first use.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (iri TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS labels_norm ON labels (norm);
 CREATE VIRTUAL TABLE IF NOT EXISTS labels_fts USING fts5(
-    norm, content='labels', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+    norm, content='labels', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0', detail=none
 );
 """
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+")  # the token characters of FTS5's unicode61 tokenizer
 _PREFIX_END = "\U0010ffff"
 
 
@@ -78,7 +78,11 @@ class LabelIndex:
         found: dict[str, str] = {}
 
         def take(sql: str, params: tuple[object, ...]) -> None:
-            for iri, label in self._db.execute(sql, (*params, limit + len(found))):
+            try:
+                rows = self._db.execute(sql, (*params, limit + len(found))).fetchall()
+            except sqlite3.Error as exc:
+                raise BackendError(f"the label index failed on {text!r}: {exc}") from exc
+            for iri, label in rows:
                 if iri not in found:
                     found[iri] = label
                 if len(found) >= limit:
@@ -93,7 +97,9 @@ class LabelIndex:
             )
         tokens = _TOKEN.findall(norm)
         if len(found) < limit and tokens:
-            match = " AND ".join('"' + token.replace('"', '""') + '"' for token in tokens)
+            quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
+            quoted[-1] += "*"  # the last token may be unfinished, as typed
+            match = " AND ".join(quoted)
             take(
                 "SELECT l.iri, l.label FROM labels_fts f JOIN labels l ON l.rowid = f.rowid "
                 "WHERE labels_fts MATCH ? ORDER BY f.rank, length(l.label), l.iri LIMIT ?",

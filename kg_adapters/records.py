@@ -6,8 +6,7 @@ multigraph is never collapsed (two relations between one node pair are two edges
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -23,7 +22,7 @@ class Literal:
         return self.value
 
 
-Node = Union[str, Literal]
+Node = str | Literal
 """An entity id (profile-compact string) or a literal."""
 
 

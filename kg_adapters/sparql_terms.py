@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+import pyoxigraph as _ox
+
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal
 
@@ -37,13 +39,18 @@ def _check_text(value: object, what: str) -> str:
 
 
 def check_iri(value: object) -> str:
-    """Returns ``value`` if it is an absolute IRI that can be written as ``<value>``."""
+    """Returns ``value`` if it is an absolute IRI (RFC 3987) that can be written as ``<value>``.
+    The full grammar check is Oxigraph's IRI parser, so every backend accepts the same IRIs."""
     text = _check_text(value, "IRI")
     if not _SCHEME.match(text):
         raise InvalidTermError(f"not an absolute IRI (no scheme): {text[:200]!r}")
     bad = _FORBIDDEN_IRI_CHARS.search(text)
     if bad:
         raise InvalidTermError(f"IRI contains the forbidden character {bad.group()!r}: {text[:200]!r}")
+    try:
+        _ox.NamedNode(text)
+    except ValueError as exc:
+        raise InvalidTermError(f"not a valid IRI ({exc}): {text[:200]!r}") from exc
     return text
 
 
@@ -53,15 +60,31 @@ def iri(value: str) -> str:
 
 
 def check_lang(tag: object) -> str:
+    """A well-formed BCP-47 language tag, lower-cased."""
     text = _check_text(tag, "language tag")
     if not _LANG_TAG.fullmatch(text):
         raise InvalidTermError(f"not a BCP-47 language tag: {text[:50]!r}")
+    try:
+        _ox.Literal("", language=text)
+    except ValueError as exc:
+        raise InvalidTermError(f"not a BCP-47 language tag ({exc}): {text[:50]!r}") from exc
     return text.lower()
 
 
+_ESCAPED_BACKSLASH_U = re.compile(r"\\([uU])")  # after translation only an escaped backslash precedes u
+
+
+def _hide_u(match: re.Match[str]) -> str:
+    return "\\" + ("\\U00000075" if match.group(1) == "u" else "\\U00000055")
+
+
 def string_literal(value: str) -> str:
-    """A plain string literal, escaped."""
-    return '"' + _check_text(value, "literal").translate(_LITERAL_ESCAPES) + '"'
+    """A plain string literal, escaped. SPARQL expands ``\\u``/``\\U`` code points before parsing
+    (rdflib does, per the spec), so a ``u`` after an escaped backslash is written as
+    ``\\U00000075`` (eight digits, so no hex digit after it is taken in)."""
+    text = _check_text(value, "literal").translate(_LITERAL_ESCAPES)
+    text = _ESCAPED_BACKSLASH_U.sub(_hide_u, text)
+    return '"' + text + '"'
 
 
 def literal(value: Literal) -> str:

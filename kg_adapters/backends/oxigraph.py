@@ -6,22 +6,23 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
-import gzip
 import bz2
-from collections.abc import Iterable, Iterator
+import gzip
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import pyoxigraph as ox
 
-from kg_adapters.backends.sparql_graph import XSD_STRING, Row, SparqlGraph, Term
+from kg_adapters import store_layout
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, XSD_STRING, Row, SparqlGraph, Term
+from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.sparql_terms import check_iri, check_lang
-from kg_adapters import store_layout
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
@@ -66,11 +67,11 @@ def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
     lower = path.lower()
     handle: IO[bytes]
     if lower.endswith(".gz"):
-        handle = gzip.open(path, "rb")
+        handle = cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 - closed below
     elif lower.endswith(".bz2"):
-        handle = bz2.open(path, "rb")
+        handle = cast(IO[bytes], bz2.open(path, "rb"))  # noqa: SIM115
     else:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below
+        handle = open(path, "rb")  # noqa: SIM115
     try:
         yield handle
     finally:
@@ -85,11 +86,11 @@ def convert_term(term: Any) -> Term | None:
     if kind is _Literal:
         lang = term.language
         if lang:
-            return Literal(value=term.value, lang=lang.lower())
-        datatype = term.datatype.value
-        return Literal(value=term.value, datatype=None if datatype == XSD_STRING else datatype)
+            return Literal(value=str(term.value), lang=str(lang).lower())
+        datatype = str(term.datatype.value)
+        return Literal(value=str(term.value), datatype=None if datatype == XSD_STRING else datatype)
     if kind is _BlankNode:
-        return "_:" + term.value
+        return "_:" + str(term.value)
     return None
 
 
@@ -106,15 +107,42 @@ def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) ->
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     """Rewrites the SQLite name index at ``index_path`` from the store's label triples."""
-    graph = OxigraphGraph.__new__(OxigraphGraph)
-    SparqlGraph.__init__(graph, get_profile("generic"))
-    graph._store = store
     index = LabelIndex(index_path)
     try:
         index.clear()
-        return index.add(graph._all_label_rows())
+        return index.add(store_label_rows(store))
     finally:
         index.close()
+
+
+def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:
+    """(iri, label, lang) of every indexed label triple, read straight from the store's index
+    (about 3x faster than the equivalent SELECT on millions of names)."""
+    for predicate in INDEXED_LABEL_PREDICATES:
+        for quad in store.quads_for_pattern(None, _NamedNode(predicate), None):
+            subject, label = quad.subject, quad.object
+            if type(subject) is _NamedNode and type(label) is _Literal:
+                yield str(subject.value), str(label.value), str(label.language or "")
+
+
+def select_rows(store: ox.Store, query: str) -> list[Row]:
+    """Rows of a SELECT on ``store``, terms converted; pyoxigraph errors translated."""
+    try:
+        solutions = store.query(query)
+    except SyntaxError as exc:
+        raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed: {exc}") from exc
+    if not isinstance(solutions, ox.QuerySolutions):
+        raise QueryError("expected a SELECT query")
+    width = len(solutions.variables)
+    convert = convert_term
+    try:
+        if width == 2:
+            return [(convert(s[0]), convert(s[1])) for s in solutions]
+        return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
 
 
 class OxigraphGraph(SparqlGraph):
@@ -153,22 +181,23 @@ class OxigraphGraph(SparqlGraph):
         return self._store
 
     def _select(self, query: str) -> list[Row]:
+        return select_rows(self._store, query)
+
+    def _blank_node_edges(
+        self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
+    ) -> Iterator[tuple[str, str, Term]]:
+        predicates = [_NamedNode(r) for r in relation_iris] if relation_iris is not None else [None]
         try:
-            solutions = self._store.query(query)
-        except SyntaxError as exc:
-            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
-        except OSError as exc:
-            raise BackendError(f"Oxigraph failed: {exc}") from exc
-        if not isinstance(solutions, ox.QuerySolutions):
-            raise QueryError("expected a SELECT query")
-        width = len(solutions.variables)
-        convert = convert_term
-        try:
-            if width == 2:
-                return [(convert(s[0]), convert(s[1])) for s in solutions]
-            return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
-        except OSError as exc:
-            raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
+            for blank in blanks:
+                node = _BlankNode(blank[2:])
+                for predicate in predicates:
+                    subject, obj = (node, None) if side == "out" else (None, node)
+                    for quad in self._store.quads_for_pattern(subject, predicate, obj, graph_name=ox.DefaultGraph()):
+                        other = convert_term(quad.object if side == "out" else quad.subject)
+                        if other is not None:
+                            yield blank, str(quad.predicate.value), other
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"Oxigraph failed reading blank node edges: {exc}") from exc
 
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
         self._check_open()
@@ -206,7 +235,7 @@ class OxigraphGraph(SparqlGraph):
             if labels.is_file():
                 return LabelIndex(str(labels), read_only=not self.write)
         index = LabelIndex()
-        index.add(self._all_label_rows())
+        index.add(store_label_rows(self._store))
         return index
 
     # -- WritableGraph ---------------------------------------------------------------------------

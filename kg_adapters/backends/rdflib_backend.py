@@ -6,11 +6,12 @@ are translated here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from kg_adapters.backends.oxigraph import open_maybe_compressed, rdf_format
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, plain_literal
+from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, QueryError, StoreNotFound
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
@@ -77,6 +78,20 @@ class RdflibGraph(SparqlGraph):
         convert = self._convert
         return [tuple(convert(term) for term in row) for row in answer]
 
+    def _blank_node_edges(
+        self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
+    ) -> Iterator[tuple[str, str, Term]]:
+        rdflib = self._rdflib
+        predicates = [rdflib.URIRef(r) for r in relation_iris] if relation_iris is not None else [None]
+        for blank in blanks:
+            node = rdflib.BNode(blank[2:])
+            for predicate in predicates:
+                pattern = (node, predicate, None) if side == "out" else (None, predicate, node)
+                for subject, found_predicate, obj in self._graph.triples(pattern):
+                    other = self._convert(obj if side == "out" else subject)
+                    if other is not None:
+                        yield blank, str(found_predicate), other
+
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
         self._check_open()
         if not isinstance(sparql, str):
@@ -92,7 +107,7 @@ class RdflibGraph(SparqlGraph):
             rows: list[dict[str, Node | bool]] = []
             for solution in answer:
                 row: dict[str, Node | bool] = {}
-                for name, term in zip(names, solution):
+                for name, term in zip(names, solution, strict=False):
                     value = self._convert(term)
                     if value is not None:
                         row[name] = value

@@ -9,20 +9,21 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Union
 
 from kg_adapters import algorithms
 from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile
+from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, edge_sort_key
 from kg_adapters.sparql_terms import check_lang, iri, values_block
 
-Term = Union[str, Literal]
-Row = tuple[Union[Term, None], ...]
+Term = str | Literal
+Row = tuple[Term | None, ...]
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -86,42 +87,40 @@ class SparqlGraph(abc.ABC):
         self._check_open()
         check_direction(direction)
         limit = check_budget(limit_per_entity, "limit_per_entity")
-        compact_of = self._entity_iris(ids)
-        result: dict[str, list[Edge]] = {compact: [] for compact in compact_of.values()}
-        if relations is not None:
-            if isinstance(relations, str):
-                raise InvalidTermError("relations must be a list of relation ids, not one string")
-            relation_iris = list(dict.fromkeys(self._profile.relation_iri(r) for r in relations))
-            if not relation_iris:
-                return result
-        else:
-            relation_iris = None
-        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
-        for side in walk:
-            for chunk in chunks(list(compact_of), self.values_chunk):
-                self._collect_edges(side, chunk, relation_iris, literals, compact_of, result)
-        for compact, edges in result.items():
+        nodes = self._resolve(ids)
+        relation_iris = self._relation_iris(relations)
+        found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
+        if relation_iris != []:
+            walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+            for side in walk:
+                for chunk in chunks(list(nodes.iris), self.values_chunk):
+                    self._collect_edges(side, chunk, relation_iris, literals, nodes.iris, found)
+                if nodes.blanks:
+                    self._collect_blank_edges(side, nodes.blanks, relation_iris, literals, found)
+        for canonical, edges in found.items():
             if direction == "both":
                 edges = list(dict.fromkeys(edges))
             edges.sort(key=edge_sort_key)
-            result[compact] = edges[:limit] if limit is not None else edges
-        return result
+            found[canonical] = edges[:limit] if limit is not None else edges
+        return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
         self._check_open()
         check_direction(direction)
-        compact_of = self._entity_iris(ids)
-        found: dict[str, set[str]] = {compact: set() for compact in compact_of.values()}
+        nodes = self._resolve(ids)
+        found: dict[str, set[str]] = {canonical: set() for canonical in nodes.canonical.values()}
         relation_id = self._profile.relation_id
         walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         for side in walk:
             pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
-            for chunk in chunks(list(compact_of), self.values_chunk):
+            for chunk in chunks(list(nodes.iris), self.values_chunk):
                 query = f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
                 for x, r, *_ in self._select(query):
                     if isinstance(x, str) and isinstance(r, str):
-                        found[compact_of[x]].add(relation_id(r))
-        return {compact: sorted(names) for compact, names in found.items()}
+                        found[nodes.iris[x]].add(relation_id(r))
+            for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
+                found[blank].add(relation_id(relation))
+        return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def paths(
         self,
@@ -168,18 +167,20 @@ class SparqlGraph(abc.ABC):
     def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
         self._check_open()
         wanted = check_lang(lang)
-        compact_of = self._entity_iris(ids)
+        nodes = self._resolve(ids)
         predicates = values_block("p", self._profile.label_predicates)
         candidates: dict[str, list[Literal]] = {}
-        for chunk in chunks(list(compact_of), self.values_chunk):
+        for chunk in chunks(list(nodes.iris), self.values_chunk):
             query = (
                 f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicates} ?x ?p ?l FILTER(isLiteral(?l)) }}"
             )
             for x, label, *_ in self._select(query):
                 if isinstance(x, str) and isinstance(label, Literal):
-                    candidates.setdefault(compact_of[x], []).append(label)
+                    candidates.setdefault(nodes.iris[x], []).append(label)
         return {
-            compact: _best_label(candidates[compact], wanted) for compact in compact_of.values() if compact in candidates
+            spelling: _best_label(candidates[canonical], wanted)
+            for spelling, canonical in nodes.canonical.items()
+            if canonical in candidates
         }
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
@@ -214,10 +215,55 @@ class SparqlGraph(abc.ABC):
         if self._closed:
             raise BackendError(f"{type(self).__name__} is closed")
 
-    def _entity_iris(self, ids: Ids) -> dict[str, str]:
-        """Full IRI -> the caller's compact id, validated."""
-        entity_iri = self._profile.entity_iri
-        return {entity_iri(compact): compact for compact in as_id_list(ids)}
+    def _resolve(self, ids: Ids) -> _Resolved:
+        """Validates the caller's ids and maps each to its canonical id and full IRI."""
+        profile = self._profile
+        resolved = _Resolved()
+        for spelling in as_id_list(ids):
+            if is_blank_node(spelling):
+                canonical = profile.canonical_id(spelling)
+                resolved.blanks.append(canonical)
+            else:
+                full = profile.entity_iri(spelling)
+                canonical = profile.entity_id(full)
+                resolved.iris[full] = canonical
+            resolved.canonical[spelling] = canonical
+        resolved.blanks = list(dict.fromkeys(resolved.blanks))
+        return resolved
+
+    def _relation_iris(self, relations: Sequence[str] | None) -> list[str] | None:
+        if relations is None:
+            return None
+        if isinstance(relations, str) or not isinstance(relations, Iterable):
+            raise InvalidTermError("relations must be a list of relation ids, not one string")
+        return list(dict.fromkeys(self._profile.relation_iri(r) for r in relations))
+
+    def _blank_node_edges(
+        self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
+    ) -> Iterable[tuple[str, str, Term]]:
+        """(blank node, relation IRI, other end) for edges of blank nodes, which SPARQL text cannot
+        name. Backends that can reach blank nodes directly override this; by default they are dead ends."""
+        return ()
+
+    def _collect_blank_edges(
+        self,
+        side: Direction,
+        blanks: Sequence[str],
+        relation_iris: list[str] | None,
+        literals: bool,
+        found: dict[str, list[Edge]],
+    ) -> None:
+        entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
+        for blank, relation, other in self._blank_node_edges(blanks, side, relation_iris):
+            if isinstance(other, Literal):
+                if side == "out" and literals:
+                    found[blank].append(Edge(head=blank, relation=relation_id(relation), tail=other))
+                continue
+            other_node = other if is_blank_node(other) else entity_id(other)
+            if side == "out":
+                found[blank].append(Edge(head=blank, relation=relation_id(relation), tail=other_node))
+            else:
+                found[blank].append(Edge(head=other_node, relation=relation_id(relation), tail=blank))
 
     def _collect_edges(
         self,
@@ -225,7 +271,7 @@ class SparqlGraph(abc.ABC):
         chunk: Sequence[str],
         relation_iris: list[str] | None,
         literals: bool,
-        compact_of: dict[str, str],
+        canonical_of: dict[str, str],
         result: dict[str, list[Edge]],
     ) -> None:
         profile = self._profile
@@ -250,7 +296,7 @@ class SparqlGraph(abc.ABC):
                 continue
             if single is None:
                 relation = relation_id(relation)
-            node = compact_of[x]
+            node = canonical_of[x]
             other_node: Node = entity_id(other) if isinstance(other, str) and not other.startswith("_:") else other
             if side == "out":
                 result[node].append(Edge(head=node, relation=relation, tail=other_node))
@@ -258,14 +304,27 @@ class SparqlGraph(abc.ABC):
                 result[node].append(Edge(head=other_node, relation=relation, tail=node))
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
-        """(iri, label, lang) for every literal of a known label predicate, for the index."""
-        query = (
-            f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
-            "FILTER(isIRI(?x) && isLiteral(?l)) }"
-        )
-        for x, label, *_ in self._select(query):
-            if isinstance(x, str) and isinstance(label, Literal):
-                yield x, label.value, label.lang or ""
+        return label_rows(self._select)
+
+
+def label_rows(select: Callable[[str], list[Row]]) -> Iterator[tuple[str, str, str]]:
+    """(iri, label, lang) for every literal of a known label predicate, to fill the name index."""
+    query = (
+        f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
+        "FILTER(isIRI(?x) && isLiteral(?l)) }"
+    )
+    for x, label, *_ in select(query):
+        if isinstance(x, str) and isinstance(label, Literal):
+            yield x, label.value, label.lang or ""
+
+
+@dataclass
+class _Resolved:
+    iris: dict[str, str] = field(default_factory=dict)
+    """full IRI -> canonical id"""
+    blanks: list[str] = field(default_factory=list)
+    canonical: dict[str, str] = field(default_factory=dict)
+    """the caller's spelling -> canonical id, in the caller's order"""
 
 
 def _best_label(labels: list[Literal], lang: str) -> str:

@@ -9,6 +9,12 @@ from kg_adapters.sparql_terms import check_iri
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_BLANK_NODE = re.compile(r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def is_blank_node(node_id: str) -> bool:
+    """Whether ``node_id`` names a blank node (``_:label``) as backends report them."""
+    return node_id.startswith("_:")
 
 
 class Profile:
@@ -39,6 +45,15 @@ class Profile:
         if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
             return iri[len(ns) :]
         return iri
+
+    def canonical_id(self, node_id: str) -> str:
+        """The one spelling answers use for ``node_id`` (compact when the profile can compact it);
+        blank nodes (``_:label``) pass through. Raises InvalidTermError when malformed."""
+        if isinstance(node_id, str) and node_id.startswith("_:"):
+            if not _BLANK_NODE.fullmatch(node_id):
+                raise InvalidTermError(f"malformed blank node id: {node_id[:200]!r}")
+            return node_id
+        return self.entity_id(self.entity_iri(node_id))
 
     def is_local_id(self, text: str) -> bool:
         """Whether ``text`` is a compact id of this profile (not a full IRI)."""

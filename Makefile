@@ -1,0 +1,35 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+
+.PHONY: demo test lint typecheck bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed pyproject.toml
+	$(PIP) -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/kga demo --store .kga/demo-store
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+
+typecheck: $(VENV)/.dev-installed
+	$(VENV)/bin/mypy
+
+test: lint typecheck
+	$(VENV)/bin/pytest -q
+
+bench: $(VENV)/.dev-installed
+	$(PY) -m benchmarks.bfs_vs_networkx
+
+clean:
+	rm -rf .kga

@@ -1,0 +1,207 @@
+"""Helpers shared by the benchmarks: robust statistics, peak-RSS measurement in fresh
+subprocesses, machine information and writing results (JSON + Markdown).
+
+The benchmark machines are small and noisy, so everything here reports medians and ratios of
+medians, never means or single runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+CHILD_MARKER = "BENCH-CHILD-RESULT "
+
+
+# -- statistics ----------------------------------------------------------------------------------
+def median(values: Sequence[float]) -> float:
+    if not values:
+        return math.nan
+    return float(statistics.median(values))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100), linear interpolation between closest ranks."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return float(ordered[0])
+    pos = (len(ordered) - 1) * q / 100.0
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (pos - low))
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    if denominator == 0 or math.isnan(denominator) or math.isnan(numerator):
+        return math.nan
+    return numerator / denominator
+
+
+# -- memory --------------------------------------------------------------------------------------
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process so far.
+
+    On Linux this is ``VmHWM`` from /proc/self/status, the high-water mark of this process's own
+    address space. ``ru_maxrss`` is not used there: a child started with fork/vfork + exec inherits
+    the parent's high-water mark in it, so a small child of a big parent would report the parent's
+    size. Elsewhere ``ru_maxrss`` (bytes on macOS, KiB on the BSDs)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def current_rss_bytes() -> int:
+    try:
+        import psutil
+
+        return int(psutil.Process().memory_info().rss)
+    except ImportError:  # pragma: no cover - psutil is a bench dependency
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# -- subprocesses --------------------------------------------------------------------------------
+def emit_child_result(data: Mapping[str, Any]) -> None:
+    """Called by a child process: hands its figures (plus its peak RSS) back to the parent."""
+    body = dict(data)
+    body.setdefault("peak_rss_bytes", peak_rss_bytes())
+    body.setdefault("rss_bytes", current_rss_bytes())
+    sys.stdout.write(CHILD_MARKER + json.dumps(body) + "\n")
+    sys.stdout.flush()
+
+
+def run_child(module: str, args: Sequence[str], *, timeout: float = 600.0) -> dict[str, Any]:
+    """Runs ``python -m module args`` in a fresh interpreter and returns what it emitted,
+    plus ``wall_seconds`` (process start to exit, as seen by the parent)."""
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=str(REPO_ROOT),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"child {module} {' '.join(args)} failed with exit code {proc.returncode}:\n{proc.stderr[-4000:]}"
+        )
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(CHILD_MARKER):
+            result: dict[str, Any] = json.loads(line[len(CHILD_MARKER) :])
+            result["wall_seconds"] = wall
+            return result
+    raise RuntimeError(f"child {module} {' '.join(args)} printed no result:\n{proc.stdout[-2000:]}")
+
+
+# -- machine and results ------------------------------------------------------------------------
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _total_memory() -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except ImportError:  # pragma: no cover
+        return None
+
+
+def machine_info(packages: Sequence[str] = ("pyoxigraph", "networkx", "psutil", "kg-adapters")) -> dict[str, Any]:
+    usable: int | None
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        usable = os.cpu_count()
+    return {
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cpu_count": os.cpu_count(),
+        "cpu_usable": usable,
+        "cpu_model": _cpu_model(),
+        "memory_total_bytes": _total_memory(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "versions": {name: _version(name) for name in packages},
+    }
+
+
+def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Path, Path]:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    json_path = RESULTS_DIR / f"{name}.json"
+    md_path = RESULTS_DIR / f"{name}.md"
+    json_path.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    md_path.write_text(markdown if markdown.endswith("\n") else markdown + "\n", encoding="utf-8")
+    return json_path, md_path
+
+
+# -- formatting ----------------------------------------------------------------------------------
+def fmt_seconds(seconds: float) -> str:
+    if math.isnan(seconds):
+        return "n/a"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def fmt_bytes(count: float) -> str:
+    if math.isnan(count):
+        return "n/a"
+    return f"{count / 2**20:.1f} MiB"
+
+
+def fmt_ratio(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}x"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows)
+    return "\n".join(lines)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
+    return "\n".join(lines)

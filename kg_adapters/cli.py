@@ -1,0 +1,309 @@
+"""``kga``: the command line over the same API (load, neighbors, relations, paths, shortest,
+subgraph, labels, search, query, demo). ``--json`` prints one JSON object per line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+from kg_adapters.base import KnowledgeGraph, SparqlQueryable
+from kg_adapters.errors import KGError
+from kg_adapters.records import Edge, Literal, Node, Path, PathResult
+from kg_adapters.registry import connect
+
+DEFAULT_STORE = ".kga/store"
+
+
+def node_json(node: Node | bool) -> Any:
+    if isinstance(node, Literal):
+        return {"value": node.value, "datatype": node.datatype, "lang": node.lang}
+    return node
+
+
+def edge_json(edge: Edge) -> list[Any]:
+    return [edge.head, edge.relation, node_json(edge.tail)]
+
+
+def path_json(path: Path) -> dict[str, Any]:
+    return {"start": path.start, "edges": [edge_json(edge) for edge in path.edges]}
+
+
+def _emit(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def _csv(text: str | None) -> list[str] | None:
+    return [part.strip() for part in text.split(",") if part.strip()] if text else None
+
+
+def _names(kg: KnowledgeGraph, ids: Sequence[str]) -> dict[str, str]:
+    return kg.labels(list(ids)) if ids else {}
+
+
+def _show(node: Node, names: dict[str, str]) -> str:
+    if isinstance(node, Literal):
+        suffix = f"@{node.lang}" if node.lang else (f"^^{node.datatype}" if node.datatype else "")
+        return json.dumps(node.value, ensure_ascii=False) + suffix
+    name = names.get(node)
+    return f"{name} [{node}]" if name else node
+
+
+def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
+    if as_json:
+        for path in result:
+            _emit(path_json(path))
+    else:
+        from reasoning.rog import format_path, path_entities
+
+        names = _names(kg, path_entities(result))
+        for path in result:
+            print(format_path(path, names))
+        print(f"{len(result)} path(s)")
+    if result.truncated:
+        print(f"kga: warning: result truncated at {len(result)} paths (raise --max-paths)", file=sys.stderr)
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from loaders import load_files
+
+    report = load_files(
+        args.files, args.store, format=args.format, lenient=args.lenient, profile=args.profile, progress=None
+    )
+    summary = {
+        "store": report.store,
+        "files": list(report.files),
+        "statements_read": report.statements_read,
+        "lines_skipped": report.lines_skipped,
+        "store_triples": report.store_triples,
+        "seconds": round(report.seconds, 3),
+        "triples_per_second": round(report.triples_per_second),
+    }
+    if args.json:
+        summary["skipped"] = [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped]
+        _emit(summary)
+    else:
+        print(
+            f"loaded {report.statements_read} statements into {report.store} "
+            f"({report.store_triples} triples in the store) in {report.seconds:.2f} s "
+            f"({report.triples_per_second:,.0f} triples/s)"
+        )
+        if report.lines_skipped:
+            print(f"skipped {report.lines_skipped} bad line(s):")
+            for skipped in report.skipped:
+                print(f"  {skipped.file}:{skipped.line}: {skipped.reason}")
+    return 0
+
+
+def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    result = kg.neighbors(
+        args.id, direction=args.direction, relations=_csv(args.relations), limit_per_entity=args.limit
+    )
+    if args.json:
+        for entity, edges in result.items():
+            _emit({"id": entity, "edges": [edge_json(edge) for edge in edges]})
+        return 0
+    ids = {e.head for es in result.values() for e in es} | {
+        e.tail for es in result.values() for e in es if isinstance(e.tail, str)
+    }
+    names = _names(kg, sorted(ids))
+    for entity, edges in result.items():
+        print(f"{_show(entity, names)}: {len(edges)} edge(s)")
+        for edge in edges:
+            print(f"  {_show(edge.head, names)} -{edge.relation}-> {_show(edge.tail, names)}")
+    return 0
+
+
+def cmd_relations(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    for entity, relations in kg.relations(args.id, direction=args.direction).items():
+        if args.json:
+            _emit({"id": entity, "relations": relations})
+        else:
+            print(f"{entity}:")
+            for relation in relations:
+                print(f"  {relation}")
+    return 0
+
+
+def cmd_paths(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    relation_path = _csv(args.path) or []
+    directions = _csv(args.dir)
+    result = kg.paths(
+        args.start, relation_path, directions=directions, max_paths=args.max_paths, simple=args.simple  # type: ignore[arg-type]
+    )
+    _print_paths(kg, result, args.json)
+    return 0
+
+
+def cmd_shortest(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    result = kg.shortest_paths(
+        args.source, args.target, max_hops=args.max_hops, direction=args.direction, max_paths=args.max_paths
+    )
+    _print_paths(kg, result, args.json)
+    return 0
+
+
+def cmd_subgraph(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    edges = kg.subgraph(
+        args.seed, hops=args.hops, direction=args.direction, relations=_csv(args.relations), max_edges=args.max_edges
+    )
+    for edge in edges:
+        if args.json:
+            _emit({"head": edge.head, "relation": edge.relation, "tail": node_json(edge.tail)})
+        else:
+            print(f"{edge.head}\t{edge.relation}\t{_show(edge.tail, {})}")
+    if not args.json:
+        print(f"{len(edges)} edge(s)")
+    if edges.truncated:
+        print(f"kga: warning: subgraph truncated at {len(edges)} edges (raise --max-edges)", file=sys.stderr)
+    return 0
+
+
+def cmd_labels(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    found = kg.labels(args.id, lang=args.lang)
+    for entity in args.id:
+        if args.json:
+            _emit({"id": entity, "label": found.get(entity)})
+        else:
+            print(f"{entity}\t{found.get(entity, '')}")
+    return 0
+
+
+def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    for entity in kg.search(args.text, limit=args.limit):
+        if args.json:
+            _emit({"id": entity.id, "label": entity.label})
+        else:
+            print(f"{entity.id}\t{entity.label or ''}")
+    return 0
+
+
+def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    if not isinstance(kg, SparqlQueryable):
+        raise KGError("this backend does not answer raw SPARQL")
+    sparql = FilePath(args.file).read_text("utf-8") if args.file else args.sparql
+    if not sparql:
+        raise KGError("give a query, or --file FILE")
+    for row in kg.query(sparql):
+        if args.json:
+            _emit({key: node_json(value) for key, value in row.items()})
+        else:
+            cells = (f"{key}={value if isinstance(value, bool) else _show(value, {})}" for key, value in row.items())
+            print("\t".join(cells))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from reasoning.demo import run_demo
+
+    run_demo(FilePath(args.store))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kga", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    kg_default = os.environ.get("KGA_KG")
+
+    def add(name: str, help_text: str, *, kg: bool = True) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if kg:
+            command.add_argument(
+                "--kg", default=kg_default, required=kg_default is None,
+                help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (default: $KGA_KG)",
+            )
+        command.add_argument("--json", action="store_true", help="one JSON object per line")
+        return command
+
+    load = add("load", "load RDF or TSV dumps into a local store (atomic)", kg=False)
+    load.add_argument("files", nargs="+", metavar="FILE")
+    load.add_argument("--store", required=True, help="store directory (created, or appended to)")
+    load.add_argument("--format", help="nt, nq, ttl, rdf, trig, tsv, metaqa (default: from the extension)")
+    load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
+    load.add_argument("--profile", default="generic", help="id namespace for TSV files (generic, freebase, wikidata)")
+
+    neighbors = add("neighbors", "1-hop edges of entities")
+    neighbors.add_argument("--id", action="append", required=True)
+    neighbors.add_argument("--direction", default="out", choices=["out", "in", "both"])
+    neighbors.add_argument("--relations", help="comma-separated relations to keep")
+    neighbors.add_argument("--limit", type=int, help="most edges per entity")
+
+    relations = add("relations", "distinct relations of entities")
+    relations.add_argument("--id", action="append", required=True)
+    relations.add_argument("--direction", default="out", choices=["out", "in", "both"])
+
+    paths = add("paths", "walks that follow a relation path (RoG's constrained BFS)")
+    paths.add_argument("--start", action="append", required=True)
+    paths.add_argument("--path", required=True, help="comma-separated relations, e.g. r1,r2")
+    paths.add_argument("--dir", help="comma-separated direction per hop: out, in, both (default out)")
+    paths.add_argument("--max-paths", type=int)
+    paths.add_argument("--simple", action="store_true", help="no node twice on a path")
+
+    shortest = add("shortest", "all shortest paths between entity sets")
+    shortest.add_argument("--source", action="append", required=True)
+    shortest.add_argument("--target", action="append", required=True)
+    shortest.add_argument("--max-hops", type=int, default=4)
+    shortest.add_argument("--direction", default="both", choices=["out", "in", "both"])
+    shortest.add_argument("--max-paths", type=int)
+
+    subgraph = add("subgraph", "edges within k hops of seed entities")
+    subgraph.add_argument("--seed", action="append", required=True)
+    subgraph.add_argument("--hops", type=int, default=2)
+    subgraph.add_argument("--direction", default="both", choices=["out", "in", "both"])
+    subgraph.add_argument("--relations", help="comma-separated relations to follow")
+    subgraph.add_argument("--max-edges", type=int)
+
+    labels = add("labels", "names of entities")
+    labels.add_argument("--id", action="append", required=True)
+    labels.add_argument("--lang", default="en")
+
+    search = add("search", "find entities by name")
+    search.add_argument("text")
+    search.add_argument("--limit", type=int, default=10)
+
+    query = add("query", "raw SPARQL")
+    query.add_argument("sparql", nargs="?")
+    query.add_argument("--file", help="read the query from a file")
+
+    demo = add("demo", "load the bundled FB15k-237 sample and answer questions by retrieval", kg=False)
+    demo.add_argument("--store", default=DEFAULT_STORE.replace("store", "demo-store"))
+    return parser
+
+
+KG_COMMANDS = {
+    "neighbors": cmd_neighbors,
+    "relations": cmd_relations,
+    "paths": cmd_paths,
+    "shortest": cmd_shortest,
+    "subgraph": cmd_subgraph,
+    "labels": cmd_labels,
+    "search": cmd_search,
+    "query": cmd_query,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "load":
+            return cmd_load(args)
+        if args.command == "demo":
+            return cmd_demo(args)
+        with connect(args.kg) as kg:
+            return KG_COMMANDS[args.command](kg, args)
+    except KGError as exc:
+        print(f"kga: error: {exc}", file=sys.stderr)
+        return 1
+    except TypeError as exc:
+        print(f"kga: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

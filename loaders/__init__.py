@@ -1,0 +1,30 @@
+"""Loaders that build on-disk kg-adapters stores from RDF and TSV dumps (``kga load``).
+
+>>> from loaders import load_files
+>>> report = load_files(["fb15k237.nt.gz"], "/data/fb15k", profile="freebase")  # doctest: +SKIP
+>>> report.store_triples, round(report.triples_per_second)  # doctest: +SKIP
+
+Formats: N-Triples (``nt``), N-Quads (``nq``), Turtle (``ttl``), RDF/XML (``rdf``), TriG
+(``trig``), and TSV triple files (``tsv``: ``h<TAB>r<TAB>t``; ``metaqa``: ``h|r|t``), each
+optionally ``.gz`` or ``.bz2`` (decompressed on the fly). Loads are atomic: readers see the old
+store or the new one, never a partial one (see :mod:`loaders.core`).
+"""
+
+from __future__ import annotations
+
+from loaders.core import load_files
+from loaders.rdf import CHUNK_LINES, FORMAT_NAMES, LINE_FORMATS, resolve_format
+from loaders.report import LoadReport, SkippedLine
+from loaders.tsv import LOCAL_ENTITY_NS, LOCAL_RELATION_NS
+
+__all__ = [
+    "CHUNK_LINES",
+    "FORMAT_NAMES",
+    "LINE_FORMATS",
+    "LOCAL_ENTITY_NS",
+    "LOCAL_RELATION_NS",
+    "LoadReport",
+    "SkippedLine",
+    "load_files",
+    "resolve_format",
+]

@@ -1,0 +1,258 @@
+"""``load_files``: build or extend an on-disk store atomically (what ``kga load`` runs).
+
+The store at the target path is never modified in place (see :mod:`kg_adapters.store_layout`):
+
+1. Inputs are checked first (they exist, their format is known, lenient only for line formats),
+   so a bad command line never touches the store.
+2. A sibling temporary directory is built: a new Oxigraph database, or, to append, a hard-link
+   checkpoint of the existing one (cheap: Oxigraph's data files are immutable).
+3. The files are loaded, the name index is rebuilt, the database is closed, and the manifest is
+   written last; then the temporary directory is swapped in with renames.
+
+Any exception, or Ctrl-C, deletes the temporary directory and re-raises: the target keeps its
+old content, or stays absent. A process killed outright leaves only the temporary directory,
+which the next load removes. A lock file beside the store (``.NAME.kga-lock``) makes a second
+concurrent load into the same store fail instead of silently dropping one of the two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import os
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+from tqdm import tqdm
+
+from kg_adapters import store_layout
+from kg_adapters.backends.oxigraph import rebuild_label_index
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
+from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
+from kg_adapters.profiles import get_profile
+from loaders.rdf import LINE_FORMATS, load_file, resolve_format
+from loaders.report import LoadReport, SkipLog
+from loaders.tsv import SEPARATORS, TsvConverter
+
+
+def load_files(
+    paths: Sequence[str],
+    store: str,
+    *,
+    format: str | None = None,
+    lenient: bool = False,
+    profile: str = "generic",
+    progress: bool | None = None,
+) -> LoadReport:
+    """Loads RDF/TSV files into the on-disk store at ``store`` (created, or appended to).
+
+    ``format`` applies to every file (default: guessed per file from its extension);
+    ``lenient`` skips bad lines of line-based formats instead of failing; ``profile`` decides
+    how TSV tokens become IRIs and is recorded in the manifest; ``progress`` shows a tqdm bar
+    (``None``: only when stderr is a terminal).
+
+    Raises:
+        LoadError: an input is missing, unreadable or malformed, or the target is not a store.
+            The store at ``store`` is then exactly as before (or still absent).
+    """
+    started = time.perf_counter()
+    target = Path(store).expanduser().absolute()
+    files = [paths] if isinstance(paths, str) else [str(path) for path in paths]
+    plan = _plan(files, format, lenient, profile)
+    show = sys.stderr.isatty() if progress is None else progress
+
+    with _exclusive(target):
+        store_layout.remove_stale_temps(target)
+        previous = _previous_manifest(target)
+        if previous is not None and previous.get("profile", "generic") != profile:
+            raise LoadError(
+                f"the store was created with profile {previous.get('profile')!r}; "
+                f"append with the same profile (--profile {previous.get('profile')})",
+                file=str(target),
+            )
+        tmp = store_layout.new_temp_dir(target)
+        try:
+            result = _build(tmp, target, plan, previous, lenient=lenient, profile=profile, show=show)
+            store_layout.swap_in(tmp, target)
+        except BaseException as exc:
+            _release_frames(exc)
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    statements, log, triples = result
+    return LoadReport(
+        store=str(target),
+        files=tuple(files),
+        statements_read=statements,
+        lines_skipped=log.count,
+        skipped=tuple(log.kept),
+        seconds=time.perf_counter() - started,
+        store_triples=triples,
+        appended=previous is not None,
+    )
+
+
+def _plan(files: list[str], format: str | None, lenient: bool, profile: str) -> list[tuple[str, str]]:
+    """(path, canonical format) per input, after checking everything that can be checked early."""
+    if not files:
+        raise LoadError("no input files given")
+    try:
+        get_profile(profile)
+    except InvalidTermError as exc:
+        raise LoadError(str(exc)) from exc
+    plan: list[tuple[str, str]] = []
+    for path in files:
+        if not Path(path).exists():  # pipes are fine (e.g. kga load <(zcat dump.nt.gz) --format nt)
+            raise LoadError("the input does not exist", file=path)
+        if Path(path).is_dir():
+            raise LoadError("the input is a directory, not a file", file=path)
+        if not os.access(path, os.R_OK):
+            raise LoadError("the input is not readable (permission denied)", file=path)
+        fmt = resolve_format(path, format)
+        if lenient and fmt not in LINE_FORMATS:
+            raise LoadError(
+                f"lenient loading needs a line-based format (nt, nq, tsv, metaqa), not {fmt}: "
+                "a bad statement in this format cannot be skipped safely; fix the file or convert it "
+                "to N-Triples",
+                file=path,
+            )
+        plan.append((path, fmt))
+    return plan
+
+
+def _previous_manifest(target: Path) -> dict[str, Any] | None:
+    """The manifest of the existing store, None when there is none to append to."""
+    store_layout.recover(target)
+    if not target.exists():
+        return None
+    if not target.is_dir():
+        raise LoadError("the store path exists and is not a directory", file=str(target))
+    try:
+        return store_layout.read_manifest(target)
+    except StoreNotFound as exc:
+        if not any(target.iterdir()):
+            return None
+        raise LoadError(
+            f"refusing to load into a non-empty directory that is not a complete store ({exc}); "
+            "remove it or choose another path",
+            file=str(target),
+        ) from exc
+
+
+def _build(
+    tmp: Path,
+    target: Path,
+    plan: list[tuple[str, str]],
+    previous: dict[str, Any] | None,
+    *,
+    lenient: bool,
+    profile: str,
+    show: bool,
+) -> tuple[int, SkipLog, int]:
+    """Builds the complete store in ``tmp``: data, name index, then the manifest."""
+    data = tmp / store_layout.DATA_DIR
+    oxstore = _checkpoint(target, data) if previous is not None else ox.Store(str(data))
+    log = SkipLog(lenient=lenient)
+    sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
+    total = 0
+    with tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar:
+
+        def tick(count: int) -> None:
+            bar.update(count)
+
+        for path, fmt in plan:
+            bar.set_description(Path(path).name)
+            skipped_before = log.count
+            converter = TsvConverter(fmt, profile) if fmt in SEPARATORS else None
+            count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
+            total += count
+            sources.append(
+                {
+                    "file": str(Path(path).absolute()),
+                    "format": fmt,
+                    "statements": count,
+                    "skipped": log.count - skipped_before,
+                    "loaded_at": store_layout.now_iso(),
+                }
+            )
+    try:
+        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+        oxstore.flush()
+        triples = len(oxstore)
+    except (OSError, BackendError) as exc:
+        raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
+    del oxstore
+    gc.collect()  # close the database before the manifest marks it complete and it is renamed
+    now = store_layout.now_iso()
+    store_layout.write_manifest(
+        tmp,
+        {
+            "profile": profile,
+            "triples": triples,
+            "labels": labels,
+            "label_predicates": list(INDEXED_LABEL_PREDICATES),
+            "sources": sources,
+            "created": previous.get("created", now) if previous else now,
+            "updated": now,
+        },
+    )
+    return total, log, triples
+
+
+def _checkpoint(target: Path, data: Path) -> ox.Store:
+    """A writable copy of the existing store's database at ``data`` (hard links where possible).
+
+    The source is opened read-write only to flush it: a checkpoint taken through a read-only
+    handle leaves out writes still in Oxigraph's write-ahead log (e.g. from ``add()``).
+    """
+    existing = str(store_layout.data_dir(target))
+    try:
+        source = ox.Store(existing)
+    except OSError as exc:
+        raise LoadError(
+            f"cannot open the existing store to append to it (is another process writing it?): {exc}",
+            file=str(target),
+        ) from exc
+    try:
+        source.flush()
+        source.backup(str(data))
+    except OSError as exc:
+        raise LoadError(f"cannot checkpoint the existing store: {exc}", file=str(target)) from exc
+    finally:
+        del source
+        gc.collect()
+    return ox.Store(str(data))
+
+
+def _release_frames(exc: BaseException) -> None:
+    """Drops the locals of the frames an exception chain keeps alive, so the Store they hold
+    closes now (and not when the caller discards the exception) before its directory is deleted."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
+    gc.collect()
+
+
+@contextlib.contextmanager
+def _exclusive(target: Path) -> Iterator[None]:
+    """Holds ``.NAME.kga-lock`` beside the store; a second load into it fails fast."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = target.parent / f".{target.name}.kga-lock"
+    with open(lock_path, "a+b") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LoadError("another load into this store is running", file=str(target)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,1 @@
+"""Retrieval-and-reasoning loops of the seed methods, built only on the KnowledgeGraph interface."""

@@ -1,0 +1,29 @@
+"""Shared test settings: a Hypothesis profile that keeps property tests fast and deterministic
+enough for CI, and the location of the shared benchmark data (``../shared/data``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "kga",
+    max_examples=150,
+    deadline=None,
+    database=None,  # no example database: every run draws the same examples
+    derandomize=True,  # deterministic in CI; failures reproduce exactly
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("kga")
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The directory of shared datasets beside the repository; skips when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA

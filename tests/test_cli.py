@@ -1,0 +1,118 @@
+"""The kga command line end to end, on the bundled sample loaded into a real on-disk store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kg_adapters.cli import main
+from reasoning.demo import run_demo, sample_path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "store"
+    assert main(["load", str(sample_path()), "--store", str(path)]) == 0
+    return path
+
+
+def kg_url(store: Path) -> str:
+    return f"oxigraph://{store}?profile=freebase"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, object]]:
+    assert main([*argv, "--json"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_paths_json_lines_follow_the_documented_shape(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = run_json(
+        capsys,
+        ["paths", "--kg", kg_url(store), "--start", "m.0bxtg",
+         "--path", "people.person.place_of_birth,people.person.place_of_birth", "--dir", "out,in"],
+    )
+    assert rows, "Tom Hanks shares a birthplace with somebody in the sample"
+    for row in rows:
+        assert row["start"] == "m.0bxtg"
+        edges = row["edges"]
+        assert isinstance(edges, list) and len(edges) == 2
+        first, second = edges
+        assert first[0] == "m.0bxtg" and first[1] == "people.person.place_of_birth"
+        # the second hop is walked backwards: the birthplace is the tail of the true edge
+        assert second[2] == first[2] and second[1] == "people.person.place_of_birth"
+    assert {"start": "m.0bxtg", "edges": [["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]],
+                                          ["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]]]} in rows
+
+
+def test_truncated_paths_warn_on_stderr(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["paths", "--kg", kg_url(store), "--start", "m.06pj8",
+            "--path", "film.director.film,film.film.genre", "--max-paths", "3", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 3
+    assert "truncated" in captured.err
+
+
+def test_literal_tails_are_objects_in_json(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = run_json(capsys, ["neighbors", "--kg", kg_url(store), "--id", "m.0bxtg", "--relations", "type.object.name"])
+    assert rows == [{"id": "m.0bxtg", "edges": [["m.0bxtg", "type.object.name",
+                                                  {"value": "Tom Hanks", "datatype": None, "lang": "en"}]]}]
+
+
+def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = kg_url(store)
+    assert run_json(capsys, ["search", "--kg", url, "tom hanks", "--limit", "1"]) == [
+        {"id": "m.0bxtg", "label": "Tom Hanks"}
+    ]
+    assert run_json(capsys, ["labels", "--kg", url, "--id", "m.06pj8", "--id", "m.0nonexistent"]) == [
+        {"id": "m.06pj8", "label": "Steven Spielberg"},
+        {"id": "m.0nonexistent", "label": None},
+    ]
+    relations = run_json(capsys, ["relations", "--kg", url, "--id", "m.0bxtg"])[0]["relations"]
+    assert isinstance(relations, list) and "people.person.place_of_birth" in relations
+    assert relations == sorted(relations)
+    count = run_json(capsys, ["query", "--kg", url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"])
+    assert count == [{"n": {"value": "2085", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "lang": None}}]
+    edges = run_json(capsys, ["subgraph", "--kg", url, "--seed", "m.0bxtg", "--hops", "1"])
+    assert {"head": "m.0bxtg", "relation": "type.object.name",
+            "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"}} in edges
+
+
+def test_errors_are_typed_messages_not_tracebacks(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["neighbors", "--kg", kg_url(store), "--id", "m.0bxtg> <x"]) == 1
+    assert "kga: error:" in capsys.readouterr().err
+    assert main(["labels", "--kg", f"oxigraph://{store.parent / 'missing'}", "--id", "m.0bxtg"]) == 1
+    assert "no store at" in capsys.readouterr().err
+    assert main(["labels", "--kg", f"oxigraph://{store}?colour=blue", "--id", "m.0bxtg"]) == 2
+    assert "colour" in capsys.readouterr().err
+
+
+def test_console_script_runs_as_a_separate_process(store: Path) -> None:
+    kga = Path(sys.executable).with_name("kga")
+    done = subprocess.run(
+        [str(kga), "shortest", "--kg", kg_url(store), "--source", "m.0bxtg", "--target", "m.06pj8",
+         "--max-hops", "3", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    paths = [json.loads(line) for line in done.stdout.splitlines()]
+    assert paths and all(p["start"] == "m.0bxtg" for p in paths)
+    assert len({len(p["edges"]) for p in paths}) == 1, "all shortest paths have the same length"
+
+
+def test_demo_answers_its_questions(tmp_path: Path) -> None:
+    from io import StringIO
+
+    out = StringIO()
+    run_demo(tmp_path / "demo-store", out=out)
+    text = out.getvalue()
+    assert "loaded 2085 triples" in text
+    assert "A: Concord  [m.0qymv]" in text
+    assert "Tom Hanks -> people.person.place_of_birth -> Concord" in text
+    assert "Isaac Newton" in text  # influenced Albert Einstein
+    second = StringIO()
+    run_demo(tmp_path / "demo-store", out=second)  # the store is reused, not reloaded
+    assert "loaded" not in second.getvalue()
