@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck virtuoso bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,11 @@ lint: $(VENV)/.dev-installed
 typecheck: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy
 
-test: lint typecheck
+# Debian's virtuoso-opensource-7-bin: the real remote engine the tests start on loopback.
+virtuoso:
+	bash scripts/ensure-virtuoso.sh
+
+test: lint typecheck virtuoso
 	$(VENV)/bin/pytest -q
 
 bench: $(VENV)/.dev-installed

@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import resource
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+# Child processes import this module too, so heavy modules (subprocess, platform, statistics,
+# importlib.metadata) are imported where they are used: they would add megabytes to every RSS figure.
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -30,7 +29,11 @@ CHILD_MARKER = "BENCH-CHILD-RESULT "
 def median(values: Sequence[float]) -> float:
     if not values:
         return math.nan
-    return float(statistics.median(values))
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[mid])
+    return (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -94,6 +97,8 @@ def emit_child_result(data: Mapping[str, Any]) -> None:
 def run_child(module: str, args: Sequence[str], *, timeout: float = 600.0) -> dict[str, Any]:
     """Runs ``python -m module args`` in a fresh interpreter and returns what it emitted,
     plus ``wall_seconds`` (process start to exit, as seen by the parent)."""
+    import subprocess
+
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", module, *args],
@@ -118,6 +123,8 @@ def run_child(module: str, args: Sequence[str], *, timeout: float = 600.0) -> di
 
 # -- machine and results ------------------------------------------------------------------------
 def _version(package: str) -> str | None:
+    from importlib import metadata
+
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -125,6 +132,8 @@ def _version(package: str) -> str | None:
 
 
 def _cpu_model() -> str:
+    import platform
+
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
@@ -145,6 +154,8 @@ def _total_memory() -> int | None:
 
 
 def machine_info(packages: Sequence[str] = ("pyoxigraph", "networkx", "psutil", "kg-adapters")) -> dict[str, Any]:
+    import platform
+
     usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))

@@ -84,7 +84,8 @@ def main() -> None:
             f"# search() over {args.labels:,} names",
             "",
             f"Index build (once, from the store): {fmt_seconds(build_seconds)}. "
-            f"Baseline FILTER(LCASE(STR(?l)) = text) scan (exact names), median of {len(baseline_timings)}: {fmt_seconds(baseline)}.",
+            "Baseline FILTER(LCASE(STR(?l)) = text) scan (exact names), "
+            f"median of {len(baseline_timings)}: {fmt_seconds(baseline)}.",
             "",
             markdown_table(["query kind", "median latency (ours)", "ours / FILTER scan"], rows),
         ]

@@ -11,7 +11,10 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   ├── TransientError      worth retrying: may succeed later
     │   │   ├── RateLimited     the endpoint asked us to slow down (carries retry_after)
     │   │   └── BackendTimeout  no answer within the configured time
+    │   ├── RetriesExhausted    a transient failure outlasted the retry budget (says what was tried)
+    │   ├── ResultTooLarge      an answer exceeds what the endpoint can page through
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
+    ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
     └── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
 
@@ -51,6 +54,25 @@ class RateLimited(TransientError):
 
 class BackendTimeout(TransientError):
     """No answer arrived within the configured time."""
+
+
+class RetriesExhausted(BackendError):
+    """A transient failure persisted through every allowed attempt; ``attempts`` and ``elapsed``
+    say what was tried and the last failure is chained as ``__cause__``."""
+
+    def __init__(self, message: str, *, attempts: int, elapsed: float) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.elapsed = elapsed
+
+
+class ResultTooLarge(BackendError):
+    """An answer is larger than the endpoint lets a client page through (e.g. Virtuoso's
+    MaxSortedTopRows for one entity); narrow the request (relations, limit_per_entity)."""
+
+
+class CacheMiss(KGError):
+    """A cache in replay mode was asked for an answer it does not hold (no network is touched)."""
 
 
 class StoreNotFound(BackendError):

@@ -79,19 +79,23 @@ class Entity:
 
 class PathResult(list[Path]):
     """Paths answered by ``paths``/``shortest_paths``; ``truncated`` is True when a budget cut
-    the answer short, so an incomplete answer is never mistaken for a complete one."""
+    the answer short, so an incomplete answer is never mistaken for a complete one.
+    ``from_cache`` is True when a caching wrapper answered every lookup from its cache."""
 
-    def __init__(self, paths: list[Path] | None = None, *, truncated: bool = False) -> None:
+    def __init__(self, paths: list[Path] | None = None, *, truncated: bool = False, from_cache: bool = False) -> None:
         super().__init__(paths or [])
         self.truncated = truncated
+        self.from_cache = from_cache
 
 
 class EdgeList(list[Edge]):
-    """Edges answered by ``subgraph``; ``truncated`` is True when ``max_edges`` cut it short."""
+    """Edges answered by ``subgraph``; ``truncated`` is True when ``max_edges`` cut it short.
+    ``from_cache`` is True when a caching wrapper answered every lookup from its cache."""
 
-    def __init__(self, edges: list[Edge] | None = None, *, truncated: bool = False) -> None:
+    def __init__(self, edges: list[Edge] | None = None, *, truncated: bool = False, from_cache: bool = False) -> None:
         super().__init__(edges or [])
         self.truncated = truncated
+        self.from_cache = from_cache
 
 
 def node_sort_key(node: Node) -> tuple[int, str, str, str]:

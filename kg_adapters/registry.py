@@ -33,12 +33,12 @@ class KGUrl:
 @dataclass(frozen=True, kw_only=True)
 class BackendSpec:
     target: str
-    """``"module:Class"``; the class has ``from_url(path_or_url, **options)``."""
+    """``"module:Class"``; the class has ``from_url(url: KGUrl, **options)``."""
     install_hint: str = ""
 
 
 class BackendFactory(Protocol):
-    def from_url(self, location: str, **options: Any) -> KnowledgeGraph: ...
+    def from_url(self, url: KGUrl, **options: Any) -> KnowledgeGraph: ...
 
 
 BACKENDS: dict[str, BackendSpec] = {
@@ -46,6 +46,15 @@ BACKENDS: dict[str, BackendSpec] = {
         target="kg_adapters.backends.oxigraph:OxigraphGraph", install_hint="pip install pyoxigraph"
     ),
     "rdflib": BackendSpec(target="kg_adapters.backends.rdflib_backend:RdflibGraph", install_hint="pip install rdflib"),
+    "sparql+http": BackendSpec(
+        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
+    ),
+    "sparql+https": BackendSpec(
+        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
+    ),
+    "wikidata": BackendSpec(
+        target="kg_adapters.backends.sparql_http:WikidataQueryService", install_hint="pip install requests tenacity"
+    ),
 }
 
 
@@ -109,10 +118,45 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
         if key in merged and merged[key] != value:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
+    cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
     factory = backend_class(parsed.scheme)
-    location = parsed.path
-    if parsed.scheme in ("oxigraph", "rdflib") and parsed.host:
+    kg = factory.from_url(parsed, **merged)
+    if cache_options:
+        kg = _with_cache(kg, parsed, cache_options)
+    return kg
+
+
+CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
+
+
+def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> KnowledgeGraph:
+    """Wraps ``kg`` in the result cache the ``cache*`` options describe (any backend)."""
+    from kg_adapters.wrappers.cache import ResultCache, cached
+
+    target = options.get("cache")
+    path = None if target in (None, "", "memory") else str(target)
+    if path is not None and url.scheme in ("oxigraph", "rdflib") and not url.path:
         raise InvalidTermError(
-            f"{parsed.scheme} URLs take an absolute path: {parsed.scheme}:///abs/path (got host {parsed.host!r})"
+            "a file cache needs a graph with a stable identity; an in-memory graph can only use cache='memory'"
         )
-    return factory.from_url(location, **merged)
+    try:
+        entries = int(options.get("cache_entries", 100_000))
+        max_bytes = int(options["cache_max_bytes"]) if "cache_max_bytes" in options else None
+    except (TypeError, ValueError) as exc:
+        raise InvalidTermError(f"cache_entries and cache_max_bytes must be integers: {exc}") from None
+    mode = str(options.get("cache_mode", "readwrite"))
+    if mode not in ("readwrite", "replay", "off"):
+        raise InvalidTermError(f"cache_mode must be readwrite, replay or off, got {mode!r}")
+    cache = ResultCache(path, memory_entries=entries, max_disk_bytes=max_bytes, mode=mode)  # type: ignore[arg-type]
+    namespace = f"{url.scheme}://{url.host}{url.path}|profile={kg.profile.name}"
+    wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
+    return wrapped
+
+
+def local_path(url: KGUrl) -> str:
+    """The absolute path of a local-store URL (``oxigraph:///abs/dir``); empty for in-memory."""
+    if url.host:
+        raise InvalidTermError(
+            f"{url.scheme} URLs take an absolute path: {url.scheme}:///abs/path (got host {url.host!r})"
+        )
+    return url.path

@@ -22,6 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Store
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.registry import KGUrl, local_path
 from kg_adapters.sparql_terms import check_iri, check_lang
 
 _NamedNode = ox.NamedNode
@@ -166,14 +167,14 @@ class OxigraphGraph(SparqlGraph):
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
 
     @classmethod
-    def from_url(cls, path: str, **options: Any) -> OxigraphGraph:
+    def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
         profile = options.pop("profile", "generic")
         write = options.pop("write", False)
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
         if isinstance(write, str):
             write = write.lower() in ("1", "true", "yes")
-        return cls(path or None, profile=profile, write=bool(write))
+        return cls(local_path(url) or None, profile=profile, write=bool(write))
 
     @property
     def store(self) -> ox.Store:

@@ -16,6 +16,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, QueryE
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.registry import KGUrl, local_path
 from kg_adapters.sparql_terms import check_iri, check_lang
 
 _RDFLIB_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "rdf": "xml", "trig": "trig"}
@@ -46,11 +47,11 @@ class RdflibGraph(SparqlGraph):
             self.load(path)
 
     @classmethod
-    def from_url(cls, path: str, **options: Any) -> RdflibGraph:
+    def from_url(cls, url: KGUrl, **options: Any) -> RdflibGraph:
         profile = options.pop("profile", "generic")
         if options:
             raise TypeError(f"unknown option(s) for rdflib: {', '.join(sorted(options))}")
-        return cls(path or None, profile=profile)
+        return cls(local_path(url) or None, profile=profile)
 
     @property
     def graph(self) -> Any:

@@ -15,7 +15,7 @@ from types import TracebackType
 
 from kg_adapters import algorithms
 from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
-from kg_adapters.errors import BackendError, InvalidTermError
+from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
@@ -93,8 +93,8 @@ class SparqlGraph(abc.ABC):
         if relation_iris != []:
             walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
             for side in walk:
-                for chunk in chunks(list(nodes.iris), self.values_chunk):
-                    self._collect_edges(side, chunk, relation_iris, literals, nodes.iris, found)
+                if nodes.iris:
+                    self._collect_edges(side, list(nodes.iris), relation_iris, literals, nodes.iris, found)
                 if nodes.blanks:
                     self._collect_blank_edges(side, nodes.blanks, relation_iris, literals, found)
         for canonical, edges in found.items():
@@ -113,11 +113,14 @@ class SparqlGraph(abc.ABC):
         walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         for side in walk:
             pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
-            for chunk in chunks(list(nodes.iris), self.values_chunk):
-                query = f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
-                for x, r, *_ in self._select(query):
-                    if isinstance(x, str) and isinstance(r, str):
-                        found[nodes.iris[x]].add(relation_id(r))
+
+            def build(chunk: Sequence[str], pattern: str = pattern) -> str:
+                return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
+
+            rows = self._select_chunked(build, list(nodes.iris))
+            for x, r, *_ in rows:
+                if isinstance(x, str) and isinstance(r, str):
+                    found[nodes.iris[x]].add(relation_id(r))
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
@@ -170,13 +173,15 @@ class SparqlGraph(abc.ABC):
         nodes = self._resolve(ids)
         predicates = values_block("p", self._profile.label_predicates)
         candidates: dict[str, list[Literal]] = {}
-        for chunk in chunks(list(nodes.iris), self.values_chunk):
-            query = (
+        rows = self._select_chunked(
+            lambda chunk: (
                 f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicates} ?x ?p ?l FILTER(isLiteral(?l)) }}"
-            )
-            for x, label, *_ in self._select(query):
-                if isinstance(x, str) and isinstance(label, Literal):
-                    candidates.setdefault(nodes.iris[x], []).append(label)
+            ),
+            list(nodes.iris),
+        )
+        for x, label, *_ in rows:
+            if isinstance(x, str) and isinstance(label, Literal):
+                candidates.setdefault(nodes.iris[x], []).append(label)
         return {
             spelling: _best_label(candidates[canonical], wanted)
             for spelling, canonical in nodes.canonical.items()
@@ -268,7 +273,7 @@ class SparqlGraph(abc.ABC):
     def _collect_edges(
         self,
         side: Direction,
-        chunk: Sequence[str],
+        iris: list[str],
         relation_iris: list[str] | None,
         literals: bool,
         canonical_of: dict[str, str],
@@ -282,12 +287,15 @@ class SparqlGraph(abc.ABC):
         pattern = f"?x {predicate} ?o" if side == "out" else f"?o {predicate} ?x"
         literal_filter = "FILTER(!isLiteral(?o))" if side == "out" and not literals else ""
         projection = "?x ?o" if single is not None else "?x ?o ?r"
-        query = (
-            f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {relation_values} "
-            f"{pattern} {literal_filter} }}"
-        )
+
+        def build(chunk: Sequence[str]) -> str:
+            return (
+                f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {relation_values} "
+                f"{pattern} {literal_filter} }}"
+            )
+
         fixed_relation = relation_id(single) if single is not None else ""
-        for row in self._select(query):
+        for row in self._select_chunked(build, iris):
             x, other = row[0], row[1]
             if not isinstance(x, str) or other is None:
                 continue
@@ -302,6 +310,21 @@ class SparqlGraph(abc.ABC):
                 result[node].append(Edge(head=node, relation=relation, tail=other_node))
             elif isinstance(other_node, str):
                 result[node].append(Edge(head=other_node, relation=relation, tail=node))
+
+    def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
+        """Rows of ``build(chunk)`` for every VALUES-sized chunk of ``iris``. A chunk whose answer is
+        too large for the endpoint to page through is split in half until it fits."""
+        for chunk in chunks(iris, self.values_chunk):
+            yield from self._select_split(build, chunk)
+
+    def _select_split(self, build: Callable[[Sequence[str]], str], chunk: Sequence[str]) -> list[Row]:
+        try:
+            return self._select(build(chunk))
+        except ResultTooLarge:
+            if len(chunk) == 1:
+                raise
+            middle = len(chunk) // 2
+            return self._select_split(build, chunk[:middle]) + self._select_split(build, chunk[middle:])
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
         return label_rows(self._select)

@@ -225,7 +225,12 @@ def expected(*paths: tuple[str, list[Edge]]) -> Counter[tuple[str, tuple[Edge, .
 
 
 class KGConformance:
-    """Mix into a test class that provides the ``kg`` and ``make_kg`` fixtures."""
+    """Mix into a test class that provides the ``kg`` and ``make_kg`` fixtures.
+
+    Capabilities a backend may lack are declared as class attributes, never skipped silently."""
+
+    accent_insensitive_search = True
+    """Remote endpoints match names at the server, case- but not accent-insensitively."""
 
     # ---------------------------------------------------------------------------- protocol
     def test_is_a_knowledge_graph(self, kg: KnowledgeGraph) -> None:
@@ -719,10 +724,10 @@ class KGConformance:
 
     def test_search_case_and_accent_insensitive(self, kg: KnowledgeGraph) -> None:
         zoe = [Entity(id=S, label=ZOE_LABEL)]
-        assert kg.search("zoe") == zoe
         assert kg.search("ZOË") == zoe
-        assert kg.search("Zoe\u0308") == zoe  # decomposed form
         assert kg.search("  zoë  ") == zoe
+        assert kg.search("Zoe\u0308") == zoe  # decomposed form
+        assert kg.search("zoe") == (zoe if self.accent_insensitive_search else [])
         assert kg.search("BRAVO") == [Entity(id=B, label="Bravo")]
         assert kg.search("charlie") == [Entity(id=C, label="Charlie")]
 

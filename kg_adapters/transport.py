@@ -1,0 +1,46 @@
+"""How a remote SPARQL backend sends one query: the ``SparqlTransport`` interface.
+
+The remote backend (``backends/sparql_http.py``) turns each operation into batched, paged
+queries and hands every query to a transport. Retrying and rate limiting are transports that
+wrap another transport (``wrappers/retry.py``, ``wrappers/rate_limit.py``), so each HTTP request
+is retried or throttled on its own, never a whole multi-request operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from kg_adapters.records import Literal
+
+Term = str | Literal
+"""An IRI (str), a blank node ("_:label") or a Literal."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparqlResult:
+    """One parsed answer. ``capped`` is True when the endpoint says it cut the rows at its own
+    limit (Virtuoso: the ``X-SPARQL-MaxRows`` header), so callers must page or report truncation."""
+
+    variables: tuple[str, ...] = ()
+    rows: list[tuple[Term | None, ...]] = field(default_factory=list)
+    boolean: bool | None = None
+    capped: bool = False
+
+
+@runtime_checkable
+class SparqlTransport(Protocol):
+    """Sends one SPARQL query to one endpoint and parses the answer.
+
+    Raises the typed errors of ``kg_adapters.errors``: ``QueryError`` for a query the endpoint
+    refuses (HTTP 400), ``BackendError`` for permanent failures (401/403, ...), ``RateLimited``
+    (429, with ``retry_after``), ``BackendTimeout`` and other ``TransientError`` for failures worth
+    retrying (connection errors, 500/502/503/504, truncated or malformed bodies).
+    """
+
+    @property
+    def endpoint(self) -> str: ...
+
+    def execute(self, query: str) -> SparqlResult: ...
+
+    def close(self) -> None: ...

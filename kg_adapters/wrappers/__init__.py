@@ -1,0 +1,38 @@
+"""Wrappers that add behaviour around a backend without changing its interface.
+
+* :class:`RetryingTransport` and :class:`RateLimitedTransport` wrap a
+  :class:`~kg_adapters.transport.SparqlTransport` (one HTTP request at a time); stack them as
+  ``RetryingTransport(RateLimitedTransport(HttpSparqlTransport(url)))`` so retries are throttled too.
+* :func:`cached` wraps a :class:`~kg_adapters.base.KnowledgeGraph` in a per-entity
+  :class:`ResultCache` (memory LRU + optional SQLite file; ``mode="replay"`` for offline runs).
+"""
+
+from __future__ import annotations
+
+from kg_adapters.wrappers.cache import (
+    CachedDict,
+    CachedKG,
+    CachedList,
+    CachedSparqlKG,
+    CacheMode,
+    CacheStats,
+    ResultCache,
+    cache_namespace,
+    cached,
+)
+from kg_adapters.wrappers.rate_limit import RateLimitedTransport
+from kg_adapters.wrappers.retry import RetryingTransport
+
+__all__ = [
+    "CacheMode",
+    "CacheStats",
+    "CachedDict",
+    "CachedKG",
+    "CachedList",
+    "CachedSparqlKG",
+    "RateLimitedTransport",
+    "ResultCache",
+    "RetryingTransport",
+    "cache_namespace",
+    "cached",
+]

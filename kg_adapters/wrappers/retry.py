@@ -1,0 +1,186 @@
+"""Retrying one SPARQL request: a :class:`SparqlTransport` that wraps another.
+
+Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies) is
+retried; everything else (``QueryError`` for HTTP 400, ``BackendError`` for 401/403, ...)
+propagates at once and unchanged. Waits grow exponentially with proportional jitter; a
+``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
+with the injected ``clock`` (tenacity's own monotonic clock is not used), and when the next wait
+would overrun it -- in particular when the endpoint asks for a Retry-After longer than what is
+left -- the transport gives up at once instead of hammering the endpoint.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import tenacity
+
+from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
+from kg_adapters.transport import SparqlResult, SparqlTransport
+
+__all__ = ["RetryingTransport"]
+
+
+@dataclass
+class _Call:
+    """The state of one ``execute`` call (a transport may serve several threads at once)."""
+
+    started: float
+    waits: dict[int, float] = field(default_factory=dict)
+    reason: str = ""
+
+
+class RetryingTransport:
+    """Retries transient failures of ``inner`` with exponential backoff and jitter.
+
+    ``attempts`` bounds the requests sent for one query (the first one included); ``max_seconds``
+    bounds the time one query may take, waits included. The wait before retry ``n`` (1-based) is
+    ``min(max_wait, initial_wait * 2 ** (n - 1))`` scaled by a random factor in
+    ``[1 - jitter, 1 + jitter]`` (capped at ``max_wait``), and never less than the endpoint's
+    Retry-After. ``sleep``, ``clock`` and ``rng`` are injectable so tests need no real waiting.
+
+    Counters for benchmarks: ``attempts_made`` (requests handed to ``inner``), ``retries`` (waits
+    before a repeated request), ``gave_up`` (queries that ended in :class:`RetriesExhausted`) and
+    ``waited`` (seconds of backoff requested).
+    """
+
+    def __init__(
+        self,
+        inner: SparqlTransport,
+        *,
+        attempts: int = 5,
+        max_seconds: float = 120.0,
+        initial_wait: float = 0.5,
+        max_wait: float = 30.0,
+        jitter: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise InvalidTermError(f"attempts must be an integer >= 1, got {attempts!r}")
+        for name, value in (("max_seconds", max_seconds), ("initial_wait", initial_wait), ("max_wait", max_wait)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise InvalidTermError(f"{name} must be a number >= 0, got {value!r}")
+        if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or not 0 <= jitter <= 1:
+            raise InvalidTermError(f"jitter must be a number in [0, 1], got {jitter!r}")
+        self.inner = inner
+        self.attempts = attempts
+        self.max_seconds = float(max_seconds)
+        self.initial_wait = float(initial_wait)
+        self.max_wait = float(max_wait)
+        self.jitter = float(jitter)
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng if rng is not None else random.Random()
+        self._lock = threading.Lock()
+        self.attempts_made = 0
+        self.retries = 0
+        self.gave_up = 0
+        self.waited = 0.0
+
+    # -- SparqlTransport ---------------------------------------------------------------------
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    def execute(self, query: str) -> SparqlResult:
+        call = _Call(started=self._clock())
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            return self._wait_before_retry(state, call)
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return self._should_stop(state, call)
+
+        retrying = tenacity.Retrying(
+            sleep=self._do_sleep,
+            stop=stop,
+            wait=wait,
+            retry=tenacity.retry_if_exception_type(TransientError),
+            reraise=False,
+        )
+        try:
+            return retrying(self._attempt, query)
+        except tenacity.RetryError as exc:
+            last = exc.last_attempt.exception()
+            made = exc.last_attempt.attempt_number
+            elapsed = self._clock() - call.started
+            with self._lock:
+                self.gave_up += 1
+            raise RetriesExhausted(
+                f"{self.endpoint}: gave up after {made} attempt{'s' if made != 1 else ''} over {elapsed:.1f} s "
+                f"({call.reason}): {last}",
+                attempts=made,
+                elapsed=elapsed,
+            ) from last
+
+    def close(self) -> None:
+        self.inner.close()
+
+    # -- internals -----------------------------------------------------------------------------
+    def _attempt(self, query: str) -> SparqlResult:
+        with self._lock:
+            self.attempts_made += 1
+        return self.inner.execute(query)
+
+    def _do_sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.retries += 1
+            self.waited += seconds
+        self._sleep(seconds)
+
+    def _wait_before_retry(self, state: tenacity.RetryCallState, call: _Call) -> float:
+        """The wait after attempt ``state.attempt_number``, drawn once (stop and wait both ask)."""
+        number = state.attempt_number
+        known = call.waits.get(number)
+        if known is not None:
+            return known
+        base = min(self.max_wait, self.initial_wait * 2.0 ** min(number - 1, 64))
+        with self._lock:
+            factor = 1.0 + self.jitter * (2.0 * self._rng.random() - 1.0)
+        wait = min(self.max_wait, base * factor)
+        retry_after = _retry_after(state)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        call.waits[number] = wait
+        return wait
+
+    def _should_stop(self, state: tenacity.RetryCallState, call: _Call) -> bool:
+        number = state.attempt_number
+        if number >= self.attempts:
+            call.reason = f"attempt limit {self.attempts} reached"
+            return True
+        wait = self._wait_before_retry(state, call)
+        remaining = self.max_seconds - (self._clock() - call.started)
+        if wait <= remaining:
+            return False
+        retry_after = _retry_after(state)
+        if retry_after is not None and retry_after > remaining:
+            call.reason = (
+                f"the endpoint asked to wait {retry_after:g} s (Retry-After) but only {max(remaining, 0.0):.1f} s "
+                f"remain of the {self.max_seconds:g} s budget"
+            )
+        else:
+            call.reason = (
+                f"waiting {wait:.1f} s more would exceed the {self.max_seconds:g} s budget "
+                f"({max(remaining, 0.0):.1f} s left)"
+            )
+        return True
+
+    def __repr__(self) -> str:
+        return f"RetryingTransport({self.inner!r}, attempts={self.attempts}, max_seconds={self.max_seconds:g})"
+
+
+def _retry_after(state: tenacity.RetryCallState) -> float | None:
+    outcome = state.outcome
+    if outcome is None or not outcome.failed:
+        return None
+    error = outcome.exception()
+    if isinstance(error, RateLimited) and error.retry_after is not None:
+        return float(error.retry_after)
+    return None
