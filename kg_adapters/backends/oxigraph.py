@@ -150,6 +150,8 @@ class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
 
     values_chunk = 2000
+    direct_lookup_max = 64
+    """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
     def __init__(self, path: str | None = None, *, profile: str | Profile = "generic", write: bool = False) -> None:
         super().__init__(get_profile(profile))
@@ -183,6 +185,57 @@ class OxigraphGraph(SparqlGraph):
 
     def _select(self, query: str) -> list[Row]:
         return select_rows(self._store, query)
+
+    def _collect_edges(
+        self,
+        side: Direction,
+        iris: list[str],
+        relation_iris: list[str] | None,
+        literals: bool,
+        canonical_of: dict[str, str],
+        result: dict[str, list[Edge]],
+    ) -> None:
+        """Small expansions read the store's indexes directly: a SPARQL query costs ~35 us to parse
+        and plan before its first row, an index lookup ~10 us. Large ones go through one VALUES query."""
+        lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
+        if lookups > self.direct_lookup_max:
+            super()._collect_edges(side, iris, relation_iris, literals, canonical_of, result)
+            return
+        entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
+        predicates = [_NamedNode(r) for r in relation_iris] if relation_iris else [None]
+        fixed = relation_id(relation_iris[0]) if relation_iris and len(relation_iris) == 1 else None
+        store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
+        try:
+            for full in iris:
+                node = canonical_of[full]
+                term = _NamedNode(full)
+                edges = result[node]
+                for predicate in predicates:
+                    if out:
+                        quads = store.quads_for_pattern(term, predicate, None, graph_name=default_graph)
+                    else:
+                        quads = store.quads_for_pattern(None, predicate, term, graph_name=default_graph)
+                    for quad in quads:
+                        other = quad.object if out else quad.subject
+                        other_node: Node
+                        if isinstance(other, _NamedNode):
+                            other_node = entity_id(other.value)
+                        elif isinstance(other, _BlankNode):
+                            other_node = "_:" + other.value
+                        else:
+                            if not literals:
+                                continue
+                            converted = convert_term(other)
+                            if converted is None:
+                                continue
+                            other_node = converted
+                        relation = fixed if fixed is not None else relation_id(quad.predicate.value)
+                        if out:
+                            edges.append(Edge(head=node, relation=relation, tail=other_node))
+                        else:
+                            edges.append(Edge(head=str(other_node), relation=relation, tail=node))
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
 
     def _blank_node_edges(
         self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
