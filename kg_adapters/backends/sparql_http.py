@@ -61,6 +61,8 @@ class RemoteSparqlGraph(SparqlGraph):
         self.transport = transport
         self.values_chunk = values_chunk or self.dialect.values_chunk
         self.page_size = max_rows or self.dialect.row_cap
+        self.explicit_pages = max_rows is not None
+        """With ``max_rows`` every query is paged at that size (bounded answers per request)."""
         self.queries_sent = 0
 
     @property
@@ -73,13 +75,15 @@ class RemoteSparqlGraph(SparqlGraph):
         return self.transport.execute(query)
 
     def _select(self, query: str) -> list[Row]:
-        if self.page_size is None:
-            result = self._execute(query)
-            if not result.capped:
-                return result.rows
-            # The endpoint cut the answer at a cap we did not know of: page at that size.
-            return self._paged(query, max(1, len(result.rows)))
-        return self._paged(query, self.page_size)
+        """Asks once without ORDER BY (sorting costs the engine dearly); only an answer that hit the
+        row cap (flagged by the engine, or as long as the cap) is fetched again in ordered pages."""
+        if self.explicit_pages:
+            return self._paged(query, self.page_size or 1)
+        result = self._execute(query)
+        cap = self.dialect.row_cap
+        if not result.capped and (cap is None or len(result.rows) < cap):
+            return result.rows
+        return self._paged(query, max(1, min(len(result.rows), self.page_size or len(result.rows))))
 
     def _select_at_most(self, query: str, limit: int) -> list[Row]:
         """At most ``limit`` rows of ``query``, any of them (for candidate lists)."""
