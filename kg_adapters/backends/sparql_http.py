@@ -81,9 +81,15 @@ class RemoteSparqlGraph(SparqlGraph):
             return self._paged(query, self.page_size or 1)
         result = self._execute(query)
         cap = self.dialect.row_cap
-        if not result.capped and (cap is None or len(result.rows) < cap):
+        got = len(result.rows)
+        if not result.capped and (cap is None or got < cap):
             return result.rows
-        return self._paged(query, max(1, min(len(result.rows), self.page_size or len(result.rows))))
+        ceiling = self.dialect.max_sorted_rows
+        if ceiling is not None and got >= ceiling:
+            # Ordered paging could never reach a second page (Virtuoso: cap == sort ceiling):
+            # let the caller split the id chunk instead of fetching the same rows again.
+            raise ResultTooLarge(f"an answer from {self.endpoint} exceeds {ceiling} rows")
+        return self._paged(query, max(1, min(got, self.page_size or got)))
 
     def _select_at_most(self, query: str, limit: int) -> list[Row]:
         """At most ``limit`` rows of ``query``, any of them (for candidate lists)."""
