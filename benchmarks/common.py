@@ -174,6 +174,19 @@ def machine_info(packages: Sequence[str] = ("pyoxigraph", "networkx", "psutil", 
     }
 
 
+def source_fingerprint(*packages: str) -> str:
+    """A short hash of the ``.py`` files of the given top-level packages of this repository, to
+    record which code a run measured (and to notice code that changed while it ran)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for package in packages:
+        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+            digest.update(str(path.relative_to(REPO_ROOT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Path, Path]:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     json_path = RESULTS_DIR / f"{name}.json"

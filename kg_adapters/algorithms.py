@@ -70,53 +70,88 @@ def constrained_paths(
         adjacency = kg.neighbors(frontier, direction=direction, relations=[relation]) if frontier else {}
         layers.append(adjacency)
         reached: dict[str, None] = {}
+        step = _STEPS[direction]
         for node in frontier:
             for edge in adjacency.get(node, ()):
-                nxt = _step(edge, node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
                 if isinstance(nxt, str):
                     reached[nxt] = None
         frontier = list(reached)
 
     # alive[i]: nodes at depth i from which the rest of the path can be completed.
     alive: list[set[str]] = [set() for _ in range(hops)]
-    for depth in range(hops - 1, -1, -1):
+    alive[hops - 1] = {node for node, edges in layers[hops - 1].items() if edges}
+    for depth in range(hops - 2, -1, -1):
+        step, ahead, here = _STEPS[dirs[depth]], alive[depth + 1], alive[depth]
         for node, edges in layers[depth].items():
             for edge in edges:
-                nxt = _step(edge, node)
-                if depth == hops - 1 or (isinstance(nxt, str) and nxt in alive[depth + 1]):
-                    alive[depth].add(node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+                if isinstance(nxt, str) and nxt in ahead:
+                    here.add(node)
                     break
 
     result = PathResult()
+    steps = [_STEPS[d] for d in dirs]
     for start in start_ids:
         if start not in alive[0]:
             continue
-        for walk in _walk(layers, alive, start, 0, (), (start,) if simple else None):
-            if limit is not None and len(result) >= limit:
-                result.truncated = True
-                return result
-            result.append(Path(start=start, edges=walk))
+        walks: list[tuple[Edge, ...]] = []
+        room = limit - len(result) if limit is not None else -1
+        try:
+            _walk(layers, alive, steps, start, 0, (), (start,) if simple else None, walks, room)
+        except _Full:
+            result.truncated = True
+        result.extend([Path(start=start, edges=walk) for walk in walks])
+        if result.truncated:
+            return result
     return result
+
+
+_TAIL, _HEAD, _EITHER = "tail", "head", "either"
+_STEPS: dict[Direction, str] = {"out": _TAIL, "in": _HEAD, "both": _EITHER}
+"""Which end of an edge a hop reaches: ``out`` edges of a node have it as head, ``in`` edges as
+tail (as the :class:`KnowledgeGraph` contract says), ``both`` needs the general :func:`_step`."""
+
+
+class _Full(Exception):
+    """Raised by :func:`_walk` when one more walk would exceed ``max_paths``."""
 
 
 def _walk(
     layers: list[dict[str, list[Edge]]],
     alive: list[set[str]],
+    steps: list[str],
     node: str,
     depth: int,
     prefix: tuple[Edge, ...],
     visited: tuple[Node, ...] | None,
-) -> Iterator[tuple[Edge, ...]]:
+    out: list[tuple[Edge, ...]],
+    room: int,
+) -> None:
+    """Appends every walk from ``node`` at ``depth`` to ``out``, depth-first in edge order; raises
+    :class:`_Full` instead of appending walk number ``room + 1`` (``room < 0``: no budget)."""
     last = depth == len(layers) - 1
+    step = steps[depth]
+    ahead = alive[depth + 1] if not last else set()
     for edge in layers[depth].get(node, ()):
-        nxt = _step(edge, node)
+        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
         if visited is not None and nxt in visited:
             continue
         if last:
-            yield (*prefix, edge)
-        elif isinstance(nxt, str) and nxt in alive[depth + 1]:
-            yield from _walk(
-                layers, alive, nxt, depth + 1, (*prefix, edge), None if visited is None else (*visited, nxt)
+            if len(out) == room:
+                raise _Full
+            out.append((*prefix, edge))
+        elif isinstance(nxt, str) and nxt in ahead:
+            _walk(
+                layers,
+                alive,
+                steps,
+                nxt,
+                depth + 1,
+                (*prefix, edge),
+                None if visited is None else (*visited, nxt),
+                out,
+                room,
             )
 
 

@@ -11,7 +11,7 @@ import gzip
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import pyoxigraph as ox
 
@@ -19,11 +19,13 @@ from kg_adapters import store_layout
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, XSD_STRING, Row, SparqlGraph, Term
 from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
-from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
 from kg_adapters.sparql_terms import check_iri, check_lang
+
+if TYPE_CHECKING:
+    from kg_adapters.label_index import LabelIndex
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
@@ -108,6 +110,8 @@ def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) ->
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     """Rewrites the SQLite name index at ``index_path`` from the store's label triples."""
+    from kg_adapters.label_index import LabelIndex  # sqlite3: only when a name index is used
+
     index = LabelIndex(index_path)
     try:
         index.clear()
@@ -284,6 +288,8 @@ class OxigraphGraph(SparqlGraph):
             raise BackendError(f"Oxigraph failed: {exc}") from exc
 
     def _open_label_index(self) -> LabelIndex:
+        from kg_adapters.label_index import LabelIndex  # sqlite3: only when search() needs it
+
         if self.path is not None:
             labels = store_layout.labels_path(self.path)
             if labels.is_file():
