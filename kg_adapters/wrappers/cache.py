@@ -175,6 +175,19 @@ def decode_entity(data: Any) -> Entity:
     return Entity(id=data["id"], label=data.get("label"), description=data.get("description"))
 
 
+_NOT_FOUND = object()
+
+
+def _copy(value: Any) -> Any:
+    """A fresh list for each answer, so a caller changing it cannot change what is remembered."""
+    return list(value) if isinstance(value, list) else value
+
+
+def _hashable(parts: tuple[object, ...]) -> tuple[object, ...]:
+    """A key tuple with its lists turned into tuples, for an in-memory dict."""
+    return tuple(tuple(part) if isinstance(part, list) else part for part in parts)
+
+
 def _key_digest(key: Sequence[object]) -> str:
     text = json.dumps(list(key), ensure_ascii=True, separators=(",", ":"), sort_keys=True, allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -255,6 +268,8 @@ class ResultCache:
         self.max_disk_bytes = max_disk_bytes
         self._lock = threading.RLock()
         self._memory: OrderedDict[str, Any] = OrderedDict()
+        self.generation = 0
+        """Bumped by clear(), so wrappers drop what they remember from before."""
         self._touched: dict[str, int] = {}
         self._tick = 0
         self._disk_bytes = 0
@@ -329,6 +344,7 @@ class ResultCache:
             if self.mode == "replay":
                 raise BackendError("a replay-mode cache is read-only and cannot be cleared")
             self._memory.clear()
+            self.generation += 1
             self._touched.clear()
             if self._conn is not None:
                 try:
@@ -555,6 +571,10 @@ class CachedKG:
         self._hits = 0
         self._misses = 0
         self._closed = False
+        # Decoded per-entity answers under plain tuple keys, in front of the cache: a warm beam
+        # search then pays neither key hashing (JSON + SHA-256) nor decoding on every hop.
+        self._decoded: OrderedDict[tuple[object, ...], Any] = OrderedDict()
+        self._decoded_generation = cache.generation
 
     # -- KnowledgeGraph ------------------------------------------------------------------------
     @property
@@ -735,11 +755,14 @@ class CachedKG:
         spellings = as_id_list(ids)
         canonical = {spelling: canonical_id(spelling) for spelling in spellings}
         nodes = list(dict.fromkeys(canonical.values()))
-        keys = [self._key(*key_parts(node)) for node in nodes]
-        stored = self.cache.lookup(keys)
-        values: dict[str, Any] = {nodes[position]: value for position, value in stored.items()}
-        missing = [node for node in nodes if node not in values]
-        self._count(hits=len(values), misses=len(missing))
+        memo_keys = {node: _hashable(key_parts(node)) for node in nodes}
+        decoded = self._recall(memo_keys)
+        pending = [node for node in nodes if node not in decoded]
+        keys = [self._key(*key_parts(node)) for node in pending]
+        stored = self.cache.lookup(keys) if pending else {}
+        values: dict[str, Any] = {pending[position]: value for position, value in stored.items()}
+        missing = [node for node in pending if node not in values]
+        self._count(hits=len(decoded) + len(values), misses=len(missing))
         if missing:
             tracker: _Tracker | None = getattr(self._local, "tracker", None)
             if tracker is not None:
@@ -748,9 +771,34 @@ class CachedKG:
             fetched = fetch(missing)
             self.cache.put_many((self._key(*key_parts(node)), fetched[node]) for node in missing)
             values.update(fetched)
+        fresh = {node: decode(value) for node, value in values.items()}
+        self._memorize({memo_keys[node]: value for node, value in fresh.items()})
+        decoded.update(fresh)
         return CachedDict(
-            {spelling: decode(values[canonical[spelling]]) for spelling in spellings}, from_cache=not missing
+            {spelling: _copy(decoded[canonical[spelling]]) for spelling in spellings}, from_cache=not missing
         )
+
+    def _recall(self, memo_keys: dict[str, tuple[object, ...]]) -> dict[str, Any]:
+        """Decoded answers remembered in this process (dropped when the cache was cleared)."""
+        found: dict[str, Any] = {}
+        with self._lock:
+            if self._decoded_generation != self.cache.generation:
+                self._decoded.clear()
+                self._decoded_generation = self.cache.generation
+            for node, key in memo_keys.items():
+                value = self._decoded.get(key, _NOT_FOUND)
+                if value is not _NOT_FOUND:
+                    self._decoded.move_to_end(key)
+                    found[node] = value
+        return found
+
+    def _memorize(self, entries: dict[tuple[object, ...], Any]) -> None:
+        if self.cache.mode == "off" or self.cache.memory_entries <= 0:
+            return
+        with self._lock:
+            self._decoded.update(entries)
+            while len(self._decoded) > self.cache.memory_entries:
+                self._decoded.popitem(last=False)
 
     def _refuse_in_replay(self, operation: object, missing: Sequence[str]) -> None:
         if self.cache.mode == "replay":
