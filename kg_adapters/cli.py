@@ -293,14 +293,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_load(args)
         if args.command == "demo":
             return cmd_demo(args)
-        with connect(args.kg) as kg:
+        try:
+            kg = connect(args.kg)
+        except TypeError as exc:  # an option the backend does not know: a usage error
+            print(f"kga: error: {exc}", file=sys.stderr)
+            return 2
+        with kg:
             return KG_COMMANDS[args.command](kg, args)
     except KGError as exc:
         print(f"kga: error: {exc}", file=sys.stderr)
         return 1
-    except TypeError as exc:
-        print(f"kga: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         return 0
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from kg_adapters.backends.dialects import Dialect, get_dialect
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
 from kg_adapters.base import Direction, check_budget
 from kg_adapters.errors import InvalidTermError, QueryError, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
@@ -31,6 +32,8 @@ WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 _PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?((?:\?\w+\s+)+)WHERE", re.I)
 _CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
 _SEARCH_CANDIDATES = 2_000
+_PER_ID_PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?\?x\b(?:\s+\?\w+)*\s+WHERE\b")
+_COUNT_PROJECTION = "SELECT ?x (COUNT(*) AS ?n) WHERE"
 _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", re.I)
 _QUERY_FORM = re.compile(r"\s*(CONSTRUCT|DESCRIBE)\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
@@ -90,6 +93,55 @@ class RemoteSparqlGraph(SparqlGraph):
             # let the caller split the id chunk instead of fetching the same rows again.
             raise ResultTooLarge(f"an answer from {self.endpoint} exceeds {ceiling} rows")
         return self._paged(query, max(1, min(got, self.page_size or got)))
+
+    def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
+        """Per-id queries without sorting: each chunk is asked once; when the endpoint caps the
+        answer, one ``COUNT(*) ... GROUP BY ?x`` says how many rows each id has, the rows of ids
+        already complete are kept and the others are packed into chunks that fit under the cap.
+        (Sorted paging would throw capped answers away, and Virtuoso's sort ceiling equals its cap.)"""
+        if self.explicit_pages:
+            yield from super()._select_chunked(build, iris)
+            return
+        for chunk in chunks(iris, self.values_chunk):
+            query = build(chunk)
+            first = self._execute(query)
+            cap = len(first.rows)
+            if not first.capped and (self.dialect.row_cap is None or cap < self.dialect.row_cap):
+                yield from first.rows
+                continue
+            if not _PER_ID_PROJECTION.match(query) or cap == 0:
+                yield from self._select_split(build, chunk)
+                continue
+            counted = self._execute(_PER_ID_PROJECTION.sub(_COUNT_PROJECTION, query, count=1) + " GROUP BY ?x")
+            if counted.capped and len(counted.rows) >= cap:  # even the counts were cut: split the chunk
+                yield from self._select_split(build, chunk)
+                continue
+            counts: dict[Term | None, int] = {}
+            for counted_id, counted_rows, *_ in counted.rows:
+                counts[counted_id] = int(str(counted_rows))
+            held = Counter(row[0] for row in first.rows)
+            complete = {x for x, rows_held in held.items() if counts.get(x) == rows_held}
+            yield from (row for row in first.rows if row[0] in complete)
+            batch: list[str] = []
+            size = 0
+            for iri in chunk:
+                expected = counts.get(iri, 0)
+                if expected == 0 or iri in complete:
+                    continue
+                if expected >= cap:  # one id alone fills the cap: ordered paging (or ResultTooLarge) for it
+                    yield from self._select_split(build, [iri])
+                    continue
+                if size + expected >= cap:
+                    yield from self._unordered(build, batch)
+                    batch, size = [], 0
+                batch.append(iri)
+                size += expected
+            if batch:
+                yield from self._unordered(build, batch)
+
+    def _unordered(self, build: Callable[[Sequence[str]], str], batch: list[str]) -> list[Row]:
+        result = self._execute(build(batch))
+        return self._select_split(build, batch) if result.capped else result.rows
 
     def _select_at_most(self, query: str, limit: int) -> list[Row]:
         """At most ``limit`` rows of ``query``, any of them (for candidate lists)."""
