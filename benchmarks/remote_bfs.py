@@ -29,9 +29,7 @@ local copy of the file, keeping those whose hop-1 frontier has at least 10 entit
 Figures: HTTP round trips per query, per-query latency (median over repeats, then median and p90
 over queries; sides rotate which goes first), and the warm-cache speed-up of ours with
 ``connect(..., cache="memory")``: every query run cold (cache cleared just before it), then
-again warm. A diagnostic third side prototypes a proposed library change (``open_proposal``:
-count-and-pack instead of sort-page-split) and is reported separately; it is not part of any
-target.
+again warm.
 """
 
 from __future__ import annotations
@@ -309,70 +307,6 @@ def instrument(kg: Any) -> CountingTransport:
     counting = CountingTransport(http_transport(kg))
     inner.transport = counting
     return counting
-
-
-def open_proposal(sparql_url: str) -> Any:
-    """A prototype of the proposed library change (count-and-pack instead of sort-page-split),
-    built in this benchmark from the library's public classes. Each id chunk is first asked
-    unordered, with no ``ORDER BY``/``LIMIT``/``OFFSET``; an answer Virtuoso does not cap is
-    complete, so small answers cost exactly what they cost now minus the sort. When the answer is
-    capped, one ``SELECT ?x (COUNT(*) AS ?n) ... GROUP BY ?x`` gives every id's row count: the
-    capped rows of ids whose count they already hold are kept, and the other ids are packed into
-    chunks whose rows fit under the cap and asked unordered. Nothing is thrown away and no query
-    is sorted. The library (as of 37c7a2d) also asks unordered first, but asks a capped answer
-    again in ordered LIMIT/OFFSET pages; with Virtuoso's stock limits (row cap = sort ceiling =
-    10,000) the second page is refused, so both 10,000-row answers are thrown away and the chunk
-    is split in half (``_select_split``) and asked again, level after level. (Before 37c7a2d it
-    sorted every answer by ``STR()``/``LANG()``/``DATATYPE()`` of every column.)"""
-    import re
-
-    from kg_adapters.backends.http_transport import HttpSparqlTransport
-    from kg_adapters.backends.sparql_graph import chunks
-    from kg_adapters.backends.sparql_http import RemoteSparqlGraph
-
-    projection = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?\?x\b(?:\s+\?\w+)*\s+WHERE\b")
-
-    class ProposalGraph(RemoteSparqlGraph):
-        def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Any:
-            cap = self.page_size
-            for chunk in chunks(iris, self.values_chunk):
-                query = build(chunk)
-                if cap is None or not projection.match(query):
-                    yield from self._select_split(build, chunk)  # not a per-id query: as the library
-                    continue
-                first = self._execute(query)
-                if not first.capped and len(first.rows) < cap:
-                    yield from first.rows
-                    continue
-                counted = self._execute(
-                    projection.sub("SELECT ?x (COUNT(*) AS ?n) WHERE", query, count=1) + " GROUP BY ?x"
-                )
-                counts = {row[0]: int(str(row[1])) for row in counted.rows}
-                held = Counter(row[0] for row in first.rows)
-                complete = {x for x, n in held.items() if counts.get(x) == n}
-                yield from (row for row in first.rows if row[0] in complete)
-                batch: list[str] = []
-                size = 0
-                for iri in chunk:
-                    n = counts.get(iri, 0)
-                    if n == 0 or iri in complete:
-                        continue
-                    if n >= cap:  # one id alone fills the cap: the library's paging for it
-                        yield from self._select_split(build, [iri])
-                        continue
-                    if size + n >= cap:
-                        yield from self._unordered(build, batch)
-                        batch, size = [], 0
-                    batch.append(iri)
-                    size += n
-                if batch:
-                    yield from self._unordered(build, batch)
-
-        def _unordered(self, build: Callable[[Sequence[str]], str], batch: list[str]) -> list[Any]:
-            result = self._execute(build(batch))
-            return self._select_split(build, batch) if result.capped else result.rows
-
-    return ProposalGraph(HttpSparqlTransport(sparql_url, timeout=60.0), profile="freebase", dialect="virtuoso")
 
 
 def path_key(result: Any) -> Counter[tuple[EdgeKey, ...]]:
@@ -659,38 +593,6 @@ def cache_rows(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def proposal_rows(results: dict[str, Any]) -> list[list[str]]:
-    f_s, f_r = common.fmt_seconds, common.fmt_ratio
-    rows = []
-    for op in OPS:
-        p = results.get("proposal", {}).get(op)
-        if not p:
-            continue
-        label = "paths() 2-hop" if op == "paths" else "subgraph(hops=2)"
-        rows.append(
-            [
-                f"{label}: latency / query, median",
-                f_s(p["ours_median_s"]),
-                f_s(p["proposal_median_s"]),
-                f_r(p["speedup_median"]),
-                f_r(p["tog_over_proposal_median"]),
-            ]
-        )
-        rows.append(
-            [
-                f"{label}: HTTP round trips, total",
-                f"{p['ours_round_trips_total']:,}",
-                f"{p['proposal_round_trips_total']:,}",
-                "",
-                "",
-            ]
-        )
-    return rows
-
-
-PROPOSAL_HEADERS = ["measure", "ours (library)", "ours, count-and-pack", "speed-up", "ToG / count-and-pack"]
-
-
 def render_markdown(results: dict[str, Any]) -> str:
     m, cfg = results["machine"], results["config"]
     lines = [
@@ -756,23 +658,6 @@ def render_markdown(results: dict[str, Any]) -> str:
         common.markdown_table(CACHE_HEADERS, cache_rows(results)),
         "",
     ]
-    if results.get("proposal"):
-        lines += [
-            "## Diagnostic: what the proposed library change would buy (not part of any target)",
-            "",
-            "`ours, count-and-pack` is a prototype of the proposed change, built in this benchmark from the "
-            "library's public classes (`open_proposal`): each id chunk is asked unordered (no `ORDER BY`/`LIMIT`/"
-            "`OFFSET`); only when Virtuoso caps the answer, one `COUNT(*) ... GROUP BY ?x` query gives each id's row "
-            "count, the capped rows of ids already complete are kept, and the other ids are packed into chunks "
-            "that fit under the cap, so nothing is downloaded twice and nothing is sorted. The library (since "
-            "37c7a2d) also asks unordered first, but asks a capped answer again in ordered pages; Virtuoso's sort "
-            "ceiling equals its row cap (10,000), so the second page is refused, both 10,000-row answers are "
-            "thrown away, and the chunk is split in half and asked again, level after level (before 37c7a2d it "
-            "also sorted every answer by `STR()`/`LANG()`/`DATATYPE()` of every column).",
-            "",
-            common.markdown_table(PROPOSAL_HEADERS, proposal_rows(results)),
-            "",
-        ]
     ours_counts = results["ours_counters"]
     lines += [
         "## Setup",
@@ -906,7 +791,6 @@ def main(argv: list[str] | None = None) -> int:
         default="sparqlwrapper",
         help="ToG side: a new SPARQLWrapper per query (as ToG) or a plain requests.post per query",
     )
-    parser.add_argument("--no-proposal", action="store_true", help="skip the diagnostic prototype side")
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
     parser.add_argument("--allow-mismatch", action="store_true", help="write results even if answers differ")
     args = parser.parse_args(argv)
@@ -944,7 +828,6 @@ def main(argv: list[str] | None = None) -> int:
             ours = open_ours(url)
             ours_counts = instrument(ours)
             tog = TogClient(url, args.tog_client)
-            proposal = None if args.no_proposal else open_proposal(url)
 
             raw: dict[str, Any] = {}
             counters: dict[str, Any] = {}
@@ -955,29 +838,11 @@ def main(argv: list[str] | None = None) -> int:
                         Side("ours", lambda q: ours.paths(q[0], q[1]), path_key, lambda: ours_counts.requests_sent),
                         Side("tog", lambda q: tog_paths(tog, q[0], q[1]), Counter, lambda: tog.requests_sent),
                     ]
-                    if proposal is not None:
-                        sides.append(
-                            Side(
-                                "proposal",
-                                lambda q: proposal.paths(q[0], q[1]),
-                                path_key,
-                                lambda: proposal.transport.requests_sent,
-                            )
-                        )
                 else:
                     sides = [
                         Side("ours", lambda q: ours.subgraph(q, hops=2), edge_key, lambda: ours_counts.requests_sent),
                         Side("tog", lambda q: tog_subgraph(tog, q, 2), lambda a: a, lambda: tog.requests_sent),
                     ]
-                    if proposal is not None:
-                        sides.append(
-                            Side(
-                                "proposal",
-                                lambda q: proposal.subgraph(q, hops=2),
-                                edge_key,
-                                lambda: proposal.transport.requests_sent,
-                            )
-                        )
                 log(f"{op}: {len(queries)} queries x {args.repeats} repeats, sides {[s.name for s in sides]}")
                 capped0, rows0 = ours_counts.capped_answers, ours_counts.rows_received
                 raw[op] = measure(op, queries, sides, args.repeats)
@@ -993,8 +858,6 @@ def main(argv: list[str] | None = None) -> int:
                     f"ToG {common.fmt_seconds(summary['latency']['tog_median_s'])})"
                 )
             ours.close()
-            if proposal is not None:
-                proposal.close()
 
             log("warm cache: connect(..., cache='memory')")
             cached_kg = open_ours(url, cache="memory")
@@ -1027,22 +890,6 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  {op}: warm/cold {cache[op]['ratio_warm_cold']:.4f}")
 
         summary_all = {op: summarise(raw[op]) for op in OPS}
-        proposal_summary: dict[str, Any] = {}
-        if not args.no_proposal:
-            for op in OPS:
-                mine, prop, theirs = raw[op]["ours"], raw[op]["proposal"], raw[op]["tog"]
-                om, pm = common.median(mine["per_query_median_s"]), common.median(prop["per_query_median_s"])
-                proposal_summary[op] = {
-                    "ours_median_s": om,
-                    "proposal_median_s": pm,
-                    "speedup_median": common.ratio(om, pm),
-                    "tog_over_proposal_median": common.ratio(common.median(theirs["per_query_median_s"]), pm),
-                    "ours_total_s": sum(mine["per_query_median_s"]),
-                    "proposal_total_s": sum(prop["per_query_median_s"]),
-                    "ours_round_trips_total": sum(mine["per_query_round_trips"]),
-                    "proposal_round_trips_total": sum(prop["per_query_round_trips"]),
-                    "mismatches": prop["mismatches"],
-                }
         tog_desc = (
             (
                 "a new `SPARQLWrapper` (GET, JSON; urllib, no connection reuse) per query, as ToG's `execurte_sparql`"
@@ -1087,7 +934,6 @@ def main(argv: list[str] | None = None) -> int:
             },
             "summary": summary_all,
             "cache": cache,
-            "proposal": proposal_summary,
             "ours_counters": counters,
             "tog_capped_answers": tog.capped_answers,
             "raw": raw,
@@ -1103,16 +949,13 @@ def main(argv: list[str] | None = None) -> int:
         if prev is not None:
             results["previous_run"] = prev
 
-        mismatches = sum(raw[op][side]["mismatches"] for op in OPS for side in ("ours", "proposal") if side in raw[op])
+        mismatches = sum(raw[op]["ours"]["mismatches"] for op in OPS)
         mismatches += sum(cache[op]["mismatches"] for op in OPS)
         empty = sum(raw[op]["empty_reference_answers"] for op in OPS)
         print()
         print(common.text_table(HEADERS, summary_rows(results)))
         print()
         print(common.text_table(CACHE_HEADERS, cache_rows(results)))
-        if proposal_summary:
-            print()
-            print(common.text_table(PROPOSAL_HEADERS, proposal_rows(results)))
         print(
             f"\n(mismatches: {mismatches}; empty answers: {empty}; ToG capped answers: {tog.capped_answers}; "
             f"run took {results['run_seconds']:.0f} s)"
