@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
 from kg_adapters.errors import InvalidTermError
-from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
+from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult
 
 if TYPE_CHECKING:
     from kg_adapters.base import KnowledgeGraph
@@ -324,7 +324,3 @@ def k_hop_subgraph(
         frontier = next_frontier
     return result
 
-
-def sort_edges(edges: list[Edge]) -> list[Edge]:
-    edges.sort(key=edge_sort_key)
-    return edges

@@ -18,8 +18,6 @@ Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
 Ids = str | Sequence[str]
 
-DEFAULT_MAX_PATHS = 10_000
-
 
 @runtime_checkable
 class KnowledgeGraph(Protocol):

@@ -34,10 +34,6 @@ class Edge:
     relation: str
     tail: Node
 
-    def other(self, node: str) -> Node:
-        """The end of this edge that is not ``node`` (the head when ``node`` is the tail)."""
-        return self.tail if self.head == node else self.head
-
     def as_tuple(self) -> tuple[str, str, Node]:
         return (self.head, self.relation, self.tail)
 

@@ -27,15 +27,13 @@ class Dialect:
     method: str = "POST"
     blank_node_prefix: str | None = None
     """IRI prefix by which the engine lets queries name a blank node (Virtuoso: nodeID://)."""
-    label_service: bool = False
-    """Whether the engine has the wikibase:label service (WDQS)."""
 
 
 DIALECTS: dict[str, Dialect] = {
     "virtuoso": Dialect(
         name="virtuoso", row_cap=10_000, max_sorted_rows=10_000, values_chunk=1_000, blank_node_prefix="nodeID://"
     ),
-    "wdqs": Dialect(name="wdqs", row_cap=None, max_sorted_rows=None, values_chunk=200, label_service=True),
+    "wdqs": Dialect(name="wdqs", row_cap=None, max_sorted_rows=None, values_chunk=200),
     "blazegraph": Dialect(name="blazegraph", row_cap=None, max_sorted_rows=None, values_chunk=500),
     "qlever": Dialect(name="qlever", row_cap=None, max_sorted_rows=None, values_chunk=1_000),
     "oxigraph": Dialect(name="oxigraph", row_cap=None, max_sorted_rows=None, values_chunk=2_000),

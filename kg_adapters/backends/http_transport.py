@@ -19,8 +19,8 @@ from typing import Any
 import requests
 
 from kg_adapters import __version__
+from kg_adapters.backends.sparql_graph import plain_literal
 from kg_adapters.errors import BackendError, BackendTimeout, QueryError, RateLimited, TransientError
-from kg_adapters.records import Literal
 from kg_adapters.transport import SparqlResult, Term
 
 DEFAULT_USER_AGENT = f"kg-adapters/{__version__} (https://pypi.org/project/kg-adapters/) python-requests"
@@ -58,13 +58,8 @@ def convert_json_term(term: Mapping[str, Any] | None) -> Term | None:
     if kind == "uri":
         return value
     if kind in ("literal", "typed-literal"):
-        lang = term.get("xml:lang")
-        if lang:
-            return Literal(value=value, lang=str(lang).lower())
         datatype = term.get("datatype")
-        if datatype in (None, "http://www.w3.org/2001/XMLSchema#string"):
-            return Literal(value=value)
-        return Literal(value=value, datatype=str(datatype))
+        return plain_literal(value, None if datatype is None else str(datatype), term.get("xml:lang"))
     if kind == "bnode":
         return "_:" + value.removeprefix("nodeID://")
     return None

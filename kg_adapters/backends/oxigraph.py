@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, XSD_STRING, Row, SparqlGraph, Term
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term, plain_literal
 from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
 from kg_adapters.profiles import Profile, get_profile
@@ -87,11 +87,7 @@ def convert_term(term: Any) -> Term | None:
     if kind is _NamedNode:
         return str(term.value)
     if kind is _Literal:
-        lang = term.language
-        if lang:
-            return Literal(value=str(term.value), lang=str(lang).lower())
-        datatype = str(term.datatype.value)
-        return Literal(value=str(term.value), datatype=None if datatype == XSD_STRING else datatype)
+        return plain_literal(str(term.value), str(term.datatype.value), term.language)
     if kind is _BlankNode:
         return "_:" + str(term.value)
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +38,20 @@ _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*
 _QUERY_FORM = re.compile(r"\s*(CONSTRUCT|DESCRIBE)\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
 _LIMIT_OR_OFFSET = re.compile(r"\b(LIMIT|OFFSET)\s+\d+\s*$", re.I)
+
+
+def _total_order(variables: Iterable[str]) -> str:
+    """`` ORDER BY`` the text, language and datatype of every variable: a total order. Virtuoso orders
+    mixed literal types inconsistently between pages when asked for ORDER BY ?o, so pages overlapped."""
+    return " ORDER BY " + " ".join(f"STR({var}) LANG({var}) STR(DATATYPE({var}))" for var in variables)
+
+
+def _order_of(query: str) -> str:
+    """The total order of one of our own SELECT queries, from its projection."""
+    match = _PROJECTION.match(query)
+    if match is None:
+        raise QueryError("only SELECT queries with an explicit projection can be paged")
+    return _total_order(match.group(1).split())
 
 
 def _split_prologue(sparql: str) -> tuple[str, str]:
@@ -152,21 +166,11 @@ class RemoteSparqlGraph(SparqlGraph):
             page = max(1, len(result.rows))
         else:
             page = self.page_size
-        match = _PROJECTION.match(query)
-        if match is None:
-            raise QueryError("only SELECT queries with an explicit projection can be paged")
-        order = " ".join(f"STR({var}) LANG({var}) STR(DATATYPE({var}))" for var in match.group(1).split())
-        return self._pages(query, f" ORDER BY {order}", page, at_most=limit)
+        return self._pages(query, _order_of(query), page, at_most=limit)
 
     def _paged(self, query: str, page: int) -> list[Row]:
         """Every row of ``query``, by stable ORDER BY + LIMIT/OFFSET pages."""
-        match = _PROJECTION.match(query)
-        if match is None:
-            raise QueryError("only SELECT queries with an explicit projection can be paged")
-        # A total order on the terms' text: Virtuoso orders mixed literal types inconsistently
-        # between pages when asked for ORDER BY ?o, so pages would overlap and skip rows.
-        order = " ".join(f"STR({var}) LANG({var}) STR(DATATYPE({var}))" for var in match.group(1).split())
-        return self._pages(query, f" ORDER BY {order}", page)
+        return self._pages(query, _order_of(query), page)
 
     def _pages(self, query: str, order: str, page: int, *, at_most: int | None = None) -> list[Row]:
         """Pages of ``query`` in ``order`` until exhausted (or ``at_most`` rows)."""
@@ -217,8 +221,7 @@ class RemoteSparqlGraph(SparqlGraph):
             raise ResultTooLarge(f"{self.endpoint} capped an answer to a query that has its own LIMIT/OFFSET")
         if _ORDER_BY.search(body):
             return self._pages(f"{prologue}{body}", "", page)
-        order = " ".join(f"STR(?{v}) LANG(?{v}) STR(DATATYPE(?{v}))" for v in variables)
-        return self._pages(f"{prologue}SELECT * WHERE {{ {body} }}", f" ORDER BY {order}", page)
+        return self._pages(f"{prologue}SELECT * WHERE {{ {body} }}", _total_order(f"?{v}" for v in variables), page)
 
     def _blank_node_edges(
         self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -231,6 +231,14 @@ class KGConformance:
 
     accent_insensitive_search = True
     """Remote endpoints match names at the server, case- but not accent-insensitively."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
+        """One graph per backend class, from the class's ``make_kg`` fixture."""
+        graph = make_kg()
+        yield graph
+        graph.close()
 
     # ---------------------------------------------------------------------------- protocol
     def test_is_a_knowledge_graph(self, kg: KnowledgeGraph) -> None:

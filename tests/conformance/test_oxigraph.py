@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,13 +49,6 @@ class TestOxigraphInMemory(KGConformance):
 
         return make
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        yield graph
-        graph.close()
-
 
 class TestOxigraphOnDisk(KGConformance):
     @pytest.fixture(scope="class")
@@ -68,13 +61,6 @@ class TestOxigraphOnDisk(KGConformance):
             return kg
 
         return make
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        yield graph
-        graph.close()
 
     def test_read_only(self, kg: KnowledgeGraph) -> None:
         assert isinstance(kg, OxigraphGraph)

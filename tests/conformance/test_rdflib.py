@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,17 +27,11 @@ class TestRdflib(KGConformance):
     @classmethod
     def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
         def make() -> KnowledgeGraph:
-            return connect(f"rdflib://{graph_file.resolve()}")
+            graph = connect(f"rdflib://{graph_file.resolve()}")
+            assert isinstance(graph, RdflibGraph)
+            return graph
 
         return make
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        assert isinstance(graph, RdflibGraph)
-        yield graph
-        graph.close()
 
 
 def test_missing_file_is_store_not_found(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ paging and chunk splitting return complete answers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +55,6 @@ class TestVirtuoso(KGConformance):
 
         return make
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        yield graph
-        graph.close()
-
 
 class TestVirtuosoTinyPages(KGConformance):
     """Every answer larger than 3 rows is paged; chunks whose answer exceeds 12 sorted rows split."""
@@ -77,13 +70,6 @@ class TestVirtuosoTinyPages(KGConformance):
             return kg
 
         return make
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        yield graph
-        graph.close()
 
     def test_answers_really_were_paged(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         kg = make_kg()
