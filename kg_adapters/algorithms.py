@@ -49,6 +49,7 @@ def constrained_paths(
     directions: Sequence[Direction] | None = None,
     max_paths: int | None = None,
     simple: bool = False,
+    expand_cvt: bool = False,
 ) -> PathResult:
     """RoG Algorithm 1. Each hop's frontier (distinct nodes, not paths) is expanded with one batched
     ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a

@@ -17,6 +17,8 @@ from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
 Ids = str | Sequence[str]
+Langs = str | Sequence[str]
+"""One language tag or tags in order of preference (``("de", "en")``)."""
 
 
 @runtime_checkable
@@ -34,12 +36,21 @@ class KnowledgeGraph(Protocol):
         relations: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
         literals: bool = True,
+        expand_cvt: bool = False,
+        qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
-        """1-hop edges of each id (``out``: id is the head; ``in``: id is the tail)."""
+        """1-hop edges of each id (``out``: id is the head; ``in``: id is the tail).
+
+        ``expand_cvt``: an edge reaching a CVT (mediator) node carries the mediator's other edges
+        in ``Edge.cvt``. ``qualifiers``: full statements (``Edge.qualifiers``, ``Edge.rank``) where
+        the profile has them (Wikidata), instead of truthy edges."""
         ...
 
-    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
-        """Distinct relations on each id's edges in ``direction``, sorted."""
+    def relations(
+        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
+    ) -> dict[str, list[str]]:
+        """Distinct relations on each id's edges in ``direction``, sorted. ``expand_cvt`` adds
+        ``r1..r2`` for each relation ``r2`` seen through a CVT reached by ``r1``."""
         ...
 
     def paths(
@@ -50,8 +61,10 @@ class KnowledgeGraph(Protocol):
         directions: Sequence[Direction] | None = None,
         max_paths: int | None = None,
         simple: bool = False,
+        expand_cvt: bool = False,
     ) -> PathResult:
-        """Constrained BFS (RoG Algorithm 1): every walk from a start that follows ``relation_path``."""
+        """Constrained BFS (RoG Algorithm 1): every walk from a start that follows ``relation_path``.
+        ``expand_cvt``: a step ``r1..r2`` walks ``r1`` into a CVT node and ``r2`` out of it."""
         ...
 
     def shortest_paths(
@@ -78,8 +91,14 @@ class KnowledgeGraph(Protocol):
         """Every distinct edge within ``hops`` of the seeds."""
         ...
 
-    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
-        """Names of the ids that have one (preferring ``lang``, then untagged, then any)."""
+    def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
+        """Names of the ids that have one (preferring the ``lang`` tags in order, then untagged,
+        then any). CVT nodes of profiles that have them are described from their named neighbours."""
+        ...
+
+    def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
+        """Label and description (the profile's description predicates) of every id, with the same
+        language fallbacks as ``labels``; ids with neither get ``Entity(id=...)``."""
         ...
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:

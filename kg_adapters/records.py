@@ -6,6 +6,7 @@ multigraph is never collapsed (two relations between one node pair are two edges
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 
@@ -26,13 +27,75 @@ Node = str | Literal
 """An entity id (profile-compact string) or a literal."""
 
 
+def node_sort_key(node: Node) -> tuple[int, str, str, str]:
+    """Orders entities before literals, then by text, so answers are deterministic."""
+    if isinstance(node, str):
+        return (0, node, "", "")
+    return (1, node.value, node.datatype or "", node.lang or "")
+
+
+class Qualifiers(Mapping[str, tuple[Node, ...]]):
+    """Immutable, hashable ``qualifier relation -> values`` of a statement (Wikidata ``pq:``),
+    relations sorted and values in a deterministic order, so equal statements compare equal."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Iterable[Node]] | Iterable[tuple[str, Iterable[Node]]] = ()) -> None:
+        pairs = items.items() if isinstance(items, Mapping) else items
+        merged: dict[str, list[Node]] = {}
+        for relation, values in pairs:
+            merged.setdefault(relation, []).extend(values)
+        self._items: tuple[tuple[str, tuple[Node, ...]], ...] = tuple(
+            (relation, tuple(sorted(dict.fromkeys(values), key=node_sort_key)))
+            for relation, values in sorted(merged.items())
+        )
+
+    def __getitem__(self, relation: str) -> tuple[Node, ...]:
+        for key, values in self._items:
+            if key == relation:
+                return values
+        raise KeyError(relation)
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Qualifiers):
+            return self._items == other._items
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"Qualifiers({dict(self._items)!r})"
+
+
+NO_QUALIFIERS = Qualifiers()
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Edge:
-    """One triple ``head --relation--> tail`` in the KG's own direction."""
+    """One triple ``head --relation--> tail`` in the KG's own direction.
+
+    Optional context, empty unless an operation was asked for it:
+
+    * ``qualifiers`` and ``rank`` (``preferred``/``normal``) when the edge is a full statement
+      (Wikidata ``p:/ps:/pq:``; ``neighbors(..., qualifiers=True)``). Two statements with the same
+      head, relation and tail but other qualifiers are two edges.
+    * ``cvt``: when ``tail`` (or ``head``, for an incoming edge) is a Freebase CVT (mediator) node and
+      the operation expanded CVTs, the mediator's other edges, so one call sees through it.
+    """
 
     head: str
     relation: str
     tail: Node
+    qualifiers: Qualifiers = NO_QUALIFIERS
+    rank: str | None = None
+    cvt: tuple[Edge, ...] = ()
 
     def as_tuple(self) -> tuple[str, str, Node]:
         return (self.head, self.relation, self.tail)
@@ -92,13 +155,6 @@ class EdgeList(list[Edge]):
         super().__init__(edges or [])
         self.truncated = truncated
         self.from_cache = from_cache
-
-
-def node_sort_key(node: Node) -> tuple[int, str, str, str]:
-    """Orders entities before literals, then by text, so answers are deterministic."""
-    if isinstance(node, str):
-        return (0, node, "", "")
-    return (1, node.value, node.datatype or "", node.lang or "")
 
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, tuple[int, str, str, str]]:

@@ -71,6 +71,15 @@ def check_lang(tag: object) -> str:
     return text.lower()
 
 
+def check_langs(tags: object) -> tuple[str, ...]:
+    """One language tag or a non-empty sequence of them (preference order), each checked and lower-cased."""
+    if isinstance(tags, str):
+        return (check_lang(tags),)
+    if isinstance(tags, (list, tuple)) and tags:
+        return tuple(dict.fromkeys(check_lang(tag) for tag in tags))
+    raise InvalidTermError(f"lang must be a language tag or a non-empty list of tags, got {tags!r:.100}")
+
+
 _ESCAPED_BACKSLASH_U = re.compile(r"\\([uU])")  # after translation only an escaped backslash precedes u
 
 

@@ -13,9 +13,8 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import pytest
@@ -39,10 +38,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kg_adapters import connect
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, SparqlQueryable, as_id_list
+from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
-from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult
 from kg_adapters.wrappers import (
     CachedDict,
     CachedKG,
@@ -60,115 +58,11 @@ from kg_adapters.wrappers.cache import (
     encode_node,
     normalize_sparql,
 )
+from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
 
 loaders = pytest.importorskip("loaders")
 
 FB = "http://rdf.freebase.com/ns/"
-
-
-class CountingKG:
-    """Delegates every call to a real KG and records (operation, ids asked for)."""
-
-    def __init__(self, inner: KnowledgeGraph) -> None:
-        self.inner = inner
-        self.calls: list[tuple[str, list[str]]] = []
-        self._lock = threading.Lock()
-
-    def _note(self, operation: str, ids: Ids | None = None) -> None:
-        with self._lock:
-            self.calls.append((operation, as_id_list(ids) if ids is not None else []))
-
-    def asked(self, operation: str) -> list[list[str]]:
-        return [ids for name, ids in self.calls if name == operation]
-
-    @property
-    def profile(self) -> Profile:
-        return self.inner.profile
-
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-    ) -> dict[str, list[Edge]]:
-        self._note("neighbors", ids)
-        return self.inner.neighbors(
-            ids, direction=direction, relations=relations, limit_per_entity=limit_per_entity, literals=literals
-        )
-
-    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
-        self._note("relations", ids)
-        return self.inner.relations(ids, direction=direction)
-
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-    ) -> PathResult:
-        self._note("paths", starts)
-        return self.inner.paths(starts, relation_path, directions=directions, max_paths=max_paths, simple=simple)
-
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
-        self._note("shortest_paths", sources)
-        return self.inner.shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
-
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
-        self._note("subgraph", seeds)
-        return self.inner.subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
-
-    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
-        self._note("labels", ids)
-        return self.inner.labels(ids, lang=lang)
-
-    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
-        self._note("search", [text])
-        return self.inner.search(text, limit=limit)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> CountingKG:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class CountingSparqlKG(CountingKG):
-    """The same instrument for a KG that also answers raw SPARQL."""
-
-    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
-        self._note("query", [sparql])
-        assert isinstance(self.inner, SparqlQueryable)
-        return self.inner.query(sparql)
 
 
 # -- fixtures ------------------------------------------------------------------------------------

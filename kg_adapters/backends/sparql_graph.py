@@ -15,12 +15,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
-from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, edge_sort_key, node_sort_key
-from kg_adapters.sparql_terms import check_lang, iri, values_block
+from kg_adapters.sparql_terms import check_langs, iri, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -86,6 +86,8 @@ class SparqlGraph(abc.ABC):
         relations: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
         literals: bool = True,
+        expand_cvt: bool = False,
+        qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
         self._check_open()
         check_direction(direction)
@@ -115,7 +117,9 @@ class SparqlGraph(abc.ABC):
             found[canonical] = edges[:limit] if limit is not None else edges
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
-    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
+    def relations(
+        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
+    ) -> dict[str, list[str]]:
         self._check_open()
         check_direction(direction)
         nodes = self._resolve(ids)
@@ -144,10 +148,17 @@ class SparqlGraph(abc.ABC):
         directions: Sequence[Direction] | None = None,
         max_paths: int | None = None,
         simple: bool = False,
+        expand_cvt: bool = False,
     ) -> PathResult:
         self._check_open()
         return algorithms.constrained_paths(
-            self, starts, relation_path, directions=directions, max_paths=max_paths, simple=simple
+            self,
+            starts,
+            relation_path,
+            directions=directions,
+            max_paths=max_paths,
+            simple=simple,
+            expand_cvt=expand_cvt,
         )
 
     def shortest_paths(
@@ -178,26 +189,51 @@ class SparqlGraph(abc.ABC):
             self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
         )
 
-    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
+    def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = check_lang(lang)
+        wanted = check_langs(lang)
         nodes = self._resolve(ids)
-        predicates = values_block("p", self._profile.label_predicates)
-        candidates: dict[str, list[Literal]] = {}
-        rows = self._select_chunked(
-            lambda chunk: (
-                f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicates} ?x ?p ?l FILTER(isLiteral(?l)) }}"
-            ),
-            list(nodes.iris),
-        )
-        for x, label, *_ in rows:
-            if isinstance(x, str) and isinstance(label, Literal):
-                candidates.setdefault(nodes.iris[x], []).append(label)
+        candidates = self._literals_of(nodes, self._profile.label_predicates)
         return {
             spelling: _best_label(candidates[canonical], wanted)
             for spelling, canonical in nodes.canonical.items()
             if canonical in candidates
         }
+
+    def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
+        self._check_open()
+        wanted = check_langs(lang)
+        nodes = self._resolve(ids)
+        names = self._literals_of(nodes, self._profile.label_predicates)
+        descriptions = self._literals_of(nodes, self._profile.description_predicates)
+        found: dict[str, Entity] = {}
+        for spelling, canonical in nodes.canonical.items():
+            name = names.get(canonical)
+            description = descriptions.get(canonical)
+            found[spelling] = Entity(
+                id=canonical,
+                label=_best_label(name, wanted) if name else None,
+                description=_best_label(description, wanted) if description else None,
+            )
+        return found
+
+    def _literals_of(self, nodes: _Resolved, predicates: Sequence[str]) -> dict[str, list[Literal]]:
+        """Literal values of ``predicates`` on each resolved node (canonical id -> literals)."""
+        found: dict[str, list[Literal]] = {}
+        if not predicates or not nodes.iris:
+            return found
+        predicate_values = values_block("p", predicates)
+        rows = self._select_chunked(
+            lambda chunk: (
+                f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicate_values} ?x ?p ?l "
+                "FILTER(isLiteral(?l)) }"
+            ),
+            list(nodes.iris),
+        )
+        for x, value, *_ in rows:
+            if isinstance(x, str) and isinstance(value, Literal):
+                found.setdefault(nodes.iris[x], []).append(value)
+        return found
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
@@ -377,19 +413,21 @@ def _head_key(edge: Edge) -> str:
     return edge.head
 
 
-def _best_label(labels: list[Literal], lang: str) -> str:
-    """Exact language, then a regional variant of it, then untagged, then any (smallest first)."""
+def _best_label(labels: list[Literal], langs: Sequence[str]) -> str:
+    """The first wanted language, then a regional variant of it, in order; then untagged; then any
+    (smallest first)."""
+    base_tags = [tag.split("-")[0] for tag in langs]
+    others = len(langs) * 2
 
     def rank(label: Literal) -> tuple[int, str, str]:
         tag = label.lang or ""
-        if tag == lang:
-            tier = 0
-        elif tag.split("-")[0] == lang.split("-")[0] and tag:
-            tier = 1
-        elif not tag:
-            tier = 2
-        else:
-            tier = 3
-        return (tier, tag, label.value)
+        if not tag:
+            return (others, tag, label.value)
+        if tag in langs:
+            return (langs.index(tag) * 2, tag, label.value)
+        base = tag.split("-")[0]
+        if base in base_tags:
+            return (base_tags.index(base) * 2 + 1, tag, label.value)
+        return (others + 1, tag, label.value)
 
     return min(labels, key=rank).value

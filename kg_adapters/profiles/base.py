@@ -8,6 +8,7 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.sparql_terms import check_iri
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _BLANK_NODE = re.compile(r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
@@ -22,6 +23,7 @@ class Profile:
 
     name = "generic"
     label_predicates: tuple[str, ...] = (RDFS_LABEL,)
+    description_predicates: tuple[str, ...] = (RDFS_COMMENT,)
     entity_namespace: str | None = None
     relation_namespace: str | None = None
 

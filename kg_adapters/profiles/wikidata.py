@@ -17,6 +17,7 @@ class WikidataProfile(Profile):
     entity_namespace = WD
     relation_namespace = WDT
     label_predicates = (RDFS_LABEL,)
+    description_predicates = ("http://schema.org/description",)
 
     def is_local_id(self, text: str) -> bool:
         return _ENTITY_ID.fullmatch(text) is not None

@@ -20,6 +20,7 @@ from kg_adapters.wrappers.cache import (
     cache_namespace,
     cached,
 )
+from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
 
@@ -30,6 +31,8 @@ __all__ = [
     "CachedKG",
     "CachedList",
     "CachedSparqlKG",
+    "CountingKG",
+    "CountingSparqlKG",
     "RateLimitedTransport",
     "ResultCache",
     "RetryingTransport",

@@ -46,6 +46,7 @@ from kg_adapters.base import (
     Direction,
     Ids,
     KnowledgeGraph,
+    Langs,
     SparqlQueryable,
     as_id_list,
     check_budget,
@@ -54,7 +55,7 @@ from kg_adapters.base import (
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult
-from kg_adapters.sparql_terms import check_lang
+from kg_adapters.sparql_terms import check_langs
 
 __all__ = [
     "CacheMode",
@@ -589,6 +590,8 @@ class CachedKG:
         relations: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
         literals: bool = True,
+        expand_cvt: bool = False,
+        qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
         self._check_open()
         check_direction(direction)
@@ -598,44 +601,64 @@ class CachedKG:
         algorithms.check_relations(self, relations)
         relation_key = self._relation_key(relations)
         flag = bool(literals)
+        cvt, statements = bool(expand_cvt), bool(qualifiers)
 
         def fetch(missing: list[str]) -> dict[str, Any]:
             answer = self.inner.neighbors(
-                missing, direction=direction, relations=relations, limit_per_entity=limit, literals=flag
+                missing,
+                direction=direction,
+                relations=relations,
+                limit_per_entity=limit,
+                literals=flag,
+                expand_cvt=cvt,
+                qualifiers=statements,
             )
             return {node: [encode_edge(edge) for edge in answer.get(node, [])] for node in missing}
 
         return self._per_entity(
             ids,
-            lambda node: ("neighbors", node, direction, relation_key, limit, flag),
+            lambda node: ("neighbors", node, direction, relation_key, limit, flag, cvt, statements),
             fetch,
             lambda stored: [decode_edge(item) for item in stored],
         )
 
-    def relations(self, ids: Ids, *, direction: Direction = "out") -> dict[str, list[str]]:
+    def relations(
+        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
+    ) -> dict[str, list[str]]:
         self._check_open()
         check_direction(direction)
+        cvt = bool(expand_cvt)
 
         def fetch(missing: list[str]) -> dict[str, Any]:
-            answer = self.inner.relations(missing, direction=direction)
+            answer = self.inner.relations(missing, direction=direction, expand_cvt=cvt)
             return {node: list(answer.get(node, [])) for node in missing}
 
         return self._per_entity(
-            ids, lambda node: ("relations", node, direction), fetch, lambda stored: [str(r) for r in stored]
+            ids, lambda node: ("relations", node, direction, cvt), fetch, lambda stored: [str(r) for r in stored]
         )
 
-    def labels(self, ids: Ids, *, lang: str = "en") -> dict[str, str]:
+    def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        tag = check_lang(lang)
+        tags = check_langs(lang)
 
         def fetch(missing: list[str]) -> dict[str, Any]:
-            answer = self.inner.labels(missing, lang=lang)
+            answer = self.inner.labels(missing, lang=tags)
             return {node: answer.get(node, _ABSENT) for node in missing}
 
-        found = self._per_entity(ids, lambda node: ("labels", node, tag), fetch, lambda stored: stored)
+        found = self._per_entity(ids, lambda node: ("labels", node, tags), fetch, lambda stored: stored)
         return CachedDict(
             {node: label for node, label in found.items() if isinstance(label, str)}, from_cache=found.from_cache
         )
+
+    def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
+        self._check_open()
+        tags = check_langs(lang)
+
+        def fetch(missing: list[str]) -> dict[str, Any]:
+            answer = self.inner.describe(missing, lang=tags)
+            return {node: encode_entity(answer.get(node, Entity(id=node))) for node in missing}
+
+        return self._per_entity(ids, lambda node: ("describe", node, tags), fetch, decode_entity)
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
@@ -661,11 +684,18 @@ class CachedKG:
         directions: Sequence[Direction] | None = None,
         max_paths: int | None = None,
         simple: bool = False,
+        expand_cvt: bool = False,
     ) -> PathResult:
         self._check_open()
         with self._tracking() as tracker:
             result = algorithms.constrained_paths(
-                self, starts, relation_path, directions=directions, max_paths=max_paths, simple=simple
+                self,
+                starts,
+                relation_path,
+                directions=directions,
+                max_paths=max_paths,
+                simple=simple,
+                expand_cvt=expand_cvt,
             )
         result.from_cache = tracker.all_hit
         return result

@@ -1,0 +1,123 @@
+"""What every reasoner shares: the question/answer records of the RoG dataset format and the
+two pluggable judges, an :class:`LLM` and an offline :class:`Scorer`.
+
+A reasoner touches the KG only through :class:`kg_adapters.KnowledgeGraph`, so one method runs
+unchanged on the embedded store, Virtuoso, WDQS or the Wikidata API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.records import Edge, Literal
+
+
+class ChatMessage(TypedDict):
+    role: str
+    content: str
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model: messages in, the reply text out."""
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
+        ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Relevance of each text to a query (higher is more relevant), used in place of LLM judgements
+    when running with ``--llm none`` and for pruning with an LLM."""
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """One input line of the RoG datasets: ``{"id", "question", "q_entity", "a_entity"}`` plus the
+    optional ``"plans"`` (given relation paths, planning skipped) and ``"choices"``."""
+
+    id: str
+    question: str
+    q_entity: tuple[str, ...]
+    a_entity: tuple[str, ...] = ()
+    plans: tuple[tuple[str, ...], ...] | None = None
+    choices: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Question:
+        """Validates one decoded JSON line; raises InvalidTermError naming the bad field."""
+        if not isinstance(data, Mapping):
+            raise InvalidTermError(f"a question must be a JSON object, got {type(data).__name__}")
+        qid, text = data.get("id"), data.get("question")
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+            raise InvalidTermError(f"question id must be a string, got {qid!r:.80}")
+        if not isinstance(text, str):
+            raise InvalidTermError(f"question {qid}: 'question' must be a string")
+        plans = data.get("plans")
+        choices = data.get("choices")
+        return cls(
+            id=str(qid),
+            question=text,
+            q_entity=_strings(data.get("q_entity", []), f"question {qid}: q_entity"),
+            a_entity=_strings(data.get("a_entity", []), f"question {qid}: a_entity"),
+            plans=None
+            if plans is None
+            else tuple(_strings(plan, f"question {qid}: plans") for plan in _list(plans, f"question {qid}: plans")),
+            choices=None if choices is None else _strings(choices, f"question {qid}: choices"),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    """A reasoner's answer: ``prediction`` holds compact KG ids for entity answers and literal values
+    otherwise, best first; ``reasoning_paths`` the exact KG triples it rests on (one list per path)."""
+
+    prediction: tuple[str, ...]
+    reasoning_paths: tuple[tuple[Edge, ...], ...] = ()
+    answer_text: str = ""
+    kg_calls: int = 0
+    llm_calls: int = 0
+    seconds: float = 0.0
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """Method-specific facts worth reporting (plan validity, verdicts, ...), JSON-serialisable."""
+
+    def to_json(self, question_id: str) -> dict[str, Any]:
+        """The output line: ``{"id", "prediction", "reasoning_paths", "answer_text", "kg_calls",
+        "llm_calls", "seconds"}`` (plus ``details`` when there are any)."""
+        out: dict[str, Any] = {
+            "id": question_id,
+            "prediction": list(self.prediction),
+            "reasoning_paths": [[triple_json(edge) for edge in path] for path in self.reasoning_paths],
+            "answer_text": self.answer_text,
+            "kg_calls": self.kg_calls,
+            "llm_calls": self.llm_calls,
+            "seconds": round(self.seconds, 6),
+        }
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
+
+
+def triple_json(edge: Edge) -> list[str]:
+    """``[head, relation, tail]``; a literal tail as its value."""
+    tail = edge.tail.value if isinstance(edge.tail, Literal) else edge.tail
+    return [edge.head, edge.relation, tail]
+
+
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise InvalidTermError(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _strings(value: object, what: str) -> tuple[str, ...]:
+    items = _list(value, what)
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidTermError(f"{what} must hold strings, got {item!r:.80}")
+    return tuple(items)

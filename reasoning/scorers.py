@@ -1,0 +1,91 @@
+"""Offline scorers: relevance of texts to a query without an LLM.
+
+:class:`BM25Scorer` (default, no dependencies) scores the texts as a small corpus of their own, so
+rare words weigh more; scores are scaled into [0, 1] by the best score a text could get (every query
+token matched), so a fixed threshold (RefKG's alpha) means the same thing on every call.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "how",
+    ]
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens; Freebase-style dotted and underscored names split into words."""
+    return [token for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
+
+
+class BM25Scorer:
+    """Okapi BM25 (k1=1.2, b=0.75) of each text against the query, scaled into [0, 1]."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        query_tokens = list(dict.fromkeys(tokens(query)))
+        documents = [Counter(tokens(text)) for text in texts]
+        if not query_tokens or not documents:
+            return [0.0 for _ in texts]
+        count = len(documents)
+        average = sum(sum(doc.values()) for doc in documents) / count or 1.0
+        frequency = Counter(token for doc in documents for token in doc if token in query_tokens)
+        idf = {t: math.log(1.0 + (count - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in query_tokens}
+        best = sum(idf.values()) * (self.k1 + 1.0) / (1.0 + self.k1) or 1.0
+        scores = []
+        for doc in documents:
+            length = sum(doc.values())
+            total = 0.0
+            for token in query_tokens:
+                tf = doc.get(token, 0)
+                if tf:
+                    total += idf[token] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / average))
+            scores.append(min(1.0, total / best))
+        return scores
