@@ -103,6 +103,18 @@ class Answer:
         return out
 
 
+@runtime_checkable
+class Reasoner(Protocol):
+    """One KGQA method. Built as ``Method(kg, llm=..., scorer=..., **options)`` (``llm=None`` runs the
+    method offline, with ``scorer`` in place of LLM judgements); unknown options raise TypeError."""
+
+    name: str
+
+    def answer(self, question: Question) -> Answer:
+        """Answers one question, touching the KG only through the KnowledgeGraph interface."""
+        ...
+
+
 def triple_json(edge: Edge) -> list[str]:
     """``[head, relation, tail]``; a literal tail as its value."""
     tail = edge.tail.value if isinstance(edge.tail, Literal) else edge.tail
