@@ -1,13 +1,26 @@
-"""On-disk layout of an embedded store, and the rules that keep it atomic.
+"""On-disk layout of an embedded store, and the rules that keep it atomic and safe to read while loading.
 
-A store directory holds ``oxigraph/`` (the RDF data), ``labels.sqlite`` (the name index) and
-``kga-store.json`` (the manifest). The manifest is written last: a directory without it is an
-interrupted load and is never opened. Loads build a sibling temporary directory and swap it in
-with renames, so readers see the old store or the new one, never a partial one.
+A store directory holds ``kga-store.json`` (the manifest) and one or more version directories
+``v-<time>-<hex>/``, each a complete snapshot: ``oxigraph/`` (the RDF data) and ``labels.sqlite`` (the
+name index). The manifest names the current version (``"data"``) and is written last: a directory
+without it is an interrupted load and is never opened. (Stores written before versions existed keep
+``oxigraph/`` and ``labels.sqlite`` in the store directory itself; they are read the same way.)
+
+A load builds a new version in a sibling temporary directory, moves it into the store and then
+replaces the manifest with one rename: that rename is the swap. Readers never see a partial load.
+
+Concurrent readers: a reader opens the version the manifest names and holds a shared ``flock`` on that
+version's ``.kga-readers`` file for as long as it is open (:func:`open_version`). RocksDB opens its data
+files lazily, so a version must not disappear under a reader: old versions are deleted only once no
+reader holds them (:func:`collect_garbage` takes the lock exclusively and without waiting, and skips a
+version in use; the next load retries). Nothing waits on anything: a reader never blocks a load, a load
+never blocks a reader, and a reader killed with ``kill -9`` releases its lock with its process. A reader
+keeps the snapshot it opened; reopening picks up the newest version.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -21,36 +34,31 @@ from kg_adapters.errors import StoreNotFound
 MANIFEST = "kga-store.json"
 DATA_DIR = "oxigraph"
 LABELS = "labels.sqlite"
+READERS = ".kga-readers"
+VERSION_PREFIX = "v-"
+TRASH_PREFIX = ".kga-trash-"
 FORMAT_NAME = "kga-store"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: data in version directories; 1 (still read): data in the store directory
+_OPEN_ATTEMPTS = 100  # each failed attempt means a load replaced the version while it was being opened
 
 
-def data_dir(store: str | Path) -> Path:
-    return Path(store) / DATA_DIR
+def version_dir(store: str | Path, manifest: dict[str, Any]) -> Path:
+    """The directory holding the data of the version ``manifest`` names."""
+    name = manifest.get("data")
+    return Path(store) / name if isinstance(name, str) else Path(store)
 
 
-def labels_path(store: str | Path) -> Path:
-    return Path(store) / LABELS
+def data_dir(store: str | Path, manifest: dict[str, Any]) -> Path:
+    return version_dir(store, manifest) / DATA_DIR
 
 
-def _old_dir(store: Path) -> Path:
-    return store.parent / f".{store.name}.kga-old"
-
-
-def recover(store: str | Path) -> None:
-    """Finishes a swap that a crash interrupted between its two renames."""
-    path = Path(store)
-    old = _old_dir(path)
-    if not path.exists() and (old / MANIFEST).is_file():
-        os.rename(old, path)
-    elif path.exists() and (path / MANIFEST).is_file() and old.exists():
-        shutil.rmtree(old, ignore_errors=True)
+def labels_path(store: str | Path, manifest: dict[str, Any]) -> Path:
+    return version_dir(store, manifest) / LABELS
 
 
 def read_manifest(store: str | Path) -> dict[str, Any]:
     """The manifest of a complete store; raises StoreNotFound for a missing or incomplete one."""
     path = Path(store)
-    recover(path)
     if not path.is_dir():
         raise StoreNotFound(f"no store at {path}; create one with: kga load FILE --store {path}")
     manifest = path / MANIFEST
@@ -63,7 +71,10 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(manifest.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise StoreNotFound(f"{manifest} is unreadable: {exc}") from exc
-    if data.get("format") != FORMAT_NAME or not data_dir(path).is_dir():
+    name = data.get("data")
+    if name is not None and (not isinstance(name, str) or not name.startswith(VERSION_PREFIX) or "/" in name):
+        raise StoreNotFound(f"{path} is not a kg-adapters store (bad version name {name!r} in {MANIFEST})")
+    if data.get("format") != FORMAT_NAME or not data_dir(path, data).is_dir():
         raise StoreNotFound(f"{path} is not a kg-adapters store (bad manifest or no {DATA_DIR}/)")
     return data
 
@@ -106,19 +117,111 @@ def remove_stale_temps(store: str | Path) -> list[Path]:
 
 
 def swap_in(tmp: Path, store: str | Path) -> None:
-    """Replaces ``store`` by the complete store built in ``tmp``."""
+    """Makes the complete store built in ``tmp`` (data, name index, manifest) the current version of
+    ``store``. The caller holds the load lock; ``store`` is a complete store, an empty directory or absent."""
     path = Path(store).absolute()
-    old = _old_dir(path)
-    if old.exists():
-        shutil.rmtree(old)
+    manifest = json.loads((tmp / MANIFEST).read_text("utf-8"))
+    name = f"{VERSION_PREFIX}{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    (tmp / READERS).touch()
+    if (path / MANIFEST).is_file():
+        os.rename(tmp, path / name)
+        _fsync_dir(path)
+        write_manifest(path, {**manifest, "data": name})  # the swap: readers opening from now on see it
+        collect_garbage(path)
+        return
+    outer = new_temp_dir(path)
+    os.rename(tmp, outer / name)
+    write_manifest(outer, {**manifest, "data": name})
     if path.exists():
-        os.rename(path, old)
-        os.rename(tmp, path)
-        _fsync_dir(path.parent)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, path)
-        _fsync_dir(path.parent)
+        path.rmdir()  # an empty directory, checked by the caller
+    os.rename(outer, path)
+    _fsync_dir(path.parent)
+
+
+class OpenVersion:
+    """One version of a store, held open: its files stay until :meth:`close` (see the module doc)."""
+
+    def __init__(self, store: Path, manifest: dict[str, Any], lock_fd: int | None) -> None:
+        self.manifest = manifest
+        self.data = data_dir(store, manifest)
+        self.labels = labels_path(store, manifest)
+        self._fd = lock_fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the shared lock
+            self._fd = None
+
+
+def open_version(store: str | Path) -> OpenVersion:
+    """The store's current version with a reader's shared lock on it; never waits for a load.
+
+    Raises StoreNotFound for a missing or incomplete store, or if loads kept replacing the version
+    faster than it could be opened."""
+    path = Path(store)
+    for _ in range(_OPEN_ATTEMPTS):
+        manifest = read_manifest(path)
+        lock = version_dir(path, manifest) / READERS
+        try:
+            fd = os.open(lock, os.O_RDONLY | (0 if "data" in manifest else os.O_CREAT), 0o644)
+        except FileNotFoundError:
+            continue  # collected since the manifest was read: a newer version is current
+        except OSError:
+            return OpenVersion(path, manifest, None)  # a version-1 store on a read-only file system
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            if os.path.samestat(os.fstat(fd), os.stat(lock)) and data_dir(path, manifest).is_dir():
+                return OpenVersion(path, manifest, fd)
+        except OSError:  # being collected (BlockingIOError) or already moved away (FileNotFoundError)
+            pass
+        os.close(fd)
+    raise StoreNotFound(f"{path} kept changing while it was being opened; try again")
+
+
+def collect_garbage(store: str | Path) -> list[str]:
+    """Deletes the versions of ``store`` that are not current and that no reader holds; returns their names.
+
+    Called by loads (under the load lock). A version in use is left for a later load."""
+    path = Path(store)
+    current = read_manifest(path).get("data")
+    removed = []
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith(TRASH_PREFIX):
+            shutil.rmtree(entry, ignore_errors=True)
+        elif entry.name.startswith(VERSION_PREFIX) and entry.name != current and _claim(entry, [entry]):
+            removed.append(entry.name)
+    legacy = [path / DATA_DIR, path / LABELS]
+    if current is not None and any(p.exists() for p in legacy) and _claim(path, legacy):
+        removed.append(DATA_DIR)
+    return removed
+
+
+def _claim(directory: Path, doomed: list[Path]) -> bool:
+    """Moves ``doomed`` (the files of a version kept in ``directory``) out of the way and deletes them,
+    if no reader holds the version's lock; False if one does."""
+    try:
+        fd = os.open(directory / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        trash = []
+        for item in doomed:
+            if item.exists():
+                target = item.parent / f"{TRASH_PREFIX}{item.name}-{uuid.uuid4().hex[:8]}"
+                os.rename(item, target)
+                trash.append(target)
+    finally:
+        os.close(fd)
+    for target in trash:
+        if target.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            target.unlink(missing_ok=True)
+    return True
 
 
 def now_iso() -> str:

@@ -22,6 +22,7 @@ import fcntl
 import gc
 import os
 import shutil
+import struct
 import sys
 import time
 import traceback
@@ -128,7 +129,6 @@ def _plan(files: list[str], format: str | None, lenient: bool, profile: str) -> 
 
 def _previous_manifest(target: Path) -> dict[str, Any] | None:
     """The manifest of the existing store, None when there is none to append to."""
-    store_layout.recover(target)
     if not target.exists():
         return None
     if not target.is_dir():
@@ -157,7 +157,10 @@ def _build(
 ) -> tuple[int, SkipLog, int]:
     """Builds the complete store in ``tmp``: data, name index, then the manifest."""
     data = tmp / store_layout.DATA_DIR
-    oxstore = _checkpoint(target, data) if previous is not None else ox.Store(str(data))
+    if previous is not None:
+        oxstore = _checkpoint(store_layout.data_dir(target, previous), data)
+    else:
+        oxstore = ox.Store(str(data))
     log = SkipLog(lenient=lenient)
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
     total = 0
@@ -205,29 +208,49 @@ def _build(
     return total, log, triples
 
 
-def _checkpoint(target: Path, data: Path) -> ox.Store:
-    """A writable copy of the existing store's database at ``data`` (hard links where possible).
+def _checkpoint(existing: Path, data: Path) -> ox.Store:
+    """A writable copy at ``data`` of the database at ``existing``, which is never opened for writing:
+    readers may have it open, and a read-write open can compact it and delete files they still need.
 
-    The source is opened read-write only to flush it: a checkpoint taken through a read-only
-    handle leaves out writes still in Oxigraph's write-ahead log (e.g. from ``add()``).
-    """
-    existing = str(store_layout.data_dir(target))
-    try:
-        source = ox.Store(existing)
-    except OSError as exc:
+    Data files (``*.sst``, immutable) are hard-linked, the rest (manifest, write-ahead log) copied;
+    opening the copy replays its log, so writes made with ``add()`` are kept."""
+    if _writer_holds(existing):
         raise LoadError(
-            f"cannot open the existing store to append to it (is another process writing it?): {exc}",
-            file=str(target),
-        ) from exc
+            "cannot append: another process has the store open for writing (write=True)", file=str(existing.parent)
+        )
     try:
-        source.flush()
-        source.backup(str(data))
+        data.mkdir()
+        for item in existing.iterdir():
+            if item.suffix in _IMMUTABLE:
+                os.link(item, data / item.name)
+            elif item.name not in _PRIVATE:
+                shutil.copy2(item, data / item.name)
+        return ox.Store(str(data))
     except OSError as exc:
-        raise LoadError(f"cannot checkpoint the existing store: {exc}", file=str(target)) from exc
+        raise LoadError(f"cannot checkpoint the existing store: {exc}", file=str(existing.parent)) from exc
+
+
+_IMMUTABLE = (".sst", ".blob")
+_PRIVATE = ("LOCK", "LOG")
+
+
+def _writer_holds(database: Path) -> bool:
+    """Whether another handle holds RocksDB's write lock on ``database`` (a write=True store).
+
+    An open-file-description lock conflicts with RocksDB's record lock even inside this process, and
+    releasing it cannot drop a record lock this process holds (closing a plain fcntl lock would)."""
+    probe = getattr(fcntl, "F_OFD_SETLK", None)
+    lock = database / "LOCK"
+    if probe is None or not lock.exists():
+        return False
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, probe, struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except OSError:
+        return True
     finally:
-        del source
-        gc.collect()
-    return ox.Store(str(data))
+        os.close(fd)
+    return False
 
 
 def _release_frames(exc: BaseException) -> None:

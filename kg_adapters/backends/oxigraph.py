@@ -158,14 +158,17 @@ class OxigraphGraph(SparqlGraph):
         self.path = path
         self.write = write or path is None
         self.manifest: dict[str, Any] = {}
+        self._version: store_layout.OpenVersion | None = None
+        if path is None:
+            self._store = ox.Store()
+            return
+        self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
+        self.manifest = self._version.manifest
+        data = str(self._version.data)
         try:
-            if path is None:
-                self._store = ox.Store()
-            else:
-                self.manifest = store_layout.read_manifest(path)
-                data = str(store_layout.data_dir(path))
-                self._store = ox.Store(data) if write else ox.Store.read_only(data)
+            self._store = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
+            self._version.close()
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
 
     @classmethod
@@ -286,8 +289,8 @@ class OxigraphGraph(SparqlGraph):
     def _open_label_index(self) -> LabelIndex:
         from kg_adapters.label_index import LabelIndex  # sqlite3: only when search() needs it
 
-        if self.path is not None:
-            labels = store_layout.labels_path(self.path)
+        if self._version is not None:
+            labels = self._version.labels
             if labels.is_file():
                 return LabelIndex(str(labels), read_only=not self.write)
         index = LabelIndex()
@@ -333,8 +336,8 @@ class OxigraphGraph(SparqlGraph):
         if self._index is not None:
             self._index.close()
             self._index = None
-        if self.path is not None:
-            rebuild_label_index(self._store, str(store_layout.labels_path(self.path)))
+        if self._version is not None:
+            rebuild_label_index(self._store, str(self._version.labels))
 
     def _check_writable(self) -> None:
         self._check_open()
@@ -344,4 +347,6 @@ class OxigraphGraph(SparqlGraph):
     def close(self) -> None:
         super().close()
         self._store = ox.Store()  # releases the on-disk database
+        if self._version is not None:
+            self._version.close()  # only now may a load delete this version
 

@@ -1,0 +1,603 @@
+"""How load time, disk, memory and query latency grow with the graph: 1M, 4M and 16M triples.
+
+Run from the repository root (one command reproduces everything; ~40 min with the 16M size)::
+
+    .venv/bin/python -m benchmarks.scale [--sizes 1M,4M,16M] [--nx-max 4M] [--virtuoso-max 16M]
+
+Data: :mod:`benchmarks.synth_freebase` graphs (seeded, cached in ``.kga/bench/scale/``). For each size:
+
+* load: ``loaders.load_files`` in a fresh process (median of 3 runs at 1M, one run above: a 16M load
+  takes minutes on the shared machine), triples/s and the store's size on disk per triple;
+* peak RSS of a fresh process that opens the store and answers every query (median of 3 runs), and of
+  one that builds the networkx ``MultiDiGraph`` and answers them (where it fits: ``--nx-max``);
+* latency, in one process, on the same seeded query sets, each query repeated ``--repeats`` times
+  (median per query, then median over the queries), store vs networkx vs Virtuoso (our ``SparqlGraph``
+  over HTTP on loopback, bulk-loaded with ``ld_add``/``rdf_loader_run``): ``neighbors`` (both
+  directions), 2-hop and 3-hop ``paths()``, ``shortest_paths(max_hops=3)``, ``subgraph(hops=2,
+  direction="out")``. The answers of the three sides are compared before anything is reported.
+
+A both-direction 2-hop subgraph is not in the set: around a typical entity it contains a hub's whole
+in-neighbourhood, whose size grows with the graph by construction (that is what a hub is), so it measures
+the answer's growth rather than the store's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import shutil
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchmarks import common
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from benchmarks.synth_freebase import Graph
+
+NAME = "scale"
+MODULE = "benchmarks.scale"
+WORKDIR = common.REPO_ROOT / ".kga" / "bench" / "scale"
+KINDS = ("neighbors", "paths2", "paths3", "shortest", "subgraph2")
+SIDES = ("store", "networkx", "virtuoso")
+QUERY_COUNTS = {"neighbors": 100, "paths2": 100, "paths3": 100, "shortest": 50, "subgraph2": 100}
+TARGET_GROWTH = 1.5
+SEED = 20261122
+GIB = 2**30
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1_000, "M": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("KM")) * scale)
+
+
+def size_label(triples: int) -> str:
+    return f"{triples // 1_000_000}M" if triples % 1_000_000 == 0 else f"{triples // 1000}K"
+
+
+def log(message: str) -> None:
+    print(f"[scale {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ================================================================================================
+# query sets: seeded, sampled from the generator's own edge arrays
+# ================================================================================================
+def sample_queries(graph: Graph, seed: int) -> dict[str, list[Any]]:
+    """Query sets for one graph: every path query follows a random walk, so its answer is non-empty;
+    every shortest-path pair is three undirected steps apart, so a path of <= 3 hops exists."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = len(graph.entities)
+    out_order = np.argsort(graph.heads, kind="stable")
+    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.heads, minlength=n))])
+    in_order = np.argsort(graph.tails, kind="stable")
+    in_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.tails, minlength=n))])
+    named = np.flatnonzero(~graph.is_cvt)
+    ent, rel = graph.entities, graph.relations
+
+    def out_edges(node: int) -> Any:
+        return out_order[out_ptr[node] : out_ptr[node + 1]]
+
+    def walk(hops: int) -> tuple[str, tuple[str, ...]] | None:
+        node = int(rng.choice(named))
+        start, rule = node, []
+        for step in range(hops):
+            options = out_edges(node)
+            if step < hops - 1:
+                options = options[out_ptr[graph.tails[options] + 1] > out_ptr[graph.tails[options]]]
+            if len(options) == 0:
+                return None
+            edge = int(rng.choice(options))
+            rule.append(rel[graph.rels[edge]])
+            node = int(graph.tails[edge])
+        return ent[start], tuple(rule)
+
+    def distinct(count: int, make: Any) -> list[Any]:
+        found: dict[Any, None] = {}
+        while len(found) < count:
+            item = make()
+            if item is not None:
+                found[item] = None
+        return list(found)
+
+    def pair() -> tuple[str, str] | None:
+        source = node = int(rng.choice(named))
+        for _ in range(3):
+            out, inc = out_edges(node), in_order[in_ptr[node] : in_ptr[node + 1]]
+            if len(out) + len(inc) == 0:
+                return None
+            pick = int(rng.integers(0, len(out) + len(inc)))
+            node = int(graph.tails[out[pick]]) if pick < len(out) else int(graph.heads[inc[pick - len(out)]])
+        return None if node == source else (ent[source], ent[node])
+
+    return {
+        "neighbors": [ent[int(i)] for i in rng.choice(named, size=QUERY_COUNTS["neighbors"], replace=False)],
+        "paths2": distinct(QUERY_COUNTS["paths2"], lambda: walk(2)),
+        "paths3": distinct(QUERY_COUNTS["paths3"], lambda: walk(3)),
+        "shortest": distinct(QUERY_COUNTS["shortest"], pair),
+        "subgraph2": [ent[int(i)] for i in rng.choice(named, size=QUERY_COUNTS["subgraph2"], replace=False)],
+    }
+
+
+def ensure_data(triples: int, workdir: Path) -> tuple[Path, Path]:
+    """The cached dump and query sets for ``triples`` (generated on first use)."""
+    from benchmarks.synth_freebase import generate
+
+    label = size_label(triples)
+    data, queries = workdir / f"freebase-{label}.nt.gz", workdir / f"freebase-{label}.queries.json"
+    if not (data.is_file() and queries.is_file()):
+        log(f"generating {label} triples into {data}")
+        started = time.perf_counter()
+        graph = generate(triples, data, seed=SEED)
+        sets = sample_queries(graph, SEED + triples)
+        queries.write_text(json.dumps({"triples": graph.triples, "queries": sets}), encoding="utf-8")
+        log(f"  {graph.triples:,} triples, {len(graph.entities):,} entities in {time.perf_counter() - started:.1f} s")
+    return data, queries
+
+
+def read_query_sets(path: str) -> dict[str, list[Any]]:
+    raw = json.loads(Path(path).read_text("utf-8"))["queries"]
+    return {
+        "neighbors": raw["neighbors"],
+        "paths2": [(s, tuple(r)) for s, r in raw["paths2"]],
+        "paths3": [(s, tuple(r)) for s, r in raw["paths3"]],
+        "shortest": [tuple(p) for p in raw["shortest"]],
+        "subgraph2": raw["subgraph2"],
+    }
+
+
+# ================================================================================================
+# the three sides: one function per (side, kind) returning a comparable answer
+# ================================================================================================
+def kg_runner(kg: Any) -> dict[str, Any]:
+    """Our interface (embedded store or Virtuoso through SparqlGraph): kind -> query -> answer."""
+
+    def paths(q: Any) -> Counter[Any]:
+        return Counter(tuple(e.as_tuple() for e in p.edges) for p in kg.paths(q[0], q[1]))
+
+    return {
+        "neighbors": lambda q: Counter(e.as_tuple() for e in kg.neighbors(q, direction="both").get(q, [])),
+        "paths2": paths,
+        "paths3": paths,
+        "shortest": lambda q: len(kg.shortest_paths(q[0], q[1], max_hops=3)),
+        "subgraph2": lambda q: Counter(e.as_tuple() for e in kg.subgraph(q, hops=2, direction="out")),
+    }
+
+
+def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Any]:
+    """What a networkx user writes for the same questions: RoG's ``bfs_with_rule`` for paths, the graph's
+    adjacency for the rest. Shortest paths use the same bidirectional search as ours over networkx's
+    dicts (``nx.all_shortest_paths`` is a one-sided BFS: through a hub it costs seconds per query)."""
+    from benchmarks.bfs_vs_networkx import bfs_with_rule
+
+    succ, pred = graph.succ, graph.pred
+
+    def neighbors(q: str) -> Counter[Any]:
+        edges = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
+        edges += [(h, r, t) for h, t, r in graph.in_edges(q, keys=True)]
+        return Counter(edges)
+
+    def paths(q: Any) -> Counter[Any]:
+        return Counter(tuple(p) for p in bfs_with_rule(graph, q[0], list(q[1])))
+
+    def around(node: str) -> dict[str, int]:
+        """Entity neighbours of ``node``, either direction, with the number of edges to each."""
+        found: dict[str, int] = {}
+        for adjacency in (succ[node], pred[node]):
+            for other, keys in adjacency.items():
+                if isinstance(other, str) and other != node:
+                    found[other] = found.get(other, 0) + len(keys)
+        return found
+
+    def shortest(q: Any) -> int:
+        """Number of shortest edge paths (<= 3 hops) between the pair, by bidirectional BFS."""
+        counts: tuple[dict[str, int], dict[str, int]] = ({q[0]: 1}, {q[1]: 1})
+        depths: tuple[dict[str, int], dict[str, int]] = ({q[0]: 0}, {q[1]: 0})
+        layers = ([q[0]], [q[1]])
+        radius = [0, 0]
+        while radius[0] + radius[1] < 3 and layers[0] and layers[1]:
+            side = 0 if len(layers[0]) <= len(layers[1]) else 1
+            seen = counts[side]
+            fresh: dict[str, int] = {}
+            for node in layers[side]:
+                for nxt, multiplicity in around(node).items():
+                    if nxt not in seen:
+                        fresh[nxt] = fresh.get(nxt, 0) + seen[node] * multiplicity
+            radius[side] += 1
+            seen.update(fresh)
+            depths[side].update(dict.fromkeys(fresh, radius[side]))
+            layers[side][:] = list(fresh)
+            meets = [node for node in fresh if node in depths[1 - side]]
+            if meets:
+                best = min(depths[1 - side][node] for node in meets)
+                return sum(fresh[n] * counts[1 - side][n] for n in meets if depths[1 - side][n] == best)
+        return 0
+
+    def subgraph2(q: str) -> Counter[Any]:
+        first = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
+        edges = dict.fromkeys(first)
+        for _, _, tail in first:
+            if isinstance(tail, str) and tail != q:
+                edges.update(dict.fromkeys((h, r, t) for h, t, r in graph.out_edges(tail, keys=True)))
+        return Counter(list(edges))
+
+    return {"neighbors": neighbors, "paths2": paths, "paths3": paths, "shortest": shortest, "subgraph2": subgraph2}
+
+
+def size_of(answer: Any) -> int:
+    return answer if isinstance(answer, int) else sum(answer.values())
+
+
+# ================================================================================================
+# child processes
+# ================================================================================================
+def child_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog=f"{MODULE} --child")
+    parser.add_argument("kind", choices=("load", "serve-store", "serve-nx", "latency"))
+    parser.add_argument("--data")
+    parser.add_argument("--store")
+    parser.add_argument("--queries")
+    parser.add_argument("--virtuoso")
+    parser.add_argument("--nx", action="store_true")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    out: dict[str, Any] = {"kind": args.kind}
+    if args.kind == "load":
+        from loaders import load_files
+
+        report = load_files([args.data], args.store, profile="freebase", progress=False)
+        out.update(seconds=report.seconds, store_triples=report.store_triples, statements=report.statements_read)
+    elif args.kind == "serve-store":
+        from benchmarks.bfs_vs_networkx import open_store
+
+        kg = open_store(args.store)
+        out["answers"] = run_all(kg_runner(kg), read_query_sets(args.queries))
+        kg.close()
+    elif args.kind == "serve-nx":
+        from benchmarks.bfs_vs_networkx import build_graph, read_triples
+
+        triples = read_triples(args.data)
+        graph = build_graph(triples)
+        del triples
+        gc.collect()
+        out["answers"] = run_all(nx_runner(graph), read_query_sets(args.queries))
+    else:
+        out.update(latency(args))
+    common.emit_child_result(out)
+
+
+def run_all(runner: dict[str, Any], sets: dict[str, list[Any]]) -> int:
+    return sum(size_of(runner[kind](q)) for kind in KINDS for q in sets[kind])
+
+
+def latency(args: argparse.Namespace) -> dict[str, Any]:
+    """Every query on every side, interleaved, ``repeats`` times; answers compared first."""
+    from benchmarks.bfs_vs_networkx import build_graph, open_store, read_triples
+
+    sets = read_query_sets(args.queries)
+    runners: dict[str, dict[str, Any]] = {}
+    kg = open_store(args.store)
+    runners["store"] = kg_runner(kg)
+    build_seconds = None
+    if args.nx:
+        started = time.perf_counter()
+        triples = read_triples(args.data)
+        graph = build_graph(triples)
+        del triples
+        gc.collect()
+        build_seconds = time.perf_counter() - started
+        runners["networkx"] = nx_runner(graph)
+    if args.virtuoso:
+        from kg_adapters import connect
+
+        remote = connect("sparql+" + args.virtuoso, dialect="virtuoso", profile="freebase", timeout=300)
+        runners["virtuoso"] = kg_runner(remote)
+
+    result: dict[str, Any] = {"sides": list(runners), "nx_build_seconds": build_seconds, "kinds": {}}
+    for kind in KINDS:
+        per_side: dict[str, list[float]] = {side: [] for side in runners}
+        answer_sizes: list[int] = []
+        mismatches = []
+        for query in sets[kind]:
+            answers = {side: runner[kind](query) for side, runner in runners.items()}  # warm-up + check
+            reference = answers["store"]
+            answer_sizes.append(size_of(reference))
+            for side, answer in answers.items():
+                if answer != reference:
+                    mismatches.append({"side": side, "query": query, "store": size_of(reference), side: size_of(answer)})
+            for side, runner in runners.items():
+                timings = []
+                for _ in range(args.repeats):
+                    started = time.perf_counter()
+                    runner[kind](query)
+                    timings.append(time.perf_counter() - started)
+                per_side[side].append(common.median(timings))
+        result["kinds"][kind] = {
+            "queries": len(sets[kind]),
+            "median_answer_size": common.median(answer_sizes),
+            "max_answer_size": max(answer_sizes),
+            "median_seconds": {side: common.median(values) for side, values in per_side.items()},
+            "p90_seconds": {side: common.percentile(values, 90) for side, values in per_side.items()},
+            "mismatches": mismatches[:5],
+            "mismatch_count": len(mismatches),
+        }
+        log(f"    {kind}: " + ", ".join(f"{s} {common.fmt_seconds(v)}" for s, v in result["kinds"][kind]["median_seconds"].items()))
+    return result
+
+
+def child(kind: str, *args: str, timeout: float = 7200.0) -> dict[str, Any]:
+    return common.run_child(MODULE, ["--child", kind, *args], timeout=timeout)
+
+
+# ================================================================================================
+# one size
+# ================================================================================================
+def disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
+    workdir = Path(args.workdir)
+    label = size_label(triples)
+    data, queries = ensure_data(triples, workdir)
+    written = json.loads(queries.read_text("utf-8"))["triples"]
+    out: dict[str, Any] = {"label": label, "triples": written, "data_bytes": data.stat().st_size}
+
+    # -- load ------------------------------------------------------------------------------------
+    store = workdir / f"store-{label}"
+    runs = args.load_runs if triples <= 1_000_000 else 1
+    loads = []
+    for i in range(runs):
+        shutil.rmtree(store, ignore_errors=True)
+        result = child("load", "--data", str(data), "--store", str(store))
+        loads.append(result)
+        log(f"  load {i + 1}/{runs}: {result['store_triples']:,} triples in {result['seconds']:.1f} s")
+    seconds = common.median([float(r["seconds"]) for r in loads])
+    store_triples = int(loads[0]["store_triples"])
+    size = disk_bytes(store)
+    out["load"] = {
+        "runs": len(loads),
+        "median_seconds": seconds,
+        "triples_per_second": store_triples / seconds,
+        "store_triples": store_triples,
+        "peak_rss_bytes": common.median([float(r["peak_rss_bytes"]) for r in loads]),
+        "store_bytes": size,
+        "store_bytes_per_triple": size / store_triples,
+    }
+
+    # -- memory of a serving process ------------------------------------------------------------------
+    serve = [child("serve-store", "--store", str(store), "--queries", str(queries)) for _ in range(args.rss_runs)]
+    out["serve_store_peak_rss_bytes"] = common.median([float(r["peak_rss_bytes"]) for r in serve])
+    log(f"  serving store: peak RSS {common.fmt_bytes(out['serve_store_peak_rss_bytes'])}")
+    with_nx = triples <= args.nx_max
+    if with_nx:
+        result = child("serve-nx", "--data", str(data), "--queries", str(queries))
+        out["serve_nx_peak_rss_bytes"] = float(result["peak_rss_bytes"])
+        log(f"  serving networkx: peak RSS {common.fmt_bytes(out['serve_nx_peak_rss_bytes'])}")
+    else:
+        out["serve_nx_peak_rss_bytes"] = None
+        out["nx_skipped"] = f"networkx not built above {size_label(args.nx_max)} triples (see the memory estimate)"
+
+    # -- Virtuoso and the latency run ------------------------------------------------------------------
+    virtuoso_info: dict[str, Any] | None = None
+    latency_args = ["--store", str(store), "--queries", str(queries), "--data", str(data), "--repeats", str(args.repeats)]
+    if with_nx:
+        latency_args.append("--nx")
+    if triples <= args.virtuoso_max:
+        tests_dir = str(common.REPO_ROOT / "tests")
+        if tests_dir not in sys.path:
+            sys.path.insert(0, tests_dir)
+        from support.virtuoso import VirtuosoServer
+
+        vdir = workdir / f"virtuoso-{label}"
+        shutil.rmtree(vdir, ignore_errors=True)
+        buffers = max(100_000, triples // 40)  # 8 KiB pages: ~200 bytes of buffer per triple
+        with VirtuosoServer(vdir, data_dirs=[workdir], number_of_buffers=buffers,
+                            max_query_execution_time=600) as server:
+            started = time.perf_counter()
+            loaded = server.load([data])
+            load_seconds = time.perf_counter() - started
+            log(f"  Virtuoso: {loaded:,} triples loaded in {load_seconds:.1f} s")
+            out["latency"] = child("latency", *latency_args, "--virtuoso", server.sparql_url)
+            virtuoso_info = {
+                "load_seconds": load_seconds,
+                "triples": loaded,
+                "triples_per_second": loaded / load_seconds,
+                "number_of_buffers": buffers,
+                "peak_rss_bytes": process_peak_rss(server.pid),
+                "db_bytes": disk_bytes(vdir / "db") if (vdir / "db").is_dir() else None,
+            }
+        shutil.rmtree(vdir, ignore_errors=True)
+    else:
+        out["latency"] = child("latency", *latency_args)
+    out["virtuoso"] = virtuoso_info
+    return out
+
+
+def process_peak_rss(pid: int | None) -> int | None:
+    """VmHWM of another process (the Virtuoso server), from /proc."""
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+# ================================================================================================
+# report
+# ================================================================================================
+def growth(sizes: list[dict[str, Any]], kind: str, side: str) -> float:
+    first = sizes[0]["latency"]["kinds"][kind]["median_seconds"].get(side, float("nan"))
+    last = sizes[-1]["latency"]["kinds"][kind]["median_seconds"].get(side, float("nan"))
+    return common.ratio(last, first)
+
+
+def plot(sizes: list[dict[str, Any]]) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [s["triples"] / 1e6 for s in sizes]
+    fig, axes = plt.subplots(1, len(SIDES), figsize=(15, 4.5), sharey=True)
+    for ax, side in zip(axes, SIDES, strict=True):
+        for kind in KINDS:
+            points = [(x, s["latency"]["kinds"][kind]["median_seconds"].get(side)) for x, s in zip(xs, sizes, strict=True)]
+            points = [(x, y * 1e3) for x, y in points if y is not None]
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", label=kind)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(side)
+        ax.set_xlabel("million triples")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("median latency per query (ms)")
+    axes[0].legend()
+    fig.tight_layout()
+    latency_png = common.RESULTS_DIR / "scale_latency.png"
+    fig.savefig(latency_png, dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    series = {
+        "store (serving process)": [s["serve_store_peak_rss_bytes"] for s in sizes],
+        "networkx (serving process)": [s["serve_nx_peak_rss_bytes"] for s in sizes],
+        "Virtuoso server": [(s["virtuoso"] or {}).get("peak_rss_bytes") for s in sizes],
+        "store on disk": [s["load"]["store_bytes"] for s in sizes],
+    }
+    for name, values in series.items():
+        points = [(x, v / GIB) for x, v in zip(xs, values, strict=True) if v]
+        if points:
+            ax.plot(*zip(*points, strict=True), marker="o", label=name, linestyle="--" if "disk" in name else "-")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("million triples")
+    ax.set_ylabel("GiB (peak RSS, or bytes on disk)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    memory_png = common.RESULTS_DIR / "scale_memory.png"
+    fig.savefig(memory_png, dpi=110)
+    plt.close(fig)
+    return [latency_png.name, memory_png.name]
+
+
+def cell(seconds: float | None) -> str:
+    return "skipped" if seconds is None else common.fmt_seconds(seconds)
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    sizes = results["sizes"]
+    lines = [
+        "# Scale: load, disk, memory and latency at 1M-16M triples",
+        "",
+        f"`python -m {MODULE}`; {results['machine']['cpu_usable']} usable cores "
+        f"({results['machine']['cpu_model']}), {common.fmt_bytes(results['machine']['memory_total_bytes'] or 0)}, "
+        f"shared with other engineers. Graphs from `benchmarks/synth_freebase.py` (seed {SEED}); latencies are "
+        f"medians over the queries of each query's median of {results['config']['repeats']} runs, all sides in one "
+        "process on the same queries.",
+        "",
+        "## Load, disk, memory",
+        "",
+    ]
+    rows = []
+    for s in sizes:
+        v = s["virtuoso"] or {}
+        rows.append([
+            s["label"], f"{s['load']['store_triples']:,}", f"{s['load']['median_seconds']:.1f} s ({s['load']['runs']} run(s))",
+            f"{s['load']['triples_per_second']:,.0f}", f"{s['load']['store_bytes_per_triple']:.0f} B",
+            common.fmt_bytes(s["serve_store_peak_rss_bytes"]),
+            common.fmt_bytes(s["serve_nx_peak_rss_bytes"]) if s["serve_nx_peak_rss_bytes"] else "skipped",
+            f"{v['triples_per_second']:,.0f}/s" if v else "not run",
+            common.fmt_bytes(v["peak_rss_bytes"]) if v.get("peak_rss_bytes") else "n/a",
+        ])
+    lines.append(common.markdown_table(
+        ["size", "triples", "load (median)", "triples/s", "disk/triple", "store serving RSS", "networkx RSS",
+         "Virtuoso load", "Virtuoso RSS"], rows))
+    lines += ["", "## Median latency per query", ""]
+    rows = []
+    for s in sizes:
+        for kind in KINDS:
+            k = s["latency"]["kinds"][kind]
+            med = k["median_seconds"]
+            store = med["store"]
+            rows.append([
+                s["label"], kind, f"{k['median_answer_size']:.0f}", cell(store), cell(med.get("networkx")),
+                common.fmt_ratio(common.ratio(store, med["networkx"])) if "networkx" in med else "n/a",
+                cell(med.get("virtuoso")),
+                common.fmt_ratio(common.ratio(store, med["virtuoso"])) if "virtuoso" in med else "n/a",
+                str(k["mismatch_count"]),
+            ])
+    lines.append(common.markdown_table(
+        ["size", "query", "median answer", "store", "networkx", "store/nx", "Virtuoso", "store/Virtuoso",
+         "answers differing"], rows))
+    lines += ["", f"## Growth from {sizes[0]['label']} to {sizes[-1]['label']} (target: latency <= "
+              f"{TARGET_GROWTH}x, memory flat)", ""]
+    rows = []
+    for kind in KINDS:
+        g = growth(sizes, kind, "store")
+        rows.append([kind, common.fmt_ratio(g), "met" if g <= TARGET_GROWTH else "not met",
+                     common.fmt_ratio(growth(sizes, kind, "virtuoso"))])
+    rss = common.ratio(sizes[-1]["serve_store_peak_rss_bytes"], sizes[0]["serve_store_peak_rss_bytes"])
+    rows.append(["serving peak RSS", common.fmt_ratio(rss), "", ""])
+    lines.append(common.markdown_table(["measure", "store growth", "target", "Virtuoso growth"], rows))
+    lines += ["", "Plots: `scale_latency.png`, `scale_memory.png`.", ""]
+    lines += results.get("notes", [])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--child"]:
+        child_main(argv[1:])
+        return 0
+    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1M,4M,16M")
+    parser.add_argument("--workdir", default=str(WORKDIR), help="cache for dumps, stores and Virtuoso databases")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs of each query per side")
+    parser.add_argument("--load-runs", type=int, default=3, help="load runs at sizes <= 1M")
+    parser.add_argument("--rss-runs", type=int, default=3)
+    parser.add_argument("--nx-max", type=parse_size, default=parse_size("4M"), help="largest size built in networkx")
+    parser.add_argument("--virtuoso-max", type=parse_size, default=parse_size("16M"))
+    parser.add_argument("--merge", action="store_true", help="keep sizes of the previous results not re-run")
+    args = parser.parse_args(argv)
+    Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    previous: dict[str, Any] = {}
+    json_path = common.RESULTS_DIR / f"{NAME}.json"
+    if args.merge and json_path.is_file():
+        previous = {s["label"]: s for s in json.loads(json_path.read_text("utf-8"))["sizes"]}
+    measured = {}
+    for triples in sorted(parse_size(s) for s in args.sizes.split(",")):
+        log(f"size {size_label(triples)}")
+        measured[size_label(triples)] = measure_size(triples, args)
+    merged = {**previous, **measured}
+    sizes = sorted(merged.values(), key=lambda s: s["triples"])
+    results: dict[str, Any] = {
+        "benchmark": NAME,
+        "machine": common.machine_info(),
+        "source": common.source_fingerprint("kg_adapters", "loaders"),
+        "config": {k: v for k, v in vars(args).items() if k != "workdir"},
+        "seconds": time.perf_counter() - began,
+        "sizes": sizes,
+    }
+    results["plots"] = plot(sizes)
+    common.write_results(NAME, results, render_markdown(results))
+    print(render_markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
