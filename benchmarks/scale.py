@@ -311,7 +311,9 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
             answer_sizes.append(size_of(reference))
             for side, answer in answers.items():
                 if answer != reference:
-                    mismatches.append({"side": side, "query": query, "store": size_of(reference), side: size_of(answer)})
+                    mismatches.append(
+                        {"side": side, "query": query, "store": size_of(reference), side: size_of(answer)}
+                    )
             for side, runner in runners.items():
                 timings = []
                 for _ in range(args.repeats):
@@ -328,7 +330,10 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
             "mismatches": mismatches[:5],
             "mismatch_count": len(mismatches),
         }
-        log(f"    {kind}: " + ", ".join(f"{s} {common.fmt_seconds(v)}" for s, v in result["kinds"][kind]["median_seconds"].items()))
+        log(
+            f"    {kind}: "
+            + ", ".join(f"{s} {common.fmt_seconds(v)}" for s, v in result["kinds"][kind]["median_seconds"].items())
+        )
     return result
 
 
@@ -387,7 +392,16 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
 
     # -- Virtuoso and the latency run ------------------------------------------------------------------
     virtuoso_info: dict[str, Any] | None = None
-    latency_args = ["--store", str(store), "--queries", str(queries), "--data", str(data), "--repeats", str(args.repeats)]
+    latency_args = [
+        "--store",
+        str(store),
+        "--queries",
+        str(queries),
+        "--data",
+        str(data),
+        "--repeats",
+        str(args.repeats),
+    ]
     if with_nx:
         latency_args.append("--nx")
     if triples <= args.virtuoso_max:
@@ -399,8 +413,9 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
         vdir = workdir / f"virtuoso-{label}"
         shutil.rmtree(vdir, ignore_errors=True)
         buffers = max(100_000, triples // 40)  # 8 KiB pages: ~200 bytes of buffer per triple
-        with VirtuosoServer(vdir, data_dirs=[workdir], number_of_buffers=buffers,
-                            max_query_execution_time=600) as server:
+        with VirtuosoServer(
+            vdir, data_dirs=[workdir], number_of_buffers=buffers, max_query_execution_time=600
+        ) as server:
             started = time.perf_counter()
             loaded = server.load([data])
             load_seconds = time.perf_counter() - started
@@ -453,7 +468,9 @@ def plot(sizes: list[dict[str, Any]]) -> list[str]:
     fig, axes = plt.subplots(1, len(SIDES), figsize=(15, 4.5), sharey=True)
     for ax, side in zip(axes, SIDES, strict=True):
         for kind in KINDS:
-            points = [(x, s["latency"]["kinds"][kind]["median_seconds"].get(side)) for x, s in zip(xs, sizes, strict=True)]
+            points = [
+                (x, s["latency"]["kinds"][kind]["median_seconds"].get(side)) for x, s in zip(xs, sizes, strict=True)
+            ]
             points = [(x, y * 1e3) for x, y in points if y is not None]
             if points:
                 ax.plot(*zip(*points, strict=True), marker="o", label=kind)
@@ -514,17 +531,35 @@ def render_markdown(results: dict[str, Any]) -> str:
     rows = []
     for s in sizes:
         v = s["virtuoso"] or {}
-        rows.append([
-            s["label"], f"{s['load']['store_triples']:,}", f"{s['load']['median_seconds']:.1f} s ({s['load']['runs']} run(s))",
-            f"{s['load']['triples_per_second']:,.0f}", f"{s['load']['store_bytes_per_triple']:.0f} B",
-            common.fmt_bytes(s["serve_store_peak_rss_bytes"]),
-            common.fmt_bytes(s["serve_nx_peak_rss_bytes"]) if s["serve_nx_peak_rss_bytes"] else "skipped",
-            f"{v['triples_per_second']:,.0f}/s" if v else "not run",
-            common.fmt_bytes(v["peak_rss_bytes"]) if v.get("peak_rss_bytes") else "n/a",
-        ])
-    lines.append(common.markdown_table(
-        ["size", "triples", "load (median)", "triples/s", "disk/triple", "store serving RSS", "networkx RSS",
-         "Virtuoso load", "Virtuoso RSS"], rows))
+        rows.append(
+            [
+                s["label"],
+                f"{s['load']['store_triples']:,}",
+                f"{s['load']['median_seconds']:.1f} s ({s['load']['runs']} run(s))",
+                f"{s['load']['triples_per_second']:,.0f}",
+                f"{s['load']['store_bytes_per_triple']:.0f} B",
+                common.fmt_bytes(s["serve_store_peak_rss_bytes"]),
+                common.fmt_bytes(s["serve_nx_peak_rss_bytes"]) if s["serve_nx_peak_rss_bytes"] else "skipped",
+                f"{v['triples_per_second']:,.0f}/s" if v else "not run",
+                common.fmt_bytes(v["peak_rss_bytes"]) if v.get("peak_rss_bytes") else "n/a",
+            ]
+        )
+    lines.append(
+        common.markdown_table(
+            [
+                "size",
+                "triples",
+                "load (median)",
+                "triples/s",
+                "disk/triple",
+                "store serving RSS",
+                "networkx RSS",
+                "Virtuoso load",
+                "Virtuoso RSS",
+            ],
+            rows,
+        )
+    )
     lines += ["", "## Median latency per query", ""]
     rows = []
     for s in sizes:
@@ -532,23 +567,52 @@ def render_markdown(results: dict[str, Any]) -> str:
             k = s["latency"]["kinds"][kind]
             med = k["median_seconds"]
             store = med["store"]
-            rows.append([
-                s["label"], kind, f"{k['median_answer_size']:.0f}", cell(store), cell(med.get("networkx")),
-                common.fmt_ratio(common.ratio(store, med["networkx"])) if "networkx" in med else "n/a",
-                cell(med.get("virtuoso")),
-                common.fmt_ratio(common.ratio(store, med["virtuoso"])) if "virtuoso" in med else "n/a",
-                str(k["mismatch_count"]),
-            ])
-    lines.append(common.markdown_table(
-        ["size", "query", "median answer", "store", "networkx", "store/nx", "Virtuoso", "store/Virtuoso",
-         "answers differing"], rows))
-    lines += ["", f"## Growth from {sizes[0]['label']} to {sizes[-1]['label']} (target: latency <= "
-              f"{TARGET_GROWTH}x, memory flat)", ""]
+            rows.append(
+                [
+                    s["label"],
+                    kind,
+                    f"{k['median_answer_size']:.0f}",
+                    cell(store),
+                    cell(med.get("networkx")),
+                    common.fmt_ratio(common.ratio(store, med["networkx"])) if "networkx" in med else "n/a",
+                    cell(med.get("virtuoso")),
+                    common.fmt_ratio(common.ratio(store, med["virtuoso"])) if "virtuoso" in med else "n/a",
+                    str(k["mismatch_count"]),
+                ]
+            )
+    lines.append(
+        common.markdown_table(
+            [
+                "size",
+                "query",
+                "median answer",
+                "store",
+                "networkx",
+                "store/nx",
+                "Virtuoso",
+                "store/Virtuoso",
+                "answers differing",
+            ],
+            rows,
+        )
+    )
+    lines += [
+        "",
+        f"## Growth from {sizes[0]['label']} to {sizes[-1]['label']} (target: latency <= "
+        f"{TARGET_GROWTH}x, memory flat)",
+        "",
+    ]
     rows = []
     for kind in KINDS:
         g = growth(sizes, kind, "store")
-        rows.append([kind, common.fmt_ratio(g), "met" if g <= TARGET_GROWTH else "not met",
-                     common.fmt_ratio(growth(sizes, kind, "virtuoso"))])
+        rows.append(
+            [
+                kind,
+                common.fmt_ratio(g),
+                "met" if g <= TARGET_GROWTH else "not met",
+                common.fmt_ratio(growth(sizes, kind, "virtuoso")),
+            ]
+        )
     rss = common.ratio(sizes[-1]["serve_store_peak_rss_bytes"], sizes[0]["serve_store_peak_rss_bytes"])
     rows.append(["serving peak RSS", common.fmt_ratio(rss), "", ""])
     lines.append(common.markdown_table(["measure", "store growth", "target", "Virtuoso growth"], rows))

@@ -31,16 +31,89 @@ if TYPE_CHECKING:
 NS = "http://rdf.freebase.com/ns/"
 MID_ALPHABET = "0123456789bcdfghjklmnpqrstvwxyz_"
 XSD = "http://www.w3.org/2001/XMLSchema#"
-DOMAINS = (
-    "people film music location sports book tv education organization business government award media_common "
-    "sports_team military religion language medicine biology chemistry astronomy architecture aviation "
-    "automotive boats comic_books computer cvg fictional_universe food games geography law olympics "
-    "periodicals projects royalty soccer theater time travel visual_art"
-).split()
-SYLLABLES = (
-    "ka lo mi ne ru sa to vi ze bar den fel gor han jin kel mar nor pel quin ros tal ur vel wen yor zan "
-    "al be co da el fi ga hi io ju"
-).split()
+DOMAINS = [
+    "people",
+    "film",
+    "music",
+    "location",
+    "sports",
+    "book",
+    "tv",
+    "education",
+    "organization",
+    "business",
+    "government",
+    "award",
+    "media_common",
+    "sports_team",
+    "military",
+    "religion",
+    "language",
+    "medicine",
+    "biology",
+    "chemistry",
+    "astronomy",
+    "architecture",
+    "aviation",
+    "automotive",
+    "boats",
+    "comic_books",
+    "computer",
+    "cvg",
+    "fictional_universe",
+    "food",
+    "games",
+    "geography",
+    "law",
+    "olympics",
+    "periodicals",
+    "projects",
+    "royalty",
+    "soccer",
+    "theater",
+    "time",
+    "travel",
+    "visual_art",
+]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "to",
+    "vi",
+    "ze",
+    "bar",
+    "den",
+    "fel",
+    "gor",
+    "han",
+    "jin",
+    "kel",
+    "mar",
+    "nor",
+    "pel",
+    "quin",
+    "ros",
+    "tal",
+    "ur",
+    "vel",
+    "wen",
+    "yor",
+    "zan",
+    "al",
+    "be",
+    "co",
+    "da",
+    "el",
+    "fi",
+    "ga",
+    "hi",
+    "io",
+    "ju",
+]
 
 TYPES = 300
 RELATIONS = 3_000
@@ -93,7 +166,9 @@ def _zipf_weights(count: int, exponent: float, offset: float) -> NDArray[np.floa
     return np.asarray(weights / weights.sum(), dtype=np.float64)
 
 
-def _skewed(rng: np.random.Generator, starts: NDArray[np.int64], sizes: NDArray[np.int64], skew: float) -> NDArray[np.int64]:
+def _skewed(
+    rng: np.random.Generator, starts: NDArray[np.int64], sizes: NDArray[np.int64], skew: float
+) -> NDArray[np.int64]:
     """One entity per (start, size) range, rank drawn as floor(size * u**skew): rank 0 is the hub."""
     import numpy as np
 
@@ -130,7 +205,9 @@ def generate(triples: int, path: Path, seed: int = 1) -> Graph:
     rel_weights = _zipf_weights(RELATIONS, 1.1, 10)
 
     cvt_head = rng.choice(TYPES, size=CVT_TYPES, p=type_weights)
-    cvt_names = [f"{DOMAINS[d]}.{w}" for d, w in zip(type_domain[cvt_head].tolist(), _words(rng, CVT_TYPES, 3, 4), strict=True)]
+    cvt_names = [
+        f"{DOMAINS[d]}.{w}" for d, w in zip(type_domain[cvt_head].tolist(), _words(rng, CVT_TYPES, 3, 4), strict=True)
+    ]
     cvt_in = [f"{type_names[h]}.{props[RELATIONS + c]}" for c, h in enumerate(cvt_head.tolist())]
     cvt_out = [[f"{cvt_names[c]}.{props[RELATIONS + CVT_TYPES * k + c]}" for k in (1, 2, 3)] for c in range(CVT_TYPES)]
     cvt_out_type = rng.choice(TYPES, size=(CVT_TYPES, 3), p=type_weights)
@@ -175,14 +252,19 @@ def generate(triples: int, path: Path, seed: int = 1) -> Graph:
     tails = np.concatenate([cvt_ids, *out_t, plain_tails[entity_edge]])
 
     # -- literals ----------------------------------------------------------------------------------------
-    names = [" ".join(w.capitalize() for w in pair) for pair in zip(
-        _words(rng, n_named, 2, 3), _words(rng, n_named, 2, 4), strict=True)]
+    names = [
+        " ".join(w.capitalize() for w in pair)
+        for pair in zip(_words(rng, n_named, 2, 3), _words(rng, n_named, 2, 4), strict=True)
+    ]
     lit_heads = plain_heads[literal_edge]
     lit_rels = plain_rel[literal_edge]
     lit_kind = kind[literal_edge]
     days = rng.integers(0, 365 * 200, size=len(lit_heads))
     years, rest = 1850 + days // 365, days % 365
-    dates = [f'"{y:04d}-{1 + r // 31 % 12:02d}-{1 + r % 28:02d}"^^<{XSD}date>' for y, r in zip(years.tolist(), rest.tolist(), strict=True)]
+    dates = [
+        f'"{y:04d}-{1 + r // 31 % 12:02d}-{1 + r % 28:02d}"^^<{XSD}date>'
+        for y, r in zip(years.tolist(), rest.tolist(), strict=True)
+    ]
     ints = [f'"{n}"^^<{XSD}integer>' for n in rng.integers(0, 10**6, size=len(lit_heads)).tolist()]
     texts = [f'"{w.capitalize()}"@en' for w in _words(rng, len(lit_heads), 2, 5)]
     lit_values = [dates[i] if k == 1 else ints[i] if k == 2 else texts[i] for i, k in enumerate(lit_kind.tolist())]
