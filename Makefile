@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test lint typecheck virtuoso bench clean
+.PHONY: demo test lint typecheck virtuoso bench bench-scale clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ test: lint typecheck virtuoso
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m benchmarks.bfs_vs_networkx
+
+$(VENV)/.bench-installed: $(VENV)/.dev-installed pyproject.toml
+	$(PIP) -e '.[dev,bench]'
+	touch $@
+
+# 1M/4M/16M synthetic Freebase graphs (~40 min, needs Virtuoso), then reader-process throughput.
+bench-scale: $(VENV)/.bench-installed virtuoso
+	$(PY) -m benchmarks.scale
+	$(PY) -m benchmarks.concurrency
 
 clean:
 	rm -rf .kga
