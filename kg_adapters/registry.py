@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import KnowledgeGraph, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
 
 
@@ -120,14 +120,30 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
+    relation_filter = merged.pop("relation_filter", _UNSET)
     factory = backend_class(parsed.scheme)
     kg = factory.from_url(parsed, **merged)
+    if relation_filter is not _UNSET:
+        kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
 
 
 CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
+_UNSET = object()
+
+
+def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: object) -> KnowledgeGraph:
+    """``kg`` with its profile's relation filter replaced (``relation_filter=`` option)."""
+    try:
+        if not isinstance(kg, RelationFilterable):
+            raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
+        kg.use_relation_filter(relation_filter)
+    except BaseException:
+        kg.close()
+        raise
+    return kg
 
 
 def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> KnowledgeGraph:

@@ -9,8 +9,9 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,10 @@ INDEXED_LABEL_PREDICATES = (
     "http://schema.org/name",
     "http://xmlns.com/foaf/0.1/name",
 )
+
+
+CVT_DESCRIPTION_PARTS = 8
+"""Most neighbour names in the label of a CVT node."""
 
 
 def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -102,6 +107,8 @@ class SparqlGraph(abc.ABC):
                     self._collect_edges(side, list(nodes.iris), relation_iris, literals, nodes.iris, found)
                 if nodes.blanks:
                     self._collect_blank_edges(side, nodes.blanks, relation_iris, literals, found)
+        if relation_iris is None:
+            self._drop_filtered_edges(found)
         # One relation walked one way: a node's edges share the relation and one end, so ordering
         # by the other end alone gives edge_sort_key's order for a fraction of the work.
         key: Callable[[Edge], Any]
@@ -115,6 +122,8 @@ class SparqlGraph(abc.ABC):
             if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
+        if expand_cvt and self._profile.has_cvt_nodes:
+            self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def relations(
@@ -138,6 +147,12 @@ class SparqlGraph(abc.ABC):
                     found[nodes.iris[x]].add(relation_id(r))
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
+        keeps = self._profile.relation_filter.keeps
+        for canonical, seen in found.items():
+            found[canonical] = {relation for relation in seen if keeps(relation)}
+        if expand_cvt and self._profile.has_cvt_nodes:
+            for canonical, collapsed in self._cvt_relations(list(found), direction).items():
+                found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def paths(
@@ -194,11 +209,10 @@ class SparqlGraph(abc.ABC):
         wanted = check_langs(lang)
         nodes = self._resolve(ids)
         candidates = self._literals_of(nodes, self._profile.label_predicates)
-        return {
-            spelling: _best_label(candidates[canonical], wanted)
-            for spelling, canonical in nodes.canonical.items()
-            if canonical in candidates
-        }
+        found = {canonical: _best_label(labels, wanted) for canonical, labels in candidates.items()}
+        if self._profile.has_cvt_nodes:
+            found.update(self._cvt_descriptions(nodes, found, wanted))
+        return {spelling: found[canonical] for spelling, canonical in nodes.canonical.items() if canonical in found}
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
@@ -261,6 +275,107 @@ class SparqlGraph(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
+        self._profile = self._profile.with_relation_filter(relation_filter)
+
+    # -- relation filter and CVT (mediator) nodes ----------------------------------------------
+    def _drop_filtered_edges(self, found: dict[str, list[Edge]]) -> None:
+        """Removes the edges whose relation the profile's filter hides (relations not named)."""
+        relation_filter = self._profile.relation_filter
+        if relation_filter.empty:
+            return
+        keeps = relation_filter.keeps
+        for node, edges in found.items():
+            found[node] = [edge for edge in edges if keeps(edge.relation)]
+
+    def _nameless(self, ids: Sequence[str]) -> list[str]:
+        """The CVT nodes among ``ids``: CVT candidates of the profile with no name at all (one
+        batched label query)."""
+        candidates = [node for node in ids if self._profile.is_cvt_candidate(node)]
+        if not candidates:
+            return []
+        named = self._literals_of(self._resolve(candidates), self._profile.label_predicates)
+        return [node for node in candidates if node not in named]
+
+    def _attach_cvts(self, found: dict[str, list[Edge]], *, literals: bool) -> None:
+        """Gives every edge whose far end is a CVT node that CVT's other edges (``Edge.cvt``, true
+        direction, sorted). The edges linking the CVT back to the node the edge belongs to are left
+        out: they repeat the edge itself (Freebase stores each CVT edge in both directions). One
+        label query detects the CVTs, one ``neighbors`` call per direction fetches all their edges."""
+        far: dict[str, None] = {}
+        for node, edges in found.items():
+            for edge in edges:
+                other = edge.tail if edge.head == node else edge.head
+                if isinstance(other, str) and other != node:
+                    far[other] = None
+        cvts = self._nameless(list(far))
+        if not cvts:
+            return
+        inner = self.neighbors(cvts, direction="both", literals=literals)
+        for node, edges in found.items():
+            expanded: list[Edge] = []
+            for edge in edges:
+                other = edge.tail if edge.head == node else edge.head
+                mediated = inner.get(other) if isinstance(other, str) and other != node else None
+                if mediated:
+                    kept = tuple(e for e in mediated if (e.tail if e.head == other else e.head) != node)
+                    edge = replace(edge, cvt=kept)
+                expanded.append(edge)
+            found[node] = expanded
+
+    def _cvt_relations(self, ids: list[str], direction: Direction) -> dict[str, set[str]]:
+        """``r1..r2`` for each id: ``r1`` reaches a CVT and ``r2`` leaves it (``out``), or ``r1``
+        reaches the CVT from elsewhere and ``r2`` leads from it to the id (``in``), spelled in the
+        KG's direction as FB15k-237 spells collapsed CVT relations."""
+        collapsed: dict[str, set[str]] = {node: set() for node in ids}
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            found = self.neighbors(ids, direction=side, literals=False)
+            self._attach_cvts(found, literals=True)
+            for node, edges in found.items():
+                for edge in edges:
+                    for inner in edge.cvt:
+                        if side == "out" and inner.head == edge.tail:
+                            collapsed[node].add(f"{edge.relation}..{inner.relation}")
+                        elif side == "in" and inner.tail == edge.head:
+                            collapsed[node].add(f"{inner.relation}..{edge.relation}")
+        return collapsed
+
+    def _cvt_descriptions(self, nodes: _Resolved, named: dict[str, str], langs: Sequence[str]) -> dict[str, str]:
+        """A label for each nameless CVT among ``nodes``: its type (the prefix shared by most of its
+        outgoing relations) and the names or values of its neighbours, outgoing edges first, in
+        edge order, each once, at most :data:`CVT_DESCRIPTION_PARTS` of them:
+        ``"film.performance: Natalie Portman; Padmé Amidala; Star Wars"``."""
+        cvts = [c for c in dict.fromkeys(nodes.canonical.values()) if c not in named]
+        cvts = [c for c in cvts if self._profile.is_cvt_candidate(c)]
+        if not cvts:
+            return {}
+        edges = self.neighbors(cvts, direction="both")
+        neighbours = {
+            other for cvt in cvts for edge in edges[cvt] if isinstance(other := _other_end(edge, cvt), str)
+        }
+        names = self._literals_of(self._resolve(sorted(neighbours)), self._profile.label_predicates)
+        described: dict[str, str] = {}
+        for cvt in cvts:
+            outgoing = [edge for edge in edges[cvt] if edge.head == cvt]
+            incoming = [edge for edge in edges[cvt] if edge.head != cvt]
+            parts: dict[str, None] = {}
+            for edge in outgoing + incoming:
+                other = _other_end(edge, cvt)
+                if isinstance(other, Literal):
+                    parts[other.value] = None
+                elif other in names:
+                    parts[_best_label(names[other], langs)] = None
+            if not parts:
+                continue
+            texts = list(parts)
+            shown = "; ".join(texts[:CVT_DESCRIPTION_PARTS]) + ("; …" if len(texts) > CVT_DESCRIPTION_PARTS else "")
+            kinds = Counter(edge.relation.rsplit(".", 1)[0] for edge in outgoing if "." in edge.relation)
+            kind = min(kinds, key=lambda k: (-kinds[k], k)) if kinds else ""
+            described[cvt] = f"{kind}: {shown}" if kind else shown
+        return described
 
     # -- helpers -------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -403,6 +518,10 @@ class _Resolved:
     blanks: list[str] = field(default_factory=list)
     canonical: dict[str, str] = field(default_factory=dict)
     """the caller's spelling -> canonical id, in the caller's order"""
+
+
+def _other_end(edge: Edge, node: str) -> Node:
+    return edge.tail if edge.head == node else edge.head
 
 
 def _tail_key(edge: Edge) -> tuple[int, str, str, str]:

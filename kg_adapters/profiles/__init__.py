@@ -9,6 +9,7 @@ from __future__ import annotations
 from kg_adapters.profiles.base import Profile
 from kg_adapters.profiles.freebase import FreebaseProfile
 from kg_adapters.profiles.generic import GenericProfile
+from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.profiles.wikidata import WikidataProfile
 
 PROFILES: dict[str, type[Profile]] = {
@@ -31,4 +32,13 @@ def get_profile(name: str | Profile) -> Profile:
         raise InvalidTermError(f"unknown profile {name!r}; known profiles: {known}") from None
 
 
-__all__ = ["PROFILES", "FreebaseProfile", "GenericProfile", "Profile", "WikidataProfile", "get_profile"]
+__all__ = [
+    "NO_FILTER",
+    "PROFILES",
+    "FreebaseProfile",
+    "GenericProfile",
+    "Profile",
+    "RelationFilter",
+    "WikidataProfile",
+    "get_profile",
+]

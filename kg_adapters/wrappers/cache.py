@@ -14,11 +14,12 @@ used rows evicted past ``max_disk_bytes``). ``mode="replay"`` opens it read-only
 miss raise :class:`CacheMiss` without touching the wrapped KG, so a run can prove it needs no
 network; ``mode="off"`` stores nothing.
 
-Keys are the SHA-256 of a canonical JSON of ``(format version, namespace, profile name,
+Keys are the SHA-256 of a canonical JSON of ``(format version, namespace, profile key,
 operation, arguments...)``. The namespace must identify the endpoint or store (URL, absolute
-path) -- use :func:`cache_namespace` -- so two KGs never share entries; the profile name is added
-automatically. Blank-node ids are cached like any id, so the namespace must name a store whose
-blank-node ids are stable (on-disk stores and SPARQL endpoints; not a file re-loaded into memory).
+path) -- use :func:`cache_namespace` -- so two KGs never share entries; the profile key (its
+name, plus its relation filter's fingerprint when that is not the default) is added automatically.
+Blank-node ids are cached like any id, so the namespace must name a store whose blank-node ids
+are stable (on-disk stores and SPARQL endpoints; not a file re-loaded into memory).
 The cache does not see writes to the wrapped KG: clear it after changing the data.
 """
 
@@ -152,15 +153,20 @@ def _decode_graph_node(data: Any) -> Node:
 
 
 def encode_edge(edge: Edge) -> list[Any]:
-    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`."""
-    return [edge.head, edge.relation, encode_node(edge.tail)]
+    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`;
+    an edge that carries a CVT's edges gets a fourth item ``{"cvt": [edge, ...]}``."""
+    encoded = [edge.head, edge.relation, encode_node(edge.tail)]
+    if edge.cvt:
+        encoded.append({"cvt": [encode_edge(inner) for inner in edge.cvt]})
+    return encoded
 
 
 def decode_edge(data: Any) -> Edge:
-    head, relation, tail = data
-    if not isinstance(head, str) or not isinstance(relation, str):
+    head, relation, tail, *extra = data
+    if not isinstance(head, str) or not isinstance(relation, str) or len(extra) > 1:
         raise ValueError(f"not an encoded edge: {data!r:.200}")
-    return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
+    cvt = tuple(decode_edge(inner) for inner in extra[0].get("cvt", ())) if extra else ()
+    return Edge(head=head, relation=relation, tail=_decode_graph_node(tail), cvt=cvt)
 
 
 def encode_entity(entity: Entity) -> dict[str, str]:
@@ -765,7 +771,7 @@ class CachedKG:
         return f"{type(self).__name__}({self.inner!r}, namespace={self.namespace!r}, cache={self.cache!r})"
 
     def _key(self, operation: object, *parts: object) -> tuple[object, ...]:
-        return (CACHE_FORMAT, self.namespace, self._profile.name, operation, *parts)
+        return (CACHE_FORMAT, self.namespace, self._profile.key, operation, *parts)
 
     def _relation_key(self, relations: Sequence[str] | None) -> list[str] | None:
         if relations is None:
