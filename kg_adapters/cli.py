@@ -26,7 +26,11 @@ def node_json(node: Node | bool) -> Any:
 
 
 def edge_json(edge: Edge) -> list[Any]:
-    return [edge.head, edge.relation, node_json(edge.tail)]
+    """``[head, relation, tail]``, plus ``{"cvt": [edge, ...]}`` when the edge carries a CVT's edges."""
+    encoded = [edge.head, edge.relation, node_json(edge.tail)]
+    if edge.cvt:
+        encoded.append({"cvt": [edge_json(inner) for inner in edge.cvt]})
+    return encoded
 
 
 def path_json(path: Path) -> dict[str, Any]:
@@ -70,15 +74,30 @@ def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
 
 def cmd_load(args: argparse.Namespace) -> int:
     from loaders import load_files
+    from loaders.freebase import dump_filter, parse_list
 
+    profile = args.profile or ("freebase" if (args.format or "").lower() == "freebase" else "generic")
+    filters = dump_filter(
+        parse_list(args.languages) if args.languages else None,
+        parse_list(args.drop_predicates),
+        parse_list(args.drop_namespaces),
+    )
     report = load_files(
-        args.files, args.store, format=args.format, lenient=args.lenient, profile=args.profile, progress=None
+        args.files,
+        args.store,
+        format=args.format,
+        lenient=args.lenient,
+        profile=profile,
+        progress=None,
+        dump_filter=filters,
     )
     summary = {
         "store": report.store,
         "files": list(report.files),
         "statements_read": report.statements_read,
         "lines_skipped": report.lines_skipped,
+        "lines_filtered": report.lines_filtered,
+        "lines_repaired": report.lines_repaired,
         "store_triples": report.store_triples,
         "seconds": round(report.seconds, 3),
         "triples_per_second": round(report.triples_per_second),
@@ -92,6 +111,8 @@ def cmd_load(args: argparse.Namespace) -> int:
             f"({report.store_triples} triples in the store) in {report.seconds:.2f} s "
             f"({report.triples_per_second:,.0f} triples/s)"
         )
+        if report.lines_filtered or report.lines_repaired:
+            print(f"filtered out {report.lines_filtered} line(s); repaired {report.lines_repaired} line(s)")
         if report.lines_skipped:
             print(f"skipped {report.lines_skipped} bad line(s):")
             for skipped in report.skipped:
@@ -101,25 +122,30 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     result = kg.neighbors(
-        args.id, direction=args.direction, relations=_csv(args.relations), limit_per_entity=args.limit
+        args.id,
+        direction=args.direction,
+        relations=_csv(args.relations),
+        limit_per_entity=args.limit,
+        expand_cvt=args.expand_cvt,
     )
     if args.json:
         for entity, edges in result.items():
             _emit({"id": entity, "edges": [edge_json(edge) for edge in edges]})
         return 0
-    ids = {e.head for es in result.values() for e in es} | {
-        e.tail for es in result.values() for e in es if isinstance(e.tail, str)
-    }
+    every = [e for es in result.values() for edge in es for e in (edge, *edge.cvt)]
+    ids = {e.head for e in every} | {e.tail for e in every if isinstance(e.tail, str)}
     names = _names(kg, sorted(ids))
     for entity, edges in result.items():
         print(f"{_show(entity, names)}: {len(edges)} edge(s)")
         for edge in edges:
             print(f"  {_show(edge.head, names)} -{edge.relation}-> {_show(edge.tail, names)}")
+            for inner in edge.cvt:
+                print(f"      {_show(inner.head, names)} -{inner.relation}-> {_show(inner.tail, names)}")
     return 0
 
 
 def cmd_relations(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
-    for entity, relations in kg.relations(args.id, direction=args.direction).items():
+    for entity, relations in kg.relations(args.id, direction=args.direction, expand_cvt=args.expand_cvt).items():
         if args.json:
             _emit({"id": entity, "relations": relations})
         else:
@@ -133,7 +159,12 @@ def cmd_paths(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     relation_path = _csv(args.path) or []
     directions = _csv(args.dir)
     result = kg.paths(
-        args.start, relation_path, directions=directions, max_paths=args.max_paths, simple=args.simple  # type: ignore[arg-type]
+        args.start,
+        relation_path,
+        directions=directions,  # type: ignore[arg-type]
+        max_paths=args.max_paths,
+        simple=args.simple,
+        expand_cvt=args.expand_cvt,
     )
     _print_paths(kg, result, args.json)
     return 0
@@ -214,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
         if kg:
             command.add_argument(
                 "--kg", default=kg_default, required=kg_default is None,
-                help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (default: $KGA_KG)",
+                help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (&relation_filter=none shows every relation; "
+                "default: $KGA_KG)",
             )
         command.add_argument("--json", action="store_true", help="one JSON object per line")
         return command
@@ -222,19 +254,34 @@ def build_parser() -> argparse.ArgumentParser:
     load = add("load", "load RDF or TSV dumps into a local store (atomic)", kg=False)
     load.add_argument("files", nargs="+", metavar="FILE")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
-    load.add_argument("--format", help="nt, nq, ttl, rdf, trig, tsv, metaqa (default: from the extension)")
+    load.add_argument(
+        "--format",
+        help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
+        "numbers and malformed IRIs/literals repaired); default: from the extension",
+    )
     load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
-    load.add_argument("--profile", default="generic", help="id namespace for TSV files (generic, freebase, wikidata)")
+    load.add_argument(
+        "--profile",
+        help="id namespace for TSV files (generic, freebase, wikidata); default freebase for --format freebase, "
+        "else generic",
+    )
+    load.add_argument("--languages", help="freebase: keep language-tagged literals only in these, e.g. en or en,de")
+    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
+    load.add_argument(
+        "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
+    )
 
     neighbors = add("neighbors", "1-hop edges of entities")
     neighbors.add_argument("--id", action="append", required=True)
     neighbors.add_argument("--direction", default="out", choices=["out", "in", "both"])
     neighbors.add_argument("--relations", help="comma-separated relations to keep")
     neighbors.add_argument("--limit", type=int, help="most edges per entity")
+    neighbors.add_argument("--expand-cvt", action="store_true", help="show the edges of CVT (mediator) nodes reached")
 
     relations = add("relations", "distinct relations of entities")
     relations.add_argument("--id", action="append", required=True)
     relations.add_argument("--direction", default="out", choices=["out", "in", "both"])
+    relations.add_argument("--expand-cvt", action="store_true", help="add r1..r2 for relations through CVT nodes")
 
     paths = add("paths", "walks that follow a relation path (RoG's constrained BFS)")
     paths.add_argument("--start", action="append", required=True)
@@ -242,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     paths.add_argument("--dir", help="comma-separated direction per hop: out, in, both (default out)")
     paths.add_argument("--max-paths", type=int)
     paths.add_argument("--simple", action="store_true", help="no node twice on a path")
+    paths.add_argument("--expand-cvt", action="store_true", help="a step r1..r2 walks r1 into a CVT node, r2 out")
 
     shortest = add("shortest", "all shortest paths between entity sets")
     shortest.add_argument("--source", action="append", required=True)
