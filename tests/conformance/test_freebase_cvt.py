@@ -108,3 +108,52 @@ class TestVirtuoso(FreebaseConformance):
             return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
 
         return make
+
+
+def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
+    """The generic profile filters nothing by default; a RelationFilter works there too."""
+    from kg_adapters.profiles import RelationFilter
+
+    from .graph import R1, R2, R3, A, B, e, write_graph
+
+    url = f"rdflib://{write_graph(tmp_path).resolve()}"
+    with connect(url) as kg:
+        assert kg.profile.relation_filter.empty
+        assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R2, B), e(A, R3, B)]}
+    with connect(url, relation_filter=RelationFilter(drop={R2})) as kg:
+        assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R3, B)]}
+        assert kg.neighbors(A, relations=[R2]) == {A: [e(A, R2, B)]}
+        assert R2 not in kg.relations(A)[A]
+
+
+def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from kg_adapters.cli import main
+
+    url = f"oxigraph://{fb_store}?profile=freebase"
+    assert main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "id": "m.pacino",
+        "edges": [["m.pacino", "film.actor.film", "m.perf3", {"cvt": [
+            ["m.heat", "film.film.starring", "m.perf3"],
+            ["m.perf3", "film.performance.character", "m.hanna"],
+            ["m.perf3", "film.performance.film", "m.heat"],
+        ]}]],
+    }
+    assert main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt"]) == 0
+    text = capsys.readouterr().out
+    performance = "film.performance: Al Pacino; Vincent Hanna; Heat [m.perf3]"
+    assert f"  Al Pacino [m.pacino] -film.actor.film-> {performance}" in text
+    assert f"      Heat [m.heat] -film.film.starring-> {performance}" in text
+    assert main(["relations", "--kg", url, "--id", "m.pacino", "--expand-cvt", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["relations"] == [
+        "film.actor.film", "film.actor.film..film.performance.character", "film.actor.film..film.performance.film"
+    ]
+    assert main(["paths", "--kg", url, "--start", "m.pacino", "--path", "film.actor.film..film.performance.film",
+                 "--expand-cvt", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "start": "m.pacino",
+        "edges": [["m.pacino", "film.actor.film", "m.perf3"], ["m.perf3", "film.performance.film", "m.heat"]],
+    }
