@@ -113,6 +113,7 @@ class FreebaseConverter:
         self.filtered = 0
         self.repaired = 0
         self._predicates: dict[bytes, tuple[bytes, bool, bool]] = {}
+        self._iris: dict[bytes, bytes] = {}
 
     def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]:
         """N-Triples text per input line (``b""`` for blank, filtered or bad lines, so the list
@@ -149,12 +150,17 @@ class FreebaseConverter:
         if not keep:
             self.filtered += 1
             return b""
-        subject_term = subject if _BLANK.fullmatch(subject) else self._iri(subject, "subject")
-        object_term = self._object(obj)
+        iris = self._iris
+        subject_term = iris.get(subject)
+        if subject_term is None:
+            subject_term = self._node(subject, "subject")
+        object_term = iris.get(obj)
+        if object_term is None:
+            object_term = self._object(obj)
         if object_term is None:
             self.filtered += 1
             return b""
-        if not changed and subject_term is subject and object_term is obj:
+        if not changed and subject_term == subject and object_term == obj:
             return line
         self.repaired += 1
         return b"%s %s %s ." % (subject_term, predicate_term, object_term)
@@ -188,14 +194,22 @@ class FreebaseConverter:
 
     def _object(self, token: bytes) -> bytes | None:
         """The object as an N-Triples term; None when the language filter drops it."""
-        if token.startswith(b'"'):
+        first = token[:1]
+        if first == b'"':
             return self._literal(token)
-        if token.startswith(b"_:") and _BLANK.fullmatch(token):
-            return token
-        for pattern, datatype in _BARE:
-            if pattern.fullmatch(token):
-                return b'"%s"^^<%s>' % (token, datatype.encode())
-        return self._iri(token, "object")
+        if first != b"<" and first != b"_":
+            for pattern, datatype in _BARE:
+                if pattern.fullmatch(token):
+                    return b'"%s"^^<%s>' % (token, datatype.encode())
+        return self._node(token, "object")
+
+    def _node(self, token: bytes, what: str) -> bytes:
+        """A subject or object IRI/blank node term, remembered (dumps repeat their nodes)."""
+        term = token if token[:1] == b"_" and _BLANK.fullmatch(token) else self._iri(token, what)
+        if len(self._iris) >= _CACHE_SIZE:
+            self._iris.clear()
+        self._iris[token] = term
+        return term
 
     def _literal(self, token: bytes) -> bytes | None:
         end = token.rfind(b'"')
