@@ -1,0 +1,133 @@
+"""The Wikidata conformance suite on Oxigraph (on disk), rdflib, a real Virtuoso, and a Virtuoso
+whose tiny row cap makes every statement query page or count-and-pack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.virtuoso import VirtuosoServer, virtuoso_fixture
+
+from kg_adapters import connect
+from kg_adapters.backends.oxigraph import OxigraphGraph
+from kg_adapters.backends.rdflib_backend import RdflibGraph
+from kg_adapters.backends.sparql_http import RemoteSparqlGraph
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.wrappers.cache import CachedKG
+
+from .wikidata_graph import write_wikidata_graph
+from .wikidata_suite import Q42_STATEMENTS, WikidataConformance
+
+loaders = pytest.importorskip("loaders")
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_wikidata_graph(tmp_path_factory.mktemp("wikidata-graph"))
+
+
+@pytest.fixture(scope="module")
+def disk_store(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("wikidata-store") / "store"
+    loaders.load_files([str(graph_file)], str(store), progress=False)
+    return store.resolve()
+
+
+class TestWikidataOxigraphOnDisk(WikidataConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, disk_store: Path) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(f"oxigraph://{disk_store}?profile=wikidata")
+            assert isinstance(kg, OxigraphGraph)
+            return kg
+
+        return make
+
+
+class TestWikidataRdflib(WikidataConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(f"rdflib://{graph_file}", profile="wikidata")
+            assert isinstance(kg, RdflibGraph)
+            return kg
+
+        return make
+
+
+class TestWikidataCached(WikidataConformance):
+    """Statements survive the cache: qualifiers and ranks are part of what is remembered."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, disk_store: Path) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(f"oxigraph://{disk_store}?profile=wikidata", cache="memory")
+            assert isinstance(kg, CachedKG)
+            kg.neighbors("Q42", qualifiers=True)  # warm: later answers come from the cache
+            return kg
+
+        return make
+
+    def test_statements_from_the_cache(self, kg: KnowledgeGraph) -> None:
+        assert isinstance(kg, CachedKG)
+        answer = kg.neighbors("Q42", qualifiers=True)
+        assert answer == {"Q42": Q42_STATEMENTS}
+        assert getattr(answer, "from_cache", False) is True
+
+
+@pytest.fixture(scope="module")
+def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
+    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
+
+
+@pytest.fixture(scope="module")
+def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
+    """ResultSetMaxRows 4: statement answers come in pages or count-and-pack chunks."""
+    return virtuoso_fixture(
+        tmp_path_factory, [graph_file], request=request, result_set_max_rows=4, max_sorted_top_rows=1000
+    )
+
+
+class TestWikidataVirtuoso(WikidataConformance):
+    wkt_point = "POINT(0.1218 52.2053)"
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect("sparql+" + virtuoso.sparql_url, profile="wikidata", dialect="virtuoso", retries=0)
+            assert isinstance(kg, RemoteSparqlGraph)
+            return kg
+
+        return make
+
+
+class TestWikidataVirtuosoCapped(WikidataConformance):
+    wkt_point = "POINT(0.1218 52.2053)"
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, capped_virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(
+                "sparql+" + capped_virtuoso.sparql_url,
+                profile="wikidata",
+                dialect="virtuoso",
+                max_sorted_rows=1000,
+                retries=0,
+            )
+            assert isinstance(kg, RemoteSparqlGraph)
+            return kg
+
+        return make
+
+    def test_statement_answers_were_capped(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
+        with make_kg() as kg:
+            assert isinstance(kg, RemoteSparqlGraph)
+            assert kg.neighbors("Q42", qualifiers=True) == {"Q42": Q42_STATEMENTS}
+            assert kg.queries_sent > 2, "a capped answer is fetched again in pages"
