@@ -128,6 +128,15 @@ class SparqlQueryable(Protocol):
 
 
 @runtime_checkable
+class ProfileDetecting(Protocol):
+    """Graphs that can tell their profile from their data (``?profile=auto``)."""
+
+    def detect_profile(self) -> Profile:
+        """Switches to the detected profile and returns it (``profile.detection`` says why)."""
+        ...
+
+
+@runtime_checkable
 class WritableGraph(Protocol):
     """Adding data to a graph opened for writing."""
 

@@ -19,6 +19,7 @@ from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, ch
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
+from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
 from kg_adapters.records import (
     Edge,
     EdgeList,
@@ -289,6 +290,17 @@ class SparqlGraph(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def detect_profile(self) -> Profile:
+        """Switches to the profile the data is written in, judged from one bounded sample
+        (``profiles.detect``); ``profile.detection`` says why."""
+        self._check_open()
+        self._profile = choose_profile(self._sample(SAMPLE_QUERY))
+        return self._profile
+
+    def _sample(self, query: str) -> list[Row]:
+        """Rows of a sampling query that carries its own LIMIT."""
+        return self._select(query)
 
     # -- helpers -------------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -65,6 +65,8 @@ class Profile:
     """Full statements with qualifiers and ranks (``neighbors(..., qualifiers=True)``), if the graph has them."""
     detect_namespaces: tuple[str, ...] = ()
     """IRI prefixes of subjects and predicates that mark a graph of this profile (``?profile=auto``)."""
+    detection: str | None = None
+    """Why ``?profile=auto`` chose this profile (None when the profile was named)."""
 
     def entity_iri(self, entity_id: str) -> str:
         """The full IRI of a compact entity id; raises InvalidTermError when malformed."""

@@ -45,7 +45,7 @@ class WikidataProfile(Profile):
     description_predicates = (SCHEMA_DESCRIPTION,)
     fallback_langs = ("mul",)
     statements = WIKIDATA_STATEMENTS
-    detect_namespaces = (WD, PROP)
+    detect_namespaces = ("http://www.wikidata.org/",)
 
     def is_local_id(self, text: str) -> bool:
         return _ENTITY_ID.fullmatch(text) is not None
