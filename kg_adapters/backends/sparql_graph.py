@@ -111,8 +111,8 @@ class SparqlGraph(abc.ABC):
         limit = check_budget(limit_per_entity, "limit_per_entity")
         nodes = self._resolve(ids)
         relation_iris = self._relation_iris(relations)
-        if qualifiers and self._profile.statements is not None:
-            return self._statement_neighbors(nodes, direction, relation_iris, limit, literals)
+        if self._profile.statements is not None and (qualifiers or relation_iris is None):
+            return self._statement_neighbors(nodes, direction, relation_iris, limit, literals, statements=qualifiers)
         found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
         if relation_iris != []:
             walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
@@ -157,6 +157,9 @@ class SparqlGraph(abc.ABC):
                     found[nodes.iris[x]].add(relation_id(r))
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
+        if self._profile.statements is not None:
+            layer = {name for names in found.values() for name in names if self._in_statement_layer(name)}
+            found = {node: names - layer for node, names in found.items()}
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def paths(
@@ -414,11 +417,15 @@ class SparqlGraph(abc.ABC):
         relation_iris: list[str] | None,
         limit: int | None,
         literals: bool,
+        *,
+        statements: bool,
     ) -> dict[str, list[Edge]]:
-        """Statements (with qualifiers and rank, deprecated ones left out) in place of the truthy
-        edges and the rest of the statement plumbing; every other edge as usual. Per direction: one
-        statement query and one ordinary query per id chunk. A statement is one edge, even when
-        it is reached from both of its ends (``both`` on a self-loop)."""
+        """Answers of a profile with a statement layer (``Profile.statements``). The layer's
+        plumbing (claims, statement values, qualifiers, ...) is never an edge: without
+        ``statements`` the truthy edges stand for it; with ``statements`` the statements (with
+        qualifiers and rank, deprecated ones left out) replace the truthy edges too. Every other
+        edge as usual. Per direction: one ordinary and one statement query per id chunk. A
+        statement is one edge, even when reached from both of its ends (``both`` on a self-loop)."""
         model = self._profile.statements
         assert model is not None
         properties: list[str] | None = None
@@ -431,7 +438,7 @@ class SparqlGraph(abc.ABC):
             properties = list(dict.fromkeys(p for p in claimed if p is not None))
             others = [r for r in relation_iris if not r.startswith(model.namespace)]
         found: dict[str, dict[object, Edge]] = {canonical: {} for canonical in nodes.canonical.values()}
-        plumbing: dict[str, bool] = {}
+        hidden: dict[str, bool] = {}
         walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         for side in walk:
             plain: dict[str, list[Edge]] = {canonical: [] for canonical in found}
@@ -442,14 +449,12 @@ class SparqlGraph(abc.ABC):
                     self._collect_blank_edges(side, nodes.blanks, others, literals, plain)
             for canonical, edges in plain.items():
                 for edge in edges:
-                    hidden = plumbing.get(edge.relation)
-                    if hidden is None:
-                        hidden = plumbing[edge.relation] = self._profile.relation_iri(edge.relation).startswith(
-                            model.namespace
-                        )
-                    if not hidden:
+                    hide = hidden.get(edge.relation)
+                    if hide is None:
+                        hide = hidden[edge.relation] = self._in_statement_layer(edge.relation, truthy=statements)
+                    if not hide:
                         found[canonical][edge] = edge
-            if properties != [] and nodes.iris:
+            if statements and properties != [] and nodes.iris:
                 for canonical, key, edge in self._statements(side, nodes, properties, literals):
                     found[canonical][key] = edge
         answer: dict[str, list[Edge]] = {}
@@ -457,6 +462,15 @@ class SparqlGraph(abc.ABC):
             edges = sorted(keyed.values(), key=_statement_sort_key)
             answer[canonical] = edges[:limit] if limit is not None else edges
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
+
+    def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
+        """Whether ``relation`` (an id of this profile) is statement plumbing (truthy edges count
+        only with ``truthy``)."""
+        model = self._profile.statements
+        if model is None:
+            return False
+        full = self._profile.relation_iri(relation)
+        return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
 
     def _statements(
         self, side: Direction, nodes: _Resolved, properties: list[str] | None, literals: bool

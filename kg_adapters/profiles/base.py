@@ -77,15 +77,16 @@ class Profile:
         return self._expand(relation_id, self.relation_namespace, "relation")
 
     def entity_id(self, iri: str) -> str:
-        """The compact id of a full entity IRI (the IRI itself outside the namespace)."""
+        """The compact id of a full entity IRI (the IRI itself outside the namespace, or when the
+        rest is no compact id, as for ``wd:statement/...``: every answer can be asked again)."""
         ns = self.entity_namespace
-        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+        if ns is not None and iri.startswith(ns) and self.is_local_id(iri[len(ns) :]):
             return iri[len(ns) :]
         return iri
 
     def relation_id(self, iri: str) -> str:
         ns = self.relation_namespace
-        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+        if ns is not None and iri.startswith(ns) and self.is_local_id(iri[len(ns) :]):
             return iri[len(ns) :]
         return iri
 

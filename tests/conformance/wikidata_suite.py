@@ -166,9 +166,22 @@ class WikidataConformance:
         assert set(Q42_TRUTHY_ENTITIES) <= set(answer["Q42"])
 
     def test_truthy_in_edges(self, kg: KnowledgeGraph) -> None:
-        assert kg.neighbors("Q145", direction="in", relations=["P17", "P27", "P131"]) == {
-            "Q145": [edge("Q350", "P17", "Q145"), edge("Q42", "P27", "Q145")]
+        expected = [edge("Q350", "P17", "Q145"), edge("Q42", "P27", "Q145")]
+        assert kg.neighbors("Q145", direction="in", relations=["P17", "P27", "P131"]) == {"Q145": expected}
+        # The statement layer (ps:P27 from a statement node, the deprecated ps:P131) is no edge.
+        assert kg.neighbors("Q145", direction="in") == {"Q145": expected}
+        assert kg.neighbors("Q1765120", direction="in") == {"Q1765120": []}  # only a qualifier value
+
+    def test_default_answers_hide_the_statement_layer(self, kg: KnowledgeGraph) -> None:
+        truthy = sorted([*Q42_TRUTHY_ENTITIES, *Q42_TRUTHY_LITERALS], key=lambda e: e.relation)
+        assert kg.neighbors("Q42", direction="both") == {"Q42": [*truthy, *Q42_NAMES]}
+        assert kg.relations(["Q42", "Q145"], direction="both") == {
+            "Q42": ["P1559", "P2048", "P214", "P27", "P31", "P569", "P69", DESCRIPTION, RDFS_LABEL, ALT_LABEL],
+            "Q145": ["P17", "P27", DESCRIPTION, RDFS_LABEL],
         }
+        # Named explicitly, a statement-layer relation is answered, in full IRIs.
+        claim = "http://www.wikidata.org/prop/P31"
+        assert kg.neighbors("Q42", relations=[claim]) == {"Q42": [edge("Q42", claim, WD + "statement/Q42-s1")]}
 
     def test_literal_types(self, kg: KnowledgeGraph) -> None:
         assert kg.neighbors("Q350", relations=["P625"]) == {
@@ -316,3 +329,13 @@ class WikidataConformance:
             ("Q691283", "P131", "Q350"),
         ]
         assert sub.truncated is False
+        whole = kg.subgraph("Q42", hops=2)
+        assert sorted(e.as_tuple() for e in whole if isinstance(e.tail, str)) == [
+            ("Q350", "P17", "Q145"),
+            ("Q42", "P27", "Q145"),
+            ("Q42", "P31", "Q5"),
+            ("Q42", "P69", "Q691283"),
+            ("Q691283", "P131", "Q350"),
+        ]
+        # Names and values of Q42 (13) and of its neighbours Q145 (4), Q5 (3) and Q691283 (2).
+        assert sum(isinstance(e.tail, Literal) for e in whole) == 22
