@@ -43,7 +43,8 @@ class KnowledgeGraph(Protocol):
 
         ``expand_cvt``: an edge reaching a CVT (mediator) node carries the mediator's other edges
         in ``Edge.cvt``. ``qualifiers``: full statements (``Edge.qualifiers``, ``Edge.rank``) where
-        the profile has them (Wikidata), instead of truthy edges."""
+        the profile has them (Wikidata), instead of truthy edges; profiles without statements
+        (generic, Freebase, DBpedia) answer with their ordinary edges."""
         ...
 
     def relations(

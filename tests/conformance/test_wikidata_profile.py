@@ -3,6 +3,9 @@ whose tiny row cap makes every statement query page or count-and-pack."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,10 +18,13 @@ from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.rdflib_backend import RdflibGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.records import Edge, Entity
 from kg_adapters.wrappers.cache import CachedKG
 
+from .graph import A, D, write_freebase_graph, write_graph
+from .suite import A_OUT
 from .wikidata_graph import write_wikidata_graph
-from .wikidata_suite import Q42_STATEMENTS, WikidataConformance
+from .wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
 
 loaders = pytest.importorskip("loaders")
 
@@ -107,6 +113,26 @@ class TestWikidataVirtuoso(WikidataConformance):
         return make
 
 
+class TestWikidataQueryServiceShape(WikidataConformance):
+    """``connect("wikidata:")`` (the WDQS factory: wdqs dialect, one query at a time, User-Agent
+    policy) pointed at a local endpoint holding the test graph."""
+
+    wkt_point = "POINT(0.1218 52.2053)"
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(
+                "wikidata:", base_url=virtuoso.sparql_url, user_agent="kga-tests/1.0 (tests@example.org)", retries=0
+            )
+            assert isinstance(kg, RemoteSparqlGraph)
+            assert kg.dialect.name == "wdqs"
+            return kg
+
+        return make
+
+
 class TestWikidataVirtuosoCapped(WikidataConformance):
     wkt_point = "POINT(0.1218 52.2053)"
 
@@ -131,3 +157,35 @@ class TestWikidataVirtuosoCapped(WikidataConformance):
             assert isinstance(kg, RemoteSparqlGraph)
             assert kg.neighbors("Q42", qualifiers=True) == {"Q42": Q42_STATEMENTS}
             assert kg.queries_sent > 2, "a capped answer is fetched again in pages"
+
+
+def test_profiles_without_statements_answer_ordinary_edges(tmp_path: Path) -> None:
+    with connect("oxigraph://") as kg:
+        assert isinstance(kg, OxigraphGraph)
+        kg.load(str(write_graph(tmp_path)))
+        assert kg.neighbors(A, qualifiers=True) == {A: A_OUT}
+        assert kg.neighbors([A, D], direction="both", qualifiers=True) == kg.neighbors([A, D], direction="both")
+    with connect("oxigraph://?profile=freebase") as kg:
+        assert isinstance(kg, OxigraphGraph)
+        kg.load(str(write_freebase_graph(tmp_path)))
+        assert kg.neighbors("m.01", qualifiers=True) == kg.neighbors("m.01")
+        assert all(e.rank is None and not e.qualifiers for e in kg.neighbors("m.01", qualifiers=True)["m.01"])
+
+
+def test_readme_wikidata_example_runs(disk_store: Path) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text("utf-8").split("### Wikidata and DBpedia", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    code = "from kg_adapters import connect\n" + block.group(1).replace(
+        "/abs/path/.kga/wikidata-store", str(disk_store)
+    )
+    out = io.StringIO()
+    scope: dict[str, Any] = {}
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(readme), "exec"), scope)
+    assert [line.split(" {")[0] for line in out.getvalue().splitlines()] == ["Q691283 normal", "Q691283 normal"]
+    assert scope["truthy"] == {"Q42": [Edge(head="Q42", relation="P69", tail="Q691283")]}
+    assert scope["full"] == {"Q42": Q42_EDUCATED}
+    assert scope["names"] == {"Q42": "Douglas Adams", "Q350": "Cambridge"}
+    assert scope["facts"] == Entity(id="Q42", label="Douglas Adams", description="English writer and humorist")
