@@ -12,20 +12,17 @@ from kg_adapters.profiles.base import RDFS_LABEL, Profile, StatementModel
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
 PROP = "http://www.wikidata.org/prop/"
-P = PROP
 PS = PROP + "statement/"
 PQ = PROP + "qualifier/"
-WDS = WD + "statement/"
 WIKIBASE = "http://wikiba.se/ontology#"
 SCHEMA_DESCRIPTION = "http://schema.org/description"
-SKOS_ALT_LABEL = "http://www.w3.org/2004/02/skos/core#altLabel"
 _ENTITY_ID = re.compile(r"[QPL][1-9][0-9]*(-[SF][1-9][0-9]*)?")
 _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 
 WIKIDATA_STATEMENTS = StatementModel(
     namespace=PROP,
     truthy_namespace=WDT,
-    claim_namespace=P,
+    claim_namespace=PROP,
     value_namespace=PS,
     qualifier_namespace=PQ,
     rank_predicate=WIKIBASE + "rank",

@@ -27,6 +27,7 @@ from .wikidata_graph import write_wikidata_graph
 from .wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
 
 loaders = pytest.importorskip("loaders")
+RDFS = "http://www.w3.org/2000/01/rdf-schema#label"
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +112,21 @@ class TestWikidataVirtuoso(WikidataConformance):
             return kg
 
         return make
+
+    def test_statements_are_batched(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
+        """Per direction and id chunk: one ordinary query and one statement query, whatever the
+        number of statements and qualifiers; a statement relation alone needs only the latter."""
+        ids = ["Q42", "Q145", "Q350", "Q691283", "Q5"]
+        for kwargs, queries in (
+            ({"direction": "out"}, 2),
+            ({"direction": "both"}, 4),
+            ({"direction": "both", "relations": ["P69", "P131"]}, 2),
+            ({"direction": "out", "relations": ["P69", RDFS]}, 2),
+        ):
+            with make_kg() as kg:
+                assert isinstance(kg, RemoteSparqlGraph)
+                kg.neighbors(ids, qualifiers=True, **kwargs)  # type: ignore[arg-type]
+                assert kg.queries_sent == queries, kwargs
 
 
 class TestWikidataQueryServiceShape(WikidataConformance):
