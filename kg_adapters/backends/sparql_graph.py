@@ -213,9 +213,8 @@ class SparqlGraph(abc.ABC):
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = check_langs(lang)
+        wanted = self._with_fallbacks(check_langs(lang))
         nodes = self._resolve(ids)
-        wanted = self._with_fallbacks(wanted)
         candidates = self._literals_of(nodes, self._profile.label_predicates)
         return {
             spelling: _best_label(candidates[canonical], wanted)
