@@ -7,6 +7,7 @@ compact ids (``m.0d05w3``, ``Q42``) into full IRIs and back.
 from __future__ import annotations
 
 from kg_adapters.profiles.base import Profile
+from kg_adapters.profiles.dbpedia import DBpediaProfile
 from kg_adapters.profiles.freebase import FreebaseProfile
 from kg_adapters.profiles.generic import GenericProfile
 from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
@@ -16,6 +17,7 @@ PROFILES: dict[str, type[Profile]] = {
     "generic": GenericProfile,
     "freebase": FreebaseProfile,
     "wikidata": WikidataProfile,
+    "dbpedia": DBpediaProfile,
 }
 
 
@@ -35,6 +37,7 @@ def get_profile(name: str | Profile) -> Profile:
 __all__ = [
     "NO_FILTER",
     "PROFILES",
+    "DBpediaProfile",
     "FreebaseProfile",
     "GenericProfile",
     "Profile",

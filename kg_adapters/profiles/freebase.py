@@ -37,6 +37,7 @@ class FreebaseProfile(Profile):
     relation_namespace = FREEBASE_NS
     label_predicates = (FREEBASE_NS + "type.object.name",)
     description_predicates = (FREEBASE_NS + "common.topic.description",)
+    detect_namespaces = (FREEBASE_NS,)
     relation_filter = FREEBASE_RELATION_FILTER
     has_cvt_nodes = True
 
