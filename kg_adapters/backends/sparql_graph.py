@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -242,13 +242,14 @@ class SparqlGraph(abc.ABC):
         nodes = self._resolve(ids)
         names = self._literals_of(nodes, self._profile.label_predicates)
         descriptions = self._literals_of(nodes, self._profile.description_predicates)
+        cvts = self._cvt_descriptions(nodes, names, wanted) if self._profile.has_cvt_nodes else {}
         found: dict[str, Entity] = {}
         for spelling, canonical in nodes.canonical.items():
             name = names.get(canonical)
             description = descriptions.get(canonical)
             found[spelling] = Entity(
                 id=canonical,
-                label=_best_label(name, wanted) if name else None,
+                label=_best_label(name, wanted) if name else cvts.get(canonical),
                 description=_best_label(description, wanted) if description else None,
             )
         return found
@@ -374,7 +375,7 @@ class SparqlGraph(abc.ABC):
                             collapsed[node].add(f"{inner.relation}..{edge.relation}")
         return collapsed
 
-    def _cvt_descriptions(self, nodes: _Resolved, named: dict[str, str], langs: Sequence[str]) -> dict[str, str]:
+    def _cvt_descriptions(self, nodes: _Resolved, named: Collection[str], langs: Sequence[str]) -> dict[str, str]:
         """A label for each nameless CVT among ``nodes``: its type (the prefix shared by most of its
         outgoing relations) and the names or values of its neighbours, outgoing edges first, in
         edge order, each once, at most :data:`CVT_DESCRIPTION_PARTS` of them:

@@ -16,7 +16,7 @@ import pytest
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles import RelationFilter
-from kg_adapters.records import Edge, Literal, edge_sort_key
+from kg_adapters.records import Edge, Entity, Literal, edge_sort_key
 
 from .freebase_graph import KEY_WIKIPEDIA, OWL_SAME_AS, XSD_DATE
 
@@ -170,6 +170,12 @@ class FreebaseConformance:
             "m.mar1": "people.marriage: 2012-08-04; Benjamin Millepied; Natalie Portman",
             "m.portman": "Natalie Portman",
             "people.marriage": "Marriage",
+        }
+
+    def test_describe_labels_cvts_too(self, fb_kg: KnowledgeGraph) -> None:
+        assert fb_kg.describe(["m.perf3", "m.heat"]) == {
+            "m.perf3": Entity(id="m.perf3", label="film.performance: Al Pacino; Vincent Hanna; Heat"),
+            "m.heat": Entity(id="m.heat", label="Heat"),
         }
 
     # -- paths ------------------------------------------------------------------------------
