@@ -37,7 +37,7 @@ def check_relations(kg: KnowledgeGraph, relations: Sequence[str] | None) -> None
         kg.profile.relation_iri(relation)
 
 
-def _step(edge: Edge, node: str) -> Node:
+def other_end(edge: Edge, node: str) -> Node:
     """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
     return edge.tail if edge.head == node else edge.head
 
@@ -81,7 +81,7 @@ def constrained_paths(
         step = _STEPS[direction]
         for node in frontier:
             for edge in adjacency.get(node, ()):
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
                 if isinstance(nxt, str):
                     reached[nxt] = None
         frontier = list(reached)
@@ -93,7 +93,7 @@ def constrained_paths(
         step, ahead, here = _STEPS[dirs[depth]], alive[depth + 1], alive[depth]
         for node, edges in layers[depth].items():
             for edge in edges:
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
                 if isinstance(nxt, str) and nxt in ahead:
                     here.add(node)
                     break
@@ -167,7 +167,7 @@ def _through_cvts(
 _TAIL, _HEAD, _EITHER = "tail", "head", "either"
 _STEPS: dict[Direction, str] = {"out": _TAIL, "in": _HEAD, "both": _EITHER}
 """Which end of an edge a hop reaches: ``out`` edges of a node have it as head, ``in`` edges as
-tail (as the :class:`KnowledgeGraph` contract says), ``both`` needs the general :func:`_step`."""
+tail (as the :class:`KnowledgeGraph` contract says), ``both`` needs the general :func:`other_end`."""
 
 
 class _Full(Exception):
@@ -191,7 +191,7 @@ def _walk(
     step = steps[depth]
     ahead = alive[depth + 1] if not last else set()
     for edge in layers[depth].get(node, ()):
-        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
         if visited is not None and nxt in visited:
             continue
         if last:
@@ -265,7 +265,7 @@ class _PairSearch:
         new_layer: list[str] = []
         for node in self.layers[side]:
             for edge in adjacency.edges(self.dirs[side], node):
-                nxt = _step(edge, node)
+                nxt = other_end(edge, node)
                 if not isinstance(nxt, str) or nxt == node:
                     continue
                 seen = dist.get(nxt)
@@ -374,7 +374,7 @@ def k_hop_subgraph(
                     return result
                 seen_edges[edge] = None
                 result.append(edge)
-                nxt = _step(edge, node)
+                nxt = other_end(edge, node)
                 if isinstance(nxt, str) and nxt not in seen_nodes:
                     seen_nodes.add(nxt)
                     next_frontier.append(nxt)

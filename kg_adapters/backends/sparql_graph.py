@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
+from kg_adapters.algorithms import other_end
 from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
@@ -339,7 +340,7 @@ class SparqlGraph(abc.ABC):
         far: dict[str, None] = {}
         for node, edges in found.items():
             for edge in edges:
-                other = edge.tail if edge.head == node else edge.head
+                other = other_end(edge, node)
                 if isinstance(other, str) and other != node:
                     far[other] = None
         cvts = self._nameless(list(far))
@@ -349,10 +350,9 @@ class SparqlGraph(abc.ABC):
         for node, edges in found.items():
             expanded: list[Edge] = []
             for edge in edges:
-                other = edge.tail if edge.head == node else edge.head
-                mediated = inner.get(other) if isinstance(other, str) and other != node else None
-                if mediated:
-                    kept = tuple(e for e in mediated if (e.tail if e.head == other else e.head) != node)
+                other = other_end(edge, node)
+                if isinstance(other, str) and other != node and (mediated := inner.get(other)):
+                    kept = tuple(e for e in mediated if other_end(e, other) != node)
                     edge = replace(edge, cvt=kept)
                 expanded.append(edge)
             found[node] = expanded
@@ -386,7 +386,7 @@ class SparqlGraph(abc.ABC):
             return {}
         edges = self.neighbors(cvts, direction="both")
         neighbours = {
-            other for cvt in cvts for edge in edges[cvt] if isinstance(other := _other_end(edge, cvt), str)
+            other for cvt in cvts for edge in edges[cvt] if isinstance(other := other_end(edge, cvt), str)
         }
         names = self._literals_of(self._resolve(sorted(neighbours)), self._profile.label_predicates)
         described: dict[str, str] = {}
@@ -395,7 +395,7 @@ class SparqlGraph(abc.ABC):
             incoming = [edge for edge in edges[cvt] if edge.head != cvt]
             parts: dict[str, None] = {}
             for edge in outgoing + incoming:
-                other = _other_end(edge, cvt)
+                other = other_end(edge, cvt)
                 if isinstance(other, Literal):
                     parts[other.value] = None
                 elif other in names:
@@ -694,10 +694,6 @@ class _Resolved:
     blanks: list[str] = field(default_factory=list)
     canonical: dict[str, str] = field(default_factory=dict)
     """the caller's spelling -> canonical id, in the caller's order"""
-
-
-def _other_end(edge: Edge, node: str) -> Node:
-    return edge.tail if edge.head == node else edge.head
 
 
 @dataclass
