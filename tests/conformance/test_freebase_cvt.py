@@ -12,6 +12,7 @@ from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
+from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.wrappers import CachedKG
 
@@ -108,6 +109,23 @@ class TestVirtuoso(FreebaseConformance):
             return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
 
         return make
+
+    def test_cvt_work_is_batched(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
+        """However many ids: one edge query per direction, one name query for the far ends, one
+        query per direction for all CVTs' edges (and one more name query to describe CVTs)."""
+        people = ["m.portman", "m.pacino", "m.millepied", "m.deniro"]
+        with make_fb_kg() as kg:
+            assert isinstance(kg, RemoteSparqlGraph)
+            sent = kg.queries_sent
+            answer = kg.neighbors(people, expand_cvt=True)
+            assert sum(len(edge.cvt) for edges in answer.values() for edge in edges) == 15
+            assert kg.queries_sent - sent == 1 + 1 + 2
+            sent = kg.queries_sent
+            assert len(kg.labels(["m.perf1", "m.perf2", "m.perf3", "m.mar1", "m.heat"])) == 5
+            assert kg.queries_sent - sent == 1 + 2 + 1
+            sent = kg.queries_sent
+            assert len(kg.paths(people, ["film.actor.film..film.performance.film"], expand_cvt=True)) == 4
+            assert kg.queries_sent - sent == 1 + 1 + 2
 
 
 def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
