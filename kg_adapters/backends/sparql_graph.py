@@ -170,9 +170,9 @@ class SparqlGraph(abc.ABC):
         if self._profile.statements is not None:
             layer = {name for names in found.values() for name in names if self._in_statement_layer(name)}
             found = {node: names - layer for node, names in found.items()}
-        keeps = self._profile.relation_filter.keeps
-        for canonical, seen in found.items():
-            found[canonical] = {relation for relation in seen if keeps(relation)}
+        relation_filter = self._profile.relation_filter
+        if not relation_filter.empty:
+            found = {node: set(filter(relation_filter.keeps, names)) for node, names in found.items()}
         if expand_cvt and self._profile.has_cvt_nodes:
             for canonical, collapsed in self._cvt_relations(list(found), direction).items():
                 found[canonical].update(collapsed)

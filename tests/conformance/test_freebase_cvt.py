@@ -175,3 +175,24 @@ def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> N
         "start": "m.pacino",
         "edges": [["m.pacino", "film.actor.film", "m.perf3"], ["m.perf3", "film.performance.film", "m.heat"]],
     }
+
+
+def test_a_custom_filter_on_the_wikidata_profile(tmp_path: Path) -> None:
+    """Profiles with a statement layer apply the filter to truthy and statement answers alike."""
+    from kg_adapters.profiles import RelationFilter
+
+    from .wikidata_graph import write_wikidata_graph
+
+    url = f"rdflib://{write_wikidata_graph(tmp_path).resolve()}?profile=wikidata"
+    with connect(url) as kg:
+        relations = kg.relations("Q42")["Q42"]
+        assert {"P31", "P69", "P27"} <= set(relations)
+        full = kg.neighbors("Q42", literals=False, qualifiers=True)["Q42"]
+        assert {edge.relation for edge in full} >= {"P31", "P69"}
+    hidden = RelationFilter(drop={"P31"}, drop_prefixes=("P6",))
+    with connect(url, relation_filter=hidden) as kg:
+        assert kg.relations("Q42") == {"Q42": [r for r in relations if r != "P31" and not r.startswith("P6")]}
+        for statements in (False, True):
+            edges = kg.neighbors("Q42", literals=False, qualifiers=statements)["Q42"]
+            assert edges and not {edge.relation for edge in edges} & {"P31", "P69"}
+        assert [edge.tail for edge in kg.neighbors("Q42", relations=["P31"])["Q42"]] == ["Q5"]
