@@ -1,7 +1,8 @@
 """The Freebase dump reader (``kga load --format freebase``) on a crafted dump with the real dump's
 quirks: tab-separated lines ending in a tab and a dot, ``ns:`` prefixed names and ``@prefix`` lines,
 bare Turtle numbers and booleans, IRIs with characters N-Triples forbids, unescaped quotes and stray
-backslashes in literals, ``_`` in language tags, prefixed datatypes, and lines no repair can save.
+backslashes in literals, ``_`` in language tags, prefixed datatypes, ill-typed literals (kept as
+they are), and lines no repair can save.
 Each load builds a real on-disk Oxigraph store; answers are read back through ``connect``."""
 
 from __future__ import annotations
@@ -40,16 +41,18 @@ GOOD = [
     f'<{NS}m.0abc>\t<{NS}measurement.date>\t"2001-02"^^xsd:gYearMonth\t.',  # 14: prefixed datatype
     f"<{NS}m.0abc> <{NS}people.person.gender> <{NS}m.05zppz> .",  # 15: spaces, not tabs
     f"<{NS}m.0abc>\t<{NS}freebase.valuenotation.is_reviewed>\t<{NS}people.person.gender>\t.",  # 16
-    "",  # 17: blank
-    "# a comment",  # 18
+    f'<{NS}m.0abc>\t<{NS}people.person.date_of_birth>\t"1999-13-45"^^<{XSD}date>\t.',  # 17: ill-typed, kept
+    "",  # 18: blank
+    "# a comment",  # 19
 ]
 BAD = [
-    f"<{NS}m.0abc>\t<{NS}x.y>\t.",  # 19: two fields
-    f"<{NS}m.0abc>\tzz:foo\t<{NS}m.0x>\t.",  # 20: unknown prefix
-    f"<{NS}m.0abc>\t<{NS}x.y>\t<no-scheme>\t.",  # 21: relative IRI (Oxigraph refuses it)
+    f"<{NS}m.0abc>\t<{NS}x.y>\t.",  # 20: two fields
+    f"<{NS}m.0abc>\tzz:foo\t<{NS}m.0x>\t.",  # 21: unknown prefix
+    f"<{NS}m.0abc>\t<{NS}x.y>\t<no-scheme>\t.",  # 22: relative IRI (Oxigraph refuses it)
 ]
 REPAIRED_LINES = 9  # 4, 5, 7, 8, 9, 10, 11, 12, 14
 
+ILL_TYPED = Literal(value="1999-13-45", datatype=XSD + "date")
 ALL_M0ABC = [
     Edge(head="m.0abc", relation="base.x.flag", tail=Literal(value="true", datatype=XSD + "boolean")),
     Edge(head="m.0abc", relation="common.topic.alias", tail=Literal(value='He said "hi" \\ back', lang="en")),
@@ -58,6 +61,7 @@ ALL_M0ABC = [
     Edge(head="m.0abc", relation="freebase.valuenotation.is_reviewed", tail="people.person.gender"),
     Edge(head="m.0abc", relation=KEY, tail=Literal(value="Foo_$0028bar$0029")),
     Edge(head="m.0abc", relation="measurement.date", tail=Literal(value="2001-02", datatype=XSD + "gYearMonth")),
+    Edge(head="m.0abc", relation="people.person.date_of_birth", tail=ILL_TYPED),
     Edge(head="m.0abc", relation="people.person.gender", tail="m.05zppz"),
     Edge(head="m.0abc", relation="people.person.place_of_birth", tail="m.0xyz"),
     Edge(head="m.0abc", relation="type.object.name", tail=Literal(value="Foo", lang="en")),
@@ -107,16 +111,16 @@ def test_lenient_load_repairs_counts_and_skips(tmp_path: Path) -> None:
     dump = write_dump(tmp_path, GOOD + BAD)
     store = tmp_path / "store"
     report = load_files([str(dump)], str(store), format="freebase", profile="freebase", lenient=True, progress=False)
-    assert report.statements_read == 15
+    assert report.statements_read == 16
     assert report.lines_skipped == 3
     assert [(s.line, s.reason.split(":")[0]) for s in report.skipped] == [
-        (19, "expected"),
-        (20, "unknown prefix in predicate"),
-        (21, "Parser error between columns 70 and 81"),
+        (20, "expected"),
+        (21, "unknown prefix in predicate"),
+        (22, "Parser error between columns 70 and 81"),
     ]
     assert report.lines_repaired == REPAIRED_LINES
     assert report.lines_filtered == 0
-    assert report.store_triples == 15
+    assert report.store_triples == 16
     assert m0abc(store.resolve()) == ALL_M0ABC
     with connect(f"oxigraph://{store.resolve()}?profile=freebase") as kg:
         assert kg.neighbors("m.0xyz") == {"m.0xyz": [Edge(head="m.0xyz", relation="http://example.org/rel",
@@ -140,7 +144,7 @@ def test_filters_drop_languages_predicates_and_namespaces(tmp_path: Path) -> Non
     )
     # Dropped: the fr and zh-Hant names, the key, both common.* lines and the freebase.* line.
     assert report.lines_filtered == 6
-    assert report.statements_read == 9
+    assert report.statements_read == 10
     kept = {edge for edge in ALL_M0ABC if edge.relation not in (KEY, "freebase.valuenotation.is_reviewed")}
     kept = {edge for edge in kept if not edge.relation.startswith("common.")}
     kept -= {edge for edge in ALL_M0ABC if isinstance(edge.tail, Literal) and edge.tail.lang in ("fr", "zh-hant")}
@@ -178,7 +182,7 @@ def test_cli_load_with_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str
             "--languages", "en", "--drop-namespaces", "common.,freebase.", "--drop-predicates", KEY]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["statements_read"], summary["lines_filtered"], summary["lines_skipped"]) == (9, 6, 3)
+    assert (summary["statements_read"], summary["lines_filtered"], summary["lines_skipped"]) == (10, 6, 3)
     assert json.loads((store / MANIFEST).read_text("utf-8"))["profile"] == "freebase"
     assert main(["load", str(dump), "--store", str(tmp_path / "strict"), "--format", "freebase"]) == 1
-    assert f"{dump}:19:" in capsys.readouterr().err
+    assert f"{dump}:20:" in capsys.readouterr().err
