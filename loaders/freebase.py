@@ -15,7 +15,8 @@ counted in ``LoadReport.lines_repaired``:
 * inside a literal, an unescaped ``"`` or a ``\\`` that starts no valid escape is escaped, and ``_``
   in a language tag becomes ``-`` (``zh_Hant`` -> ``zh-Hant``).
 
-A line that still cannot be read (wrong number of fields, unknown prefix, an IRI without a scheme,
+Ill-typed literals (``"1999-13-45"^^xsd:date``) are kept as they are (Oxigraph stores the lexical
+form). A line that still cannot be read (wrong number of fields, unknown prefix, an IRI without a scheme,
 invalid UTF-8, a language tag Oxigraph refuses) is bad: a strict load stops with
 ``LoadError(file, line)``, a lenient one skips and counts it.
 
