@@ -319,7 +319,8 @@ class RoG:
             direction: Direction = step_sides[0] if len(step_sides) == 1 else "both"
             relations.append(relation)
             directions.append(direction)
-            frontier = self._advance(Plan(relations=(relation,), directions=(direction,)), frontier)
+            if index + 1 < len(plan.relations):
+                frontier = self._advance(Plan(relations=(relation,), directions=(direction,)), frontier)
         return CheckedPlan(
             plan=Plan(relations=tuple(relations), directions=tuple(directions)),
             valid_steps=valid,
