@@ -47,16 +47,18 @@ def cmd_reason(args: argparse.Namespace) -> int:
     def factory(kg: KnowledgeGraph, counted_llm: LLM | None) -> Reasoner:
         return method(kg, llm=counted_llm, scorer=scorer, **options)
 
-    with connect(args.kg) as kg:
-        try:
-            factory(kg, llm)  # unknown options fail here, before any question is asked
-        except TypeError as exc:
-            print(f"kga: error: {exc}", file=sys.stderr)
-            return 2
-        report = run(factory, kg, questions, args.out, llm=llm, workers=args.workers, progress=args.progress)
-    close = getattr(llm, "close", None)
-    if close is not None:
-        close()
+    try:
+        with connect(args.kg) as kg:
+            try:
+                factory(kg, llm)  # unknown options fail here, before any question is asked
+            except TypeError as exc:
+                print(f"kga: error: {exc}", file=sys.stderr)
+                return 2
+            report = run(factory, kg, questions, args.out, llm=llm, workers=args.workers, progress=args.progress)
+    finally:
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
     if report.repaired_torn_line:
         print(f"kga: cut off a torn last line in {args.out} (its question is answered again)", file=sys.stderr)
     for question_id, message in report.errors[:10]:

@@ -18,7 +18,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget
 from kg_adapters.records import Node, Path, PathResult
 from reasoning.base import LLM, Answer, Question, Scorer
-from reasoning.scorers import BM25Scorer
+from reasoning.scorers import BM25Scorer, stem
 from reasoning.text import (
     entity_ids,
     match_names,
@@ -351,9 +351,13 @@ class RoG:
 
 
 def plan_text(plan: Plan) -> str:
-    """A plan's distinct words, for scoring against a question (a relation repeated along a path
-    must not count twice)."""
-    return " ".join(dict.fromkeys(w for r in plan.relations for w in relation_words(r).split()))
+    """A plan's words, each stem once, for scoring against a question: a relation repeated along a
+    path, or "artists" after "artist", must not make a longer path look more relevant."""
+    words: dict[str, str] = {}
+    for relation in plan.relations:
+        for word in relation_words(relation).split():
+            words.setdefault(stem(word), word)
+    return " ".join(words.values())
 
 
 def _union(found: Mapping[str, Sequence[str]]) -> list[str]:
