@@ -122,7 +122,7 @@ class RoG:
     entities' relations) yields up to ``top_k`` paths; offline, a beam of ``beam_width`` relation
     paths grows hop by hop (up to ``max_hops``) from the topic entities' relations, ranked by the
     scorer against the question, and the ``top_k`` best of every length are kept.
-    Validation walks each plan from the topic entities: a step is valid when some entity of the
+    Validation walks each given or LLM plan from the topic entities: a step is valid when some entity of the
     frontier has that relation (in either direction, which fixes the hop's direction); an invalid
     step is repaired to the frontier's relation the scorer finds closest (``repair=False`` drops the
     plan instead). ``details["plan_validity"]`` is the share of valid steps.
@@ -186,7 +186,10 @@ class RoG:
         else:
             planner = "scorer"
             proposed = self.plan_offline(question)
-        checked = [self.validate(topics, plan) for plan in proposed]
+        if planner == "scorer":  # grown from the KG's own relations: valid by construction
+            checked = [CheckedPlan(plan=p, valid_steps=len(p.relations), steps=len(p.relations)) for p in proposed]
+        else:
+            checked = [self.validate(topics, plan) for plan in proposed]
         steps = sum(c.steps for c in checked)
         plans = [c.plan for c in checked if c.usable]
         walks = [retrieve(self.kg, topics, [plan], max_paths=self.max_paths) for plan in plans]
@@ -224,7 +227,7 @@ class RoG:
     # -- planning ------------------------------------------------------------------------------------
     def plan_with_llm(self, question: Question, llm: LLM) -> list[Plan]:
         """RoG's planning prompt; each reply line ``r1 -> r2`` (or RoG's ``<PATH>r1<SEP>r2</PATH>``)
-        is one plan."""
+        is one plan; a line whose steps hold spaces is prose and skipped."""
         topics = list(question.q_entity)
         relations = sorted(
             {r for side in DIRECTED for rs in self.kg.relations(topics, direction=side).values() for r in rs}
@@ -243,6 +246,8 @@ class RoG:
             line = line.replace("<PATH>", "").replace("<SEP>", "->")
             line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line)
             steps = tuple(step.strip().strip("`'\"") for step in line.split("->") if step.strip())
+            if any(len(step.split()) != 1 for step in steps):
+                continue  # prose, not a relation path
             if steps and Plan(relations=steps) not in plans:
                 plans.append(Plan(relations=steps))
         return plans[: self.top_k]

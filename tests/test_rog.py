@@ -115,7 +115,8 @@ def test_llm_planning_validation_and_reasoning(kg: KnowledgeGraph) -> None:
 
 
 def test_llm_reply_in_rog_path_syntax(kg: KnowledgeGraph) -> None:
-    with LLMServer([(r"generate valid", f"<PATH>{POB}<SEP>{COUNTRY}</PATH>")]) as server:
+    reply = f"Here are the relation paths:\n<PATH>{POB}<SEP>{COUNTRY}</PATH>"
+    with LLMServer([(r"generate valid", reply)]) as server:
         llm = OpenAIChat("scripted", base_url=server.url, attempts=1)
         plans = RoG(kg).plan_with_llm(Question(id="7", question="?", q_entity=(HANKS,)), llm)
     assert plans == [Plan(relations=(POB, COUNTRY))]
