@@ -164,3 +164,38 @@ def test_registry_names_every_method() -> None:
     assert method_class("rog") is RoG
     assert method_class("tog").__name__ == "ThinkOnGraph"
     assert isinstance(RoG, type) and Question  # the Reasoner built from the registry is a class
+
+
+def newton_first(messages: list[dict[str, str]]) -> str:
+    names = messages[-1]["content"].split("Entities: ")[1].split("\n")[0].split("; ")
+    return ", ".join("1.0" if name == "Isaac Newton" else "0.0" for name in names)
+
+
+def test_cli_reason_with_an_llm_and_its_cache(
+    sample_store_url: str,
+    questions_file: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cache, first, second = tmp_path / "llm.sqlite", tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    rules = [
+        (r"retrieve 3 relations.*Topic Entity: Tom Hanks", f"{{{POB} (Score: 1.0)}}"),
+        (r"retrieve 3 relations", "{influence.influence_node.influenced_by (Score: 1.0)}"),
+        (r"score the entities", newton_first),
+        (r"sufficient.*place_of_birth", "{Yes}. The answer is {Concord}."),
+        (r"sufficient", "{Yes}. The answer is {Isaac Newton}."),
+    ]
+    with LLMServer(rules) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        argv = ["reason", "--method", "tog", "--kg", sample_store_url, "--input", str(questions_file)]
+        llm = ["--llm", "openai:scripted", "--llm-cache", str(cache)]
+        assert main([*argv, "--out", str(first), *llm, "--option", "depth=1", "--no-progress"]) == 0
+        sent = len(server.requests)
+        assert main([*argv, "--out", str(second), *llm, "--option", "depth=1", "--no-progress"]) == 0
+        assert len(server.requests) == sent  # the second run is answered from the cache
+    capsys.readouterr()
+    assert lines(first)["born"]["prediction"] == [CONCORD]
+    assert lines(first)["einstein"]["prediction"] == ["m.03s9v"]
+    assert [r["prediction"] for r in lines(second).values()] == [r["prediction"] for r in lines(first).values()]
+    assert lines(second)["born"]["llm_calls"] == 2
