@@ -20,6 +20,7 @@ from kg_adapters.records import Node, Path, PathResult
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.scorers import BM25Scorer, stem
 from reasoning.text import (
+    RelationNames,
     entity_ids,
     match_names,
     node_text,
@@ -57,7 +58,8 @@ def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
 
 
 def format_path(path: Path, names: Mapping[str, str]) -> str:
-    """RoG's reasoning-path text: ``e0 -> r1 -> e1 -> ...`` with names where known.
+    """RoG's reasoning-path text: ``e0 -> r1 -> e1 -> ...`` with names (of entities, and of
+    relations given there) where known.
     A hop walked against the edge's direction reads ``e1 <- r2 <- e2`` (e2 --r2--> e1 in the KG)."""
     text = node_text(path.start, names)
     current: Node = path.start
@@ -65,7 +67,7 @@ def format_path(path: Path, names: Mapping[str, str]) -> str:
         forward = edge.head == current
         current = edge.tail if forward else edge.head
         arrow = "->" if forward else "<-"
-        text += f" {arrow} {edge.relation} {arrow} {node_text(current, names)}"
+        text += f" {arrow} {names.get(edge.relation, edge.relation)} {arrow} {node_text(current, names)}"
     return text
 
 
@@ -171,6 +173,7 @@ class RoG:
         self.prompt_paths = prompt_paths
         self.paths_per_answer = paths_per_answer
         self._schema = schema_relations(kg)
+        self.relation_names = RelationNames(kg)
 
     # -- the loop ------------------------------------------------------------------------------------
     def answer(self, question: Question) -> Answer:
@@ -234,9 +237,10 @@ class RoG:
             - self._schema
         )
         names = self.kg.labels(topics)
+        self.relation_names.words(relations)
         prompt = PLAN_PROMPT.format(
             k=self.top_k,
-            relations="\n".join(relations),
+            relations="\n".join(self.relation_names.shown(r) for r in relations),
             topics=", ".join(names.get(t, t) for t in topics),
             question=question.question,
         )
@@ -245,6 +249,7 @@ class RoG:
         for line in reply.replace("</PATH>", "\n").splitlines():
             line = line.replace("<PATH>", "").replace("<SEP>", "->")
             line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line)
+            line = re.sub(r"\s*\([^()]*\)", "", line)  # "P19 (place of birth)" as the prompt showed it
             steps = tuple(step.strip().strip("`'\"") for step in line.split("->") if step.strip())
             if any(len(step.split()) != 1 for step in steps):
                 continue  # prose, not a relation path
@@ -261,15 +266,18 @@ class RoG:
             grown = self._grow(beam)
             if not grown:
                 break
-            scores = self.scorer.score(question.question, [plan_text(plan) for plan, _ in grown])
-            order = sorted(range(len(grown)), key=lambda i: (-scores[i], plan_text(grown[i][0])))
+            names = self.relation_names.words(r for plan, _ in grown for r in plan.relations)
+            texts = [plan_text(plan, names) for plan, _ in grown]
+            scores = self.scorer.score(question.question, texts)
+            order = sorted(range(len(grown)), key=lambda i: (-scores[i], texts[i]))
             kept = [grown[i] for i in order[: self.beam_width]]
             candidates.extend(plan for plan, _ in kept)
             if hop + 1 < self.max_hops:
                 beam = [(plan, self._advance(plan, frontier)) for plan, frontier in kept]
         if not candidates:
             return []
-        scores = self.scorer.score(question.question, [plan_text(plan) for plan in candidates])
+        names = self.relation_names.words(r for plan in candidates for r in plan.relations)
+        scores = self.scorer.score(question.question, [plan_text(plan, names) for plan in candidates])
         order = sorted(range(len(candidates)), key=lambda i: (-scores[i], len(candidates[i].relations), i))
         return [candidates[i] for i in order[: self.top_k]]
 
@@ -335,7 +343,8 @@ class RoG:
 
     def closest(self, relation: str, options: Sequence[str]) -> str:
         """The option the scorer finds closest to ``relation`` (ties: most similar spelling)."""
-        scores = self.scorer.score(relation_words(relation), [relation_words(o) for o in options])
+        names = self.relation_names.words([relation, *options])
+        scores = self.scorer.score(names[relation], [names[o] for o in options])
         similarity = [difflib.SequenceMatcher(None, relation, option).ratio() for option in options]
         best = max(range(len(options)), key=lambda i: (scores[i], similarity[i], -i))
         return options[best]
@@ -347,20 +356,24 @@ class RoG:
         support = dict(vote(walks))
         shown = sorted(walks, key=lambda w: (-support[w.end], str(w.end)))[: self.prompt_paths]
         names = self.kg.labels(path_entities(shown)) if shown else {}
+        self.relation_names.words(r for walk in shown for r in walk.relations)
+        relations = {r: self.relation_names.shown(r) for r in self.relation_names.known}
         prompt = REASON_PROMPT.format(
-            paths="\n".join(format_path(w, names) for w in shown), question=question.question
+            paths="\n".join(format_path(w, {**names, **relations}) for w in shown), question=question.question
         )
         reply = llm.chat([{"role": "user", "content": prompt}])
         ends = {w.end: node_text(w.end, names) for w in walks}
         return match_names(parse_list(reply), ends), reply.strip()
 
 
-def plan_text(plan: Plan) -> str:
-    """A plan's words, each stem once, for scoring against a question: a relation repeated along a
-    path, or "artists" after "artist", must not make a longer path look more relevant."""
+def plan_text(plan: Plan, names: Mapping[str, str] | None = None) -> str:
+    """A plan's words (``names`` of its relations where given), each stem once, for scoring against
+    a question: a relation repeated along a path, or "artists" after "artist", must not make a
+    longer path look more relevant."""
     words: dict[str, str] = {}
     for relation in plan.relations:
-        for word in relation_words(relation).split():
+        text = names[relation] if names is not None and relation in names else relation_words(relation)
+        for word in text.split():
             words.setdefault(stem(word), word)
     return " ".join(words.values())
 

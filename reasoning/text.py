@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Node
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -23,6 +24,38 @@ def relation_words(relation: str) -> str:
         local = re.split(r"[#/]", relation.rstrip("/#"))[-1]
     words = _SEPARATORS.sub(" ", _CAMEL.sub(" ", local)).replace("_", " ")
     return " ".join(words.lower().split())
+
+
+_OPAQUE = re.compile(r"[a-z]?[0-9]+")
+
+
+class RelationNames:
+    """Words for relation ids, for scorers and prompts: an id's own words, or -- for an opaque id
+    like Wikidata's ``P19`` -- its label in the KG ("place of birth"), asked once per relation with
+    one ``labels`` call per batch."""
+
+    def __init__(self, kg: KnowledgeGraph) -> None:
+        self.kg = kg
+        self.known: dict[str, str] = {}
+
+    def words(self, relations: Iterable[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(relations))
+        missing = [r for r in wanted if r not in self.known]
+        opaque = [r for r in missing if _OPAQUE.fullmatch(relation_words(r))]
+        labels: dict[str, str] = {}
+        if opaque:
+            try:
+                labels = self.kg.labels(opaque)
+            except InvalidTermError:  # not an id the profile can name: keep the id's words
+                labels = {}
+        for relation in missing:
+            self.known[relation] = labels.get(relation) or relation_words(relation)
+        return {r: self.known[r] for r in wanted}
+
+    def shown(self, relation: str) -> str:
+        """The id with its label when the id alone says nothing: ``P19 (place of birth)``."""
+        words = self.known.get(relation, "")
+        return f"{relation} ({words})" if words and words != relation_words(relation) else relation
 
 
 def relation_tail(relation: str) -> str:

@@ -38,6 +38,7 @@ from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.scorers import BM25Scorer
 from reasoning.text import (
+    RelationNames,
     entity_ids,
     match_names,
     node_text,
@@ -69,7 +70,7 @@ ANSWER_PROMPT = (
     "you are asked to answer the question with these triplets and your knowledge. List every answer, "
     "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
 )
-_SCORED_RELATION = re.compile(r"\{?\s*([^{}();]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
+_SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 
 
@@ -112,6 +113,7 @@ class ThinkOnGraph:
         self.max_entities = max_entities
         self._schema = schema_relations(kg)
         self._names: dict[str, str] = {}
+        self.relation_names = RelationNames(kg)
 
     def answer(self, question: Question) -> Answer:
         topics = list(question.q_entity)
@@ -185,18 +187,20 @@ class ThinkOnGraph:
 
     def _relation_scores(self, question: Question, entity: str, relations: list[str]) -> list[float]:
         if self.llm is None:
-            scores = self.scorer.score(question.question, [_words((), r) for r in relations])
+            scores = self.scorer.score(question.question, [self._words((), r) for r in relations])
             return scores if any(scores) else [1e-6 for _ in scores]  # nothing matches: explore in order
+        self.relation_names.words(relations)
         prompt = RELATION_PROMPT.format(
             width=self.width,
             question=question.question,
             entity=self._names.get(entity, entity),
-            relations="; ".join(dict.fromkeys(relations)),
+            relations="; ".join(self.relation_names.shown(r) for r in dict.fromkeys(relations)),
         )
         reply = self.llm.chat([{"role": "user", "content": prompt}])
         given: dict[str, float] = {}
         for name, score in _SCORED_RELATION.findall(reply):
-            given.setdefault(name.strip().strip("`'\""), float(score))
+            # "P19 (place of birth)" as the prompt showed it, or the bare id
+            given.setdefault(re.sub(r"\s*\([^()]*\)$", "", name).strip().strip("`'\""), float(score))
         return [given.get(relation, 0.0) for relation in relations]
 
     def _deeper_helps(
@@ -204,8 +208,8 @@ class ThinkOnGraph:
     ) -> bool:
         """Offline stop rule: whether some extended chain's relations match the question better than
         every current chain's (both scored in one call, so the scores compare)."""
-        current = [_words(chain.edges) for chain in beam]
-        extended = [_words(chain.edges, relation) for chain, relation, _, _ in scored]
+        current = [self._words(chain.edges) for chain in beam]
+        extended = [self._words(chain.edges, relation) for chain, relation, _, _ in scored]
         scores = self.scorer.score(question.question, [*current, *extended])
         return max(scores[len(current) :], default=0.0) > max(scores[: len(current)], default=0.0)
 
@@ -254,18 +258,19 @@ class ThinkOnGraph:
         return bool(re.match(r"\W*yes\b", reply, flags=re.I)), reply
 
     def _prompt(self, template: str, question: Question, beam: Sequence[Chain]) -> str:
-        triples = dict.fromkeys(triple_text(edge, self._names) for chain in beam for edge in chain.edges)
+        names = {**self._names, **{r: self.relation_names.shown(r) for r in self.relation_names.known}}
+        triples = dict.fromkeys(triple_text(edge, names) for chain in beam for edge in chain.edges)
         return template.format(question=question.question, triples="\n".join(triples))
+
+    def _words(self, edges: Sequence[Edge], *more: str) -> str:
+        """The words of a chain's relations (and ``more``), each stem once, for the scorer."""
+        plan = Plan(relations=(*(edge.relation for edge in edges), *more))
+        return plan_text(plan, self.relation_names.words(plan.relations))
 
     def _learn_names(self, ids: Sequence[str]) -> None:
         missing = [i for i in ids if i not in self._names]
         if missing:
             self._names.update(self.kg.labels(missing))
-
-
-def _words(edges: Sequence[Edge], *more: str) -> str:
-    """The distinct words of a chain's relations (and ``more``), for the scorer."""
-    return plan_text(Plan(relations=(*(edge.relation for edge in edges), *more)))
 
 
 def _visited(chain: Chain) -> set[Node]:

@@ -6,10 +6,11 @@ brute-force walk over the sample's N-Triples (support.sample_store.follow)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.llm_server import LLMServer
-from support.sample_store import follow, sample_facts
+from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
@@ -143,3 +144,31 @@ def test_offline_influence_answers_are_all_walk_ends(kg: KnowledgeGraph) -> None
     assert set(answer.prediction) == expected
     assert {path[0] for path in cited(answer.reasoning_paths)} == {(EINSTEIN, relation, end) for end in expected}
     assert answer.answer_text.split("; ") == [NAMES[end] for end in answer.prediction]
+
+
+@pytest.fixture
+def wikidata_kg(tmp_path: Path) -> Iterator[KnowledgeGraph]:
+    with open_wikidata_mini(tmp_path) as graph:
+        yield graph
+
+
+def test_opaque_relation_ids_are_scored_by_their_labels(wikidata_kg: KnowledgeGraph) -> None:
+    born = RoG(wikidata_kg).answer(Question(id="w1", question="Where was Douglas Adams born?", q_entity=("Q42",)))
+    assert born.prediction == ("Q350",)
+    assert cited(born.reasoning_paths) == [[("Q42", "P19", "Q350")]]
+    question = Question(id="w2", question="In which country is the place of birth of Douglas Adams?", q_entity=("Q42",))
+    country = RoG(wikidata_kg).answer(question)
+    assert country.prediction == ("Q145",)
+    assert country.details["plans"][0]["relations"] == ["P19", "P17"]
+
+
+def test_llm_sees_property_labels_and_may_answer_with_them(wikidata_kg: KnowledgeGraph) -> None:
+    rules = [(r"generate valid relation paths", "P19 (place of birth)"), (r"Reasoning Paths:", "Cambridge")]
+    with LLMServer(rules) as server:
+        llm = OpenAIChat("scripted", base_url=server.url, attempts=1)
+        answer = RoG(wikidata_kg, llm=llm).answer(Question(id="w3", question="Where was he born?", q_entity=("Q42",)))
+        plan_prompt, reason_prompt = server.prompts
+    assert "P19 (place of birth)" in plan_prompt.splitlines()
+    assert "Douglas Adams -> P19 (place of birth) -> Cambridge" in reason_prompt
+    assert answer.prediction == ("Q350",)
+    assert answer.details["plan_validity"] == 1.0

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.llm_server import LLMServer
-from support.sample_store import follow, sample_facts
+from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
@@ -127,3 +128,11 @@ def test_llm_entity_scores_prune_and_answer_at_the_depth_limit(kg: KnowledgeGrap
     assert answer.prediction == (NEWTON,)
     assert cited(answer) == [[(EINSTEIN, INFLUENCED, NEWTON)]]
     assert answer.details["stopped"] == "depth limit"
+
+
+def test_offline_on_opaque_wikidata_ids(tmp_path: Path) -> None:
+    question = Question(id="w", question="Where was Douglas Adams born?", q_entity=("Q42",))
+    with open_wikidata_mini(tmp_path) as graph:
+        answer = ThinkOnGraph(graph).answer(question)
+    assert answer.prediction == ("Q350",)
+    assert [[edge.as_tuple() for edge in path] for path in answer.reasoning_paths] == [[("Q42", "P19", "Q350")]]

@@ -6,6 +6,8 @@ import gzip
 import re
 from pathlib import Path
 
+from kg_adapters import connect
+from kg_adapters.base import KnowledgeGraph, WritableGraph
 from loaders import load_files
 from reasoning.demo import sample_path
 
@@ -51,3 +53,27 @@ def follow(
             if rel == relation and (head if forward else tail) == node
         ]
     return [walk for _, walk in walks]
+
+
+WIKIDATA_TTL = """@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+wd:Q42 rdfs:label "Douglas Adams"@en ; wdt:P31 wd:Q5 ; wdt:P27 wd:Q145 ; wdt:P19 wd:Q350 .
+wd:Q350 rdfs:label "Cambridge"@en ; wdt:P17 wd:Q145 .
+wd:Q145 rdfs:label "United Kingdom"@en .
+wd:Q5 rdfs:label "human"@en .
+wd:P19 rdfs:label "place of birth"@en .
+wd:P27 rdfs:label "country of citizenship"@en .
+wd:P31 rdfs:label "instance of"@en .
+wd:P17 rdfs:label "country"@en .
+"""
+
+
+def open_wikidata_mini(directory: Path) -> KnowledgeGraph:
+    """A tiny in-memory Wikidata-shaped KG: relations are opaque P-ids, named by the properties' labels."""
+    source = directory / "wikidata-mini.ttl"
+    source.write_text(WIKIDATA_TTL, encoding="utf-8")
+    graph = connect("oxigraph://?profile=wikidata")
+    assert isinstance(graph, WritableGraph)
+    graph.load(str(source))
+    return graph
