@@ -35,6 +35,9 @@ def cmd_reason(args: argparse.Namespace) -> int:
     from reasoning.registry import make_scorer, method_class
     from reasoning.runner import read_questions, run
 
+    if args.workers < 1:
+        print("kga: error: --workers must be at least 1", file=sys.stderr)
+        return 2
     questions = read_questions(args.input)
     if args.limit is not None:
         questions = questions[: args.limit]

@@ -155,6 +155,8 @@ def test_cli_reason_then_eval(
     assert evaluation["path_coverage"] == 1.0  # the given plan is followed
     assert main([*argv, "--option", "topk=2"]) == 2
     assert "topk" in capsys.readouterr().err
+    assert main([*argv, "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
     assert main([*argv[:2], "nope", *argv[3:]]) == 1
     assert "no reasoning method 'nope'" in capsys.readouterr().err
 
