@@ -1,5 +1,5 @@
 """``kga``: the command line over the same API (load, neighbors, relations, paths, shortest,
-subgraph, labels, search, query, demo). ``--json`` prints one JSON object per line."""
+subgraph, labels, search, query, demo, reason, eval). ``--json`` prints one JSON object per line."""
 
 from __future__ import annotations
 
@@ -319,6 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = add("demo", "load the bundled FB15k-237 sample and answer questions by retrieval", kg=False)
     demo.add_argument("--store", default=DEFAULT_STORE.replace("store", "demo-store"))
+
+    from reasoning.commands import add_parsers
+
+    add_parsers(add)
     return parser
 
 
@@ -341,6 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_load(args)
         if args.command == "demo":
             return cmd_demo(args)
+        if args.command in ("reason", "eval"):
+            from reasoning import commands
+
+            return int(commands.cmd_reason(args) if args.command == "reason" else commands.cmd_eval(args))
         try:
             kg = connect(args.kg)
         except TypeError as exc:  # an option the backend does not know: a usage error

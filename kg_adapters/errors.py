@@ -17,7 +17,8 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
-    └── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+    ├── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+    └── UnknownMethodError      no reasoner registered under a name, or its module cannot be imported
 
 Unknown keyword options raise the builtin :class:`TypeError`, as Python does for functions.
 """
@@ -101,3 +102,7 @@ class LoadError(KGError):
 
 class UnknownBackendError(KGError):
     """No backend is registered for a URL scheme, or its driver is not installed."""
+
+
+class UnknownMethodError(KGError):
+    """No reasoning method is registered under a name, or its module cannot be imported."""
