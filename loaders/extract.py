@@ -601,6 +601,25 @@ def _report(target: Path, record: dict[str, Any], seconds: float) -> ExtractRepo
     )
 
 
+def store_snapshot(store: str | os.PathLike[str]) -> dict[str, Any]:
+    """What makes two extracted stores the same, to compare runs: every triple (N-Triples, sorted),
+    the name index rows, the profile, and the manifest's extraction record without its times and
+    work counters (batches, source calls and runs differ when a run was interrupted)."""
+    path = Path(store)
+    manifest = store_layout.read_manifest(path)
+    record = {k: v for k, v in manifest.get("extraction", {}).items() if k not in ("started", "finished")}
+    record["counts"] = {k: v for k, v in record.get("counts", {}).items() if k not in _WORK_COUNTERS}
+    data = ox.Store.read_only(str(store_layout.data_dir(path)))
+    triples = sorted(str(quad.triple) for quad in data)
+    del data
+    with contextlib.closing(sqlite3.connect(f"file:{store_layout.labels_path(path)}?mode=ro", uri=True)) as db:
+        labels = sorted(db.execute("SELECT iri, label, lang FROM labels"))
+    return {"profile": manifest.get("profile"), "extraction": record, "triples": triples, "labels": labels}
+
+
+_WORK_COUNTERS = ("batches", "source_calls", "runs")
+
+
 def _crash_point(point: str) -> None:
     """SIGKILLs this process when ``$KGA_EXTRACT_KILL_AT`` names ``point`` (see :data:`KILL_ENV`)."""
     if os.environ.get(KILL_ENV) == point:

@@ -34,7 +34,7 @@ from kg_adapters.errors import (
 )
 from kg_adapters.records import Edge, Literal
 from loaders import load_files
-from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph
+from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph, store_snapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FB_SEEDS = ["m.0bxtg", "m.06pj8"]  # Tom Hanks, Steven Spielberg
@@ -57,21 +57,6 @@ def fb_store(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Pat
     store = tmp_path_factory.mktemp("extract-fb15k") / "source"
     load_files([str(shared_data / "fb15k237-freebase.nt.gz")], str(store), profile="freebase", progress=False)
     return store
-
-
-def snapshot(store: Path) -> dict[str, Any]:
-    """Everything that makes two stores the same: triples, name index rows, manifest facts."""
-    manifest = json.loads((store / "kga-store.json").read_text("utf-8"))
-    record = dict(manifest["extraction"])
-    counts = {k: v for k, v in record.pop("counts").items() if k not in ("batches", "source_calls", "runs")}
-    for key in ("started", "finished"):
-        record.pop(key)
-    data = ox.Store.read_only(str(store / "oxigraph"))
-    triples = sorted(str(quad) for quad in data)
-    del data
-    with sqlite3.connect(f"file:{store / 'labels.sqlite'}?mode=ro", uri=True) as db:
-        labels = sorted(db.execute("SELECT iri, label, lang FROM labels"))
-    return {"triples": triples, "labels": labels, "record": record, "counts": counts, "profile": manifest["profile"]}
 
 
 def same_answers(
@@ -127,7 +112,7 @@ def test_multigraph_kept_and_edges_reached_from_both_ends_written_once(conforman
         between = [e for e in output.neighbors(A, direction="both")[A] if B in (e.head, e.tail)]
     assert sorted(e.as_tuple() for e in between) == [(A, R1, B), (A, R2, B), (A, R3, B), (B, R3, A)]
     # a->b edges are answered for a (out) and for b (in): one row each in the store and in the count
-    snap = snapshot(out)
+    snap = store_snapshot(out)
     assert len(snap["triples"]) == len(set(snap["triples"])) == report.triples
     with connect(url(conformance_store)) as source:
         assert report.edges == len(source.subgraph([A, B], hops=1))
@@ -144,8 +129,8 @@ def test_literals_keep_datatype_and_language(conformance_store: Path, tmp_path: 
     assert Literal(value="2000-01-02", datatype=xsd + "date") in tails
     names = {Literal(value="Alpha (UK)", lang="en-gb"), Literal(value="Alpha plain"), Literal(value="Alphe", lang="fr")}
     assert names < tails
-    source_triples = {str(q) for q in ox.Store.read_only(str(conformance_store / "oxigraph"))}
-    assert set(snapshot(out)["triples"]) <= source_triples, "every output triple is a source triple, spelled alike"
+    source_triples = {str(q.triple) for q in ox.Store.read_only(str(conformance_store / "oxigraph"))}
+    assert set(store_snapshot(out)["triples"]) <= source_triples, "every output triple is a source triple, alike"
 
 
 def test_boundary_entities_get_their_names(conformance_store: Path, tmp_path: Path) -> None:
@@ -210,9 +195,9 @@ def test_manifest_records_the_run_without_credentials(conformance_store: Path, t
 def test_a_finished_run_repeated_changes_nothing(conformance_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = extract_subgraph(url(conformance_store), [A], hops=2, store=out, progress=False)
-    before = snapshot(out)
+    before = store_snapshot(out)
     again = extract_subgraph(url(conformance_store), [A], hops=2, store=out, progress=False)
-    assert snapshot(out) == before and again.finished == first.finished
+    assert store_snapshot(out) == before and again.finished == first.finished
     with pytest.raises(ExtractError, match="already holds a store"):
         extract_subgraph(url(conformance_store), [A], hops=1, store=out, progress=False)
 
@@ -292,7 +277,7 @@ def reference(conformance_store: Path, tmp_path_factory: pytest.TempPathFactory)
     """An uninterrupted run of the arguments the kill tests use."""
     out = tmp_path_factory.mktemp("reference") / "out"
     extract_subgraph(url(conformance_store), [A, S], hops=3, store=out, batch_size=1, progress=False)
-    return snapshot(out)
+    return store_snapshot(out)
 
 
 KILL_POINTS = ["fetched:1", "commit:1", "fetched:4", "commit:5", "fetched:8", "commit:11", "built", "swapped"]
@@ -312,7 +297,7 @@ def test_kill_9_then_the_same_command_finishes_identically(
             connect(url(out))
     finished = kga_extract(argv)
     assert finished.returncode == 0, finished.stderr
-    assert snapshot(out) == reference
+    assert store_snapshot(out) == reference
     assert not (tmp_path / ".out.kga-extract").exists()
     assert [p.name for p in tmp_path.iterdir() if "kga-tmp" in p.name] == []
 
@@ -330,7 +315,7 @@ def test_killed_twice_and_resumed_with_another_batch_size(
     assert kga_extract([*argv, "--batch-size", "2"], kill_at="fetched:5").returncode == -signal.SIGKILL
     report = extract_subgraph(url(conformance_store), [A, S], hops=3, store=out, batch_size=3, progress=False)
     assert report.runs == 3
-    assert snapshot(out) == reference
+    assert store_snapshot(out) == reference
 
 
 def test_other_arguments_against_an_unfinished_run(conformance_store: Path, tmp_path: Path) -> None:
@@ -376,7 +361,7 @@ def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path
             "--relations", ",".join(relations), "--batch-size", "7", "--store", str(out)]
     assert kga_extract(argv, kill_at="fetched:4").returncode == -signal.SIGKILL
     assert kga_extract(argv).returncode == 0
-    assert snapshot(out) == snapshot(reference)
+    assert store_snapshot(out) == store_snapshot(reference)
     with connect(url(fb_store, "freebase")) as source, connect(url(out)) as output:
         assert output.subgraph(FB_SEEDS, **args) == source.subgraph(FB_SEEDS, **args)  # type: ignore[arg-type]
 
@@ -422,10 +407,10 @@ def test_from_virtuoso_equals_from_the_embedded_store(
     source = virtuoso_url(virtuoso, "freebase")
     report = extract_subgraph(source, seeds, hops=2, store=remote, batch_size=50, progress=False)
     extract_subgraph(url(slice_store, "freebase"), seeds, hops=2, store=local, batch_size=500, progress=False)
-    remote_snap, local_snap = snapshot(remote), snapshot(local)
-    assert remote_snap["record"]["source"].startswith("sparql+http://127.0.0.1:")
+    remote_snap, local_snap = store_snapshot(remote), store_snapshot(local)
+    assert remote_snap["extraction"]["source"].startswith("sparql+http://127.0.0.1:")
     for snap in (remote_snap, local_snap):
-        snap["record"].pop("source")
+        snap["extraction"].pop("source")
     assert remote_snap == local_snap
     assert report.edges > 500 and report.source_calls == report.batches + 1
     with connect(virtuoso_url(virtuoso, "freebase")) as source, connect(url(remote)) as output:
@@ -438,7 +423,7 @@ def test_from_virtuoso_keeps_literals_and_multi_edges(
     out, local = tmp_path / "out", tmp_path / "local"
     extract_subgraph(virtuoso_url(virtuoso, "generic"), [A, X], hops=2, store=out, batch_size=2, progress=False)
     extract_subgraph(url(conformance_store), [A, X], hops=2, store=local, batch_size=2, progress=False)
-    assert snapshot(out)["triples"] == snapshot(local)["triples"]
+    assert store_snapshot(out)["triples"] == store_snapshot(local)["triples"]
     with connect(virtuoso_url(virtuoso, "generic")) as source, connect(url(out)) as output:
         same_answers(source, output, [A, X], 2, "both")
         assert output.neighbors(A, relations=[R1, R2, R3])[A] == [
