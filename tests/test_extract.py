@@ -33,6 +33,7 @@ from kg_adapters.errors import (
     UnknownSeeds,
 )
 from kg_adapters.records import Edge, Literal
+from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph, store_snapshot
 
@@ -315,6 +316,34 @@ def test_killed_twice_and_resumed_with_another_batch_size(
     assert kga_extract([*argv, "--batch-size", "2"], kill_at="fetched:5").returncode == -signal.SIGKILL
     report = extract_subgraph(url(conformance_store), [A, S], hops=3, store=out, batch_size=3, progress=False)
     assert report.runs == 3
+    assert store_snapshot(out) == reference
+
+
+class InterruptedKG(CountingKG):
+    """The real store, with Ctrl-C arriving during its ``calls``-th operation."""
+
+    def __init__(self, inner: KnowledgeGraph, calls: int) -> None:
+        super().__init__(inner)
+        self.interrupt_at = calls
+
+    def neighbors(self, ids: Any, **options: Any) -> dict[str, list[Edge]]:
+        if len(self.calls) + 1 == self.interrupt_at:
+            raise KeyboardInterrupt
+        return super().neighbors(ids, **options)
+
+
+@pytest.mark.parametrize("calls", [3, 9])
+def test_ctrl_c_then_the_same_call_finishes_identically(
+    conformance_store: Path, tmp_path: Path, reference: dict[str, Any], calls: int
+) -> None:
+    out = tmp_path / "out"
+    options: dict[str, Any] = {"hops": 3, "store": out, "batch_size": 1, "progress": False}
+    with connect(url(conformance_store)) as source:
+        with pytest.raises(KeyboardInterrupt):
+            extract_subgraph(InterruptedKG(source, calls), [A, S], source_url=url(conformance_store), **options)
+        assert not out.exists() and (tmp_path / ".out.kga-extract" / STATE_FILE).is_file()
+        report = extract_subgraph(source, [A, S], source_url=url(conformance_store), **options)
+    assert report.runs == 2
     assert store_snapshot(out) == reference
 
 
