@@ -82,7 +82,8 @@ class ExtractReport:
     """What :func:`extract_subgraph` built. ``edges`` are the subgraph's edges (what
     ``source.subgraph`` answers), ``names`` the name/description triples added beyond them,
     ``literals`` the literal-valued triples in the store, ``triples`` its size. ``batches`` and
-    ``source_calls`` count the work of every run (a batch lost to a crash is asked again)."""
+    ``source_calls`` count the work of every run (a batch lost to a crash is asked again), ``runs``
+    the runs it took; ``seconds`` is the wall time of this call."""
 
     store: str
     source: str | None
@@ -155,7 +156,7 @@ def extract_subgraph(
                 finally:
                     state.close()
                 _crash_point("swapped")
-            shutil.rmtree(work, ignore_errors=True)
+            _remove_state(work)
         return _report(target, record, time.perf_counter() - started)
     finally:
         if isinstance(source, str):
@@ -348,7 +349,7 @@ def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -
     every seed exists in the source."""
     path = work / STATE_FILE
     if restart:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_state(work)
     fresh = not path.is_file()
     if not fresh:
         state = _State(path)
@@ -361,7 +362,7 @@ def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -
             return state
         state.close()
         if arguments is None:  # killed before its first commit: nothing to keep
-            shutil.rmtree(work, ignore_errors=True)
+            _remove_state(work)
         else:
             differ = sorted(key for key in plan.arguments if arguments.get(key) != plan.arguments[key])
             raise ExtractStateMismatch(
@@ -391,6 +392,16 @@ def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -
         for seed in plan.seeds:
             state.add_node(seed, 0)
     return state
+
+
+def _remove_state(work: Path) -> None:
+    """Deletes the checkpoint files, and the work directory if nothing else is in it (a
+    ``work_dir`` the caller chose may hold other files)."""
+    for name in (STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm", f"{STATE_FILE}-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            (work / name).unlink()
+    with contextlib.suppress(OSError):
+        work.rmdir()
 
 
 def _check_seeds(kg: KnowledgeGraph, seeds: list[str]) -> None:

@@ -347,6 +347,22 @@ def test_ctrl_c_then_the_same_call_finishes_identically(
     assert store_snapshot(out) == reference
 
 
+def test_a_chosen_work_dir_is_used_and_its_other_files_kept(
+    conformance_store: Path, tmp_path: Path, reference: dict[str, Any]
+) -> None:
+    work = tmp_path / "scratch"
+    work.mkdir()
+    (work / "keep.txt").write_text("mine", "utf-8")
+    out = tmp_path / "out"
+    argv = ["--kg", url(conformance_store), "--seeds", A, S, "--hops", "3", "--batch-size", "1", "--store", str(out),
+            "--work-dir", str(work)]
+    assert kga_extract(argv, kill_at="commit:2").returncode == -signal.SIGKILL
+    assert (work / STATE_FILE).is_file() and not (tmp_path / ".out.kga-extract").exists()
+    assert kga_extract(argv).returncode == 0
+    assert store_snapshot(out) == reference
+    assert sorted(p.name for p in work.iterdir()) == ["keep.txt"]
+
+
 def test_other_arguments_against_an_unfinished_run(conformance_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     argv = ["--kg", url(conformance_store), "--seeds", A, "--hops", "2", "--batch-size", "1", "--store", str(out)]
