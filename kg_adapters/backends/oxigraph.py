@@ -201,8 +201,8 @@ class OxigraphGraph(SparqlGraph):
         and plan before its first row, an index lookup ~10 us. Large ones go through one VALUES query."""
         lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
         if lookups > self.direct_lookup_max:
-            # Oxigraph joins a VALUES list of predicates by scanning every edge of each id (~30x
-            # slower than one query per predicate); neighbors() sorts the merged lists afterwards.
+            # Oxigraph joins a VALUES list of predicates by scanning every edge of each id, so one
+            # query per predicate is cheaper; neighbors() sorts the merged lists afterwards.
             for relation_group in [[r] for r in relation_iris] if relation_iris else [None]:
                 super()._collect_edges(side, iris, relation_group, literals, canonical_of, result)
             return
