@@ -91,9 +91,12 @@ def left_behind(store: Path, expected: str) -> dict[str, Any]:
     state_path = store.parent / f".{store.name}.kga-extract" / STATE_FILE
     checkpoint = None
     if state_path.is_file():
+        checkpoint = "nothing committed"
         db = sqlite3.connect(f"file:{state_path}?mode=ro", uri=True)
         try:
             row = db.execute("SELECT value FROM meta WHERE key = 'progress'").fetchone()
+        except sqlite3.OperationalError:  # killed before its tables were created
+            row = None
         finally:
             db.close()
         if row:
@@ -183,7 +186,7 @@ def main() -> None:
         [
             [
                 row["kind"],
-                row["point"],
+                row["point"] + (" (finished before the kill)" if row["exit_status"] == 0 else ""),
                 str(row["exit_status"]),
                 "complete" if row["store_complete"] else "absent",
                 row["checkpoint"] or "none",

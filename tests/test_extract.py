@@ -347,6 +347,18 @@ def test_ctrl_c_then_the_same_call_finishes_identically(
     assert store_snapshot(out) == reference
 
 
+def test_a_state_file_killed_before_its_first_commit_is_started_afresh(
+    conformance_store: Path, tmp_path: Path, reference: dict[str, Any]
+) -> None:
+    work = tmp_path / ".out.kga-extract"
+    work.mkdir()
+    sqlite3.connect(work / STATE_FILE).close()  # what a kill between creating the file and the first commit leaves
+    out = tmp_path / "out"
+    report = extract_subgraph(url(conformance_store), [A, S], hops=3, store=out, batch_size=1, progress=False)
+    assert report.runs == 1
+    assert store_snapshot(out) == reference
+
+
 def test_a_chosen_work_dir_is_used_and_its_other_files_kept(
     conformance_store: Path, tmp_path: Path, reference: dict[str, Any]
 ) -> None:
