@@ -18,6 +18,7 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 from conformance.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
+from conformance.wikidata_graph import write_wikidata_graph
 from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 import kg_adapters
@@ -201,6 +202,23 @@ def test_a_finished_run_repeated_changes_nothing(conformance_store: Path, tmp_pa
     assert store_snapshot(out) == before and again.finished == first.finished
     with pytest.raises(ExtractError, match="already holds a store"):
         extract_subgraph(url(conformance_store), [A], hops=1, store=out, progress=False)
+
+
+def test_wikidata_truthy_edges_names_and_descriptions(tmp_path: Path) -> None:
+    """From a Wikidata-shaped store: the truthy edges and every language's names come along, the
+    statement layer (p:/ps:/pq:, statement nodes) does not, as neighbors() hides it."""
+    source_store, out = tmp_path / "source", tmp_path / "out"
+    load_files([str(write_wikidata_graph(tmp_path))], str(source_store), profile="wikidata", progress=False)
+    report = extract_subgraph(url(source_store), ["Q42"], hops=2, store=out, progress=False)
+    with connect(url(source_store)) as source, connect(url(out)) as output:
+        assert output.profile.name == "wikidata"
+        same_answers(source, output, ["Q42"], 2, "both")
+        entities = ["Q42", "Q5", "Q145", "Q350", "Q691283"]
+        for lang in ("en", "de", ("fr", "en")):
+            assert output.labels(entities, lang=lang) == source.labels(entities, lang=lang)
+            assert output.describe(entities, lang=lang) == source.describe(entities, lang=lang)
+    triples = store_snapshot(out)["triples"]
+    assert report.edges > 0 and not [t for t in triples if "/entity/statement/" in t or "/prop/qualifier/" in t]
 
 
 # -- bad input ------------------------------------------------------------------------------------
