@@ -1,12 +1,14 @@
-"""Retrying one SPARQL request: a :class:`SparqlTransport` that wraps another.
+"""Retrying one request: a :class:`~kg_adapters.transport.Transport` that wraps another (a SPARQL
+transport, the Wikibase API transport, any transport).
 
-Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies) is
-retried; everything else (``QueryError`` for HTTP 400, ``BackendError`` for 401/403, ...)
-propagates at once and unchanged. Waits grow exponentially with proportional jitter; a
-``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
-with the injected ``clock`` (tenacity's own monotonic clock is not used), and when the next wait
-would overrun it -- in particular when the endpoint asks for a Retry-After longer than what is
-left -- the transport gives up at once instead of hammering the endpoint.
+Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies,
+MediaWiki ``maxlag`` answers) is retried; everything else (``QueryError`` for HTTP 400,
+``BackendError`` for 401/403, ...) propagates at once and unchanged. Waits grow exponentially
+with proportional jitter; a ``RateLimited`` error's ``retry_after`` is a floor for the next wait.
+The time budget is measured with the injected ``clock`` (tenacity's own monotonic clock is not
+used), and when the next wait would overrun it -- in particular when the endpoint asks for a
+Retry-After longer than what is left -- the transport gives up at once instead of hammering the
+endpoint.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic
 
 import tenacity
 
 from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
-from kg_adapters.transport import SparqlResult, SparqlTransport
+from kg_adapters.transport import Req, Resp, Transport
 
 __all__ = ["RetryingTransport"]
 
@@ -34,7 +37,7 @@ class _Call:
     reason: str = ""
 
 
-class RetryingTransport:
+class RetryingTransport(Generic[Req, Resp]):
     """Retries transient failures of ``inner`` with exponential backoff and jitter.
 
     ``attempts`` bounds the requests sent for one query (the first one included); ``max_seconds``
@@ -50,7 +53,7 @@ class RetryingTransport:
 
     def __init__(
         self,
-        inner: SparqlTransport,
+        inner: Transport[Req, Resp],
         *,
         attempts: int = 5,
         max_seconds: float = 120.0,
@@ -83,12 +86,12 @@ class RetryingTransport:
         self.gave_up = 0
         self.waited = 0.0
 
-    # -- SparqlTransport ---------------------------------------------------------------------
+    # -- Transport -----------------------------------------------------------------------------
     @property
     def endpoint(self) -> str:
         return self.inner.endpoint
 
-    def execute(self, query: str) -> SparqlResult:
+    def execute(self, request: Req, /) -> Resp:
         call = _Call(started=self._clock())
 
         def wait(state: tenacity.RetryCallState) -> float:
@@ -105,7 +108,7 @@ class RetryingTransport:
             reraise=False,
         )
         try:
-            return retrying(self._attempt, query)
+            return retrying(self._attempt, request)
         except tenacity.RetryError as exc:
             last = exc.last_attempt.exception()
             made = exc.last_attempt.attempt_number
@@ -123,10 +126,10 @@ class RetryingTransport:
         self.inner.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def _attempt(self, query: str) -> SparqlResult:
+    def _attempt(self, request: Req) -> Resp:
         with self._lock:
             self.attempts_made += 1
-        return self.inner.execute(query)
+        return self.inner.execute(request)
 
     def _do_sleep(self, seconds: float) -> None:
         with self._lock:
