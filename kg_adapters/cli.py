@@ -72,7 +72,8 @@ def cmd_load(args: argparse.Namespace) -> int:
     from loaders import load_files
 
     report = load_files(
-        args.files, args.store, format=args.format, lenient=args.lenient, profile=args.profile, progress=None
+        args.files, args.store, format=args.format, lenient=args.lenient, profile=args.profile, progress=None,
+        languages=_csv(args.languages), qualifiers=args.qualifiers,
     )
     summary = {
         "store": report.store,
@@ -219,12 +220,26 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="one JSON object per line")
         return command
 
-    load = add("load", "load RDF or TSV dumps into a local store (atomic)", kg=False)
+    load = add("load", "load RDF, TSV or Wikidata JSON dumps into a local store (atomic)", kg=False)
     load.add_argument("files", nargs="+", metavar="FILE")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
-    load.add_argument("--format", help="nt, nq, ttl, rdf, trig, tsv, metaqa (default: from the extension)")
+    load.add_argument(
+        "--format", help="nt, nq, ttl, rdf, trig, tsv, metaqa, wikidata-json (default: from the extension; .json is "
+        "a Wikidata JSON dump)"
+    )
     load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
-    load.add_argument("--profile", default="generic", help="id namespace for TSV files (generic, freebase, wikidata)")
+    load.add_argument(
+        "--profile", help="id namespace for TSV files (generic, freebase, wikidata; default: wikidata for Wikidata "
+        "JSON dumps, else generic)"
+    )
+    load.add_argument(
+        "--languages", help="Wikidata JSON: comma-separated languages of the labels, descriptions and aliases kept "
+        "(regional variants and mul included; default: all)"
+    )
+    load.add_argument(
+        "--qualifiers", action="store_true",
+        help="Wikidata JSON: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
+    )
 
     neighbors = add("neighbors", "1-hop edges of entities")
     neighbors.add_argument("--id", action="append", required=True)

@@ -41,10 +41,13 @@ CHUNK_LINES = 20_000
 MAX_LINE_BYTES = 256 << 20
 """A longer line in a line-based format means the file is not what its name says."""
 
-LINE_FORMATS = frozenset({"nt", "nq", *SEPARATORS})
-"""Formats with one statement per line: chunked, and loadable leniently."""
+WIKIDATA_JSON = "wikidata-json"
+"""Wikidata's JSON dumps (one entity per line; see :mod:`loaders.wikidata_json`)."""
 
-FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa")
+LINE_FORMATS = frozenset({"nt", "nq", *SEPARATORS, WIKIDATA_JSON})
+"""Formats with one statement (or entity) per line: chunked, and loadable leniently."""
+
+FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", WIKIDATA_JSON)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
@@ -57,17 +60,17 @@ Progress = Callable[[int], None]
 def resolve_format(path: str, name: str | None) -> str:
     """The canonical format of ``path``: ``name`` if given, else guessed from the extension.
 
-    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV.
-    Compression suffixes (``.gz``, ``.bz2``) are ignored for the guess.
+    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV;
+    ``.json`` is a Wikidata JSON dump. Compression suffixes (``.gz``, ``.bz2``) are ignored for the guess.
     """
     if name is not None:
         key = name.lower()
-        if key in SEPARATORS:
+        if key in SEPARATORS or key == WIKIDATA_JSON:
             return key
         try:
             return rdf_format(path, key).file_extension
         except InvalidTermError:
-            known = ", ".join(sorted({*RDF_FORMATS, *SEPARATORS}))
+            known = ", ".join(sorted({*RDF_FORMATS, *SEPARATORS, WIKIDATA_JSON}))
             raise LoadError(f"unknown format {name!r}; known: {known}", file=path) from None
     suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in ("gz", "bz2"):
@@ -75,6 +78,8 @@ def resolve_format(path: str, name: str | None) -> str:
     last = suffixes[-1] if suffixes else ""
     if last == "tsv":
         return "tsv"
+    if last == "json":
+        return WIKIDATA_JSON
     if last == "txt":
         return _sniff_txt(path) if Path(path).is_file() else "tsv"  # never consume a pipe's first line
     try:
