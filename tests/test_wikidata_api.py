@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from support.fault_server import FakeClock, FaultPlan
@@ -17,6 +18,7 @@ from support.wikidata_api import WikidataApiServer
 from kg_adapters import connect
 from kg_adapters.backends.wikidata_api import WikibaseApiTransport, WikidataApiGraph
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.cli import main
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, ResultTooLarge, RetriesExhausted
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
@@ -419,3 +421,15 @@ def test_works_under_the_cache(server: WikidataApiServer, clock: FakeClock, tmp_
         assert offline.neighbors(["Q42", "Q350"], relations=["P69", "P17"]) == first
         assert offline.labels(["Q42", "Q350"]) == {"Q42": "Douglas Adams", "Q350": "Cambridge"}
     assert server.request_count == sent
+
+
+def test_the_command_line_reaches_the_api(server: WikidataApiServer, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"wikidata+api:?user_agent={quote(UA)}&base_url={quote(server.url)}"
+    assert main(["labels", "--kg", url, "--id", "Q42", "--id", "Q350", "--lang", "de", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [{"id": "Q42", "label": "Douglas Adams"}, {"id": "Q350", "label": "Cambridge"}]
+    assert main(["search", "Douglas Adams", "--kg", url, "--limit", "1", "--json"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
+        {"id": "Q42", "label": "Douglas Adams"}
+    ]
+    assert {request.user_agent for request in server.requests} == {UA}
