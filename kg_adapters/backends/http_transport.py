@@ -20,7 +20,7 @@ import requests
 
 from kg_adapters import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
-from kg_adapters.errors import BackendError, BackendTimeout, QueryError, RateLimited, TransientError
+from kg_adapters.errors import BackendError, BackendTimeout, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.transport import SparqlResult, Term
 
 DEFAULT_USER_AGENT = f"kg-adapters/{__version__} (https://pypi.org/project/kg-adapters/) python-requests"
@@ -32,6 +32,18 @@ TRIPLE_VARIABLES = ("subject", "predicate", "object")
 # Virtuoso answers HTTP 500 both for passing trouble and for errors no retry can fix.
 _PERMANENT_500 = re.compile(r"\b(SR353|SR352|SR350|SP0\d\d|SQ\d\d\d|SR186|37000|syntax error)\b", re.I)
 _MAX_MESSAGE = 500
+_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
+
+
+def wikimedia_user_agent(user_agent: object, *, service: str, scheme: str) -> str:
+    """``user_agent`` if it is descriptive, with contact information (an e-mail address or a URL),
+    as the Wikimedia User-Agent policy requires; else InvalidTermError saying how to connect."""
+    if not user_agent or not _CONTACT.search(str(user_agent)):
+        raise InvalidTermError(
+            f"{service} requires a descriptive User-Agent with contact information: "
+            f"connect('{scheme}', user_agent='my-project/1.0 (me@example.org)')"
+        )
+    return str(user_agent)
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:

@@ -30,7 +30,6 @@ from kg_adapters.transport import SparqlResult, SparqlTransport
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 _PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?((?:\?\w+\s+)+)WHERE", re.I)
-_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
 _SEARCH_CANDIDATES = 2_000
 _PER_ID_PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?\?x\b(?:\s+\?\w+)*\s+WHERE\b")
 _COUNT_PROJECTION = "SELECT ?x (COUNT(*) AS ?n) WHERE"
@@ -355,12 +354,9 @@ class WikidataQueryService:
     def from_url(cls, url: KGUrl, **options: Any) -> RemoteSparqlGraph:
         settings = dict(options)
         endpoint = str(settings.pop("base_url", WDQS_ENDPOINT))
-        user_agent = settings.get("user_agent")
-        if not user_agent or not _CONTACT.search(str(user_agent)):
-            raise InvalidTermError(
-                "the Wikidata Query Service requires a descriptive User-Agent with contact information: "
-                "connect('wikidata:', user_agent='my-project/1.0 (me@example.org)')"
-            )
+        from kg_adapters.backends.http_transport import wikimedia_user_agent
+
+        wikimedia_user_agent(settings.get("user_agent"), service="the Wikidata Query Service", scheme="wikidata:")
         return build_remote(
             endpoint, settings, default_dialect="wdqs", default_profile="wikidata", default_concurrency=1
         )

@@ -41,7 +41,6 @@ unless ``concurrency`` says otherwise. Options: ``user_agent``, ``base_url`` (de
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -50,7 +49,7 @@ from typing import Any
 import requests
 
 from kg_adapters import algorithms
-from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after
+from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
 from kg_adapters.backends.sparql_graph import _best_label, chunks
 from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
@@ -75,8 +74,7 @@ MAX_SEARCH = 50
 """Most results ``wbsearchentities`` gives per request."""
 MAX_LIST = 500
 """Most results ``list=search`` and ``list=backlinks`` give per request."""
-_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
-_ENTITY = re.compile(r"[QPL][1-9][0-9]*(?:-[SF][1-9][0-9]*)?")
+_WIKIDATA = get_profile("wikidata")
 _NAMESPACES = "0|120|146"
 """Items, properties and lexemes."""
 _RETRYABLE_CODES = {"maxlag", "ratelimited", "readonly"}
@@ -150,7 +148,7 @@ class WikidataApiGraph:
         self.transport = transport
         self.language = check_langs(language)[0]
         self.max_incoming = check_budget(max_incoming, "max_incoming", minimum=1) or 1
-        self._profile = get_profile("wikidata")
+        self._profile = _WIKIDATA
         self._closed = False
         self.requests_made = 0
 
@@ -180,7 +178,7 @@ class WikidataApiGraph:
         canonical = self._canonical(ids)
         wanted = self._properties(relations)
         found: dict[str, list[Edge]] = {node: [] for node in canonical.values()}
-        entity_ids = [node for node in found if _ENTITY.fullmatch(node)]
+        entity_ids = [node for node in found if _WIKIDATA.is_local_id(node)]
         if wanted != set():
             if direction in ("out", "both"):
                 for node, entity in self._entities(entity_ids, props="claims").items():
@@ -361,7 +359,7 @@ class WikidataApiGraph:
         """Labels (and descriptions) in the wanted languages; entities left without one are asked
         again in every language."""
         props = "labels|descriptions" if descriptions else "labels"
-        entity_ids = [node for node in dict.fromkeys(ids) if _ENTITY.fullmatch(node)]
+        entity_ids = [node for node in dict.fromkeys(ids) if _WIKIDATA.is_local_id(node)]
         languages = list(dict.fromkeys([*wanted, *(tag.split("-")[0] for tag in wanted)]))
         found = self._entities(entity_ids, props=props, languages=languages)
         bare = [
@@ -460,7 +458,7 @@ def _title_id(title: Any) -> str:
     if not isinstance(title, str):
         return ""
     entity_id = title.rpartition(":")[2]
-    return entity_id if _ENTITY.fullmatch(entity_id) else ""
+    return entity_id if _WIKIDATA.is_local_id(entity_id) else ""
 
 
 def _statement_key(edge: Edge) -> tuple[Any, ...]:
@@ -495,12 +493,9 @@ class WikidataApi:
             if base_url is not None:
                 raise TypeError("give the API either in the URL or as base_url, not both")
             base_url = f"https://{url.host}{url.path}"
-        user_agent = settings.pop("user_agent", None)
-        if not user_agent or not _CONTACT.search(str(user_agent)):
-            raise InvalidTermError(
-                "the Wikidata API requires a descriptive User-Agent with contact information: "
-                "connect('wikidata+api:', user_agent='my-project/1.0 (me@example.org)')"
-            )
+        user_agent = wikimedia_user_agent(
+            settings.pop("user_agent", None), service="the Wikidata API", scheme="wikidata+api:"
+        )
         profile = str(settings.pop("profile", "wikidata"))
         if profile != "wikidata":
             raise InvalidTermError(f"wikidata+api: serves the wikidata profile only, not {profile!r}")
@@ -513,7 +508,7 @@ class WikidataApi:
         clock: Callable[[], float] = settings.pop("clock", time.monotonic)
         transport: Transport[ApiRequest, ApiAnswer] = WikibaseApiTransport(
             str(base_url or WIKIDATA_API),
-            user_agent=str(user_agent),
+            user_agent=user_agent,
             maxlag=None if maxlag in (None, "", "none") else _maxlag(maxlag),
             timeout=timeout if timeout is not None else 60.0,
             session=session,
