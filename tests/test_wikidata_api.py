@@ -236,6 +236,10 @@ def test_incoming_edges_from_the_statement_index(kg: KnowledgeGraph, server: Wik
     ]
     assert server.calls()[0]["srsearch"] == "haswbstatement:P170=Q42|P50=Q42"
     assert kg.relations("Q42", direction="in")["Q42"] == ["P170", "P50"]
+    sent = server.request_count
+    label = "http://www.w3.org/2000/01/rdf-schema#label"  # not a Wikidata property: nothing to search for
+    assert kg.neighbors("Q42", direction="in", relations=[label]) == {"Q42": []}
+    assert server.request_count == sent
 
 
 def test_incoming_edges_are_bounded(server: WikidataApiServer, clock: FakeClock) -> None:

@@ -136,7 +136,7 @@ class WikibaseApiTransport(HttpExchange):
 
 class WikidataApiGraph:
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
-    ``transport`` (parameters in, JSON out). ``requests_made`` counts the API requests."""
+    ``transport`` (parameters in, JSON out)."""
 
     def __init__(
         self,
@@ -147,10 +147,9 @@ class WikidataApiGraph:
     ) -> None:
         self.transport = transport
         self.language = check_langs(language)[0]
-        self.max_incoming = check_budget(max_incoming, "max_incoming", minimum=1) or 1
+        self.max_incoming: int = check_budget(max_incoming, "max_incoming", minimum=1) or 500
         self._profile = _WIKIDATA
         self._closed = False
-        self.requests_made = 0
 
     @property
     def profile(self) -> Profile:
@@ -288,7 +287,7 @@ class WikidataApiGraph:
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
-            answer = self._call(
+            answer = self.transport.execute(
                 {
                     "action": "wbsearchentities",
                     "search": text,
@@ -327,10 +326,6 @@ class WikidataApiGraph:
         return f"WikidataApiGraph({self.endpoint!r})"
 
     # -- requests ----------------------------------------------------------------------------------
-    def _call(self, request: ApiRequest) -> ApiAnswer:
-        self.requests_made += 1
-        return self.transport.execute(request)
-
     def _entities(
         self, ids: Sequence[str], *, props: str, languages: Sequence[str] | None = None
     ) -> dict[str, WikidataEntity]:
@@ -342,7 +337,7 @@ class WikidataApiGraph:
             if languages is not None:
                 request["languages"] = "|".join(languages)
                 request["languagefallback"] = "1"
-            answer = self._call(request)
+            answer = self.transport.execute(request)
             entities = answer.get("entities")
             if not isinstance(entities, dict):
                 raise BackendError(f"{self.endpoint}: wbgetentities answered without entities")
@@ -420,7 +415,7 @@ class WikidataApiGraph:
         subjects: list[str] = []
         while True:
             request[size] = str(min(MAX_LIST, self.max_incoming - len(subjects)))
-            answer = self._call(request)
+            answer = self.transport.execute(request)
             pages = answer.get("query", {}).get(listed, ())
             subjects.extend(_title_id(page.get("title")) for page in pages if _title_id(page.get("title")))
             more = answer.get("continue", {})
@@ -440,13 +435,14 @@ class WikidataApiGraph:
         return {spelling: self._profile.canonical_id(spelling) for spelling in as_id_list(ids)}
 
     def _properties(self, relations: Sequence[str] | None) -> set[str] | None:
-        """The property ids among ``relations`` (validated); relations outside ``wdt:`` match nothing."""
+        """The property ids among ``relations`` (all validated); relations outside ``wdt:`` match nothing."""
         if relations is None:
             return None
         if isinstance(relations, str):
             raise InvalidTermError("relations must be a list of relation ids, not one string")
         profile = self._profile
-        return {profile.relation_id(profile.relation_iri(relation)) for relation in relations}
+        ids = {profile.relation_id(profile.relation_iri(relation)) for relation in relations}
+        return {relation for relation in ids if relation.startswith("P") and profile.is_local_id(relation)}
 
 
 def _edges(entity: WikidataEntity, qualifiers: bool) -> list[Edge]:
