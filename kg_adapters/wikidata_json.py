@@ -48,12 +48,10 @@ from __future__ import annotations
 import decimal
 import re
 import warnings
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
-
-import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import RDFS_LABEL
@@ -354,10 +352,10 @@ def _php_float(number: float) -> str:
 # -- RDF ---------------------------------------------------------------------------------------------
 
 
-def entity_quads(
+def entity_ntriples(
     entity: WikidataEntity, *, languages: Collection[str] | None = None, statements: bool = False
-) -> list[ox.Quad]:
-    """The entity as triples (default graph) in the shape of the Wikidata RDF dumps:
+) -> list[str]:
+    """The entity as N-Triples statements (one per item) in the shape of the Wikidata RDF dumps:
 
     * ``wd:Q wdt:P value`` for each truthy edge;
     * ``rdfs:label``, ``schema:description`` and ``skos:altLabel`` literals in ``languages``
@@ -368,74 +366,53 @@ def entity_quads(
         wd:Q p:P wds:ID . wds:ID a wikibase:Statement [, wikibase:BestRank] ;
             ps:P value ; pq:Q qualifier-value ... ; wikibase:rank wikibase:NormalRank .
 
+    Every IRI was validated when the entity was parsed and every literal is escaped here, so the
+    text always parses (N-Triples text bulk loads several times faster than pyoxigraph terms).
+
     Raises:
-        InvalidTermError: a value cannot be written as RDF (e.g. a malformed statement id).
+        InvalidTermError: a value cannot be written as RDF (a malformed statement id).
     """
-    try:
-        return list(_quads(entity, None if languages is None else _wanted(languages), statements))
-    except ValueError as exc:  # pyoxigraph refused a term
-        if isinstance(exc, InvalidTermError):
-            raise
-        raise InvalidTermError(f"entity {entity.id} cannot be written as RDF: {exc}") from exc
-
-
-def _wanted(languages: Iterable[str]) -> frozenset[str]:
-    return frozenset(check_lang(tag) for tag in (*languages, *FALLBACK_LANGS))
-
-
-def _keeps(wanted: frozenset[str] | None, literal: Literal) -> bool:
-    tag = literal.lang or ""
-    return wanted is None or tag in wanted or tag.split("-")[0] in wanted
-
-
-_TERMS = {
-    name: ox.NamedNode(iri)
-    for name, iri in (
-        ("label", RDFS_LABEL),
-        ("description", SCHEMA_DESCRIPTION),
-        ("alias", SKOS_ALT_LABEL),
-        ("type", RDF_TYPE),
-        ("rank", WIKIBASE + "rank"),
-        ("statement", WIKIBASE + "Statement"),
-        ("best", WIKIBASE + "BestRank"),
-        ("preferred", WIKIBASE + "PreferredRank"),
-        ("normal", WIKIBASE + "NormalRank"),
-        ("deprecated", WIKIBASE + "DeprecatedRank"),
-    )
-}
-
-
-def _quads(entity: WikidataEntity, wanted: frozenset[str] | None, statements: bool) -> Iterator[ox.Quad]:
-    subject = ox.NamedNode(WD + entity.id)
-    for edge in entity.truthy_edges():
-        yield ox.Quad(subject, ox.NamedNode(WDT + edge.relation), rdf_term(edge.tail))
-    for name, literals in (("label", entity.labels), ("description", entity.descriptions), ("alias", entity.aliases)):
-        for literal in literals:
-            if _keeps(wanted, literal):
-                yield ox.Quad(subject, _TERMS[name], rdf_term(literal))
+    wanted = None if languages is None else frozenset(check_lang(tag) for tag in (*languages, *FALLBACK_LANGS))
+    subject = f"<{WD}{entity.id}> "
+    lines = [f"{subject}<{WDT}{edge.relation}> {_nt(edge.tail)} ." for edge in entity.truthy_edges()]
+    for predicate, literals in ((RDFS_LABEL, entity.labels), (SCHEMA_DESCRIPTION, entity.descriptions),
+                                (SKOS_ALT_LABEL, entity.aliases)):
+        lines.extend(
+            f"{subject}<{predicate}> {_nt(literal)} ."
+            for literal in literals
+            if wanted is None or literal.lang in wanted or (literal.lang or "").split("-")[0] in wanted
+        )
     if not statements:
-        return
+        return lines
     for statement in entity.statements:
         if statement.value is None:
             continue
-        node = ox.NamedNode(WDS + statement.id.replace("$", "-"))
-        yield ox.Quad(subject, ox.NamedNode(P + statement.property), node)
-        yield ox.Quad(node, _TERMS["type"], _TERMS["statement"])
+        if not _STATEMENT_ID.fullmatch(statement.id):
+            raise InvalidTermError(f"malformed statement id in {entity.id}: {statement.id!r:.100}")
+        node = f"<{WDS}{statement.id.replace('$', '-')}> "
+        lines.append(f"{subject}<{P}{statement.property}> {node.rstrip()} .")
+        lines.append(f"{node}<{RDF_TYPE}> <{WIKIBASE}Statement> .")
         if statement.best:
-            yield ox.Quad(node, _TERMS["type"], _TERMS["best"])
-        yield ox.Quad(node, _TERMS["rank"], _TERMS[statement.rank])
-        yield ox.Quad(node, ox.NamedNode(PS + statement.property), rdf_term(statement.value))
-        for qualifier, values in statement.qualifiers.items():
-            for value in values:
-                yield ox.Quad(node, ox.NamedNode(PQ + qualifier), rdf_term(value))
+            lines.append(f"{node}<{RDF_TYPE}> <{WIKIBASE}BestRank> .")
+        lines.append(f"{node}<{WIKIBASE}rank> <{WIKIBASE}{statement.rank.capitalize()}Rank> .")
+        lines.append(f"{node}<{PS}{statement.property}> {_nt(statement.value)} .")
+        lines.extend(
+            f"{node}<{PQ}{qualifier}> {_nt(value)} ."
+            for qualifier, values in statement.qualifiers.items()
+            for value in values
+        )
+    return lines
 
 
-def rdf_term(node: Node) -> ox.NamedNode | ox.Literal:
-    """A value as a pyoxigraph term: entity ids in ``wd:``, IRIs as they are."""
+_STATEMENT_ID = re.compile(r"[A-Za-z0-9_$-]+")
+_NT_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+
+
+def _nt(node: Node) -> str:
+    """A value in N-Triples: entity ids in ``wd:``, IRIs as they are, literals escaped."""
     if isinstance(node, Literal):
+        text = '"' + node.value.translate(_NT_ESCAPES) + '"'
         if node.lang is not None:
-            return ox.Literal(node.value, language=node.lang)
-        if node.datatype is not None:
-            return ox.Literal(node.value, datatype=ox.NamedNode(node.datatype))
-        return ox.Literal(node.value)
-    return ox.NamedNode(WD + node if _ENTITY_ID.fullmatch(node) else node)
+            return f"{text}@{node.lang}"
+        return f"{text}^^<{node.datatype}>" if node.datatype is not None else text
+    return f"<{WD}{node}>" if _ENTITY_ID.fullmatch(node) else f"<{node}>"

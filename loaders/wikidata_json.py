@@ -5,7 +5,8 @@ included), and with ``statements`` every statement as ``p:/ps:/pq:`` with ``wiki
 
 The dump is a JSON array with one entity per line (``[``, then ``{...},`` lines, then ``]``). It is
 streamed: decompressed on the fly and read in blocks of :data:`CHUNK_ENTITIES` lines, each chunk's
-triples bulk loaded, so memory stays bounded by a chunk whatever the dump's size. A line may also
+triples written as N-Triples and bulk loaded, so memory stays bounded by a chunk whatever the dump's
+size. A line may also
 hold a whole Special:EntityData answer (``{"entities": {...}}``), so downloaded entities load too.
 
 qwikidata parses the claims; its dump reader is not used, because it needs a ``.json[.gz|.bz2]``
@@ -26,8 +27,8 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kg_adapters.errors import InvalidTermError
-from kg_adapters.wikidata_json import entity_quads, parse_entity
+from kg_adapters.errors import InvalidTermError, LoadError
+from kg_adapters.wikidata_json import entity_ntriples, parse_entity
 from loaders.rdf import Progress, _chunks, _read_error
 from loaders.report import SkipLog
 
@@ -52,23 +53,30 @@ def load_wikidata_json(
     triples = 0
     try:
         for first, lines in _chunks(path, CHUNK_ENTITIES):
-            quads: list[ox.Quad] = []
+            units: list[bytes] = []
+            count = 0
             for offset, raw in enumerate(lines):
                 text = raw.strip().rstrip(b",")
                 if text in (b"", b"[", b"]"):
                     continue
                 try:
-                    line = [
-                        quad
+                    written = [
+                        line
                         for entity in _entities(json.loads(text))
-                        for quad in entity_quads(parse_entity(entity), languages=languages, statements=statements)
+                        for line in entity_ntriples(parse_entity(entity), languages=languages, statements=statements)
                     ]
-                    quads.extend(line)
-                except ValueError as exc:  # bad UTF-8 or JSON, or a malformed entity (InvalidTermError)
+                    units.append("\n".join(written).encode("utf-8"))
+                except ValueError as exc:  # bad UTF-8 or JSON, a malformed entity, a lone surrogate
                     log.bad(path, first + offset, _reason(exc))
-            store.bulk_extend(quads)
-            triples += len(quads)
-            progress(len(quads))
+                    continue
+                count += len(written)
+            try:
+                store.bulk_load(b"\n".join(units), ox.RdfFormat.N_TRIPLES)
+            except SyntaxError as exc:  # every term was checked: the writer is wrong, not the dump
+                raise LoadError(f"the triples written for lines from here on do not parse: {exc}", file=path,
+                                line=first) from exc
+            triples += count
+            progress(count)
     except (OSError, EOFError, zlib.error) as exc:
         raise _read_error(path, exc) from exc
     return triples
@@ -87,4 +95,6 @@ def _reason(exc: ValueError) -> str:
         return str(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, UnicodeEncodeError):
+        return f"text that is not valid Unicode ({exc.reason})"
     return f"not a JSON entity: {exc}"

@@ -18,7 +18,7 @@ from kg_adapters.wikidata_json import (
     XSD_DECIMAL,
     WikidataSnak,
     canonical_decimal,
-    entity_quads,
+    entity_ntriples,
     parse_entity,
     snak_value,
     xsd_datetime,
@@ -170,7 +170,8 @@ def test_q42_terms_keep_their_languages(q42_json: dict[str, Any]) -> None:
 
 def test_rdf_has_the_wikidata_dump_shape(q42_json: dict[str, Any]) -> None:
     store = ox.Store()
-    store.extend(entity_quads(parse_entity(q42_json), languages=["en"], statements=True))
+    text = "\n".join(entity_ntriples(parse_entity(q42_json), languages=["en"], statements=True))
+    store.load(text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
     rows = store.query(
         """PREFIX wd: <http://www.wikidata.org/entity/> PREFIX p: <http://www.wikidata.org/prop/>
         PREFIX ps: <http://www.wikidata.org/prop/statement/> PREFIX pq: <http://www.wikidata.org/prop/qualifier/>
@@ -198,12 +199,25 @@ def test_rdf_has_the_wikidata_dump_shape(q42_json: dict[str, Any]) -> None:
 
 def test_languages_keep_regional_variants_and_mul() -> None:
     uk = parse_entity(json.loads(NEIGHBOURS.read_text("utf-8"))["entities"]["Q145"])
-    kept = {
-        q.object.language
-        for q in entity_quads(uk, languages=["en"])
-        if q.predicate.value == "http://www.w3.org/2000/01/rdf-schema#label"
-    }
-    assert kept == {"en", "en-gb"}
+    labels = [line for line in entity_ntriples(uk, languages=["en"]) if "rdf-schema#label" in line]
+    assert labels == [
+        '<http://www.wikidata.org/entity/Q145> <http://www.w3.org/2000/01/rdf-schema#label> "United Kingdom"@en .',
+        '<http://www.wikidata.org/entity/Q145> <http://www.w3.org/2000/01/rdf-schema#label> "United Kingdom"@en-gb .',
+    ]
+
+
+def test_literals_are_escaped_and_bad_statement_ids_refused() -> None:
+    entity = parse_entity(
+        {"id": "Q7", "type": "item", "labels": {"en": {"language": "en", "value": 'a "quoted"\\ line\nbreak'}},
+         "claims": {"P31": [{"id": "Q7$<bad>", "type": "statement", "rank": "normal", "mainsnak": {
+             "snaktype": "value", "property": "P31", "datatype": "wikibase-item",
+             "datavalue": {"type": "wikibase-entityid", "value": {"entity-type": "item", "id": "Q5"}}}}]}}
+    )
+    store = ox.Store()
+    store.load("\n".join(entity_ntriples(entity)).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    assert {q.object.value for q in store} == {'a "quoted"\\ line\nbreak', "http://www.wikidata.org/entity/Q5"}
+    with pytest.raises(InvalidTermError, match="statement id"):
+        entity_ntriples(entity, statements=True)
 
 
 @pytest.mark.parametrize(
