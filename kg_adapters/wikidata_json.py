@@ -38,7 +38,8 @@ property (preferred if there is one, else normal), one edge per distinct value. 
 (``neighbors(..., qualifiers=True)``) are every non-deprecated statement with its qualifiers and
 rank, one edge per statement.
 
-Labels, descriptions and aliases keep the language of their value: a ``wbgetentities`` answer with
+Items, properties and lexemes are read (a lexeme's lemmas are its labels; its forms and senses are
+not read). Labels, descriptions and aliases keep the language of their value: a ``wbgetentities`` answer with
 ``languagefallback`` reports the language actually found (``mul`` for an ``en`` request, say).
 Language codes RDF cannot carry are left out.
 """
