@@ -8,7 +8,8 @@ Claims are parsed with qwikidata (references are not read). Values, as WDQS rend
 ==========================================  ===================================================
 datatype                                    value
 ==========================================  ===================================================
-wikibase-item / -property / -lexeme / ...   entity id (``Q5``, ``P31``, ``L7-F4``, ``E10``)
+wikibase-item / -property / -lexeme / ...   entity id (``Q5``, ``P31``, ``L7-F4``; the full IRI of
+                                            ids the profile does not compact, as ``E10``)
 time                                        ``xsd:dateTime`` cleaned as Wikibase's RDF builder
                                             does: no ``+``; month and day below the precision
                                             set to 01 (``+1970-00-00`` -> ``1970-01-01T00:00:00Z``),
@@ -56,7 +57,7 @@ from urllib.parse import quote, quote_plus
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import RDFS_LABEL
-from kg_adapters.profiles.wikidata import WD, WDT
+from kg_adapters.profiles.wikidata import PQ, PROP, PS, SCHEMA_DESCRIPTION, WD, WDT, WIKIBASE, WikidataProfile
 from kg_adapters.records import NO_QUALIFIERS, Edge, Literal, Node, Qualifiers
 from kg_adapters.sparql_terms import check_iri, check_lang
 
@@ -65,12 +66,7 @@ with warnings.catch_warnings():  # qwikidata's typedefs use the deprecated mypy_
     from qwikidata.claim import WikidataClaim
     from qwikidata.snak import WikidataSnak
 
-P = "http://www.wikidata.org/prop/"
-PS = P + "statement/"
-PQ = P + "qualifier/"
 WDS = WD + "statement/"
-WIKIBASE = "http://wikiba.se/ontology#"
-SCHEMA_DESCRIPTION = "http://schema.org/description"
 SKOS_ALT_LABEL = "http://www.w3.org/2004/02/skos/core#altLabel"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -83,9 +79,10 @@ COMMONS_DATA = "http://commons.wikimedia.org/data/main/"
 EARTH = WD + "Q2"
 JULIAN = WD + "Q1985786"
 RANKS = ("preferred", "normal", "deprecated")
-FALLBACK_LANGS = ("mul",)
-"""Wikidata's language-neutral labels: tried after the caller's languages, and always loaded."""
+FALLBACK_LANGS = WikidataProfile.fallback_langs
+"""Wikidata's language-neutral labels (``mul``): tried after the caller's languages, and always loaded."""
 
+_PROFILE = WikidataProfile()
 _ENTITY_ID = re.compile(r"[A-Z][1-9][0-9]*(?:-[A-Z][1-9][0-9]*)?")
 _PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 _TIME = re.compile(r"([+-]?)([0-9]+)-([0-9]{2})-([0-9]{2})T(.+)")
@@ -142,7 +139,7 @@ def parse_entity(data: Mapping[str, Any]) -> WikidataEntity:
     if not isinstance(data, Mapping):
         raise InvalidTermError(f"an entity must be a JSON object, got {type(data).__name__}")
     entity_id = data.get("id")
-    if not isinstance(entity_id, str) or not _ENTITY_ID.fullmatch(entity_id):
+    if not isinstance(entity_id, str) or not _PROFILE.is_local_id(entity_id):
         raise InvalidTermError(f"malformed entity id: {entity_id!r:.100}")
     try:
         labels = data.get("labels") if "labels" in data else data.get("lemmas")
@@ -236,7 +233,7 @@ def snak_value(snak: WikidataSnak) -> Node | None:
         entity_id = value.get("id") or _numeric_id(value)
         if not isinstance(entity_id, str) or not _ENTITY_ID.fullmatch(entity_id):
             raise InvalidTermError(f"malformed entity id value: {entity_id!r:.100}")
-        return entity_id
+        return _PROFILE.entity_id(WD + entity_id)  # E10 (an entity schema) stays a full IRI
     if kind == "time":
         cleaned = xsd_datetime(str(value["time"]), int(value["precision"]), str(value.get("calendarmodel", "")))
         return None if cleaned is None else Literal(value=cleaned, datatype=XSD_DATETIME)
@@ -391,7 +388,7 @@ def entity_ntriples(
         if not _STATEMENT_ID.fullmatch(statement.id):
             raise InvalidTermError(f"malformed statement id in {entity.id}: {statement.id!r:.100}")
         node = f"<{WDS}{statement.id.replace('$', '-')}> "
-        lines.append(f"{subject}<{P}{statement.property}> {node.rstrip()} .")
+        lines.append(f"{subject}<{PROP}{statement.property}> {node.rstrip()} .")
         lines.append(f"{node}<{RDF_TYPE}> <{WIKIBASE}Statement> .")
         if statement.best:
             lines.append(f"{node}<{RDF_TYPE}> <{WIKIBASE}BestRank> .")
@@ -416,4 +413,4 @@ def _nt(node: Node) -> str:
         if node.lang is not None:
             return f"{text}@{node.lang}"
         return f"{text}^^<{node.datatype}>" if node.datatype is not None else text
-    return f"<{WD}{node}>" if _ENTITY_ID.fullmatch(node) else f"<{node}>"
+    return f"<{WD}{node}>" if _PROFILE.is_local_id(node) else f"<{node}>"

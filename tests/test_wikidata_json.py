@@ -94,6 +94,8 @@ def snak(datatype: str, value: Any, kind: str) -> WikidataSnak:
         ("wikibase-item", {"entity-type": "item", "numeric-id": 5}, "wikibase-entityid", "Q5"),
         ("wikibase-property", {"entity-type": "property", "id": "P31"}, "wikibase-entityid", "P31"),
         ("wikibase-form", {"entity-type": "form", "id": "L7-F4"}, "wikibase-entityid", "L7-F4"),
+        ("entity-schema", {"entity-type": "entity-schema", "id": "E10"}, "wikibase-entityid",
+         "http://www.wikidata.org/entity/E10"),
         ("external-id", "0000000121125921", "string", Literal(value="0000000121125921")),
         ("string", "Douglas", "string", Literal(value="Douglas")),
         ("url", "https://douglasadams.com", "string", "https://douglasadams.com"),

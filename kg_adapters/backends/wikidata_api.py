@@ -50,7 +50,7 @@ import requests
 
 from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
-from kg_adapters.backends.sparql_graph import _best_label, chunks
+from kg_adapters.backends.sparql_graph import _best_label, _statement_sort_key, chunks
 from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
     BackendError,
@@ -61,11 +61,11 @@ from kg_adapters.errors import (
     TransientError,
 )
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult, edge_sort_key, node_sort_key
+from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult, edge_sort_key
 from kg_adapters.registry import KGUrl
 from kg_adapters.sparql_terms import check_langs
 from kg_adapters.transport import Transport
-from kg_adapters.wikidata_json import FALLBACK_LANGS, WikidataEntity, parse_entity
+from kg_adapters.wikidata_json import WikidataEntity, parse_entity
 
 WIKIDATA_API = "https://www.wikidata.org/w/api.php"
 MAX_IDS = 50
@@ -186,7 +186,7 @@ class WikidataApiGraph:
                 for node, edges in self._incoming(entity_ids, wanted, qualifiers, cut=limit is not None).items():
                     # a self-loop is an outgoing edge too: with "both", it is listed once
                     found[node].extend(e for e in edges if direction == "in" or e.head != e.tail)
-        key = _statement_key if qualifiers else edge_sort_key
+        key = _statement_sort_key if qualifiers else edge_sort_key
         for node, edges in found.items():
             kept = [
                 edge
@@ -250,7 +250,7 @@ class WikidataApiGraph:
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = _with_fallbacks(check_langs(lang))
+        wanted = self._with_fallbacks(check_langs(lang))
         canonical = self._canonical(ids)
         entities = self._terms(list(canonical.values()), wanted, descriptions=False)
         found: dict[str, str] = {}
@@ -262,7 +262,7 @@ class WikidataApiGraph:
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
-        wanted = _with_fallbacks(check_langs(lang))
+        wanted = self._with_fallbacks(check_langs(lang))
         canonical = self._canonical(ids)
         entities = self._terms(list(canonical.values()), wanted, descriptions=True)
         found: dict[str, Entity] = {}
@@ -434,6 +434,10 @@ class WikidataApiGraph:
         """The caller's spelling -> canonical id (``Q42`` for ``wd:Q42``'s IRI), validated."""
         return {spelling: self._profile.canonical_id(spelling) for spelling in as_id_list(ids)}
 
+    def _with_fallbacks(self, langs: tuple[str, ...]) -> tuple[str, ...]:
+        """The caller's language tags, then the profile's fallback tags (``mul``)."""
+        return tuple(dict.fromkeys((*langs, *self._profile.fallback_langs)))
+
     def _properties(self, relations: Sequence[str] | None) -> set[str] | None:
         """The property ids among ``relations`` (all validated); relations outside ``wdt:`` match nothing."""
         if relations is None:
@@ -455,16 +459,6 @@ def _title_id(title: Any) -> str:
         return ""
     entity_id = title.rpartition(":")[2]
     return entity_id if _WIKIDATA.is_local_id(entity_id) else ""
-
-
-def _statement_key(edge: Edge) -> tuple[Any, ...]:
-    """``edge_sort_key``, then rank and qualifiers, so statements that share a triple keep one order."""
-    qualifiers = tuple((relation, tuple(map(node_sort_key, values))) for relation, values in edge.qualifiers.items())
-    return (*edge_sort_key(edge), edge.rank or "", qualifiers)
-
-
-def _with_fallbacks(langs: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((*langs, *FALLBACK_LANGS)))
 
 
 def _pick(literals: Sequence[Literal], wanted: Sequence[str]) -> str:
