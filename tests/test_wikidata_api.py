@@ -79,7 +79,13 @@ def test_a_descriptive_user_agent_with_contact_is_required(server: WikidataApiSe
         connect("wikidata+api:", base_url=server.url, user_agent=UA, dialect="wdqs")
     with pytest.raises(InvalidTermError, match="wikidata profile"):
         connect("wikidata+api:", base_url=server.url, user_agent=UA, profile="freebase")
+    with pytest.raises(TypeError, match="base_url"):
+        connect("wikidata+api://test.wikidata.org/w/api.php", base_url=server.url, user_agent=UA)
     assert server.request_count == 0
+    with connect("wikidata+api://test.wikidata.org/w/api.php", user_agent=UA) as other:  # sends nothing yet
+        assert isinstance(other, WikidataApiGraph) and other.endpoint == "https://test.wikidata.org/w/api.php"
+    with connect("wikidata+api:", user_agent=UA) as default:
+        assert isinstance(default, WikidataApiGraph) and default.endpoint == "https://www.wikidata.org/w/api.php"
 
 
 def test_every_request_sends_maxlag_format_and_the_user_agent(kg: KnowledgeGraph, server: WikidataApiServer) -> None:
