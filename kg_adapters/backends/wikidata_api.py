@@ -410,6 +410,7 @@ class WikidataApiGraph:
                 "list": "backlinks",
                 "bltitle": namespace + target.split("-")[0],
                 "blnamespace": _NAMESPACES,
+                "blfilterredir": "nonredirects",  # a merged item's redirect names no statement
             }
             size, listed, following = "bllimit", "backlinks", "blcontinue"
         subjects: list[str] = []
