@@ -82,7 +82,7 @@ def load_files(
         wanted = None if languages is None else [check_lang(tag) for tag in languages]
     except InvalidTermError as exc:
         raise LoadError(f"bad language: {exc}") from exc
-    wikidata = {"languages": wanted, "statements": qualifiers}
+    wikidata = {"languages": wanted, "qualifiers": qualifiers}
     show = sys.stderr.isatty() if progress is None else progress
 
     with _exclusive(target):
@@ -200,6 +200,7 @@ def _build(
                     "statements": count,
                     "skipped": log.count - skipped_before,
                     "loaded_at": store_layout.now_iso(),
+                    **(wikidata if fmt == WIKIDATA_JSON else {}),
                 }
             )
     try:

@@ -1,7 +1,7 @@
 """Wikidata JSON dumps (``latest-all.json.gz``/``.bz2``, or a slice of one) into a store, in the shape
 WDQS serves (see :mod:`kg_adapters.wikidata_json`): truthy ``wdt:`` triples, ``rdfs:label``,
 ``schema:description`` and ``skos:altLabel`` in the chosen languages (regional variants and ``mul``
-included), and with ``statements`` every statement as ``p:/ps:/pq:`` with ``wikibase:rank``.
+included), and with ``qualifiers`` every statement as ``p:/ps:/pq:`` with ``wikibase:rank``.
 
 The dump is a JSON array with one entity per line (``[``, then ``{...},`` lines, then ``]``). It is
 streamed: decompressed on the fly and read in blocks of :data:`CHUNK_ENTITIES` lines, each chunk's
@@ -43,7 +43,7 @@ def load_wikidata_json(
     log: SkipLog,
     progress: Progress,
     languages: Collection[str] | None = None,
-    statements: bool = False,
+    qualifiers: bool = False,
 ) -> int:
     """Adds the entities of one dump file to ``store``; returns the triples read.
 
@@ -63,7 +63,7 @@ def load_wikidata_json(
                     written = [
                         line
                         for entity in _entities(json.loads(text))
-                        for line in entity_ntriples(parse_entity(entity), languages=languages, statements=statements)
+                        for line in entity_ntriples(parse_entity(entity), languages=languages, statements=qualifiers)
                     ]
                     units.append("\n".join(written).encode("utf-8"))
                 except ValueError as exc:  # bad UTF-8 or JSON, a malformed entity, a lone surrogate

@@ -86,6 +86,7 @@ def test_the_cli_load_reports_and_records_the_profile(store: Path, entities: dic
     assert manifest["profile"] == "wikidata"
     assert [source["format"] for source in manifest["sources"]] == ["wikidata-json"]
     assert manifest["sources"][0]["statements"] == manifest["triples"]
+    assert (manifest["sources"][0]["languages"], manifest["sources"][0]["qualifiers"]) == (["en", "de"], True)
 
 
 def test_loaded_store_answers_like_the_api(local: KnowledgeGraph, api: KnowledgeGraph) -> None:

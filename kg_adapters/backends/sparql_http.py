@@ -293,17 +293,16 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
                  default_concurrency: int | None) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
     from kg_adapters.backends.http_transport import DEFAULT_USER_AGENT, HttpSparqlTransport
-    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded
-    from kg_adapters.wrappers.stack import option_number as _number
+    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded, option_number
 
     profile = options.pop("profile", default_profile)
     dialect = get_dialect(str(options.pop("dialect", default_dialect)))
-    timeout = _number(options, "timeout", float)
-    max_rows = _number(options, "max_rows", int)
-    max_sorted_rows = _number(options, "max_sorted_rows", int)
+    timeout = option_number(options, "timeout", float)
+    max_rows = option_number(options, "max_rows", int)
+    max_sorted_rows = option_number(options, "max_sorted_rows", int)
     if max_sorted_rows is not None:
         dialect = replace(dialect, max_sorted_rows=max_sorted_rows)
-    values_chunk = _number(options, "values_chunk", int)
+    values_chunk = option_number(options, "values_chunk", int)
     wrapper_options = {name: options.pop(name) for name in WRAPPER_OPTIONS if name in options}
     user_agent = str(options.pop("user_agent", DEFAULT_USER_AGENT))
     method = str(options.pop("method", dialect.method)).upper()
@@ -356,10 +355,10 @@ class WikidataQueryService:
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> RemoteSparqlGraph:
-        settings = dict(options)
-        endpoint = str(settings.pop("base_url", WDQS_ENDPOINT))
         from kg_adapters.backends.http_transport import wikimedia_user_agent
 
+        settings = dict(options)
+        endpoint = str(settings.pop("base_url", WDQS_ENDPOINT))
         wikimedia_user_agent(settings.get("user_agent"), service="the Wikidata Query Service", scheme="wikidata:")
         return build_remote(
             endpoint, settings, default_dialect="wdqs", default_profile="wikidata", default_concurrency=1
