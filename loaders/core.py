@@ -38,7 +38,8 @@ from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from loaders.rdf import LINE_FORMATS, WIKIDATA_JSON, load_file, resolve_format
+from loaders.freebase import DumpFilter, FreebaseConverter
+from loaders.rdf import LINE_FORMATS, WIKIDATA_JSON, LineConverter, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
@@ -52,19 +53,21 @@ def load_files(
     lenient: bool = False,
     profile: str | None = None,
     progress: bool | None = None,
+    dump_filter: DumpFilter | None = None,
     languages: Sequence[str] | None = None,
     qualifiers: bool = False,
 ) -> LoadReport:
-    """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created, or
-    appended to).
+    """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created,
+    or appended to).
 
     ``format`` applies to every file (default: guessed per file from its extension);
     ``lenient`` skips bad lines of line-based formats instead of failing; ``profile`` decides
     how TSV tokens become IRIs and is recorded in the manifest (default: ``wikidata`` when every
     file is a Wikidata JSON dump, else ``generic``); ``progress`` shows a tqdm bar
-    (``None``: only when stderr is a terminal). For Wikidata JSON dumps, ``languages`` limits the
-    labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full statements
-    (see :mod:`loaders.wikidata_json`).
+    (``None``: only when stderr is a terminal); ``dump_filter`` drops lines of Freebase dumps
+    (``format="freebase"``, see :mod:`loaders.freebase`). For Wikidata JSON dumps, ``languages``
+    limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
+    statements (see :mod:`loaders.wikidata_json`).
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -74,7 +77,9 @@ def load_files(
     target = Path(store).expanduser().absolute()
     files = [paths] if isinstance(paths, str) else [str(path) for path in paths]
     plan = _plan(files, format, lenient, profile or "generic")
-    dumps = all(fmt == WIKIDATA_JSON for _, fmt in plan)
+    if dump_filter is not None and any(fmt != "freebase" for _path, fmt in plan):
+        raise LoadError("language and predicate filters apply to Freebase dumps only (format freebase)")
+    dumps = all(fmt == WIKIDATA_JSON for _path, fmt in plan)
     profile = profile or ("wikidata" if dumps else "generic")
     if (languages is not None or qualifiers) and not dumps:
         raise LoadError("languages and qualifiers apply to Wikidata JSON dumps (--format wikidata-json) only")
@@ -96,13 +101,16 @@ def load_files(
             )
         tmp = store_layout.new_temp_dir(target)
         try:
-            result = _build(tmp, target, plan, previous, lenient=lenient, profile=profile, show=show, wikidata=wikidata)
+            result = _build(
+                tmp, target, plan, previous, lenient=lenient, profile=profile, show=show, dump_filter=dump_filter,
+                wikidata=wikidata,
+            )
             store_layout.swap_in(tmp, target)
         except BaseException as exc:
             _release_frames(exc)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    statements, log, triples = result
+    statements, log, triples, filtered, repaired = result
     return LoadReport(
         store=str(target),
         files=tuple(files),
@@ -112,6 +120,8 @@ def load_files(
         seconds=time.perf_counter() - started,
         store_triples=triples,
         appended=previous is not None,
+        lines_filtered=filtered,
+        lines_repaired=repaired,
     )
 
 
@@ -171,14 +181,15 @@ def _build(
     lenient: bool,
     profile: str,
     show: bool,
+    dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
-) -> tuple[int, SkipLog, int]:
+) -> tuple[int, SkipLog, int, int, int]:
     """Builds the complete store in ``tmp``: data, name index, then the manifest."""
     data = tmp / store_layout.DATA_DIR
     oxstore = _checkpoint(target, data) if previous is not None else ox.Store(str(data))
     log = SkipLog(lenient=lenient)
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
-    total = 0
+    total = filtered = repaired = 0
     with tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar:
 
         def tick(count: int) -> None:
@@ -187,22 +198,29 @@ def _build(
         for path, fmt in plan:
             bar.set_description(Path(path).name)
             skipped_before = log.count
+            converter: LineConverter | None = None
+            if fmt in SEPARATORS:
+                converter = TsvConverter(fmt, profile)
+            elif fmt == "freebase":
+                converter = FreebaseConverter(dump_filter)
             if fmt == WIKIDATA_JSON:
                 count = load_wikidata_json(oxstore, path, log=log, progress=tick, **wikidata)
             else:
-                converter = TsvConverter(fmt, profile) if fmt in SEPARATORS else None
                 count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
             total += count
-            sources.append(
-                {
-                    "file": str(Path(path).absolute()),
-                    "format": fmt,
-                    "statements": count,
-                    "skipped": log.count - skipped_before,
-                    "loaded_at": store_layout.now_iso(),
-                    **(wikidata if fmt == WIKIDATA_JSON else {}),
-                }
-            )
+            source: dict[str, Any] = {
+                "file": str(Path(path).absolute()),
+                "format": fmt,
+                "statements": count,
+                "skipped": log.count - skipped_before,
+                "loaded_at": store_layout.now_iso(),
+                **(wikidata if fmt == WIKIDATA_JSON else {}),
+            }
+            if isinstance(converter, FreebaseConverter):
+                source.update(filtered=converter.filtered, repaired=converter.repaired)
+                filtered += converter.filtered
+                repaired += converter.repaired
+            sources.append(source)
     try:
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
@@ -224,7 +242,7 @@ def _build(
             "updated": now,
         },
     )
-    return total, log, triples
+    return total, log, triples, filtered, repaired
 
 
 def _checkpoint(target: Path, data: Path) -> ox.Store:
