@@ -20,7 +20,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, edge_sort_key, node_sort_key
-from kg_adapters.sparql_terms import check_langs, iri, values_block
+from kg_adapters.sparql_terms import check_langs, check_text, iri, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -237,8 +237,7 @@ class SparqlGraph(abc.ABC):
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         if self._index is None:
             self._index = self._open_label_index()

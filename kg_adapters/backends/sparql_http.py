@@ -25,7 +25,7 @@ from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
 from kg_adapters.registry import KGUrl
-from kg_adapters.sparql_terms import check_iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_iri, check_text, string_literal, values_block
 from kg_adapters.transport import SparqlResult, SparqlTransport
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
@@ -246,8 +246,7 @@ class RemoteSparqlGraph(SparqlGraph):
         with the same tiers as the local index (exact, prefix, tokens). Matching at the endpoint is
         case-insensitive but not accent-insensitive."""
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
