@@ -83,6 +83,7 @@ def check_langs(tags: object) -> tuple[str, ...]:
 
 
 _ESCAPED_BACKSLASH_U = re.compile(r"\\([uU])")  # after translation only an escaped backslash precedes u
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _hide_u(match: re.Match[str]) -> str:
@@ -92,9 +93,12 @@ def _hide_u(match: re.Match[str]) -> str:
 def string_literal(value: str) -> str:
     """A plain string literal, escaped. SPARQL expands ``\\u``/``\\U`` code points before parsing
     (rdflib does, per the spec), so a ``u`` after an escaped backslash is written as
-    ``\\U00000075`` (eight digits, so no hex digit after it is taken in)."""
+    ``\\U00000075`` (eight digits, so no hex digit after it is taken in). Other control characters
+    are written as ``\\u00XX``."""
     text = check_text(value, "literal").translate(_LITERAL_ESCAPES)
     text = _ESCAPED_BACKSLASH_U.sub(_hide_u, text)
+    # Virtuoso ends a string at a raw NUL (its parser is C); every engine reads the \u escape.
+    text = _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04X}", text)
     return '"' + text + '"'
 
 

@@ -73,7 +73,7 @@ class TestCachedStore(InjectionFuzz):
 class TestVirtuoso(InjectionFuzz):
     """Each call is one or more HTTP round trips: fewer examples, the same strategies."""
 
-    fuzz_examples = 40
+    fuzz_examples = 100
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -107,6 +107,7 @@ def test_nasty_literals_are_stored_exactly_or_refused(url: str) -> None:
     @example(literal=("nul\x00 and \ud800", None, None))
     @example(literal=("v", "en } UNION {", None))
     @example(literal=("v", None, "http://x/> <y"))
+    @example(literal=("v", "en", "http://example.org/dt#x"))
     def run(literal: tuple[str, str | None, str | None]) -> None:
         value, lang, datatype = literal
         with connect(url) as kg:

@@ -146,6 +146,8 @@ PIECES = [
 ]
 
 pieces = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=8).map("".join)
+storable_pieces = pieces.filter(lambda text: not any("\ud800" <= char <= "\udfff" for char in text))
+"""Pieces a store can hold as a literal (no lone surrogates)."""
 nasty = st.one_of(
     pieces,
     pieces.map(lambda text: "http://example.org/" + text),
