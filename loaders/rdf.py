@@ -124,7 +124,7 @@ def _read_error(path: str, exc: BaseException, *, lines_read: int | None = None)
     elif isinstance(exc, zlib.error):
         reason = f"the compressed input is corrupt: {exc}"
     elif isinstance(exc, gzip.BadGzipFile):
-        reason = f"not a gzip file: {exc}"
+        reason = f"not a gzip file, or a corrupt one: {exc}"
     else:
         reason = f"I/O error: {exc}"
     if lines_read is None:
