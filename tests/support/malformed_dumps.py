@@ -92,6 +92,8 @@ MIXED_EOL = (
 )
 TURTLE = f"@prefix ex: <{EX}> .\nex:a ex:p ex:b ;\n    ex:q ex:c .\n".encode()
 
+TSV = b"<x:a>\t<x:r>\t<x:b>\n<x:a>\t<x:r>\n<x:c>\t\t<x:d>\n<x:e>\t<x:r>\t<x:f>\t<x:g>\n<x:h>\t<x:r>\t<x:i>\n"
+
 CASES: tuple[Case, ...] = (
     # -- compression -------------------------------------------------------------------------
     Case(name="truncated-gzip", file="cut.nt.gz", data=_cut(_gzip(BIG)), what="gzip cut in half", fatal=True,
@@ -189,7 +191,7 @@ CASES: tuple[Case, ...] = (
          fatal=True, fatal_line=4, lenient=False),
     Case(name="binary-garbage", file="garbage.nt", data=garbage_lines(40), what="40 lines of random bytes",
          bad=tuple(range(1, 41))),
-    Case(name="tsv-fields", file="kb.tsv", data=b"<x:a>\t<x:r>\t<x:b>\n<x:a>\t<x:r>\n<x:c>\t\t<x:d>\n<x:e>\t<x:r>\t<x:f>\t<x:g>\n<x:h>\t<x:r>\t<x:i>\n",
+    Case(name="tsv-fields", file="kb.tsv", data=TSV,
          what="TSV: 2 fields, an empty field, 4 fields", good=2, bad=(2, 3, 4)),
     # -- empty and odd files -------------------------------------------------------------------
     Case(name="empty", file="empty.nt", data=b"", what="0 bytes"),
