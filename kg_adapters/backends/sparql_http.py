@@ -11,6 +11,7 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -323,6 +324,10 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
     session = options.pop("session", None)
+    # Seams for tests and benchmarks: the waits of the retry and rate-limit wrappers, and the clock
+    # their budgets are measured with (the HTTP deadline always runs on real time).
+    sleep = options.pop("sleep", time.sleep)
+    clock = options.pop("clock", time.monotonic)
     if options:
         raise TypeError(f"unknown option(s) for a SPARQL endpoint: {', '.join(sorted(options))}")
     if method not in ("GET", "POST"):
@@ -341,13 +346,19 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
     if concurrency or min_interval:
         from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 
-        transport = RateLimitedTransport(transport, concurrency=concurrency or 8, min_interval=min_interval or 0.0)
+        transport = RateLimitedTransport(
+            transport, concurrency=concurrency or 8, min_interval=min_interval or 0.0, sleep=sleep, clock=clock
+        )
     attempts = 5 if retries is None else retries + 1
     if attempts > 1:
         from kg_adapters.wrappers.retry import RetryingTransport
 
         transport = RetryingTransport(
-            transport, attempts=attempts, max_seconds=retry_seconds if retry_seconds is not None else 120.0
+            transport,
+            attempts=attempts,
+            max_seconds=retry_seconds if retry_seconds is not None else 120.0,
+            sleep=sleep,
+            clock=clock,
         )
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
 

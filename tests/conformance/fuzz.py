@@ -16,6 +16,7 @@ a backend whose calls are slow lowers ``fuzz_examples``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path as FilePath
 
@@ -229,30 +230,36 @@ def check_answer(name: str, answer: object, wanted: object, bad: str) -> None:
         assert answer == wanted, f"{name}({bad!r})"
 
 
-def run_calls(kg: KnowledgeGraph, bad: str) -> None:
-    """The contract: every call answers correctly or raises InvalidTermError (no other error)."""
+def run_calls(kg: KnowledgeGraph, bad: str) -> Counter[str]:
+    """The contract: every call answers correctly or raises InvalidTermError (no other error).
+    Returns how many calls were ``answered`` and ``refused``."""
+    outcomes: Counter[str] = Counter()
     for name, (call, wanted) in calls_with(kg, bad).items():
         try:
             answer = call()
         except InvalidTermError:
+            outcomes["refused"] += 1
             continue
         except KGError as exc:
             raise AssertionError(f"{name}({bad!r}) raised {type(exc).__name__}, not InvalidTermError: {exc}") from exc
         check_answer(name, answer, wanted, bad)
+        outcomes["answered"] += 1
+    return outcomes
 
 
-def check_search(kg: KnowledgeGraph, text: str) -> None:
+def check_search(kg: KnowledgeGraph, text: str) -> str:
     """Search text is only ever matched: named entities come back (never the unnamed secret), or
-    InvalidTermError."""
+    InvalidTermError. Returns ``answered`` or ``refused``."""
     try:
         answer = kg.search(text)
     except InvalidTermError:
-        return
+        return "refused"
     assert isinstance(answer, list)
     assert all(isinstance(found, Entity) and found.id in LABELED for found in answer), answer
     assert SENTINEL not in leaves(answer)
     if text.strip().lower() == "person":
         assert answer == [Entity(id=PERSON, label="Person")]
+    return "answered"
 
 
 def triple_count(kg: KnowledgeGraph) -> int | None:
