@@ -265,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "",
             f"Wrong answers over every run: {wrong}. An operation either returns exactly the fault-free answer "
-            "or raises a typed KGError: RetriesExhausted naming the attempts made, or with no retries the transient error itself (TransientError, RateLimited).",
+            "or raises a typed KGError: RetriesExhausted naming the attempts made, or with no retries "
+            "the transient error itself (TransientError, RateLimited).",
             "",
         ]
     )

@@ -13,7 +13,7 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 import rdflib
-from conformance.fuzz import EX, HAS_SECRET, NTRIPLES, SECRET, SENTINEL, InjectionFuzz, storable_pieces
+from conformance.fuzz import EX, HAS_SECRET, NTRIPLES, SECRET, SENTINEL, InjectionFuzz, storable_pieces, valid_iris
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -146,8 +146,6 @@ class TestOxigraphInMemory(InjectionFuzz):
 
 # Text that is a well-formed IRI tail (RFC 3987 unreserved, sub-delims, ':', '@', '/', '?', '#',
 # valid percent-encodings, non-ASCII letters).
-_IRI_CHAR = st.sampled_from([*"abcXYZ019-._~!$&'()*+,;=:@/?", "%3E", "%22", "%7B", "\u00eb", "\u6771"])
-valid_iris = st.lists(_IRI_CHAR, max_size=30).map(lambda parts: "http://example.org/" + "".join(parts))
 
 
 @given(value=valid_iris)

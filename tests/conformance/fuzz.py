@@ -149,8 +149,15 @@ PIECES = [
 pieces = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=8).map("".join)
 storable_pieces = pieces.filter(lambda text: not any("\ud800" <= char <= "\udfff" for char in text))
 """Pieces a store can hold as a literal (no lone surrogates)."""
+# Text that is a well-formed IRI tail (RFC 3987 unreserved, sub-delims, ':', '@', '/', '?',
+# valid percent-encodings, non-ASCII letters; no fragment): it passes validation and reaches the query.
+_IRI_CHAR = st.sampled_from([*"abcXYZ019-._~!$&'()*+,;=:@/?", "%3E", "%22", "%7B", "\u00eb", "\u6771"])
+_IRI_WORD = st.sampled_from(["DROP", "ALL", "SELECT", "UNION", "FILTER", "'", "';", "(", ")", "?s", "*"])
+valid_iris = st.lists(_IRI_CHAR | _IRI_WORD, max_size=30).map(lambda parts: "http://example.org/" + "".join(parts))
+"""Valid IRIs made of the characters and words an injection would use."""
 nasty = st.one_of(
     pieces,
+    valid_iris,
     pieces.map(lambda text: "http://example.org/" + text),
     pieces.map(lambda text: "a:" + text),
     st.text(max_size=40),
