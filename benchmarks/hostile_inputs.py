@@ -42,16 +42,6 @@ def log(message: str) -> None:
 
 
 # -- malformed dumps -----------------------------------------------------------------------------
-def _store_size(store: Path) -> int:
-    from kg_adapters import connect
-    from kg_adapters.records import Literal
-
-    with connect(f"oxigraph://{store}") as kg:
-        count = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"]  # type: ignore[attr-defined]
-        assert isinstance(count, Literal)
-        return int(count.value)
-
-
 def _attempt(load: Callable[[], Any]) -> tuple[Any, Any]:
     from kg_adapters.errors import LoadError
 
@@ -63,7 +53,7 @@ def _attempt(load: Callable[[], Any]) -> tuple[Any, Any]:
 
 def run_dump_case(case: Any, workdir: Path, base: Path) -> dict[str, Any]:
     """Strict (fresh and append) and lenient loads of one case, and whether each matched the case."""
-    from support.malformed_dumps import line_limit  # type: ignore[import-not-found,unused-ignore]
+    from support.malformed_dumps import line_limit, store_size  # type: ignore[import-not-found,unused-ignore]
 
     from loaders import load_files
 
@@ -86,7 +76,7 @@ def run_dump_case(case: Any, workdir: Path, base: Path) -> dict[str, Any]:
     if error is not None:
         row["strict"] = {"error": str(error).removeprefix(str(source)), "line": error.line}
         row["store_left_behind"] = fresh.exists()
-        row["previous_intact"] = (appended / "kga-store.json").read_bytes() == manifest and _store_size(appended) == 1
+        row["previous_intact"] = (appended / "kga-store.json").read_bytes() == manifest and store_size(appended) == 1
         row["append_failed_too"] = append_error is not None and append_error.line == error.line
     else:
         row["strict"] = {"loaded": report.statements_read, "store_triples": report.store_triples}

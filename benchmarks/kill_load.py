@@ -29,6 +29,9 @@ from typing import Any
 
 from benchmarks import common
 
+TESTS_DIR = common.REPO_ROOT / "tests"
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
 FB15K = common.REPO_ROOT.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
 BASE = "<http://example.org/base> <http://example.org/p> <http://example.org/o> .\n"
 
@@ -41,21 +44,14 @@ def kga_load(source: Path, store: Path) -> subprocess.Popen[bytes]:
 
 def store_triples(store: Path) -> int | str:
     """The store's size, or the name of the error opening it raised."""
-    from kg_adapters import connect
+    from support.malformed_dumps import store_size  # type: ignore[import-not-found,unused-ignore]
+
     from kg_adapters.errors import KGError
-    from kg_adapters.records import Literal
 
     try:
-        with connect(f"oxigraph://{store}?profile=freebase") as kg:
-            count = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"]  # type: ignore[attr-defined]
+        return int(store_size(store, profile="freebase"))
     except KGError as exc:
         return type(exc).__name__
-    assert isinstance(count, Literal)
-    return int(count.value)
-
-
-def debris(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-old"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    from support.malformed_dumps import debris  # type: ignore[import-not-found,unused-ignore]
+
     from reasoning.demo import sample_path
 
     data = Path(args.data) if args.data else sample_path()

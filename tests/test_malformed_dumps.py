@@ -8,27 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.malformed_dumps import CASES, Case, line_limit
+from support.malformed_dumps import CASES, Case, debris, line_limit, store_size
 
 import kg_adapters
-from kg_adapters.base import SparqlQueryable
 from kg_adapters.errors import LoadError, StoreNotFound
-from kg_adapters.records import Literal
 from loaders import load_files
 
 BASE = "<http://example.org/base> <http://example.org/p> <http://example.org/o> .\n"
-
-
-def leftovers(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-old"))
-
-
-def size(store: Path) -> int:
-    with kg_adapters.connect(f"oxigraph://{store}") as kg:
-        assert isinstance(kg, SparqlQueryable)
-        count = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"]
-        assert isinstance(count, Literal)
-        return int(count.value)
 
 
 def source_of(tmp_path: Path, case: Case) -> Path:
@@ -79,8 +65,8 @@ def test_strict(tmp_path: Path, case: Case, base_store: Path) -> None:
     with pytest.raises(StoreNotFound):
         kg_adapters.connect(f"oxigraph://{fresh}")
     assert (appended / "kga-store.json").read_bytes() == before, "a failed append changed the manifest"
-    assert size(appended) == 1
-    assert leftovers(tmp_path) == []
+    assert store_size(appended) == 1
+    assert debris(tmp_path) == []
 
 
 @pytest.mark.parametrize("case", [case for case in CASES if case.lenient], ids=lambda case: case.name)
@@ -98,5 +84,5 @@ def test_lenient(tmp_path: Path, case: Case) -> None:
     assert report.lines_skipped == len(case.bad)
     assert [skipped.line for skipped in report.skipped] == list(case.bad)[:100]
     assert report.statements_read == report.store_triples == case.good
-    assert size(store) == case.good
-    assert leftovers(tmp_path) == []
+    assert store_size(store) == case.good
+    assert debris(tmp_path) == []

@@ -21,8 +21,12 @@ import gzip
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import loaders.rdf
+from kg_adapters import connect
+from kg_adapters.base import SparqlQueryable
+from kg_adapters.records import Literal
 
 EX = "http://example.org/"
 CHUNK = loaders.rdf.CHUNK_LINES
@@ -223,3 +227,17 @@ def line_limit(limit: int = LINE_LIMIT) -> Iterator[None]:
         yield
     finally:
         loaders.rdf.MAX_LINE_BYTES = saved
+
+
+def store_size(store: Path, *, profile: str = "generic") -> int:
+    """The number of triples in the complete store at ``store`` (raises StoreNotFound otherwise)."""
+    with connect(f"oxigraph://{store}?profile={profile}") as kg:
+        assert isinstance(kg, SparqlQueryable)
+        count = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")[0]["n"]
+        assert isinstance(count, Literal)
+        return int(count.value)
+
+
+def debris(directory: Path) -> list[str]:
+    """Temporary or old store directories that loads left in ``directory``."""
+    return sorted(p.name for p in directory.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-old"))
