@@ -265,18 +265,16 @@ class SparqlGraph(abc.ABC):
         found: dict[str, list[tuple[int, Literal]]] = {}
         if not predicates or not nodes.iris:
             return {}
-        position = {predicate: index for index, predicate in enumerate(predicates)}
-        predicate_values = values_block("p", predicates)
-        rows = self._select_chunked(
-            lambda chunk: (
-                f"SELECT ?x ?p ?l WHERE {{ {values_block('x', chunk)} {predicate_values} ?x ?p ?l "
-                "FILTER(isLiteral(?l)) }"
-            ),
-            list(nodes.iris),
-        )
-        for x, predicate, value, *_ in rows:
-            if isinstance(x, str) and isinstance(value, Literal) and isinstance(predicate, str):
-                found.setdefault(nodes.iris[x], []).append((position.get(predicate, len(position)), value))
+        for position, predicate in enumerate(dict.fromkeys(predicates)):
+            # One query per predicate: engines such as Oxigraph join a VALUES list of predicates by
+            # scanning every edge of each id, while a fixed predicate is one index lookup per id.
+            def build(chunk: Sequence[str], pattern: str = f"?x {iri(predicate)} ?l") -> str:
+                return f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
+
+            rows = self._select_chunked(build, list(nodes.iris))
+            for x, value, *_ in rows:
+                if isinstance(x, str) and isinstance(value, Literal):
+                    found.setdefault(nodes.iris[x], []).append((position, value))
         return {
             node: [value for _, value in sorted(pairs, key=lambda pair: (pair[0], pair[1].lang or "", pair[1].value))]
             for node, pairs in found.items()
