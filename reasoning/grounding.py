@@ -1,0 +1,263 @@
+"""Steps shared by the grounded reasoners (R3, RefKG, FiDeLiS): counting one question's KG and LLM
+calls, naming and verbalising triples, linking question entities, and parsing LLM replies so that
+a malformed reply yields ``None`` (the caller then falls back to its scorer) instead of an error.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.wrappers.counting import CountingKG
+from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
+from reasoning.scorers import BM25Scorer, tokens
+
+Chain = tuple[Edge, ...]
+"""Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NUMBER = re.compile(r"\d+")
+_CAPITALISED_SPAN = re.compile(r"(?:[A-Z0-9][\w'.&-]*)(?:\s+(?:of|the|de|and|[A-Z0-9][\w'.&-]*))*")
+_QUESTION_WORDS = frozenset(
+    "who what which where when why how is are was were do does did can could should would will in on "
+    "at the a an it".split()
+)
+
+
+class CountingLLM:
+    """Delegates to ``inner`` and counts the chat calls (``llm_calls`` of an answer)."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
+        self.calls += 1
+        return self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens)
+
+
+@dataclass(kw_only=True)
+class Run:
+    """One question's view of the KG(s) and LLM, counting every call made for it."""
+
+    kg: CountingKG
+    llm: CountingLLM | None
+    scorer: Scorer
+    started: float
+    extra_kgs: tuple[CountingKG, ...] = ()
+
+    def ask(self, prompt: str, *, max_tokens: int = 256) -> str | None:
+        """The LLM's reply to one short prompt; None when running without an LLM."""
+        if self.llm is None:
+            return None
+        messages: list[ChatMessage] = [
+            {"role": "system", "content": "You answer questions over knowledge-graph facts. Be brief."},
+            {"role": "user", "content": prompt},
+        ]
+        return self.llm.chat(messages, temperature=0.0, max_tokens=max_tokens)
+
+    def finish(
+        self,
+        *,
+        prediction: Sequence[Node],
+        paths: Iterable[Chain],
+        answer_text: str,
+        details: Mapping[str, Any] | None = None,
+    ) -> Answer:
+        return Answer(
+            prediction=tuple(node.value if isinstance(node, Literal) else node for node in prediction),
+            reasoning_paths=tuple(dict.fromkeys(path for path in paths if path)),
+            answer_text=answer_text,
+            kg_calls=len(self.kg.calls) + sum(len(extra.calls) for extra in self.extra_kgs),
+            llm_calls=self.llm.calls if self.llm is not None else 0,
+            seconds=time.perf_counter() - self.started,
+            details=dict(details or {}),
+        )
+
+
+def start(kg: KnowledgeGraph, llm: LLM | None, scorer: Scorer, *extra: KnowledgeGraph) -> Run:
+    return Run(
+        kg=CountingKG(kg),
+        llm=CountingLLM(llm) if llm is not None else None,
+        scorer=scorer,
+        started=time.perf_counter(),
+        extra_kgs=tuple(CountingKG(other) for other in extra),
+    )
+
+
+def default_scorer(scorer: Scorer | None) -> Scorer:
+    return scorer if scorer is not None else BM25Scorer()
+
+
+def relation_words(relation: str) -> str:
+    """Readable words of a relation id: the last dotted segment of each part of a Freebase name
+    (``people.person.place_of_birth`` -> ``place of birth``; a CVT pair ``a.b.c..d.e.f`` -> ``c f``),
+    the local name of an IRI, camelCase and underscores split."""
+    if relation == "is":
+        return "is"
+    local = re.split(r"[/#]", relation.rstrip("/#"))[-1] if "/" in relation or "#" in relation else relation
+    parts = [part.split(".")[-1] for part in local.split("..")]
+    return " ".join(_CAMEL.sub(" ", part).replace("_", " ") for part in parts if part)
+
+
+def node_name(node: Node, names: Mapping[str, str]) -> str:
+    return node.value if isinstance(node, Literal) else names.get(node, node)
+
+
+def other_end(edge: Edge, node: Node) -> Node:
+    """The node an edge leads to when walked from ``node`` (either direction)."""
+    return edge.tail if edge.head == node else edge.head
+
+
+def chain_end(chain: Chain, start: str) -> Node:
+    node: Node = start
+    for edge in chain:
+        node = other_end(edge, node)
+    return node
+
+
+def triple_text(edge: Edge, names: Mapping[str, str]) -> str:
+    """``(Tom Hanks, place of birth, Concord)``."""
+    return f"({node_name(edge.head, names)}, {relation_words(edge.relation)}, {node_name(edge.tail, names)})"
+
+
+def sentence(edge: Edge, names: Mapping[str, str]) -> str:
+    """A triple verbalised as a sentence: ``Tom Hanks place of birth Concord.``"""
+    return f"{node_name(edge.head, names)} {relation_words(edge.relation)} {node_name(edge.tail, names)}."
+
+
+def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
+    return " ".join(sentence(edge, names) for edge in chain)
+
+
+def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
+    """A chain's distinct words, for scoring: a chain repeating a relevant word is no more relevant."""
+    return " ".join(dict.fromkeys(tokens(chain_text(chain, names))))
+
+
+def relation_terms(chain: Chain) -> str:
+    """The distinct words of a chain's relations alone (what it says, not whom it names)."""
+    return " ".join(dict.fromkeys(tokens(" ".join(relation_words(edge.relation) for edge in chain))))
+
+
+def fetch_names(kg: KnowledgeGraph, nodes: Iterable[Node], known: dict[str, str]) -> dict[str, str]:
+    """Adds the labels of the entity ids not yet in ``known`` (one batched call) and returns it."""
+    missing = [node for node in dict.fromkeys(nodes) if isinstance(node, str) and node not in known]
+    if missing:
+        known.update(kg.labels(missing))
+        for node in missing:
+            known.setdefault(node, node)
+    return known
+
+
+def is_label_edge(edge: Edge, kg: KnowledgeGraph) -> bool:
+    """Whether the edge only states a name (names are shown with every triple already)."""
+    profile = kg.profile
+    return any(profile.relation_id(iri) == edge.relation for iri in profile.label_predicates)
+
+
+def description_facts(kg: KnowledgeGraph, ids: Sequence[str]) -> list[Edge]:
+    """``(entity, is, description)`` facts from ``describe`` (one batched call), so a description
+    counts as evidence a method can cite."""
+    if not ids:
+        return []
+    described = kg.describe(list(ids))
+    return [
+        Edge(head=entity_id, relation="is", tail=Literal(value=entity.description))
+        for entity_id, entity in described.items()
+        if entity.description
+    ]
+
+
+def link_entities(run: Run, question: Question, *, per_phrase: int = 1) -> list[str]:
+    """The question's anchor entities: ``q_entity`` when given, else names found in the question
+    (by the LLM, else capitalised spans) looked up with ``search``."""
+    if question.q_entity:
+        return list(question.q_entity)
+    phrases: list[str] = []
+    reply = run.ask(f"List the named entities in this question, one per line, nothing else.\n{question.question}")
+    if reply:
+        phrases = [line.strip(" -*•\t\"'") for line in reply.splitlines() if line.strip(" -*•\t\"'")]
+    if not phrases:
+        phrases = capitalised_spans(question.question)
+    found: list[str] = []
+    for phrase in phrases[:5]:
+        found.extend(entity.id for entity in run.kg.search(phrase, limit=per_phrase))
+    return list(dict.fromkeys(found))
+
+
+def capitalised_spans(text: str) -> list[str]:
+    """Runs of capitalised words (``Tom Hanks``, ``Bank of America``), question words dropped."""
+    spans = []
+    for match in _CAPITALISED_SPAN.finditer(text):
+        words = match.group(0).rstrip("?.!,'s").split()
+        while words and words[0].lower() in _QUESTION_WORDS:
+            words = words[1:]
+        while words and words[-1].lower() in ("of", "the", "de", "and"):
+            words = words[:-1]
+        if words:
+            spans.append(" ".join(words).removesuffix("'s").removesuffix("'"))
+    return list(dict.fromkeys(spans))
+
+
+def keywords(text: str, *, drop: Iterable[str] = ()) -> list[str]:
+    """Content words of ``text`` (stop words, one-letter tokens and ``drop``'s words removed)."""
+    dropped = {token for phrase in drop for token in tokens(phrase)}
+    return list(dict.fromkeys(t for t in tokens(text) if len(t) > 1 and t not in dropped))
+
+
+def ranked(scores: Sequence[float], k: int | None = None) -> list[int]:
+    """Indices by descending score, ties in input order; the first ``k`` when given."""
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    return order if k is None else order[:k]
+
+
+def parse_numbers(reply: str | None, count: int) -> list[int] | None:
+    """0-based indices of the 1-based item numbers in a reply (``"2, 5"``), in reply order;
+    None when the reply names no valid item."""
+    if not reply:
+        return None
+    picks = [int(text) - 1 for text in _NUMBER.findall(reply)]
+    valid = list(dict.fromkeys(i for i in picks if 0 <= i < count))
+    return valid or None
+
+
+def match_names(reply: str | None, names: Mapping[str, str]) -> list[str]:
+    """Ids whose name occurs in the reply as whole words (case-insensitive), in reply order; a
+    longer name claims its span first, so ``Toy Story 2`` does not also count as ``Toy Story``."""
+    if not reply:
+        return []
+    text = reply.lower()
+    claimed = [False] * len(text)
+    found: list[tuple[int, str]] = []
+    for node_id, name in sorted(names.items(), key=lambda item: (-len(item[1]), item[0])):
+        if not name.strip():
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(name.lower()) + r"(?!\w)")
+        for match in pattern.finditer(text):
+            if not any(claimed[match.start() : match.end()]):
+                claimed[match.start() : match.end()] = [True] * (match.end() - match.start())
+                found.append((match.start(), node_id))
+                break
+    return [node_id for _, node_id in sorted(found)]
+
+
+def parse_verdict(reply: str | None) -> str | None:
+    """``True``, ``False`` or ``I don't know`` from a reply, else None."""
+    if not reply:
+        return None
+    text = reply.strip().lower()
+    if re.search(r"\bi\s+don'?t\s+know\b|\bunknown\b|\bnot\s+enough\b", text):
+        return VERDICT_UNKNOWN
+    first = re.search(r"\b(true|yes|false|no)\b", text)
+    if first is None:
+        return None
+    return "True" if first.group(1) in ("true", "yes") else "False"
+
+
+VERDICT_UNKNOWN = "I don't know"
