@@ -24,9 +24,56 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NUMBER = re.compile(r"\d+")
 _CAPITALISED_SPAN = re.compile(r"(?:[A-Z0-9][\w'.&-]*)(?:\s+(?:of|the|de|and|[A-Z0-9][\w'.&-]*))*")
 _QUESTION_WORDS = frozenset(
-    "who what which where when why how is are was were do does did can could should would will in on "
-    "at the a an it".split()
+    [
+        "who",
+        "what",
+        "which",
+        "where",
+        "when",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "in",
+        "on",
+        "at",
+        "the",
+        "a",
+        "an",
+        "it",
+    ]
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fact:
+    """A fact reached from an anchor: the chain leading to it (ending with ``edge``) and its far end."""
+
+    edge: Edge
+    chain: Chain
+    start: str
+    end: Node
+
+
+def best_shortest(indices: Sequence[int], scores: Sequence[float], facts: Sequence[Fact]) -> list[int]:
+    """The best-scoring facts, and among them the shortest chains (scores saturate at 1.0, so a
+    chain that only appends an irrelevant fact must not tie with the one it extends)."""
+    if not indices:
+        return []
+    best = max(scores[i] for i in indices)
+    top = [i for i in indices if scores[i] >= best - 1e-9]
+    shortest = min(len(facts[i].chain) for i in top)
+    return [i for i in top if len(facts[i].chain) == shortest]
 
 
 class CountingLLM:
@@ -145,13 +192,14 @@ def relation_terms(chain: Chain) -> str:
     return " ".join(dict.fromkeys(tokens(" ".join(relation_words(edge.relation) for edge in chain))))
 
 
-def fetch_names(kg: KnowledgeGraph, nodes: Iterable[Node], known: dict[str, str]) -> dict[str, str]:
-    """Adds the labels of the entity ids not yet in ``known`` (one batched call) and returns it."""
-    missing = [node for node in dict.fromkeys(nodes) if isinstance(node, str) and node not in known]
-    if missing:
-        known.update(kg.labels(missing))
-        for node in missing:
-            known.setdefault(node, node)
+def fetch_names(graphs: Sequence[KnowledgeGraph], nodes: Iterable[Node], known: dict[str, str]) -> dict[str, str]:
+    """Adds the labels of the entity ids not yet named in ``known``, asking each graph in turn for
+    those still unnamed (one batched call per graph), and returns ``known``."""
+    for graph in graphs:
+        missing = [node for node in dict.fromkeys(nodes) if isinstance(node, str) and node not in known]
+        if not missing:
+            break
+        known.update(graph.labels(missing))
     return known
 
 

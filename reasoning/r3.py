@@ -43,7 +43,9 @@ from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
     Chain,
+    Fact,
     Run,
+    best_shortest,
     chain_terms,
     default_scorer,
     description_facts,
@@ -64,22 +66,48 @@ from reasoning.grounding import (
 )
 from reasoning.scorers import tokens
 
-_AUXILIARIES = frozenset("is are was were do does did can could has have had will would should may might".split())
-_WH_WORDS = frozenset("who whom whose what which where when why how".split())
-_NEGATIVE = frozenset("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against".split())
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+    ]
+)
+_WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how"])
+_NEGATIVE = frozenset(
+    [
+        "dislike",
+        "dislikes",
+        "disliked",
+        "avoid",
+        "avoids",
+        "hate",
+        "hates",
+        "allergic",
+        "allergy",
+        "not",
+        "never",
+        "no",
+        "against",
+    ]
+)
 _VERDICTS = {"true", "false", "i don't know", "yes", "no"}
 _ANSWER = re.compile(r"ANSWER\s*:\s*(?P<answer>.*?)\s*(?:\|\s*FACTS?\s*:\s*(?P<facts>.*))?$", re.I | re.S)
 _MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Fact:
-    """A fact reached from an anchor: the chain leading to it (ending with ``edge``) and its far end."""
-
-    edge: Edge
-    chain: Chain
-    start: str
-    end: Node
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,10 +252,7 @@ class R3:
             origin, chain = reached[node]
             for edge in dict.fromkeys(node_edges):
                 facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=other_end(edge, node)))
-        nodes = [n for fact in facts for n in (fact.edge.head, fact.edge.tail)]
-        for graph in run.extra_kgs:
-            fetch_names(graph, nodes, names)
-        fetch_names(run.kg, [n for n in nodes if n not in names or names[n] == n], names)
+        fetch_names([run.kg, *run.extra_kgs], [n for fact in facts for n in (fact.edge.head, fact.edge.tail)], names)
         return facts
 
     def _prune(self, run: Run, axiom: str, facts: list[Fact], names: dict[str, str]) -> list[Fact]:
@@ -240,12 +265,22 @@ class R3:
         candidates = order[self.top_k : self.top_k + self.llm_candidates]
         if run.llm is not None and candidates:
             listing = "\n".join(f"{n}. {triple_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
-            reply = run.ask(f"Axiom: {axiom}\nFacts:\n{listing}\nWhich facts are relevant to the axiom? Reply with their numbers.")
+            reply = run.ask(
+                f"Axiom: {axiom}\nFacts:\n{listing}\nWhich facts are relevant to the axiom? Reply with their numbers."
+            )
             keep += [candidates[i] for i in parse_numbers(reply, len(candidates)) or []]
         return [facts[i] for i in sorted(set(keep))]
 
     def _step(
-        self, run: Run, question: Question, axiom: str, state: _State, names: dict[str, str], claim: bool, *, final: bool
+        self,
+        run: Run,
+        question: Question,
+        axiom: str,
+        state: _State,
+        names: dict[str, str],
+        claim: bool,
+        *,
+        final: bool,
     ) -> _Outcome:
         """Either a grounded answer or the entities whose facts are missing."""
         facts = state.facts
@@ -316,7 +351,8 @@ class R3:
         wanted = "True, False or I don't know" if claim else "the answer entities"
         reply = run.ask(
             f"Question: {question.question}\nAxiom: {axiom}\nFacts:\n{listing}\n"
-            f"Using only these facts, reply on one line either\nANSWER: <{wanted}> | FACTS: <numbers of the facts used>\n"
+            "Using only these facts, reply on one line either\n"
+            f"ANSWER: <{wanted}> | FACTS: <numbers of the facts used>\n"
             "or\nMISSING: <the entity whose facts are needed next>"
         )
         if reply is None:
@@ -361,14 +397,15 @@ class R3:
         found = run.kg.neighbors(candidates, direction="both", limit_per_entity=self.neighbors_per_entity)
         item_facts = {c: [e for e in found.get(c, []) if not is_label_edge(e, run.kg)] for c in candidates}
         names: dict[str, str] = {}
-        nodes = [n for e in preferences for n in (e.head, e.tail)] + candidates
-        fetch_names(personal, nodes, names)
-        fetch_names(run.kg, [n for es in item_facts.values() for e in es for n in (e.head, e.tail)] + candidates, names)
+        nodes: list[Node] = [n for e in [*preferences, *found_edges(item_facts)] for n in (e.head, e.tail)]
+        fetch_names([run.kg, personal], nodes, names)
         axiom = self._axiom(run, question, [])
         verdicts: dict[str, str] = {}
         paths: list[Chain] = []
         for candidate in candidates:
-            verdict, support = self._judge_item(run, question, axiom, candidate, preferences, item_facts[candidate], names)
+            verdict, support = self._judge_item(
+                run, question, axiom, candidate, preferences, item_facts[candidate], names
+            )
             verdicts[candidate] = verdict
             if verdict == "True":
                 paths.extend(support)
@@ -395,10 +432,12 @@ class R3:
             facts = [facts[i] for i in ranked(scores, self.top_k * 3)]
         if run.llm is not None:
             numbered = [*preferences, *facts]
+            item_name = names.get(item, item)
             listing = "\n".join(f"{n}. {triple_text(e, names)}" for n, e in enumerate(numbered, 1))
             reply = run.ask(
-                f"Request: {question.question}\nAxiom: {axiom}\nFacts about the user and about {names.get(item, item)}:\n"
-                f"{listing}\nDoes {names.get(item, item)} match the user's preferences? Reply on one line:\n"
+                f"Request: {question.question}\nAxiom: {axiom}\n"
+                f"Facts about the user and about {item_name}:\n{listing}\n"
+                f"Does {item_name} match the user's preferences? Reply on one line:\n"
                 "ANSWER: <True, False or I don't know> | FACTS: <numbers of the facts used>"
             )
             answer = _ANSWER.search(reply or "")
@@ -423,17 +462,6 @@ class R3:
         return VERDICT_UNKNOWN, []
 
 
-def best_shortest(indices: Sequence[int], scores: Sequence[float], facts: Sequence[Fact]) -> list[int]:
-    """The best-scoring facts, and among them the shortest chains (scores saturate at 1.0, so a
-    chain that only appends an irrelevant fact must not tie with the one it extends)."""
-    if not indices:
-        return []
-    best = max(scores[i] for i in indices)
-    top = [i for i in indices if scores[i] >= best - 1e-9]
-    shortest = min(len(facts[i].chain) for i in top)
-    return [i for i in top if len(facts[i].chain) == shortest]
-
-
 def is_claim(question: Question) -> bool:
     """Claims and yes/no questions get a verdict: True/False choices, a leading auxiliary verb, or
     a statement (no question mark, no wh-word)."""
@@ -449,6 +477,10 @@ def is_claim(question: Question) -> bool:
 
 def _is_verdict_choice(choices: Sequence[str]) -> bool:
     return all(choice.strip().lower() in _VERDICTS for choice in choices)
+
+
+def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:
+    return [edge for edges in facts.values() for edge in edges]
 
 
 def _same_node(a: Node, b: Node, names: dict[str, str]) -> bool:
