@@ -127,7 +127,7 @@ class FiDeLiS:
             verified = self._verify(run, question, query, beam, names)
             if verified:
                 break
-        chosen = verified or self._closest(run, query, explored, names)
+        chosen = [path for path in verified or self._closest(run, query, explored, names) if path.end not in anchors]
         prediction = list(dict.fromkeys(path.end for path in chosen))
         details = {"keywords": words, "anchors": anchors, "depth": depth, "verified": bool(verified)}
         text = ", ".join(node_name(node, names) for node in prediction) or "I don't know"

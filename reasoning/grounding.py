@@ -188,8 +188,11 @@ def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
 
 
 def relation_terms(chain: Chain) -> str:
-    """The distinct words of a chain's relations alone (what it says, not whom it names)."""
-    return " ".join(dict.fromkeys(tokens(" ".join(relation_words(edge.relation) for edge in chain))))
+    """The distinct words of what a chain states, not whom it names: its relations, and the text
+    of its ``(entity, is, description)`` facts."""
+    words = [relation_words(edge.relation) for edge in chain]
+    words += [edge.tail.value for edge in chain if edge.relation == "is" and isinstance(edge.tail, Literal)]
+    return " ".join(dict.fromkeys(tokens(" ".join(words))))
 
 
 def fetch_names(graphs: Sequence[KnowledgeGraph], nodes: Iterable[Node], known: dict[str, str]) -> dict[str, str]:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kg_adapters.base import KnowledgeGraph, check_budget
-from kg_adapters.records import Edge, Node
+from kg_adapters.records import Edge, Literal, Node
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
@@ -314,6 +314,8 @@ class R3:
         relevant = [i for i in ranked(scores) if best > 0 and scores[i] >= self.stop_score * best]
 
         def names_claimed_entity(fact: Fact) -> bool:
+            if fact.edge.relation == "is" and isinstance(fact.end, Literal):
+                return len(fact.chain) == 1  # a description speaks only for the anchor it describes
             if fact.end in state.anchors:
                 return fact.end != fact.start
             words = keywords(node_name(fact.end, names))

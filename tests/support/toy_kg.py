@@ -1,0 +1,114 @@
+"""Small hand-built Freebase-style graphs whose answers are known, for the reasoner tests.
+
+``TOY`` is the big KG (people, places, companies, films), loaded into a real on-disk Oxigraph
+store; ``PERSONAL`` is a user's personal KG (likes, dislikes, an allergy), held in an in-memory
+Oxigraph store beside it, as in R3's preference-matching task. Test modules import the
+``toy_kg`` and ``sample_kg`` fixtures (session-scoped stores) from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kg_adapters import connect
+from kg_adapters.base import KnowledgeGraph, WritableGraph
+from kg_adapters.records import Edge, Literal
+from loaders import load_files
+from reasoning.demo import sample_path
+
+NS = "http://rdf.freebase.com/ns/"
+NAME = "type.object.name"
+DESCRIPTION = "common.topic.description"
+
+NAMES = {
+    "m.alice": "Alice Smith",
+    "m.bob": "Bob Jones",
+    "m.paris": "Paris",
+    "m.lyon": "Lyon",
+    "m.france": "France",
+    "m.berlin": "Berlin",
+    "m.germany": "Germany",
+    "m.acme": "Acme Corp",
+    "m.film1": "Space Saga",
+    "m.film2": "Love Story",
+    "m.film3": "Nut Feast",
+    "m.film4": "Quiet Days",
+    "m.scifi": "Science Fiction",
+    "m.romance": "Romance",
+    "m.peanut": "Peanut",
+    "m.drama": "Drama",
+}
+
+FACTS = [
+    ("m.alice", "people.person.place_of_birth", "m.paris"),
+    ("m.alice", "people.person.places_lived", "m.lyon"),
+    ("m.alice", "people.person.employer", "m.acme"),
+    ("m.alice", "people.person.friend", "m.bob"),
+    ("m.acme", "organization.organization.headquarters", "m.berlin"),
+    ("m.bob", "people.person.place_of_birth", "m.berlin"),
+    ("m.paris", "location.location.country", "m.france"),
+    ("m.lyon", "location.location.country", "m.france"),
+    ("m.berlin", "location.location.country", "m.germany"),
+    ("m.film1", "film.film.genre", "m.scifi"),
+    ("m.film1", "film.film.directed_by", "m.bob"),
+    ("m.film2", "film.film.genre", "m.romance"),
+    ("m.film3", "film.film.subject", "m.peanut"),
+    ("m.film4", "film.film.genre", "m.drama"),
+]
+
+DESCRIPTIONS = {"m.paris": "capital city of France"}
+
+PERSONAL_NAMES = {"m.me": "Me", "m.scifi": "Science Fiction", "m.romance": "Romance", "m.peanut": "Peanut"}
+PERSONAL_FACTS = [
+    ("m.me", "user.preference.likes", "m.scifi"),
+    ("m.me", "user.preference.dislikes", "m.romance"),
+    ("m.me", "user.preference.allergic_to", "m.peanut"),
+]
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"@en'
+
+
+def toy_store(directory: Path) -> str:
+    """Loads the toy graph into an on-disk store under ``directory``; returns its KG URL."""
+    lines = [f"<{NS}{s}> <{NS}{p}> <{NS}{o}> ." for s, p, o in FACTS]
+    lines += [f"<{NS}{s}> <{NS}{NAME}> {_literal(name)} ." for s, name in NAMES.items()]
+    lines += [f"<{NS}{s}> <{NS}{DESCRIPTION}> {_literal(text)} ." for s, text in DESCRIPTIONS.items()]
+    source = directory / "toy.nt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    load_files([str(source)], str(directory / "toy-store"), profile="freebase")
+    return f"oxigraph://{directory / 'toy-store'}?profile=freebase"
+
+
+def personal_kg() -> KnowledgeGraph:
+    """The user's personal KG in an in-memory Oxigraph store."""
+    kg = connect("oxigraph://?profile=freebase")
+    assert isinstance(kg, WritableGraph)
+    kg.add(Edge(head=s, relation=p, tail=o) for s, p, o in PERSONAL_FACTS)
+    kg.add(Edge(head=s, relation=NAME, tail=Literal(value=name, lang="en")) for s, name in PERSONAL_NAMES.items())
+    return kg
+
+
+def triples(*facts: tuple[str, str, str]) -> list[list[str]]:
+    """Facts as the ``[head, relation, tail]`` lists of ``Answer.to_json`` reasoning paths."""
+    return [list(fact) for fact in facts]
+
+
+@pytest.fixture(scope="session")
+def toy_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    """The toy graph in a real on-disk Oxigraph store."""
+    with connect(toy_store(tmp_path_factory.mktemp("toy"))) as kg:
+        yield kg
+
+
+@pytest.fixture(scope="session")
+def sample_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    """The bundled FB15k-237 sample loaded into a real on-disk Oxigraph store."""
+    store = tmp_path_factory.mktemp("sample") / "store"
+    load_files([str(sample_path())], str(store), profile="freebase")
+    with connect(f"oxigraph://{store}?profile=freebase") as kg:
+        yield kg
