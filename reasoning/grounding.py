@@ -76,6 +76,18 @@ def best_shortest(indices: Sequence[int], scores: Sequence[float], facts: Sequen
     return [i for i in top if len(facts[i].chain) == shortest]
 
 
+def best_pattern(indices: Sequence[int], scores: Sequence[float], facts: Sequence[Fact]) -> list[int]:
+    """Every fact among ``indices`` whose chain follows the same relations from the same anchor as
+    one of the best and shortest chains: all answers of the best relation path, however their names
+    happen to score (BM25 favours short names)."""
+    patterns = {_pattern(facts[i]) for i in best_shortest(indices, scores, facts)}
+    return [i for i in indices if _pattern(facts[i]) in patterns]
+
+
+def _pattern(fact: Fact) -> tuple[str, tuple[str, ...]]:
+    return (fact.start, tuple(edge.relation for edge in fact.chain))
+
+
 class CountingLLM:
     """Delegates to ``inner`` and counts the chat calls (``llm_calls`` of an answer)."""
 

@@ -45,6 +45,7 @@ from reasoning.grounding import (
     Chain,
     Fact,
     Run,
+    best_pattern,
     best_shortest,
     chain_terms,
     default_scorer,
@@ -294,7 +295,7 @@ class R3:
             return self._offline_verdict(run, question, state, names, final=final)
         scores = run.scorer.score(axiom, [chain_terms(fact.chain, names) for fact in facts])
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_shortest(candidates, scores, facts)]
+        winners = [facts[i] for i in best_pattern(candidates, scores, facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])

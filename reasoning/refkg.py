@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
@@ -34,7 +35,7 @@ from reasoning.grounding import (
     Chain,
     Fact,
     Run,
-    best_shortest,
+    best_pattern,
     chain_terms,
     default_scorer,
     fetch_names,
@@ -82,7 +83,7 @@ class RefKG:
         ):
             check_budget(value, label, minimum=1)
         if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
+            raise InvalidTermError(f"alpha must lie in [0, 1], got {alpha!r}")
         self.top_k = top_k
         self.alpha = float(alpha)
         self.max_hops = max_hops
@@ -104,7 +105,7 @@ class RefKG:
             return run.finish(prediction=[], paths=[], answer_text=VERDICT_UNKNOWN, details=details)
         chosen = self._llm_answer(run, question, facts, text, names)
         if chosen is None:
-            best = best_shortest(range(len(kept)), [scores[i] for i in kept], facts)
+            best = best_pattern(range(len(kept)), [scores[i] for i in kept], facts)
             chosen = [facts[i] for i in best]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
         answer_text = ", ".join(node_name(node, names) for node in prediction)

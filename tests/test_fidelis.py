@@ -1,0 +1,89 @@
+"""FiDeLiS end to end on real Oxigraph stores (the hand-built toy graph with known answers and the
+bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM server."""
+
+from __future__ import annotations
+
+import pytest
+from support.toy_kg import sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.wrappers.counting import CountingKG
+from reasoning.base import Question, Reasoner
+from reasoning.fidelis import FiDeLiS
+
+BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
+PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
+TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
+
+
+def ask(text: str, *entities: str) -> Question:
+    return Question(id="q", question=text, q_entity=entities)
+
+
+def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    reasoner = FiDeLiS(counted)
+    assert isinstance(reasoner, Reasoner)
+    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"]
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert out["details"] == {
+        "keywords": ["country", "place", "birth"],
+        "anchors": ["m.alice"],
+        "depth": 2,
+        "verified": True,
+    }
+    # Path-RAG: one search per keyword; per step one batched neighbors and one batched relations call
+    assert counted.asked("search") == [["country"], ["place"], ["birth"]]
+    steps = counted.asked("neighbors")
+    assert steps[0] == ["m.alice"] and len(steps) == 2 and 1 < len(steps[1]) <= 4
+    assert len(counted.asked("relations")) == 2
+    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+
+
+def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    answer = FiDeLiS(toy_kg).answer(ask("What is the place of birth of Alice Smith?"))
+    assert answer.prediction == ("m.paris",)
+    assert answer.details["depth"] == 1 and answer.details["verified"] is True
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN)]
+
+
+def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    answer = FiDeLiS(counted, max_depth=3).answer(ask("Alice Smith favourite colour is Blue", "m.alice"))
+    assert (answer.prediction, answer.answer_text) == ((), "I don't know")
+    assert answer.details["verified"] is False and answer.details["depth"] == 3
+    assert len(counted.asked("neighbors")) == 3
+    assert all(len(ids) <= 4 for ids in counted.asked("neighbors"))
+
+
+def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    answer = FiDeLiS(counted, beam_width=1).answer(ask(TWO_HOPS, "m.alice"))
+    assert answer.prediction == ("m.france",)
+    assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]
+
+
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with pytest.raises(TypeError):
+        FiDeLiS(toy_kg, top_k=2)  # type: ignore[call-arg]
+    with pytest.raises(InvalidTermError):
+        FiDeLiS(toy_kg, beam_width=0)
+
+
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    reasoner = FiDeLiS(sample_kg)
+    answer = reasoner.answer(ask("Which country is the place of birth of Tom Hanks in?", "m.0bxtg"))
+    assert answer.prediction == ("m.09c7w0",)
+    assert answer.details["verified"] is True
+    assert answer.to_json("q")["reasoning_paths"] == [
+        triples(
+            ("m.0bxtg", "people.person.place_of_birth", "m.0qymv"),
+            ("m.0qymv", "base.biblioness.bibs_location.country", "m.09c7w0"),
+        )
+    ]
+    influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
+    assert len(influenced.prediction) == 4  # the beam width
+    assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)

@@ -1,0 +1,86 @@
+"""RefKG end to end on real Oxigraph stores (the hand-built toy graph with known answers and the
+bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM server."""
+
+from __future__ import annotations
+
+import pytest
+from support.toy_kg import sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.wrappers.counting import CountingKG
+from reasoning.base import Question, Reasoner
+from reasoning.refkg import RefKG
+
+BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
+PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
+TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
+
+
+def ask(text: str, *entities: str) -> Question:
+    return Question(id="q", question=text, q_entity=entities)
+
+
+def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    reasoner = RefKG(counted)
+    assert isinstance(reasoner, Reasoner)
+    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"]
+    assert out["answer_text"] == "France"
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    evidence = out["details"]["evidence"].splitlines()
+    assert evidence[:2] == ["Alice Smith place of birth Paris.", "Paris country France."]
+    assert out["details"]["subqueries"] == [TWO_HOPS] * 3
+    # one batched relations call per direction and at most one neighbors call per direction, per hop
+    relations, neighbors = counted.asked("relations"), counted.asked("neighbors")
+    assert relations[:2] == [["m.alice"], ["m.alice"]]
+    assert "m.paris" in relations[2] and relations[2] == relations[3]
+    assert len(neighbors) <= 2 * 3 and neighbors[0] == ["m.alice"]
+    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+
+
+def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    question = ask("What is the place of birth of Alice Smith?", "m.alice")
+    everything = RefKG(toy_kg, alpha=0.0).answer(question).details["evidence"].splitlines()
+    refined = RefKG(toy_kg).answer(question)
+    kept = refined.details["evidence"].splitlines()
+    assert "Alice Smith employer Acme Corp." in everything
+    assert set(kept) < set(everything) and "Alice Smith employer Acme Corp." not in kept
+    assert refined.prediction == ("m.paris",)
+    assert refined.to_json("q")["reasoning_paths"] == [triples(BORN)]
+    nothing = RefKG(toy_kg, alpha=1.0).answer(ask("Alice Smith favourite colour", "m.alice"))
+    assert (nothing.prediction, nothing.reasoning_paths, nothing.answer_text) == ((), (), "I don't know")
+
+
+def test_entity_linking_and_relation_selection_follow_the_question(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    answer = RefKG(counted).answer(ask("Where is the headquarters of the employer of Alice Smith?"))
+    assert answer.prediction == ("m.berlin",)
+    assert answer.to_json("q")["reasoning_paths"] == [
+        triples(
+            ("m.alice", "people.person.employer", "m.acme"),
+            ("m.acme", "organization.organization.headquarters", "m.berlin"),
+        )
+    ]
+    assert counted.asked("search") == [["Alice Smith"]]
+
+
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with pytest.raises(TypeError):
+        RefKG(toy_kg, beam_width=2)  # type: ignore[call-arg]
+    with pytest.raises(InvalidTermError):
+        RefKG(toy_kg, alpha=1.5)
+    with pytest.raises(InvalidTermError):
+        RefKG(toy_kg, top_k=0)
+
+
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    influenced_by = "influence.influence_node.influenced_by"
+    truth = sorted(str(edge.tail) for edge in sample_kg.neighbors("m.0jcx", relations=[influenced_by])["m.0jcx"])
+    answer = RefKG(sample_kg).answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
+    assert sorted(answer.prediction) == truth and len(truth) == 7
+    assert sorted(answer.to_json("q")["reasoning_paths"]) == [[["m.0jcx", influenced_by, node]] for node in truth]
+    born = RefKG(sample_kg).answer(ask("What is the place of birth of Tom Hanks?"))
+    assert (born.prediction, born.answer_text) == (("m.0qymv",), "Concord")
