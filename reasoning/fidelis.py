@@ -51,6 +51,7 @@ from reasoning.grounding import (
     start,
 )
 from reasoning.rog import format_path
+from reasoning.scorers import tokens
 
 _SPLIT = re.compile(r"[,;\n]+")
 
@@ -141,7 +142,7 @@ class FiDeLiS:
             f"comma-separated, without the named entities.\n{question.question}"
         )
         found = [part.strip(" -*•.\"'") for part in _SPLIT.split(reply or "")]
-        return [word for word in found if word] or keywords(question.question, drop=anchor_names)
+        return [word for word in found if tokens(word)] or keywords(question.question, drop=anchor_names)
 
     def _index_entities(self, run: Run, words: list[str]) -> set[str]:
         """Path-RAG's entity retrieval: entities whose names match a keyword (the name index)."""

@@ -14,7 +14,9 @@ Choices where the paper is vague or needs an LLM (documented so results can be r
 
 * A fact is scored by the text of its whole chain from the anchor (``Tom Hanks place of birth
   Concord. Concord country United States.``), so a second-hop fact keeps its context.
-* Without an LLM the axiom is the question itself and one branch is explored. An entity question is
+* Facts are scored against the question together with the axiom (the axiom alone may not name
+  the question's relations). Without an LLM the axiom is the question itself and one branch is
+  explored. An entity question is
   answered when the best chain scores at least ``stop_score`` (every best-scoring chain's end is an
   answer); otherwise the ends of the ``breadth`` best chains are expanded. A claim is ``True`` when a
   relevant chain (score >= ``stop_score``) links an anchor to another entity the claim names,
@@ -223,7 +225,7 @@ class R3:
                 break
             visited.update(frontier)
             new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.edge not in pool]
-            fresh = self._prune(run, axiom, new, names)
+            fresh = self._prune(run, question, axiom, new, names)
             for fact in fresh:
                 pool[fact.edge] = fact
                 if isinstance(fact.end, str):
@@ -256,11 +258,11 @@ class R3:
         fetch_names([run.kg, *run.extra_kgs], [n for fact in facts for n in (fact.edge.head, fact.edge.tail)], names)
         return facts
 
-    def _prune(self, run: Run, axiom: str, facts: list[Fact], names: dict[str, str]) -> list[Fact]:
+    def _prune(self, run: Run, question: Question, axiom: str, facts: list[Fact], names: dict[str, str]) -> list[Fact]:
         """The ``top_k`` facts most similar to the axiom, plus the LLM's picks among the next ones."""
         if not facts:
             return []
-        scores = run.scorer.score(axiom, [chain_terms(fact.chain, names) for fact in facts])
+        scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
         order = ranked(scores)
         keep = order[: self.top_k]
         candidates = order[self.top_k : self.top_k + self.llm_candidates]
@@ -293,7 +295,7 @@ class R3:
                 return decided
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = run.scorer.score(axiom, [chain_terms(fact.chain, names) for fact in facts])
+        scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
         winners = [facts[i] for i in best_pattern(candidates, scores, facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
@@ -463,6 +465,12 @@ class R3:
         if matches:
             return "True", [tuple(pair) for pair in matches]
         return VERDICT_UNKNOWN, []
+
+
+def focus(question: Question, axiom: str) -> str:
+    """What facts are scored against: the axiom with the question it serves (the axiom alone may
+    not name the question's relations, and an LLM's odd axiom must not derail the scorer)."""
+    return question.question if axiom == question.question else f"{question.question} {axiom}"
 
 
 def is_claim(question: Question) -> bool:

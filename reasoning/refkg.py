@@ -50,6 +50,7 @@ from reasoning.grounding import (
     sentence,
     start,
 )
+from reasoning.scorers import tokens
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
@@ -120,7 +121,7 @@ class RefKG:
             f"answered.\n{question.question}"
         )
         lines = [_LIST_ITEM.sub("", line).strip() for line in (reply or "").splitlines()]
-        subqueries = [line for line in lines if line][: self.max_hops]
+        subqueries = [line for line in lines if tokens(line)][: self.max_hops]
         return subqueries or [question.question] * self.max_hops
 
     def _retrieve(self, run: Run, anchors: list[str], subqueries: list[str], names: dict[str, str]) -> list[Fact]:
