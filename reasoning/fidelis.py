@@ -1,7 +1,8 @@
 """FiDeLiS (Sui et al., 2024): faithful KGQA by Path-RAG-guided beam search with deductive
 verification as the stop signal.
 
-Per question: keywords of the question (LLM, else its content words minus the anchors' names);
+Per question: keywords of the question (the LLM's, plus the question's content words minus the
+anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
 next-hop candidates of every beam path (one batched ``neighbors`` call per step) are pre-selected to
@@ -142,7 +143,9 @@ class FiDeLiS:
             f"comma-separated, without the named entities.\n{question.question}"
         )
         found = [part.strip(" -*•.\"'") for part in _SPLIT.split(reply or "")]
-        return [word for word in found if tokens(word)] or keywords(question.question, drop=anchor_names)
+        chosen = [word for word in found if tokens(word)]
+        covered = {token for word in chosen for token in tokens(word)}
+        return chosen + [word for word in keywords(question.question, drop=anchor_names) if word not in covered]
 
     def _index_entities(self, run: Run, words: list[str]) -> set[str]:
         """Path-RAG's entity retrieval: entities whose names match a keyword (the name index)."""

@@ -112,3 +112,17 @@ def sample_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGra
     load_files([str(sample_path())], str(store), profile="freebase")
     with connect(f"oxigraph://{store}?profile=freebase") as kg:
         yield kg
+
+
+def line_number(prompt: str, fragment: str) -> int:
+    """The number ``n`` of the first ``n. ...`` line of a prompt that contains ``fragment`` (how a
+    scripted LLM reply cites a listed fact or path)."""
+    for line in prompt.splitlines():
+        head, dot, rest = line.partition(". ")
+        if dot and head.strip().isdigit() and fragment in rest:
+            return int(head)
+    raise AssertionError(f"{fragment!r} is not listed in the prompt:\n{prompt}")
+
+
+def prompt_of(messages: list[dict[str, str]]) -> str:
+    return messages[-1]["content"]
