@@ -13,6 +13,7 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   │   └── BackendTimeout  no answer within the configured time
     │   ├── RetriesExhausted    a transient failure outlasted the retry budget (says what was tried)
     │   ├── ResultTooLarge      an answer exceeds what the endpoint can page through
+    │   ├── LLMError            an LLM endpoint refused a request or answered no usable reply
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
@@ -69,6 +70,12 @@ class RetriesExhausted(BackendError):
 class ResultTooLarge(BackendError):
     """An answer is larger than the endpoint lets a client page through (e.g. Virtuoso's
     MaxSortedTopRows for one entity); narrow the request (relations, limit_per_entity)."""
+
+
+class LLMError(BackendError):
+    """An LLM endpoint refused a request (HTTP 400/401/403/404...) or answered something that is not
+    a chat completion. Its transient failures raise :class:`TransientError` and its subclasses like
+    any backend's, and :class:`RetriesExhausted` once retrying gives up."""
 
 
 class CacheMiss(KGError):
