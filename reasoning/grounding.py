@@ -15,6 +15,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
+from reasoning.llm import CountingLLM
 from reasoning.scorers import BM25Scorer, tokens
 
 Chain = tuple[Edge, ...]
@@ -86,18 +87,6 @@ def best_pattern(indices: Sequence[int], scores: Sequence[float], facts: Sequenc
 
 def _pattern(fact: Fact) -> tuple[str, tuple[str, ...]]:
     return (fact.start, tuple(edge.relation for edge in fact.chain))
-
-
-class CountingLLM:
-    """Delegates to ``inner`` and counts the chat calls (``llm_calls`` of an answer)."""
-
-    def __init__(self, inner: LLM) -> None:
-        self.inner = inner
-        self.calls = 0
-
-    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
-        self.calls += 1
-        return self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens)
 
 
 @dataclass(kw_only=True)

@@ -4,13 +4,15 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.toy_kg import sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer
+from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Question, Reasoner
 from reasoning.fidelis import FiDeLiS
+from reasoning.llm import OpenAIChat
 
 BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
 PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
@@ -87,3 +89,60 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
     influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
     assert len(influenced.prediction) == 4  # the beam width
     assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)
+
+
+# --- with a scripted LLM server (a real loopback chat-completions server) ---
+
+
+def client(server: LLMServer) -> OpenAIChat:
+    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
+
+
+def numbers_of(prompt: str, fragment: str) -> str:
+    """The numbers of every listed path containing ``fragment``, or NONE."""
+    found = [line.split(".")[0] for line in prompt.splitlines() if fragment in line and line.split(".")[0].isdigit()]
+    return ", ".join(found) or "NONE"
+
+
+def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    through_paris = "Paris -> location.location.country -> France"
+    rules = [
+        (r"List the keywords", "country, place of birth"),
+        (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "France")),
+        (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), through_paris)),
+    ]
+    counted = CountingKG(toy_kg)
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = FiDeLiS(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        prompts = server.prompts
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"]
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert out["details"]["keywords"] == ["country", "place of birth"]
+    assert (out["details"]["depth"], out["details"]["verified"]) == (2, True)
+    # keywords, verification at depth 1 (NONE), the beam pick at depth 2 (more candidates than 4), verification
+    assert out["llm_calls"] == len(prompts) == 4
+    assert "Alice Smith -> people.person.place_of_birth -> Paris -> location.location.country -> France" in prompts[-1]
+    assert counted.asked("search") == [["country"], ["place of birth"]]
+
+
+def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with LLMServer(default="hmm") as server, client(server) as llm:
+        answer = FiDeLiS(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        assert answer.llm_calls == len(server.prompts)
+    assert answer.prediction == ("m.france",)
+    assert answer.details["keywords"] == ["hmm", "country", "place", "birth"]  # the question keeps its words
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+
+
+def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    rules = [
+        (r"List the keywords", "place of birth"),
+        (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "place_of_birth")),
+        (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), "place_of_birth -> Concord")),
+    ]
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = FiDeLiS(sample_kg, llm=llm).answer(ask("Where was Tom Hanks born?", "m.0bxtg"))
+        assert answer.llm_calls == len(server.prompts) == 3
+    assert (answer.prediction, answer.answer_text) == (("m.0qymv",), "Concord")
+    assert answer.to_json("q")["reasoning_paths"] == [triples(("m.0bxtg", "people.person.place_of_birth", "m.0qymv"))]

@@ -4,16 +4,19 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.toy_kg import personal_kg, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer
+from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Question, Reasoner
+from reasoning.llm import OpenAIChat
 from reasoning.r3 import R3, is_claim
 
 BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
 PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
+TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
 PARIS_IS_CAPITAL = ("m.paris", "is", "capital city of France")
 
 
@@ -134,3 +137,115 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
     verdict = reasoner.answer(ask("Tom Hanks place of birth is Concord"))
     assert verdict.prediction == ("True",)
     assert verdict.to_json("q")["reasoning_paths"] == [triples(("m.0bxtg", "people.person.place_of_birth", "m.0qymv"))]
+
+
+# --- with a scripted LLM server (a real loopback chat-completions server) ---
+
+
+def client(server: LLMServer) -> OpenAIChat:
+    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
+
+
+AXIOM = "A place of birth lies in the country that contains it."
+
+
+def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    def step(messages: list[dict[str, str]]) -> str:
+        prompt = prompt_of(messages)
+        if "(Paris, country, France)" in prompt:
+            return f"ANSWER: France | FACTS: {line_number(prompt, '(Paris, country, France)')}"
+        return "MISSING: Paris"
+
+    counted = CountingKG(toy_kg)
+    with LLMServer([(r"commonsense rule", AXIOM), (r"Using only these facts", step)]) as server, client(server) as llm:
+        answer = R3(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        prompts = server.prompts
+    assert answer.prediction == ("m.france",)
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert answer.details["axioms"] == [AXIOM]
+    assert answer.llm_calls == len(prompts) == 3
+    assert "Axiom: " + AXIOM in prompts[1] and "MISSING:" in prompts[1]
+    assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]  # the entity the LLM asked for
+
+
+def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    def verdict(messages: list[dict[str, str]]) -> str:
+        return f"ANSWER: False | FACTS: {line_number(prompt_of(messages), '(Alice Smith, place of birth, Paris)')}"
+
+    rules = [
+        (r"named entities", "Alice Smith\nLyon"),
+        (r"commonsense rule", "A person has one place of birth."),
+        (r"Using only these facts", verdict),
+    ]
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon"))
+    out = answer.to_json("q")
+    assert (out["prediction"], out["details"]["verdict"], out["llm_calls"]) == (["False"], "False", 3)
+    assert out["details"]["anchors"] == ["m.alice", "m.lyon"]  # linked from the LLM's names with search
+    assert out["reasoning_paths"] == [triples(BORN)]
+
+
+def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    rules = [(r"commonsense rule", "A person has one place of birth."), (r"Using only these facts", "ANSWER: True")]
+    with LLMServer(rules) as server, client(server) as llm:
+        claim = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon"))
+        assert claim.llm_calls == len(server.prompts) == 4  # axiom + one uncited verdict per depth
+    assert claim.prediction == ("False",)  # the offline verdict: the KG states another birthplace
+    assert claim.to_json("q")["reasoning_paths"] == [triples(BORN)]
+    with LLMServer(default="??") as server, client(server) as llm:
+        answer = R3(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        assert answer.llm_calls == len(server.prompts) == 4
+    assert answer.prediction == ("m.france",)
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+
+
+def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    def judge(messages: list[dict[str, str]]) -> str:
+        prompt = prompt_of(messages)
+        if "Does Space Saga match" not in prompt:
+            return "ANSWER: I don't know"
+        cited = [
+            line_number(prompt, fact)
+            for fact in ("(Me, likes, Science Fiction)", "(Space Saga, genre, Science Fiction)")
+        ]
+        return f"ANSWER: True | FACTS: {cited[0]}, {cited[1]}"
+
+    rules = [(r"commonsense rule", "People enjoy films of genres they like."), (r"match the user's preferences", judge)]
+    films = ("m.film1", "m.film2", "m.film3", "m.film4")
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = R3(toy_kg, llm=llm, personal_kg=personal_kg(), user="m.me").answer(
+            ask("What should I watch?", choices=films)
+        )
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.film1"] and out["llm_calls"] == 5
+    assert out["details"]["verdicts"] == {
+        "m.film1": "True",
+        "m.film2": "I don't know",
+        "m.film3": "I don't know",
+        "m.film4": "I don't know",
+    }
+    assert out["reasoning_paths"] == [
+        triples(("m.me", "user.preference.likes", "m.scifi"), ("m.film1", "film.film.genre", "m.scifi"))
+    ]
+
+
+def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    born = "(Tom Hanks, place of birth, Concord)"
+
+    def pick(messages: list[dict[str, str]]) -> str:
+        prompt = prompt_of(messages)
+        return str(line_number(prompt, born)) if born in prompt else "none"
+
+    def step(messages: list[dict[str, str]]) -> str:
+        return f"ANSWER: Concord | FACTS: {line_number(prompt_of(messages), born)}"
+
+    rules = [
+        (r"commonsense rule", "A person is born at their place of birth."),
+        (r"relevant to the axiom", pick),
+        (r"Using only these facts", step),
+    ]
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = R3(sample_kg, llm=llm).answer(ask("Where was Tom Hanks born?", "m.0bxtg"))
+        assert answer.llm_calls == len(server.prompts) == 3  # axiom, pruning picks, answer
+    assert (answer.prediction, answer.answer_text) == (("m.0qymv",), "Concord")
+    assert answer.to_json("q")["reasoning_paths"] == [triples(("m.0bxtg", "people.person.place_of_birth", "m.0qymv"))]

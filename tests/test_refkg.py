@@ -4,12 +4,14 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.toy_kg import sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer
+from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Question, Reasoner
+from reasoning.llm import OpenAIChat
 from reasoning.refkg import RefKG
 
 BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
@@ -84,3 +86,63 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
     assert sorted(answer.to_json("q")["reasoning_paths"]) == [[["m.0jcx", influenced_by, node]] for node in truth]
     born = RefKG(sample_kg).answer(ask("What is the place of birth of Tom Hanks?"))
     assert (born.prediction, born.answer_text) == (("m.0qymv",), "Concord")
+
+
+# --- with a scripted LLM server (a real loopback chat-completions server) ---
+
+
+def client(server: LLMServer) -> OpenAIChat:
+    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
+
+
+SUBQUERIES = ["What is the place of birth of Alice Smith?", "Which country is that place in?"]
+
+
+def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    def pick(messages: list[dict[str, str]]) -> str:
+        prompt = prompt_of(messages)
+        wanted = "people.person.place_of_birth" if SUBQUERIES[0] in prompt else "location.location.country"
+        return str(line_number(prompt, wanted))
+
+    rules = [
+        (r"Split this question", "1. " + SUBQUERIES[0] + "\n2. " + SUBQUERIES[1]),
+        (r"relations lead to the answer", pick),
+        (r"Evidence:", "France"),
+    ]
+    counted = CountingKG(toy_kg)
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = RefKG(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        prompts = server.prompts
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"] and out["answer_text"] == "France"
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert out["details"]["subqueries"] == SUBQUERIES
+    assert out["llm_calls"] == len(prompts) == 4  # decoupling, one relation pick per hop, answer
+    assert "Paris country France." in prompts[-1]  # the answer prompt carries the verbalised evidence
+    assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]  # only the picked relations' directions
+
+
+def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with LLMServer(default="?!") as server, client(server) as llm:
+        answer = RefKG(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        assert answer.llm_calls == len(server.prompts) == 5  # decoupling, three relation picks, answer
+    assert answer.details["subqueries"] == [TWO_HOPS] * 3
+    assert answer.prediction == ("m.france",)
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+
+
+def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    def pick(messages: list[dict[str, str]]) -> str:
+        return str(line_number(prompt_of(messages), "influence.influence_node.influenced_by"))
+
+    rules = [
+        (r"Split this question", "Who influenced Albert Einstein?"),
+        (r"relations lead to the answer", pick),
+        (r"Evidence:", "Isaac Newton\nDavid Hume"),
+    ]
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = RefKG(sample_kg, llm=llm).answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
+        assert answer.llm_calls == len(server.prompts) == 3
+    assert answer.answer_text == "Isaac Newton, David Hume"
+    influenced_by = "influence.influence_node.influenced_by"
+    assert answer.to_json("q")["reasoning_paths"] == [[["m.0jcx", influenced_by, node]] for node in answer.prediction]
