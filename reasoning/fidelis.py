@@ -37,9 +37,11 @@ from kg_adapters.records import Node, Path
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
     Chain,
+    Names,
     Run,
     chain_terms,
     default_scorer,
+    edge_ids,
     fetch_names,
     is_label_edge,
     keywords,
@@ -112,7 +114,7 @@ class FiDeLiS:
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)
         anchors = link_entities(run, question)
-        names = fetch_names([run.kg], anchors, {})
+        names = fetch_names([run.kg], anchors, Names())
         words = self._keywords(run, question, [names.get(anchor, anchor) for anchor in anchors])
         query = " ".join(words)
         indexed = self._index_entities(run, words)
@@ -155,7 +157,7 @@ class FiDeLiS:
         return found
 
     def _step(
-        self, run: Run, question: Question, query: str, beam: list[Beam], indexed: set[str], names: dict[str, str]
+        self, run: Run, question: Question, query: str, beam: list[Beam], indexed: set[str], names: Names
     ) -> list[Beam]:
         """Extends every beam path by one hop and keeps the ``beam_width`` best extensions."""
         ends = [path.end for path in beam if isinstance(path.end, str)]
@@ -173,29 +175,28 @@ class FiDeLiS:
                     steps.append(Beam(start=path.start, chain=(*path.chain, edge), end=end, score=path.score))
         if not steps:
             return []
-        fetch_names([run.kg], [step.end for step in steps], names)
+        fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
         steps = self._path_rag(run, query, steps, indexed, names)
         order = ranked([step.score for step in steps])
         top = [steps[i] for i in order[: self.candidates]]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
 
-    def _path_rag(
-        self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: dict[str, str]
-    ) -> list[Beam]:
+    def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
-        relation_scores = run.scorer.score(query, [relation_words(rel) for rel in relations])
+        relation_scores = run.scorer.score(query, [relation_words(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
-        texts = [f"{relation_words(step.chain[-1].relation)} {node_name(step.end, names)}" for step in kept]
+        texts = [f"{relation_words(step.chain[-1].relation, names)} {node_name(step.end, names)}" for step in kept]
         similarity = run.scorer.score(query, texts)
         shortlist = ranked(similarity, self.candidates * 2)
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
+        fetch_names([run.kg], vocabulary, names)
         vocabulary_scores = dict(
-            zip(vocabulary, run.scorer.score(query, [relation_words(r) for r in vocabulary]), strict=True)
+            zip(vocabulary, run.scorer.score(query, [relation_words(r, names) for r in vocabulary]), strict=True)
         )
         scored = []
         for i in shortlist:
@@ -206,7 +207,7 @@ class FiDeLiS:
             scored.append(Beam(start=step.start, chain=step.chain, end=step.end, score=step.score + gain))
         return scored
 
-    def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: dict[str, str]) -> list[Beam] | None:
+    def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: Names) -> list[Beam] | None:
         if run.llm is None or len(top) <= self.beam_width:
             return None
         listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(top, 1))
@@ -217,7 +218,7 @@ class FiDeLiS:
         picks = parse_numbers(reply, len(top))
         return None if picks is None else [top[i] for i in picks[: self.beam_width]]
 
-    def _verify(self, run: Run, question: Question, query: str, beam: list[Beam], names: dict[str, str]) -> list[Beam]:
+    def _verify(self, run: Run, question: Question, query: str, beam: list[Beam], names: Names) -> list[Beam]:
         """Deductive verification: the beam paths that already entail the answer."""
         if run.llm is not None:
             listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
@@ -233,11 +234,11 @@ class FiDeLiS:
         entailment = self._entailment(run, query, beam, names)
         return [path for path, score in zip(beam, entailment, strict=True) if score >= self.verify_threshold]
 
-    def _entailment(self, run: Run, query: str, paths: list[Beam], names: dict[str, str]) -> list[float]:
+    def _entailment(self, run: Run, query: str, paths: list[Beam], names: Names) -> list[float]:
         """How fully each path, read alone, states the keywords (the offline verifier)."""
         return [run.scorer.score(query, [chain_terms(path.chain, names)])[0] for path in paths]
 
-    def _closest(self, run: Run, query: str, explored: list[Beam], names: dict[str, str]) -> list[Beam]:
+    def _closest(self, run: Run, query: str, explored: list[Beam], names: Names) -> list[Beam]:
         """Without a verified path: the explored paths closest to verification, shortest first."""
         if not explored:
             return []
@@ -250,5 +251,5 @@ class FiDeLiS:
         return sorted((path for path in top if len(path.chain) == shortest), key=lambda path: -path.score)
 
 
-def _show(path: Beam, names: dict[str, str]) -> str:
+def _show(path: Beam, names: Names) -> str:
     return format_path(Path(start=path.start, edges=path.chain), names)

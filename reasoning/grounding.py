@@ -20,6 +20,9 @@ from reasoning.scorers import BM25Scorer, tokens
 
 Chain = tuple[Edge, ...]
 """Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
+VERDICT_UNKNOWN = "I don't know"
+DESCRIBED_AS = "is"
+"""The relation of ``(entity, is, description)`` facts (not a KG relation: never looked up)."""
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NUMBER = re.compile(r"\d+")
@@ -142,12 +145,15 @@ def default_scorer(scorer: Scorer | None) -> Scorer:
     return scorer if scorer is not None else BM25Scorer()
 
 
-def relation_words(relation: str) -> str:
-    """Readable words of a relation id: the last dotted segment of each part of a Freebase name
-    (``people.person.place_of_birth`` -> ``place of birth``; a CVT pair ``a.b.c..d.e.f`` -> ``c f``),
-    the local name of an IRI, camelCase and underscores split."""
-    if relation == "is":
-        return "is"
+def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str:
+    """Readable words of a relation id: its label when the KG has one (Wikidata ``P19`` -> ``place of
+    birth``), else the last dotted segment of each part of a Freebase name (``people.person.place_of_birth``
+    -> ``place of birth``; a CVT pair ``a.b.c..d.e.f`` -> ``c f``), or the local name of an IRI, with
+    camelCase and underscores split."""
+    if names is not None and relation in names:
+        return names[relation]
+    if relation == DESCRIBED_AS:
+        return relation
     local = re.split(r"[/#]", relation.rstrip("/#"))[-1] if "/" in relation or "#" in relation else relation
     parts = [part.split(".")[-1] for part in local.split("..")]
     return " ".join(_CAMEL.sub(" ", part).replace("_", " ") for part in parts if part)
@@ -171,12 +177,12 @@ def chain_end(chain: Chain, start: str) -> Node:
 
 def triple_text(edge: Edge, names: Mapping[str, str]) -> str:
     """``(Tom Hanks, place of birth, Concord)``."""
-    return f"({node_name(edge.head, names)}, {relation_words(edge.relation)}, {node_name(edge.tail, names)})"
+    return f"({node_name(edge.head, names)}, {relation_words(edge.relation, names)}, {node_name(edge.tail, names)})"
 
 
 def sentence(edge: Edge, names: Mapping[str, str]) -> str:
     """A triple verbalised as a sentence: ``Tom Hanks place of birth Concord.``"""
-    return f"{node_name(edge.head, names)} {relation_words(edge.relation)} {node_name(edge.tail, names)}."
+    return f"{node_name(edge.head, names)} {relation_words(edge.relation, names)} {node_name(edge.tail, names)}."
 
 
 def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
@@ -188,23 +194,44 @@ def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
     return " ".join(dict.fromkeys(tokens(chain_text(chain, names))))
 
 
-def relation_terms(chain: Chain) -> str:
+def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
     """The distinct words of what a chain states, not whom it names: its relations, and the text
     of its ``(entity, is, description)`` facts."""
-    words = [relation_words(edge.relation) for edge in chain]
-    words += [edge.tail.value for edge in chain if edge.relation == "is" and isinstance(edge.tail, Literal)]
+    words = [relation_words(edge.relation, names) for edge in chain]
+    words += [edge.tail.value for edge in chain if edge.relation == DESCRIBED_AS and isinstance(edge.tail, Literal)]
     return " ".join(dict.fromkeys(tokens(" ".join(words))))
 
 
-def fetch_names(graphs: Sequence[KnowledgeGraph], nodes: Iterable[Node], known: dict[str, str]) -> dict[str, str]:
-    """Adds the labels of the entity ids not yet named in ``known``, asking each graph in turn for
-    those still unnamed (one batched call per graph), and returns ``known``."""
+class Names(dict[str, str]):
+    """Labels of entity and relation ids known so far, and every id already asked for (named or
+    not), so no id is asked for twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[str] = set()
+
+
+def fetch_names(graphs: Sequence[KnowledgeGraph], ids: Iterable[Node], known: Names) -> Names:
+    """Adds the labels of the ids not asked for yet, asking each graph in turn for those still
+    unnamed (one batched call per graph), and returns ``known``."""
+    fresh = [node for node in dict.fromkeys(ids) if isinstance(node, str) and node not in known.asked]
     for graph in graphs:
-        missing = [node for node in dict.fromkeys(nodes) if isinstance(node, str) and node not in known]
+        missing = [node for node in fresh if node not in known]
         if not missing:
             break
         known.update(graph.labels(missing))
+    known.asked.update(fresh)
     return known
+
+
+def edge_ids(edges: Iterable[Edge]) -> list[Node]:
+    """The nodes and relations of edges, to be named in one call."""
+    return [
+        item
+        for edge in edges
+        for item in (edge.head, edge.relation, edge.tail)
+        if not (item is edge.relation and item == DESCRIBED_AS)
+    ]
 
 
 def is_label_edge(edge: Edge, kg: KnowledgeGraph) -> bool:
@@ -220,7 +247,7 @@ def description_facts(kg: KnowledgeGraph, ids: Sequence[str]) -> list[Edge]:
         return []
     described = kg.describe(list(ids))
     return [
-        Edge(head=entity_id, relation="is", tail=Literal(value=entity.description))
+        Edge(head=entity_id, relation=DESCRIBED_AS, tail=Literal(value=entity.description))
         for entity_id, entity in described.items()
         if entity.description
     ]
@@ -310,6 +337,3 @@ def parse_verdict(reply: str | None) -> str | None:
     if first is None:
         return None
     return "True" if first.group(1) in ("true", "yes") else "False"
-
-
-VERDICT_UNKNOWN = "I don't know"

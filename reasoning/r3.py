@@ -43,15 +43,18 @@ from kg_adapters.base import KnowledgeGraph, check_budget
 from kg_adapters.records import Edge, Literal, Node
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
+    DESCRIBED_AS,
     VERDICT_UNKNOWN,
     Chain,
     Fact,
+    Names,
     Run,
     best_pattern,
     best_shortest,
     chain_terms,
     default_scorer,
     description_facts,
+    edge_ids,
     fetch_names,
     is_label_edge,
     keywords,
@@ -178,7 +181,7 @@ class R3:
             return self._match_preferences(run, question)
         anchors = link_entities(run, question)
         claim = is_claim(question)
-        names: dict[str, str] = {}
+        names = Names()
         axioms: list[str] = []
         outcome = _Outcome(answered=False)
         for _ in range(self.max_axioms if run.llm is not None else 1):
@@ -207,7 +210,7 @@ class R3:
         return line or question.question
 
     def _branch(
-        self, run: Run, question: Question, anchors: list[str], axiom: str, claim: bool, names: dict[str, str]
+        self, run: Run, question: Question, anchors: list[str], axiom: str, claim: bool, names: Names
     ) -> _Outcome:
         """One axiom's search: expand, prune, then answer or name the missing evidence."""
         reached: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
@@ -240,7 +243,7 @@ class R3:
         return outcome
 
     def _retrieve(
-        self, run: Run, frontier: list[str], reached: dict[str, tuple[str, Chain]], names: dict[str, str]
+        self, run: Run, frontier: list[str], reached: dict[str, tuple[str, Chain]], names: Names
     ) -> list[Fact]:
         """The frontier's 1-hop facts in both KGs and their description facts (batched)."""
         edges: dict[str, list[Edge]] = {node: [] for node in frontier}
@@ -255,10 +258,10 @@ class R3:
             origin, chain = reached[node]
             for edge in dict.fromkeys(node_edges):
                 facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=other_end(edge, node)))
-        fetch_names([run.kg, *run.extra_kgs], [n for fact in facts for n in (fact.edge.head, fact.edge.tail)], names)
+        fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
         return facts
 
-    def _prune(self, run: Run, question: Question, axiom: str, facts: list[Fact], names: dict[str, str]) -> list[Fact]:
+    def _prune(self, run: Run, question: Question, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
         """The ``top_k`` facts most similar to the axiom, plus the LLM's picks among the next ones."""
         if not facts:
             return []
@@ -280,7 +283,7 @@ class R3:
         question: Question,
         axiom: str,
         state: _State,
-        names: dict[str, str],
+        names: Names,
         claim: bool,
         *,
         final: bool,
@@ -303,21 +306,19 @@ class R3:
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
         return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
 
-    def _offline_verdict(
-        self, run: Run, question: Question, state: _State, names: dict[str, str], *, final: bool
-    ) -> _Outcome:
+    def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
         relevant chains score at least ``stop_score`` times the best relation score."""
         facts = state.facts
         claim_tokens = set(tokens(question.question))
         anchor_names = [names.get(anchor, anchor) for anchor in state.anchors]
         query = " ".join(keywords(question.question, drop=anchor_names))
-        scores = run.scorer.score(query, [relation_terms(fact.chain) for fact in facts])
+        scores = run.scorer.score(query, [relation_terms(fact.chain, names) for fact in facts])
         best = max(scores)
         relevant = [i for i in ranked(scores) if best > 0 and scores[i] >= self.stop_score * best]
 
         def names_claimed_entity(fact: Fact) -> bool:
-            if fact.edge.relation == "is" and isinstance(fact.end, Literal):
+            if fact.edge.relation == DESCRIBED_AS and isinstance(fact.end, Literal):
                 return len(fact.chain) == 1  # a description speaks only for the anchor it describes
             if fact.end in state.anchors:
                 return fact.end != fact.start
@@ -345,7 +346,7 @@ class R3:
         question: Question,
         axiom: str,
         facts: list[Fact],
-        names: dict[str, str],
+        names: Names,
         claim: bool,
         visited: set[str],
         *,
@@ -401,9 +402,8 @@ class R3:
         preferences = [e for e in personal.neighbors(user, direction="out")[user] if not is_label_edge(e, personal)]
         found = run.kg.neighbors(candidates, direction="both", limit_per_entity=self.neighbors_per_entity)
         item_facts = {c: [e for e in found.get(c, []) if not is_label_edge(e, run.kg)] for c in candidates}
-        names: dict[str, str] = {}
-        nodes: list[Node] = [n for e in [*preferences, *found_edges(item_facts)] for n in (e.head, e.tail)]
-        fetch_names([run.kg, personal], nodes, names)
+        names = Names()
+        fetch_names([run.kg, personal], edge_ids([*preferences, *found_edges(item_facts)]), names)
         axiom = self._axiom(run, question, [])
         verdicts: dict[str, str] = {}
         paths: list[Chain] = []
@@ -428,7 +428,7 @@ class R3:
         item: str,
         preferences: list[Edge],
         facts: list[Edge],
-        names: dict[str, str],
+        names: Names,
     ) -> tuple[str, list[Chain]]:
         """One candidate's verdict and the (preference, item fact) pairs it rests on."""
         if facts:
@@ -459,7 +459,7 @@ class R3:
             for fact in facts
             if _same_node(other_end(fact, item), pref.tail, names)
         ]
-        negative = [(p, f) for p, f in matches if _NEGATIVE & set(tokens(relation_words(p.relation)))]
+        negative = [(p, f) for p, f in matches if _NEGATIVE & set(tokens(relation_words(p.relation, names)))]
         if negative:
             return "False", [tuple(pair) for pair in negative]
         if matches:
@@ -494,5 +494,5 @@ def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:
     return [edge for edges in facts.values() for edge in edges]
 
 
-def _same_node(a: Node, b: Node, names: dict[str, str]) -> bool:
+def _same_node(a: Node, b: Node, names: Names) -> bool:
     return a == b or node_name(a, names).strip().lower() == node_name(b, names).strip().lower()

@@ -34,10 +34,12 @@ from reasoning.grounding import (
     VERDICT_UNKNOWN,
     Chain,
     Fact,
+    Names,
     Run,
     best_pattern,
     chain_terms,
     default_scorer,
+    edge_ids,
     fetch_names,
     is_label_edge,
     link_entities,
@@ -95,7 +97,7 @@ class RefKG:
         run = start(self.kg, self.llm, self.scorer)
         anchors = link_entities(run, question)
         subqueries = self._decouple(run, question)
-        names: dict[str, str] = {}
+        names = Names()
         evidence = self._retrieve(run, anchors, subqueries, names)
         scores = run.scorer.score(question.question, [chain_terms(fact.chain, names) for fact in evidence])
         kept = [i for i in ranked(scores) if scores[i] >= self.alpha and evidence[i].end not in anchors]
@@ -124,14 +126,14 @@ class RefKG:
         subqueries = [line for line in lines if tokens(line)][: self.max_hops]
         return subqueries or [question.question] * self.max_hops
 
-    def _retrieve(self, run: Run, anchors: list[str], subqueries: list[str], names: dict[str, str]) -> list[Fact]:
+    def _retrieve(self, run: Run, anchors: list[str], subqueries: list[str], names: Names) -> list[Fact]:
         """The evidence subgraph: one hop per sub-query along the selected relations."""
         frontier: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
         evidence: list[Fact] = []
         for hop, subquery in enumerate(subqueries):
             if not frontier:
                 break
-            selected = self._select_relations(run, subquery, frontier, first=hop == 0)
+            selected = self._select_relations(run, subquery, frontier, names, first=hop == 0)
             reached: dict[str, tuple[str, Chain]] = {}
             for direction in DIRECTIONS:
                 relations = sorted({rel for pairs in selected.values() for rel, d in pairs if d == direction})
@@ -151,12 +153,12 @@ class RefKG:
                         evidence.append(fact)
                         if isinstance(end, str) and end not in frontier:
                             reached.setdefault(end, (origin, fact.chain))
-            fetch_names([run.kg], [n for fact in evidence for n in (fact.edge.head, fact.edge.tail)], names)
+            fetch_names([run.kg], edge_ids(fact.edge for fact in evidence), names)
             frontier = self._best_reached(run, subquery, reached, names)
         return evidence
 
     def _best_reached(
-        self, run: Run, subquery: str, reached: dict[str, tuple[str, Chain]], names: dict[str, str]
+        self, run: Run, subquery: str, reached: dict[str, tuple[str, Chain]], names: Names
     ) -> dict[str, tuple[str, Chain]]:
         """The next frontier: the ``entities_per_hop`` entities whose chains best match the sub-query."""
         items = list(reached.items())
@@ -164,7 +166,7 @@ class RefKG:
         return dict(items[i] for i in ranked(scores, self.entities_per_hop))
 
     def _select_relations(
-        self, run: Run, subquery: str, frontier: dict[str, tuple[str, Chain]], *, first: bool
+        self, run: Run, subquery: str, frontier: dict[str, tuple[str, Chain]], names: Names, *, first: bool
     ) -> dict[str, list[tuple[str, Direction]]]:
         """Each frontier entity's chosen ``(relation, direction)`` pairs."""
         per_node: dict[str, list[tuple[str, Direction]]] = {node: [] for node in frontier}
@@ -173,13 +175,14 @@ class RefKG:
                 walked = {edge.relation for edge in frontier[node][1][-1:]}
                 per_node[node].extend((rel, direction) for rel in relations if rel not in walked)
         union = list(dict.fromkeys(pair for pairs in per_node.values() for pair in pairs))
+        fetch_names([run.kg], [relation for relation, _ in union], names)
         picked = self._llm_relations(run, subquery, union)
         choice: dict[str, list[tuple[str, Direction]]] = {}
         for node, pairs in per_node.items():
             if picked is not None:
                 chosen = [pair for pair in pairs if pair in picked]
             else:
-                scores = run.scorer.score(subquery, [relation_words(rel) for rel, _ in pairs])
+                scores = run.scorer.score(subquery, [relation_words(rel, names) for rel, _ in pairs])
                 chosen = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
             choice[node] = chosen
         return choice
@@ -198,7 +201,7 @@ class RefKG:
         return None if picks is None else {pairs[i] for i in picks[: self.top_k]}
 
     def _llm_answer(
-        self, run: Run, question: Question, facts: list[Fact], text: str, names: dict[str, str]
+        self, run: Run, question: Question, facts: list[Fact], text: str, names: Names
     ) -> list[Fact] | None:
         """The kept facts whose end the LLM names as an answer; None when its reply is unusable."""
         reply = run.ask(
@@ -215,7 +218,7 @@ class RefKG:
         return [support[node] for node in chosen]
 
 
-def verbalise(facts: list[Fact], names: dict[str, str]) -> str:
+def verbalise(facts: list[Fact], names: Names) -> str:
     """The distinct triples of the facts' chains as sentences, one per line."""
     edges: dict[Edge, None] = {}
     for fact in facts:
