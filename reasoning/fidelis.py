@@ -147,7 +147,8 @@ class FiDeLiS:
         found = [part.strip(" -*•.\"'") for part in _SPLIT.split(reply or "")]
         chosen = [word for word in found if tokens(word)]
         covered = {token for word in chosen for token in tokens(word)}
-        return chosen + [word for word in keywords(question.question, drop=anchor_names) if word not in covered]
+        own = keywords(question.question, drop=anchor_names)
+        return chosen + [word for word in own if not set(tokens(word)) <= covered]
 
     def _index_entities(self, run: Run, words: list[str]) -> set[str]:
         """Path-RAG's entity retrieval: entities whose names match a keyword (the name index)."""

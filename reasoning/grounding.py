@@ -26,6 +26,7 @@ DESCRIBED_AS = "is"
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAPITALISED_SPAN = re.compile(r"(?:[A-Z0-9][\w'.&-]*)(?:\s+(?:of|the|de|and|[A-Z0-9][\w'.&-]*))*")
 _QUESTION_WORDS = frozenset(
     [
@@ -285,9 +286,11 @@ def capitalised_spans(text: str) -> list[str]:
 
 
 def keywords(text: str, *, drop: Iterable[str] = ()) -> list[str]:
-    """Content words of ``text`` (stop words, one-letter tokens and ``drop``'s words removed)."""
+    """Content words of ``text`` as written, lower-cased (stop words, one-letter words and the words
+    of the ``drop`` phrases removed; compared as the scorer's tokens)."""
     dropped = {token for phrase in drop for token in tokens(phrase)}
-    return list(dict.fromkeys(t for t in tokens(text) if len(t) > 1 and t not in dropped))
+    words = [word for word in _WORD.findall(text.lower()) if len(word) > 1]
+    return list(dict.fromkeys(word for word in words if (stems := tokens(word)) and not set(stems) <= dropped))
 
 
 def ranked(scores: Sequence[float], k: int | None = None) -> list[int]:

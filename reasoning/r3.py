@@ -94,23 +94,8 @@ _AUXILIARIES = frozenset(
     ]
 )
 _WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how"])
-_NEGATIVE = frozenset(
-    [
-        "dislike",
-        "dislikes",
-        "disliked",
-        "avoid",
-        "avoids",
-        "hate",
-        "hates",
-        "allergic",
-        "allergy",
-        "not",
-        "never",
-        "no",
-        "against",
-    ]
-)
+_NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
+"""Words of a preference relation that make it a reason against (as the scorer's tokens)."""
 _VERDICTS = {"true", "false", "i don't know", "yes", "no"}
 _ANSWER = re.compile(r"ANSWER\s*:\s*(?P<answer>.*?)\s*(?:\|\s*FACTS?\s*:\s*(?P<facts>.*))?$", re.I | re.S)
 _MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
@@ -322,8 +307,8 @@ class R3:
                 return len(fact.chain) == 1  # a description speaks only for the anchor it describes
             if fact.end in state.anchors:
                 return fact.end != fact.start
-            words = keywords(node_name(fact.end, names))
-            return bool(words) and set(words) <= claim_tokens
+            words = set(tokens(node_name(fact.end, names)))
+            return bool(words) and words <= claim_tokens
 
         linking = [facts[i] for i in relevant if names_claimed_entity(facts[i])]
         if linking:
