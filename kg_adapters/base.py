@@ -43,7 +43,8 @@ class KnowledgeGraph(Protocol):
 
         ``expand_cvt``: an edge reaching a CVT (mediator) node carries the mediator's other edges
         in ``Edge.cvt``. ``qualifiers``: full statements (``Edge.qualifiers``, ``Edge.rank``) where
-        the profile has them (Wikidata), instead of truthy edges."""
+        the profile has them (Wikidata), instead of truthy edges; profiles without statements
+        (generic, Freebase, DBpedia) answer with their ordinary edges."""
         ...
 
     def relations(
@@ -124,6 +125,15 @@ class SparqlQueryable(Protocol):
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
         """SELECT rows as {variable: value}; full IRIs (no compaction), Literal for literals.
         ASK answers ``[{"boolean": bool}]``; CONSTRUCT/DESCRIBE answer subject/predicate/object rows."""
+        ...
+
+
+@runtime_checkable
+class ProfileDetecting(Protocol):
+    """Graphs that can tell their profile from their data (``?profile=auto``)."""
+
+    def detect_profile(self) -> Profile:
+        """Switches to the detected profile and returns it (``profile.detection`` says why)."""
         ...
 
 

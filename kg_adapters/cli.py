@@ -299,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kga: error: {exc}", file=sys.stderr)
             return 2
         with kg:
+            if kg.profile.detection is not None:
+                print(f"kga: detected profile: {kg.profile.name} ({kg.profile.detection})", file=sys.stderr)
             return KG_COMMANDS[args.command](kg, args)
     except KGError as exc:
         print(f"kga: error: {exc}", file=sys.stderr)

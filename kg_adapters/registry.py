@@ -10,12 +10,15 @@ not know. Third parties register more schemes with :func:`register` or the
 from __future__ import annotations
 
 import importlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import KnowledgeGraph, ProfileDetecting
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
+
+logger = logging.getLogger("kg_adapters")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,11 +123,29 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
+    auto = merged.get("profile") == "auto"
+    if auto:
+        merged["profile"] = "generic"
     factory = backend_class(parsed.scheme)
     kg = factory.from_url(parsed, **merged)
+    if auto:
+        _detect_profile(kg)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
+
+
+def _detect_profile(kg: KnowledgeGraph) -> None:
+    """``profile=auto``: the backend samples its data and switches profile; the choice is logged."""
+    if not isinstance(kg, ProfileDetecting):
+        kg.close()
+        raise InvalidTermError(f"profile=auto needs a backend that can sample its data; {type(kg).__name__} cannot")
+    try:
+        profile = kg.detect_profile()
+    except BaseException:
+        kg.close()
+        raise
+    logger.info("detected profile: %s (%s)", profile.name, profile.detection)
 
 
 CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")

@@ -7,6 +7,7 @@ are translated here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kg_adapters.backends.oxigraph import open_maybe_compressed, rdf_format
@@ -31,6 +32,18 @@ def _import_rdflib() -> Any:
 
         raise UnknownBackendError("the rdflib backend needs rdflib: pip install rdflib") from exc
     return rdflib
+
+
+@contextmanager
+def _lexical_forms_kept(rdflib: Any) -> Iterator[None]:
+    """rdflib rewrites typed literals while parsing unless told not to ("...T00:00:00Z" becomes
+    "...T00:00:00+00:00"); other backends keep the file's text, so this one must too."""
+    previous = rdflib.NORMALIZE_LITERALS
+    rdflib.NORMALIZE_LITERALS = False
+    try:
+        yield
+    finally:
+        rdflib.NORMALIZE_LITERALS = previous
 
 
 class RdflibGraph(SparqlGraph):
@@ -140,7 +153,7 @@ class RdflibGraph(SparqlGraph):
         fmt = rdf_format(path, format)
         name = _RDFLIB_FORMATS[fmt.file_extension]
         try:
-            with open_maybe_compressed(path) as handle:
+            with open_maybe_compressed(path) as handle, _lexical_forms_kept(self._rdflib):
                 if name in _QUAD_FORMATS:
                     dataset = self._rdflib.Dataset()
                     dataset.parse(handle, format=name)

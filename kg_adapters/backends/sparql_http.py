@@ -108,6 +108,10 @@ class RemoteSparqlGraph(SparqlGraph):
             raise ResultTooLarge(f"an answer from {self.endpoint} exceeds {ceiling} rows")
         return self._paged(query, max(1, min(got, self.page_size or got)))
 
+    def _sample(self, query: str) -> list[Row]:
+        """One request: an answer the endpoint capped is still a sample."""
+        return self._execute(query).rows
+
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Per-id queries without sorting: each chunk is asked once; when the endpoint caps the
         answer, one ``COUNT(*) ... GROUP BY ?x`` says how many rows each id has, the rows of ids

@@ -16,6 +16,7 @@ class FreebaseProfile(Profile):
     relation_namespace = FREEBASE_NS
     label_predicates = (FREEBASE_NS + "type.object.name",)
     description_predicates = (FREEBASE_NS + "common.topic.description",)
+    detect_namespaces = (FREEBASE_NS,)
 
     def is_local_id(self, text: str) -> bool:
         return ":" not in text and _LOCAL_ID.fullmatch(text) is not None

@@ -54,7 +54,7 @@ from kg_adapters.base import (
 )
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, Qualifiers
 from kg_adapters.sparql_terms import check_langs
 
 __all__ = [
@@ -152,15 +152,28 @@ def _decode_graph_node(data: Any) -> Node:
 
 
 def encode_edge(edge: Edge) -> list[Any]:
-    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`."""
-    return [edge.head, edge.relation, encode_node(edge.tail)]
+    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`;
+    a statement adds ``{"rank": ..., "q": [[qualifier, [value, ...]], ...]}``."""
+    encoded = [edge.head, edge.relation, encode_node(edge.tail)]
+    if edge.rank is not None or edge.qualifiers:
+        extra: dict[str, Any] = {"rank": edge.rank}
+        if edge.qualifiers:
+            extra["q"] = [[relation, [encode_node(v) for v in values]] for relation, values in edge.qualifiers.items()]
+        encoded.append(extra)
+    return encoded
 
 
 def decode_edge(data: Any) -> Edge:
-    head, relation, tail = data
-    if not isinstance(head, str) or not isinstance(relation, str):
+    head, relation, tail, *rest = data
+    if not isinstance(head, str) or not isinstance(relation, str) or len(rest) > 1:
         raise ValueError(f"not an encoded edge: {data!r:.200}")
-    return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
+    if not rest:
+        return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
+    extra = rest[0]
+    qualifiers = Qualifiers((q, [_decode_graph_node(v) for v in values]) for q, values in extra.get("q", ()))
+    return Edge(
+        head=head, relation=relation, tail=_decode_graph_node(tail), qualifiers=qualifiers, rank=extra.get("rank")
+    )
 
 
 def encode_entity(entity: Entity) -> dict[str, str]:
