@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer
-from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
@@ -89,6 +89,15 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
     influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
     assert len(influenced.prediction) == 4  # the beam width
     assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)
+
+
+WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
+
+
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    answer = FiDeLiS(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
+    assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
+    assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
 
 
 # --- with a scripted LLM server (a real loopback chat-completions server) ---

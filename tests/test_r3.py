@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer
-from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples  # noqa: F401 (fixtures)
+from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
@@ -143,6 +143,18 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
     verdict = reasoner.answer(ask("Tom Hanks place of birth is Concord"))
     assert verdict.prediction == ("True",)
     assert verdict.to_json("q")["reasoning_paths"] == [triples(("m.0bxtg", "people.person.place_of_birth", "m.0qymv"))]
+
+
+WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
+
+
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    answer = R3(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
+    assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
+    assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
+    claim = R3(wikidata_toy_kg).answer(ask("London is the capital city of the United Kingdom"))
+    assert claim.prediction == ("True",)
+    assert claim.to_json("q")["reasoning_paths"] == [[["Q84", "is", "capital city of the United Kingdom"]]]
 
 
 # --- with a scripted LLM server (a real loopback chat-completions server) ---

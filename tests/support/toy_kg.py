@@ -127,3 +127,30 @@ def line_number(prompt: str, fragment: str) -> int:
 
 def prompt_of(messages: list[dict[str, str]]) -> str:
     return messages[-1]["content"]
+
+
+WIKIDATA_TOY = """@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix schema: <http://schema.org/> .
+
+wd:Q7259 rdfs:label "Ada Lovelace"@en ; wdt:P19 wd:Q84 ; wdt:P22 wd:Q5679 .
+wd:Q5679 rdfs:label "Lord Byron"@en ; wdt:P19 wd:Q84 .
+wd:Q84 rdfs:label "London"@en ; schema:description "capital city of the United Kingdom"@en ; wdt:P17 wd:Q145 .
+wd:Q145 rdfs:label "United Kingdom"@en .
+wd:P19 rdfs:label "place of birth"@en .
+wd:P22 rdfs:label "father"@en .
+wd:P17 rdfs:label "country"@en .
+"""
+
+
+@pytest.fixture(scope="session")
+def wikidata_toy_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    """A Wikidata-shaped graph (``Q``/``P`` ids, named properties) in an in-memory Oxigraph store."""
+    source = tmp_path_factory.mktemp("wikidata") / "toy.ttl"
+    source.write_text(WIKIDATA_TOY, encoding="utf-8")
+    kg = connect("oxigraph://?profile=wikidata")
+    assert isinstance(kg, WritableGraph)
+    kg.load(str(source))
+    with kg:
+        yield kg
