@@ -279,8 +279,11 @@ class R3:
             return _Outcome(answered=final, verdict=VERDICT_UNKNOWN if claim else None)
         if run.llm is not None:
             decided = self._llm_step(run, question, axiom, facts, names, claim, state.visited, final=final)
-            if decided is not None:
+            if decided is not None and (decided.answered or decided.expand):
                 return decided
+            if decided is not None:  # the LLM does not know yet: expand where the scorer points
+                scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
+                return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
         scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
@@ -337,7 +340,9 @@ class R3:
         *,
         final: bool,
     ) -> _Outcome | None:
-        """The LLM's grounded answer or missing-evidence pick; None when its reply is unusable."""
+        """The LLM's grounded answer or missing-evidence pick (an unanswered outcome naming no entity
+        when it does not know: the search goes on, or the next axiom's branch); None when its reply
+        is unusable."""
         listing = "\n".join(f"{n}. {triple_text(fact.edge, names)}" for n, fact in enumerate(facts, 1))
         wanted = "True, False or I don't know" if claim else "the answer entities"
         reply = run.ask(
@@ -354,14 +359,15 @@ class R3:
             if claim:
                 verdict = parse_verdict(answer.group("answer"))
                 if verdict == VERDICT_UNKNOWN:
-                    return _Outcome(answered=True, verdict=verdict) if final else None
+                    return _Outcome(answered=False, verdict=verdict)
                 if verdict is None or not cited:
                     return None
                 return _Outcome(answered=True, verdict=verdict, paths=[fact.chain for fact in cited])
             ends = {fact.end: node_name(fact.end, names) for fact in facts if isinstance(fact.end, str)}
             chosen = match_names(answer.group("answer"), ends)
             if not chosen:
-                return None
+                unknown = parse_verdict(answer.group("answer")) == VERDICT_UNKNOWN
+                return _Outcome(answered=False) if unknown else None
             support = cited or [fact for fact in facts if fact.end in chosen]
             return _Outcome(answered=True, prediction=list(chosen), paths=[fact.chain for fact in support])
         missing = _MISSING.search(reply)

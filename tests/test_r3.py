@@ -217,6 +217,26 @@ def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: Knowled
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
 
 
+def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    rules = [
+        (r"commonsense rule", "A person has one place of birth."),
+        (r"Using only these facts", "ANSWER: I don't know"),
+    ]
+    counted = CountingKG(toy_kg)
+    with LLMServer(rules) as server, client(server) as llm:
+        claim = R3(counted, llm=llm, max_axioms=1).answer(
+            ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon")
+        )
+        assert claim.llm_calls == len(server.prompts) == 4  # axiom + one step per depth
+    assert (claim.prediction, claim.reasoning_paths) == (("I don't know",), ())
+    assert len(counted.asked("neighbors")) == 3  # it expanded to max_depth before giving up
+    with LLMServer(rules) as server, client(server) as llm:
+        entity = R3(toy_kg, llm=llm, max_axioms=2).answer(ask(TWO_HOPS, "m.alice"))
+        assert entity.llm_calls == len(server.prompts) == 8  # two axiom branches of four calls
+        assert "Give a different rule than: A person has one place of birth." in server.prompts[4]
+    assert (entity.prediction, entity.answer_text) == ((), "I don't know")
+
+
 def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     def judge(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
