@@ -39,13 +39,13 @@ from reasoning.grounding import (
     Chain,
     Names,
     Run,
-    chain_terms,
     default_scorer,
     edge_ids,
     fetch_names,
     is_label_edge,
     keywords,
     link_entities,
+    needs_label,
     node_name,
     other_end,
     parse_numbers,
@@ -195,7 +195,7 @@ class FiDeLiS:
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
-        fetch_names([run.kg], vocabulary, names)
+        fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
         vocabulary_scores = dict(
             zip(vocabulary, run.scorer.score(query, [relation_words(r, names) for r in vocabulary]), strict=True)
         )
@@ -237,7 +237,7 @@ class FiDeLiS:
 
     def _entailment(self, run: Run, query: str, paths: list[Beam], names: Names) -> list[float]:
         """How fully each path, read alone, states the keywords (the offline verifier)."""
-        return [run.scorer.score(query, [chain_terms(path.chain, names)])[0] for path in paths]
+        return [run.scorer.score(query, [run.terms(path.chain, names)])[0] for path in paths]
 
     def _closest(self, run: Run, query: str, explored: list[Beam], names: Names) -> list[Beam]:
         """Without a verified path: the explored paths closest to verification, shortest first."""

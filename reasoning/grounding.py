@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph
@@ -102,6 +102,14 @@ class Run:
     scorer: Scorer
     started: float
     extra_kgs: tuple[CountingKG, ...] = ()
+    _terms: dict[Chain, str] = field(default_factory=dict)
+
+    def terms(self, chain: Chain, names: Mapping[str, str]) -> str:
+        """``chain_terms``, computed once per chain of this question (its ids are named by then)."""
+        text = self._terms.get(chain)
+        if text is None:
+            text = self._terms[chain] = chain_terms(chain, names)
+        return text
 
     def ask(self, prompt: str, *, max_tokens: int = 256) -> str | None:
         """The LLM's reply to one short prompt; None when running without an LLM."""
@@ -191,8 +199,16 @@ def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
 
 
 def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
-    """A chain's distinct words, for scoring: a chain repeating a relevant word is no more relevant."""
-    return " ".join(dict.fromkeys(tokens(chain_text(chain, names))))
+    """A chain's words, each distinct token once, for scoring: a chain repeating a relevant word is
+    no more relevant."""
+    seen: set[str] = set()
+    words = []
+    for word in _WORD.findall(chain_text(chain, names).lower()):
+        stems = tokens(word)
+        if stems and not set(stems) <= seen:
+            seen.update(stems)
+            words.append(word)
+    return " ".join(words)
 
 
 def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
@@ -226,13 +242,21 @@ def fetch_names(graphs: Sequence[KnowledgeGraph], ids: Iterable[Node], known: Na
 
 
 def edge_ids(edges: Iterable[Edge]) -> list[Node]:
-    """The nodes and relations of edges, to be named in one call."""
-    return [
-        item
-        for edge in edges
-        for item in (edge.head, edge.relation, edge.tail)
-        if not (item is edge.relation and item == DESCRIBED_AS)
-    ]
+    """The nodes of edges, and the relations that need a label, to be named in one call."""
+    ids: list[Node] = []
+    for edge in edges:
+        ids += [edge.head, edge.tail]
+        if needs_label(edge.relation):
+            ids.append(edge.relation)
+    return ids
+
+
+def needs_label(relation: str) -> bool:
+    """Whether a relation id is opaque (Wikidata ``P19``) rather than made of words (Freebase
+    ``people.person.place_of_birth``, ``dbo:birthPlace``), so only opaque ids cost a label lookup."""
+    return relation != DESCRIBED_AS and not any(
+        word.isalpha() and len(word) > 2 for word in _WORD.findall(relation_words(relation))
+    )
 
 
 def is_label_edge(edge: Edge, kg: KnowledgeGraph) -> bool:

@@ -51,7 +51,6 @@ from reasoning.grounding import (
     Run,
     best_pattern,
     best_shortest,
-    chain_terms,
     default_scorer,
     description_facts,
     edge_ids,
@@ -250,7 +249,7 @@ class R3:
         """The ``top_k`` facts most similar to the axiom, plus the LLM's picks among the next ones."""
         if not facts:
             return []
-        scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
+        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
         order = ranked(scores)
         keep = order[: self.top_k]
         candidates = order[self.top_k : self.top_k + self.llm_candidates]
@@ -282,11 +281,11 @@ class R3:
             if decided is not None and (decided.answered or decided.expand):
                 return decided
             if decided is not None:  # the LLM does not know yet: expand where the scorer points
-                scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
+                scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = run.scorer.score(focus(question, axiom), [chain_terms(fact.chain, names) for fact in facts])
+        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
         winners = [facts[i] for i in best_pattern(candidates, scores, facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):

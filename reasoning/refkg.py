@@ -37,13 +37,13 @@ from reasoning.grounding import (
     Names,
     Run,
     best_pattern,
-    chain_terms,
     default_scorer,
     edge_ids,
     fetch_names,
     is_label_edge,
     link_entities,
     match_names,
+    needs_label,
     node_name,
     other_end,
     parse_numbers,
@@ -99,7 +99,7 @@ class RefKG:
         subqueries = self._decouple(run, question)
         names = Names()
         evidence = self._retrieve(run, anchors, subqueries, names)
-        scores = run.scorer.score(question.question, [chain_terms(fact.chain, names) for fact in evidence])
+        scores = run.scorer.score(question.question, [run.terms(fact.chain, names) for fact in evidence])
         kept = [i for i in ranked(scores) if scores[i] >= self.alpha and evidence[i].end not in anchors]
         facts = [evidence[i] for i in kept]
         text = verbalise(facts, names)
@@ -162,7 +162,7 @@ class RefKG:
     ) -> dict[str, tuple[str, Chain]]:
         """The next frontier: the ``entities_per_hop`` entities whose chains best match the sub-query."""
         items = list(reached.items())
-        scores = run.scorer.score(subquery, [chain_terms(chain, names) for _, (_, chain) in items])
+        scores = run.scorer.score(subquery, [run.terms(chain, names) for _, (_, chain) in items])
         return dict(items[i] for i in ranked(scores, self.entities_per_hop))
 
     def _select_relations(
@@ -175,7 +175,7 @@ class RefKG:
                 walked = {edge.relation for edge in frontier[node][1][-1:]}
                 per_node[node].extend((rel, direction) for rel in relations if rel not in walked)
         union = list(dict.fromkeys(pair for pairs in per_node.values() for pair in pairs))
-        fetch_names([run.kg], [relation for relation, _ in union], names)
+        fetch_names([run.kg], [relation for relation, _ in union if needs_label(relation)], names)
         picked = self._llm_relations(run, subquery, union)
         choice: dict[str, list[tuple[str, Direction]]] = {}
         for node, pairs in per_node.items():

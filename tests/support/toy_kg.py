@@ -40,7 +40,6 @@ NAMES = {
     "m.romance": "Romance",
     "m.peanut": "Peanut",
     "m.drama": "Drama",
-    "film.film.directed_by": "director",  # a relation with a label, as Wikidata's properties have
 }
 
 FACTS = [
