@@ -199,16 +199,8 @@ def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
 
 
 def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
-    """A chain's words, each distinct token once, for scoring: a chain repeating a relevant word is
-    no more relevant."""
-    seen: set[str] = set()
-    words = []
-    for word in _WORD.findall(chain_text(chain, names).lower()):
-        stems = tokens(word)
-        if stems and not set(stems) <= seen:
-            seen.update(stems)
-            words.append(word)
-    return " ".join(words)
+    """A chain's distinct tokens, for scoring: a chain repeating a relevant word is no more relevant."""
+    return " ".join(dict.fromkeys(tokens(chain_text(chain, names))))
 
 
 def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
