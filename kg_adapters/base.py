@@ -150,6 +150,19 @@ class WritableGraph(Protocol):
         ...
 
 
+@runtime_checkable
+class RelationFilterable(Protocol):
+    """A backend whose profile's relation filter can be replaced (``connect(..., relation_filter=)``)."""
+
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the relation filter: a ``RelationFilter``, ``None``/``"none"`` or ``"default"``.
+
+        Raises:
+            InvalidTermError: any other value.
+        """
+        ...
+
+
 def as_id_list(ids: Ids) -> list[str]:
     """One id or many, as a de-duplicated list in the caller's order; anything else is refused."""
     from kg_adapters.errors import InvalidTermError

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from kg_adapters.base import KnowledgeGraph, ProfileDetecting
+from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
 
 logger = logging.getLogger("kg_adapters")
@@ -123,6 +123,7 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
+    relation_filter = merged.pop("relation_filter", _UNSET)
     auto = merged.get("profile") == "auto"
     if auto:
         merged["profile"] = "generic"
@@ -130,6 +131,8 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     kg = factory.from_url(parsed, **merged)
     if auto:
         _detect_profile(kg)
+    if relation_filter is not _UNSET:
+        kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
@@ -149,6 +152,19 @@ def _detect_profile(kg: KnowledgeGraph) -> None:
 
 
 CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
+_UNSET = object()
+
+
+def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: object) -> KnowledgeGraph:
+    """``kg`` with its profile's relation filter replaced (``relation_filter=`` option)."""
+    try:
+        if not isinstance(kg, RelationFilterable):
+            raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
+        kg.use_relation_filter(relation_filter)
+    except BaseException:
+        kg.close()
+        raise
+    return kg
 
 
 def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> KnowledgeGraph:

@@ -37,7 +37,8 @@ from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.profiles import get_profile
-from loaders.rdf import LINE_FORMATS, load_file, resolve_format
+from loaders.freebase import DumpFilter, FreebaseConverter
+from loaders.rdf import LINE_FORMATS, LineConverter, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
 from loaders.tsv import SEPARATORS, TsvConverter
 
@@ -50,13 +51,15 @@ def load_files(
     lenient: bool = False,
     profile: str = "generic",
     progress: bool | None = None,
+    dump_filter: DumpFilter | None = None,
 ) -> LoadReport:
     """Loads RDF/TSV files into the on-disk store at ``store`` (created, or appended to).
 
     ``format`` applies to every file (default: guessed per file from its extension);
     ``lenient`` skips bad lines of line-based formats instead of failing; ``profile`` decides
     how TSV tokens become IRIs and is recorded in the manifest; ``progress`` shows a tqdm bar
-    (``None``: only when stderr is a terminal).
+    (``None``: only when stderr is a terminal); ``dump_filter`` drops lines of Freebase dumps
+    (``format="freebase"``, see :mod:`loaders.freebase`).
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -66,6 +69,8 @@ def load_files(
     target = Path(store).expanduser().absolute()
     files = [paths] if isinstance(paths, str) else [str(path) for path in paths]
     plan = _plan(files, format, lenient, profile)
+    if dump_filter is not None and any(fmt != "freebase" for _path, fmt in plan):
+        raise LoadError("language and predicate filters apply to Freebase dumps only (format freebase)")
     show = sys.stderr.isatty() if progress is None else progress
 
     with _exclusive(target):
@@ -79,13 +84,15 @@ def load_files(
             )
         tmp = store_layout.new_temp_dir(target)
         try:
-            result = _build(tmp, target, plan, previous, lenient=lenient, profile=profile, show=show)
+            result = _build(
+                tmp, target, plan, previous, lenient=lenient, profile=profile, show=show, dump_filter=dump_filter
+            )
             store_layout.swap_in(tmp, target)
         except BaseException as exc:
             _release_frames(exc)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    statements, log, triples = result
+    statements, log, triples, filtered, repaired = result
     return LoadReport(
         store=str(target),
         files=tuple(files),
@@ -95,6 +102,8 @@ def load_files(
         seconds=time.perf_counter() - started,
         store_triples=triples,
         appended=previous is not None,
+        lines_filtered=filtered,
+        lines_repaired=repaired,
     )
 
 
@@ -154,13 +163,14 @@ def _build(
     lenient: bool,
     profile: str,
     show: bool,
-) -> tuple[int, SkipLog, int]:
+    dump_filter: DumpFilter | None,
+) -> tuple[int, SkipLog, int, int, int]:
     """Builds the complete store in ``tmp``: data, name index, then the manifest."""
     data = tmp / store_layout.DATA_DIR
     oxstore = _checkpoint(target, data) if previous is not None else ox.Store(str(data))
     log = SkipLog(lenient=lenient)
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
-    total = 0
+    total = filtered = repaired = 0
     with tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar:
 
         def tick(count: int) -> None:
@@ -169,18 +179,25 @@ def _build(
         for path, fmt in plan:
             bar.set_description(Path(path).name)
             skipped_before = log.count
-            converter = TsvConverter(fmt, profile) if fmt in SEPARATORS else None
+            converter: LineConverter | None = None
+            if fmt in SEPARATORS:
+                converter = TsvConverter(fmt, profile)
+            elif fmt == "freebase":
+                converter = FreebaseConverter(dump_filter)
             count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
             total += count
-            sources.append(
-                {
-                    "file": str(Path(path).absolute()),
-                    "format": fmt,
-                    "statements": count,
-                    "skipped": log.count - skipped_before,
-                    "loaded_at": store_layout.now_iso(),
-                }
-            )
+            source: dict[str, Any] = {
+                "file": str(Path(path).absolute()),
+                "format": fmt,
+                "statements": count,
+                "skipped": log.count - skipped_before,
+                "loaded_at": store_layout.now_iso(),
+            }
+            if isinstance(converter, FreebaseConverter):
+                source.update(filtered=converter.filtered, repaired=converter.repaired)
+                filtered += converter.filtered
+                repaired += converter.repaired
+            sources.append(source)
     try:
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
@@ -202,7 +219,7 @@ def _build(
             "updated": now,
         },
     )
-    return total, log, triples
+    return total, log, triples, filtered, repaired
 
 
 def _checkpoint(target: Path, data: Path) -> ox.Store:

@@ -27,13 +27,14 @@ import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pyoxigraph as ox
 
 from kg_adapters.backends.oxigraph import RDF_FORMATS, open_maybe_compressed, rdf_format
 from kg_adapters.errors import InvalidTermError, LoadError
 from loaders.report import SkipLog
-from loaders.tsv import SEPARATORS, TsvConverter
+from loaders.tsv import SEPARATORS
 
 CHUNK_LINES = 20_000
 """Lines per bulk-loaded chunk: 20k was the fastest of 20k-300k on FB15k-237 (~190k triples/s)."""
@@ -41,10 +42,13 @@ CHUNK_LINES = 20_000
 MAX_LINE_BYTES = 256 << 20
 """A longer line in a line-based format means the file is not what its name says."""
 
-LINE_FORMATS = frozenset({"nt", "nq", *SEPARATORS})
+CONVERTED_FORMATS = frozenset({"freebase", *SEPARATORS})
+"""Line formats whose lines a converter turns into N-Triples first."""
+
+LINE_FORMATS = frozenset({"nt", "nq", *CONVERTED_FORMATS})
 """Formats with one statement per line: chunked, and loadable leniently."""
 
-FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa")
+FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase")
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
@@ -54,21 +58,30 @@ _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 Progress = Callable[[int], None]
 
 
+class LineConverter(Protocol):
+    """Turns lines of a converted format into N-Triples text, one unit per input line."""
+
+    def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]: ...
+
+
 def resolve_format(path: str, name: str | None) -> str:
     """The canonical format of ``path``: ``name`` if given, else guessed from the extension.
 
-    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV.
-    Compression suffixes (``.gz``, ``.bz2``) are ignored for the guess.
+    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV; a
+    file named ``freebase-rdf-*`` is a Freebase dump. Compression suffixes (``.gz``, ``.bz2``) are
+    ignored for the guess.
     """
     if name is not None:
         key = name.lower()
-        if key in SEPARATORS:
+        if key in CONVERTED_FORMATS:
             return key
         try:
             return rdf_format(path, key).file_extension
         except InvalidTermError:
-            known = ", ".join(sorted({*RDF_FORMATS, *SEPARATORS}))
+            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS}))
             raise LoadError(f"unknown format {name!r}; known: {known}", file=path) from None
+    if Path(path).name.startswith("freebase-rdf"):
+        return "freebase"
     suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in ("gz", "bz2"):
         suffixes.pop()
@@ -102,7 +115,7 @@ def load_file(
     format: str,
     *,
     log: SkipLog,
-    converter: TsvConverter | None,
+    converter: LineConverter | None,
     progress: Progress,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError."""
@@ -135,7 +148,7 @@ def _load_lines(
     format: str,
     *,
     log: SkipLog,
-    converter: TsvConverter | None,
+    converter: LineConverter | None,
     progress: Progress,
 ) -> int:
     syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES

@@ -41,22 +41,20 @@ from reasoning.grounding import (
     Run,
     default_scorer,
     edge_ids,
+    fact_edges,
     fetch_names,
-    is_label_edge,
     keywords,
     link_entities,
     needs_label,
-    node_name,
     other_end,
     parse_numbers,
     ranked,
-    relation_words,
+    relation_phrase,
     start,
 )
 from reasoning.rog import format_path
 from reasoning.scorers import tokens
-
-_SPLIT = re.compile(r"[,;\n]+")
+from reasoning.text import node_text, parse_list
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +132,7 @@ class FiDeLiS:
         chosen = [path for path in verified or self._closest(run, query, explored, names) if path.end not in anchors]
         prediction = list(dict.fromkeys(path.end for path in chosen))
         details = {"keywords": words, "anchors": anchors, "depth": depth, "verified": bool(verified)}
-        text = ", ".join(node_name(node, names) for node in prediction) or "I don't know"
+        text = ", ".join(node_text(node, names) for node in prediction) or "I don't know"
         return run.finish(
             prediction=prediction, paths=[path.chain for path in chosen], answer_text=text, details=details
         )
@@ -144,8 +142,7 @@ class FiDeLiS:
             "List the keywords of this question (the relations and kinds of things it asks about), "
             f"comma-separated, without the named entities.\n{question.question}"
         )
-        found = [part.strip(" -*•.\"'") for part in _SPLIT.split(reply or "")]
-        chosen = [word for word in found if tokens(word)]
+        chosen = [word for word in parse_list(reply or "") if tokens(word)]
         covered = {token for word in chosen for token in tokens(word)}
         own = keywords(question.question, drop=anchor_names)
         return chosen + [word for word in own if not set(tokens(word)) <= covered]
@@ -170,9 +167,9 @@ class FiDeLiS:
             if not isinstance(path.end, str):
                 continue
             seen = path.nodes
-            for edge in found.get(path.end, []):
+            for edge in fact_edges(found.get(path.end, []), run.kg):
                 end = other_end(edge, path.end)
-                if end not in seen and not is_label_edge(edge, run.kg):
+                if end not in seen:
                     steps.append(Beam(start=path.start, chain=(*path.chain, edge), end=end, score=path.score))
         if not steps:
             return []
@@ -186,10 +183,10 @@ class FiDeLiS:
     def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
-        relation_scores = run.scorer.score(query, [relation_words(rel, names) for rel in relations])
+        relation_scores = run.scorer.score(query, [relation_phrase(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
-        texts = [f"{relation_words(step.chain[-1].relation, names)} {node_name(step.end, names)}" for step in kept]
+        texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = run.scorer.score(query, texts)
         shortlist = ranked(similarity, self.candidates * 2)
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
@@ -197,7 +194,7 @@ class FiDeLiS:
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
         fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
         vocabulary_scores = dict(
-            zip(vocabulary, run.scorer.score(query, [relation_words(r, names) for r in vocabulary]), strict=True)
+            zip(vocabulary, run.scorer.score(query, [relation_phrase(r, names) for r in vocabulary]), strict=True)
         )
         scored = []
         for i in shortlist:

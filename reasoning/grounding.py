@@ -17,6 +17,7 @@ from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
 from reasoning.scorers import BM25Scorer, tokens
+from reasoning.text import node_text, node_value, parse_list, schema_relations
 
 Chain = tuple[Edge, ...]
 """Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
@@ -130,7 +131,7 @@ class Run:
         details: Mapping[str, Any] | None = None,
     ) -> Answer:
         return Answer(
-            prediction=tuple(node.value if isinstance(node, Literal) else node for node in prediction),
+            prediction=tuple(node_value(node) for node in prediction),
             reasoning_paths=tuple(dict.fromkeys(path for path in paths if path)),
             answer_text=answer_text,
             kg_calls=len(self.kg.calls) + sum(len(extra.calls) for extra in self.extra_kgs),
@@ -154,7 +155,7 @@ def default_scorer(scorer: Scorer | None) -> Scorer:
     return scorer if scorer is not None else BM25Scorer()
 
 
-def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str:
+def relation_phrase(relation: str, names: Mapping[str, str] | None = None) -> str:
     """Readable words of a relation id: its label when the KG has one (Wikidata ``P19`` -> ``place of
     birth``), else the last dotted segment of each part of a Freebase name (``people.person.place_of_birth``
     -> ``place of birth``; a CVT pair ``a.b.c..d.e.f`` -> ``c f``), or the local name of an IRI, with
@@ -166,10 +167,6 @@ def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str
     local = re.split(r"[/#]", relation.rstrip("/#"))[-1] if "/" in relation or "#" in relation else relation
     parts = [part.split(".")[-1] for part in local.split("..")]
     return " ".join(_CAMEL.sub(" ", part).replace("_", " ") for part in parts if part)
-
-
-def node_name(node: Node, names: Mapping[str, str]) -> str:
-    return node.value if isinstance(node, Literal) else names.get(node, node)
 
 
 def other_end(edge: Edge, node: Node) -> Node:
@@ -184,14 +181,14 @@ def chain_end(chain: Chain, start: str) -> Node:
     return node
 
 
-def triple_text(edge: Edge, names: Mapping[str, str]) -> str:
+def fact_text(edge: Edge, names: Mapping[str, str]) -> str:
     """``(Tom Hanks, place of birth, Concord)``."""
-    return f"({node_name(edge.head, names)}, {relation_words(edge.relation, names)}, {node_name(edge.tail, names)})"
+    return f"({node_text(edge.head, names)}, {relation_phrase(edge.relation, names)}, {node_text(edge.tail, names)})"
 
 
 def sentence(edge: Edge, names: Mapping[str, str]) -> str:
     """A triple verbalised as a sentence: ``Tom Hanks place of birth Concord.``"""
-    return f"{node_name(edge.head, names)} {relation_words(edge.relation, names)} {node_name(edge.tail, names)}."
+    return f"{node_text(edge.head, names)} {relation_phrase(edge.relation, names)} {node_text(edge.tail, names)}."
 
 
 def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
@@ -206,7 +203,7 @@ def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
 def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
     """The distinct words of what a chain states, not whom it names: its relations, and the text
     of its ``(entity, is, description)`` facts."""
-    words = [relation_words(edge.relation, names) for edge in chain]
+    words = [relation_phrase(edge.relation, names) for edge in chain]
     words += [edge.tail.value for edge in chain if edge.relation == DESCRIBED_AS and isinstance(edge.tail, Literal)]
     return " ".join(dict.fromkeys(tokens(" ".join(words))))
 
@@ -247,14 +244,15 @@ def needs_label(relation: str) -> bool:
     """Whether a relation id is opaque (Wikidata ``P19``) rather than made of words (Freebase
     ``people.person.place_of_birth``, ``dbo:birthPlace``), so only opaque ids cost a label lookup."""
     return relation != DESCRIBED_AS and not any(
-        word.isalpha() and len(word) > 2 for word in _WORD.findall(relation_words(relation))
+        word.isalpha() and len(word) > 2 for word in _WORD.findall(relation_phrase(relation))
     )
 
 
-def is_label_edge(edge: Edge, kg: KnowledgeGraph) -> bool:
-    """Whether the edge only states a name (names are shown with every triple already)."""
-    profile = kg.profile
-    return any(profile.relation_id(iri) == edge.relation for iri in profile.label_predicates)
+def fact_edges(edges: Iterable[Edge], kg: KnowledgeGraph) -> list[Edge]:
+    """The edges that state facts: names and descriptions are shown with every triple already (and
+    descriptions come as ``(entity, is, description)`` facts from ``describe``)."""
+    schema = schema_relations(kg)
+    return [edge for edge in edges if edge.relation not in schema]
 
 
 def description_facts(kg: KnowledgeGraph, ids: Sequence[str]) -> list[Edge]:
@@ -278,7 +276,7 @@ def link_entities(run: Run, question: Question, *, per_phrase: int = 1) -> list[
     phrases: list[str] = []
     reply = run.ask(f"List the named entities in this question, one per line, nothing else.\n{question.question}")
     if reply:
-        phrases = [line.strip(" -*•\t\"'") for line in reply.splitlines() if line.strip(" -*•\t\"'")]
+        phrases = parse_list(reply)
     if not phrases:
         phrases = capitalised_spans(question.question)
     found: list[str] = []
@@ -325,7 +323,7 @@ def parse_numbers(reply: str | None, count: int) -> list[int] | None:
     return valid or None
 
 
-def match_names(reply: str | None, names: Mapping[str, str]) -> list[str]:
+def find_names(reply: str | None, names: Mapping[str, str]) -> list[str]:
     """Ids whose name occurs in the reply as whole words (case-insensitive), in reply order; a
     longer name claims its span first, so ``Toy Story 2`` does not also count as ``Toy Story``."""
     if not reply:

@@ -54,22 +54,22 @@ from reasoning.grounding import (
     default_scorer,
     description_facts,
     edge_ids,
+    fact_edges,
+    fact_text,
     fetch_names,
-    is_label_edge,
+    find_names,
     keywords,
     link_entities,
-    match_names,
-    node_name,
     other_end,
     parse_numbers,
     parse_verdict,
     ranked,
+    relation_phrase,
     relation_terms,
-    relation_words,
     start,
-    triple_text,
 )
 from reasoning.scorers import tokens
+from reasoning.text import node_text
 
 _AUXILIARIES = frozenset(
     [
@@ -179,7 +179,7 @@ class R3:
             return run.finish(
                 prediction=[verdict], paths=outcome.paths, answer_text=verdict, details={**details, "verdict": verdict}
             )
-        text = ", ".join(node_name(node, names) for node in outcome.prediction) or VERDICT_UNKNOWN
+        text = ", ".join(node_text(node, names) for node in outcome.prediction) or VERDICT_UNKNOWN
         return run.finish(prediction=outcome.prediction, paths=outcome.paths, answer_text=text, details=details)
 
     def _axiom(self, run: Run, question: Question, previous: Sequence[str]) -> str:
@@ -234,7 +234,7 @@ class R3:
         for graph in (run.kg, *run.extra_kgs):
             found = graph.neighbors(frontier, direction="both", limit_per_entity=self.neighbors_per_entity)
             for node, node_edges in found.items():
-                edges.setdefault(node, []).extend(edge for edge in node_edges if not is_label_edge(edge, graph))
+                edges.setdefault(node, []).extend(fact_edges(node_edges, graph))
         for fact in description_facts(run.kg, frontier):
             edges[fact.head].append(fact)
         facts = []
@@ -254,7 +254,7 @@ class R3:
         keep = order[: self.top_k]
         candidates = order[self.top_k : self.top_k + self.llm_candidates]
         if run.llm is not None and candidates:
-            listing = "\n".join(f"{n}. {triple_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
+            listing = "\n".join(f"{n}. {fact_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
             reply = run.ask(
                 f"Axiom: {axiom}\nFacts:\n{listing}\nWhich facts are relevant to the axiom? Reply with their numbers."
             )
@@ -309,7 +309,7 @@ class R3:
                 return len(fact.chain) == 1  # a description speaks only for the anchor it describes
             if fact.end in state.anchors:
                 return fact.end != fact.start
-            words = set(tokens(node_name(fact.end, names)))
+            words = set(tokens(node_text(fact.end, names)))
             return bool(words) and words <= claim_tokens
 
         linking = [facts[i] for i in relevant if names_claimed_entity(facts[i])]
@@ -342,7 +342,7 @@ class R3:
         """The LLM's grounded answer or missing-evidence pick (an unanswered outcome naming no entity
         when it does not know: the search goes on, or the next axiom's branch); None when its reply
         is unusable."""
-        listing = "\n".join(f"{n}. {triple_text(fact.edge, names)}" for n, fact in enumerate(facts, 1))
+        listing = "\n".join(f"{n}. {fact_text(fact.edge, names)}" for n, fact in enumerate(facts, 1))
         wanted = "True, False or I don't know" if claim else "the answer entities"
         reply = run.ask(
             f"Question: {question.question}\nAxiom: {axiom}\nFacts:\n{listing}\n"
@@ -362,8 +362,8 @@ class R3:
                 if verdict is None or not cited:
                     return None
                 return _Outcome(answered=True, verdict=verdict, paths=[fact.chain for fact in cited])
-            ends = {fact.end: node_name(fact.end, names) for fact in facts if isinstance(fact.end, str)}
-            chosen = match_names(answer.group("answer"), ends)
+            ends = {fact.end: node_text(fact.end, names) for fact in facts if isinstance(fact.end, str)}
+            chosen = find_names(answer.group("answer"), ends)
             if not chosen:
                 unknown = parse_verdict(answer.group("answer")) == VERDICT_UNKNOWN
                 return _Outcome(answered=False) if unknown else None
@@ -377,7 +377,7 @@ class R3:
                 for node in (fact.edge.head, fact.edge.tail)
                 if isinstance(node, str) and node not in visited
             }
-            expand = match_names(missing.group("entity"), unexplored)
+            expand = find_names(missing.group("entity"), unexplored)
             if expand:
                 return _Outcome(answered=False, expand=expand)
         return None
@@ -389,9 +389,9 @@ class R3:
         if user is None:
             raise TypeError("preference matching needs the user: pass user=... or give it as q_entity")
         candidates = list(question.choices or ())
-        preferences = [e for e in personal.neighbors(user, direction="out")[user] if not is_label_edge(e, personal)]
+        preferences = fact_edges(personal.neighbors(user, direction="out")[user], personal)
         found = run.kg.neighbors(candidates, direction="both", limit_per_entity=self.neighbors_per_entity)
-        item_facts = {c: [e for e in found.get(c, []) if not is_label_edge(e, run.kg)] for c in candidates}
+        item_facts = {c: fact_edges(found.get(c, []), run.kg) for c in candidates}
         names = Names()
         fetch_names([run.kg, personal], edge_ids([*preferences, *found_edges(item_facts)]), names)
         axiom = self._axiom(run, question, [])
@@ -422,13 +422,13 @@ class R3:
     ) -> tuple[str, list[Chain]]:
         """One candidate's verdict and the (preference, item fact) pairs it rests on."""
         if facts:
-            query = " ".join([axiom, *(triple_text(p, names) for p in preferences)])
-            scores = run.scorer.score(query, [triple_text(e, names) for e in facts])
+            query = " ".join([axiom, *(fact_text(p, names) for p in preferences)])
+            scores = run.scorer.score(query, [fact_text(e, names) for e in facts])
             facts = [facts[i] for i in ranked(scores, self.top_k * 3)]
         if run.llm is not None:
             numbered = [*preferences, *facts]
             item_name = names.get(item, item)
-            listing = "\n".join(f"{n}. {triple_text(e, names)}" for n, e in enumerate(numbered, 1))
+            listing = "\n".join(f"{n}. {fact_text(e, names)}" for n, e in enumerate(numbered, 1))
             reply = run.ask(
                 f"Request: {question.question}\nAxiom: {axiom}\n"
                 f"Facts about the user and about {item_name}:\n{listing}\n"
@@ -449,7 +449,7 @@ class R3:
             for fact in facts
             if _same_node(other_end(fact, item), pref.tail, names)
         ]
-        negative = [(p, f) for p, f in matches if _NEGATIVE & set(tokens(relation_words(p.relation, names)))]
+        negative = [(p, f) for p, f in matches if _NEGATIVE & set(tokens(relation_phrase(p.relation, names)))]
         if negative:
             return "False", [tuple(pair) for pair in negative]
         if matches:
@@ -485,4 +485,4 @@ def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:
 
 
 def _same_node(a: Node, b: Node, names: Names) -> bool:
-    return a == b or node_name(a, names).strip().lower() == node_name(b, names).strip().lower()
+    return a == b or node_text(a, names).strip().lower() == node_text(b, names).strip().lower()

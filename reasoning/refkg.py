@@ -39,20 +39,20 @@ from reasoning.grounding import (
     best_pattern,
     default_scorer,
     edge_ids,
+    fact_edges,
     fetch_names,
-    is_label_edge,
+    find_names,
     link_entities,
-    match_names,
     needs_label,
-    node_name,
     other_end,
     parse_numbers,
     ranked,
-    relation_words,
+    relation_phrase,
     sentence,
     start,
 )
 from reasoning.scorers import tokens
+from reasoning.text import node_text
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
@@ -111,7 +111,7 @@ class RefKG:
             best = best_pattern(range(len(kept)), [scores[i] for i in kept], facts)
             chosen = [facts[i] for i in best]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
-        answer_text = ", ".join(node_name(node, names) for node in prediction)
+        answer_text = ", ".join(node_text(node, names) for node in prediction)
         return run.finish(
             prediction=prediction, paths=[fact.chain for fact in chosen], answer_text=answer_text, details=details
         )
@@ -145,8 +145,8 @@ class RefKG:
                 for node, edges in found.items():
                     origin, chain = frontier[node]
                     allowed = {rel for rel, d in selected[node] if d == direction}
-                    for edge in edges:
-                        if edge.relation not in allowed or is_label_edge(edge, run.kg):
+                    for edge in fact_edges(edges, run.kg):
+                        if edge.relation not in allowed:
                             continue
                         end = other_end(edge, node)
                         fact = Fact(edge=edge, chain=(*chain, edge), start=origin, end=end)
@@ -182,7 +182,7 @@ class RefKG:
             if picked is not None:
                 chosen = [pair for pair in pairs if pair in picked]
             else:
-                scores = run.scorer.score(subquery, [relation_words(rel, names) for rel, _ in pairs])
+                scores = run.scorer.score(subquery, [relation_phrase(rel, names) for rel, _ in pairs])
                 chosen = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
             choice[node] = chosen
         return choice
@@ -207,8 +207,8 @@ class RefKG:
         reply = run.ask(
             f"Evidence:\n{text}\nQuestion: {question.question}\nAnswer with the answer names only, one per line."
         )
-        ends = {fact.end: node_name(fact.end, names) for fact in facts if isinstance(fact.end, str)}
-        chosen = match_names(reply, ends)
+        ends = {fact.end: node_text(fact.end, names) for fact in facts if isinstance(fact.end, str)}
+        chosen = find_names(reply, ends)
         if not chosen:
             return None
         support: dict[Node, Fact] = {}

@@ -153,16 +153,18 @@ class OxigraphGraph(SparqlGraph):
     direct_lookup_max = 64
     """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
-    def __init__(self, path: str | None = None, *, profile: str | Profile = "generic", write: bool = False) -> None:
-        super().__init__(get_profile(profile))
+    def __init__(
+        self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False
+    ) -> None:
+        """``profile``: default the one the store's manifest records (``generic`` in memory)."""
+        self.manifest: dict[str, Any] = store_layout.read_manifest(path) if path is not None else {}
+        super().__init__(get_profile(profile if profile is not None else self.manifest.get("profile", "generic")))
         self.path = path
         self.write = write or path is None
-        self.manifest: dict[str, Any] = {}
         try:
             if path is None:
                 self._store = ox.Store()
             else:
-                self.manifest = store_layout.read_manifest(path)
                 data = str(store_layout.data_dir(path))
                 self._store = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
@@ -170,7 +172,7 @@ class OxigraphGraph(SparqlGraph):
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
-        profile = options.pop("profile", "generic")
+        profile = options.pop("profile", None)
         write = options.pop("write", False)
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
@@ -199,7 +201,10 @@ class OxigraphGraph(SparqlGraph):
         and plan before its first row, an index lookup ~10 us. Large ones go through one VALUES query."""
         lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
         if lookups > self.direct_lookup_max:
-            super()._collect_edges(side, iris, relation_iris, literals, canonical_of, result)
+            # Oxigraph joins a VALUES list of predicates by scanning every edge of each id, so one
+            # query per predicate is cheaper; neighbors() sorts the merged lists afterwards.
+            for relation_group in [[r] for r in relation_iris] if relation_iris else [None]:
+                super()._collect_edges(side, iris, relation_group, literals, canonical_of, result)
             return
         entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
         predicates = [_NamedNode(r) for r in relation_iris] if relation_iris else [None]

@@ -9,12 +9,14 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
+from kg_adapters.algorithms import other_end
 from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
@@ -50,6 +52,10 @@ INDEXED_LABEL_PREDICATES = (
     "http://schema.org/name",
     "http://xmlns.com/foaf/0.1/name",
 )
+
+
+CVT_DESCRIPTION_PARTS = 8
+"""Most neighbour names in the label of a CVT node."""
 
 
 def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -121,6 +127,8 @@ class SparqlGraph(abc.ABC):
                     self._collect_edges(side, list(nodes.iris), relation_iris, literals, nodes.iris, found)
                 if nodes.blanks:
                     self._collect_blank_edges(side, nodes.blanks, relation_iris, literals, found)
+        if relation_iris is None:
+            self._drop_filtered_edges(found)
         # One relation walked one way: a node's edges share the relation and one end, so ordering
         # by the other end alone gives edge_sort_key's order for a fraction of the work.
         key: Callable[[Edge], Any]
@@ -134,6 +142,8 @@ class SparqlGraph(abc.ABC):
             if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
+        if expand_cvt and self._profile.has_cvt_nodes:
+            self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def relations(
@@ -160,6 +170,12 @@ class SparqlGraph(abc.ABC):
         if self._profile.statements is not None:
             layer = {name for names in found.values() for name in names if self._in_statement_layer(name)}
             found = {node: names - layer for node, names in found.items()}
+        relation_filter = self._profile.relation_filter
+        if not relation_filter.empty:
+            found = {node: set(filter(relation_filter.keeps, names)) for node, names in found.items()}
+        if expand_cvt and self._profile.has_cvt_nodes:
+            for canonical, collapsed in self._cvt_relations(list(found), direction).items():
+                found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def paths(
@@ -216,11 +232,10 @@ class SparqlGraph(abc.ABC):
         wanted = self._with_fallbacks(check_langs(lang))
         nodes = self._resolve(ids)
         candidates = self._literals_of(nodes, self._profile.label_predicates)
-        return {
-            spelling: _best_label(candidates[canonical], wanted)
-            for spelling, canonical in nodes.canonical.items()
-            if canonical in candidates
-        }
+        found = {canonical: _best_label(labels, wanted) for canonical, labels in candidates.items()}
+        if self._profile.has_cvt_nodes:
+            found.update(self._cvt_descriptions(nodes, found, wanted))
+        return {spelling: found[canonical] for spelling, canonical in nodes.canonical.items() if canonical in found}
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
@@ -228,13 +243,14 @@ class SparqlGraph(abc.ABC):
         nodes = self._resolve(ids)
         names = self._literals_of(nodes, self._profile.label_predicates)
         descriptions = self._literals_of(nodes, self._profile.description_predicates)
+        cvts = self._cvt_descriptions(nodes, names, wanted) if self._profile.has_cvt_nodes else {}
         found: dict[str, Entity] = {}
         for spelling, canonical in nodes.canonical.items():
             name = names.get(canonical)
             description = descriptions.get(canonical)
             found[spelling] = Entity(
                 id=canonical,
-                label=_best_label(name, wanted) if name else None,
+                label=_best_label(name, wanted) if name else cvts.get(canonical),
                 description=_best_label(description, wanted) if description else None,
             )
         return found
@@ -292,6 +308,106 @@ class SparqlGraph(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
+        self._profile = self._profile.with_relation_filter(relation_filter)
+
+    # -- relation filter and CVT (mediator) nodes ----------------------------------------------
+    def _drop_filtered_edges(self, found: dict[str, list[Edge]]) -> None:
+        """Removes the edges whose relation the profile's filter hides (relations not named)."""
+        relation_filter = self._profile.relation_filter
+        if relation_filter.empty:
+            return
+        keeps = relation_filter.keeps
+        for node, edges in found.items():
+            found[node] = [edge for edge in edges if keeps(edge.relation)]
+
+    def _nameless(self, ids: Sequence[str]) -> list[str]:
+        """The CVT nodes among ``ids``: CVT candidates of the profile with no name at all (one
+        batched label query)."""
+        candidates = [node for node in ids if self._profile.is_cvt_candidate(node)]
+        if not candidates:
+            return []
+        named = self._literals_of(self._resolve(candidates), self._profile.label_predicates)
+        return [node for node in candidates if node not in named]
+
+    def _attach_cvts(self, found: dict[str, list[Edge]], *, literals: bool) -> None:
+        """Gives every edge whose far end is a CVT node that CVT's other edges (``Edge.cvt``, true
+        direction, sorted). The edges linking the CVT back to the node the edge belongs to are left
+        out: they repeat the edge itself (Freebase stores each CVT edge in both directions). One
+        label query detects the CVTs, one ``neighbors`` call per direction fetches all their edges."""
+        far: dict[str, None] = {}
+        for node, edges in found.items():
+            for edge in edges:
+                other = other_end(edge, node)
+                if isinstance(other, str) and other != node:
+                    far[other] = None
+        cvts = self._nameless(list(far))
+        if not cvts:
+            return
+        inner = self.neighbors(cvts, direction="both", literals=literals)
+        for node, edges in found.items():
+            expanded: list[Edge] = []
+            for edge in edges:
+                other = other_end(edge, node)
+                if isinstance(other, str) and other != node and (mediated := inner.get(other)):
+                    kept = tuple(e for e in mediated if other_end(e, other) != node)
+                    edge = replace(edge, cvt=kept)
+                expanded.append(edge)
+            found[node] = expanded
+
+    def _cvt_relations(self, ids: list[str], direction: Direction) -> dict[str, set[str]]:
+        """``r1..r2`` for each id: ``r1`` reaches a CVT and ``r2`` leaves it (``out``), or ``r1``
+        reaches the CVT from elsewhere and ``r2`` leads from it to the id (``in``), spelled in the
+        KG's direction as FB15k-237 spells collapsed CVT relations."""
+        collapsed: dict[str, set[str]] = {node: set() for node in ids}
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            found = self.neighbors(ids, direction=side, literals=False)
+            self._attach_cvts(found, literals=True)
+            for node, edges in found.items():
+                for edge in edges:
+                    for inner in edge.cvt:
+                        if side == "out" and inner.head == edge.tail:
+                            collapsed[node].add(f"{edge.relation}..{inner.relation}")
+                        elif side == "in" and inner.tail == edge.head:
+                            collapsed[node].add(f"{inner.relation}..{edge.relation}")
+        return collapsed
+
+    def _cvt_descriptions(self, nodes: _Resolved, named: Collection[str], langs: Sequence[str]) -> dict[str, str]:
+        """A label for each nameless CVT among ``nodes``: its type (the prefix shared by most of its
+        outgoing relations) and the names or values of its neighbours, outgoing edges first, in
+        edge order, each once, at most :data:`CVT_DESCRIPTION_PARTS` of them:
+        ``"film.performance: Natalie Portman; Padmé Amidala; Star Wars"``."""
+        cvts = [c for c in dict.fromkeys(nodes.canonical.values()) if c not in named]
+        cvts = [c for c in cvts if self._profile.is_cvt_candidate(c)]
+        if not cvts:
+            return {}
+        edges = self.neighbors(cvts, direction="both")
+        neighbours = {
+            other for cvt in cvts for edge in edges[cvt] if isinstance(other := other_end(edge, cvt), str)
+        }
+        names = self._literals_of(self._resolve(sorted(neighbours)), self._profile.label_predicates)
+        described: dict[str, str] = {}
+        for cvt in cvts:
+            outgoing = [edge for edge in edges[cvt] if edge.head == cvt]
+            incoming = [edge for edge in edges[cvt] if edge.head != cvt]
+            parts: dict[str, None] = {}
+            for edge in outgoing + incoming:
+                other = other_end(edge, cvt)
+                if isinstance(other, Literal):
+                    parts[other.value] = None
+                elif other in names:
+                    parts[_best_label(names[other], langs)] = None
+            if not parts:
+                continue
+            texts = list(parts)
+            shown = "; ".join(texts[:CVT_DESCRIPTION_PARTS]) + ("; …" if len(texts) > CVT_DESCRIPTION_PARTS else "")
+            kinds = Counter(edge.relation.rsplit(".", 1)[0] for edge in outgoing if "." in edge.relation)
+            kind = min(kinds, key=lambda k: (-kinds[k], k)) if kinds else ""
+            described[cvt] = f"{kind}: {shown}" if kind else shown
+        return described
 
     def detect_profile(self) -> Profile:
         """Switches to the profile the data is written in, judged from one bounded sample
@@ -457,8 +573,11 @@ class SparqlGraph(abc.ABC):
                 for canonical, key, edge in self._statements(side, nodes, properties, literals):
                     found[canonical][key] = edge
         answer: dict[str, list[Edge]] = {}
+        keeps = self._profile.relation_filter.keeps if relation_iris is None else None
         for canonical, keyed in found.items():
             edges = sorted(keyed.values(), key=_statement_sort_key)
+            if keeps is not None:
+                edges = [edge for edge in edges if keeps(edge.relation)]
             answer[canonical] = edges[:limit] if limit is not None else edges
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
 

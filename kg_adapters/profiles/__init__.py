@@ -10,6 +10,7 @@ from kg_adapters.profiles.base import Profile
 from kg_adapters.profiles.dbpedia import DBpediaProfile
 from kg_adapters.profiles.freebase import FreebaseProfile
 from kg_adapters.profiles.generic import GenericProfile
+from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.profiles.wikidata import WikidataProfile
 
 PROFILES: dict[str, type[Profile]] = {
@@ -34,11 +35,13 @@ def get_profile(name: str | Profile) -> Profile:
 
 
 __all__ = [
+    "NO_FILTER",
     "PROFILES",
     "DBpediaProfile",
     "FreebaseProfile",
     "GenericProfile",
     "Profile",
+    "RelationFilter",
     "WikidataProfile",
     "get_profile",
 ]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kg_adapters.errors import InvalidTermError
+from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.sparql_terms import check_iri
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -67,6 +69,43 @@ class Profile:
     """IRI prefixes of subjects and predicates that mark a graph of this profile (``?profile=auto``)."""
     detection: str | None = None
     """Why ``?profile=auto`` chose this profile (None when the profile was named)."""
+    relation_filter: RelationFilter = NO_FILTER
+    """Relations hidden unless named (see :mod:`kg_adapters.profiles.relation_filter`)."""
+    has_cvt_nodes = False
+    """Whether the graph has CVT (mediator) nodes: nameless entities that group one n-ary fact."""
+
+    def is_cvt_candidate(self, node_id: str) -> bool:
+        """Whether ``node_id`` (canonical) may be a CVT node; it is one when it also has no name."""
+        return False
+
+    def with_relation_filter(self, relation_filter: object) -> Profile:
+        """A copy of this profile with another relation filter: a :class:`RelationFilter`, ``None``
+        or ``"none"`` (keep every relation) or ``"default"`` (the profile's own default).
+
+        Raises:
+            InvalidTermError: any other value.
+        """
+        if relation_filter is None or relation_filter == "none":
+            chosen = NO_FILTER
+        elif relation_filter == "default":
+            chosen = type(self).relation_filter
+        elif isinstance(relation_filter, RelationFilter):
+            chosen = relation_filter
+        else:
+            raise InvalidTermError(
+                f"relation_filter must be a RelationFilter, None, 'none' or 'default'; got {relation_filter!r:.100}"
+            )
+        changed = copy.copy(self)
+        changed.relation_filter = chosen
+        return changed
+
+    @property
+    def key(self) -> str:
+        """The profile's name, plus a fingerprint of its relation filter when that is not the
+        default: what caches key answers by."""
+        if self.relation_filter == type(self).relation_filter:
+            return self.name
+        return f"{self.name};relation_filter={self.relation_filter.key}"
 
     def entity_iri(self, entity_id: str) -> str:
         """The full IRI of a compact entity id; raises InvalidTermError when malformed."""

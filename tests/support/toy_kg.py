@@ -17,7 +17,6 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.records import Edge, Literal
 from loaders import load_files
-from reasoning.demo import sample_path
 
 NS = "http://rdf.freebase.com/ns/"
 NAME = "type.object.name"
@@ -106,11 +105,9 @@ def toy_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]
 
 
 @pytest.fixture(scope="session")
-def sample_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
-    """The bundled FB15k-237 sample loaded into a real on-disk Oxigraph store."""
-    store = tmp_path_factory.mktemp("sample") / "store"
-    load_files([str(sample_path())], str(store), profile="freebase")
-    with connect(f"oxigraph://{store}?profile=freebase") as kg:
+def sample_kg(sample_store_url: str) -> Iterator[KnowledgeGraph]:
+    """The bundled FB15k-237 sample in a real on-disk Oxigraph store (tests/conftest.py builds it)."""
+    with connect(sample_store_url) as kg:
         yield kg
 
 
