@@ -73,14 +73,18 @@ def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from loaders import load_files
+    from loaders import load_files, resolve_format
     from loaders.freebase import dump_filter, parse_list
+    from loaders.rdf import WIKIDATA_JSON
 
-    profile = args.profile or ("freebase" if (args.format or "").lower() == "freebase" else "generic")
+    try:
+        wikidata = {resolve_format(path, args.format) for path in args.files} == {WIKIDATA_JSON}
+    except KGError:  # load_files reports it, after the checks that come first
+        wikidata = False
+    languages = parse_list(args.languages) if args.languages else None
+    profile = args.profile or ("freebase" if (args.format or "").lower() == "freebase" else None)
     filters = dump_filter(
-        parse_list(args.languages) if args.languages else None,
-        parse_list(args.drop_predicates),
-        parse_list(args.drop_namespaces),
+        None if wikidata else languages, parse_list(args.drop_predicates), parse_list(args.drop_namespaces)
     )
     report = load_files(
         args.files,
@@ -90,6 +94,8 @@ def cmd_load(args: argparse.Namespace) -> int:
         profile=profile,
         progress=None,
         dump_filter=filters,
+        languages=languages if wikidata else None,
+        qualifiers=args.qualifiers,
     )
     summary = {
         "store": report.store,
@@ -296,21 +302,31 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="one JSON object per line")
         return command
 
-    load = add("load", "load RDF or TSV dumps into a local store (atomic)", kg=False)
+    load = add("load", "load RDF, TSV, Freebase or Wikidata JSON dumps into a local store (atomic)", kg=False)
     load.add_argument("files", nargs="+", metavar="FILE")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
     load.add_argument(
         "--format",
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
-        "numbers and malformed IRIs/literals repaired); default: from the extension",
+        "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
+        "line); default: from the extension (.json: wikidata-json)",
     )
     load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
     load.add_argument(
         "--profile",
         help="id namespace for TSV files (generic, freebase, wikidata); default freebase for --format freebase, "
-        "else generic",
+        "wikidata for Wikidata JSON dumps, else generic",
     )
-    load.add_argument("--languages", help="freebase: keep language-tagged literals only in these, e.g. en or en,de")
+    load.add_argument(
+        "--languages",
+        help="freebase: keep language-tagged literals only in these, e.g. en or en,de; wikidata-json: keep labels, "
+        "descriptions and aliases only in these (regional variants and mul kept too)",
+    )
+    load.add_argument(
+        "--qualifiers",
+        action="store_true",
+        help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
+    )
     load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
     load.add_argument(
         "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."

@@ -57,6 +57,9 @@ BACKENDS: dict[str, BackendSpec] = {
     "wikidata": BackendSpec(
         target="kg_adapters.backends.sparql_http:WikidataQueryService", install_hint="pip install requests tenacity"
     ),
+    "wikidata+api": BackendSpec(
+        target="kg_adapters.backends.wikidata_api:WikidataApi", install_hint="pip install requests tenacity qwikidata"
+    ),
 }
 
 
@@ -123,6 +126,8 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
+    if cache_options and merged.get("base_url"):
+        cache_options["base_url"] = merged["base_url"]
     relation_filter = merged.pop("relation_filter", _UNSET)
     auto = merged.get("profile") == "auto"
     if auto:
@@ -186,7 +191,8 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     if mode not in ("readwrite", "replay", "off"):
         raise InvalidTermError(f"cache_mode must be readwrite, replay or off, got {mode!r}")
     cache = ResultCache(path, memory_entries=entries, max_disk_bytes=max_bytes, mode=mode)  # type: ignore[arg-type]
-    namespace = f"{url.scheme}://{url.host}{url.path}|profile={kg.profile.name}"
+    base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
+    namespace = f"{url.scheme}://{url.host}{url.path}{base_url}|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped
 

@@ -42,13 +42,16 @@ CHUNK_LINES = 20_000
 MAX_LINE_BYTES = 256 << 20
 """A longer line in a line-based format means the file is not what its name says."""
 
+WIKIDATA_JSON = "wikidata-json"
+"""Wikidata's JSON dumps (one entity per line; see :mod:`loaders.wikidata_json`)."""
+
 CONVERTED_FORMATS = frozenset({"freebase", *SEPARATORS})
 """Line formats whose lines a converter turns into N-Triples first."""
 
-LINE_FORMATS = frozenset({"nt", "nq", *CONVERTED_FORMATS})
-"""Formats with one statement per line: chunked, and loadable leniently."""
+LINE_FORMATS = frozenset({"nt", "nq", *CONVERTED_FORMATS, WIKIDATA_JSON})
+"""Formats with one statement (or entity) per line: chunked, and loadable leniently."""
 
-FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase")
+FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
@@ -68,17 +71,17 @@ def resolve_format(path: str, name: str | None) -> str:
     """The canonical format of ``path``: ``name`` if given, else guessed from the extension.
 
     ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV; a
-    file named ``freebase-rdf-*`` is a Freebase dump. Compression suffixes (``.gz``, ``.bz2``) are
-    ignored for the guess.
+    file named ``freebase-rdf-*`` is a Freebase dump; ``.json`` is a Wikidata JSON dump. Compression
+    suffixes (``.gz``, ``.bz2``) are ignored for the guess.
     """
     if name is not None:
         key = name.lower()
-        if key in CONVERTED_FORMATS:
+        if key in CONVERTED_FORMATS or key == WIKIDATA_JSON:
             return key
         try:
             return rdf_format(path, key).file_extension
         except InvalidTermError:
-            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS}))
+            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS, WIKIDATA_JSON}))
             raise LoadError(f"unknown format {name!r}; known: {known}", file=path) from None
     if Path(path).name.startswith("freebase-rdf"):
         return "freebase"
@@ -88,6 +91,8 @@ def resolve_format(path: str, name: str | None) -> str:
     last = suffixes[-1] if suffixes else ""
     if last == "tsv":
         return "tsv"
+    if last == "json":
+        return WIKIDATA_JSON
     if last == "txt":
         return _sniff_txt(path) if Path(path).is_file() else "tsv"  # never consume a pipe's first line
     try:

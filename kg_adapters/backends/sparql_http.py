@@ -30,7 +30,6 @@ from kg_adapters.transport import SparqlResult, SparqlTransport
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 _PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?((?:\?\w+\s+)+)WHERE", re.I)
-_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
 _SEARCH_CANDIDATES = 2_000
 _PER_ID_PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?\?x\b(?:\s+\?\w+)*\s+WHERE\b")
 _COUNT_PROJECTION = "SELECT ?x (COUNT(*) AS ?n) WHERE"
@@ -290,40 +289,21 @@ class RemoteSparqlGraph(SparqlGraph):
 
 
 # -- construction from URLs ---------------------------------------------------------------------------
-_TRANSPORT_OPTIONS = ("timeout", "user_agent", "method", "default_graph")
-_WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval")
-
-
-def _number(options: dict[str, Any], name: str, kind: Callable[[Any], Any]) -> Any:
-    value = options.pop(name, None)
-    if value is None:
-        return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise InvalidTermError(f"option {name} must be a number, got {value!r}") from None
-    if number < 0:
-        raise InvalidTermError(f"option {name} must not be negative, got {value!r}")
-    return number
-
-
 def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str, default_profile: str,
                  default_concurrency: int | None) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
     from kg_adapters.backends.http_transport import DEFAULT_USER_AGENT, HttpSparqlTransport
+    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded, option_number
 
     profile = options.pop("profile", default_profile)
     dialect = get_dialect(str(options.pop("dialect", default_dialect)))
-    timeout = _number(options, "timeout", float)
-    max_rows = _number(options, "max_rows", int)
-    max_sorted_rows = _number(options, "max_sorted_rows", int)
+    timeout = option_number(options, "timeout", float)
+    max_rows = option_number(options, "max_rows", int)
+    max_sorted_rows = option_number(options, "max_sorted_rows", int)
     if max_sorted_rows is not None:
         dialect = replace(dialect, max_sorted_rows=max_sorted_rows)
-    values_chunk = _number(options, "values_chunk", int)
-    retries = _number(options, "retries", int)
-    retry_seconds = _number(options, "retry_seconds", float)
-    concurrency = _number(options, "concurrency", int)
-    min_interval = _number(options, "min_interval", float)
+    values_chunk = option_number(options, "values_chunk", int)
+    wrapper_options = {name: options.pop(name) for name in WRAPPER_OPTIONS if name in options}
     user_agent = str(options.pop("user_agent", DEFAULT_USER_AGENT))
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
@@ -342,18 +322,7 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
         method=method,
         session=session,
     )
-    concurrency = concurrency if concurrency is not None else default_concurrency
-    if concurrency or min_interval:
-        from kg_adapters.wrappers.rate_limit import RateLimitedTransport
-
-        transport = RateLimitedTransport(transport, concurrency=concurrency or 8, min_interval=min_interval or 0.0)
-    attempts = 5 if retries is None else retries + 1
-    if attempts > 1:
-        from kg_adapters.wrappers.retry import RetryingTransport
-
-        transport = RetryingTransport(
-            transport, attempts=attempts, max_seconds=retry_seconds if retry_seconds is not None else 120.0
-        )
+    transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
 
 
@@ -386,14 +355,11 @@ class WikidataQueryService:
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> RemoteSparqlGraph:
+        from kg_adapters.backends.http_transport import wikimedia_user_agent
+
         settings = dict(options)
         endpoint = str(settings.pop("base_url", WDQS_ENDPOINT))
-        user_agent = settings.get("user_agent")
-        if not user_agent or not _CONTACT.search(str(user_agent)):
-            raise InvalidTermError(
-                "the Wikidata Query Service requires a descriptive User-Agent with contact information: "
-                "connect('wikidata:', user_agent='my-project/1.0 (me@example.org)')"
-            )
+        wikimedia_user_agent(settings.get("user_agent"), service="the Wikidata Query Service", scheme="wikidata:")
         return build_remote(
             endpoint, settings, default_dialect="wdqs", default_profile="wikidata", default_concurrency=1
         )

@@ -1,10 +1,10 @@
 """Retrying one request: :class:`Retrier` (the policy, for any call) and :class:`RetryingTransport`,
-a :class:`SparqlTransport` that wraps another.
+a :class:`~kg_adapters.transport.Transport` that wraps another (SPARQL, the Wikibase API, any).
 
-Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies) is
-retried; everything else (``QueryError`` for HTTP 400, ``BackendError`` for 401/403, ...)
-propagates at once and unchanged. Waits grow exponentially with proportional jitter; a
-``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
+Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies,
+MediaWiki ``maxlag`` answers) is retried; everything else (``QueryError`` for HTTP 400,
+``BackendError`` for 401/403, ...) propagates at once and unchanged. Waits grow exponentially with
+proportional jitter; a ``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
 with the injected ``clock`` (tenacity's own monotonic clock is not used), and when the next wait
 would overrun it -- in particular when the endpoint asks for a Retry-After longer than what is
 left -- the transport gives up at once instead of hammering the endpoint.
@@ -17,12 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import tenacity
 
 from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
-from kg_adapters.transport import SparqlResult, SparqlTransport
+from kg_adapters.transport import Req, Resp, Transport
 
 __all__ = ["Retrier", "RetryingTransport"]
 
@@ -172,11 +172,10 @@ class Retrier:
 
 
 
-class RetryingTransport(Retrier):
-    """A :class:`SparqlTransport` that retries transient failures of ``inner`` (see :class:`Retrier`
-    for the options)."""
+class RetryingTransport(Retrier, Generic[Req, Resp]):
+    """A transport that retries transient failures of ``inner`` (see :class:`Retrier` for the options)."""
 
-    def __init__(self, inner: SparqlTransport, **options: Any) -> None:
+    def __init__(self, inner: Transport[Req, Resp], **options: Any) -> None:
         super().__init__(**options)
         self.inner = inner
 
@@ -184,8 +183,8 @@ class RetryingTransport(Retrier):
     def endpoint(self) -> str:
         return self.inner.endpoint
 
-    def execute(self, query: str) -> SparqlResult:
-        return self.run(self.endpoint, lambda: self.inner.execute(query))
+    def execute(self, request: Req, /) -> Resp:
+        return self.run(self.endpoint, lambda: self.inner.execute(request))
 
     def close(self) -> None:
         self.inner.close()
