@@ -16,12 +16,16 @@ Choices where the paper is vague or needs an LLM (documented so results can be r
   Concord. Concord country United States.``), so a second-hop fact keeps its context.
 * Facts are scored against the question together with the axiom (the axiom alone may not name
   the question's relations). Without an LLM the axiom is the question itself and one branch is
-  explored. An entity question is
-  answered when the best chain scores at least ``stop_score`` (every best-scoring chain's end is an
-  answer); otherwise the ends of the ``breadth`` best chains are expanded. A claim is ``True`` when a
-  relevant chain (score >= ``stop_score``) links an anchor to another entity the claim names,
-  ``False`` when after the last expansion relevant chains exist but none links them (the KG states
-  another value), ``I don't know`` otherwise.
+  explored.
+* Offline, an entity question is answered once expanding no longer finds a better chain (or at
+  the last depth): the answers are every end of the best chain's relation path from its anchor;
+  until then the unexplored ends of the ``breadth`` best chains are expanded. A claim is judged on
+  what its chains' relations (and descriptions) say, entity names left out: relevant chains score
+  at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
+  another entity the claim names, ``False`` when after the last expansion relevant chains exist but
+  none links them (the KG states another value), ``I don't know`` otherwise.
+* With an LLM, "I don't know" keeps the search going (the scorer picks what to expand) and, after
+  the last depth, moves to the next axiom's branch.
 * An LLM answer that cites no valid fact, names no entity among the facts, or is malformed falls
   back to the offline decision for that step, so answers stay grounded.
 * Preference matching (the paper's third task): with ``personal_kg`` (any KnowledgeGraph, e.g. an
