@@ -22,12 +22,13 @@ Choices worth knowing:
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol, cast
 
 import pyoxigraph as ox
 
@@ -55,6 +56,7 @@ FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", W
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
+_UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
 _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 
@@ -139,12 +141,12 @@ def _read_error(path: str, exc: BaseException, *, lines_read: int | None = None)
     elif isinstance(exc, zlib.error):
         reason = f"the compressed input is corrupt: {exc}"
     elif isinstance(exc, gzip.BadGzipFile):
-        reason = f"not a gzip file: {exc}"
+        reason = f"not a gzip file, or a corrupt one: {exc}"
     else:
         reason = f"I/O error: {exc}"
-    if lines_read is not None:
-        reason += f" (after line {lines_read})"
-    return LoadError(reason, file=path)
+    if lines_read is None:
+        return LoadError(reason, file=path)
+    return LoadError(reason, file=path, line=lines_read + 1)  # the first line that could not be read
 
 
 def _load_lines(
@@ -172,15 +174,28 @@ def _load_lines(
     return statements
 
 
+def _skip_bom(handle: IO[bytes], path: str) -> None:
+    """Consumes a UTF-8 byte order mark at the start of ``handle`` (files, gzip and bz2 streams
+    all buffer, so the first bytes can be looked at without reading them)."""
+    try:
+        if cast(io.BufferedReader, handle).peek(len(_UTF8_BOM))[: len(_UTF8_BOM)] == _UTF8_BOM:
+            handle.read(len(_UTF8_BOM))
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _read_error(path, exc, lines_read=0) from exc
+
+
 def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
     """(first line number, lines without their newline) per chunk of the decompressed file.
 
     Reads 1 MiB blocks and splits them in C: much faster than ``readline`` on gzip/bz2 streams.
+    Lines end with LF, CRLF or a lone CR (N-Triples allows all three).
     """
     first = 1
     lines: list[bytes] = []
     pending = b""
+    carry = b""  # a CR ending a block may be the first half of a CRLF
     with open_maybe_compressed(path) as handle:
+        _skip_bom(handle, path)
         while True:
             try:
                 block = handle.read(_BLOCK)
@@ -188,6 +203,11 @@ def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[byte
                 raise _read_error(path, exc, lines_read=first - 1 + len(lines)) from exc
             if not block:
                 break
+            block, carry = carry + block, b""
+            if b"\r" in block:
+                if block.endswith(b"\r"):
+                    block, carry = block[:-1], b"\r"
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
             pieces = (pending + block).split(b"\n")
             pending = pieces.pop()
             if len(pending) > MAX_LINE_BYTES:
@@ -308,6 +328,7 @@ def _load_stream(store: ox.Store, path: str, format: str, *, progress: Progress)
 
     try:
         with open_maybe_compressed(path) as handle:
+            _skip_bom(handle, path)
             parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri(), rename_blank_nodes=True)
             store.bulk_extend(statements(parsed))
     except SyntaxError as exc:

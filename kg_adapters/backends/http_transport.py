@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import requests
+import urllib3
 
 from kg_adapters import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
@@ -154,7 +155,9 @@ class HttpExchange:
                 response = self._session.post(self._endpoint, data=fields, timeout=timeout, stream=True)
             with response:
                 chunks: list[bytes] = []
-                for chunk in response.iter_content(chunk_size=1 << 16):
+                # read1 returns whatever has arrived, so a server dripping a few bytes at a time is
+                # caught at the deadline (iter_content would wait for a whole 64 KiB chunk first).
+                while chunk := response.raw.read1(1 << 16, decode_content=True):
                     chunks.append(chunk)
                     if self._clock() > deadline:
                         raise BackendTimeout(f"{self._endpoint} took longer than {self.timeout:g} s to answer")
@@ -166,6 +169,10 @@ class HttpExchange:
         except requests.ConnectionError as exc:
             raise TransientError(f"connection to {self._endpoint} failed: {exc}") from exc
         except requests.RequestException as exc:
+            raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise BackendTimeout(f"{self._endpoint} did not answer within {self.timeout:g} s") from exc
+        except urllib3.exceptions.HTTPError as exc:  # the body, read from urllib3 directly, was cut short
             raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
 
     def _raise_for_status(self, response: requests.Response, body: bytes) -> None:

@@ -22,7 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Store
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters.sparql_terms import check_literal
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -95,11 +95,12 @@ def convert_term(term: Any) -> Term | None:
 
 def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) -> Any:
     if isinstance(node, Literal):
-        if node.lang is not None:
-            return _Literal(node.value, language=check_lang(node.lang))
-        if node.datatype is not None:
-            return _Literal(node.value, datatype=_NamedNode(check_iri(node.datatype)))
-        return _Literal(node.value)
+        text, lang, datatype = check_literal(node)
+        if lang is not None:
+            return _Literal(text, language=lang)
+        if datatype is not None:
+            return _Literal(text, datatype=_NamedNode(datatype))
+        return _Literal(text)
     full = profile.relation_iri(node) if relation else profile.entity_iri(node)
     return _NamedNode(full)
 

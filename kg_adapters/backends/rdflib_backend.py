@@ -18,7 +18,7 @@ from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters.sparql_terms import check_literal
 
 _RDFLIB_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "rdf": "xml", "trig": "trig"}
 _QUAD_FORMATS = {"nquads", "trig"}
@@ -177,10 +177,11 @@ class RdflibGraph(SparqlGraph):
     def _node(self, node: Node, *, relation: bool = False) -> Any:
         rdflib = self._rdflib
         if isinstance(node, Literal):
-            if node.lang is not None:
-                return rdflib.Literal(node.value, lang=check_lang(node.lang))
-            if node.datatype is not None:
-                return rdflib.Literal(node.value, datatype=rdflib.URIRef(check_iri(node.datatype)))
-            return rdflib.Literal(node.value)
+            text, lang, datatype = check_literal(node)
+            if lang is not None:
+                return rdflib.Literal(text, lang=lang)
+            if datatype is not None:
+                return rdflib.Literal(text, datatype=rdflib.URIRef(datatype))
+            return rdflib.Literal(text)
         full = self._profile.relation_iri(node) if relation else self._profile.entity_iri(node)
         return rdflib.URIRef(full)

@@ -33,7 +33,7 @@ from kg_adapters.records import (
     edge_sort_key,
     node_sort_key,
 )
-from kg_adapters.sparql_terms import check_langs, iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_langs, check_text, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -284,8 +284,7 @@ class SparqlGraph(abc.ABC):
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         if self._index is None:
             self._index = self._open_label_index()

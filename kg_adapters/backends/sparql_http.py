@@ -11,6 +11,7 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,7 +26,7 @@ from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
 from kg_adapters.registry import KGUrl
-from kg_adapters.sparql_terms import check_iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_iri, check_text, string_literal, values_block
 from kg_adapters.transport import SparqlResult, SparqlTransport
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
@@ -249,8 +250,7 @@ class RemoteSparqlGraph(SparqlGraph):
         with the same tiers as the local index (exact, prefix, tokens). Matching at the endpoint is
         case-insensitive but not accent-insensitive."""
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
@@ -308,6 +308,10 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
     session = options.pop("session", None)
+    # Seams for tests and benchmarks: the waits of the retry and rate-limit wrappers, and the clock
+    # their budgets are measured with (the HTTP deadline always runs on real time).
+    sleep = options.pop("sleep", time.sleep)
+    clock = options.pop("clock", time.monotonic)
     if options:
         raise TypeError(f"unknown option(s) for a SPARQL endpoint: {', '.join(sorted(options))}")
     if method not in ("GET", "POST"):
@@ -322,7 +326,9 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
         method=method,
         session=session,
     )
-    transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
+    transport = guarded(
+        transport, wrapper_options, default_concurrency=default_concurrency, sleep=sleep, clock=clock
+    )
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
 
 

@@ -56,7 +56,7 @@ from kg_adapters.base import (
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, Qualifiers
-from kg_adapters.sparql_terms import check_langs
+from kg_adapters.sparql_terms import check_langs, check_text
 
 __all__ = [
     "CacheMode",
@@ -686,8 +686,7 @@ class CachedKG:
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         key = self._key("search", text, limit)
         stored = self.cache.lookup([key])
