@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
-
-if TYPE_CHECKING:
-    from kg_adapters.base import KnowledgeGraph
 
 _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
 
@@ -381,3 +378,57 @@ def k_hop_subgraph(
         frontier = next_frontier
     return result
 
+
+
+class _OpenGraph(KnowledgeGraph, Protocol):
+    def _check_open(self) -> None: ...
+
+
+class WalksOverNeighbors:
+    """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
+    batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
+
+    def paths(
+        self: _OpenGraph,
+        starts: Ids,
+        relation_path: Sequence[str],
+        *,
+        directions: Sequence[Direction] | None = None,
+        max_paths: int | None = None,
+        simple: bool = False,
+        expand_cvt: bool = False,
+    ) -> PathResult:
+        self._check_open()
+        return constrained_paths(
+            self,
+            starts,
+            relation_path,
+            directions=directions,
+            max_paths=max_paths,
+            simple=simple,
+            expand_cvt=expand_cvt,
+        )
+
+    def shortest_paths(
+        self: _OpenGraph,
+        sources: Ids,
+        targets: Ids,
+        *,
+        max_hops: int = 4,
+        direction: Direction = "both",
+        max_paths: int | None = None,
+    ) -> PathResult:
+        self._check_open()
+        return all_shortest_paths(self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+
+    def subgraph(
+        self: _OpenGraph,
+        seeds: Ids,
+        *,
+        hops: int = 2,
+        direction: Direction = "both",
+        relations: Sequence[str] | None = None,
+        max_edges: int | None = None,
+    ) -> EdgeList:
+        self._check_open()
+        return k_hop_subgraph(self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)

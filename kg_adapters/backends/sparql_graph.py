@@ -24,11 +24,9 @@ from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
 from kg_adapters.records import (
     Edge,
-    EdgeList,
     Entity,
     Literal,
     Node,
-    PathResult,
     Qualifiers,
     edge_sort_key,
     node_sort_key,
@@ -76,7 +74,7 @@ def plain_literal(value: str, datatype: str | None, lang: str | None) -> Literal
     return Literal(value=value, datatype=datatype)
 
 
-class SparqlGraph(abc.ABC):
+class SparqlGraph(algorithms.WalksOverNeighbors, abc.ABC):
     """Shared implementation of :class:`KnowledgeGraph` on top of a SELECT evaluator."""
 
     values_chunk = 1000
@@ -177,55 +175,6 @@ class SparqlGraph(abc.ABC):
             for canonical, collapsed in self._cvt_relations(list(found), direction).items():
                 found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
-
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.constrained_paths(
-            self,
-            starts,
-            relation_path,
-            directions=directions,
-            max_paths=max_paths,
-            simple=simple,
-            expand_cvt=expand_cvt,
-        )
-
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.all_shortest_paths(
-            self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
-        )
-
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
-        self._check_open()
-        return algorithms.k_hop_subgraph(
-            self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
-        )
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()

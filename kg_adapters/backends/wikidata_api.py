@@ -61,7 +61,7 @@ from kg_adapters.errors import (
     TransientError,
 )
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult, edge_sort_key
+from kg_adapters.records import Edge, Entity, Literal, edge_sort_key
 from kg_adapters.registry import KGUrl
 from kg_adapters.sparql_terms import check_langs
 from kg_adapters.transport import Transport
@@ -134,7 +134,7 @@ class WikibaseApiTransport(HttpExchange):
         return QueryError(message)
 
 
-class WikidataApiGraph:
+class WikidataApiGraph(algorithms.WalksOverNeighbors):
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
     ``transport`` (parameters in, JSON out)."""
 
@@ -204,49 +204,6 @@ class WikidataApiGraph:
     ) -> dict[str, list[str]]:
         edges = self.neighbors(ids, direction=direction)
         return {node: sorted({edge.relation for edge in found}) for node, found in edges.items()}
-
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.constrained_paths(
-            self, starts, relation_path, directions=directions, max_paths=max_paths, simple=simple
-        )
-
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.all_shortest_paths(
-            self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
-        )
-
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
-        self._check_open()
-        return algorithms.k_hop_subgraph(
-            self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
-        )
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from kg_adapters.profiles.base import RDFS_LABEL, Profile, StatementModel
+from kg_adapters.profiles.relation_filter import RelationFilter
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -30,6 +31,12 @@ WIKIDATA_STATEMENTS = StatementModel(
     property_id=_PROPERTY_ID,
 )
 
+WIKIDATA_RELATION_FILTER = RelationFilter(
+    drop=frozenset({"http://schema.org/version", "http://schema.org/dateModified", "http://schema.org/about"}),
+    drop_prefixes=(WIKIBASE,),
+)
+"""WDQS page bookkeeping on entities (revision, modification time, sitelink/statement counts)."""
+
 
 class WikidataProfile(Profile):
     """Labels are ``rdfs:label`` and descriptions ``schema:description``; aliases (``skos:altLabel``)
@@ -42,14 +49,13 @@ class WikidataProfile(Profile):
     description_predicates = (SCHEMA_DESCRIPTION,)
     fallback_langs = ("mul",)
     statements = WIKIDATA_STATEMENTS
+    relation_filter = WIKIDATA_RELATION_FILTER
     detect_namespaces = ("http://www.wikidata.org/",)
 
     def is_local_id(self, text: str) -> bool:
         return _ENTITY_ID.fullmatch(text) is not None
 
     def relation_iri(self, relation_id: str) -> str:
-        if isinstance(relation_id, str) and not _PROPERTY_ID.fullmatch(relation_id) and self.is_local_id(
-            relation_id
-        ):
+        if isinstance(relation_id, str) and not _PROPERTY_ID.fullmatch(relation_id) and self.is_local_id(relation_id):
             return self._expand(relation_id, None, "relation")
         return super().relation_iri(relation_id)

@@ -205,3 +205,39 @@ def test_readme_wikidata_example_runs(disk_store: Path) -> None:
     assert scope["full"] == {"Q42": Q42_EDUCATED}
     assert scope["names"] == {"Q42": "Douglas Adams", "Q350": "Cambridge"}
     assert scope["facts"] == Entity(id="Q42", label="Douglas Adams", description="English writer and humorist")
+
+
+WDQS_BOOKKEEPING = """
+@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix wikibase: <http://wikiba.se/ontology#> .
+@prefix schema: <http://schema.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+wd:Q1 wdt:P31 wd:Q5 ;
+    schema:version "1234"^^xsd:integer ;
+    schema:dateModified "2024-01-01T00:00:00Z"^^xsd:dateTime ;
+    wikibase:sitelinks "7"^^xsd:integer ;
+    wikibase:statements "1"^^xsd:integer .
+"""
+
+
+@pytest.mark.parametrize("relation_filter", ["default", None])
+def test_wdqs_bookkeeping_is_hidden_unless_asked_for(tmp_path: Path, relation_filter: str | None) -> None:
+    dump = tmp_path / "q1.ttl"
+    dump.write_text(WDQS_BOOKKEEPING, encoding="utf-8")
+    with connect("oxigraph://?profile=wikidata", relation_filter=relation_filter) as kg:
+        assert isinstance(kg, OxigraphGraph)
+        kg.load(str(dump))
+        relations = kg.relations("Q1")["Q1"]
+        sitelinks = kg.neighbors("Q1", relations=["http://wikiba.se/ontology#sitelinks"])["Q1"]
+    if relation_filter == "default":
+        assert relations == ["P31"]
+    else:
+        assert relations == [
+            "P31",
+            "http://schema.org/dateModified",
+            "http://schema.org/version",
+            "http://wikiba.se/ontology#sitelinks",
+            "http://wikiba.se/ontology#statements",
+        ]
+    assert [edge.tail.value for edge in sitelinks if not isinstance(edge.tail, str)] == ["7"]
