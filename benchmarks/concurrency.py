@@ -9,7 +9,8 @@ The store and the query sets are the scale benchmark's (``benchmarks/scale.py``;
 barrier, then answers the whole mixed query set (neighbors, 2-/3-hop paths, shortest paths, 2-hop
 subgraphs: 450 queries) starting at a different offset. Throughput is all readers' queries divided by
 the time from the barrier to the last reader's finish; the median of ``--runs`` runs is reported, and
-the speed-up relative to one reader in the same run set.
+the speed-up relative to one reader in the same run set. Then the reasoner with 1, 2 and 4 workers
+(``reasoning.runner.run``, what ``kga reason --workers N`` runs) on synthetic questions over the store.
 
 "with a load" runs the same readers while another process appends a 100k-triple file to the same store
 (``loaders.load_files``, swapping in a new version mid-run): readers keep their snapshot (see
@@ -103,6 +104,42 @@ def append_file(workdir: Path) -> Path:
     return path
 
 
+def reasoner_throughput(store: Path, runs: int, method: str = "rog") -> dict[str, Any]:
+    """``kga reason --workers N`` (``reasoning.runner.run``: N threads sharing one store) on synthetic
+    questions generated from the store (``benchmarks.kgqa_synthetic``), offline (no LLM): questions/s."""
+    import tempfile
+
+    from benchmarks.bfs_vs_networkx import open_store
+    from benchmarks.kgqa_synthetic import generate
+    from reasoning.base import Question
+    from reasoning.registry import make_scorer, method_class
+    from reasoning.runner import run
+
+    kg = open_store(str(store))
+    questions = [Question.from_json(q) for q in generate(kg, per_hop=20, max_answers=5, seed=7, pool=2000)]
+    cls, scorer = method_class(method), make_scorer("bm25")
+    figures: dict[str, Any] = {"method": method, "questions": len(questions)}
+    with tempfile.TemporaryDirectory() as tmp:
+        for workers in READER_COUNTS:
+            rates = []
+            for i in range(runs):
+                out = Path(tmp) / f"{workers}-{i}.jsonl"
+                started = time.perf_counter()
+                run(
+                    lambda graph, llm: cls(graph, llm=llm, scorer=scorer),
+                    kg,
+                    questions,
+                    out,
+                    workers=workers,
+                    progress=False,
+                )
+                rates.append(len(questions) / (time.perf_counter() - started))
+            figures[str(workers)] = common.median(rates)
+            scale.log(f"reasoner {method} workers={workers}: {figures[str(workers)]:.1f} questions/s")
+    kg.close()
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.concurrency", description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="1M")
@@ -129,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                 outcome = one_run(store, queries, readers, extra if mode != "idle" else None)
                 results[key].append(outcome)
                 scale.log(f"{key} run {run + 1}: {outcome['queries_per_second']:.1f} queries/s")
+    reasoner = reasoner_throughput(store, args.runs)
     reference = results["idle/1"][0]["answers"]
     consistent = all(r["answers"] == reference for runs in results.values() for r in runs)
     shutil.rmtree(store, ignore_errors=True)
@@ -151,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         "answers_identical_in_every_reader": consistent,
         "runs": results,
         "summary": summary,
+        "reasoner": reasoner,
     }
     rows = [
         [
@@ -175,6 +214,12 @@ def main(argv: list[str] | None = None) -> int:
             f'Every reader returned the same answers as the single idle reader: {consistent}. "with a load": '
             "another process appends 100k triples to the same store during the run, swapping in a new version; "
             "readers keep the version they opened.",
+            "",
+            f"Reasoner: `kga reason --method {reasoner['method']} --llm none --workers N` (threads sharing one "
+            f"store) on {reasoner['questions']} synthetic questions from the store: "
+            + ", ".join(f"{n} worker(s) {reasoner[str(n)]:.1f} questions/s" for n in READER_COUNTS)
+            + ". Offline the work is Python under one GIL, so threads do not add throughput; they overlap "
+            "waiting when an LLM or a remote endpoint is in the loop.",
         ]
     )
     common.write_results(NAME, data_out, markdown)

@@ -290,7 +290,10 @@ class CountingTransport:
 def open_ours(sparql_url: str, **options: Any) -> Any:
     from kg_adapters import connect
 
-    return connect("sparql+" + sparql_url, dialect="virtuoso", profile="freebase", retries=0, **options)
+    # No relation filter: ToG's client sees every edge, and both sides must answer alike.
+    return connect(
+        "sparql+" + sparql_url, dialect="virtuoso", profile="freebase", retries=0, relation_filter=None, **options
+    )
 
 
 def http_transport(kg: Any) -> Any:

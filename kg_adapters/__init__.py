@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kg_adapters.base import Direction, KnowledgeGraph, SparqlQueryable, WritableGraph
 from kg_adapters.errors import KGError
+from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Path, PathResult
 from kg_adapters.registry import connect, register
 
@@ -23,6 +24,7 @@ __all__ = [
     "Literal",
     "Path",
     "PathResult",
+    "RelationFilter",
     "SparqlQueryable",
     "WritableGraph",
     "__version__",

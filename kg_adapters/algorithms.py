@@ -8,14 +8,12 @@ and every budget that cuts an answer short sets ``truncated``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import Protocol
 
-from kg_adapters.base import Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
 from kg_adapters.errors import InvalidTermError
-from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult
-
-if TYPE_CHECKING:
-    from kg_adapters.base import KnowledgeGraph
+from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
 
 _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
 
@@ -36,7 +34,7 @@ def check_relations(kg: KnowledgeGraph, relations: Sequence[str] | None) -> None
         kg.profile.relation_iri(relation)
 
 
-def _step(edge: Edge, node: str) -> Node:
+def other_end(edge: Edge, node: str) -> Node:
     """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
     return edge.tail if edge.head == node else edge.head
 
@@ -65,16 +63,22 @@ def constrained_paths(
     dirs = [check_direction(d) for d in dirs]
     limit = check_budget(max_paths, "max_paths")
 
+    collapsed = {relation: parts for relation in relation_path if (parts := _cvt_step(kg, relation, expand_cvt))}
     layers: list[dict[str, list[Edge]]] = []
     frontier: list[str] = start_ids
     for relation, direction in zip(relation_path, dirs, strict=True):
-        adjacency = kg.neighbors(frontier, direction=direction, relations=[relation]) if frontier else {}
+        if not frontier:
+            adjacency = {}
+        elif relation in collapsed:
+            adjacency = _through_cvts(kg, frontier, relation, collapsed[relation], direction)
+        else:
+            adjacency = kg.neighbors(frontier, direction=direction, relations=[relation])
         layers.append(adjacency)
         reached: dict[str, None] = {}
         step = _STEPS[direction]
         for node in frontier:
             for edge in adjacency.get(node, ()):
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
                 if isinstance(nxt, str):
                     reached[nxt] = None
         frontier = list(reached)
@@ -86,7 +90,7 @@ def constrained_paths(
         step, ahead, here = _STEPS[dirs[depth]], alive[depth + 1], alive[depth]
         for node, edges in layers[depth].items():
             for edge in edges:
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
                 if isinstance(nxt, str) and nxt in ahead:
                     here.add(node)
                     break
@@ -102,16 +106,65 @@ def constrained_paths(
             _walk(layers, alive, steps, start, 0, (), (start,) if simple else None, walks, room)
         except _Full:
             result.truncated = True
+        if collapsed:
+            walks = [tuple(real for edge in walk for real in (edge.cvt or (edge,))) for walk in walks]
         result.extend([Path(start=start, edges=walk) for walk in walks])
         if result.truncated:
             return result
     return result
 
 
+def _cvt_step(kg: KnowledgeGraph, relation: str, expand_cvt: bool) -> tuple[str, str] | None:
+    """``(r1, r2)`` when ``relation`` is a collapsed CVT relation ``r1..r2`` to walk through CVTs."""
+    if not expand_cvt or not kg.profile.has_cvt_nodes:
+        return None
+    first, _, second = relation.partition("..")
+    if not first or not second:
+        return None
+    check_relations(kg, [first, second])
+    return first, second
+
+
+def _through_cvts(
+    kg: KnowledgeGraph, frontier: list[str], relation: str, parts: tuple[str, str], direction: Direction
+) -> dict[str, list[Edge]]:
+    """One hop of a collapsed relation ``r1..r2`` (one ``neighbors`` call): edges that carry the
+    relation itself (as in FB15k-237), and walks ``head --r1--> CVT --r2--> tail`` as one
+    stand-in edge ``head --r1..r2--> tail`` whose ``cvt`` holds the two real edges (the path gets
+    those). As everywhere, a walk through a CVT never leads back to the node it started from."""
+    first, second = parts
+    answer = kg.neighbors(
+        frontier, direction=direction, relations=list(dict.fromkeys((relation, first, second))), expand_cvt=True
+    )
+    adjacency: dict[str, list[Edge]] = {}
+    for node in frontier:
+        edges: list[Edge] = []
+        for edge in answer.get(node, ()):
+            plain = replace(edge, cvt=()) if edge.cvt else edge
+            if edge.relation == relation:
+                edges.append(plain)
+                continue
+            if edge.head == node and direction != "in" and edge.relation == first:
+                edges.extend(
+                    Edge(head=node, relation=relation, tail=inner.tail, cvt=(plain, inner))
+                    for inner in edge.cvt
+                    if inner.head == edge.tail and inner.relation == second
+                )
+            if edge.tail == node and direction != "out" and edge.relation == second:
+                edges.extend(
+                    Edge(head=inner.head, relation=relation, tail=node, cvt=(inner, plain))
+                    for inner in edge.cvt
+                    if inner.tail == edge.head and inner.relation == first
+                )
+        edges.sort(key=edge_sort_key)
+        adjacency[node] = edges
+    return adjacency
+
+
 _TAIL, _HEAD, _EITHER = "tail", "head", "either"
 _STEPS: dict[Direction, str] = {"out": _TAIL, "in": _HEAD, "both": _EITHER}
 """Which end of an edge a hop reaches: ``out`` edges of a node have it as head, ``in`` edges as
-tail (as the :class:`KnowledgeGraph` contract says), ``both`` needs the general :func:`_step`."""
+tail (as the :class:`KnowledgeGraph` contract says), ``both`` needs the general :func:`other_end`."""
 
 
 class _Full(Exception):
@@ -135,7 +188,7 @@ def _walk(
     step = steps[depth]
     ahead = alive[depth + 1] if not last else set()
     for edge in layers[depth].get(node, ()):
-        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else _step(edge, node)
+        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
         if visited is not None and nxt in visited:
             continue
         if last:
@@ -209,7 +262,7 @@ class _PairSearch:
         new_layer: list[str] = []
         for node in self.layers[side]:
             for edge in adjacency.edges(self.dirs[side], node):
-                nxt = _step(edge, node)
+                nxt = other_end(edge, node)
                 if not isinstance(nxt, str) or nxt == node:
                     continue
                 seen = dist.get(nxt)
@@ -318,10 +371,64 @@ def k_hop_subgraph(
                     return result
                 seen_edges[edge] = None
                 result.append(edge)
-                nxt = _step(edge, node)
+                nxt = other_end(edge, node)
                 if isinstance(nxt, str) and nxt not in seen_nodes:
                     seen_nodes.add(nxt)
                     next_frontier.append(nxt)
         frontier = next_frontier
     return result
 
+
+
+class _OpenGraph(KnowledgeGraph, Protocol):
+    def _check_open(self) -> None: ...
+
+
+class WalksOverNeighbors:
+    """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
+    batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
+
+    def paths(
+        self: _OpenGraph,
+        starts: Ids,
+        relation_path: Sequence[str],
+        *,
+        directions: Sequence[Direction] | None = None,
+        max_paths: int | None = None,
+        simple: bool = False,
+        expand_cvt: bool = False,
+    ) -> PathResult:
+        self._check_open()
+        return constrained_paths(
+            self,
+            starts,
+            relation_path,
+            directions=directions,
+            max_paths=max_paths,
+            simple=simple,
+            expand_cvt=expand_cvt,
+        )
+
+    def shortest_paths(
+        self: _OpenGraph,
+        sources: Ids,
+        targets: Ids,
+        *,
+        max_hops: int = 4,
+        direction: Direction = "both",
+        max_paths: int | None = None,
+    ) -> PathResult:
+        self._check_open()
+        return all_shortest_paths(self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+
+    def subgraph(
+        self: _OpenGraph,
+        seeds: Ids,
+        *,
+        hops: int = 2,
+        direction: Direction = "both",
+        relations: Sequence[str] | None = None,
+        max_edges: int | None = None,
+    ) -> EdgeList:
+        self._check_open()
+        return k_hop_subgraph(self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)

@@ -43,7 +43,8 @@ class KnowledgeGraph(Protocol):
 
         ``expand_cvt``: an edge reaching a CVT (mediator) node carries the mediator's other edges
         in ``Edge.cvt``. ``qualifiers``: full statements (``Edge.qualifiers``, ``Edge.rank``) where
-        the profile has them (Wikidata), instead of truthy edges."""
+        the profile has them (Wikidata), instead of truthy edges; profiles without statements
+        (generic, Freebase, DBpedia) answer with their ordinary edges."""
         ...
 
     def relations(
@@ -128,6 +129,15 @@ class SparqlQueryable(Protocol):
 
 
 @runtime_checkable
+class ProfileDetecting(Protocol):
+    """Graphs that can tell their profile from their data (``?profile=auto``)."""
+
+    def detect_profile(self) -> Profile:
+        """Switches to the detected profile and returns it (``profile.detection`` says why)."""
+        ...
+
+
+@runtime_checkable
 class WritableGraph(Protocol):
     """Adding data to a graph opened for writing."""
 
@@ -137,6 +147,19 @@ class WritableGraph(Protocol):
 
     def load(self, path: str, *, format: str | None = None) -> None:
         """Adds the triples of an RDF file."""
+        ...
+
+
+@runtime_checkable
+class RelationFilterable(Protocol):
+    """A backend whose profile's relation filter can be replaced (``connect(..., relation_filter=)``)."""
+
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the relation filter: a ``RelationFilter``, ``None``/``"none"`` or ``"default"``.
+
+        Raises:
+            InvalidTermError: any other value.
+        """
         ...
 
 

@@ -10,12 +10,15 @@ not know. Third parties register more schemes with :func:`register` or the
 from __future__ import annotations
 
 import importlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
+
+logger = logging.getLogger("kg_adapters")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +56,9 @@ BACKENDS: dict[str, BackendSpec] = {
     ),
     "wikidata": BackendSpec(
         target="kg_adapters.backends.sparql_http:WikidataQueryService", install_hint="pip install requests tenacity"
+    ),
+    "wikidata+api": BackendSpec(
+        target="kg_adapters.backends.wikidata_api:WikidataApi", install_hint="pip install requests tenacity qwikidata"
     ),
 }
 
@@ -120,14 +126,50 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
             raise TypeError(f"option {key!r} given both in the URL and as a keyword argument")
         merged[key] = value
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
+    if cache_options and merged.get("base_url"):
+        cache_options["base_url"] = merged["base_url"]
+    relation_filter = merged.pop("relation_filter", _UNSET)
+    auto = merged.get("profile") == "auto"
+    if auto:
+        merged["profile"] = "generic"
     factory = backend_class(parsed.scheme)
     kg = factory.from_url(parsed, **merged)
+    if auto:
+        _detect_profile(kg)
+    if relation_filter is not _UNSET:
+        kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
 
 
+def _detect_profile(kg: KnowledgeGraph) -> None:
+    """``profile=auto``: the backend samples its data and switches profile; the choice is logged."""
+    if not isinstance(kg, ProfileDetecting):
+        kg.close()
+        raise InvalidTermError(f"profile=auto needs a backend that can sample its data; {type(kg).__name__} cannot")
+    try:
+        profile = kg.detect_profile()
+    except BaseException:
+        kg.close()
+        raise
+    logger.info("detected profile: %s (%s)", profile.name, profile.detection)
+
+
 CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
+_UNSET = object()
+
+
+def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: object) -> KnowledgeGraph:
+    """``kg`` with its profile's relation filter replaced (``relation_filter=`` option)."""
+    try:
+        if not isinstance(kg, RelationFilterable):
+            raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
+        kg.use_relation_filter(relation_filter)
+    except BaseException:
+        kg.close()
+        raise
+    return kg
 
 
 def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> KnowledgeGraph:
@@ -149,7 +191,8 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     if mode not in ("readwrite", "replay", "off"):
         raise InvalidTermError(f"cache_mode must be readwrite, replay or off, got {mode!r}")
     cache = ResultCache(path, memory_entries=entries, max_disk_bytes=max_bytes, mode=mode)  # type: ignore[arg-type]
-    namespace = f"{url.scheme}://{url.host}{url.path}|profile={kg.profile.name}"
+    base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
+    namespace = f"{url.scheme}://{url.host}{url.path}{base_url}|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped
 

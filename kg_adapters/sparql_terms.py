@@ -26,11 +26,13 @@ _LITERAL_ESCAPES = str.maketrans(
 )
 
 
-def _check_text(value: object, what: str) -> str:
+def check_text(value: object, what: str, *, max_length: int | None = MAX_TERM_LENGTH) -> str:
+    """``value`` if it is a string of valid Unicode (no lone surrogate, which would fail later inside
+    SQLite, HTTP or the store) of at most ``max_length`` characters, else InvalidTermError."""
     if not isinstance(value, str):
         raise InvalidTermError(f"{what} must be a string, got {type(value).__name__}")
-    if len(value) > MAX_TERM_LENGTH:
-        raise InvalidTermError(f"{what} is longer than {MAX_TERM_LENGTH} characters")
+    if max_length is not None and len(value) > max_length:
+        raise InvalidTermError(f"{what} is longer than {max_length} characters")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -41,7 +43,7 @@ def _check_text(value: object, what: str) -> str:
 def check_iri(value: object) -> str:
     """Returns ``value`` if it is an absolute IRI (RFC 3987) that can be written as ``<value>``.
     The full grammar check is Oxigraph's IRI parser, so every backend accepts the same IRIs."""
-    text = _check_text(value, "IRI")
+    text = check_text(value, "IRI")
     if not _SCHEME.match(text):
         raise InvalidTermError(f"not an absolute IRI (no scheme): {text[:200]!r}")
     bad = _FORBIDDEN_IRI_CHARS.search(text)
@@ -61,7 +63,7 @@ def iri(value: str) -> str:
 
 def check_lang(tag: object) -> str:
     """A well-formed BCP-47 language tag, lower-cased."""
-    text = _check_text(tag, "language tag")
+    text = check_text(tag, "language tag")
     if not _LANG_TAG.fullmatch(text):
         raise InvalidTermError(f"not a BCP-47 language tag: {text[:50]!r}")
     try:
@@ -81,6 +83,7 @@ def check_langs(tags: object) -> tuple[str, ...]:
 
 
 _ESCAPED_BACKSLASH_U = re.compile(r"\\([uU])")  # after translation only an escaped backslash precedes u
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _hide_u(match: re.Match[str]) -> str:
@@ -90,22 +93,34 @@ def _hide_u(match: re.Match[str]) -> str:
 def string_literal(value: str) -> str:
     """A plain string literal, escaped. SPARQL expands ``\\u``/``\\U`` code points before parsing
     (rdflib does, per the spec), so a ``u`` after an escaped backslash is written as
-    ``\\U00000075`` (eight digits, so no hex digit after it is taken in)."""
-    text = _check_text(value, "literal").translate(_LITERAL_ESCAPES)
+    ``\\U00000075`` (eight digits, so no hex digit after it is taken in). Other control characters
+    are written as ``\\u00XX``."""
+    text = check_text(value, "literal").translate(_LITERAL_ESCAPES)
     text = _ESCAPED_BACKSLASH_U.sub(_hide_u, text)
+    # Virtuoso ends a string at a raw NUL (its parser is C); every engine reads the \u escape.
+    text = _CONTROL.sub(lambda match: f"\\u{ord(match.group()):04X}", text)
     return '"' + text + '"'
+
+
+def check_literal(value: Literal) -> tuple[str, str | None, str | None]:
+    """(text, lower-cased language tag, datatype IRI) of a literal a store can hold; any length."""
+    text = check_text(value.value, "literal", max_length=None)
+    if value.lang is not None:
+        if value.datatype is not None:
+            raise InvalidTermError("a literal cannot have both a language tag and a datatype")
+        return text, check_lang(value.lang), None
+    return text, None, None if value.datatype is None else check_iri(value.datatype)
 
 
 def literal(value: Literal) -> str:
     """A literal in SPARQL syntax; language tag and datatype validated."""
-    text = string_literal(value.value)
-    if value.lang is not None:
-        if value.datatype is not None:
-            raise InvalidTermError("a literal cannot have both a language tag and a datatype")
-        return f"{text}@{check_lang(value.lang)}"
-    if value.datatype is not None:
-        return f"{text}^^{iri(value.datatype)}"
-    return text
+    text, lang, datatype = check_literal(value)
+    written = string_literal(text)
+    if lang is not None:
+        return f"{written}@{lang}"
+    if datatype is not None:
+        return f"{written}^^<{datatype}>"
+    return written
 
 
 def variable(name: str) -> str:

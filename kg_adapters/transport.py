@@ -1,15 +1,16 @@
-"""How a remote SPARQL backend sends one query: the ``SparqlTransport`` interface.
+"""How a remote backend sends one request: the ``Transport`` and ``SparqlTransport`` interfaces.
 
-The remote backend (``backends/sparql_http.py``) turns each operation into batched, paged
-queries and hands every query to a transport. Retrying and rate limiting are transports that
-wrap another transport (``wrappers/retry.py``, ``wrappers/rate_limit.py``), so each HTTP request
-is retried or throttled on its own, never a whole multi-request operation.
+The remote backends (``backends/sparql_http.py``, ``backends/wikidata_api.py``) turn each operation
+into batched requests and hand every request to a transport. Retrying and rate limiting are
+transports that wrap another transport of any request and answer type (``wrappers/retry.py``,
+``wrappers/rate_limit.py``), so each HTTP request is retried or throttled on its own, never a
+whole multi-request operation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from kg_adapters.records import Literal
 
@@ -26,6 +27,23 @@ class SparqlResult:
     rows: list[tuple[Term | None, ...]] = field(default_factory=list)
     boolean: bool | None = None
     capped: bool = False
+
+
+Req = TypeVar("Req", contravariant=True)
+Resp = TypeVar("Resp", covariant=True)
+
+
+@runtime_checkable
+class Transport(Protocol[Req, Resp]):
+    """Sends one request to one endpoint and answers it, raising the typed errors of
+    ``kg_adapters.errors`` (``TransientError`` and ``RateLimited`` for what is worth retrying)."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+    def execute(self, request: Req, /) -> Resp: ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable

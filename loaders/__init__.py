@@ -5,14 +5,20 @@
 >>> report.store_triples, round(report.triples_per_second)  # doctest: +SKIP
 
 Formats: N-Triples (``nt``), N-Quads (``nq``), Turtle (``ttl``), RDF/XML (``rdf``), TriG
-(``trig``), and TSV triple files (``tsv``: ``h<TAB>r<TAB>t``; ``metaqa``: ``h|r|t``), each
+(``trig``), TSV triple files (``tsv``: ``h<TAB>r<TAB>t``; ``metaqa``: ``h|r|t``) and Freebase
+dumps (``freebase``: quirks repaired, optional language/predicate filters; see
+:mod:`loaders.freebase`), each
 optionally ``.gz`` or ``.bz2`` (decompressed on the fly). Loads are atomic: readers see the old
-store or the new one, never a partial one (see :mod:`loaders.core`).
+store or the new one, never a partial one (see :mod:`loaders.core`). ``extract_subgraph``
+copies the k-hop neighbourhood of seed entities out of any KG into a new store (``kga extract``,
+see :mod:`loaders.extract`).
 """
 
 from __future__ import annotations
 
 from loaders.core import load_files
+from loaders.extract import ExtractReport, extract_subgraph
+from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.rdf import CHUNK_LINES, FORMAT_NAMES, LINE_FORMATS, resolve_format
 from loaders.report import LoadReport, SkippedLine
 from loaders.tsv import LOCAL_ENTITY_NS, LOCAL_RELATION_NS
@@ -23,8 +29,12 @@ __all__ = [
     "LINE_FORMATS",
     "LOCAL_ENTITY_NS",
     "LOCAL_RELATION_NS",
+    "DumpFilter",
+    "ExtractReport",
+    "FreebaseConverter",
     "LoadReport",
     "SkippedLine",
+    "extract_subgraph",
     "load_files",
     "resolve_format",
 ]

@@ -22,18 +22,20 @@ Choices worth knowing:
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import IO, Protocol, cast
 
 import pyoxigraph as ox
 
 from kg_adapters.backends.oxigraph import RDF_FORMATS, open_maybe_compressed, rdf_format
 from kg_adapters.errors import InvalidTermError, LoadError
 from loaders.report import SkipLog
-from loaders.tsv import SEPARATORS, TsvConverter
+from loaders.tsv import SEPARATORS
 
 CHUNK_LINES = 20_000
 """Lines per bulk-loaded chunk: 20k was the fastest of 20k-300k on FB15k-237 (~190k triples/s)."""
@@ -41,40 +43,58 @@ CHUNK_LINES = 20_000
 MAX_LINE_BYTES = 256 << 20
 """A longer line in a line-based format means the file is not what its name says."""
 
-LINE_FORMATS = frozenset({"nt", "nq", *SEPARATORS})
-"""Formats with one statement per line: chunked, and loadable leniently."""
+WIKIDATA_JSON = "wikidata-json"
+"""Wikidata's JSON dumps (one entity per line; see :mod:`loaders.wikidata_json`)."""
 
-FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa")
+CONVERTED_FORMATS = frozenset({"freebase", *SEPARATORS})
+"""Line formats whose lines a converter turns into N-Triples first."""
+
+LINE_FORMATS = frozenset({"nt", "nq", *CONVERTED_FORMATS, WIKIDATA_JSON})
+"""Formats with one statement (or entity) per line: chunked, and loadable leniently."""
+
+FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
+_UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
 _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 
 Progress = Callable[[int], None]
 
 
+class LineConverter(Protocol):
+    """Turns lines of a converted format into N-Triples text, one unit per input line."""
+
+    def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]: ...
+
+
 def resolve_format(path: str, name: str | None) -> str:
     """The canonical format of ``path``: ``name`` if given, else guessed from the extension.
 
-    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV.
-    Compression suffixes (``.gz``, ``.bz2``) are ignored for the guess.
+    ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV; a
+    file named ``freebase-rdf-*`` is a Freebase dump; ``.json`` is a Wikidata JSON dump. Compression
+    suffixes (``.gz``, ``.bz2``) are ignored for the guess.
     """
     if name is not None:
         key = name.lower()
-        if key in SEPARATORS:
+        if key in CONVERTED_FORMATS or key == WIKIDATA_JSON:
             return key
         try:
             return rdf_format(path, key).file_extension
         except InvalidTermError:
-            known = ", ".join(sorted({*RDF_FORMATS, *SEPARATORS}))
+            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS, WIKIDATA_JSON}))
             raise LoadError(f"unknown format {name!r}; known: {known}", file=path) from None
+    if Path(path).name.startswith("freebase-rdf"):
+        return "freebase"
     suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in ("gz", "bz2"):
         suffixes.pop()
     last = suffixes[-1] if suffixes else ""
     if last == "tsv":
         return "tsv"
+    if last == "json":
+        return WIKIDATA_JSON
     if last == "txt":
         return _sniff_txt(path) if Path(path).is_file() else "tsv"  # never consume a pipe's first line
     try:
@@ -102,7 +122,7 @@ def load_file(
     format: str,
     *,
     log: SkipLog,
-    converter: TsvConverter | None,
+    converter: LineConverter | None,
     progress: Progress,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError."""
@@ -121,12 +141,12 @@ def _read_error(path: str, exc: BaseException, *, lines_read: int | None = None)
     elif isinstance(exc, zlib.error):
         reason = f"the compressed input is corrupt: {exc}"
     elif isinstance(exc, gzip.BadGzipFile):
-        reason = f"not a gzip file: {exc}"
+        reason = f"not a gzip file, or a corrupt one: {exc}"
     else:
         reason = f"I/O error: {exc}"
-    if lines_read is not None:
-        reason += f" (after line {lines_read})"
-    return LoadError(reason, file=path)
+    if lines_read is None:
+        return LoadError(reason, file=path)
+    return LoadError(reason, file=path, line=lines_read + 1)  # the first line that could not be read
 
 
 def _load_lines(
@@ -135,7 +155,7 @@ def _load_lines(
     format: str,
     *,
     log: SkipLog,
-    converter: TsvConverter | None,
+    converter: LineConverter | None,
     progress: Progress,
 ) -> int:
     syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
@@ -154,15 +174,28 @@ def _load_lines(
     return statements
 
 
+def _skip_bom(handle: IO[bytes], path: str) -> None:
+    """Consumes a UTF-8 byte order mark at the start of ``handle`` (files, gzip and bz2 streams
+    all buffer, so the first bytes can be looked at without reading them)."""
+    try:
+        if cast(io.BufferedReader, handle).peek(len(_UTF8_BOM))[: len(_UTF8_BOM)] == _UTF8_BOM:
+            handle.read(len(_UTF8_BOM))
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _read_error(path, exc, lines_read=0) from exc
+
+
 def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
     """(first line number, lines without their newline) per chunk of the decompressed file.
 
     Reads 1 MiB blocks and splits them in C: much faster than ``readline`` on gzip/bz2 streams.
+    Lines end with LF, CRLF or a lone CR (N-Triples allows all three).
     """
     first = 1
     lines: list[bytes] = []
     pending = b""
+    carry = b""  # a CR ending a block may be the first half of a CRLF
     with open_maybe_compressed(path) as handle:
+        _skip_bom(handle, path)
         while True:
             try:
                 block = handle.read(_BLOCK)
@@ -170,6 +203,11 @@ def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[byte
                 raise _read_error(path, exc, lines_read=first - 1 + len(lines)) from exc
             if not block:
                 break
+            block, carry = carry + block, b""
+            if b"\r" in block:
+                if block.endswith(b"\r"):
+                    block, carry = block[:-1], b"\r"
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
             pieces = (pending + block).split(b"\n")
             pending = pieces.pop()
             if len(pending) > MAX_LINE_BYTES:
@@ -290,6 +328,7 @@ def _load_stream(store: ox.Store, path: str, format: str, *, progress: Progress)
 
     try:
         with open_maybe_compressed(path) as handle:
+            _skip_bom(handle, path)
             parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri(), rename_blank_nodes=True)
             store.bulk_extend(statements(parsed))
     except SyntaxError as exc:

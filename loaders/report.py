@@ -29,7 +29,9 @@ class LoadReport:
 
     ``statements_read`` counts the good statements parsed from the inputs (duplicates included);
     ``store_triples`` is the size of the store after the load (duplicates collapse, and the
-    ``rdfs:label`` triples minted for TSV names are included).
+    ``rdfs:label`` triples minted for TSV names are included). Freebase dumps also count the lines
+    their filters dropped (``lines_filtered``) and the lines repaired into valid N-Triples
+    (``lines_repaired``).
     """
 
     store: str
@@ -40,6 +42,8 @@ class LoadReport:
     seconds: float
     store_triples: int
     appended: bool
+    lines_filtered: int = 0
+    lines_repaired: int = 0
 
     @property
     def triples_per_second(self) -> float:

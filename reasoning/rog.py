@@ -8,12 +8,27 @@ entities by how many walks reach them (RoG's retrieval-only baseline).
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from kg_adapters.base import Direction, KnowledgeGraph
-from kg_adapters.records import Literal, Node, Path, PathResult
+from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.records import Node, Path, PathResult
+from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.scorers import BM25Scorer, stem
+from reasoning.text import (
+    RelationNames,
+    entity_ids,
+    match_names,
+    node_text,
+    node_value,
+    parse_list,
+    relation_words,
+    schema_relations,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,14 +57,9 @@ def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
 
 
-def node_text(node: Node, names: Mapping[str, str]) -> str:
-    if isinstance(node, Literal):
-        return node.value
-    return names.get(node, node)
-
-
 def format_path(path: Path, names: Mapping[str, str]) -> str:
-    """RoG's reasoning-path text: ``e0 -> r1 -> e1 -> ...`` with names where known.
+    """RoG's reasoning-path text: ``e0 -> r1 -> e1 -> ...`` with names (of entities, and of
+    relations given there) where known.
     A hop walked against the edge's direction reads ``e1 <- r2 <- e2`` (e2 --r2--> e1 in the KG)."""
     text = node_text(path.start, names)
     current: Node = path.start
@@ -57,7 +67,7 @@ def format_path(path: Path, names: Mapping[str, str]) -> str:
         forward = edge.head == current
         current = edge.tail if forward else edge.head
         arrow = "->" if forward else "<-"
-        text += f" {arrow} {edge.relation} {arrow} {node_text(current, names)}"
+        text += f" {arrow} {names.get(edge.relation, edge.relation)} {arrow} {node_text(current, names)}"
     return text
 
 
@@ -69,3 +79,315 @@ def path_entities(paths: Sequence[Path]) -> list[str]:
             if isinstance(node, str):
                 seen[node] = None
     return list(seen)
+
+
+# -- the full method ---------------------------------------------------------------------------------
+
+DIRECTED: tuple[Direction, ...] = ("out", "in")
+
+PLAN_PROMPT = (
+    "Please generate valid relation paths that can be helpful for answering the following question.\n"
+    "Give at most {k} relation paths, best first, one per line, with the relations of a path separated "
+    'by " -> ". Use only relations of the knowledge graph; the topic entities have these relations:\n'
+    "{relations}\n\nTopic entities: {topics}\nQuestion: {question}"
+)
+"""RoG's planning instruction, with the topic entities' relations listed: RoG's planner is fine-tuned
+on the KG's vocabulary, a general chat model has to be shown it."""
+
+REASON_PROMPT = (
+    "Based on the reasoning paths, please answer the given question. Please keep the answer as simple "
+    "as possible and return all the possible answers as a list.\n\nReasoning Paths:\n{paths}\n\n"
+    "Question:\n{question}"
+)
+"""RoG's reasoning prompt (Appendix, "Reasoning on Graphs")."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckedPlan:
+    """A plan after validation: the relations walked (repaired where needed), their directions, how
+    many of the original steps were valid, and the repairs made as ``(original, replacement)``."""
+
+    plan: Plan
+    valid_steps: int
+    steps: int
+    repairs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def usable(self) -> bool:
+        return len(self.plan.relations) == self.steps
+
+
+class RoG:
+    """Reasoning on Graphs: plan relation paths, ground them with constrained BFS, reason on the walks.
+
+    Planning: a question's ``plans`` skip it; with an LLM, RoG's planning prompt (showing the topic
+    entities' relations) yields up to ``top_k`` paths; offline, a beam of ``beam_width`` relation
+    paths grows hop by hop (up to ``max_hops``) from the topic entities' relations, ranked by the
+    scorer against the question, and the ``top_k`` best of every length are kept.
+    Validation walks each given or LLM plan from the topic entities: a step is valid when some entity of the
+    frontier has that relation (in either direction, which fixes the hop's direction); an invalid
+    step is repaired to the frontier's relation the scorer finds closest (``repair=False`` drops the
+    plan instead). ``details["plan_validity"]`` is the share of valid steps.
+    Reasoning: with an LLM, RoG's reasoning prompt over at most ``prompt_paths`` walks; offline,
+    "vote": the end entities of the walks ranked by how many walks reach them -- all given plans'
+    walks, or only the best-ranked planned path that finds any (the others would flood precision).
+    Topic entities are never answers. Each answer cites up to ``paths_per_answer`` walks.
+    """
+
+    name = "rog"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        *,
+        llm: LLM | None = None,
+        scorer: Scorer | None = None,
+        top_k: int = 3,
+        max_hops: int = 3,
+        beam_width: int = 5,
+        repair: bool = True,
+        max_paths: int = 1000,
+        max_frontier: int = 500,
+        prompt_paths: int = 50,
+        paths_per_answer: int = 3,
+    ) -> None:
+        for option, value in (
+            ("top_k", top_k),
+            ("max_hops", max_hops),
+            ("beam_width", beam_width),
+            ("max_paths", max_paths),
+            ("max_frontier", max_frontier),
+            ("prompt_paths", prompt_paths),
+            ("paths_per_answer", paths_per_answer),
+        ):
+            check_budget(value, option, minimum=1)
+        self.kg = kg
+        self.llm = llm
+        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+        self.top_k = top_k
+        self.max_hops = max_hops
+        self.beam_width = beam_width
+        self.repair = repair
+        self.max_paths = max_paths
+        self.max_frontier = max_frontier
+        self.prompt_paths = prompt_paths
+        self.paths_per_answer = paths_per_answer
+        self._schema = schema_relations(kg)
+        self.relation_names = RelationNames(kg)
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def answer(self, question: Question) -> Answer:
+        topics = list(question.q_entity)
+        if not topics:
+            return Answer(prediction=(), details={"error": "no topic entity"})
+        if question.plans:
+            planner = "given"
+            proposed = [Plan(relations=tuple(p)) for p in question.plans if p]
+        elif self.llm is not None:
+            planner = "llm"
+            proposed = self.plan_with_llm(question, self.llm)
+        else:
+            planner = "scorer"
+            proposed = self.plan_offline(question)
+        if planner == "scorer":  # grown from the KG's own relations: valid by construction
+            checked = [CheckedPlan(plan=p, valid_steps=len(p.relations), steps=len(p.relations)) for p in proposed]
+        else:
+            checked = [self.validate(topics, plan) for plan in proposed]
+        steps = sum(c.steps for c in checked)
+        plans = [c.plan for c in checked if c.usable]
+        walks = [retrieve(self.kg, topics, [plan], max_paths=self.max_paths) for plan in plans]
+        every = [w for found in walks for w in found]
+        if self.llm is not None:
+            used = every
+            ranked, reply = self.reason_with_llm(question, used, self.llm)
+        else:
+            used = every if planner == "given" else next((list(found) for found in walks if found), [])
+            ranked, reply = [node for node, _ in vote(used)], ""
+        prediction = [node for node in ranked if node not in topics]
+        by_end: dict[Node, list[Path]] = {}
+        for walk in sorted(used, key=lambda w: len(w.edges)):
+            by_end.setdefault(walk.end, []).append(walk)
+        cited = tuple(walk.edges for node in prediction for walk in by_end.get(node, [])[: self.paths_per_answer])
+        names = self.kg.labels(entity_ids(prediction)) if prediction and not reply else {}
+        details: dict[str, Any] = {
+            "planner": planner,
+            "plans": [
+                {"relations": list(c.plan.relations), "directions": list(c.plan.directions or ()), "usable": c.usable}
+                for c in checked
+            ],
+            "plan_validity": (sum(c.valid_steps for c in checked) / steps) if steps else 0.0,
+            "repairs": [list(pair) for c in checked for pair in c.repairs],
+            "walks": len(every),
+            "truncated": any(found.truncated for found in walks),
+        }
+        return Answer(
+            prediction=tuple(node_value(node) for node in prediction),
+            reasoning_paths=cited,
+            answer_text=reply or "; ".join(node_text(node, names) for node in prediction),
+            details=details,
+        )
+
+    # -- planning ------------------------------------------------------------------------------------
+    def plan_with_llm(self, question: Question, llm: LLM) -> list[Plan]:
+        """RoG's planning prompt; each reply line ``r1 -> r2`` (or RoG's ``<PATH>r1<SEP>r2</PATH>``)
+        is one plan; a line whose steps hold spaces is prose and skipped."""
+        topics = list(question.q_entity)
+        relations = sorted(
+            {r for side in DIRECTED for rs in self.kg.relations(topics, direction=side).values() for r in rs}
+            - self._schema
+        )
+        names = self.kg.labels(topics)
+        self.relation_names.words(relations)
+        prompt = PLAN_PROMPT.format(
+            k=self.top_k,
+            relations="\n".join(self.relation_names.shown(r) for r in relations),
+            topics=", ".join(names.get(t, t) for t in topics),
+            question=question.question,
+        )
+        reply = llm.chat([{"role": "user", "content": prompt}])
+        plans: list[Plan] = []
+        for line in reply.replace("</PATH>", "\n").splitlines():
+            line = line.replace("<PATH>", "").replace("<SEP>", "->")
+            line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line)
+            line = re.sub(r"\s*\([^()]*\)", "", line)  # "P19 (place of birth)" as the prompt showed it
+            steps = tuple(step.strip().strip("`'\"") for step in line.split("->") if step.strip())
+            if any(len(step.split()) != 1 for step in steps):
+                continue  # prose, not a relation path
+            if steps and Plan(relations=steps) not in plans:
+                plans.append(Plan(relations=steps))
+        return plans[: self.top_k]
+
+    def plan_offline(self, question: Question) -> list[Plan]:
+        """A beam of relation paths grown hop by hop from the topic entities, ranked by the scorer;
+        the ``top_k`` best of all lengths, scored together, are the plans."""
+        beam: list[tuple[Plan, list[str]]] = [(Plan(relations=(), directions=()), list(question.q_entity))]
+        candidates: list[Plan] = []
+        for hop in range(self.max_hops):
+            grown = self._grow(beam)
+            if not grown:
+                break
+            names = self.relation_names.words(r for plan, _ in grown for r in plan.relations)
+            texts = [plan_text(plan, names) for plan, _ in grown]
+            scores = self.scorer.score(question.question, texts)
+            order = sorted(range(len(grown)), key=lambda i: (-scores[i], texts[i]))
+            kept = [grown[i] for i in order[: self.beam_width]]
+            candidates.extend(plan for plan, _ in kept)
+            if hop + 1 < self.max_hops:
+                beam = [(plan, self._advance(plan, frontier)) for plan, frontier in kept]
+        if not candidates:
+            return []
+        names = self.relation_names.words(r for plan in candidates for r in plan.relations)
+        scores = self.scorer.score(question.question, [plan_text(plan, names) for plan in candidates])
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], len(candidates[i].relations), i))
+        return [candidates[i] for i in order[: self.top_k]]
+
+    def _grow(self, beam: Sequence[tuple[Plan, list[str]]]) -> list[tuple[Plan, list[str]]]:
+        """Every one-relation extension of the beam's plans (both directions), with the frontier it
+        extends; one ``relations`` call per direction for the whole beam."""
+        frontier = list(dict.fromkeys(e for _, ids in beam for e in ids))
+        grown: list[tuple[Plan, list[str]]] = []
+        if not frontier:
+            return grown
+        for side in DIRECTED:
+            found = self.kg.relations(frontier, direction=side)
+            for plan, ids in beam:
+                for relation in sorted({r for e in ids for r in found.get(e, ())} - self._schema):
+                    longer = Plan(relations=(*plan.relations, relation), directions=(*(plan.directions or ()), side))
+                    grown.append((longer, ids))
+        return grown
+
+    def _advance(self, plan: Plan, frontier: list[str]) -> list[str]:
+        """The entities one more hop along ``plan``'s last step from ``frontier`` (capped)."""
+        direction = (plan.directions or ("both",))[-1]
+        edges = self.kg.neighbors(frontier[: self.max_frontier], direction=direction, relations=[plan.relations[-1]])
+        reached = (edge.tail if edge.head == node else edge.head for node, found in edges.items() for edge in found)
+        return entity_ids(reached)[: self.max_frontier]
+
+    # -- validation ----------------------------------------------------------------------------------
+    def validate(self, topics: Sequence[str], plan: Plan) -> CheckedPlan:
+        """Walks ``plan`` from the topic entities, fixing each hop's direction and repairing (or
+        stopping at) steps no frontier entity has."""
+        frontier = list(topics)
+        relations: list[str] = []
+        directions: list[Direction] = []
+        repairs: list[tuple[str, str]] = []
+        valid = 0
+        for index, relation in enumerate(plan.relations):
+            if not frontier:
+                break
+            wanted = plan.directions[index] if plan.directions else "both"
+            sides: tuple[Direction, ...] = DIRECTED if wanted == "both" else (wanted,)
+            present = {side: set(_union(self.kg.relations(frontier, direction=side))) - self._schema for side in sides}
+            step_sides = [side for side in sides if relation in present[side]]
+            if step_sides:
+                valid += 1
+            elif self.repair and any(present.values()):
+                options = sorted(set().union(*present.values()))
+                replacement = self.closest(relation, options)
+                repairs.append((relation, replacement))
+                relation = replacement
+                step_sides = [side for side in sides if relation in present[side]]
+            else:
+                break
+            direction: Direction = step_sides[0] if len(step_sides) == 1 else "both"
+            relations.append(relation)
+            directions.append(direction)
+            if index + 1 < len(plan.relations):
+                frontier = self._advance(Plan(relations=(relation,), directions=(direction,)), frontier)
+        return CheckedPlan(
+            plan=Plan(relations=tuple(relations), directions=tuple(directions)),
+            valid_steps=valid,
+            steps=len(plan.relations),
+            repairs=tuple(repairs),
+        )
+
+    def closest(self, relation: str, options: Sequence[str]) -> str:
+        """The option the scorer finds closest to ``relation`` (ties: most similar spelling)."""
+        names = self.relation_names.words([relation, *options])
+        scores = self.scorer.score(names[relation], [names[o] for o in options])
+        similarity = [difflib.SequenceMatcher(None, relation, option).ratio() for option in options]
+        best = max(range(len(options)), key=lambda i: (scores[i], similarity[i], -i))
+        return options[best]
+
+    # -- reasoning -----------------------------------------------------------------------------------
+    def reason_with_llm(self, question: Question, walks: Sequence[Path], llm: LLM) -> tuple[list[Node], str]:
+        """RoG's reasoning prompt over the walks (most supported ends first); the reply's items
+        matched to the walks' end entities by name or id."""
+        support = dict(vote(walks))
+        shown = sorted(walks, key=lambda w: (-support[w.end], str(w.end)))[: self.prompt_paths]
+        names = self.kg.labels(path_entities(shown)) if shown else {}
+        self.relation_names.words(r for walk in shown for r in walk.relations)
+        relations = {r: self.relation_names.shown(r) for r in self.relation_names.known}
+        prompt = REASON_PROMPT.format(
+            paths="\n".join(format_path(w, {**names, **relations}) for w in shown), question=question.question
+        )
+        reply = llm.chat([{"role": "user", "content": prompt}])
+        ends = {w.end: node_text(w.end, names) for w in walks}
+        return match_names(parse_list(reply), ends), reply.strip()
+
+
+def plan_text(plan: Plan, names: Mapping[str, str] | None = None) -> str:
+    """A plan's words (``names`` of its relations where given), each stem once, for scoring against
+    a question: a relation repeated along a path, or "artists" after "artist", must not make a
+    longer path look more relevant."""
+    words: dict[str, str] = {}
+    for relation in plan.relations:
+        text = names[relation] if names is not None and relation in names else relation_words(relation)
+        for word in text.split():
+            words.setdefault(stem(word), word)
+    return " ".join(words.values())
+
+
+def _union(found: Mapping[str, Sequence[str]]) -> list[str]:
+    return sorted({r for rs in found.values() for r in rs})
+
+
+def truth_paths(
+    kg: KnowledgeGraph, q_entity: Sequence[str], a_entity: Sequence[str], *, max_hops: int = 3
+) -> list[tuple[str, ...]]:
+    """RoG's training targets: the relation sequences of the shortest paths between each question
+    entity and each answer entity (``shortest_paths``), distinct, in order of discovery."""
+    if not q_entity or not a_entity:
+        return []
+    found = kg.shortest_paths(list(q_entity), list(a_entity), max_hops=max_hops, direction="both")
+    return list(dict.fromkeys(path.relations for path in found if path.edges))

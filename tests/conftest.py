@@ -27,3 +27,11 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def sample_store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """KG URL of the bundled FB15k-237 sample loaded into an on-disk store (freebase profile)."""
+    from support.sample_store import build_sample_store
+
+    return build_sample_store(tmp_path_factory.mktemp("sample") / "store")

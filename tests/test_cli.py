@@ -78,8 +78,14 @@ def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.
     count = run_json(capsys, ["query", "--kg", url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"])
     assert count == [{"n": {"value": "2085", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "lang": None}}]
     edges = run_json(capsys, ["subgraph", "--kg", url, "--seed", "m.0bxtg", "--hops", "1"])
-    assert {"head": "m.0bxtg", "relation": "type.object.name",
-            "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"}} in edges
+    name = {"head": "m.0bxtg", "relation": "type.object.name",
+            "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"}}
+    assert name not in edges  # the freebase relation filter hides names (labels() has them)
+    assert {"head": "m.0bxtg", "relation": "people.person.place_of_birth", "tail": "m.0qymv"} in edges
+    unfiltered = run_json(
+        capsys, ["subgraph", "--kg", url + "&relation_filter=none", "--seed", "m.0bxtg", "--hops", "1"]
+    )
+    assert name in unfiltered
 
 
 def test_errors_are_typed_messages_not_tracebacks(store: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ import gzip
 import random
 import re
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +87,19 @@ class Oracle:
                     value = ("literal", _unescape(match["lit"]), (match["lang"] or "").lower())
                     oracle.by_node[head].add((head, relation, value))
         oracle.entities = sorted(nodes)
+        return oracle
+
+    def filtered(self, keep: Callable[[str], bool]) -> Oracle:
+        """The same graph without the triples whose relation ``keep`` refuses."""
+        oracle = Oracle(entities=self.entities)
+        for table, into in ((self.out, oracle.out), (self.into, oracle.into)):
+            for node, by_relation in table.items():
+                for relation, others in by_relation.items():
+                    if keep(relation):
+                        into[node][relation] = list(others)
+        for node, triples in self.by_node.items():
+            oracle.by_node[node] = {triple for triple in triples if keep(triple[1])}
+        oracle.triples = sum(1 for node in self.by_node for triple in oracle.by_node[node] if triple[0] == node)
         return oracle
 
     # -- RoG Algorithm 1 (bfs_with_rule), with a direction per hop --------------------------
@@ -206,12 +219,17 @@ def oracle(fb15k_file: Path) -> Oracle:
 
 
 @pytest.fixture(scope="session")
-def fb15k(fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+def fb15k_store(fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     loaders = pytest.importorskip("loaders")
     store = tmp_path_factory.mktemp("fb15k") / "store"
     report = loaders.load_files([str(fb15k_file)], str(store), profile="freebase", progress=False)
     assert report.lines_skipped == 0
-    kg = connect(f"oxigraph://{store.resolve()}?profile=freebase")
+    return store.resolve()
+
+
+@pytest.fixture(scope="session")
+def fb15k(fb15k_store: Path) -> Iterator[KnowledgeGraph]:
+    kg = connect(f"oxigraph://{fb15k_store}?profile=freebase&relation_filter=none")  # the oracle filters nothing
     yield kg
     kg.close()
 
@@ -341,3 +359,82 @@ def test_one_hop_subgraph_matches_adjacency(fb15k: KnowledgeGraph, oracle: Oracl
     together = fb15k.subgraph(seeds[:5], hops=1)
     assert set(as_triples(together)) == set().union(*(oracle.by_node[seed] for seed in seeds[:5]))
     assert total > SUBGRAPH_SEEDS
+
+
+# -------------------------------------------- the freebase profile as a reasoner sees it
+# FB15k-237 under the freebase profile's defaults: the relation filter hides names
+# (type.object.name) and common.* plumbing; CVTs are already collapsed into ``a..b`` relations and
+# every entity has a name, so expand_cvt must change nothing. The oracle applies the same filter.
+
+
+@pytest.fixture(scope="session")
+def fb15k_reasoner(fb15k_store: Path) -> Iterator[KnowledgeGraph]:
+    kg = connect(f"oxigraph://{fb15k_store}?profile=freebase")
+    yield kg
+    kg.close()
+
+
+@pytest.fixture(scope="session")
+def filtered_oracle(oracle: Oracle, fb15k_reasoner: KnowledgeGraph) -> Oracle:
+    return oracle.filtered(fb15k_reasoner.profile.relation_filter.keeps)
+
+
+TOM_HANKS, GREEN_MILE, CONCORD = "m.0bxtg", "m.03s9kp", "m.0qymv"
+COLLAPSED_FILM = "film.actor.film..film.performance.film"
+
+
+def test_freebase_profile_hand_checked_answers(fb15k_reasoner: KnowledgeGraph) -> None:
+    kg = fb15k_reasoner
+    assert kg.labels([TOM_HANKS, GREEN_MILE, CONCORD]) == {
+        TOM_HANKS: "Tom Hanks", GREEN_MILE: "The Green Mile", CONCORD: "Concord"
+    }
+    relations = kg.relations(TOM_HANKS)[TOM_HANKS]
+    assert COLLAPSED_FILM in relations and "people.person.place_of_birth" in relations
+    assert "type.object.name" not in relations
+    assert kg.relations(TOM_HANKS, expand_cvt=True) == {TOM_HANKS: relations}
+    films = kg.paths(TOM_HANKS, [COLLAPSED_FILM], expand_cvt=True)
+    assert len(films) == 24 and GREEN_MILE in {path.end for path in films}
+    assert [path.edges for path in films] == [path.edges for path in kg.paths(TOM_HANKS, [COLLAPSED_FILM])]
+    union = "people.person.spouse_s..people.marriage.type_of_union"
+    assert kg.neighbors(TOM_HANKS, relations=[union], expand_cvt=True) == {
+        TOM_HANKS: [Edge(head=TOM_HANKS, relation=union, tail="m.04ztj")]
+    }
+    born = kg.paths(TOM_HANKS, ["people.person.place_of_birth"])
+    assert [path.end for path in born] == [CONCORD]
+
+
+def test_freebase_profile_expand_cvt_changes_nothing_on_fb15k(
+    fb15k_reasoner: KnowledgeGraph, filtered_oracle: Oracle
+) -> None:
+    seeds = random.Random(SEED + 4).sample(filtered_oracle.entities, 20)
+    assert fb15k_reasoner.neighbors(seeds, direction="both", expand_cvt=True) == fb15k_reasoner.neighbors(
+        seeds, direction="both"
+    )
+    assert fb15k_reasoner.relations(seeds, direction="both", expand_cvt=True) == fb15k_reasoner.relations(
+        seeds, direction="both"
+    )
+
+
+def test_freebase_profile_relations_and_subgraph_match_filtered_oracle(
+    fb15k_reasoner: KnowledgeGraph, filtered_oracle: Oracle
+) -> None:
+    seeds = random.Random(SEED + 5).sample(filtered_oracle.entities, SUBGRAPH_SEEDS)
+    hidden = 0
+    for seed in seeds:
+        got = as_triples(fb15k_reasoner.subgraph(seed, hops=1))
+        assert set(got) == filtered_oracle.by_node[seed], f"filtered 1-hop subgraph differs around {seed}"
+        out = sorted({relation for _h, relation, _t in filtered_oracle.by_node[seed] if _h == seed})
+        assert fb15k_reasoner.relations(seed) == {seed: out}
+        hidden += not any(triple[1] == "type.object.name" for triple in got)
+    assert hidden == SUBGRAPH_SEEDS  # names never show, though every entity has one
+
+
+def test_freebase_profile_shortest_paths_match_filtered_oracle(
+    fb15k_reasoner: KnowledgeGraph, filtered_oracle: Oracle
+) -> None:
+    rng = random.Random(SEED + 6)
+    for _ in range(10):
+        source, target = _sample_pair(filtered_oracle, rng)
+        wanted = set(filtered_oracle.all_shortest_paths(source, target, 3))
+        result = fb15k_reasoner.shortest_paths(source, target, max_hops=3)
+        assert {as_triples(path.edges) for path in result} == wanted

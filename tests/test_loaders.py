@@ -440,7 +440,7 @@ def test_missing_input_and_unknown_format_touch_nothing(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="unknown format"):
         load_files([str(good)], str(store), format="json", progress=False)
     with pytest.raises(LoadError, match="profile"):
-        load_files([str(good)], str(store), profile="dbpedia", progress=False)
+        load_files([str(good)], str(store), profile="nosuch", progress=False)
     assert not store.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "good.nt"]
 

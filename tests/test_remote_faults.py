@@ -1,6 +1,7 @@
 """Whole KG operations against a real Virtuoso behind a fault-injecting proxy: with a fraction of
 requests failing, answers equal the fault-free ones; with permanent faults a typed error arrives
-within the configured bound. Sleeping and the clock are injected, so nothing here waits."""
+within the configured bound. Sleeping and the clock are injected, so nothing here waits for a
+backoff (a stall or slow drip still costs one real client timeout)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 
 import pytest
 from support.fault_server import FakeClock, FaultPlan, FaultServer
+from support.fault_workload import FAULT_KINDS, QUICK_FAULT_KINDS, Op, build_workload, run_op
 from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.http_transport import HttpSparqlTransport
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
+from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError, QueryError, RetriesExhausted
 from kg_adapters.records import Edge
 from kg_adapters.wrappers.retry import RetryingTransport
@@ -126,3 +129,61 @@ def test_wikidata_requires_a_descriptive_user_agent(tmp_path: Path) -> None:
             assert kg.neighbors("Q42", relations=["P31"]) == {"Q42": [Edge(head="Q42", relation="P31", tail="Q5")]}
             assert kg.labels("Q42") == {"Q42": "Douglas Adams"}
         assert {request.user_agent for request in wdqs.requests} == {"kga-tests/1.0 (tests@example.org)"}
+
+
+# -- the mixed workload of benchmarks/faults.py, at test size ----------------------------------------
+@pytest.fixture(scope="module")
+def mixed_ops() -> list[Op]:
+    return build_workload(sample_path(), 100, seed=3)
+
+
+@pytest.fixture(scope="module")
+def mixed_reference(virtuoso: VirtuosoServer, mixed_ops: list[Op]) -> list[object]:
+    with connect("sparql+" + virtuoso.sparql_url + "?profile=freebase&dialect=virtuoso", retries=0) as kg:
+        return [run_op(kg, op) for op in mixed_ops]
+
+
+def through_proxy(proxy: FaultServer, clock: FakeClock, *, retries: int) -> KnowledgeGraph:
+    """``connect`` with its retry wrapper, its waits on ``clock`` (a stall or drip still costs the
+    real 1 s timeout)."""
+    url = "sparql+" + proxy.url + "?profile=freebase&dialect=virtuoso"
+    return connect(url, timeout=1, retries=retries, retry_seconds=3600, sleep=clock.sleep, clock=clock)
+
+
+def test_mixed_workload_survives_every_fault_kind(
+    virtuoso: VirtuosoServer, mixed_ops: list[Op], mixed_reference: list[object]
+) -> None:
+    """100 operations at 30% faults of every kind (429, 5xx, resets, stalls, truncated bodies, slow
+    drips) through connect(): exactly the fault-free answers."""
+    plan = FaultPlan(fraction=0.3, kinds=FAULT_KINDS, seed=4, retry_after=2)
+    clock = FakeClock()
+    with FaultServer(upstream=virtuoso.sparql_url, plan=plan, drip_seconds=2, drip_interval=0.05) as proxy:
+        with through_proxy(proxy, clock, retries=15) as kg:
+            assert [run_op(kg, op) for op in mixed_ops] == mixed_reference
+            transport = kg.transport  # type: ignore[attr-defined]
+        injected = [fault for fault in plan.history if fault != "ok"]
+        assert set(injected) == set(FAULT_KINDS), "every kind of fault was injected"
+        assert transport.retries >= len(injected) and transport.gave_up == 0
+        assert clock() >= 2 * injected.count("429"), "each 429 waited its Retry-After (on the fake clock)"
+
+
+def test_typed_errors_past_the_retry_budget(
+    virtuoso: VirtuosoServer, mixed_ops: list[Op], mixed_reference: list[object]
+) -> None:
+    """With one retry at 30% faults some operations run out of attempts: each of those raises
+    RetriesExhausted, every other one answers exactly; none answers wrongly."""
+    plan = FaultPlan(fraction=0.3, kinds=QUICK_FAULT_KINDS, seed=5)
+    exhausted = 0
+    with (
+        FaultServer(upstream=virtuoso.sparql_url, plan=plan) as proxy,
+        through_proxy(proxy, FakeClock(), retries=1) as kg,
+    ):
+        for op, reference in zip(mixed_ops, mixed_reference, strict=True):
+            try:
+                answer = run_op(kg, op)
+            except RetriesExhausted as exc:
+                assert exc.attempts == 2
+                exhausted += 1
+                continue
+            assert answer == reference, op
+    assert exhausted > 0

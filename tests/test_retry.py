@@ -8,6 +8,7 @@ the server releases the request when the client disconnects, not after a sleep.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 
@@ -264,6 +265,17 @@ def test_dripping_answer_hits_the_total_deadline_and_is_retried(clock: FakeClock
         transport = retrying(server.url, clock, timeout=0.5)
         assert transport.execute(QUERIES[0]).rows
         assert transport.retries == 1
+
+
+def test_a_slow_drip_is_cut_at_the_deadline_not_after_a_whole_chunk() -> None:
+    """The deadline is checked as bytes arrive: a body dripped 8 bytes at a time is given up once the
+    (ticking) clock passes it, not after the body (or 64 KiB of it) has come in."""
+    ticks = itertools.count()
+    with FaultServer(data=GRAPH, plan=FaultPlan.constant("drip"), drip_bytes=8, drip_interval=0.001) as server:
+        transport = HttpSparqlTransport(server.url, timeout=3, clock=lambda: float(next(ticks)))
+        with pytest.raises(BackendTimeout, match="longer than 3 s"):
+            transport.execute(QUERIES[0])
+        assert next(ticks) == 5, "the clock was read at the start and at each of the first four pieces"
 
 
 def test_faults_in_front_of_an_upstream_endpoint(expected: list[SparqlResult], clock: FakeClock) -> None:

@@ -1,28 +1,26 @@
 """Caller text can never change a query's meaning.
 
-Unit tests pin the exact SPARQL text of each term; property tests throw nasty strings (quotes,
-``>``, ``}``, newlines, ``#``, ``\\u003E`` escapes, SPARQL keywords, very long and empty text) at
-every operation of a real in-memory Oxigraph store that holds a planted sentinel triple. Every
-call must either answer correctly (nothing, for ids that are not in the graph) or raise
-:class:`InvalidTermError`, and the sentinel must never come back.
+Unit tests pin the exact SPARQL text of each term; the shared hostile-input suite
+(``conformance/fuzz.py``, run on every backend by ``test_hostile_input.py``) runs here on a real
+in-memory Oxigraph store; property tests check that IRIs and literals round-trip exactly.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pyoxigraph as ox
 import pytest
 import rdflib
+from conformance.fuzz import EX, HAS_SECRET, NTRIPLES, SECRET, SENTINEL, InjectionFuzz, storable_pieces, valid_iris
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
-from kg_adapters.errors import InvalidTermError, KGError, QueryError
-from kg_adapters.records import Edge, Entity, Literal, Path
+from kg_adapters.errors import InvalidTermError, QueryError
+from kg_adapters.records import Literal
 from kg_adapters.sparql_terms import (
     MAX_TERM_LENGTH,
     check_iri,
@@ -34,33 +32,12 @@ from kg_adapters.sparql_terms import (
     variable,
 )
 
-EX = "http://example.org/"
-SECRET = EX + "secret"
-HAS_SECRET = EX + "hasSecret"
-SENTINEL = "SENTINEL-7f3a9c"
-PERSON = EX + "person"
-CITY = EX + "city"
-BORN_IN = EX + "bornIn"
-RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-
-DATA = f"""
-<{SECRET}> <{HAS_SECRET}> "{SENTINEL}" .
-<{SECRET}> <{BORN_IN}> <{SECRET}> .
-<{PERSON}> <{BORN_IN}> <{CITY}> .
-<{PERSON}> <{RDFS_LABEL}> "Person" .
-<{PERSON}> <{RDFS_LABEL}> "Personne"@fr .
-<{CITY}> <{RDFS_LABEL}> "City"@en .
-"""
-KNOWN_IRIS = {SECRET, HAS_SECRET, PERSON, CITY, BORN_IN, RDFS_LABEL}
-LABELED = {PERSON, CITY}
-PERSON_LABELS = {"Person", "Personne"}
-
 
 @pytest.fixture(scope="module")
 def kg() -> OxigraphGraph:
     graph = connect("oxigraph://")
     assert isinstance(graph, OxigraphGraph)
-    graph.store.load(DATA.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    graph.store.load(NTRIPLES.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
     # The sentinel is really there, reachable by the escape hatch.
     assert graph.query(f"SELECT ?o WHERE {{ <{SECRET}> <{HAS_SECRET}> ?o }}") == [{"o": Literal(value=SENTINEL)}]
     return graph
@@ -117,6 +94,8 @@ def test_string_literal_exact_text() -> None:
     # SPARQL expands \uXXXX before parsing: the u after an escaped backslash is itself escaped
     assert string_literal("\\u0022") == '"\\\\\\U000000750022"'
     assert string_literal("") == '""'
+    # Virtuoso ends a string at a raw NUL: control characters go as \u escapes
+    assert string_literal("a\x00b\x1b\x7f") == '"a\\u0000b\\u001B\\u007F"'
 
 
 def test_literal_exact_text() -> None:
@@ -155,202 +134,18 @@ def test_variables_and_values() -> None:
         values_block("x", ["http://a/1", "http://a/2> <http://a/3"])
 
 
-# ---------------------------------------------------------------------------- strategies
-PIECES = [
-    '"',
-    "'",
-    '"""',
-    ">",
-    "<",
-    "}",
-    "{",
-    "\n",
-    "\r",
-    "\t",
-    "#",
-    "\\",
-    "\\u003E",
-    "\\U0000003E",
-    "\\u0022",
-    "\\u005C",
-    "%3E",
-    "%",
-    " ",
-    ".",
-    ";",
-    ",",
-    "^^",
-    "@en",
-    "?s",
-    "?x",
-    "*",
-    "} UNION { ?s ?p ?o }",
-    "} UNION { ?s ?p ?o",
-    " . ?s ?p ?o . ",
-    '" } UNION { ?s ?p ?o } #',
-    "> } UNION { ?s ?p ?o } #",
-    ") } SELECT * WHERE { ?s ?p ?o",
-    "FILTER(true)",
-    "OPTIONAL",
-    "VALUES",
-    "DROP ALL",
-    "INSERT DATA { <a:b> <a:b> <a:b> }",
-    "http://example.org/",
-    SECRET,
-    "<" + SECRET + ">",
-    "_:b0",
-    "\x00",
-    "\u2028",
-    "\ufeff",
-    "\U0001f680",
-    "Zo\u00eb",
-    "\u6771\u4eac",
-    "'; DROP TABLE labels; --",
-    '" OR "1"="1',
-    "NEAR(",
-    "en",
-]
+# ------------------------------------------------------------------------ property tests
+class TestOxigraphInMemory(InjectionFuzz):
+    """The shared hostile-input suite (``conformance/fuzz.py``) on an in-memory store."""
 
-pieces = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=8).map("".join)
-nasty = st.one_of(
-    pieces,
-    pieces.map(lambda text: "http://example.org/" + text),
-    pieces.map(lambda text: "a:" + text),
-    st.text(max_size=40),
-    st.just(""),
-    st.integers(min_value=MAX_TERM_LENGTH - 30, max_value=MAX_TERM_LENGTH + 200).map(
-        lambda n: "http://example.org/" + "x" * n
-    ),
-)
-
-
-def empty_answers(kg: OxigraphGraph, bad: str) -> dict[str, tuple[Callable[[], object], object]]:
-    """Each call with ``bad`` in an id, relation or language slot, and its correct answer when
-    ``bad`` names nothing in the graph (None: checked separately)."""
-    return {
-        "neighbors": (lambda: kg.neighbors(bad), {bad: []}),
-        "neighbors-both": (lambda: kg.neighbors([PERSON, bad], direction="both"), None),
-        "neighbors-relation": (lambda: kg.neighbors(PERSON, relations=[bad]), {PERSON: []}),
-        "neighbors-relation-in": (lambda: kg.neighbors(CITY, direction="in", relations=[bad, BORN_IN]), None),
-        "relations": (lambda: kg.relations(bad, direction="both"), {bad: []}),
-        "labels": (lambda: kg.labels(bad), {}),
-        "labels-lang": (lambda: kg.labels(PERSON, lang=bad), None),
-        "paths-start": (lambda: list(kg.paths(bad, [BORN_IN])), []),
-        "paths-relation": (lambda: list(kg.paths(PERSON, [bad])), []),
-        "paths-relation-both": (lambda: list(kg.paths(CITY, [bad], directions=["both"])), []),
-        "shortest-source": (lambda: list(kg.shortest_paths(bad, CITY)), []),
-        "shortest-target": (lambda: list(kg.shortest_paths(PERSON, bad)), []),
-        "subgraph-seed": (lambda: list(kg.subgraph(bad, hops=1)), []),
-        "subgraph-relation": (lambda: list(kg.subgraph(PERSON, hops=2, relations=[bad])), []),
-    }
-
-
-def leaves(value: object) -> list[object]:
-    """Every id, relation and literal text inside an answer."""
-    if isinstance(value, dict):
-        return [leaf for key, item in value.items() for leaf in (*leaves(key), *leaves(item))]
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in leaves(item)]
-    if isinstance(value, Edge):
-        return [value.head, value.relation, *leaves(value.tail)]
-    if isinstance(value, Path):
-        return [value.start, *leaves(value.edges)]
-    if isinstance(value, Entity):
-        return [value.id, value.label]
-    if isinstance(value, Literal):
-        return [value.value]
-    return [value]
-
-
-def check_answer(name: str, answer: object, wanted: object, bad: str) -> None:
-    found = leaves(answer)
-    assert SENTINEL not in found and HAS_SECRET not in found, f"{name} revealed the sentinel for {bad!r}"
-    assert SECRET not in found, f"{name} revealed the secret node for {bad!r}"
-    if wanted is not None:
-        assert answer == wanted, f"{name}({bad!r})"
-    elif name == "neighbors-both":
-        assert answer == {PERSON: kg_person_both(), bad: []}
-    elif name == "neighbors-relation-in":
-        assert answer == {CITY: [Edge(head=PERSON, relation=BORN_IN, tail=CITY)]}
-    elif name == "labels-lang":
-        assert isinstance(answer, dict) and set(answer) == {PERSON} and answer[PERSON] in PERSON_LABELS
-
-
-def kg_person_both() -> list[Edge]:
-    return [
-        Edge(head=PERSON, relation=BORN_IN, tail=CITY),
-        Edge(head=PERSON, relation=RDFS_LABEL, tail=Literal(value="Person")),
-        Edge(head=PERSON, relation=RDFS_LABEL, tail=Literal(value="Personne", lang="fr")),
-    ]
-
-
-# -------------------------------------------------------------------------- property tests
-@settings(max_examples=200, deadline=None)
-@given(bad=nasty)
-@example(bad="http://example.org/x> } UNION { ?s ?p ?o } #")
-@example(bad='x" } UNION { ?s ?p ?o } #')
-@example(bad="http://example.org/x\\u003E } UNION { ?s ?p ?o")
-@example(bad="http://example.org/a#} UNION {")
-@example(bad="")
-@example(bad="http://example.org/" + "x" * 5000)
-def test_injection_never_reveals_sentinel(kg: OxigraphGraph, bad: str) -> None:
-    """Whatever the text, the answer is the correct (empty) one or a typed error; never the sentinel.
-
-    A QueryError is tolerated here (the query was refused, its meaning did not change); the strict
-    test below holds the library to InvalidTermError."""
-    assume(bad not in KNOWN_IRIS)
-    for name, (call, wanted) in empty_answers(kg, bad).items():
-        try:
-            answer = call()
-        except (InvalidTermError, QueryError):
-            continue
-        check_answer(name, answer, wanted, bad)
-    # The store is unchanged (nothing was inserted or dropped by any text).
-    assert kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }") == [
-        {"n": Literal(value="6", datatype="http://www.w3.org/2001/XMLSchema#integer")}
-    ]
-
-
-@settings(max_examples=200, deadline=None)
-@given(bad=nasty)
-def test_terms_answer_or_raise_invalid_term_error(kg: OxigraphGraph, bad: str) -> None:
-    """The contract: every call answers correctly or raises InvalidTermError (no other error)."""
-    assume(bad not in KNOWN_IRIS)
-    for name, (call, wanted) in empty_answers(kg, bad).items():
-        try:
-            answer = call()
-        except InvalidTermError:
-            continue
-        except KGError as exc:
-            raise AssertionError(f"{name}({bad!r}) raised {type(exc).__name__}, not InvalidTermError") from exc
-        check_answer(name, answer, wanted, bad)
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=nasty)
-@example(text="person")
-@example(text="0_0")
-@example(text='" OR "1"="1')
-@example(text="NEAR(person city)")
-@example(text="person*")
-def test_search_text_is_only_ever_matched(kg: OxigraphGraph, text: str) -> None:
-    """Search text goes to the name index as data: any text answers a list of named entities
-    (never the unnamed secret) or raises InvalidTermError; nothing else escapes."""
-    try:
-        answer = kg.search(text)
-    except InvalidTermError:
-        return
-    assert isinstance(answer, list)
-    assert all(isinstance(found, Entity) and found.id in LABELED for found in answer)
-    assert SENTINEL not in leaves(answer)
-    if text.strip().lower() == "person":
-        assert answer == [Entity(id=PERSON, label="Person")]
+    @pytest.fixture(scope="class")
+    @classmethod
+    def fuzz_kg(cls, kg: OxigraphGraph) -> OxigraphGraph:
+        return kg
 
 
 # Text that is a well-formed IRI tail (RFC 3987 unreserved, sub-delims, ':', '@', '/', '?', '#',
 # valid percent-encodings, non-ASCII letters).
-_IRI_CHAR = st.sampled_from([*"abcXYZ019-._~!$&'()*+,;=:@/?", "%3E", "%22", "%7B", "\u00eb", "\u6771"])
-valid_iris = st.lists(_IRI_CHAR, max_size=30).map(lambda parts: "http://example.org/" + "".join(parts))
 
 
 @given(value=valid_iris)
@@ -401,9 +196,9 @@ _DATATYPE = st.sampled_from(
 )
 literals = st.one_of(
     st.builds(lambda value: Literal(value=value), st.text()),
-    st.builds(lambda value: Literal(value=value), pieces),
+    st.builds(lambda value: Literal(value=value), storable_pieces),
     st.builds(lambda value, lang: Literal(value=value, lang=lang.lower()), st.text(max_size=20), _LANG),
-    st.builds(lambda value, datatype: Literal(value=value, datatype=datatype), pieces, _DATATYPE),
+    st.builds(lambda value, datatype: Literal(value=value, datatype=datatype), storable_pieces, _DATATYPE),
 )
 
 
@@ -437,7 +232,7 @@ def test_literal_round_trips_in_oxigraph(value: Literal) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(value=st.one_of(st.text(), pieces))
+@given(value=st.one_of(st.text(), storable_pieces))
 @example(value='O"Brien')
 @example(value="back\\slash")
 @example(value="two\nlines")

@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import requests
+import urllib3
 
 from kg_adapters import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
-from kg_adapters.errors import BackendError, BackendTimeout, QueryError, RateLimited, TransientError
+from kg_adapters.errors import BackendError, BackendTimeout, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.transport import SparqlResult, Term
 
 DEFAULT_USER_AGENT = f"kg-adapters/{__version__} (https://pypi.org/project/kg-adapters/) python-requests"
@@ -32,6 +33,18 @@ TRIPLE_VARIABLES = ("subject", "predicate", "object")
 # Virtuoso answers HTTP 500 both for passing trouble and for errors no retry can fix.
 _PERMANENT_500 = re.compile(r"\b(SR353|SR352|SR350|SP0\d\d|SQ\d\d\d|SR186|37000|syntax error)\b", re.I)
 _MAX_MESSAGE = 500
+_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
+
+
+def wikimedia_user_agent(user_agent: object, *, service: str, scheme: str) -> str:
+    """``user_agent`` if it is descriptive, with contact information (an e-mail address or a URL),
+    as the Wikimedia User-Agent policy requires; else InvalidTermError saying how to connect."""
+    if not user_agent or not _CONTACT.search(str(user_agent)):
+        raise InvalidTermError(
+            f"{service} requires a descriptive User-Agent with contact information: "
+            f"connect('{scheme}', user_agent='my-project/1.0 (me@example.org)')"
+        )
+    return str(user_agent)
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
@@ -103,9 +116,11 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows))
 
 
-class HttpSparqlTransport:
-    """Sends queries to one endpoint. ``timeout`` bounds the whole exchange (connect, server time
-    and download), so a stalled or slow-dripping server fails with BackendTimeout."""
+class HttpExchange:
+    """One keep-alive ``requests`` session to one URL: sends form fields, returns the body and
+    headers, and turns HTTP failures into typed errors. ``timeout`` bounds the whole exchange
+    (connect, server time and download), so a stalled or slow-dripping server fails with
+    BackendTimeout. ``requests_sent`` counts the requests."""
 
     def __init__(
         self,
@@ -113,20 +128,14 @@ class HttpSparqlTransport:
         *,
         timeout: float = 60.0,
         user_agent: str = DEFAULT_USER_AGENT,
-        method: str = "POST",
-        get_max_bytes: int = 2000,
         headers: Mapping[str, str] | None = None,
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if method not in ("GET", "POST"):
-            raise ValueError(f"method must be GET or POST, got {method!r}")
         self._endpoint = endpoint
         self.timeout = float(timeout)
-        self.method = method
-        self.get_max_bytes = get_max_bytes
         self._session = session or requests.Session()
-        self._session.headers.update({"User-Agent": user_agent, "Accept": ACCEPT, **(headers or {})})
+        self._session.headers.update({"User-Agent": user_agent, **(headers or {})})
         self._clock = clock
         self.requests_sent = 0
 
@@ -134,27 +143,21 @@ class HttpSparqlTransport:
     def endpoint(self) -> str:
         return self._endpoint
 
-    def execute(self, query: str) -> SparqlResult:
-        deadline = self._clock() + self.timeout
-        body, headers = self._exchange(query, deadline)
-        capped = any(name.lower() == "x-sparql-maxrows" for name in headers)
-        content_type = headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if content_type in ("application/n-triples", "text/plain"):
-            return parse_ntriples(body)
-        return parse_json_results(body, capped=capped)
-
-    def _exchange(self, query: str, deadline: float) -> tuple[bytes, Mapping[str, str]]:
+    def exchange(self, fields: Mapping[str, str], *, use_get: bool) -> tuple[bytes, Mapping[str, str]]:
+        """Sends ``fields`` (as the query string, or a POSTed form) and returns (body, headers)."""
         self.requests_sent += 1
+        deadline = self._clock() + self.timeout
         timeout = (min(self.timeout, 10.0), self.timeout)
-        use_get = self.method == "GET" and len(query.encode("utf-8")) <= self.get_max_bytes
         try:
             if use_get:
-                response = self._session.get(self._endpoint, params={"query": query}, timeout=timeout, stream=True)
+                response = self._session.get(self._endpoint, params=fields, timeout=timeout, stream=True)
             else:
-                response = self._session.post(self._endpoint, data={"query": query}, timeout=timeout, stream=True)
+                response = self._session.post(self._endpoint, data=fields, timeout=timeout, stream=True)
             with response:
                 chunks: list[bytes] = []
-                for chunk in response.iter_content(chunk_size=1 << 16):
+                # read1 returns whatever has arrived, so a server dripping a few bytes at a time is
+                # caught at the deadline (iter_content would wait for a whole 64 KiB chunk first).
+                while chunk := response.raw.read1(1 << 16, decode_content=True):
                     chunks.append(chunk)
                     if self._clock() > deadline:
                         raise BackendTimeout(f"{self._endpoint} took longer than {self.timeout:g} s to answer")
@@ -166,6 +169,10 @@ class HttpSparqlTransport:
         except requests.ConnectionError as exc:
             raise TransientError(f"connection to {self._endpoint} failed: {exc}") from exc
         except requests.RequestException as exc:
+            raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise BackendTimeout(f"{self._endpoint} did not answer within {self.timeout:g} s") from exc
+        except urllib3.exceptions.HTTPError as exc:  # the body, read from urllib3 directly, was cut short
             raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
 
     def _raise_for_status(self, response: requests.Response, body: bytes) -> None:
@@ -189,3 +196,41 @@ class HttpSparqlTransport:
 
     def close(self) -> None:
         self._session.close()
+
+
+class HttpSparqlTransport(HttpExchange):
+    """Sends SPARQL queries to one endpoint (GET for short queries when ``method="GET"``)."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        timeout: float = 60.0,
+        user_agent: str = DEFAULT_USER_AGENT,
+        method: str = "POST",
+        get_max_bytes: int = 2000,
+        headers: Mapping[str, str] | None = None,
+        session: requests.Session | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if method not in ("GET", "POST"):
+            raise ValueError(f"method must be GET or POST, got {method!r}")
+        super().__init__(
+            endpoint,
+            timeout=timeout,
+            user_agent=user_agent,
+            headers={"Accept": ACCEPT, **(headers or {})},
+            session=session,
+            clock=clock,
+        )
+        self.method = method
+        self.get_max_bytes = get_max_bytes
+
+    def execute(self, query: str) -> SparqlResult:
+        use_get = self.method == "GET" and len(query.encode("utf-8")) <= self.get_max_bytes
+        body, headers = self.exchange({"query": query}, use_get=use_get)
+        capped = any(name.lower() == "x-sparql-maxrows" for name in headers)
+        content_type = headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if content_type in ("application/n-triples", "text/plain"):
+            return parse_ntriples(body)
+        return parse_json_results(body, capped=capped)

@@ -22,7 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Store
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters.sparql_terms import check_literal
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -95,11 +95,12 @@ def convert_term(term: Any) -> Term | None:
 
 def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) -> Any:
     if isinstance(node, Literal):
-        if node.lang is not None:
-            return _Literal(node.value, language=check_lang(node.lang))
-        if node.datatype is not None:
-            return _Literal(node.value, datatype=_NamedNode(check_iri(node.datatype)))
-        return _Literal(node.value)
+        text, lang, datatype = check_literal(node)
+        if lang is not None:
+            return _Literal(text, language=lang)
+        if datatype is not None:
+            return _Literal(text, datatype=_NamedNode(datatype))
+        return _Literal(text)
     full = profile.relation_iri(node) if relation else profile.entity_iri(node)
     return _NamedNode(full)
 
@@ -153,27 +154,35 @@ class OxigraphGraph(SparqlGraph):
     direct_lookup_max = 64
     """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
-    def __init__(self, path: str | None = None, *, profile: str | Profile = "generic", write: bool = False) -> None:
-        super().__init__(get_profile(profile))
+    def __init__(
+        self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False
+    ) -> None:
+        """``profile``: default the one the store's manifest records (``generic`` in memory)."""
         self.path = path
         self.write = write or path is None
         self.manifest: dict[str, Any] = {}
         self._version: store_layout.OpenVersion | None = None
-        if path is None:
+        if path is not None:
+            self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
+            self.manifest = self._version.manifest
+        try:
+            super().__init__(get_profile(profile if profile is not None else self.manifest.get("profile", "generic")))
+        except BaseException:
+            self.close_version()
+            raise
+        if self._version is None:
             self._store = ox.Store()
             return
-        self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
-        self.manifest = self._version.manifest
         data = str(self._version.data)
         try:
             self._store = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
-            self._version.close()
+            self.close_version()
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
-        profile = options.pop("profile", "generic")
+        profile = options.pop("profile", None)
         write = options.pop("write", False)
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
@@ -202,7 +211,10 @@ class OxigraphGraph(SparqlGraph):
         and plan before its first row, an index lookup ~10 us. Large ones go through one VALUES query."""
         lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
         if lookups > self.direct_lookup_max:
-            super()._collect_edges(side, iris, relation_iris, literals, canonical_of, result)
+            # Oxigraph joins a VALUES list of predicates by scanning every edge of each id, so one
+            # query per predicate is cheaper; neighbors() sorts the merged lists afterwards.
+            for relation_group in [[r] for r in relation_iris] if relation_iris else [None]:
+                super()._collect_edges(side, iris, relation_group, literals, canonical_of, result)
             return
         entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
         predicates = [_NamedNode(r) for r in relation_iris] if relation_iris else [None]
@@ -347,6 +359,10 @@ class OxigraphGraph(SparqlGraph):
     def close(self) -> None:
         super().close()
         self._store = ox.Store()  # releases the on-disk database
+        self.close_version()
+
+    def close_version(self) -> None:
+        """Releases the reader lock: only now may a load delete the version this graph read."""
         if self._version is not None:
-            self._version.close()  # only now may a load delete this version
+            self._version.close()
 

@@ -7,6 +7,7 @@ are translated here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kg_adapters.backends.oxigraph import open_maybe_compressed, rdf_format
@@ -17,7 +18,7 @@ from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters.sparql_terms import check_literal
 
 _RDFLIB_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "rdf": "xml", "trig": "trig"}
 _QUAD_FORMATS = {"nquads", "trig"}
@@ -31,6 +32,18 @@ def _import_rdflib() -> Any:
 
         raise UnknownBackendError("the rdflib backend needs rdflib: pip install rdflib") from exc
     return rdflib
+
+
+@contextmanager
+def _lexical_forms_kept(rdflib: Any) -> Iterator[None]:
+    """rdflib rewrites typed literals while parsing unless told not to ("...T00:00:00Z" becomes
+    "...T00:00:00+00:00"); other backends keep the file's text, so this one must too."""
+    previous = rdflib.NORMALIZE_LITERALS
+    rdflib.NORMALIZE_LITERALS = False
+    try:
+        yield
+    finally:
+        rdflib.NORMALIZE_LITERALS = previous
 
 
 class RdflibGraph(SparqlGraph):
@@ -140,7 +153,7 @@ class RdflibGraph(SparqlGraph):
         fmt = rdf_format(path, format)
         name = _RDFLIB_FORMATS[fmt.file_extension]
         try:
-            with open_maybe_compressed(path) as handle:
+            with open_maybe_compressed(path) as handle, _lexical_forms_kept(self._rdflib):
                 if name in _QUAD_FORMATS:
                     dataset = self._rdflib.Dataset()
                     dataset.parse(handle, format=name)
@@ -164,10 +177,11 @@ class RdflibGraph(SparqlGraph):
     def _node(self, node: Node, *, relation: bool = False) -> Any:
         rdflib = self._rdflib
         if isinstance(node, Literal):
-            if node.lang is not None:
-                return rdflib.Literal(node.value, lang=check_lang(node.lang))
-            if node.datatype is not None:
-                return rdflib.Literal(node.value, datatype=rdflib.URIRef(check_iri(node.datatype)))
-            return rdflib.Literal(node.value)
+            text, lang, datatype = check_literal(node)
+            if lang is not None:
+                return rdflib.Literal(text, lang=lang)
+            if datatype is not None:
+                return rdflib.Literal(text, datatype=rdflib.URIRef(datatype))
+            return rdflib.Literal(text)
         full = self._profile.relation_iri(node) if relation else self._profile.entity_iri(node)
         return rdflib.URIRef(full)

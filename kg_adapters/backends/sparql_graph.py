@@ -9,18 +9,29 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
+from kg_adapters.algorithms import other_end
 from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, edge_sort_key, node_sort_key
-from kg_adapters.sparql_terms import check_langs, iri, values_block
+from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
+from kg_adapters.records import (
+    Edge,
+    Entity,
+    Literal,
+    Node,
+    Qualifiers,
+    edge_sort_key,
+    node_sort_key,
+)
+from kg_adapters.sparql_terms import check_langs, check_text, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -30,6 +41,8 @@ Row = tuple[Term | None, ...]
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+GEO_WKT_LITERAL = "http://www.opengis.net/ont/geosparql#wktLiteral"
+VIRTUOSO_GEOMETRY = "http://www.openlinksw.com/schemas/virtrdf#Geometry"
 INDEXED_LABEL_PREDICATES = (
     "http://www.w3.org/2000/01/rdf-schema#label",
     "http://rdf.freebase.com/ns/type.object.name",
@@ -39,21 +52,29 @@ INDEXED_LABEL_PREDICATES = (
 )
 
 
+CVT_DESCRIPTION_PARTS = 8
+"""Most neighbour names in the label of a CVT node."""
+
+
 def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
     for offset in range(0, len(items), size):
         yield items[offset : offset + size]
 
 
 def plain_literal(value: str, datatype: str | None, lang: str | None) -> Literal:
-    """Our literal convention: no datatype for plain and language-tagged strings."""
+    """Our literal convention: no datatype for plain and language-tagged strings. Virtuoso stores
+    geo:wktLiteral as its own geometry type (and upper-cases the WKT): its datatype is reported
+    as loaded, its text as Virtuoso writes it."""
     if lang:
         return Literal(value=value, lang=lang.lower())
     if datatype is None or datatype == XSD_STRING:
         return Literal(value=value)
+    if datatype == VIRTUOSO_GEOMETRY:
+        datatype = GEO_WKT_LITERAL
     return Literal(value=value, datatype=datatype)
 
 
-class SparqlGraph(abc.ABC):
+class SparqlGraph(algorithms.WalksOverNeighbors, abc.ABC):
     """Shared implementation of :class:`KnowledgeGraph` on top of a SELECT evaluator."""
 
     values_chunk = 1000
@@ -94,6 +115,8 @@ class SparqlGraph(abc.ABC):
         limit = check_budget(limit_per_entity, "limit_per_entity")
         nodes = self._resolve(ids)
         relation_iris = self._relation_iris(relations)
+        if self._profile.statements is not None and (qualifiers or relation_iris is None):
+            return self._statement_neighbors(nodes, direction, relation_iris, limit, literals, statements=qualifiers)
         found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
         if relation_iris != []:
             walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
@@ -102,6 +125,8 @@ class SparqlGraph(abc.ABC):
                     self._collect_edges(side, list(nodes.iris), relation_iris, literals, nodes.iris, found)
                 if nodes.blanks:
                     self._collect_blank_edges(side, nodes.blanks, relation_iris, literals, found)
+        if relation_iris is None:
+            self._drop_filtered_edges(found)
         # One relation walked one way: a node's edges share the relation and one end, so ordering
         # by the other end alone gives edge_sort_key's order for a fraction of the work.
         key: Callable[[Edge], Any]
@@ -115,6 +140,8 @@ class SparqlGraph(abc.ABC):
             if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
+        if expand_cvt and self._profile.has_cvt_nodes:
+            self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def relations(
@@ -138,107 +165,73 @@ class SparqlGraph(abc.ABC):
                     found[nodes.iris[x]].add(relation_id(r))
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
+        if self._profile.statements is not None:
+            layer = {name for names in found.values() for name in names if self._in_statement_layer(name)}
+            found = {node: names - layer for node, names in found.items()}
+        relation_filter = self._profile.relation_filter
+        if not relation_filter.empty:
+            found = {node: set(filter(relation_filter.keeps, names)) for node, names in found.items()}
+        if expand_cvt and self._profile.has_cvt_nodes:
+            for canonical, collapsed in self._cvt_relations(list(found), direction).items():
+                found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
-
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.constrained_paths(
-            self,
-            starts,
-            relation_path,
-            directions=directions,
-            max_paths=max_paths,
-            simple=simple,
-            expand_cvt=expand_cvt,
-        )
-
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
-        self._check_open()
-        return algorithms.all_shortest_paths(
-            self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
-        )
-
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
-        self._check_open()
-        return algorithms.k_hop_subgraph(
-            self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
-        )
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = check_langs(lang)
+        wanted = self._with_fallbacks(check_langs(lang))
         nodes = self._resolve(ids)
         candidates = self._literals_of(nodes, self._profile.label_predicates)
-        return {
-            spelling: _best_label(candidates[canonical], wanted)
-            for spelling, canonical in nodes.canonical.items()
-            if canonical in candidates
-        }
+        found = {canonical: _best_label(labels, wanted) for canonical, labels in candidates.items()}
+        if self._profile.has_cvt_nodes:
+            found.update(self._cvt_descriptions(nodes, found, wanted))
+        return {spelling: found[canonical] for spelling, canonical in nodes.canonical.items() if canonical in found}
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
-        wanted = check_langs(lang)
+        wanted = self._with_fallbacks(check_langs(lang))
         nodes = self._resolve(ids)
         names = self._literals_of(nodes, self._profile.label_predicates)
         descriptions = self._literals_of(nodes, self._profile.description_predicates)
+        cvts = self._cvt_descriptions(nodes, names, wanted) if self._profile.has_cvt_nodes else {}
         found: dict[str, Entity] = {}
         for spelling, canonical in nodes.canonical.items():
             name = names.get(canonical)
             description = descriptions.get(canonical)
             found[spelling] = Entity(
                 id=canonical,
-                label=_best_label(name, wanted) if name else None,
+                label=_best_label(name, wanted) if name else cvts.get(canonical),
                 description=_best_label(description, wanted) if description else None,
             )
         return found
 
+    def _with_fallbacks(self, langs: tuple[str, ...]) -> tuple[str, ...]:
+        """The caller's language tags, then the profile's fallback tags (Wikidata's ``mul``)."""
+        return tuple(dict.fromkeys((*langs, *self._profile.fallback_langs)))
+
     def _literals_of(self, nodes: _Resolved, predicates: Sequence[str]) -> dict[str, list[Literal]]:
-        """Literal values of ``predicates`` on each resolved node (canonical id -> literals)."""
-        found: dict[str, list[Literal]] = {}
+        """Literal values of ``predicates`` on each resolved node (canonical id -> literals), in
+        the order of ``predicates``, then by language tag and text, so picks are deterministic."""
+        found: dict[str, list[tuple[int, Literal]]] = {}
         if not predicates or not nodes.iris:
-            return found
-        predicate_values = values_block("p", predicates)
-        rows = self._select_chunked(
-            lambda chunk: (
-                f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {predicate_values} ?x ?p ?l "
-                "FILTER(isLiteral(?l)) }"
-            ),
-            list(nodes.iris),
-        )
-        for x, value, *_ in rows:
-            if isinstance(x, str) and isinstance(value, Literal):
-                found.setdefault(nodes.iris[x], []).append(value)
-        return found
+            return {}
+        for position, predicate in enumerate(dict.fromkeys(predicates)):
+            # One query per predicate: engines such as Oxigraph join a VALUES list of predicates by
+            # scanning every edge of each id, while a fixed predicate is one index lookup per id.
+            def build(chunk: Sequence[str], pattern: str = f"?x {iri(predicate)} ?l") -> str:
+                return f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
+
+            rows = self._select_chunked(build, list(nodes.iris))
+            for x, value, *_ in rows:
+                if isinstance(x, str) and isinstance(value, Literal):
+                    found.setdefault(nodes.iris[x], []).append((position, value))
+        return {
+            node: [value for _, value in sorted(pairs, key=lambda pair: (pair[0], pair[1].lang or "", pair[1].value))]
+            for node, pairs in found.items()
+        }
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         if self._index is None:
             self._index = self._open_label_index()
@@ -261,6 +254,117 @@ class SparqlGraph(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
+        self._profile = self._profile.with_relation_filter(relation_filter)
+
+    # -- relation filter and CVT (mediator) nodes ----------------------------------------------
+    def _drop_filtered_edges(self, found: dict[str, list[Edge]]) -> None:
+        """Removes the edges whose relation the profile's filter hides (relations not named)."""
+        relation_filter = self._profile.relation_filter
+        if relation_filter.empty:
+            return
+        keeps = relation_filter.keeps
+        for node, edges in found.items():
+            found[node] = [edge for edge in edges if keeps(edge.relation)]
+
+    def _nameless(self, ids: Sequence[str]) -> list[str]:
+        """The CVT nodes among ``ids``: CVT candidates of the profile with no name at all (one
+        batched label query)."""
+        candidates = [node for node in ids if self._profile.is_cvt_candidate(node)]
+        if not candidates:
+            return []
+        named = self._literals_of(self._resolve(candidates), self._profile.label_predicates)
+        return [node for node in candidates if node not in named]
+
+    def _attach_cvts(self, found: dict[str, list[Edge]], *, literals: bool) -> None:
+        """Gives every edge whose far end is a CVT node that CVT's other edges (``Edge.cvt``, true
+        direction, sorted). The edges linking the CVT back to the node the edge belongs to are left
+        out: they repeat the edge itself (Freebase stores each CVT edge in both directions). One
+        label query detects the CVTs, one ``neighbors`` call per direction fetches all their edges."""
+        far: dict[str, None] = {}
+        for node, edges in found.items():
+            for edge in edges:
+                other = other_end(edge, node)
+                if isinstance(other, str) and other != node:
+                    far[other] = None
+        cvts = self._nameless(list(far))
+        if not cvts:
+            return
+        inner = self.neighbors(cvts, direction="both", literals=literals)
+        for node, edges in found.items():
+            expanded: list[Edge] = []
+            for edge in edges:
+                other = other_end(edge, node)
+                if isinstance(other, str) and other != node and (mediated := inner.get(other)):
+                    kept = tuple(e for e in mediated if other_end(e, other) != node)
+                    edge = replace(edge, cvt=kept)
+                expanded.append(edge)
+            found[node] = expanded
+
+    def _cvt_relations(self, ids: list[str], direction: Direction) -> dict[str, set[str]]:
+        """``r1..r2`` for each id: ``r1`` reaches a CVT and ``r2`` leaves it (``out``), or ``r1``
+        reaches the CVT from elsewhere and ``r2`` leads from it to the id (``in``), spelled in the
+        KG's direction as FB15k-237 spells collapsed CVT relations."""
+        collapsed: dict[str, set[str]] = {node: set() for node in ids}
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            found = self.neighbors(ids, direction=side, literals=False)
+            self._attach_cvts(found, literals=True)
+            for node, edges in found.items():
+                for edge in edges:
+                    for inner in edge.cvt:
+                        if side == "out" and inner.head == edge.tail:
+                            collapsed[node].add(f"{edge.relation}..{inner.relation}")
+                        elif side == "in" and inner.tail == edge.head:
+                            collapsed[node].add(f"{inner.relation}..{edge.relation}")
+        return collapsed
+
+    def _cvt_descriptions(self, nodes: _Resolved, named: Collection[str], langs: Sequence[str]) -> dict[str, str]:
+        """A label for each nameless CVT among ``nodes``: its type (the prefix shared by most of its
+        outgoing relations) and the names or values of its neighbours, outgoing edges first, in
+        edge order, each once, at most :data:`CVT_DESCRIPTION_PARTS` of them:
+        ``"film.performance: Natalie Portman; Padmé Amidala; Star Wars"``."""
+        cvts = [c for c in dict.fromkeys(nodes.canonical.values()) if c not in named]
+        cvts = [c for c in cvts if self._profile.is_cvt_candidate(c)]
+        if not cvts:
+            return {}
+        edges = self.neighbors(cvts, direction="both")
+        neighbours = {
+            other for cvt in cvts for edge in edges[cvt] if isinstance(other := other_end(edge, cvt), str)
+        }
+        names = self._literals_of(self._resolve(sorted(neighbours)), self._profile.label_predicates)
+        described: dict[str, str] = {}
+        for cvt in cvts:
+            outgoing = [edge for edge in edges[cvt] if edge.head == cvt]
+            incoming = [edge for edge in edges[cvt] if edge.head != cvt]
+            parts: dict[str, None] = {}
+            for edge in outgoing + incoming:
+                other = other_end(edge, cvt)
+                if isinstance(other, Literal):
+                    parts[other.value] = None
+                elif other in names:
+                    parts[_best_label(names[other], langs)] = None
+            if not parts:
+                continue
+            texts = list(parts)
+            shown = "; ".join(texts[:CVT_DESCRIPTION_PARTS]) + ("; …" if len(texts) > CVT_DESCRIPTION_PARTS else "")
+            kinds = Counter(edge.relation.rsplit(".", 1)[0] for edge in outgoing if "." in edge.relation)
+            kind = min(kinds, key=lambda k: (-kinds[k], k)) if kinds else ""
+            described[cvt] = f"{kind}: {shown}" if kind else shown
+        return described
+
+    def detect_profile(self) -> Profile:
+        """Switches to the profile the data is written in, judged from one bounded sample
+        (``profiles.detect``); ``profile.detection`` says why."""
+        self._check_open()
+        self._profile = choose_profile(self._sample(SAMPLE_QUERY))
+        return self._profile
+
+    def _sample(self, query: str) -> list[Row]:
+        """Rows of a sampling query that carries its own LIMIT."""
+        return self._select(query)
 
     # -- helpers -------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -366,6 +470,139 @@ class SparqlGraph(abc.ABC):
             elif isinstance(other_node, str):
                 result[node].append(Edge(head=other_node, relation=relation, tail=node))
 
+    # -- full statements: neighbors(..., qualifiers=True) on a profile with a StatementModel ------
+    def _statement_neighbors(
+        self,
+        nodes: _Resolved,
+        direction: Direction,
+        relation_iris: list[str] | None,
+        limit: int | None,
+        literals: bool,
+        *,
+        statements: bool,
+    ) -> dict[str, list[Edge]]:
+        """Answers of a profile with a statement layer (``Profile.statements``). The layer's
+        plumbing (claims, statement values, qualifiers, ...) is never an edge: without
+        ``statements`` the truthy edges stand for it; with ``statements`` the statements (with
+        qualifiers and rank, deprecated ones left out) replace the truthy edges too. Every other
+        edge as usual. Per direction: one ordinary and one statement query per id chunk. A
+        statement is one edge, even when reached from both of its ends (``both`` on a self-loop)."""
+        model = self._profile.statements
+        assert model is not None
+        properties: list[str] | None = None
+        others: list[str] | None = None
+        if relation_iris is not None:
+            claimed = (
+                model.property_of(r, model.truthy_namespace) or model.property_of(r, model.claim_namespace)
+                for r in relation_iris
+            )
+            properties = list(dict.fromkeys(p for p in claimed if p is not None))
+            others = [r for r in relation_iris if not r.startswith(model.namespace)]
+        found: dict[str, dict[object, Edge]] = {canonical: {} for canonical in nodes.canonical.values()}
+        hidden: dict[str, bool] = {}
+        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        for side in walk:
+            plain: dict[str, list[Edge]] = {canonical: [] for canonical in found}
+            if others != []:
+                if nodes.iris:
+                    self._collect_edges(side, list(nodes.iris), others, literals, nodes.iris, plain)
+                if nodes.blanks:
+                    self._collect_blank_edges(side, nodes.blanks, others, literals, plain)
+            for canonical, edges in plain.items():
+                for edge in edges:
+                    hide = hidden.get(edge.relation)
+                    if hide is None:
+                        hide = hidden[edge.relation] = self._in_statement_layer(edge.relation, truthy=statements)
+                    if not hide:
+                        found[canonical][edge] = edge
+            if statements and properties != [] and nodes.iris:
+                for canonical, key, edge in self._statements(side, nodes, properties, literals):
+                    found[canonical][key] = edge
+        answer: dict[str, list[Edge]] = {}
+        keeps = self._profile.relation_filter.keeps if relation_iris is None else None
+        for canonical, keyed in found.items():
+            edges = sorted(keyed.values(), key=_statement_sort_key)
+            if keeps is not None:
+                edges = [edge for edge in edges if keeps(edge.relation)]
+            answer[canonical] = edges[:limit] if limit is not None else edges
+        return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
+
+    def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
+        """Whether ``relation`` (an id of this profile) is statement plumbing (truthy edges count
+        only with ``truthy``)."""
+        model = self._profile.statements
+        if model is None:
+            return False
+        full = self._profile.relation_iri(relation)
+        return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
+
+    def _statements(
+        self, side: Direction, nodes: _Resolved, properties: list[str] | None, literals: bool
+    ) -> Iterator[tuple[str, tuple[Term, str, Node], Edge]]:
+        """(canonical id, statement key, edge) of the non-deprecated statements whose subject
+        (``out``) or main value (``in``) is an id. The statement's main value, qualifiers and rank
+        come back as one row per statement triple, grouped here."""
+        model = self._profile.statements
+        assert model is not None
+        profile = self._profile
+        kept = (
+            f"FILTER(STRSTARTS(STR(?sp), {string_literal(model.value_namespace)}) || "
+            f"STRSTARTS(STR(?sp), {string_literal(model.qualifier_namespace)}))"
+        )
+        statement = f"?st {iri(model.rank_predicate)} ?rank . {values_block('rank', model.ranks)} ?st ?sp ?v . {kept}"
+        if side == "out":
+            claims = values_block("p", [model.claim_namespace + p for p in properties]) if properties else ""
+            pattern = f"{claims} ?x ?p ?st . {statement}"
+            projection = "?x ?st ?p ?rank ?sp ?v"
+        else:
+            if properties:
+                values = values_block("ps", [model.value_namespace + p for p in properties])
+            else:
+                values = f"FILTER(STRSTARTS(STR(?ps), {string_literal(model.value_namespace)}))"
+            pattern = f"?st ?ps ?x . {values} ?s ?p ?st . {statement}"
+            projection = "?x ?st ?p ?rank ?sp ?v ?s"
+
+        def build(chunk: Sequence[str]) -> str:
+            return f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {pattern} }}"
+
+        grouped: dict[tuple[str, Term], _Statement] = {}
+        for row in self._select_chunked(build, list(nodes.iris)):
+            x, st, claim, rank, sp, value = row[:6]
+            subject = row[6] if side == "in" else x
+            if not (isinstance(x, str) and isinstance(claim, str) and isinstance(sp, str) and isinstance(subject, str)):
+                continue
+            prop = model.property_of(claim, model.claim_namespace)
+            rank_name = model.ranks.get(rank) if isinstance(rank, str) else None
+            if prop is None or rank_name is None or st is None or value is None:
+                continue
+            found = grouped.setdefault((x, st), _Statement(subject=subject, prop=prop, rank=rank_name))
+            if sp == model.value_namespace + prop:
+                found.values.append(value)
+            else:
+                qualifier = model.property_of(sp, model.qualifier_namespace)
+                if qualifier is not None:
+                    found.qualifiers.append((profile.relation_id(model.truthy_namespace + qualifier), value))
+        entity_id = profile.entity_id
+
+        def node_of(term: Term) -> Node:
+            return entity_id(term) if isinstance(term, str) and not is_blank_node(term) else term
+
+        for (x, st), found in grouped.items():
+            canonical = nodes.iris[x]
+            relation = profile.relation_id(model.truthy_namespace + found.prop)
+            qualifiers = Qualifiers((relation_, [node_of(v)]) for relation_, v in found.qualifiers)
+            for value in dict.fromkeys(found.values):
+                if side == "in" and value != x:
+                    continue
+                if isinstance(value, Literal) and not literals:
+                    continue
+                head = canonical if side == "out" else node_of(found.subject)
+                tail = node_of(value) if side == "out" else canonical
+                if not isinstance(head, str):
+                    continue
+                edge = Edge(head=head, relation=relation, tail=tail, qualifiers=qualifiers, rank=found.rank)
+                yield canonical, (st, head, tail), edge
+
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Rows of ``build(chunk)`` for every VALUES-sized chunk of ``iris``. A chunk whose answer is
         too large for the endpoint to page through is split in half until it fits."""
@@ -405,6 +642,23 @@ class _Resolved:
     """the caller's spelling -> canonical id, in the caller's order"""
 
 
+@dataclass
+class _Statement:
+    """One statement's rows, gathered (see ``SparqlGraph._statements``)."""
+
+    subject: str
+    prop: str
+    rank: str
+    values: list[Term] = field(default_factory=list)
+    qualifiers: list[tuple[str, Term]] = field(default_factory=list)
+
+
+def _statement_sort_key(edge: Edge) -> tuple[Any, ...]:
+    """``edge_sort_key``, then rank and qualifiers: statements that share a triple keep one order."""
+    qualifiers = tuple((relation, tuple(map(node_sort_key, values))) for relation, values in edge.qualifiers.items())
+    return (*edge_sort_key(edge), edge.rank or "", qualifiers)
+
+
 def _tail_key(edge: Edge) -> tuple[int, str, str, str]:
     return node_sort_key(edge.tail)
 
@@ -414,20 +668,20 @@ def _head_key(edge: Edge) -> str:
 
 
 def _best_label(labels: list[Literal], langs: Sequence[str]) -> str:
-    """The first wanted language, then a regional variant of it, in order; then untagged; then any
-    (smallest first)."""
+    """The first wanted language, then a regional variant of it, in order; then untagged; then any.
+    Ties go to the earlier literal (``_literals_of`` orders them by predicate, tag and text)."""
     base_tags = [tag.split("-")[0] for tag in langs]
     others = len(langs) * 2
 
-    def rank(label: Literal) -> tuple[int, str, str]:
-        tag = label.lang or ""
+    def rank(index: int) -> tuple[int, int]:
+        tag = labels[index].lang or ""
         if not tag:
-            return (others, tag, label.value)
+            return (others, index)
         if tag in langs:
-            return (langs.index(tag) * 2, tag, label.value)
+            return (langs.index(tag) * 2, index)
         base = tag.split("-")[0]
         if base in base_tags:
-            return (base_tags.index(base) * 2 + 1, tag, label.value)
-        return (others + 1, tag, label.value)
+            return (base_tags.index(base) * 2 + 1, index)
+        return (others + 1, index)
 
-    return min(labels, key=rank).value
+    return labels[min(range(len(labels)), key=rank)].value

@@ -11,6 +11,7 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,12 +26,11 @@ from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
 from kg_adapters.registry import KGUrl
-from kg_adapters.sparql_terms import check_iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_iri, check_text, string_literal, values_block
 from kg_adapters.transport import SparqlResult, SparqlTransport
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 _PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?((?:\?\w+\s+)+)WHERE", re.I)
-_CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+|https?://\S+")
 _SEARCH_CANDIDATES = 2_000
 _PER_ID_PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?\?x\b(?:\s+\?\w+)*\s+WHERE\b")
 _COUNT_PROJECTION = "SELECT ?x (COUNT(*) AS ?n) WHERE"
@@ -107,6 +107,10 @@ class RemoteSparqlGraph(SparqlGraph):
             # let the caller split the id chunk instead of fetching the same rows again.
             raise ResultTooLarge(f"an answer from {self.endpoint} exceeds {ceiling} rows")
         return self._paged(query, max(1, min(got, self.page_size or got)))
+
+    def _sample(self, query: str) -> list[Row]:
+        """One request: an answer the endpoint capped is still a sample."""
+        return self._execute(query).rows
 
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Per-id queries without sorting: each chunk is asked once; when the endpoint caps the
@@ -246,8 +250,7 @@ class RemoteSparqlGraph(SparqlGraph):
         with the same tiers as the local index (exact, prefix, tokens). Matching at the endpoint is
         case-insensitive but not accent-insensitive."""
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
@@ -286,44 +289,29 @@ class RemoteSparqlGraph(SparqlGraph):
 
 
 # -- construction from URLs ---------------------------------------------------------------------------
-_TRANSPORT_OPTIONS = ("timeout", "user_agent", "method", "default_graph")
-_WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval")
-
-
-def _number(options: dict[str, Any], name: str, kind: Callable[[Any], Any]) -> Any:
-    value = options.pop(name, None)
-    if value is None:
-        return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise InvalidTermError(f"option {name} must be a number, got {value!r}") from None
-    if number < 0:
-        raise InvalidTermError(f"option {name} must not be negative, got {value!r}")
-    return number
-
-
 def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str, default_profile: str,
                  default_concurrency: int | None) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
     from kg_adapters.backends.http_transport import DEFAULT_USER_AGENT, HttpSparqlTransport
+    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded, option_number
 
     profile = options.pop("profile", default_profile)
     dialect = get_dialect(str(options.pop("dialect", default_dialect)))
-    timeout = _number(options, "timeout", float)
-    max_rows = _number(options, "max_rows", int)
-    max_sorted_rows = _number(options, "max_sorted_rows", int)
+    timeout = option_number(options, "timeout", float)
+    max_rows = option_number(options, "max_rows", int)
+    max_sorted_rows = option_number(options, "max_sorted_rows", int)
     if max_sorted_rows is not None:
         dialect = replace(dialect, max_sorted_rows=max_sorted_rows)
-    values_chunk = _number(options, "values_chunk", int)
-    retries = _number(options, "retries", int)
-    retry_seconds = _number(options, "retry_seconds", float)
-    concurrency = _number(options, "concurrency", int)
-    min_interval = _number(options, "min_interval", float)
+    values_chunk = option_number(options, "values_chunk", int)
+    wrapper_options = {name: options.pop(name) for name in WRAPPER_OPTIONS if name in options}
     user_agent = str(options.pop("user_agent", DEFAULT_USER_AGENT))
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
     session = options.pop("session", None)
+    # Seams for tests and benchmarks: the waits of the retry and rate-limit wrappers, and the clock
+    # their budgets are measured with (the HTTP deadline always runs on real time).
+    sleep = options.pop("sleep", time.sleep)
+    clock = options.pop("clock", time.monotonic)
     if options:
         raise TypeError(f"unknown option(s) for a SPARQL endpoint: {', '.join(sorted(options))}")
     if method not in ("GET", "POST"):
@@ -338,18 +326,9 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
         method=method,
         session=session,
     )
-    concurrency = concurrency if concurrency is not None else default_concurrency
-    if concurrency or min_interval:
-        from kg_adapters.wrappers.rate_limit import RateLimitedTransport
-
-        transport = RateLimitedTransport(transport, concurrency=concurrency or 8, min_interval=min_interval or 0.0)
-    attempts = 5 if retries is None else retries + 1
-    if attempts > 1:
-        from kg_adapters.wrappers.retry import RetryingTransport
-
-        transport = RetryingTransport(
-            transport, attempts=attempts, max_seconds=retry_seconds if retry_seconds is not None else 120.0
-        )
+    transport = guarded(
+        transport, wrapper_options, default_concurrency=default_concurrency, sleep=sleep, clock=clock
+    )
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
 
 
@@ -382,14 +361,11 @@ class WikidataQueryService:
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> RemoteSparqlGraph:
+        from kg_adapters.backends.http_transport import wikimedia_user_agent
+
         settings = dict(options)
         endpoint = str(settings.pop("base_url", WDQS_ENDPOINT))
-        user_agent = settings.get("user_agent")
-        if not user_agent or not _CONTACT.search(str(user_agent)):
-            raise InvalidTermError(
-                "the Wikidata Query Service requires a descriptive User-Agent with contact information: "
-                "connect('wikidata:', user_agent='my-project/1.0 (me@example.org)')"
-            )
+        wikimedia_user_agent(settings.get("user_agent"), service="the Wikidata Query Service", scheme="wikidata:")
         return build_remote(
             endpoint, settings, default_dialect="wdqs", default_profile="wikidata", default_concurrency=1
         )

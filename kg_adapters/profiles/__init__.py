@@ -7,14 +7,17 @@ compact ids (``m.0d05w3``, ``Q42``) into full IRIs and back.
 from __future__ import annotations
 
 from kg_adapters.profiles.base import Profile
+from kg_adapters.profiles.dbpedia import DBpediaProfile
 from kg_adapters.profiles.freebase import FreebaseProfile
 from kg_adapters.profiles.generic import GenericProfile
+from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.profiles.wikidata import WikidataProfile
 
 PROFILES: dict[str, type[Profile]] = {
     "generic": GenericProfile,
     "freebase": FreebaseProfile,
     "wikidata": WikidataProfile,
+    "dbpedia": DBpediaProfile,
 }
 
 
@@ -31,4 +34,14 @@ def get_profile(name: str | Profile) -> Profile:
         raise InvalidTermError(f"unknown profile {name!r}; known profiles: {known}") from None
 
 
-__all__ = ["PROFILES", "FreebaseProfile", "GenericProfile", "Profile", "WikidataProfile", "get_profile"]
+__all__ = [
+    "NO_FILTER",
+    "PROFILES",
+    "DBpediaProfile",
+    "FreebaseProfile",
+    "GenericProfile",
+    "Profile",
+    "RelationFilter",
+    "WikidataProfile",
+    "get_profile",
+]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from kg_adapters.errors import InvalidTermError
+from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.sparql_terms import check_iri
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -18,14 +22,90 @@ def is_blank_node(node_id: str) -> bool:
     return node_id.startswith("_:")
 
 
+@dataclass(frozen=True, kw_only=True)
+class StatementModel:
+    """Where a graph keeps full statements beside its truthy edges (the Wikibase RDF model)::
+
+        entity  <claim_namespace>P      statement
+        statement <value_namespace>P    value
+        statement <qualifier_namespace>Q  qualifier value      (any number)
+        statement <rank_predicate>      rank
+
+    ``ranks`` maps the rank IRIs a statement may have to the names ``Edge.rank`` reports; a
+    statement of any other rank (deprecated) is left out. Statements replace the truthy edges
+    and every other edge under ``namespace`` (the statement plumbing) in statement answers."""
+
+    namespace: str
+    truthy_namespace: str
+    claim_namespace: str
+    value_namespace: str
+    qualifier_namespace: str
+    rank_predicate: str
+    ranks: Mapping[str, str]
+    property_id: re.Pattern[str]
+    """The local names of properties (``P69``) in the namespaces above."""
+
+    def property_of(self, iri: str, namespace: str) -> str | None:
+        """The property id of ``iri`` when it is ``namespace`` + a property id, else None."""
+        if iri.startswith(namespace) and self.property_id.fullmatch(iri[len(namespace) :]):
+            return iri[len(namespace) :]
+        return None
+
+
 class Profile:
     """Generic RDF: ids are full IRIs. Subclasses map namespaces to compact ids."""
 
     name = "generic"
     label_predicates: tuple[str, ...] = (RDFS_LABEL,)
     description_predicates: tuple[str, ...] = (RDFS_COMMENT,)
+    """In order of preference (a description of the first predicate wins within one language)."""
     entity_namespace: str | None = None
     relation_namespace: str | None = None
+    fallback_langs: tuple[str, ...] = ()
+    """Language tags tried after the caller's (Wikidata's ``mul``), before untagged and other names."""
+    statements: StatementModel | None = None
+    """Full statements with qualifiers and ranks (``neighbors(..., qualifiers=True)``), if the graph has them."""
+    detect_namespaces: tuple[str, ...] = ()
+    """IRI prefixes of subjects and predicates that mark a graph of this profile (``?profile=auto``)."""
+    detection: str | None = None
+    """Why ``?profile=auto`` chose this profile (None when the profile was named)."""
+    relation_filter: RelationFilter = NO_FILTER
+    """Relations hidden unless named (see :mod:`kg_adapters.profiles.relation_filter`)."""
+    has_cvt_nodes = False
+    """Whether the graph has CVT (mediator) nodes: nameless entities that group one n-ary fact."""
+
+    def is_cvt_candidate(self, node_id: str) -> bool:
+        """Whether ``node_id`` (canonical) may be a CVT node; it is one when it also has no name."""
+        return False
+
+    def with_relation_filter(self, relation_filter: object) -> Profile:
+        """A copy of this profile with another relation filter: a :class:`RelationFilter`, ``None``
+        or ``"none"`` (keep every relation) or ``"default"`` (the profile's own default).
+
+        Raises:
+            InvalidTermError: any other value.
+        """
+        if relation_filter is None or relation_filter == "none":
+            chosen = NO_FILTER
+        elif relation_filter == "default":
+            chosen = type(self).relation_filter
+        elif isinstance(relation_filter, RelationFilter):
+            chosen = relation_filter
+        else:
+            raise InvalidTermError(
+                f"relation_filter must be a RelationFilter, None, 'none' or 'default'; got {relation_filter!r:.100}"
+            )
+        changed = copy.copy(self)
+        changed.relation_filter = chosen
+        return changed
+
+    @property
+    def key(self) -> str:
+        """The profile's name, plus a fingerprint of its relation filter when that is not the
+        default: what caches key answers by."""
+        if self.relation_filter == type(self).relation_filter:
+            return self.name
+        return f"{self.name};relation_filter={self.relation_filter.key}"
 
     def entity_iri(self, entity_id: str) -> str:
         """The full IRI of a compact entity id; raises InvalidTermError when malformed."""
@@ -36,15 +116,16 @@ class Profile:
         return self._expand(relation_id, self.relation_namespace, "relation")
 
     def entity_id(self, iri: str) -> str:
-        """The compact id of a full entity IRI (the IRI itself outside the namespace)."""
+        """The compact id of a full entity IRI (the IRI itself outside the namespace, or when the
+        rest is no compact id, as for ``wd:statement/...``: every answer can be asked again)."""
         ns = self.entity_namespace
-        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+        if ns is not None and iri.startswith(ns) and self.is_local_id(iri[len(ns) :]):
             return iri[len(ns) :]
         return iri
 
     def relation_id(self, iri: str) -> str:
         ns = self.relation_namespace
-        if ns is not None and iri.startswith(ns) and len(iri) > len(ns):
+        if ns is not None and iri.startswith(ns) and self.is_local_id(iri[len(ns) :]):
             return iri[len(ns) :]
         return iri
 

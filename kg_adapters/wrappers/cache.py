@@ -14,11 +14,12 @@ used rows evicted past ``max_disk_bytes``). ``mode="replay"`` opens it read-only
 miss raise :class:`CacheMiss` without touching the wrapped KG, so a run can prove it needs no
 network; ``mode="off"`` stores nothing.
 
-Keys are the SHA-256 of a canonical JSON of ``(format version, namespace, profile name,
+Keys are the SHA-256 of a canonical JSON of ``(format version, namespace, profile key,
 operation, arguments...)``. The namespace must identify the endpoint or store (URL, absolute
-path) -- use :func:`cache_namespace` -- so two KGs never share entries; the profile name is added
-automatically. Blank-node ids are cached like any id, so the namespace must name a store whose
-blank-node ids are stable (on-disk stores and SPARQL endpoints; not a file re-loaded into memory).
+path) -- use :func:`cache_namespace` -- so two KGs never share entries; the profile key (its
+name, plus its relation filter's fingerprint when that is not the default) is added automatically.
+Blank-node ids are cached like any id, so the namespace must name a store whose blank-node ids
+are stable (on-disk stores and SPARQL endpoints; not a file re-loaded into memory).
 The cache does not see writes to the wrapped KG: clear it after changing the data.
 """
 
@@ -54,8 +55,8 @@ from kg_adapters.base import (
 )
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult
-from kg_adapters.sparql_terms import check_langs
+from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, Qualifiers
+from kg_adapters.sparql_terms import check_langs, check_text
 
 __all__ = [
     "CacheMode",
@@ -152,15 +153,38 @@ def _decode_graph_node(data: Any) -> Node:
 
 
 def encode_edge(edge: Edge) -> list[Any]:
-    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`."""
-    return [edge.head, edge.relation, encode_node(edge.tail)]
+    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`;
+    a statement adds ``{"rank": ..., "q": [[qualifier, [value, ...]], ...]}``, an edge that carries a CVT's
+    edges ``{"cvt": [edge, ...]}``."""
+    encoded = [edge.head, edge.relation, encode_node(edge.tail)]
+    extra: dict[str, Any] = {}
+    if edge.rank is not None or edge.qualifiers:
+        extra["rank"] = edge.rank
+        if edge.qualifiers:
+            extra["q"] = [[relation, [encode_node(v) for v in values]] for relation, values in edge.qualifiers.items()]
+    if edge.cvt:
+        extra["cvt"] = [encode_edge(inner) for inner in edge.cvt]
+    if extra:
+        encoded.append(extra)
+    return encoded
 
 
 def decode_edge(data: Any) -> Edge:
-    head, relation, tail = data
-    if not isinstance(head, str) or not isinstance(relation, str):
+    head, relation, tail, *rest = data
+    if not isinstance(head, str) or not isinstance(relation, str) or len(rest) > 1:
         raise ValueError(f"not an encoded edge: {data!r:.200}")
-    return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
+    if not rest:
+        return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
+    extra = rest[0]
+    qualifiers = Qualifiers((q, [_decode_graph_node(v) for v in values]) for q, values in extra.get("q", ()))
+    return Edge(
+        head=head,
+        relation=relation,
+        tail=_decode_graph_node(tail),
+        qualifiers=qualifiers,
+        rank=extra.get("rank"),
+        cvt=tuple(decode_edge(inner) for inner in extra.get("cvt", ())),
+    )
 
 
 def encode_entity(entity: Entity) -> dict[str, str]:
@@ -662,8 +686,7 @@ class CachedKG:
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         key = self._key("search", text, limit)
         stored = self.cache.lookup([key])
@@ -765,7 +788,7 @@ class CachedKG:
         return f"{type(self).__name__}({self.inner!r}, namespace={self.namespace!r}, cache={self.cache!r})"
 
     def _key(self, operation: object, *parts: object) -> tuple[object, ...]:
-        return (CACHE_FORMAT, self.namespace, self._profile.name, operation, *parts)
+        return (CACHE_FORMAT, self.namespace, self._profile.key, operation, *parts)
 
     def _relation_key(self, relations: Sequence[str] | None) -> list[str] | None:
         if relations is None:

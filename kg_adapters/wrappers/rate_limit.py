@@ -1,4 +1,4 @@
-"""Throttling requests to one endpoint: a :class:`SparqlTransport` that wraps another.
+"""Throttling requests to one endpoint: a :class:`~kg_adapters.transport.Transport` that wraps another.
 
 Three rules, shared by every thread that uses one ``RateLimitedTransport``:
 
@@ -10,7 +10,7 @@ Three rules, shared by every thread that uses one ``RateLimitedTransport``:
 
 The wrapper does not retry: put it *inside* a :class:`~kg_adapters.wrappers.retry.RetryingTransport`
 (``RetryingTransport(RateLimitedTransport(http))``) so that every retried request is throttled too.
-Wikimedia's policy for the Wikidata Query Service amounts to ``concurrency=1``.
+Wikimedia's policy for the Wikidata Query Service and the Wikibase API amounts to ``concurrency=1``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Generic
 
 from kg_adapters.errors import InvalidTermError, RateLimited
-from kg_adapters.transport import SparqlResult, SparqlTransport
+from kg_adapters.transport import Req, Resp, Transport
 
 __all__ = ["RateLimitedTransport"]
 
 
-class RateLimitedTransport:
+class RateLimitedTransport(Generic[Req, Resp]):
     """Limits concurrency and request rate of ``inner`` across threads; thread-safe.
 
     ``sleep`` and ``clock`` are injectable (tests pass a fake clock that their sleep advances).
@@ -35,7 +36,7 @@ class RateLimitedTransport:
 
     def __init__(
         self,
-        inner: SparqlTransport,
+        inner: Transport[Req, Resp],
         *,
         concurrency: int = 1,
         min_interval: float = 0.0,
@@ -62,16 +63,16 @@ class RateLimitedTransport:
         self.max_in_flight = 0
         self.waited = 0.0
 
-    # -- SparqlTransport ---------------------------------------------------------------------
+    # -- Transport -----------------------------------------------------------------------------
     @property
     def endpoint(self) -> str:
         return self.inner.endpoint
 
-    def execute(self, query: str) -> SparqlResult:
+    def execute(self, request: Req, /) -> Resp:
         with self._slots:
             self._wait_for_turn()
             try:
-                return self.inner.execute(query)
+                return self.inner.execute(request)
             except RateLimited as exc:
                 if exc.retry_after is not None:
                     self.pause(exc.retry_after)

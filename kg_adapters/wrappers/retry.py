@@ -1,9 +1,10 @@
-"""Retrying one SPARQL request: a :class:`SparqlTransport` that wraps another.
+"""Retrying one request: :class:`Retrier` (the policy, for any call) and :class:`RetryingTransport`,
+a :class:`~kg_adapters.transport.Transport` that wraps another (SPARQL, the Wikibase API, any).
 
-Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies) is
-retried; everything else (``QueryError`` for HTTP 400, ``BackendError`` for 401/403, ...)
-propagates at once and unchanged. Waits grow exponentially with proportional jitter; a
-``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
+Only :class:`TransientError` (connection failures, timeouts, HTTP 429/5xx, cut-short bodies,
+MediaWiki ``maxlag`` answers) is retried; everything else (``QueryError`` for HTTP 400,
+``BackendError`` for 401/403, ...) propagates at once and unchanged. Waits grow exponentially with
+proportional jitter; a ``RateLimited`` error's ``retry_after`` is a floor for the next wait. The time budget is measured
 with the injected ``clock`` (tenacity's own monotonic clock is not used), and when the next wait
 would overrun it -- in particular when the endpoint asks for a Retry-After longer than what is
 left -- the transport gives up at once instead of hammering the endpoint.
@@ -16,13 +17,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 import tenacity
 
 from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
-from kg_adapters.transport import SparqlResult, SparqlTransport
+from kg_adapters.transport import Req, Resp, Transport
 
-__all__ = ["RetryingTransport"]
+__all__ = ["Retrier", "RetryingTransport"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -34,8 +38,9 @@ class _Call:
     reason: str = ""
 
 
-class RetryingTransport:
-    """Retries transient failures of ``inner`` with exponential backoff and jitter.
+class Retrier:
+    """Retries transient failures of one call with exponential backoff and jitter (the policy
+    shared by :class:`RetryingTransport` and the LLM client, ``reasoning.llm``).
 
     ``attempts`` bounds the requests sent for one query (the first one included); ``max_seconds``
     bounds the time one query may take, waits included. The wait before retry ``n`` (1-based) is
@@ -43,14 +48,13 @@ class RetryingTransport:
     ``[1 - jitter, 1 + jitter]`` (capped at ``max_wait``), and never less than the endpoint's
     Retry-After. ``sleep``, ``clock`` and ``rng`` are injectable so tests need no real waiting.
 
-    Counters for benchmarks: ``attempts_made`` (requests handed to ``inner``), ``retries`` (waits
+    Counters for benchmarks: ``attempts_made`` (calls attempted), ``retries`` (waits
     before a repeated request), ``gave_up`` (queries that ended in :class:`RetriesExhausted`) and
     ``waited`` (seconds of backoff requested).
     """
 
     def __init__(
         self,
-        inner: SparqlTransport,
         *,
         attempts: int = 5,
         max_seconds: float = 120.0,
@@ -68,7 +72,6 @@ class RetryingTransport:
                 raise InvalidTermError(f"{name} must be a number >= 0, got {value!r}")
         if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or not 0 <= jitter <= 1:
             raise InvalidTermError(f"jitter must be a number in [0, 1], got {jitter!r}")
-        self.inner = inner
         self.attempts = attempts
         self.max_seconds = float(max_seconds)
         self.initial_wait = float(initial_wait)
@@ -83,19 +86,16 @@ class RetryingTransport:
         self.gave_up = 0
         self.waited = 0.0
 
-    # -- SparqlTransport ---------------------------------------------------------------------
-    @property
-    def endpoint(self) -> str:
-        return self.inner.endpoint
+    def run(self, what: str, call: Callable[[], _T]) -> _T:
+        """``call()``, repeated while it raises TransientError; ``what`` names the target in the
+        RetriesExhausted message."""
+        state = _Call(started=self._clock())
 
-    def execute(self, query: str) -> SparqlResult:
-        call = _Call(started=self._clock())
+        def wait(retry_state: tenacity.RetryCallState) -> float:
+            return self._wait_before_retry(retry_state, state)
 
-        def wait(state: tenacity.RetryCallState) -> float:
-            return self._wait_before_retry(state, call)
-
-        def stop(state: tenacity.RetryCallState) -> bool:
-            return self._should_stop(state, call)
+        def stop(retry_state: tenacity.RetryCallState) -> bool:
+            return self._should_stop(retry_state, state)
 
         retrying = tenacity.Retrying(
             sleep=self._do_sleep,
@@ -105,28 +105,26 @@ class RetryingTransport:
             reraise=False,
         )
         try:
-            return retrying(self._attempt, query)
+            result: _T = retrying(self._attempt, call)
         except tenacity.RetryError as exc:
             last = exc.last_attempt.exception()
             made = exc.last_attempt.attempt_number
-            elapsed = self._clock() - call.started
+            elapsed = self._clock() - state.started
             with self._lock:
                 self.gave_up += 1
             raise RetriesExhausted(
-                f"{self.endpoint}: gave up after {made} attempt{'s' if made != 1 else ''} over {elapsed:.1f} s "
-                f"({call.reason}): {last}",
+                f"{what}: gave up after {made} attempt{'s' if made != 1 else ''} over {elapsed:.1f} s "
+                f"({state.reason}): {last}",
                 attempts=made,
                 elapsed=elapsed,
             ) from last
-
-    def close(self) -> None:
-        self.inner.close()
+        return result
 
     # -- internals -----------------------------------------------------------------------------
-    def _attempt(self, query: str) -> SparqlResult:
+    def _attempt(self, call: Callable[[], _T]) -> _T:
         with self._lock:
             self.attempts_made += 1
-        return self.inner.execute(query)
+        return call()
 
     def _do_sleep(self, seconds: float) -> None:
         with self._lock:
@@ -171,6 +169,25 @@ class RetryingTransport:
                 f"({max(remaining, 0.0):.1f} s left)"
             )
         return True
+
+
+
+class RetryingTransport(Retrier, Generic[Req, Resp]):
+    """A transport that retries transient failures of ``inner`` (see :class:`Retrier` for the options)."""
+
+    def __init__(self, inner: Transport[Req, Resp], **options: Any) -> None:
+        super().__init__(**options)
+        self.inner = inner
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    def execute(self, request: Req, /) -> Resp:
+        return self.run(self.endpoint, lambda: self.inner.execute(request))
+
+    def close(self) -> None:
+        self.inner.close()
 
     def __repr__(self) -> str:
         return f"RetryingTransport({self.inner!r}, attempts={self.attempts}, max_seconds={self.max_seconds:g})"

@@ -56,11 +56,14 @@ def test_freebase_profile_compact_ids(tmp_path: Path) -> None:
     path = write_freebase_graph(tmp_path)
     with connect(f"rdflib://{path}?profile=freebase") as kg:
         assert kg.profile.name == "freebase"
-        assert kg.neighbors("m.01") == {
+        assert kg.neighbors("m.01", relations=["people.person.place_of_birth", "type.object.name"]) == {
             "m.01": [
                 Edge(head="m.01", relation="people.person.place_of_birth", tail="m.02"),
                 Edge(head="m.01", relation="type.object.name", tail=Literal(value="Ada Lovelace", lang="en")),
             ]
+        }
+        assert kg.neighbors("m.01") == {  # the relation filter hides names unless they are named
+            "m.01": [Edge(head="m.01", relation="people.person.place_of_birth", tail="m.02")]
         }
         assert kg.neighbors("m.02", direction="out", literals=False) == {
             "m.02": [

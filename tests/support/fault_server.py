@@ -19,6 +19,12 @@ Before answering, each request draws one fault from a deterministic :class:`Faul
 ``"drip"``        send the body ``drip_bytes`` at a time (or in pieces that take ``drip_seconds`` in all),
                   ``drip_interval`` apart, so the exchange outlasts a short client timeout although
                   bytes keep arriving; bounded by ``max_drip_seconds``; ends on stop
+``"maxlag"``      answer as MediaWiki's API does when replication lags behind its ``maxlag`` parameter:
+                  HTTP 200, a JSON ``{"error": {"code": "maxlag", ...}}`` body, ``Retry-After:
+                  <plan.retry_after>`` and ``X-Database-Lag``; ``"maxlag:7"`` says 7 s
+
+Subclasses serve other HTTP APIs from the same machinery by overriding :meth:`FaultServer.request_text`
+(what a request asks, as recorded) and :meth:`FaultServer._answer` (see ``wikidata_api.py``).
 
 Nothing here sleeps to synchronise: stalls and drips wait on a ``threading.Condition`` /
 ``threading.Event`` with a timeout, and ``stop()`` wakes them. Every request is recorded (method,
@@ -53,6 +59,7 @@ import pyoxigraph as ox
 JSON_RESULTS = "application/sparql-results+json"
 N_TRIPLES = "application/n-triples"
 NETWORK_FAULTS = ("reset", "stall", "truncate", "drip")
+MAXLAG = "maxlag"
 DEFAULT_RANDOM_KINDS = ("429", "500", "502", "503", "reset", "truncate")
 """Every fault a retrying client can recover from quickly (no stall or drip: those need a timeout)."""
 _HOP_BY_HOP = {
@@ -76,9 +83,13 @@ def check_fault(kind: str) -> str:
     if kind == "ok" or kind in NETWORK_FAULTS:
         return kind
     status, _, after = kind.partition(":")
+    if status == MAXLAG and (not after or after.isdigit()):
+        return kind
     if len(status) == 3 and status.isdigit() and 100 <= int(status) <= 599 and (not after or after.isdigit()):
         return kind
-    raise ValueError(f"unknown fault {kind!r}: use ok, reset, stall, truncate, drip or an HTTP status like 503")
+    raise ValueError(
+        f"unknown fault {kind!r}: use ok, reset, stall, truncate, drip, maxlag or an HTTP status like 503"
+    )
 
 
 class FaultPlan:
@@ -282,6 +293,12 @@ class FaultServer:
             return self._cond.wait_for(reached, timeout=timeout)
 
     # -- used by the handler ----------------------------------------------------------------------
+    def request_text(self, fields: Mapping[str, list[str]]) -> str | None:
+        """What a GET query string or POSTed form asks (recorded, and handed to ``_answer``):
+        here the SPARQL ``query`` parameter."""
+        values = fields.get("query")
+        return values[0] if values else None
+
     def _arrive(self, method: str, query: str | None, user_agent: str | None = None) -> str:
         fault = self.plan.next_fault()
         with self._cond:
@@ -360,8 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
         if parts.path != self.server.owner.path:
             self._simple(404, "not found")
             return
-        values = parse_qs(parts.query, keep_blank_values=True).get("query")
-        self._serve("GET", values[0] if values else None)
+        self._serve("GET", self.server.owner.request_text(parse_qs(parts.query, keep_blank_values=True)))
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -374,8 +390,7 @@ class _Handler(BaseHTTPRequestHandler):
         if content_type == "application/sparql-query":
             query: str | None = text
         else:
-            values = parse_qs(text, keep_blank_values=True).get("query")
-            query = values[0] if values else None
+            query = self.server.owner.request_text(parse_qs(text, keep_blank_values=True))
         self._serve("POST", query)
 
     # -- the request, its fault and its answer -----------------------------------------------------
@@ -402,6 +417,10 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 fault = "ok"
             status, _, after = fault.partition(":")
+            if status == MAXLAG:
+                leave()
+                self._send(_maxlag(after or str(owner.plan.retry_after)))
+                return
             if status.isdigit():
                 headers: list[tuple[str, str]] = []
                 if status == "429" or after:
@@ -496,6 +515,27 @@ class FakeClock:
 
 def _text(status: int, message: str, headers: Iterable[tuple[str, str]] = ()) -> _Answer:
     return _Answer(status, (("Content-Type", "text/plain; charset=utf-8"), *headers), message.encode("utf-8"))
+
+
+def _maxlag(seconds: str) -> _Answer:
+    """MediaWiki's answer to a request whose ``maxlag`` the replication lag exceeds."""
+    body = {
+        "error": {
+            "code": "maxlag",
+            "info": f"Waiting for 10.64.0.1: {seconds} seconds lagged.",
+            "host": "10.64.0.1",
+            "lag": float(seconds),
+            "type": "db",
+        },
+        "servedby": "fault-server",
+    }
+    headers = (
+        ("Content-Type", "application/json; charset=utf-8"),
+        ("Retry-After", seconds),
+        ("X-Database-Lag", seconds),
+        ("MediaWiki-API-Error", "maxlag"),
+    )
+    return _Answer(200, headers, json.dumps(body).encode("utf-8"))
 
 
 def _peer_closed(connection: socket.socket) -> bool:

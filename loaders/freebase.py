@@ -1,0 +1,266 @@
+"""Freebase dumps (``freebase-rdf-latest.gz``, ``--format freebase``): the dump's quirks repaired
+line by line, optional filters, then bulk loaded like any N-Triples chunk.
+
+The last Freebase dump is "N-Triples" that strict parsers reject in places. Each line is read as
+``subject<TAB>predicate<TAB>object<TAB>.`` (any whitespace also works) and turned into valid
+N-Triples; a line that needed no change is passed on untouched (the common, fast case). Repairs,
+counted in ``LoadReport.lines_repaired``:
+
+* prefixed names (``ns:m.0abc``, ``key:wikipedia.en``, ``rdf:type``, ``xsd:gYear`` datatypes, and
+  any ``@prefix``/``PREFIX`` line of the file) become full IRIs;
+* bare Turtle numbers and booleans (``... measurement_unit.dated_percentage.rate> 4.5 .``) become
+  typed literals (``xsd:integer``/``decimal``/``double``/``boolean``);
+* characters an IRI may not contain (spaces, ``|``, ``{}``, ``^``, a backtick, a stray ``\\``, a ``%`` not
+  followed by two hex digits) are percent-encoded, as RFC 3987 maps them to a URI;
+* inside a literal, an unescaped ``"`` or a ``\\`` that starts no valid escape is escaped, and ``_``
+  in a language tag becomes ``-`` (``zh_Hant`` -> ``zh-Hant``).
+
+Ill-typed literals (``"1999-13-45"^^xsd:date``) are kept as they are (Oxigraph stores the lexical
+form). A line that still cannot be read (wrong number of fields, unknown prefix, an IRI without a scheme,
+invalid UTF-8, a language tag Oxigraph refuses) is bad: a strict load stops with
+``LoadError(file, line)``, a lenient one skips and counts it.
+
+Filters (:class:`DumpFilter`) drop lines before loading, counted in ``LoadReport.lines_filtered``:
+``languages`` keeps language-tagged literals only in those languages (``en`` keeps ``en`` and
+``en-GB``; untagged and typed literals always stay), ``drop_predicates`` drops exact predicates and
+``drop_namespaces`` every predicate starting with a prefix; predicates are given as Freebase ids
+(``common.topic.alias``, ``common.``) or full IRIs (``http://rdf.freebase.com/key/``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.profiles.freebase import FREEBASE_KEY_NS, FREEBASE_NS
+from kg_adapters.sparql_terms import check_lang
+from loaders.report import SkipLog
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+DEFAULT_PREFIXES = {
+    "ns": FREEBASE_NS,
+    "fb": FREEBASE_NS,
+    "key": FREEBASE_KEY_NS,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": XSD,
+}
+
+_IRI_NEEDS_REPAIR = re.compile(rb'[\x00-\x20<>"{}|^`]|\\(?!u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})|%(?![0-9A-Fa-f]{2})')
+_LITERAL_BODY = re.compile(rb'(?:[^"\\\r\n]|\\[tbnrf"\'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*')
+_LITERAL_TOKEN = re.compile(rb'\\[tbnrf"\'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|(\\)|(")')
+_LANG = re.compile(rb"[A-Za-z]+(?:-[A-Za-z0-9]+)*")
+_DATATYPE = re.compile(rb"\^\^(<[^>]*>|[A-Za-z][\w.\-]*:\S*)")
+_PREFIXED = re.compile(rb"([A-Za-z][\w.\-]*)?:(\S*)")
+_BLANK = re.compile(rb"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_PREFIX_LINE = re.compile(rb"(?:@prefix|PREFIX)\s+([A-Za-z][\w.\-]*)?:\s*<([^>]*)>\s*\.?", re.IGNORECASE)
+_SPACED = re.compile(rb"(\S+)\s+(\S+)\s+(.+?)\s*\.")
+_BARE = [
+    (re.compile(rb"[+-]?[0-9]+"), XSD + "integer"),
+    (re.compile(rb"[+-]?[0-9]*\.[0-9]+"), XSD + "decimal"),
+    (re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+"), XSD + "double"),
+    (re.compile(rb"true|false"), XSD + "boolean"),
+]
+_CACHE_SIZE = 1 << 16
+
+
+class BadLine(ValueError):
+    """A dump line that cannot be turned into a triple."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DumpFilter:
+    """Lines to leave out of a Freebase load (see the module docstring)."""
+
+    languages: tuple[str, ...] | None = None
+    drop_predicates: frozenset[str] = field(default_factory=frozenset)
+    drop_namespaces: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.languages is not None:
+            try:
+                tags = tuple(check_lang(tag) for tag in self.languages)
+            except InvalidTermError as exc:
+                raise InvalidTermError(f"languages: {exc}") from exc
+            if not tags:
+                raise InvalidTermError("languages must name at least one language")
+            object.__setattr__(self, "languages", tags)
+        object.__setattr__(self, "drop_predicates", frozenset(self.drop_predicates))
+        object.__setattr__(self, "drop_namespaces", tuple(self.drop_namespaces))
+
+    def keeps_predicate(self, iri: str) -> bool:
+        relation = iri[len(FREEBASE_NS) :] if iri.startswith(FREEBASE_NS) else iri
+        for name in (relation, iri):
+            if name in self.drop_predicates or name.startswith(self.drop_namespaces):
+                return False
+        return True
+
+    def keeps_language(self, tag: str) -> bool:
+        if self.languages is None:
+            return True
+        tag = tag.lower()
+        return any(tag == wanted or tag.startswith(wanted + "-") for wanted in self.languages)
+
+
+class FreebaseConverter:
+    """Turns Freebase dump lines into N-Triples text (see the module docstring)."""
+
+    def __init__(self, dump_filter: DumpFilter | None = None) -> None:
+        self.filter = dump_filter or DumpFilter()
+        self.prefixes: dict[bytes, bytes] = {k.encode(): v.encode() for k, v in DEFAULT_PREFIXES.items()}
+        self.filtered = 0
+        self.repaired = 0
+        self._predicates: dict[bytes, tuple[bytes, bool, bool]] = {}
+        self._iris: dict[bytes, bytes] = {}
+
+    def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]:
+        """N-Triples text per input line (``b""`` for blank, filtered or bad lines, so the list
+        stays aligned with the input) and the number of lines kept."""
+        units: list[bytes] = []
+        good = 0
+        for offset, raw in enumerate(lines):
+            try:
+                unit = self._line(raw)
+            except BadLine as exc:
+                log.bad(path, first_line + offset, str(exc))
+                units.append(b"")
+                continue
+            units.append(unit)
+            good += bool(unit)
+        return units, good
+
+    def _line(self, raw: bytes) -> bytes:
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            return b""
+        if line[:1] in (b"@", b"P", b"p") and (declared := _PREFIX_LINE.fullmatch(line)):
+            self.prefixes[declared.group(1) or b""] = declared.group(2)
+            return b""
+        parts = line.split(b"\t")
+        if len(parts) == 4 and parts[3] == b".":
+            subject, predicate, obj = parts[0], parts[1], parts[2].strip()
+        else:
+            spaced = _SPACED.fullmatch(line)
+            if spaced is None:
+                raise BadLine("expected: subject predicate object .")
+            subject, predicate, obj = spaced.groups()
+        predicate_term, keep, changed = self._predicate(predicate)
+        if not keep:
+            self.filtered += 1
+            return b""
+        iris = self._iris
+        subject_term = iris.get(subject)
+        if subject_term is None:
+            subject_term = self._node(subject, "subject")
+        object_term = iris.get(obj)
+        if object_term is None:
+            object_term = self._object(obj)
+        if object_term is None:
+            self.filtered += 1
+            return b""
+        if not changed and subject_term == subject and object_term == obj:
+            return line
+        self.repaired += 1
+        return b"%s %s %s ." % (subject_term, predicate_term, object_term)
+
+    def _predicate(self, token: bytes) -> tuple[bytes, bool, bool]:
+        """(IRI term, kept by the filter, changed) for a predicate token (cached: dumps reuse few)."""
+        known = self._predicates.get(token)
+        if known is None:
+            term = self._iri(token, "predicate")
+            keep = self.filter.keeps_predicate(term[1:-1].decode("utf-8", "replace"))
+            known = (term, keep, term is not token)
+            if len(self._predicates) >= _CACHE_SIZE:
+                self._predicates.clear()
+            self._predicates[token] = known
+        return known
+
+    def _iri(self, token: bytes, what: str) -> bytes:
+        """``<iri>`` for an IRI or prefixed-name token, repaired; the token itself when valid."""
+        if token.startswith(b"<") and token.endswith(b">") and len(token) > 2:
+            body = token[1:-1]
+            if not _IRI_NEEDS_REPAIR.search(body):
+                return token
+            return b"<" + _IRI_NEEDS_REPAIR.sub(_percent, body) + b">"
+        prefixed = _PREFIXED.fullmatch(token)
+        if prefixed is None:
+            raise BadLine(f"{what} is not an IRI: {token[:100].decode('utf-8', 'replace')!r}")
+        namespace = self.prefixes.get(prefixed.group(1) or b"")
+        if namespace is None:
+            raise BadLine(f"unknown prefix in {what}: {token[:100].decode('utf-8', 'replace')!r}")
+        return b"<" + _IRI_NEEDS_REPAIR.sub(_percent, namespace + prefixed.group(2)) + b">"
+
+    def _object(self, token: bytes) -> bytes | None:
+        """The object as an N-Triples term; None when the language filter drops it."""
+        first = token[:1]
+        if first == b'"':
+            return self._literal(token)
+        if first != b"<" and first != b"_":
+            for pattern, datatype in _BARE:
+                if pattern.fullmatch(token):
+                    return b'"%s"^^<%s>' % (token, datatype.encode())
+        return self._node(token, "object")
+
+    def _node(self, token: bytes, what: str) -> bytes:
+        """A subject or object IRI/blank node term, remembered (dumps repeat their nodes)."""
+        term = token if token[:1] == b"_" and _BLANK.fullmatch(token) else self._iri(token, what)
+        if len(self._iris) >= _CACHE_SIZE:
+            self._iris.clear()
+        self._iris[token] = term
+        return term
+
+    def _literal(self, token: bytes) -> bytes | None:
+        end = token.rfind(b'"')
+        if end == 0:
+            raise BadLine("unterminated literal")
+        body, suffix = token[1:end], token[end + 1 :]
+        new_suffix = suffix
+        if suffix.startswith(b"@"):
+            tag = suffix[1:].replace(b"_", b"-")
+            if not _LANG.fullmatch(tag):
+                raise BadLine(f"bad language tag: {suffix[:50].decode('utf-8', 'replace')!r}")
+            if not self.filter.keeps_language(tag.decode("ascii")):
+                return None
+            new_suffix = b"@" + tag
+        elif suffix:
+            datatype = _DATATYPE.fullmatch(suffix)
+            if datatype is None:
+                raise BadLine(f"unexpected text after a literal: {suffix[:50].decode('utf-8', 'replace')!r}")
+            new_suffix = b"^^" + self._iri(datatype.group(1), "datatype")
+        new_body = body if _LITERAL_BODY.fullmatch(body) else _LITERAL_TOKEN.sub(_escape, body)
+        if new_body is body and new_suffix == suffix:
+            return token
+        return b'"' + new_body + b'"' + new_suffix
+
+
+def _percent(match: re.Match[bytes]) -> bytes:
+    return b"".join(b"%%%02X" % byte for byte in match.group())
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    if match.group(1):
+        return b"\\\\"
+    if match.group(2):
+        return b'\\"'
+    return match.group()
+
+
+def parse_list(text: str | None) -> tuple[str, ...]:
+    """``"common.,freebase."`` -> ``("common.", "freebase.")`` (blank items dropped)."""
+    return tuple(item.strip() for item in (text or "").split(",") if item.strip())
+
+
+def dump_filter(
+    languages: Iterable[str] | None = None,
+    drop_predicates: Iterable[str] = (),
+    drop_namespaces: Iterable[str] = (),
+) -> DumpFilter | None:
+    """A :class:`DumpFilter`, or None when nothing is filtered."""
+    langs = tuple(languages) if languages is not None else None
+    predicates, namespaces = frozenset(drop_predicates), tuple(drop_namespaces)
+    if langs is None and not predicates and not namespaces:
+        return None
+    return DumpFilter(languages=langs, drop_predicates=predicates, drop_namespaces=namespaces)

@@ -1,0 +1,111 @@
+"""``kga reason`` and ``kga eval`` (wired into :mod:`kg_adapters.cli`). Only the argument parsers
+are imported with the CLI; the reasoning machinery is imported when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from kg_adapters.errors import InvalidTermError
+
+if TYPE_CHECKING:
+    from kg_adapters.base import KnowledgeGraph
+    from reasoning.base import LLM, Reasoner
+
+
+def parse_options(items: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; a value that parses as JSON (``3``, ``0.6``, ``true``) is taken as such."""
+    options: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise InvalidTermError(f"--option takes KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(text)
+        except ValueError:
+            options[key] = text
+    return options
+
+
+def cmd_reason(args: argparse.Namespace) -> int:
+    from kg_adapters.registry import connect
+    from reasoning.llm import make_llm
+    from reasoning.registry import make_scorer, method_class
+    from reasoning.runner import read_questions, run
+
+    if args.workers < 1:
+        print("kga: error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    questions = read_questions(args.input)
+    if args.limit is not None:
+        questions = questions[: args.limit]
+    method = method_class(args.method)
+    scorer = make_scorer(args.scorer)
+    options = parse_options(args.option)
+    llm_options = {"cache": args.llm_cache} if args.llm_cache and args.llm != "none" else {}
+    llm = make_llm(args.llm, **llm_options)
+
+    def factory(kg: KnowledgeGraph, counted_llm: LLM | None) -> Reasoner:
+        return method(kg, llm=counted_llm, scorer=scorer, **options)
+
+    try:
+        with connect(args.kg) as kg:
+            try:
+                factory(kg, llm)  # unknown options fail here, before any question is asked
+            except TypeError as exc:
+                print(f"kga: error: {exc}", file=sys.stderr)
+                return 2
+            report = run(factory, kg, questions, args.out, llm=llm, workers=args.workers, progress=args.progress)
+    finally:
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
+    if report.repaired_torn_line:
+        print(f"kga: cut off a torn last line in {args.out} (its question is answered again)", file=sys.stderr)
+    for question_id, message in report.errors[:10]:
+        print(f"kga: question {question_id} failed: {message}", file=sys.stderr)
+    summary = {
+        "questions": report.questions,
+        "skipped": report.skipped,
+        "answered": report.answered,
+        "failed": report.failed,
+        "seconds": round(report.seconds, 3),
+        "out": args.out,
+    }
+    print(json.dumps(summary))
+    return 1 if report.failed else 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from reasoning.metrics import evaluate, read_jsonl
+
+    results = read_jsonl(args.results)
+    questions = read_jsonl(args.questions) if args.questions else None
+    evaluation = evaluate(results, questions)
+    if args.json:
+        print(json.dumps(evaluation.as_dict()))
+    else:
+        print("\n".join(evaluation.lines()))
+    return 0
+
+
+def add_parsers(add: Any) -> None:
+    """Adds ``reason`` and ``eval`` through the CLI's ``add(name, help, kg=...)`` helper."""
+    reason = add("reason", "answer a questions file with a KGQA method (resumable)")
+    reason.add_argument("--method", required=True, help="rog, r3, refkg, fidelis or tog")
+    reason.add_argument("--input", required=True, help="questions JSONL (RoG format)")
+    reason.add_argument("--out", required=True, help="results JSONL (appended to; ids already there are skipped)")
+    reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
+    reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
+    reason.add_argument("--scorer", default="bm25", help="bm25 (default) or minilm (needs the embeddings extra)")
+    reason.add_argument("--workers", type=int, default=1)
+    reason.add_argument("--limit", type=int, help="only the first N questions")
+    reason.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option (repeatable)")
+    reason.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
+    )
+    evaluate_parser = add("eval", "Hits@1, F1, precision, recall (and path scores) of a results file", kg=False)
+    evaluate_parser.add_argument("results")
+    evaluate_parser.add_argument("--questions", help="questions JSONL: gold answers and paths; counts missing results")

@@ -1,0 +1,235 @@
+"""LLM clients: an OpenAI-compatible chat-completions client with retries and a persistent cache.
+
+``make_llm("openai:gpt-4o-mini")`` talks to any server speaking ``POST {base_url}/chat/completions``
+(OpenAI, vLLM, llama.cpp, Ollama, LiteLLM...). The base URL and key come from the arguments or the
+environment (``OPENAI_BASE_URL``, default ``https://api.openai.com/v1``; ``OPENAI_API_KEY``, sent
+as a bearer token when set). ``make_llm("none")`` is ``None``: reasoners then run offline.
+
+Failures are typed (:mod:`kg_adapters.errors`): 429 raises ``RateLimited`` (with Retry-After),
+5xx/408 and broken connections ``TransientError``, a timeout ``BackendTimeout`` -- all retried
+with backoff by :class:`kg_adapters.wrappers.retry.Retrier`, then ``RetriesExhausted``; a refused
+request (400/401/403/404...) or a body that is no chat completion raises ``LLMError`` at once.
+
+``cache=PATH`` keeps every reply in a SQLite file (:class:`kg_adapters.wrappers.cache.ResultCache`)
+keyed by model, messages, temperature and max_tokens -- not by base URL or key, so the same model
+served elsewhere reuses the replies. ``cache_mode="replay"`` never sends a request and raises
+``CacheMiss`` for anything not recorded, so an experiment can be re-run offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import requests
+
+from kg_adapters.backends.http_transport import parse_retry_after
+from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, LLMError, RateLimited, TransientError
+from kg_adapters.wrappers.cache import CacheMode, ResultCache
+from kg_adapters.wrappers.retry import Retrier
+from reasoning.base import LLM, ChatMessage
+
+__all__ = ["DEFAULT_BASE_URL", "CountingLLM", "OpenAIChat", "make_llm"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+CACHE_FORMAT = "kga-llm/1"
+"""Part of every cache key: bump it when the key or value encoding changes."""
+_MAX_MESSAGE = 500
+
+
+class OpenAIChat:
+    """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``timeout`` bounds one HTTP exchange; ``attempts`` / ``max_seconds`` / ``initial_wait`` /
+    ``max_wait`` are the retry policy (see :class:`Retrier`), whose ``sleep`` and ``clock`` tests
+    inject. Counters: ``llm_calls`` (``chat`` calls answered, cache hits included),
+    ``requests_sent`` (HTTP requests, retries included) and ``cache_hits``. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        cache: str | os.PathLike[str] | ResultCache | None = None,
+        cache_mode: CacheMode = "readwrite",
+        attempts: int = 6,
+        max_seconds: float = 300.0,
+        initial_wait: float = 1.0,
+        max_wait: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        session: requests.Session | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidTermError(f"model must be a non-empty string, got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise InvalidTermError(f"timeout must be a number > 0, got {timeout!r}")
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise InvalidTermError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+        self.endpoint = f"{self.base_url}/chat/completions"
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.timeout = float(timeout)
+        self.retrier = Retrier(
+            attempts=attempts,
+            max_seconds=max_seconds,
+            initial_wait=initial_wait,
+            max_wait=max_wait,
+            sleep=sleep,
+            clock=clock,
+        )
+        self._owns_cache = not isinstance(cache, ResultCache)
+        if isinstance(cache, ResultCache):
+            self.cache: ResultCache | None = cache
+        elif cache is not None:
+            self.cache = ResultCache(cache, mode=cache_mode)
+        elif cache_mode == "replay":
+            raise InvalidTermError("cache_mode='replay' needs a cache file")
+        else:
+            self.cache = None
+        self._session = session or requests.Session()
+        self._session.headers.update({"Content-Type": "application/json"})
+        if key:
+            self._session.headers["Authorization"] = f"Bearer {key}"
+        self._lock = threading.Lock()
+        self.llm_calls = 0
+        self.requests_sent = 0
+        self.cache_hits = 0
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
+        """The assistant's reply to ``messages`` (from the cache when recorded)."""
+        payload = self._payload(messages, temperature, max_tokens)
+        key = (CACHE_FORMAT, self.model, payload["messages"], payload["temperature"], max_tokens)
+        if self.cache is not None:
+            found = self.cache.get(key)
+            if isinstance(found, str):
+                with self._lock:
+                    self.cache_hits += 1
+                    self.llm_calls += 1
+                return found
+            if self.cache.mode == "replay":
+                raise CacheMiss(f"no recorded reply of {self.model} for these messages (replay mode)")
+        reply = self.retrier.run(self.endpoint, lambda: self._exchange(payload))
+        if self.cache is not None:
+            self.cache.put(key, reply)
+        with self._lock:
+            self.llm_calls += 1
+        return reply
+
+    def close(self) -> None:
+        self._session.close()
+        if self.cache is not None and self._owns_cache:
+            self.cache.close()
+
+    def __enter__(self) -> OpenAIChat:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
+
+    def _payload(
+        self, messages: Sequence[ChatMessage], temperature: float, max_tokens: int | None
+    ) -> dict[str, Any]:
+        checked: list[dict[str, str]] = []
+        for message in messages:
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(role, str) or not isinstance(content, str):
+                raise InvalidTermError(f"a chat message needs string 'role' and 'content', got {message!r:.120}")
+            checked.append({"role": role, "content": content})
+        if not checked:
+            raise InvalidTermError("chat needs at least one message")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
+            raise InvalidTermError(f"temperature must be a number >= 0, got {temperature!r}")
+        payload: dict[str, Any] = {"model": self.model, "messages": checked, "temperature": float(temperature)}
+        if max_tokens is not None:
+            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+                raise InvalidTermError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+            payload["max_tokens"] = max_tokens
+        return payload
+
+    def _exchange(self, payload: dict[str, Any]) -> str:
+        with self._lock:
+            self.requests_sent += 1
+        try:
+            response = self._session.post(self.endpoint, json=payload, timeout=(min(self.timeout, 10.0), self.timeout))
+        except requests.Timeout as exc:
+            raise BackendTimeout(f"{self.endpoint} did not answer within {self.timeout:g} s") from exc
+        except requests.RequestException as exc:
+            raise TransientError(f"HTTP exchange with {self.endpoint} failed: {exc}") from exc
+        with response:
+            _raise_for_status(self.endpoint, response)
+            return _reply_text(self.endpoint, response.content)
+
+
+def _raise_for_status(endpoint: str, response: requests.Response) -> None:
+    status = response.status_code
+    if status < 300:
+        return
+    message = response.text.strip()[:_MAX_MESSAGE]
+    where = f"{endpoint} answered HTTP {status}"
+    if status == 429:
+        milliseconds = response.headers.get("retry-after-ms")
+        retry_after = (
+            float(milliseconds) / 1000.0
+            if milliseconds and milliseconds.isdigit()
+            else parse_retry_after(response.headers.get("Retry-After"))
+        )
+        raise RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
+    if status >= 500 or status in (408, 409):
+        raise TransientError(f"{where}: {message}")
+    raise LLMError(f"{where}: {message}")
+
+
+def _reply_text(endpoint: str, body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise TransientError(f"{endpoint}: malformed or truncated reply ({len(body)} bytes): {exc}") from exc
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise LLMError(f"{endpoint}: not a chat completion: {body[:_MAX_MESSAGE]!r}") from exc
+    if not isinstance(content, str):
+        raise LLMError(f"{endpoint}: the reply has no text content: {body[:_MAX_MESSAGE]!r}")
+    return content
+
+
+class CountingLLM:
+    """Delegates to ``inner`` and counts the ``chat`` calls made through this wrapper (a reasoner's
+    ``llm_calls`` for one question, while several questions share one client)."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
+        with self._lock:
+            self.calls += 1
+        return self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens)
+
+
+def make_llm(spec: str, **options: Any) -> LLM | None:
+    """``"none"`` -> None (run offline); ``"openai:MODEL"`` -> :class:`OpenAIChat` (``options`` are
+    its keyword arguments; unknown ones raise TypeError)."""
+    if not isinstance(spec, str):
+        raise InvalidTermError(f"an LLM spec must be a string, got {type(spec).__name__}")
+    if spec == "none":
+        if options:
+            raise TypeError(f"--llm none takes no options, got {sorted(options)}")
+        return None
+    kind, _, model = spec.partition(":")
+    if kind == "openai" and model:
+        return OpenAIChat(model, **options)
+    raise InvalidTermError(f"unknown LLM {spec!r}: use none or openai:MODEL")

@@ -1,0 +1,492 @@
+"""R3, Right for Right Reasons (Toroghi et al., 2024): commonsense KGQA in which every factual step
+rests on KG triples.
+
+Per question: anchor entities (``q_entity``, else names linked with ``search``); their 1-hop facts
+(``neighbors`` in both directions plus ``(entity, is, description)`` facts from ``describe``); a
+commonsense axiom surfaced from the LLM; the facts pruned to the ``top_k`` most similar to the
+axiom (scorer) plus those the LLM picks among the next candidates; then a fact-grounded answer
+(``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities otherwise) or a
+missing-evidence step naming the entity to expand next. Depth (``max_depth`` expansions) and breadth
+(``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded. Every answer lists
+the exact triples it rests on: the chain of facts from an anchor to each cited fact.
+
+Choices where the paper is vague or needs an LLM (documented so results can be read correctly):
+
+* A fact is scored by the text of its whole chain from the anchor (``Tom Hanks place of birth
+  Concord. Concord country United States.``), so a second-hop fact keeps its context.
+* Facts are scored against the question together with the axiom (the axiom alone may not name
+  the question's relations). Without an LLM the axiom is the question itself and one branch is
+  explored.
+* Offline, an entity question is answered once expanding no longer finds a better chain (or at
+  the last depth): the answers are every end of the best chain's relation path from its anchor;
+  until then the unexplored ends of the ``breadth`` best chains are expanded. A claim is judged on
+  what its chains' relations (and descriptions) say, entity names left out: relevant chains score
+  at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
+  another entity the claim names, ``False`` when after the last expansion relevant chains exist but
+  none links them (the KG states another value), ``I don't know`` otherwise.
+* With an LLM, "I don't know" keeps the search going (the scorer picks what to expand) and, after
+  the last depth, moves to the next axiom's branch.
+* An LLM answer that cites no valid fact, names no entity among the facts, or is malformed falls
+  back to the offline decision for that step, so answers stay grounded.
+* Preference matching (the paper's third task): with ``personal_kg`` (any KnowledgeGraph, e.g. an
+  in-memory ``connect("oxigraph://")`` store) and a question whose ``choices`` are candidate items of
+  the big KG, the user's facts (``user`` option, else the first ``q_entity``) are read from the
+  personal KG and each candidate's facts from the big one; a candidate gets a verdict each. Offline,
+  a candidate sharing a node with a preference is ``True``, or ``False`` when the preference's
+  relation is negative (dislikes, avoids, allergic ...). With a personal KG, ordinary questions also
+  see the user's personal facts and the anchors' personal facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.records import Edge, Literal, Node
+from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.grounding import (
+    DESCRIBED_AS,
+    VERDICT_UNKNOWN,
+    Chain,
+    Fact,
+    Names,
+    Run,
+    best_pattern,
+    best_shortest,
+    default_scorer,
+    description_facts,
+    edge_ids,
+    fact_edges,
+    fact_text,
+    fetch_names,
+    find_names,
+    keywords,
+    link_entities,
+    other_end,
+    parse_numbers,
+    parse_verdict,
+    ranked,
+    relation_phrase,
+    relation_terms,
+    start,
+)
+from reasoning.scorers import tokens
+from reasoning.text import node_text
+
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+    ]
+)
+_WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how"])
+_NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
+"""Words of a preference relation that make it a reason against (as the scorer's tokens)."""
+_VERDICTS = {"true", "false", "i don't know", "yes", "no"}
+_ANSWER = re.compile(r"ANSWER\s*:\s*(?P<answer>.*?)\s*(?:\|\s*FACTS?\s*:\s*(?P<facts>.*))?$", re.I | re.S)
+_MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _State:
+    """What one step sees: every kept fact, those kept in this step, what was expanded."""
+
+    facts: list[Fact]
+    fresh: set[Edge]
+    visited: set[str]
+    anchors: list[str]
+
+
+@dataclass(kw_only=True)
+class _Outcome:
+    answered: bool
+    prediction: list[Node] = field(default_factory=list)
+    verdict: str | None = None
+    paths: list[Chain] = field(default_factory=list)
+    expand: list[str] = field(default_factory=list)
+
+
+class R3:
+    """Right for Right Reasons over a KnowledgeGraph (see the module docstring)."""
+
+    name = "r3"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        *,
+        llm: LLM | None = None,
+        scorer: Scorer | None = None,
+        top_k: int = 10,
+        llm_candidates: int = 30,
+        max_depth: int = 3,
+        breadth: int = 2,
+        max_axioms: int = 2,
+        neighbors_per_entity: int = 300,
+        stop_score: float = 0.5,
+        personal_kg: KnowledgeGraph | None = None,
+        user: str | None = None,
+    ) -> None:
+        self.kg = kg
+        self.llm = llm
+        self.scorer = default_scorer(scorer)
+        for value, label in ((top_k, "top_k"), (max_depth, "max_depth"), (breadth, "breadth")):
+            check_budget(value, label, minimum=1)
+        for value, label in ((max_axioms, "max_axioms"), (neighbors_per_entity, "neighbors_per_entity")):
+            check_budget(value, label, minimum=1)
+        check_budget(llm_candidates, "llm_candidates")
+        self.top_k = top_k
+        self.llm_candidates = llm_candidates
+        self.max_depth = max_depth
+        self.breadth = breadth
+        self.max_axioms = max_axioms
+        self.neighbors_per_entity = neighbors_per_entity
+        self.stop_score = float(stop_score)
+        self.personal_kg = personal_kg
+        self.user = user
+
+    def answer(self, question: Question) -> Answer:
+        extra = [self.personal_kg] if self.personal_kg is not None else []
+        run = start(self.kg, self.llm, self.scorer, *extra)
+        if self.personal_kg is not None and question.choices and not _is_verdict_choice(question.choices):
+            return self._match_preferences(run, question)
+        anchors = link_entities(run, question)
+        claim = is_claim(question)
+        names = Names()
+        axioms: list[str] = []
+        outcome = _Outcome(answered=False)
+        for _ in range(self.max_axioms if run.llm is not None else 1):
+            axioms.append(self._axiom(run, question, axioms))
+            outcome = self._branch(run, question, anchors, axioms[-1], claim, names)
+            if outcome.answered:
+                break
+        details = {"axioms": axioms, "anchors": anchors}
+        if claim:
+            verdict = outcome.verdict or VERDICT_UNKNOWN
+            return run.finish(
+                prediction=[verdict], paths=outcome.paths, answer_text=verdict, details={**details, "verdict": verdict}
+            )
+        text = ", ".join(node_text(node, names) for node in outcome.prediction) or VERDICT_UNKNOWN
+        return run.finish(prediction=outcome.prediction, paths=outcome.paths, answer_text=text, details=details)
+
+    def _axiom(self, run: Run, question: Question, previous: Sequence[str]) -> str:
+        """A commonsense rule the answer relies on, from the LLM; the question itself offline."""
+        avoid = f"\nGive a different rule than: {' / '.join(previous)}" if previous else ""
+        reply = run.ask(
+            f"Question: {question.question}\nState one general commonsense rule (an axiom) that answering "
+            f"this question relies on, as one sentence.{avoid}",
+            max_tokens=96,
+        )
+        line = next((text.strip() for text in (reply or "").splitlines() if text.strip()), "")
+        return line or question.question
+
+    def _branch(
+        self, run: Run, question: Question, anchors: list[str], axiom: str, claim: bool, names: Names
+    ) -> _Outcome:
+        """One axiom's search: expand, prune, then answer or name the missing evidence."""
+        reached: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
+        frontier = list(anchors)
+        if self.personal_kg is not None:
+            user = self.user or (question.q_entity[0] if question.q_entity else None)
+            if user is not None and user not in reached:
+                reached[user] = (user, ())
+                frontier.append(user)
+        pool: dict[Edge, Fact] = {}
+        visited: set[str] = set()
+        outcome = _Outcome(answered=False)
+        for depth in range(self.max_depth):
+            if not frontier:
+                break
+            visited.update(frontier)
+            new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.edge not in pool]
+            fresh = self._prune(run, question, axiom, new, names)
+            for fact in fresh:
+                pool[fact.edge] = fact
+                if isinstance(fact.end, str):
+                    reached.setdefault(fact.end, (fact.start, fact.chain))
+            final = depth == self.max_depth - 1
+            facts = list(pool.values())
+            step = _State(facts=facts, fresh={fact.edge for fact in fresh}, visited=visited, anchors=anchors)
+            outcome = self._step(run, question, axiom, step, names, claim, final=final)
+            if outcome.answered:
+                return outcome
+            frontier = [node for node in outcome.expand if node not in visited][: self.breadth]
+        return outcome
+
+    def _retrieve(
+        self, run: Run, frontier: list[str], reached: dict[str, tuple[str, Chain]], names: Names
+    ) -> list[Fact]:
+        """The frontier's 1-hop facts in both KGs and their description facts (batched)."""
+        edges: dict[str, list[Edge]] = {node: [] for node in frontier}
+        for graph in (run.kg, *run.extra_kgs):
+            found = graph.neighbors(frontier, direction="both", limit_per_entity=self.neighbors_per_entity)
+            for node, node_edges in found.items():
+                edges.setdefault(node, []).extend(fact_edges(node_edges, graph))
+        for fact in description_facts(run.kg, frontier):
+            edges[fact.head].append(fact)
+        facts = []
+        for node, node_edges in edges.items():
+            origin, chain = reached[node]
+            for edge in dict.fromkeys(node_edges):
+                facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=other_end(edge, node)))
+        fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
+        return facts
+
+    def _prune(self, run: Run, question: Question, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
+        """The ``top_k`` facts most similar to the axiom, plus the LLM's picks among the next ones."""
+        if not facts:
+            return []
+        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+        order = ranked(scores)
+        keep = order[: self.top_k]
+        candidates = order[self.top_k : self.top_k + self.llm_candidates]
+        if run.llm is not None and candidates:
+            listing = "\n".join(f"{n}. {fact_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
+            reply = run.ask(
+                f"Axiom: {axiom}\nFacts:\n{listing}\nWhich facts are relevant to the axiom? Reply with their numbers."
+            )
+            keep += [candidates[i] for i in parse_numbers(reply, len(candidates)) or []]
+        return [facts[i] for i in sorted(set(keep))]
+
+    def _step(
+        self,
+        run: Run,
+        question: Question,
+        axiom: str,
+        state: _State,
+        names: Names,
+        claim: bool,
+        *,
+        final: bool,
+    ) -> _Outcome:
+        """Either a grounded answer or the entities whose facts are missing."""
+        facts = state.facts
+        if not facts:
+            return _Outcome(answered=final, verdict=VERDICT_UNKNOWN if claim else None)
+        if run.llm is not None:
+            decided = self._llm_step(run, question, axiom, facts, names, claim, state.visited, final=final)
+            if decided is not None and (decided.answered or decided.expand):
+                return decided
+            if decided is not None:  # the LLM does not know yet: expand where the scorer points
+                scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+                return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
+        if claim:
+            return self._offline_verdict(run, question, state, names, final=final)
+        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+        candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
+        winners = [facts[i] for i in best_pattern(candidates, scores, facts)]
+        if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
+            prediction = list(dict.fromkeys(fact.end for fact in winners))
+            return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
+        return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
+
+    def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
+        """A claim is judged on what its chains' relations say (entity names dropped from both sides):
+        relevant chains score at least ``stop_score`` times the best relation score."""
+        facts = state.facts
+        claim_tokens = set(tokens(question.question))
+        anchor_names = [names.get(anchor, anchor) for anchor in state.anchors]
+        query = " ".join(keywords(question.question, drop=anchor_names))
+        scores = run.scorer.score(query, [relation_terms(fact.chain, names) for fact in facts])
+        best = max(scores)
+        relevant = [i for i in ranked(scores) if best > 0 and scores[i] >= self.stop_score * best]
+
+        def names_claimed_entity(fact: Fact) -> bool:
+            if fact.edge.relation == DESCRIBED_AS and isinstance(fact.end, Literal):
+                return len(fact.chain) == 1  # a description speaks only for the anchor it describes
+            if fact.end in state.anchors:
+                return fact.end != fact.start
+            words = set(tokens(node_text(fact.end, names)))
+            return bool(words) and words <= claim_tokens
+
+        linking = [facts[i] for i in relevant if names_claimed_entity(facts[i])]
+        if linking:
+            return _Outcome(answered=True, verdict="True", paths=[fact.chain for fact in linking])
+        if final and relevant:
+            stated = best_shortest(relevant, scores, facts)
+            return _Outcome(answered=True, verdict="False", paths=[facts[i].chain for i in stated])
+        if final:
+            return _Outcome(answered=True, verdict=VERDICT_UNKNOWN)
+        return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
+
+    def _next_entities(self, facts: list[Fact], scores: list[float], visited: set[str]) -> list[str]:
+        """Missing evidence offline: the unexplored ends of the best-scoring chains."""
+        ends = [facts[i].end for i in ranked(scores)]
+        return [end for end in dict.fromkeys(ends) if isinstance(end, str) and end not in visited][: self.breadth]
+
+    def _llm_step(
+        self,
+        run: Run,
+        question: Question,
+        axiom: str,
+        facts: list[Fact],
+        names: Names,
+        claim: bool,
+        visited: set[str],
+        *,
+        final: bool,
+    ) -> _Outcome | None:
+        """The LLM's grounded answer or missing-evidence pick (an unanswered outcome naming no entity
+        when it does not know: the search goes on, or the next axiom's branch); None when its reply
+        is unusable."""
+        listing = "\n".join(f"{n}. {fact_text(fact.edge, names)}" for n, fact in enumerate(facts, 1))
+        wanted = "True, False or I don't know" if claim else "the answer entities"
+        reply = run.ask(
+            f"Question: {question.question}\nAxiom: {axiom}\nFacts:\n{listing}\n"
+            "Using only these facts, reply on one line either\n"
+            f"ANSWER: <{wanted}> | FACTS: <numbers of the facts used>\n"
+            "or\nMISSING: <the entity whose facts are needed next>"
+        )
+        if reply is None:
+            return None
+        answer = _ANSWER.search(reply)
+        if answer is not None:
+            cited = [facts[i] for i in parse_numbers(answer.group("facts"), len(facts)) or []]
+            if claim:
+                verdict = parse_verdict(answer.group("answer"))
+                if verdict == VERDICT_UNKNOWN:
+                    return _Outcome(answered=False, verdict=verdict)
+                if verdict is None or not cited:
+                    return None
+                return _Outcome(answered=True, verdict=verdict, paths=[fact.chain for fact in cited])
+            ends = {fact.end: node_text(fact.end, names) for fact in facts if isinstance(fact.end, str)}
+            chosen = find_names(answer.group("answer"), ends)
+            if not chosen:
+                unknown = parse_verdict(answer.group("answer")) == VERDICT_UNKNOWN
+                return _Outcome(answered=False) if unknown else None
+            support = cited or [fact for fact in facts if fact.end in chosen]
+            return _Outcome(answered=True, prediction=list(chosen), paths=[fact.chain for fact in support])
+        missing = _MISSING.search(reply)
+        if missing is not None and not final:
+            unexplored = {
+                node: names.get(node, node)
+                for fact in facts
+                for node in (fact.edge.head, fact.edge.tail)
+                if isinstance(node, str) and node not in visited
+            }
+            expand = find_names(missing.group("entity"), unexplored)
+            if expand:
+                return _Outcome(answered=False, expand=expand)
+        return None
+
+    def _match_preferences(self, run: Run, question: Question) -> Answer:
+        """R3's preference matching: each candidate item against the user's personal KG."""
+        personal = run.extra_kgs[0]
+        user = self.user or (question.q_entity[0] if question.q_entity else None)
+        if user is None:
+            raise TypeError("preference matching needs the user: pass user=... or give it as q_entity")
+        candidates = list(question.choices or ())
+        preferences = fact_edges(personal.neighbors(user, direction="out")[user], personal)
+        found = run.kg.neighbors(candidates, direction="both", limit_per_entity=self.neighbors_per_entity)
+        item_facts = {c: fact_edges(found.get(c, []), run.kg) for c in candidates}
+        names = Names()
+        fetch_names([run.kg, personal], edge_ids([*preferences, *found_edges(item_facts)]), names)
+        axiom = self._axiom(run, question, [])
+        verdicts: dict[str, str] = {}
+        paths: list[Chain] = []
+        for candidate in candidates:
+            verdict, support = self._judge_item(
+                run, question, axiom, candidate, preferences, item_facts[candidate], names
+            )
+            verdicts[candidate] = verdict
+            if verdict == "True":
+                paths.extend(support)
+        chosen = [c for c in candidates if verdicts[c] == "True"]
+        text = ", ".join(names.get(c, c) for c in chosen) or VERDICT_UNKNOWN
+        return run.finish(
+            prediction=chosen, paths=paths, answer_text=text, details={"axioms": [axiom], "verdicts": verdicts}
+        )
+
+    def _judge_item(
+        self,
+        run: Run,
+        question: Question,
+        axiom: str,
+        item: str,
+        preferences: list[Edge],
+        facts: list[Edge],
+        names: Names,
+    ) -> tuple[str, list[Chain]]:
+        """One candidate's verdict and the (preference, item fact) pairs it rests on."""
+        if facts:
+            query = " ".join([axiom, *(fact_text(p, names) for p in preferences)])
+            scores = run.scorer.score(query, [fact_text(e, names) for e in facts])
+            facts = [facts[i] for i in ranked(scores, self.top_k * 3)]
+        if run.llm is not None:
+            numbered = [*preferences, *facts]
+            item_name = names.get(item, item)
+            listing = "\n".join(f"{n}. {fact_text(e, names)}" for n, e in enumerate(numbered, 1))
+            reply = run.ask(
+                f"Request: {question.question}\nAxiom: {axiom}\n"
+                f"Facts about the user and about {item_name}:\n{listing}\n"
+                f"Does {item_name} match the user's preferences? Reply on one line:\n"
+                "ANSWER: <True, False or I don't know> | FACTS: <numbers of the facts used>"
+            )
+            answer = _ANSWER.search(reply or "")
+            if answer is not None:
+                verdict = parse_verdict(answer.group("answer"))
+                cited = [numbered[i] for i in parse_numbers(answer.group("facts"), len(numbered)) or []]
+                if verdict == VERDICT_UNKNOWN:
+                    return verdict, []
+                if verdict is not None and cited:
+                    return verdict, [tuple(cited)]
+        matches = [
+            (pref, fact)
+            for pref in preferences
+            for fact in facts
+            if _same_node(other_end(fact, item), pref.tail, names)
+        ]
+        negative = [(p, f) for p, f in matches if _NEGATIVE & set(tokens(relation_phrase(p.relation, names)))]
+        if negative:
+            return "False", [tuple(pair) for pair in negative]
+        if matches:
+            return "True", [tuple(pair) for pair in matches]
+        return VERDICT_UNKNOWN, []
+
+
+def focus(question: Question, axiom: str) -> str:
+    """What facts are scored against: the axiom with the question it serves (the axiom alone may
+    not name the question's relations, and an LLM's odd axiom must not derail the scorer)."""
+    return question.question if axiom == question.question else f"{question.question} {axiom}"
+
+
+def is_claim(question: Question) -> bool:
+    """Claims and yes/no questions get a verdict: True/False choices, a leading auxiliary verb, or
+    a statement (no question mark, no wh-word)."""
+    if question.choices and _is_verdict_choice(question.choices):
+        return True
+    words = question.question.strip().lower().split()
+    if not words:
+        return False
+    if words[0] in _AUXILIARIES:
+        return True
+    return not question.question.rstrip().endswith("?") and words[0] not in _WH_WORDS
+
+
+def _is_verdict_choice(choices: Sequence[str]) -> bool:
+    return all(choice.strip().lower() in _VERDICTS for choice in choices)
+
+
+def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:
+    return [edge for edges in facts.values() for edge in edges]
+
+
+def _same_node(a: Node, b: Node, names: Names) -> bool:
+    return a == b or node_text(a, names).strip().lower() == node_text(b, names).strip().lower()

@@ -1,0 +1,68 @@
+"""Method name -> reasoner class, and scorer name -> scorer, through lazily imported ``"module:Class"``
+strings (as :mod:`kg_adapters.registry` does for backends): a method's module is imported only when
+it is asked for, so one missing or broken method never stops the others."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import UnknownMethodError
+from reasoning.base import LLM, Reasoner, Scorer
+
+METHODS: dict[str, str] = {
+    "rog": "reasoning.rog:RoG",
+    "r3": "reasoning.r3:R3",
+    "refkg": "reasoning.refkg:RefKG",
+    "fidelis": "reasoning.fidelis:FiDeLiS",
+    "tog": "reasoning.tog:ThinkOnGraph",
+}
+
+SCORERS: dict[str, str] = {
+    "bm25": "reasoning.scorers:BM25Scorer",
+    "minilm": "reasoning.scorers:MiniLMScorer",
+}
+
+
+class MethodFactory(Protocol):
+    """A reasoner class: ``Method(kg, llm=..., scorer=..., **options)``."""
+
+    def __call__(
+        self, kg: KnowledgeGraph, *, llm: LLM | None = None, scorer: Scorer | None = None, **options: Any
+    ) -> Reasoner: ...
+
+
+def register(name: str, target: str) -> None:
+    """Registers (or replaces) the ``"module:Class"`` of a method."""
+    METHODS[name] = target
+
+
+def _import(target: str, what: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownMethodError(f"{what} cannot be imported ({exc})") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError as exc:
+        raise UnknownMethodError(f"{what}: {module_name} has no {attribute}") from exc
+
+
+def method_class(name: str) -> MethodFactory:
+    """The reasoner class registered as ``name``; UnknownMethodError when there is none or its
+    module cannot be imported."""
+    if name not in METHODS:
+        raise UnknownMethodError(f"no reasoning method {name!r}; known: {', '.join(sorted(METHODS))}")
+    factory: MethodFactory = _import(METHODS[name], f"method {name!r}")
+    return factory
+
+
+def make_scorer(name: str = "bm25", **options: Any) -> Scorer:
+    """A scorer by name (``bm25``, ``minilm``); unknown options raise TypeError, a missing extra
+    UnknownMethodError with its install hint."""
+    if name not in SCORERS:
+        raise UnknownMethodError(f"no scorer {name!r}; known: {', '.join(sorted(SCORERS))}")
+    scorer: Scorer = _import(SCORERS[name], f"scorer {name!r}")(**options)
+    return scorer

@@ -1,0 +1,291 @@
+"""Think-on-Graph (Sun et al., ICLR 2024): beam search over the KG with the LLM as the pruner.
+
+From the topic entities, each depth (up to ``depth``, 3 in the paper) does
+
+1. relation exploration: the relations of every beam entity (both directions, one ``relations`` call
+   per direction for the whole beam), the one just walked back excluded; *relation pruning* keeps the
+   ``width`` best per entity, each with a score in [0, 1] (the LLM's "retrieve N relations and rate
+   their contribution" prompt, or the scorer);
+2. entity exploration: the entities behind the kept relations (one ``neighbors`` call per direction);
+   *entity pruning* scores each relation's candidates (the LLM's scoring prompt, skipped when there is
+   one candidate, or the scorer), a chain's score is the product of its scores, and the ``width`` best
+   chains over the whole beam survive;
+3. reasoning: the LLM is asked whether the triples of the beam suffice to answer ("{Yes}/{No}");
+   on Yes it answers from them, otherwise the search goes one level deeper; at the last depth it
+   answers from what it has.
+
+Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation:
+relations by their raw similarity to the question (when none shares a word with it, all are
+explored in order with a tiny score), entities by ``0.5 + 0.5 * similarity`` (an entity's name
+rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
+relation with many tails is not diluted as scores summing to 1 would dilute it) and
+the stop rule is: go deeper only while the best extended chain's relations match the question
+better (scorer over the chains' relation words) than the best current chain's; the answers are the
+tail entities of the surviving chains, best first. Entity pruning by name similarity knows nothing
+about the answer, so with ``width=3`` a question with more answers than that loses recall by design.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.records import Edge, Node
+from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.rog import DIRECTED, Plan, plan_text
+from reasoning.scorers import BM25Scorer
+from reasoning.text import (
+    RelationNames,
+    entity_ids,
+    match_names,
+    node_text,
+    node_value,
+    parse_list,
+    schema_relations,
+    triple_text,
+)
+
+RELATION_PROMPT = (
+    "Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate "
+    "their contribution on a scale from 0 to 1 (the sum of the scores of {width} relations is 1).\n"
+    "Answer in the form {{relation (Score: 0.5)}}.\n"
+    "Q: {question}\nTopic Entity: {entity}\nRelations: {relations}\nA: "
+)
+ENTITY_PROMPT = (
+    "Please score the entities' contribution to the question on a scale from 0 to 1 (the sum of the "
+    "scores of all entities is 1). Answer with one score per entity, in order, separated by commas.\n"
+    "Q: {question}\nRelation: {relation}\nEntities: {entities}\nScore: "
+)
+EVALUATE_PROMPT = (
+    "Given a question and the associated retrieved knowledge graph triplets (entity, relation, entity), "
+    "you are asked to answer whether it's sufficient for you to answer the question with these triplets "
+    "and your knowledge (Yes or No). If Yes, give the answer as: {{Yes}}. The answer is {{answer}}.\n"
+    "Q: {question}\nKnowledge Triplets: {triples}\nA: "
+)
+ANSWER_PROMPT = (
+    "Given a question and the associated retrieved knowledge graph triplets (entity, relation, entity), "
+    "you are asked to answer the question with these triplets and your knowledge. List every answer, "
+    "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
+)
+_SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
+_NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Chain:
+    """One beam element: the triples walked from a topic entity, the node reached, and its score."""
+
+    edges: tuple[Edge, ...]
+    node: Node
+    score: float
+
+    @property
+    def last_relation(self) -> str | None:
+        return self.edges[-1].relation if self.edges else None
+
+
+class ThinkOnGraph:
+    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3), ``depth`` (3),
+    ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
+
+    name = "tog"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        *,
+        llm: LLM | None = None,
+        scorer: Scorer | None = None,
+        width: int = 3,
+        depth: int = 3,
+        max_entities: int = 20,
+    ) -> None:
+        for option, value in (("width", width), ("depth", depth), ("max_entities", max_entities)):
+            check_budget(value, option, minimum=1)
+        self.kg = kg
+        self.llm = llm
+        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+        self.width = width
+        self.depth = depth
+        self.max_entities = max_entities
+        self._schema = schema_relations(kg)
+        self._names: dict[str, str] = {}
+        self.relation_names = RelationNames(kg)
+
+    def answer(self, question: Question) -> Answer:
+        topics = list(question.q_entity)
+        if not topics:
+            return Answer(prediction=(), details={"error": "no topic entity"})
+        self._learn_names(topics)
+        beam = [Chain(edges=(), node=topic, score=1.0) for topic in topics]
+        reply = ""
+        stopped = "depth limit"
+        reached = 0
+        for level in range(1, self.depth + 1):
+            scored = self._explore_relations(question, beam)
+            if not scored:
+                stopped = "no relation left"
+                break
+            if self.llm is None and level > 1 and not self._deeper_helps(question, beam, scored):
+                stopped = "relations stopped matching the question"
+                break
+            grown = self._explore_entities(question, scored)
+            if not grown:
+                stopped = "no entity left"
+                break
+            beam, reached = grown, level
+            if self.llm is not None:
+                sufficient, reply = self._evaluate(question, beam, self.llm)
+                if sufficient:
+                    stopped = "the LLM found the triples sufficient"
+                    break
+        if self.llm is not None and reached and stopped != "the LLM found the triples sufficient":
+            reply = self.llm.chat([{"role": "user", "content": self._prompt(ANSWER_PROMPT, question, beam)}]).strip()
+        chains = [chain for chain in beam if chain.edges]
+        if self.llm is not None:
+            candidates = {chain.node: node_text(chain.node, self._names) for chain in chains}
+            ranked = match_names(_answer_items(reply), candidates)
+        else:
+            ranked = list(dict.fromkeys(chain.node for chain in chains))
+        prediction = [node for node in ranked if node not in topics]
+        cited = tuple(chain.edges for node in prediction for chain in chains if chain.node == node)
+        return Answer(
+            prediction=tuple(node_value(node) for node in prediction),
+            reasoning_paths=cited,
+            answer_text=reply or "; ".join(node_text(node, self._names) for node in prediction),
+            details={"depth": reached, "stopped": stopped, "beam": [_chain_json(chain) for chain in beam]},
+        )
+
+    # -- relation exploration and pruning -----------------------------------------------------------
+    def _explore_relations(
+        self, question: Question, beam: Sequence[Chain]
+    ) -> list[tuple[Chain, str, Direction, float]]:
+        """``(chain, relation, direction, relation score)`` of the relations kept for each chain."""
+        open_chains = [chain for chain in beam if isinstance(chain.node, str)]
+        entities = entity_ids(chain.node for chain in open_chains)
+        if not entities:
+            return []
+        found = {side: self.kg.relations(entities, direction=side) for side in DIRECTED}
+        kept: list[tuple[Chain, str, Direction, float]] = []
+        for chain in open_chains:
+            assert isinstance(chain.node, str)
+            options = [
+                (relation, side)
+                for side in DIRECTED
+                for relation in found[side].get(chain.node, ())
+                if relation not in self._schema and relation != chain.last_relation
+            ]
+            if not options:
+                continue
+            scores = self._relation_scores(question, chain.node, [r for r, _ in options])
+            order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
+            kept.extend((chain, options[i][0], options[i][1], scores[i]) for i in order if scores[i] > 0)
+        return kept
+
+    def _relation_scores(self, question: Question, entity: str, relations: list[str]) -> list[float]:
+        if self.llm is None:
+            scores = self.scorer.score(question.question, [self._words((), r) for r in relations])
+            return scores if any(scores) else [1e-6 for _ in scores]  # nothing matches: explore in order
+        self.relation_names.words(relations)
+        prompt = RELATION_PROMPT.format(
+            width=self.width,
+            question=question.question,
+            entity=self._names.get(entity, entity),
+            relations="; ".join(self.relation_names.shown(r) for r in dict.fromkeys(relations)),
+        )
+        reply = self.llm.chat([{"role": "user", "content": prompt}])
+        given: dict[str, float] = {}
+        for name, score in _SCORED_RELATION.findall(reply):
+            # "P19 (place of birth)" as the prompt showed it, or the bare id
+            given.setdefault(re.sub(r"\s*\([^()]*\)$", "", name).strip().strip("`'\""), float(score))
+        return [given.get(relation, 0.0) for relation in relations]
+
+    def _deeper_helps(
+        self, question: Question, beam: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]
+    ) -> bool:
+        """Offline stop rule: whether some extended chain's relations match the question better than
+        every current chain's (both scored in one call, so the scores compare)."""
+        current = [self._words(chain.edges) for chain in beam]
+        extended = [self._words(chain.edges, relation) for chain, relation, _, _ in scored]
+        scores = self.scorer.score(question.question, [*current, *extended])
+        return max(scores[len(current) :], default=0.0) > max(scores[: len(current)], default=0.0)
+
+    # -- entity exploration and pruning -------------------------------------------------------------
+    def _explore_entities(
+        self, question: Question, scored: Sequence[tuple[Chain, str, Direction, float]]
+    ) -> list[Chain]:
+        edges: dict[Direction, dict[str, list[Edge]]] = {}
+        for side in DIRECTED:
+            wanted = [(chain, relation) for chain, relation, direction, _ in scored if direction == side]
+            if wanted:
+                heads = entity_ids(chain.node for chain, _ in wanted)
+                edges[side] = self.kg.neighbors(heads, direction=side, relations=sorted({r for _, r in wanted}))
+        grown: list[Chain] = []
+        for chain, relation, side, relation_score in scored:
+            assert isinstance(chain.node, str)
+            found = [edge for edge in edges.get(side, {}).get(chain.node, []) if edge.relation == relation]
+            steps = [(edge, edge.tail if side == "out" else edge.head) for edge in found]
+            steps = [(edge, node) for edge, node in steps if node not in _visited(chain)][: self.max_entities]
+            if not steps:
+                continue
+            self._learn_names(entity_ids(node for _, node in steps))
+            scores = self._entity_scores(question, relation, [node for _, node in steps])
+            grown.extend(
+                Chain(edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score)
+                for (edge, node), score in zip(steps, scores, strict=True)
+            )
+        grown.sort(key=lambda chain: -chain.score)
+        return [chain for chain in grown if chain.score > 0][: self.width]
+
+    def _entity_scores(self, question: Question, relation: str, nodes: list[Node]) -> list[float]:
+        texts = [node_text(node, self._names) for node in nodes]
+        if self.llm is None:
+            return [0.5 + 0.5 * score for score in self.scorer.score(question.question, texts)]
+        if len(nodes) == 1:
+            return [1.0]
+        prompt = ENTITY_PROMPT.format(question=question.question, relation=relation, entities="; ".join(texts))
+        numbers = [float(n) for n in _NUMBER.findall(self.llm.chat([{"role": "user", "content": prompt}]))]
+        if len(numbers) != len(nodes):
+            return [1.0 / len(nodes)] * len(nodes)  # ToG's fallback when the reply is unusable
+        return numbers
+
+    # -- reasoning ----------------------------------------------------------------------------------
+    def _evaluate(self, question: Question, beam: Sequence[Chain], llm: LLM) -> tuple[bool, str]:
+        reply = llm.chat([{"role": "user", "content": self._prompt(EVALUATE_PROMPT, question, beam)}]).strip()
+        return bool(re.match(r"\W*yes\b", reply, flags=re.I)), reply
+
+    def _prompt(self, template: str, question: Question, beam: Sequence[Chain]) -> str:
+        names = {**self._names, **{r: self.relation_names.shown(r) for r in self.relation_names.known}}
+        triples = dict.fromkeys(triple_text(edge, names) for chain in beam for edge in chain.edges)
+        return template.format(question=question.question, triples="\n".join(triples))
+
+    def _words(self, edges: Sequence[Edge], *more: str) -> str:
+        """The words of a chain's relations (and ``more``), each stem once, for the scorer."""
+        plan = Plan(relations=(*(edge.relation for edge in edges), *more))
+        return plan_text(plan, self.relation_names.words(plan.relations))
+
+    def _learn_names(self, ids: Sequence[str]) -> None:
+        missing = [i for i in ids if i not in self._names]
+        if missing:
+            self._names.update(self.kg.labels(missing))
+
+
+def _visited(chain: Chain) -> set[Node]:
+    return {node for edge in chain.edges for node in (edge.head, edge.tail)}
+
+
+def _answer_items(reply: str) -> list[str]:
+    """Answer names in a ToG reply: the braces after "the answer is", else the reply's lines."""
+    after = re.split(r"answer is", reply, maxsplit=1, flags=re.I)
+    if len(after) == 2:
+        braced = re.findall(r"\{([^{}]+)\}", after[1])
+        text = braced[0] if braced else after[1].strip().rstrip(".")
+        return parse_list(text.replace(" and ", ", "))
+    return parse_list(reply)
+
+
+def _chain_json(chain: Chain) -> dict[str, Any]:
+    return {"relations": [edge.relation for edge in chain.edges], "score": round(chain.score, 6)}

@@ -1,0 +1,126 @@
+"""A Wikidata-shaped test graph in the shape of the Wikidata RDF dumps and WDQS.
+
+Truthy ``wdt:`` edges exist only for best-rank statements, as in the dumps; statements are
+``wd:Q p:P wds:S . wds:S ps:P value ; pq:Q qualifier ; wikibase:rank rank``; literals follow the
+WDQS conventions (time -> xsd:dateTime, quantity -> xsd:decimal, monolingual text -> language-tagged
+string, external id -> plain string, coordinates -> geo:wktLiteral)::
+
+    Q42 (Douglas Adams)
+      P31  Q5            normal                                       truthy
+      P69  Q691283       normal  P580 1971, P582 1974, P512 Q1765120  truthy (once)
+      P69  Q691283       normal  P580 1980                            (same triple, other qualifiers)
+      P27  Q145          preferred  P580 1952                         truthy
+      P27  Q174193       normal                                       not truthy (a preferred one exists)
+      P27  Q999          deprecated                                   never answered
+      P569 1952-03-11T00:00:00Z (xsd:dateTime), P2048 1.96 (xsd:decimal),
+      P1559 "Douglas Adams"@en, P214 "113230702"                      truthy, normal
+    Q350 (Cambridge)  P17 Q145 normal, P625 Point(0.1218 52.2053) normal; P138 Q350 (a self-loop)
+    Q691283           P131 Q350 normal, P131 Q145 deprecated
+
+Names exercise the fallbacks: exact tag, regional variant, ``mul``, any other language, and an
+alias (skos:altLabel) that must never be taken for a label.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kg_adapters.records import Literal
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_DATETIME = XSD + "dateTime"
+XSD_DECIMAL = XSD + "decimal"
+GEO_WKT = "http://www.opengis.net/ont/geosparql#wktLiteral"
+
+TURTLE = r"""@prefix wd: <http://www.wikidata.org/entity/> .
+@prefix wds: <http://www.wikidata.org/entity/statement/> .
+@prefix wdt: <http://www.wikidata.org/prop/direct/> .
+@prefix p: <http://www.wikidata.org/prop/> .
+@prefix ps: <http://www.wikidata.org/prop/statement/> .
+@prefix pq: <http://www.wikidata.org/prop/qualifier/> .
+@prefix wikibase: <http://wikiba.se/ontology#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix schema: <http://schema.org/> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix geo: <http://www.opengis.net/ont/geosparql#> .
+
+wd:Q42 wdt:P31 wd:Q5 ;
+    wdt:P69 wd:Q691283 ;
+    wdt:P27 wd:Q145 ;
+    wdt:P569 "1952-03-11T00:00:00Z"^^xsd:dateTime ;
+    wdt:P2048 "1.96"^^xsd:decimal ;
+    wdt:P1559 "Douglas Adams"@en ;
+    wdt:P214 "113230702" ;
+    p:P31 wds:Q42-s1 ;
+    p:P69 wds:Q42-s2 , wds:Q42-s3 ;
+    p:P27 wds:Q42-s4 , wds:Q42-s5 , wds:Q42-s6 ;
+    p:P569 wds:Q42-s7 ;
+    p:P2048 wds:Q42-s8 ;
+    p:P1559 wds:Q42-s9 ;
+    p:P214 wds:Q42-s10 ;
+    rdfs:label "Douglas Adams"@en , "Douglas Adams (UK)"@en-gb , "Дуглас Адамс"@ru , "ダグラス・アダムズ"@ja ;
+    schema:description "English writer and humorist"@en , "britischer Schriftsteller"@de , "écrivain anglais"@fr ;
+    skos:altLabel "Douglas Noël Adams"@en , "DNA"@de .
+
+wds:Q42-s1 a wikibase:Statement ; ps:P31 wd:Q5 ; wikibase:rank wikibase:NormalRank .
+wds:Q42-s2 a wikibase:Statement ; ps:P69 wd:Q691283 ; wikibase:rank wikibase:NormalRank ;
+    pq:P580 "1971-01-01T00:00:00Z"^^xsd:dateTime ;
+    pq:P582 "1974-01-01T00:00:00Z"^^xsd:dateTime ;
+    pq:P512 wd:Q1765120 .
+wds:Q42-s3 a wikibase:Statement ; ps:P69 wd:Q691283 ; wikibase:rank wikibase:NormalRank ;
+    pq:P580 "1980-01-01T00:00:00Z"^^xsd:dateTime .
+wds:Q42-s4 a wikibase:Statement ; ps:P27 wd:Q145 ; wikibase:rank wikibase:PreferredRank ;
+    pq:P580 "1952-03-11T00:00:00Z"^^xsd:dateTime .
+wds:Q42-s5 a wikibase:Statement ; ps:P27 wd:Q174193 ; wikibase:rank wikibase:NormalRank .
+wds:Q42-s6 a wikibase:Statement ; ps:P27 wd:Q999 ; wikibase:rank wikibase:DeprecatedRank ;
+    pq:P580 "1900-01-01T00:00:00Z"^^xsd:dateTime .
+wds:Q42-s7 a wikibase:Statement ; ps:P569 "1952-03-11T00:00:00Z"^^xsd:dateTime ; wikibase:rank wikibase:NormalRank .
+wds:Q42-s8 a wikibase:Statement ; ps:P2048 "1.96"^^xsd:decimal ; wikibase:rank wikibase:NormalRank .
+wds:Q42-s9 a wikibase:Statement ; ps:P1559 "Douglas Adams"@en ; wikibase:rank wikibase:NormalRank .
+wds:Q42-s10 a wikibase:Statement ; ps:P214 "113230702" ; wikibase:rank wikibase:NormalRank .
+
+wd:Q350 wdt:P17 wd:Q145 ;
+    wdt:P625 "Point(0.1218 52.2053)"^^geo:wktLiteral ;
+    wdt:P138 wd:Q350 ;
+    p:P17 wds:Q350-s1 ;
+    p:P625 wds:Q350-s2 ;
+    p:P138 wds:Q350-s3 ;
+    rdfs:label "Cambridge"@mul , "Кембридж"@ru ;
+    schema:description "city in Cambridgeshire, England"@en .
+wds:Q350-s1 a wikibase:Statement ; ps:P17 wd:Q145 ; wikibase:rank wikibase:NormalRank .
+wds:Q350-s2 a wikibase:Statement ; ps:P625 "Point(0.1218 52.2053)"^^geo:wktLiteral ; wikibase:rank wikibase:NormalRank .
+wds:Q350-s3 a wikibase:Statement ; ps:P138 wd:Q350 ; wikibase:rank wikibase:NormalRank .
+
+wd:Q691283 wdt:P131 wd:Q350 ;
+    p:P131 wds:Q691283-s1 , wds:Q691283-s2 ;
+    rdfs:label "Colegio de San Juan"@es ;
+    skos:altLabel "St John's College"@en .
+wds:Q691283-s1 a wikibase:Statement ; ps:P131 wd:Q350 ; wikibase:rank wikibase:NormalRank .
+wds:Q691283-s2 a wikibase:Statement ; ps:P131 wd:Q145 ; wikibase:rank wikibase:DeprecatedRank .
+
+wd:Q5 rdfs:label "human"@en , "Mensch"@de ;
+    schema:description "common name of Homo sapiens"@en .
+wd:Q145 rdfs:label "United Kingdom"@en , "Vereinigtes Königreich"@de , "Royaume-Uni"@fr ;
+    schema:description "Staat in Westeuropa"@de .
+wd:Q174193 rdfs:label "United Kingdom of Great Britain and Ireland"@en-gb ,
+        "Vereinigtes Königreich Großbritannien und Irland"@de .
+wd:Q1765120 skos:altLabel "BA"@en .
+"""
+
+
+def write_wikidata_graph(directory: Path, name: str = "wikidata-mini.ttl") -> Path:
+    path = Path(directory) / name
+    path.write_text(TURTLE, encoding="utf-8")
+    return path
+
+
+def time(value: str) -> Literal:
+    return Literal(value=value, datatype=XSD_DATETIME)
+
+
+BORN = time("1952-03-11T00:00:00Z")
+HEIGHT = Literal(value="1.96", datatype=XSD_DECIMAL)
+NATIVE_NAME = Literal(value="Douglas Adams", lang="en")
+VIAF = Literal(value="113230702")
+CAMBRIDGE_POINT = Literal(value="Point(0.1218 52.2053)", datatype=GEO_WKT)

@@ -1,0 +1,157 @@
+"""FiDeLiS end to end on real Oxigraph stores (the hand-built toy graph with known answers and the
+bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM server."""
+
+from __future__ import annotations
+
+import pytest
+from support.llm_server import LLMServer
+from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.wrappers.counting import CountingKG
+from reasoning.base import Question, Reasoner
+from reasoning.fidelis import FiDeLiS
+from reasoning.llm import OpenAIChat
+
+BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
+PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
+TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
+
+
+def ask(text: str, *entities: str) -> Question:
+    return Question(id="q", question=text, q_entity=entities)
+
+
+def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    reasoner = FiDeLiS(counted)
+    assert isinstance(reasoner, Reasoner)
+    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"]
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert out["details"] == {
+        "keywords": ["country", "place", "birth"],
+        "anchors": ["m.alice"],
+        "depth": 2,
+        "verified": True,
+    }
+    # Path-RAG: one search per keyword; per step one batched neighbors and one batched relations call
+    assert counted.asked("search") == [["country"], ["place"], ["birth"]]
+    steps = counted.asked("neighbors")
+    assert steps[0] == ["m.alice"] and len(steps) == 2 and 1 < len(steps[1]) <= 4
+    assert len(counted.asked("relations")) == 2
+    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+
+
+def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    answer = FiDeLiS(toy_kg).answer(ask("What is the place of birth of Alice Smith?"))
+    assert answer.prediction == ("m.paris",)
+    assert answer.details["depth"] == 1 and answer.details["verified"] is True
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN)]
+
+
+def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    answer = FiDeLiS(counted, max_depth=3).answer(ask("Alice Smith favourite colour is Blue", "m.alice"))
+    assert (answer.prediction, answer.answer_text) == ((), "I don't know")
+    assert answer.details["verified"] is False and answer.details["depth"] == 3
+    assert len(counted.asked("neighbors")) == 3
+    assert all(len(ids) <= 4 for ids in counted.asked("neighbors"))
+
+
+def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    counted = CountingKG(toy_kg)
+    answer = FiDeLiS(counted, beam_width=1).answer(ask(TWO_HOPS, "m.alice"))
+    assert answer.prediction == ("m.france",)
+    assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]
+
+
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with pytest.raises(TypeError):
+        FiDeLiS(toy_kg, top_k=2)  # type: ignore[call-arg]
+    with pytest.raises(InvalidTermError):
+        FiDeLiS(toy_kg, beam_width=0)
+
+
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    reasoner = FiDeLiS(sample_kg)
+    answer = reasoner.answer(ask("Which country is the place of birth of Tom Hanks in?", "m.0bxtg"))
+    assert answer.prediction == ("m.09c7w0",)
+    assert answer.details["verified"] is True
+    assert answer.to_json("q")["reasoning_paths"] == [
+        triples(
+            ("m.0bxtg", "people.person.place_of_birth", "m.0qymv"),
+            ("m.0qymv", "base.biblioness.bibs_location.country", "m.09c7w0"),
+        )
+    ]
+    influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
+    assert len(influenced.prediction) == 4  # the beam width
+    assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)
+
+
+WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
+
+
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    answer = FiDeLiS(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
+    assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
+    assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
+
+
+# --- with a scripted LLM server (a real loopback chat-completions server) ---
+
+
+def client(server: LLMServer) -> OpenAIChat:
+    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
+
+
+def numbers_of(prompt: str, fragment: str) -> str:
+    """The numbers of every listed path containing ``fragment``, or NONE."""
+    found = [line.split(".")[0] for line in prompt.splitlines() if fragment in line and line.split(".")[0].isdigit()]
+    return ", ".join(found) or "NONE"
+
+
+def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    through_paris = "Paris -> location.location.country -> France"
+    rules = [
+        (r"List the keywords", "country, place of birth"),
+        (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "France")),
+        (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), through_paris)),
+    ]
+    counted = CountingKG(toy_kg)
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = FiDeLiS(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        prompts = server.prompts
+    out = answer.to_json("q")
+    assert out["prediction"] == ["m.france"]
+    assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+    assert out["details"]["keywords"] == ["country", "place of birth"]
+    assert (out["details"]["depth"], out["details"]["verified"]) == (2, True)
+    # keywords, verification at depth 1 (NONE), the beam pick at depth 2 (more candidates than 4), verification
+    assert out["llm_calls"] == len(prompts) == 4
+    assert "Alice Smith -> people.person.place_of_birth -> Paris -> location.location.country -> France" in prompts[-1]
+    assert counted.asked("search") == [["country"], ["place of birth"]]
+
+
+def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+    with LLMServer(default="hmm") as server, client(server) as llm:
+        answer = FiDeLiS(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
+        assert answer.llm_calls == len(server.prompts)
+    assert answer.prediction == ("m.france",)
+    assert answer.details["keywords"] == ["hmm", "country", "place", "birth"]  # the question keeps its words
+    assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
+
+
+def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+    rules = [
+        (r"List the keywords", "place of birth"),
+        (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "place_of_birth")),
+        (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), "place_of_birth -> Concord")),
+    ]
+    with LLMServer(rules) as server, client(server) as llm:
+        answer = FiDeLiS(sample_kg, llm=llm).answer(ask("Where was Tom Hanks born?", "m.0bxtg"))
+        assert answer.llm_calls == len(server.prompts) == 3
+    assert (answer.prediction, answer.answer_text) == (("m.0qymv",), "Concord")
+    assert answer.to_json("q")["reasoning_paths"] == [triples(("m.0bxtg", "people.person.place_of_birth", "m.0qymv"))]
