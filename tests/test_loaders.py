@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.malformed_dumps import debris
 
 import kg_adapters
 from kg_adapters.base import KnowledgeGraph
@@ -68,11 +69,6 @@ def numbered_nt(count: int, *, start: int = 0) -> list[str]:
     return [f"<{EX}e{i}> <{EX}next> <{EX}e{i + 1}> ." for i in range(start, start + count)]
 
 
-def leftovers(tmp_path: Path) -> list[str]:
-    """Temp or old directories a load may have left beside its stores."""
-    return sorted(p.name for p in tmp_path.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-old"))
-
-
 def open_files_under(directory: Path) -> list[str]:
     """Files this process holds open below ``directory`` (an open database shows up here)."""
     found = []
@@ -108,7 +104,7 @@ def test_load_ntriples_plain_and_compressed(tmp_path: Path, name: str) -> None:
     assert manifest["triples"] == SMALL_COUNT and manifest["profile"] == "generic"
     assert [s["statements"] for s in manifest["sources"]] == [SMALL_COUNT]
     assert manifest["sources"][0]["format"] == "nt"
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
@@ -318,7 +314,7 @@ def test_strict_bad_line_leaves_no_store(tmp_path: Path) -> None:
     assert (info.value.file, info.value.line) == (str(source), bad_line)
     assert f"bad.nt:{bad_line}:" in str(info.value)
     assert not store.exists()
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
     with pytest.raises(StoreNotFound):
         kg_adapters.connect("oxigraph://" + str(store))
 
@@ -332,7 +328,7 @@ def test_strict_bad_line_in_append_keeps_previous_store(tmp_path: Path) -> None:
         load_files([str(bad)], str(store), progress=False)
     assert (info.value.file, info.value.line) == (str(bad), 2)
     assert (store / "kga-store.json").read_text() == before
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
     if Path("/proc/self/fd").is_dir():  # the temp database was closed, not just deleted
         assert open_files_under(tmp_path) == []
     with opened(store) as kg:
@@ -529,7 +525,7 @@ def test_append_keeps_old_triples_and_updates_names(tmp_path: Path) -> None:
     assert manifest["created"] == created
     assert [Path(s["file"]).name for s in manifest["sources"]] == ["a.nt", "b.nt.gz"]
     assert manifest["triples"] == SMALL_COUNT + 2
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
 
 
 def test_append_sees_writes_made_through_the_graph_api(tmp_path: Path) -> None:
@@ -608,10 +604,10 @@ def test_killed_load_leaves_no_store_and_the_next_load_cleans_up(tmp_path: Path)
     assert not store.exists()
     with pytest.raises(StoreNotFound):
         kg_adapters.connect("oxigraph://" + str(store))
-    assert len(leftovers(tmp_path)) == 1
+    assert len(debris(tmp_path)) == 1
     report = load_files([str(write(tmp_path / "small.nt", SMALL_NT))], str(store), progress=False)
     assert report.store_triples == SMALL_COUNT and report.appended is False
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
 
 
 def test_ctrl_c_removes_the_temp_store_and_keeps_the_old_one(tmp_path: Path) -> None:
@@ -634,7 +630,7 @@ def test_ctrl_c_removes_the_temp_store_and_keeps_the_old_one(tmp_path: Path) -> 
         _, stderr = child.communicate(timeout=60)
         assert child.returncode != 0
         assert b"KeyboardInterrupt" in stderr
-    assert leftovers(tmp_path) == []
+    assert debris(tmp_path) == []
     with opened(store) as kg:
         assert kg.neighbors([EX + "e1"]) == {EX + "e1": []}
         assert [e.id for e in kg.search("Bob Builder")] == [EX + "bob"]

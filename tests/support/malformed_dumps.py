@@ -239,5 +239,17 @@ def store_size(store: Path, *, profile: str = "generic") -> int:
 
 
 def debris(directory: Path) -> list[str]:
-    """Temporary or old store directories that loads left in ``directory``."""
-    return sorted(p.name for p in directory.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-old"))
+    """What loads left behind in ``directory``: temporary store directories beside the stores, and
+    versions inside a store other than the current one (no reader holds any in these tests)."""
+    from kg_adapters.store_layout import MANIFEST, VERSION_PREFIX, read_manifest
+
+    left = [p.name for p in directory.iterdir() if ".kga-tmp-" in p.name]
+    for store in directory.iterdir():
+        if store.is_dir() and (store / MANIFEST).exists():
+            current = read_manifest(store).get("data")
+            left += [
+                f"{store.name}/{version.name}"
+                for version in store.iterdir()
+                if version.name.startswith(VERSION_PREFIX) and version.name != current
+            ]
+    return sorted(left)
