@@ -20,6 +20,7 @@ from kg_adapters.backends.wikidata_api import WikibaseApiTransport, WikidataApiG
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, ResultTooLarge, RetriesExhausted
+from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
 from kg_adapters.wikidata_json import XSD_DATETIME, XSD_DECIMAL
@@ -133,6 +134,19 @@ def test_q42_truthy_neighbors(kg: KnowledgeGraph, server: WikidataApiServer) -> 
     ]
     assert [call["props"] for call in server.calls()] == ["claims"]
     assert server.calls()[0]["ids"] == "Q42"
+
+
+def test_a_relation_filter_hides_unnamed_relations(server: WikidataApiServer, clock: FakeClock) -> None:
+    hide = RelationFilter(drop=frozenset({"P31"}), drop_prefixes=("P10",))
+    with open_api(server, clock) as plain, open_api(server, clock, relation_filter=hide) as filtered:
+        everything = plain.neighbors("Q42")["Q42"]
+        shown = filtered.neighbors("Q42")["Q42"]
+        assert shown == [e for e in everything if e.relation != "P31" and not e.relation.startswith("P10")]
+        assert len(shown) < len(everything) and any(e.relation == "P31" for e in everything)
+        assert "P31" not in filtered.relations("Q42")["Q42"]
+        assert filtered.neighbors("Q42", relations=["P31"])["Q42"] == [e for e in everything if e.relation == "P31"]
+    with pytest.raises(InvalidTermError, match="relation_filter"):
+        open_api(server, clock, relation_filter="some")
 
 
 def test_q42_statements_with_qualifiers_and_ranks(kg: KnowledgeGraph) -> None:

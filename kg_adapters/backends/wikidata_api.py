@@ -159,6 +159,11 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors):
     def endpoint(self) -> str:
         return self.transport.endpoint
 
+    def use_relation_filter(self, relation_filter: object) -> None:
+        """Replaces the profile's relation filter (``connect(..., relation_filter=...)``); as on every
+        backend it hides relations only when the caller did not name them."""
+        self._profile = self._profile.with_relation_filter(relation_filter)
+
     # -- KnowledgeGraph --------------------------------------------------------------------------
     def neighbors(
         self,
@@ -187,11 +192,13 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors):
                     # a self-loop is an outgoing edge too: with "both", it is listed once
                     found[node].extend(e for e in edges if direction == "in" or e.head != e.tail)
         key = _statement_sort_key if qualifiers else edge_sort_key
+        keeps = self._profile.relation_filter.keeps
         for node, edges in found.items():
             kept = [
                 edge
                 for edge in edges
-                if (wanted is None or edge.relation in wanted) and (literals or isinstance(edge.tail, str))
+                if (edge.relation in wanted if wanted is not None else keeps(edge.relation))
+                and (literals or isinstance(edge.tail, str))
             ]
             if direction == "both" and not qualifiers:
                 kept = list(dict.fromkeys(kept))
