@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Literal as TypingLiteral
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
@@ -161,6 +161,28 @@ class RelationFilterable(Protocol):
             InvalidTermError: any other value.
         """
         ...
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Closable)
+
+
+class ClosesOnExit:
+    """``with`` support for anything with ``close()``: leaving the block closes it."""
+
+    def __enter__(self: _C) -> _C:
+        return self
+
+    def __exit__(
+        self: _Closable,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 def as_id_list(ids: Ids) -> list[str]:

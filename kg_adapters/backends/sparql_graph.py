@@ -12,12 +12,11 @@ import abc
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
-from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
+from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
@@ -74,7 +73,7 @@ def plain_literal(value: str, datatype: str | None, lang: str | None) -> Literal
     return Literal(value=value, datatype=datatype)
 
 
-class SparqlGraph(algorithms.WalksOverNeighbors, abc.ABC):
+class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     """Shared implementation of :class:`KnowledgeGraph` on top of a SELECT evaluator."""
 
     values_chunk = 1000
@@ -244,16 +243,6 @@ class SparqlGraph(algorithms.WalksOverNeighbors, abc.ABC):
             self._index = None
         self._closed = True
 
-    def __enter__(self) -> SparqlGraph:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def use_relation_filter(self, relation_filter: object) -> None:
         """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""

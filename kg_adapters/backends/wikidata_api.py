@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 import requests
@@ -51,7 +50,7 @@ import requests
 from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
 from kg_adapters.backends.sparql_graph import _best_label, _statement_sort_key, chunks
-from kg_adapters.base import Direction, Ids, Langs, as_id_list, check_budget, check_direction
+from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
     BackendError,
     InvalidTermError,
@@ -134,7 +133,7 @@ class WikibaseApiTransport(HttpExchange):
         return QueryError(message)
 
 
-class WikidataApiGraph(algorithms.WalksOverNeighbors):
+class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
     ``transport`` (parameters in, JSON out)."""
 
@@ -275,16 +274,6 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors):
             self._closed = True
             self.transport.close()
 
-    def __enter__(self) -> WikidataApiGraph:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"WikidataApiGraph({self.endpoint!r})"

@@ -38,12 +38,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 from typing import Literal as TypingLiteral
 
 from kg_adapters import algorithms
 from kg_adapters.base import (
+    ClosesOnExit,
     Direction,
     Ids,
     KnowledgeGraph,
@@ -264,7 +264,7 @@ _SQL_CHUNK = 500
 _TOUCH_FLUSH = 4096
 
 
-class ResultCache:
+class ResultCache(ClosesOnExit):
     """Key -> JSON value store: an in-memory LRU of ``memory_entries`` in front of an optional
     SQLite file at ``path``. Thread-safe (one lock); several processes may share a file (WAL),
     though the ``max_disk_bytes`` accounting only counts what this process wrote since opening.
@@ -418,16 +418,6 @@ class ResultCache:
             self._memory.clear()
             self._closed = True
 
-    def __enter__(self) -> ResultCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"ResultCache({self.path!r}, mode={self.mode!r})"
@@ -569,7 +559,7 @@ _ABSENT = {"absent": True}
 """Stored for an id without a label, so it is not fetched again."""
 
 
-class CachedKG:
+class CachedKG(ClosesOnExit):
     """A :class:`KnowledgeGraph` answering from ``cache`` and asking ``inner`` only for misses.
 
     Every method is delegated explicitly; ``inner``, ``cache`` and ``namespace`` are exposed for
@@ -767,16 +757,6 @@ class CachedKG:
             if self.close_cache:
                 self.cache.close()
 
-    def __enter__(self) -> CachedKG:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- cache bookkeeping ---------------------------------------------------------------------
     def cache_stats(self) -> CacheStats:
@@ -916,8 +896,6 @@ class CachedSparqlKG(CachedKG):
         self.cache.put(key, [{name: encode_node(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
 
-    def __enter__(self) -> CachedSparqlKG:
-        return self
 
 
 def cached(

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from types import TracebackType
 
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, Langs, SparqlQueryable, as_id_list
+from kg_adapters.base import ClosesOnExit, Direction, Ids, KnowledgeGraph, Langs, SparqlQueryable, as_id_list
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
 
 
-class CountingKG:
+class CountingKG(ClosesOnExit):
     """Delegates every call to ``inner`` and records ``(operation, ids asked for)`` in ``calls``."""
 
     def __init__(self, inner: KnowledgeGraph) -> None:
@@ -114,16 +113,6 @@ class CountingKG:
     def close(self) -> None:
         self.inner.close()
 
-    def __enter__(self) -> CountingKG:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class CountingSparqlKG(CountingKG):
