@@ -492,42 +492,27 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
     rows = []
     for hops in HOPS:
         lat = results["latency"][str(hops)]
-        rows.append(
-            [
-                f"{hops}-hop paths(), median per query",
-                f_s(lat["store_median_s"]),
-                f_s(lat["networkx_median_s"]),
-                f_r(lat["ratio_median"]),
+        latency_rows = (
+            (
+                "median per query",
+                "median_s",
+                "ratio_median",
                 f"<= {TARGET_LATENCY_RATIO:.1f}x: {verdict(lat['target_met'])}",
-            ]
+            ),
+            ("median per query, CPU time", "cpu_median_s", "ratio_cpu_median", ""),
+            ("p90 per query", "p90_s", "ratio_p90", ""),
+            (f"total over {lat['queries']} queries", "total_s", "ratio_total", ""),
         )
-        rows.append(
-            [
-                f"{hops}-hop paths(), median per query, CPU time",
-                f_s(lat["store_cpu_median_s"]),
-                f_s(lat["networkx_cpu_median_s"]),
-                f_r(lat["ratio_cpu_median"]),
-                "",
-            ]
-        )
-        rows.append(
-            [
-                f"{hops}-hop paths(), p90 per query",
-                f_s(lat["store_p90_s"]),
-                f_s(lat["networkx_p90_s"]),
-                f_r(lat["ratio_p90"]),
-                "",
-            ]
-        )
-        rows.append(
-            [
-                f"{hops}-hop paths(), total over {lat['queries']} queries",
-                f_s(lat["store_total_s"]),
-                f_s(lat["networkx_total_s"]),
-                f_r(lat["ratio_total"]),
-                "",
-            ]
-        )
+        for label, key, ratio, target in latency_rows:
+            rows.append(
+                [
+                    f"{hops}-hop paths(), {label}",
+                    f_s(lat[f"store_{key}"]),
+                    f_s(lat[f"networkx_{key}"]),
+                    f_r(lat[ratio]),
+                    target,
+                ]
+            )
     rss = results["rss"]
     n_all = sum(results["latency"][str(h)]["queries"] for h in HOPS)
     rows.append(
