@@ -237,6 +237,10 @@ def check_answer(name: str, answer: object, wanted: object, bad: str) -> None:
         assert answer == wanted, f"{name}({bad!r})"
 
 
+WELL_FORMED_UNKNOWN = "http://example.org/nobody"
+"""A valid IRI the graph does not hold: every id or relation slot must answer it (with nothing)."""
+
+
 def run_calls(kg: KnowledgeGraph, bad: str) -> Counter[str]:
     """The contract: every call answers correctly or raises InvalidTermError (no other error).
     Returns how many calls were ``answered`` and ``refused``."""
@@ -304,10 +308,13 @@ class InjectionFuzz:
         @example(bad="en\x00")
         @example(bad="")
         @example(bad="_:b0")
+        @example(bad=WELL_FORMED_UNKNOWN)
         @example(bad="http://example.org/" + "x" * 5000)
         def run(bad: str) -> None:
             assume(bad not in KNOWN_IRIS)
-            run_calls(fuzz_kg, bad)
+            outcomes = run_calls(fuzz_kg, bad)
+            if bad == WELL_FORMED_UNKNOWN:  # a backend refusing everything fails here
+                assert outcomes["answered"] > 0, outcomes
 
         run()
         assert triple_count(fuzz_kg) in (None, TRIPLE_COUNT), "the graph changed"
@@ -324,7 +331,9 @@ class InjectionFuzz:
         @example(text="\x00")
         @example(text="x" * 100_000)
         def run(text: str) -> None:
-            check_search(fuzz_kg, text)
+            outcome = check_search(fuzz_kg, text)
+            if text == "person":
+                assert outcome == "answered"
 
         run()
 

@@ -92,6 +92,7 @@ class TestCachedOnDisk(FreebaseConformance):
             first = kg.neighbors("m.portman", expand_cvt=True)
             again = kg.neighbors("m.portman", expand_cvt=True)
             assert again == first and getattr(again, "from_cache", False) is True
+            assert [edge.tail for edge in again["m.portman"]] == ["m.perf1", "m.perf2", "m.mar1"]
             assert all(edge.cvt for edge in again["m.portman"])
 
 
