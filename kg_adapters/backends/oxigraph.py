@@ -198,6 +198,13 @@ class OxigraphGraph(SparqlGraph):
     def _select(self, query: str) -> list[Row]:
         return select_rows(self._store, query)
 
+    def _predicate_literals(self, iris: list[str], predicates: list[str]) -> Iterator[tuple[int, str, Literal]]:
+        """One query per predicate: Oxigraph joins a VALUES list of predicates by scanning every edge
+        of each id, while a fixed predicate is one index lookup per id."""
+        for position, predicate in enumerate(predicates):
+            for _, x, value in super()._predicate_literals(iris, [predicate]):
+                yield position, x, value
+
     def _collect_edges(
         self,
         side: Direction,

@@ -213,20 +213,30 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         found: dict[str, list[tuple[int, Literal]]] = {}
         if not predicates or not nodes.iris:
             return {}
-        for position, predicate in enumerate(dict.fromkeys(predicates)):
-            # One query per predicate: engines such as Oxigraph join a VALUES list of predicates by
-            # scanning every edge of each id, while a fixed predicate is one index lookup per id.
-            def build(chunk: Sequence[str], pattern: str = f"?x {iri(predicate)} ?l") -> str:
-                return f"SELECT ?x ?l WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
-
-            rows = self._select_chunked(build, list(nodes.iris))
-            for x, value, *_ in rows:
-                if isinstance(x, str) and isinstance(value, Literal):
-                    found.setdefault(nodes.iris[x], []).append((position, value))
+        for position, x, value in self._predicate_literals(list(nodes.iris), list(dict.fromkeys(predicates))):
+            found.setdefault(nodes.iris[x], []).append((position, value))
         return {
             node: [value for _, value in sorted(pairs, key=lambda pair: (pair[0], pair[1].lang or "", pair[1].value))]
             for node, pairs in found.items()
         }
+
+    def _predicate_literals(self, iris: list[str], predicates: list[str]) -> Iterator[tuple[int, str, Literal]]:
+        """(position of the predicate, subject IRI, literal) for every literal of ``predicates`` on
+        ``iris``, in one query per id chunk."""
+        position = {predicate: index for index, predicate in enumerate(predicates)}
+        if len(predicates) == 1:
+            pattern, projection = f"?x {iri(predicates[0])} ?l", "?x ?l"
+        else:
+            pattern, projection = f"{values_block('p', predicates)} ?x ?p ?l", "?x ?l ?p"
+
+        def build(chunk: Sequence[str]) -> str:
+            return f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
+
+        for row in self._select_chunked(build, iris):
+            x, value = row[0], row[1]
+            predicate = row[2] if len(predicates) > 1 else predicates[0]
+            if isinstance(x, str) and isinstance(value, Literal) and isinstance(predicate, str):
+                yield position.get(predicate, len(position)), x, value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
