@@ -6,8 +6,9 @@ multigraph is never collapsed (two relations between one node pair are two edges
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,3 +160,29 @@ class EdgeList(list[Edge]):
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, tuple[int, str, str, str]]:
     return (edge.head, edge.relation, node_sort_key(edge.tail))
+
+
+def statement_sort_key(edge: Edge) -> tuple[Any, ...]:
+    """``edge_sort_key``, then rank and qualifiers: statements that share a triple keep one order."""
+    qualifiers = tuple((relation, tuple(map(node_sort_key, values))) for relation, values in edge.qualifiers.items())
+    return (*edge_sort_key(edge), edge.rank or "", qualifiers)
+
+
+def best_label(labels: list[Literal], langs: Sequence[str]) -> str:
+    """The first wanted language, then a regional variant of it, in order; then untagged; then any.
+    Ties go to the earlier literal (callers order them, e.g. by predicate, tag and text)."""
+    base_tags = [tag.split("-")[0] for tag in langs]
+    others = len(langs) * 2
+
+    def rank(index: int) -> tuple[int, int]:
+        tag = labels[index].lang or ""
+        if not tag:
+            return (others, index)
+        if tag in langs:
+            return (langs.index(tag) * 2, index)
+        base = tag.split("-")[0]
+        if base in base_tags:
+            return (base_tags.index(base) * 2 + 1, index)
+        return (others + 1, index)
+
+    return labels[min(range(len(labels)), key=rank)].value

@@ -27,10 +27,12 @@ from kg_adapters.records import (
     Literal,
     Node,
     Qualifiers,
+    best_label,
     edge_sort_key,
     node_sort_key,
+    statement_sort_key,
 )
-from kg_adapters.sparql_terms import check_langs, check_text, iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_text, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -177,17 +179,17 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = self._with_fallbacks(check_langs(lang))
+        wanted = self._profile.label_langs(lang)
         nodes = self._resolve(ids)
         candidates = self._literals_of(nodes, self._profile.label_predicates)
-        found = {canonical: _best_label(labels, wanted) for canonical, labels in candidates.items()}
+        found = {canonical: best_label(labels, wanted) for canonical, labels in candidates.items()}
         if self._profile.has_cvt_nodes:
             found.update(self._cvt_descriptions(nodes, found, wanted))
         return {spelling: found[canonical] for spelling, canonical in nodes.canonical.items() if canonical in found}
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
-        wanted = self._with_fallbacks(check_langs(lang))
+        wanted = self._profile.label_langs(lang)
         nodes = self._resolve(ids)
         names = self._literals_of(nodes, self._profile.label_predicates)
         descriptions = self._literals_of(nodes, self._profile.description_predicates)
@@ -198,14 +200,11 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             description = descriptions.get(canonical)
             found[spelling] = Entity(
                 id=canonical,
-                label=_best_label(name, wanted) if name else cvts.get(canonical),
-                description=_best_label(description, wanted) if description else None,
+                label=best_label(name, wanted) if name else cvts.get(canonical),
+                description=best_label(description, wanted) if description else None,
             )
         return found
 
-    def _with_fallbacks(self, langs: tuple[str, ...]) -> tuple[str, ...]:
-        """The caller's language tags, then the profile's fallback tags (Wikidata's ``mul``)."""
-        return tuple(dict.fromkeys((*langs, *self._profile.fallback_langs)))
 
     def _literals_of(self, nodes: _Resolved, predicates: Sequence[str]) -> dict[str, list[Literal]]:
         """Literal values of ``predicates`` on each resolved node (canonical id -> literals), in
@@ -344,7 +343,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
                 if isinstance(other, Literal):
                     parts[other.value] = None
                 elif other in names:
-                    parts[_best_label(names[other], langs)] = None
+                    parts[best_label(names[other], langs)] = None
             if not parts:
                 continue
             texts = list(parts)
@@ -517,13 +516,11 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             if statements and properties != [] and nodes.iris:
                 for canonical, key, edge in self._statements(side, nodes, properties, literals):
                     found[canonical][key] = edge
-        answer: dict[str, list[Edge]] = {}
-        keeps = self._profile.relation_filter.keeps if relation_iris is None else None
-        for canonical, keyed in found.items():
-            edges = sorted(keyed.values(), key=_statement_sort_key)
-            if keeps is not None:
-                edges = [edge for edge in edges if keeps(edge.relation)]
-            answer[canonical] = edges[:limit] if limit is not None else edges
+        answer = {canonical: sorted(keyed.values(), key=statement_sort_key) for canonical, keyed in found.items()}
+        if relation_iris is None:
+            self._drop_filtered_edges(answer)
+        if limit is not None:
+            answer = {canonical: edges[:limit] for canonical, edges in answer.items()}
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
@@ -652,35 +649,9 @@ class _Statement:
     qualifiers: list[tuple[str, Term]] = field(default_factory=list)
 
 
-def _statement_sort_key(edge: Edge) -> tuple[Any, ...]:
-    """``edge_sort_key``, then rank and qualifiers: statements that share a triple keep one order."""
-    qualifiers = tuple((relation, tuple(map(node_sort_key, values))) for relation, values in edge.qualifiers.items())
-    return (*edge_sort_key(edge), edge.rank or "", qualifiers)
-
-
 def _tail_key(edge: Edge) -> tuple[int, str, str, str]:
     return node_sort_key(edge.tail)
 
 
 def _head_key(edge: Edge) -> str:
     return edge.head
-
-
-def _best_label(labels: list[Literal], langs: Sequence[str]) -> str:
-    """The first wanted language, then a regional variant of it, in order; then untagged; then any.
-    Ties go to the earlier literal (``_literals_of`` orders them by predicate, tag and text)."""
-    base_tags = [tag.split("-")[0] for tag in langs]
-    others = len(langs) * 2
-
-    def rank(index: int) -> tuple[int, int]:
-        tag = labels[index].lang or ""
-        if not tag:
-            return (others, index)
-        if tag in langs:
-            return (langs.index(tag) * 2, index)
-        base = tag.split("-")[0]
-        if base in base_tags:
-            return (base_tags.index(base) * 2 + 1, index)
-        return (others + 1, index)
-
-    return labels[min(range(len(labels)), key=rank)].value

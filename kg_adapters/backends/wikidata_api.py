@@ -49,7 +49,7 @@ import requests
 
 from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
-from kg_adapters.backends.sparql_graph import _best_label, _statement_sort_key, chunks
+from kg_adapters.backends.sparql_graph import chunks
 from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
     BackendError,
@@ -60,9 +60,9 @@ from kg_adapters.errors import (
     TransientError,
 )
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, Entity, Literal, edge_sort_key
+from kg_adapters.records import Edge, Entity, Literal, best_label, edge_sort_key, statement_sort_key
 from kg_adapters.registry import KGUrl
-from kg_adapters.sparql_terms import check_langs
+from kg_adapters.sparql_terms import check_lang, check_text
 from kg_adapters.transport import Transport
 from kg_adapters.wikidata_json import WikidataEntity, parse_entity
 
@@ -145,7 +145,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         max_incoming: int = 500,
     ) -> None:
         self.transport = transport
-        self.language = check_langs(language)[0]
+        self.language = check_lang(language)
         self.max_incoming: int = check_budget(max_incoming, "max_incoming", minimum=1) or 500
         self._profile = _WIKIDATA
         self._closed = False
@@ -190,7 +190,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
                 for node, edges in self._incoming(entity_ids, wanted, qualifiers, cut=limit is not None).items():
                     # a self-loop is an outgoing edge too: with "both", it is listed once
                     found[node].extend(e for e in edges if direction == "in" or e.head != e.tail)
-        key = _statement_sort_key if qualifiers else edge_sort_key
+        key = statement_sort_key if qualifiers else edge_sort_key
         keeps = self._profile.relation_filter.keeps
         for node, edges in found.items():
             kept = [
@@ -213,7 +213,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
-        wanted = self._with_fallbacks(check_langs(lang))
+        wanted = self._profile.label_langs(lang)
         canonical = self._canonical(ids)
         entities = self._terms(list(canonical.values()), wanted, descriptions=False)
         found: dict[str, str] = {}
@@ -225,7 +225,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._check_open()
-        wanted = self._with_fallbacks(check_langs(lang))
+        wanted = self._profile.label_langs(lang)
         canonical = self._canonical(ids)
         entities = self._terms(list(canonical.values()), wanted, descriptions=True)
         found: dict[str, Entity] = {}
@@ -244,8 +244,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         """Items whose label or alias starts with ``text`` (``wbsearchentities``, in ``language``),
         in Wikidata's ranking; labels and descriptions as the API gives them."""
         self._check_open()
-        if not isinstance(text, str):
-            raise InvalidTermError(f"search text must be a string, got {type(text).__name__}")
+        check_text(text, "search text")
         check_budget(limit, "limit")
         found: list[Entity] = []
         offset: int | None = 0
@@ -388,9 +387,6 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         """The caller's spelling -> canonical id (``Q42`` for ``wd:Q42``'s IRI), validated."""
         return {spelling: self._profile.canonical_id(spelling) for spelling in as_id_list(ids)}
 
-    def _with_fallbacks(self, langs: tuple[str, ...]) -> tuple[str, ...]:
-        """The caller's language tags, then the profile's fallback tags (``mul``)."""
-        return tuple(dict.fromkeys((*langs, *self._profile.fallback_langs)))
 
     def _properties(self, relations: Sequence[str] | None) -> set[str] | None:
         """The property ids among ``relations`` (all validated); relations outside ``wdt:`` match nothing."""
@@ -417,7 +413,7 @@ def _title_id(title: Any) -> str:
 
 def _pick(literals: Sequence[Literal], wanted: Sequence[str]) -> str:
     """The value the SPARQL backends would pick from the same literals."""
-    return _best_label(sorted(literals, key=lambda lit: (lit.lang or "", lit.value)), wanted)
+    return best_label(sorted(literals, key=lambda lit: (lit.lang or "", lit.value)), wanted)
 
 
 # -- construction from URLs -----------------------------------------------------------------------------

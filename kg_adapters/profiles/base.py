@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
-from kg_adapters.sparql_terms import check_iri
+from kg_adapters.sparql_terms import check_iri, check_langs
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
@@ -77,6 +77,11 @@ class Profile:
     def is_cvt_candidate(self, node_id: str) -> bool:
         """Whether ``node_id`` (canonical) may be a CVT node; it is one when it also has no name."""
         return False
+
+    def label_langs(self, lang: object) -> tuple[str, ...]:
+        """The caller's language tags (one or a preference list, checked), then the profile's
+        fallback tags (Wikidata's ``mul``): the order labels and descriptions are picked in."""
+        return tuple(dict.fromkeys((*check_langs(lang), *self.fallback_langs)))
 
     def with_relation_filter(self, relation_filter: object) -> Profile:
         """A copy of this profile with another relation filter: a :class:`RelationFilter`, ``None``
