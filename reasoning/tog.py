@@ -113,6 +113,7 @@ class ThinkOnGraph:
         self.max_entities = max_entities
         self._schema = schema_relations(kg)
         self._names: dict[str, str] = {}
+        self._nameless: set[str] = set()
         self.relation_names = RelationNames(kg)
 
     def answer(self, question: Question) -> Answer:
@@ -169,6 +170,7 @@ class ThinkOnGraph:
         if not entities:
             return []
         found = {side: self.kg.relations(entities, direction=side) for side in DIRECTED}
+        self.relation_names.words(r for side in DIRECTED for names in found[side].values() for r in names)
         kept: list[tuple[Chain, str, Direction, float]] = []
         for chain in open_chains:
             assert isinstance(chain.node, str)
@@ -223,15 +225,17 @@ class ThinkOnGraph:
             if wanted:
                 heads = entity_ids(chain.node for chain, _ in wanted)
                 edges[side] = self.kg.neighbors(heads, direction=side, relations=sorted({r for _, r in wanted}))
-        grown: list[Chain] = []
+        candidates: list[tuple[Chain, str, float, list[tuple[Edge, Node]]]] = []
         for chain, relation, side, relation_score in scored:
             assert isinstance(chain.node, str)
             found = [edge for edge in edges.get(side, {}).get(chain.node, []) if edge.relation == relation]
             steps = [(edge, edge.tail if side == "out" else edge.head) for edge in found]
             steps = [(edge, node) for edge, node in steps if node not in _visited(chain)][: self.max_entities]
-            if not steps:
-                continue
-            self._learn_names(entity_ids(node for _, node in steps))
+            if steps:
+                candidates.append((chain, relation, relation_score, steps))
+        self._learn_names(entity_ids(node for *_, steps in candidates for _, node in steps))
+        grown: list[Chain] = []
+        for chain, relation, relation_score, steps in candidates:
             scores = self._entity_scores(question, relation, [node for _, node in steps])
             grown.extend(
                 Chain(edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score)
@@ -268,9 +272,12 @@ class ThinkOnGraph:
         return plan_text(plan, self.relation_names.words(plan.relations))
 
     def _learn_names(self, ids: Sequence[str]) -> None:
-        missing = [i for i in ids if i not in self._names]
+        """Names of ``ids`` in one batched call; ids already asked for (named or not) are not asked again."""
+        missing = [i for i in ids if i not in self._names and i not in self._nameless]
         if missing:
-            self._names.update(self.kg.labels(missing))
+            found = self.kg.labels(missing)
+            self._names.update(found)
+            self._nameless.update(i for i in missing if i not in found)
 
 
 def _visited(chain: Chain) -> set[Node]:

@@ -134,6 +134,9 @@ def test_llm_entity_scores_prune_and_answer_at_the_depth_limit(kg: KnowledgeGrap
 def test_offline_on_opaque_wikidata_ids(tmp_path: Path) -> None:
     question = Question(id="w", question="Where was Douglas Adams born?", q_entity=("Q42",))
     with open_wikidata_mini(tmp_path) as graph:
-        answer = ThinkOnGraph(graph).answer(question)
+        counting = CountingKG(graph)
+        answer = ThinkOnGraph(counting).answer(question)
     assert answer.prediction == ("Q350",)
+    # one batched labels call per depth for the relations seen and one for the entities reached
+    assert counting.asked("labels") == [["Q42"], ["P19", "P27", "P31"], ["Q350"], ["P17"]]
     assert [[edge.as_tuple() for edge in path] for path in answer.reasoning_paths] == [[("Q42", "P19", "Q350")]]
