@@ -174,12 +174,22 @@ class RoG:
         self.paths_per_answer = paths_per_answer
         self._schema = schema_relations(kg)
         self.relation_names = RelationNames(kg)
+        self._asked: dict[tuple[tuple[str, ...], Direction], dict[str, list[str]]] = {}
+
+    def _relations(self, frontier: Sequence[str], side: Direction) -> dict[str, list[str]]:
+        """``kg.relations`` of a frontier, asked once per question: planning and the validation of
+        every plan start from the same topic entities."""
+        key = (tuple(frontier), side)
+        if key not in self._asked:
+            self._asked[key] = self.kg.relations(list(frontier), direction=side)
+        return self._asked[key]
 
     # -- the loop ------------------------------------------------------------------------------------
     def answer(self, question: Question) -> Answer:
         topics = list(question.q_entity)
         if not topics:
             return Answer(prediction=(), details={"error": "no topic entity"})
+        self._asked.clear()
         if question.plans:
             planner = "given"
             proposed = [Plan(relations=tuple(p)) for p in question.plans if p]
@@ -233,7 +243,7 @@ class RoG:
         is one plan; a line whose steps hold spaces is prose and skipped."""
         topics = list(question.q_entity)
         relations = sorted(
-            {r for side in DIRECTED for rs in self.kg.relations(topics, direction=side).values() for r in rs}
+            {r for side in DIRECTED for rs in self._relations(topics, side).values() for r in rs}
             - self._schema
         )
         names = self.kg.labels(topics)
@@ -289,7 +299,7 @@ class RoG:
         if not frontier:
             return grown
         for side in DIRECTED:
-            found = self.kg.relations(frontier, direction=side)
+            found = self._relations(frontier, side)
             for plan, ids in beam:
                 for relation in sorted({r for e in ids for r in found.get(e, ())} - self._schema):
                     longer = Plan(relations=(*plan.relations, relation), directions=(*(plan.directions or ()), side))
@@ -317,7 +327,7 @@ class RoG:
                 break
             wanted = plan.directions[index] if plan.directions else "both"
             sides: tuple[Direction, ...] = DIRECTED if wanted == "both" else (wanted,)
-            present = {side: set(_union(self.kg.relations(frontier, direction=side))) - self._schema for side in sides}
+            present = {side: set(_union(self._relations(frontier, side))) - self._schema for side in sides}
             step_sides = [side for side in sides if relation in present[side]]
             if step_sides:
                 valid += 1

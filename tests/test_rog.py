@@ -172,3 +172,12 @@ def test_llm_sees_property_labels_and_may_answer_with_them(wikidata_kg: Knowledg
     assert "Douglas Adams -> P19 (place of birth) -> Cambridge" in reason_prompt
     assert answer.prediction == ("Q350",)
     assert answer.details["plan_validity"] == 1.0
+
+
+def test_every_plan_is_validated_from_one_relations_call_per_frontier(wikidata_kg: KnowledgeGraph) -> None:
+    counting = CountingKG(wikidata_kg)
+    plans = (("P19",), ("P27",), ("P19", "P17"))
+    answer = RoG(counting).answer(Question(id="w3", question="?", q_entity=("Q42",), plans=plans))
+    assert answer.prediction == ("Q145", "Q350")
+    # both directions of Q42 once for all three plans, then of Q350 for the second hop of the third
+    assert counting.asked("relations") == [["Q42"], ["Q42"], ["Q350"], ["Q350"]]
