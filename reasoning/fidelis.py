@@ -119,6 +119,7 @@ class FiDeLiS:
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
         verified: list[Beam] = []
+        entailed: dict[Chain, float] = {}
         depth = 0
         while depth < self.max_depth:
             beam = self._step(run, question, query, beam, indexed, names)
@@ -126,10 +127,11 @@ class FiDeLiS:
                 break
             depth += 1
             explored.extend(beam)
-            verified = self._verify(run, question, query, beam, names)
+            verified = self._verify(run, question, query, beam, names, entailed)
             if verified:
                 break
-        chosen = [path for path in verified or self._closest(run, query, explored, names) if path.end not in anchors]
+        closest = verified or self._closest(run, query, explored, names, entailed)
+        chosen = [path for path in closest if path.end not in anchors]
         prediction = list(dict.fromkeys(path.end for path in chosen))
         details = {"keywords": words, "anchors": anchors, "depth": depth, "verified": bool(verified)}
         text = ", ".join(node_text(node, names) for node in prediction) or "I don't know"
@@ -216,7 +218,9 @@ class FiDeLiS:
         picks = parse_numbers(reply, len(top))
         return None if picks is None else [top[i] for i in picks[: self.beam_width]]
 
-    def _verify(self, run: Run, question: Question, query: str, beam: list[Beam], names: Names) -> list[Beam]:
+    def _verify(
+        self, run: Run, question: Question, query: str, beam: list[Beam], names: Names, entailed: dict[Chain, float]
+    ) -> list[Beam]:
         """Deductive verification: the beam paths that already entail the answer."""
         if run.llm is not None:
             listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
@@ -229,18 +233,26 @@ class FiDeLiS:
                 return [beam[i] for i in picks]
             if reply is not None and re.search(r"\bnone\b", reply, re.I):
                 return []
-        entailment = self._entailment(run, query, beam, names)
+        entailment = self._entailment(run, query, beam, names, entailed)
         return [path for path, score in zip(beam, entailment, strict=True) if score >= self.verify_threshold]
 
-    def _entailment(self, run: Run, query: str, paths: list[Beam], names: Names) -> list[float]:
-        """How fully each path, read alone, states the keywords (the offline verifier)."""
-        return [run.scorer.score(query, [run.terms(path.chain, names)])[0] for path in paths]
+    def _entailment(
+        self, run: Run, query: str, paths: list[Beam], names: Names, entailed: dict[Chain, float]
+    ) -> list[float]:
+        """How fully each path, read alone, states the keywords (the offline verifier); each chain is
+        scored once per question (``entailed``), though verification and the fallback both ask."""
+        for path in paths:
+            if path.chain not in entailed:
+                entailed[path.chain] = run.scorer.score(query, [run.terms(path.chain, names)])[0]
+        return [entailed[path.chain] for path in paths]
 
-    def _closest(self, run: Run, query: str, explored: list[Beam], names: Names) -> list[Beam]:
+    def _closest(
+        self, run: Run, query: str, explored: list[Beam], names: Names, entailed: dict[Chain, float]
+    ) -> list[Beam]:
         """Without a verified path: the explored paths closest to verification, shortest first."""
         if not explored:
             return []
-        entailment = self._entailment(run, query, explored, names)
+        entailment = self._entailment(run, query, explored, names, entailed)
         best = max(entailment)
         if best <= 0.0:
             return []

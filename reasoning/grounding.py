@@ -174,13 +174,6 @@ def other_end(edge: Edge, node: Node) -> Node:
     return edge.tail if edge.head == node else edge.head
 
 
-def chain_end(chain: Chain, start: str) -> Node:
-    node: Node = start
-    for edge in chain:
-        node = other_end(edge, node)
-    return node
-
-
 def fact_text(edge: Edge, names: Mapping[str, str]) -> str:
     """``(Tom Hanks, place of birth, Concord)``."""
     return f"({node_text(edge.head, names)}, {relation_phrase(edge.relation, names)}, {node_text(edge.tail, names)})"
