@@ -40,6 +40,10 @@ def check_text(value: object, what: str, *, max_length: int | None = MAX_TERM_LE
     return value
 
 
+GEO_WKT_LITERAL = "http://www.opengis.net/ont/geosparql#wktLiteral"
+"""GeoSPARQL's WKT literal datatype (Wikidata coordinates)."""
+
+
 def check_iri(value: object) -> str:
     """Returns ``value`` if it is an absolute IRI (RFC 3987) that can be written as ``<value>``.
     The full grammar check is Oxigraph's IRI parser, so every backend accepts the same IRIs."""

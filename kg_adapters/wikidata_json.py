@@ -59,7 +59,7 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import RDFS_LABEL
 from kg_adapters.profiles.wikidata import PQ, PROP, PS, SCHEMA_DESCRIPTION, WD, WDT, WIKIBASE, WikidataProfile
 from kg_adapters.records import NO_QUALIFIERS, Edge, Literal, Node, Qualifiers
-from kg_adapters.sparql_terms import check_iri, check_lang
+from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_iri, check_lang
 
 with warnings.catch_warnings():  # qwikidata's typedefs use the deprecated mypy_extensions.TypedDict
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -72,7 +72,6 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_DATETIME = XSD + "dateTime"
 XSD_DECIMAL = XSD + "decimal"
-GEO_WKT_LITERAL = "http://www.opengis.net/ont/geosparql#wktLiteral"
 MATHML = "http://www.w3.org/1998/Math/MathML"
 COMMONS_FILE = "http://commons.wikimedia.org/wiki/Special:FilePath/"
 COMMONS_DATA = "http://commons.wikimedia.org/data/main/"

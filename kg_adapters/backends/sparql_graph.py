@@ -32,7 +32,7 @@ from kg_adapters.records import (
     node_sort_key,
     statement_sort_key,
 )
-from kg_adapters.sparql_terms import check_text, iri, string_literal, values_block
+from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -42,7 +42,6 @@ Row = tuple[Term | None, ...]
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
-GEO_WKT_LITERAL = "http://www.opengis.net/ont/geosparql#wktLiteral"
 VIRTUOSO_GEOMETRY = "http://www.openlinksw.com/schemas/virtrdf#Geometry"
 INDEXED_LABEL_PREDICATES = (
     "http://www.w3.org/2000/01/rdf-schema#label",

@@ -441,6 +441,7 @@ class WikidataApi:
             raise InvalidTermError(f"wikidata+api: serves the wikidata profile only, not {profile!r}")
         timeout = option_number(settings, "timeout", float)
         maxlag = settings.pop("maxlag", 5)
+        maxlag_seconds = None if maxlag in (None, "", "none") else option_number({"maxlag": maxlag}, "maxlag", float)
         max_incoming = option_number(settings, "max_incoming", int)
         language = str(settings.pop("language", "en"))
         session = settings.pop("session", None)
@@ -449,7 +450,7 @@ class WikidataApi:
         transport: Transport[ApiRequest, ApiAnswer] = WikibaseApiTransport(
             str(base_url or WIKIDATA_API),
             user_agent=user_agent,
-            maxlag=None if maxlag in (None, "", "none") else _maxlag(maxlag),
+            maxlag=maxlag_seconds,
             timeout=timeout if timeout is not None else 60.0,
             session=session,
         )
@@ -459,14 +460,3 @@ class WikidataApi:
         return WikidataApiGraph(
             transport, language=language, max_incoming=max_incoming if max_incoming is not None else 500
         )
-
-
-def _maxlag(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidTermError(f"option maxlag must be a number of seconds, got {value!r}") from None
-    if number < 0:
-        raise InvalidTermError(f"option maxlag must not be negative, got {value!r}")
-    return number
-
