@@ -91,7 +91,7 @@ def load_files(
     wikidata = {"languages": wanted, "qualifiers": qualifiers}
     show = sys.stderr.isatty() if progress is None else progress
 
-    with _exclusive(target):
+    with exclusive_load_lock(target):
         store_layout.remove_stale_temps(target)
         previous = _previous_manifest(target)
         if previous is not None and previous.get("profile", "generic") != profile:
@@ -108,7 +108,7 @@ def load_files(
             )
             store_layout.swap_in(tmp, target)
         except BaseException as exc:
-            _release_frames(exc)
+            release_frames(exc)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     statements, log, triples, filtered, repaired = result
@@ -293,7 +293,7 @@ def _writer_holds(database: Path) -> bool:
     return False
 
 
-def _release_frames(exc: BaseException) -> None:
+def release_frames(exc: BaseException) -> None:
     """Drops the locals of the frames an exception chain keeps alive, so the Store they hold
     closes now (and not when the caller discards the exception) before its directory is deleted."""
     seen: set[int] = set()
@@ -306,7 +306,7 @@ def _release_frames(exc: BaseException) -> None:
 
 
 @contextlib.contextmanager
-def _exclusive(target: Path) -> Iterator[None]:
+def exclusive_load_lock(target: Path) -> Iterator[None]:
     """Holds ``.NAME.kga-lock`` beside the store; a second load into it fails fast."""
     target.parent.mkdir(parents=True, exist_ok=True)
     lock_path = target.parent / f".{target.name}.kga-lock"

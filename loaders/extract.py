@@ -60,7 +60,7 @@ from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
-from loaders.core import _exclusive, _release_frames
+from loaders.core import exclusive_load_lock, release_frames
 
 DEFAULT_BATCH_SIZE = 500
 STATE_FILE = "state.sqlite"
@@ -168,7 +168,7 @@ def _locked(target: Path) -> Iterator[None]:
     """The store's lock (shared with ``kga load``), its failures as :class:`ExtractError`."""
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(_exclusive(target))
+            stack.enter_context(exclusive_load_lock(target))
         except OSError as exc:
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc
         except LoadError as exc:
@@ -564,7 +564,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan) -> dict[s
         _crash_point("built")
         store_layout.swap_in(tmp, target)
     except BaseException as exc:
-        _release_frames(exc)
+        release_frames(exc)
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, (OSError, BackendError)):
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc

@@ -112,7 +112,7 @@ def _sniff_txt(path: str) -> str:
         with open_maybe_compressed(path) as handle:
             first = handle.readline()
     except (OSError, EOFError, zlib.error) as exc:
-        raise _read_error(path, exc) from exc
+        raise read_error(path, exc) from exc
     return "metaqa" if b"|" in first and b"\t" not in first else "tsv"
 
 
@@ -131,10 +131,10 @@ def load_file(
             return _load_lines(store, path, format, log=log, converter=converter, progress=progress)
         return _load_stream(store, path, format, progress=progress)
     except (OSError, EOFError, zlib.error) as exc:
-        raise _read_error(path, exc) from exc
+        raise read_error(path, exc) from exc
 
 
-def _read_error(path: str, exc: BaseException, *, lines_read: int | None = None) -> LoadError:
+def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) -> LoadError:
     """A LoadError for a file that cannot be read, decompressed or stored."""
     if isinstance(exc, EOFError):
         reason = f"the compressed input ends early (truncated file?): {exc}"
@@ -161,7 +161,7 @@ def _load_lines(
     syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
     prefix = _blank_prefix()
     statements = 0
-    for first, lines in _chunks(path):
+    for first, lines in read_chunks(path):
         if converter is not None:
             units, count = converter.convert(lines, first, path, log)
             data = b"\n".join(units)
@@ -181,10 +181,10 @@ def _skip_bom(handle: IO[bytes], path: str) -> None:
         if cast(io.BufferedReader, handle).peek(len(_UTF8_BOM))[: len(_UTF8_BOM)] == _UTF8_BOM:
             handle.read(len(_UTF8_BOM))
     except (OSError, EOFError, zlib.error) as exc:
-        raise _read_error(path, exc, lines_read=0) from exc
+        raise read_error(path, exc, lines_read=0) from exc
 
 
-def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
+def read_chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
     """(first line number, lines without their newline) per chunk of the decompressed file.
 
     Reads 1 MiB blocks and splits them in C: much faster than ``readline`` on gzip/bz2 streams.
@@ -200,7 +200,7 @@ def _chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[byte
             try:
                 block = handle.read(_BLOCK)
             except (OSError, EOFError, zlib.error) as exc:
-                raise _read_error(path, exc, lines_read=first - 1 + len(lines)) from exc
+                raise read_error(path, exc, lines_read=first - 1 + len(lines)) from exc
             if not block:
                 break
             block, carry = carry + block, b""

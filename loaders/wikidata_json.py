@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.wikidata_json import entity_ntriples, parse_entity
-from loaders.rdf import Progress, _chunks, _read_error
+from loaders.rdf import Progress, read_chunks, read_error
 from loaders.report import SkipLog
 
 CHUNK_ENTITIES = 1_000
@@ -52,7 +52,7 @@ def load_wikidata_json(
     """
     triples = 0
     try:
-        for first, lines in _chunks(path, CHUNK_ENTITIES):
+        for first, lines in read_chunks(path, CHUNK_ENTITIES):
             units: list[bytes] = []
             count = 0
             for offset, raw in enumerate(lines):
@@ -78,7 +78,7 @@ def load_wikidata_json(
             triples += count
             progress(count)
     except (OSError, EOFError, zlib.error) as exc:
-        raise _read_error(path, exc) from exc
+        raise read_error(path, exc) from exc
     return triples
 
 
