@@ -305,17 +305,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         reaches the CVT from elsewhere and ``r2`` leads from it to the id (``in``), spelled in the
         KG's direction as FB15k-237 spells collapsed CVT relations."""
         collapsed: dict[str, set[str]] = {node: set() for node in ids}
-        walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
-        for side in walk:
-            found = self.neighbors(ids, direction=side, literals=False)
-            self._attach_cvts(found, literals=True)
-            for node, edges in found.items():
-                for edge in edges:
-                    for inner in edge.cvt:
-                        if side == "out" and inner.head == edge.tail:
-                            collapsed[node].add(f"{edge.relation}..{inner.relation}")
-                        elif side == "in" and inner.tail == edge.head:
-                            collapsed[node].add(f"{inner.relation}..{edge.relation}")
+        found = self.neighbors(ids, direction=direction, literals=False)
+        self._attach_cvts(found, literals=True)  # one CVT lookup for both directions
+        for node, edges in found.items():
+            for edge in edges:
+                outgoing = edge.head == node
+                for inner in edge.cvt:
+                    if outgoing and inner.head == edge.tail:
+                        collapsed[node].add(f"{edge.relation}..{inner.relation}")
+                    elif not outgoing and inner.tail == edge.head:
+                        collapsed[node].add(f"{inner.relation}..{edge.relation}")
         return collapsed
 
     def _cvt_descriptions(self, nodes: _Resolved, named: Collection[str], langs: Sequence[str]) -> dict[str, str]:
