@@ -11,7 +11,6 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -308,10 +307,6 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
     session = options.pop("session", None)
-    # Seams for tests and benchmarks: the waits of the retry and rate-limit wrappers, and the clock
-    # their budgets are measured with (the HTTP deadline always runs on real time).
-    sleep = options.pop("sleep", time.sleep)
-    clock = options.pop("clock", time.monotonic)
     if options:
         raise TypeError(f"unknown option(s) for a SPARQL endpoint: {', '.join(sorted(options))}")
     if method not in ("GET", "POST"):
@@ -326,9 +321,7 @@ def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str
         method=method,
         session=session,
     )
-    transport = guarded(
-        transport, wrapper_options, default_concurrency=default_concurrency, sleep=sleep, clock=clock
-    )
+    transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
 
 

@@ -41,8 +41,7 @@ unless ``concurrency`` says otherwise. Options: ``user_agent``, ``base_url`` (de
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import requests
@@ -445,8 +444,6 @@ class WikidataApi:
         max_incoming = option_number(settings, "max_incoming", int)
         language = str(settings.pop("language", "en"))
         session = settings.pop("session", None)
-        sleep: Callable[[float], None] = settings.pop("sleep", time.sleep)
-        clock: Callable[[], float] = settings.pop("clock", time.monotonic)
         transport: Transport[ApiRequest, ApiAnswer] = WikibaseApiTransport(
             str(base_url or WIKIDATA_API),
             user_agent=user_agent,
@@ -454,7 +451,7 @@ class WikidataApi:
             timeout=timeout if timeout is not None else 60.0,
             session=session,
         )
-        transport = guarded(transport, settings, default_concurrency=1, sleep=sleep, clock=clock)
+        transport = guarded(transport, settings, default_concurrency=1)
         if settings:
             raise TypeError(f"unknown option(s) for wikidata+api: {', '.join(sorted(settings))}")
         return WikidataApiGraph(

@@ -17,7 +17,7 @@ from kg_adapters.transport import Req, Resp, Transport
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
 
-WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval")
+WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval", "sleep", "clock")
 
 
 def option_number(options: dict[str, Any], name: str, kind: Callable[[Any], Any]) -> Any:
@@ -39,11 +39,13 @@ def guarded(
     options: dict[str, Any],
     *,
     default_concurrency: int | None,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
 ) -> Transport[Req, Resp]:
     """``transport`` throttled (when a concurrency or interval applies) and retried, as the
-    :data:`WRAPPER_OPTIONS` popped from ``options`` say."""
+    :data:`WRAPPER_OPTIONS` popped from ``options`` say; ``sleep`` and ``clock`` are the seams for
+    tests and benchmarks (the waits of both wrappers and the clock their budgets are measured with;
+    the HTTP deadline always runs on real time)."""
+    sleep: Callable[[float], None] = options.pop("sleep", time.sleep)
+    clock: Callable[[], float] = options.pop("clock", time.monotonic)
     retries = option_number(options, "retries", int)
     retry_seconds = option_number(options, "retry_seconds", float)
     concurrency = option_number(options, "concurrency", int)
