@@ -661,8 +661,7 @@ def render_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = common.log
 
 
 # ================================================================================================

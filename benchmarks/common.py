@@ -229,3 +229,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
     return "\n".join(lines)
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so stdout stays the benchmark's result."""
+    print(message, file=sys.stderr, flush=True)

@@ -45,8 +45,7 @@ QUICK_KINDS = QUICK_FAULT_KINDS
 """The sweep leaves out stalls and drips: each costs a real timeout, and the main runs cover them."""
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = common.log
 
 
 class VirtualTime:

@@ -37,8 +37,7 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = common.log
 
 
 # -- malformed dumps -----------------------------------------------------------------------------

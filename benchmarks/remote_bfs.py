@@ -78,8 +78,7 @@ EdgeKey = tuple[str, str, Any]
 OPS = ("paths", "subgraph")
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = common.log
 
 
 # ================================================================================================
