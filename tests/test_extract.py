@@ -145,7 +145,7 @@ def test_boundary_entities_get_their_names(conformance_store: Path, tmp_path: Pa
         assert output.labels([A, C]) == {A: "Alpha", C: "Charlie plain"}  # names of boundary entities
         assert output.neighbors(C, relations=[R1]) == {C: []}, "edges beyond the hops stay out"
         assert X not in output.labels([X])
-    assert report.names > 0 and report.entities == 4  # b, and a, c, d one hop out
+    assert report.names == 6 and report.entities == 4  # b, and a, c, d one hop out
 
 
 def test_relation_filter_and_max_edges_cut_like_subgraph(conformance_store: Path, tmp_path: Path) -> None:
@@ -220,7 +220,7 @@ def test_wikidata_truthy_edges_names_and_descriptions(tmp_path: Path) -> None:
             assert output.labels(entities, lang=lang) == source.labels(entities, lang=lang)
             assert output.describe(entities, lang=lang) == source.describe(entities, lang=lang)
     triples = store_snapshot(out)["triples"]
-    assert report.edges > 0 and not [t for t in triples if "/entity/statement/" in t or "/prop/qualifier/" in t]
+    assert report.edges == 27 and not [t for t in triples if "/entity/statement/" in t or "/prop/qualifier/" in t]
 
 
 # -- bad input ------------------------------------------------------------------------------------
