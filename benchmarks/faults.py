@@ -133,8 +133,12 @@ def latency_rows(base: dict[str, Any], runs: list[dict[str, Any]]) -> list[list[
     rows = []
     for kind in sorted(base["latency"]):
         reference = base["latency"][kind]
-        row = [kind, str(len(reference)), common.fmt_seconds(common.median(reference)),
-               common.fmt_seconds(common.percentile(reference, 95))]
+        row = [
+            kind,
+            str(len(reference)),
+            common.fmt_seconds(common.median(reference)),
+            common.fmt_seconds(common.percentile(reference, 95)),
+        ]
         for result in runs:
             values = result["latency"][kind]
             row.append(
@@ -178,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for number, fraction in enumerate((0.1, 0.3, 0.5), start=1):
             log(f"{fraction:.0%} faults")
-            result = run(virtuoso.sparql_url, ops, reference, fraction=fraction, kinds=FAULT_KINDS,
-                         seed=number, **common_options)
+            result = run(
+                virtuoso.sparql_url, ops, reference, fraction=fraction, kinds=FAULT_KINDS, seed=number, **common_options
+            )
             result.pop("_answers")
             runs.append(result)
         sweep_ops = ops[: args.sweep_operations]
@@ -187,8 +192,16 @@ def main(argv: list[str] | None = None) -> int:
         sweep = []
         for fraction, retries in ((0.3, 0), (0.3, 1), (0.3, 2), (0.5, 2), (0.5, 4), (0.7, 4), (0.9, 4), (0.9, 15)):
             log(f"sweep: {fraction:.0%} faults, {retries} retries")
-            result = run(virtuoso.sparql_url, sweep_ops, sweep_reference, fraction=fraction, kinds=QUICK_KINDS,
-                         retries=retries, timeout=args.timeout, seed=100 + retries)
+            result = run(
+                virtuoso.sparql_url,
+                sweep_ops,
+                sweep_reference,
+                fraction=fraction,
+                kinds=QUICK_KINDS,
+                retries=retries,
+                timeout=args.timeout,
+                seed=100 + retries,
+            )
             result.pop("_answers")
             result.pop("latency")
             sweep.append(result)
@@ -201,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         "engine": engine,
         "data": data.name,
         "triples": triples,
-        "settings": {"timeout": args.timeout, "retries": args.retries, "fault_kinds": list(FAULT_KINDS),
-                     "sweep_kinds": list(QUICK_KINDS), "seed": args.seed},
+        "settings": {
+            "timeout": args.timeout,
+            "retries": args.retries,
+            "fault_kinds": list(FAULT_KINDS),
+            "sweep_kinds": list(QUICK_KINDS),
+            "seed": args.seed,
+        },
         "seconds": time.perf_counter() - began,
         "fault_free": base,
         "runs": runs,
@@ -211,16 +229,29 @@ def main(argv: list[str] | None = None) -> int:
     main_rows = [
         ["0% (reference)", f"{base['operations']:,}", "-", f"{base['requests']:,}", "0", "0", "-", "-"],
         *[
-            [f"{r['fraction']:.0%}", f"{r['operations']:,}", f"{r['identical_answers']:,}", f"{r['requests']:,}",
-             f"{r['injected_total']:,}", f"{r['retries']:,}", f"{r['wrong_answers']}",
-             ", ".join(f"{k} {v}" for k, v in r["typed_errors"].items()) or "none"]
+            [
+                f"{r['fraction']:.0%}",
+                f"{r['operations']:,}",
+                f"{r['identical_answers']:,}",
+                f"{r['requests']:,}",
+                f"{r['injected_total']:,}",
+                f"{r['retries']:,}",
+                f"{r['wrong_answers']}",
+                ", ".join(f"{k} {v}" for k, v in r["typed_errors"].items()) or "none",
+            ]
             for r in runs
         ],
     ]
     sweep_rows = [
-        [f"{r['fraction']:.0%}", str(r["retries_allowed"]), f"{r['identical_answers']}/{r['operations']}",
-         ", ".join(f"{k} {v}" for k, v in r["typed_errors"].items()) or "none", str(r["wrong_answers"]),
-         f"{r['injected_total']:,}", f"{r['retries']:,}"]
+        [
+            f"{r['fraction']:.0%}",
+            str(r["retries_allowed"]),
+            f"{r['identical_answers']}/{r['operations']}",
+            ", ".join(f"{k} {v}" for k, v in r["typed_errors"].items()) or "none",
+            str(r["wrong_answers"]),
+            f"{r['injected_total']:,}",
+            f"{r['retries']:,}",
+        ]
         for r in sweep
     ]
     markdown = "\n".join(
@@ -236,8 +267,16 @@ def main(argv: list[str] | None = None) -> int:
             f"## {len(ops):,} operations per fault rate: every answer identical to the fault-free one",
             "",
             common.markdown_table(
-                ["faults", "operations", "identical answers", "HTTP requests", "faults injected", "retries",
-                 "wrong answers", "typed errors"],
+                [
+                    "faults",
+                    "operations",
+                    "identical answers",
+                    "HTTP requests",
+                    "faults injected",
+                    "retries",
+                    "wrong answers",
+                    "typed errors",
+                ],
                 main_rows,
             ),
             "",
@@ -245,21 +284,34 @@ def main(argv: list[str] | None = None) -> int:
             "virtual backoff waits): median / p95 as a ratio to the fault-free run.",
             "",
             common.markdown_table(
-                ["operation", "n", "fault-free median", "fault-free p95",
-                 *[f"{r['fraction']:.0%}: median / p95" for r in runs]],
+                [
+                    "operation",
+                    "n",
+                    "fault-free median",
+                    "fault-free p95",
+                    *[f"{r['fraction']:.0%}: median / p95" for r in runs],
+                ],
                 latency_rows(base, runs),
             ),
             "",
             "Virtual backoff waited: "
             + ", ".join(f"{r['fraction']:.0%}: {r['virtual_wait_seconds']:,.0f} s" for r in runs)
             + ". Retries not caused by an injected fault (timeouts of slow real answers): "
-            + ", ".join(f"{r['fraction']:.0%}: {r['spurious_retries']}" for r in runs) + ".",
+            + ", ".join(f"{r['fraction']:.0%}: {r['spurious_retries']}" for r in runs)
+            + ".",
             "",
             f"## Where typed errors start ({len(sweep_ops)} operations, no stalls or drips)",
             "",
             common.markdown_table(
-                ["faults", "retries allowed", "identical answers", "typed errors", "wrong answers",
-                 "faults injected", "retries"],
+                [
+                    "faults",
+                    "retries allowed",
+                    "identical answers",
+                    "typed errors",
+                    "wrong answers",
+                    "faults injected",
+                    "retries",
+                ],
                 sweep_rows,
             ),
             "",
@@ -272,10 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown)
     if not args.no_write:
         for result in runs:
-            result["latency"] = {k: {"median": common.median(v), "p95": common.percentile(v, 95)}
-                                 for k, v in result["latency"].items()}
-        base["latency"] = {k: {"median": common.median(v), "p95": common.percentile(v, 95)}
-                           for k, v in base["latency"].items()}
+            result["latency"] = {
+                k: {"median": common.median(v), "p95": common.percentile(v, 95)} for k, v in result["latency"].items()
+            }
+        base["latency"] = {
+            k: {"median": common.median(v), "p95": common.percentile(v, 95)} for k, v in base["latency"].items()
+        }
         json_path, md_path = common.write_results("faults", data_out, markdown)
         log(f"wrote {json_path} and {md_path}")
     return 0 if wrong == 0 else 1

@@ -131,8 +131,15 @@ def dump_markdown(rows: list[dict[str, Any]]) -> str:
         else:
             lenient_text = f"{lenient['loaded']:,} loaded, {lenient['skipped']} skipped"
         table.append(
-            [row["case"], f"`{row['file']}`", row["what"].replace("|", "\\|"), outcome, store, lenient_text,
-             "yes" if row["as_expected"] else "**NO**"]
+            [
+                row["case"],
+                f"`{row['file']}`",
+                row["what"].replace("|", "\\|"),
+                outcome,
+                store,
+                lenient_text,
+                "yes" if row["as_expected"] else "**NO**",
+            ]
         )
     return common.markdown_table(
         ["case", "file", "what is wrong", "strict", "store after strict", "lenient", "as expected"], table
@@ -187,7 +194,10 @@ def fuzz_backend(kg: Any, examples: int) -> dict[str, Any]:
     searches: Counter[str] = Counter()
     strings: set[str] = set()
     options = settings(
-        max_examples=examples, derandomize=True, database=None, deadline=None,
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
         suppress_health_check=list(HealthCheck),
     )
 
@@ -243,8 +253,16 @@ def fuzz_markdown(rows: list[dict[str, Any]]) -> str:
         for row in rows
     ]
     return common.markdown_table(
-        ["backend", "nasty strings", "calls", "answered correctly", "InvalidTermError", "searches",
-         "wrong / sentinel / other error", "graph unchanged"],
+        [
+            "backend",
+            "nasty strings",
+            "calls",
+            "answered correctly",
+            "InvalidTermError",
+            "searches",
+            "wrong / sentinel / other error",
+            "graph unchanged",
+        ],
         table,
     )
 
@@ -276,8 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     expected = sum(row["as_expected"] for row in dumps)
-    calls = sum(row["calls_answered"] + row["calls_refused"] + row["searches_answered"] + row["searches_refused"]
-                for row in fuzz)
+    calls = sum(
+        row["calls_answered"] + row["calls_refused"] + row["searches_answered"] + row["searches_refused"]
+        for row in fuzz
+    )
     data = {
         "benchmark": "hostile_inputs",
         "machine": common.machine_info(("pyoxigraph", "rdflib", "hypothesis", "kg-adapters")),

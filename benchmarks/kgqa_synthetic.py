@@ -166,9 +166,7 @@ def main() -> None:
             load_files([args.data or str(sample_path())], str(workdir / "store"), profile="freebase")
             url = f"oxigraph://{workdir / 'store'}?profile=freebase"
         with connect(url) as kg:
-            questions = generate(
-                kg, per_hop=args.per_hop, max_answers=args.max_answers, seed=args.seed, pool=args.pool
-            )
+            questions = generate(kg, per_hop=args.per_hop, max_answers=args.max_answers, seed=args.seed, pool=args.pool)
             runs: dict[str, dict[str, Any]] = {}
             for name in METHODS:
                 runs[name] = run_method(name, kg, questions, workdir, gold_plans=False)
@@ -230,9 +228,7 @@ def report_markdown(args: argparse.Namespace, questions: list[dict[str, Any]], r
             f"KG: {source}. {len(questions)} generated questions (1/2/3 hops: {counts[1]}/{counts[2]}/{counts[3]}), "
             f"seed {args.seed}, at most {args.max_answers} answers each. Medians per question; one worker.",
             "",
-            markdown_table(
-                ["method", "hops (n)", "Hits@1", "F1", "recall", "path coverage", "KG calls", "ms"], rows
-            ),
+            markdown_table(["method", "hops (n)", "Hits@1", "F1", "recall", "path coverage", "KG calls", "ms"], rows),
         ]
     )
 

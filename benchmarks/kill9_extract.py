@@ -44,8 +44,21 @@ MAX_REPEATED_KILLS = 40
 
 def extract_command(source: Path, store: Path, batch_size: int) -> list[str]:
     return [
-        sys.executable, "-m", "kg_adapters.cli", "extract", "--kg", f"oxigraph://{source}?profile=freebase",
-        "--seeds", *SEEDS, "--hops", "2", "--batch-size", str(batch_size), "--store", str(store), "--json",
+        sys.executable,
+        "-m",
+        "kg_adapters.cli",
+        "extract",
+        "--kg",
+        f"oxigraph://{source}?profile=freebase",
+        "--seeds",
+        *SEEDS,
+        "--hops",
+        "2",
+        "--batch-size",
+        str(batch_size),
+        "--store",
+        str(store),
+        "--json",
     ]
 
 
@@ -155,17 +168,29 @@ def main() -> None:
             shutil.rmtree(store, ignore_errors=True)
 
         points = [
-            "fetched:1", "commit:1", f"commit:{walk_batches}", f"fetched:{walk_batches + 1}",
-            f"fetched:{batches // 2 + walk_batches // 2}", f"commit:{batches}", "built", "swapped",
+            "fetched:1",
+            "commit:1",
+            f"commit:{walk_batches}",
+            f"fetched:{walk_batches + 1}",
+            f"fetched:{batches // 2 + walk_batches // 2}",
+            f"commit:{batches}",
+            "built",
+            "swapped",
         ]
         for point in points:
-            trial("hook", point, lambda store, point=point: run(extract_command(source, store, args.batch_size),
-                                                                 kill_at=point)[:2])
+            trial(
+                "hook",
+                point,
+                lambda store, point=point: run(extract_command(source, store, args.batch_size), kill_at=point)[:2],
+            )
         rng = random.Random(args.seed)
         for _ in range(args.random_kills):
             delay = rng.uniform(0.3, reference_wall)
-            trial("external", f"after {delay:.2f} s",
-                  lambda store, delay=delay: kill_after(extract_command(source, store, args.batch_size), delay))
+            trial(
+                "external",
+                f"after {delay:.2f} s",
+                lambda store, delay=delay: kill_after(extract_command(source, store, args.batch_size), delay),
+            )
 
         repeated = work / "repeated"
         kills = 0
@@ -181,8 +206,16 @@ def main() -> None:
     all_identical = all(row["identical"] for row in rows) and repeated_same
     never_partial = all(not row["store_complete"] or row["complete_store_is_final"] for row in rows)
     table = markdown_table(
-        ["kill", "at", "exit", "store after kill", "checkpoint left", "temp dirs", "re-run / uninterrupted",
-         "identical"],
+        [
+            "kill",
+            "at",
+            "exit",
+            "store after kill",
+            "checkpoint left",
+            "temp dirs",
+            "re-run / uninterrupted",
+            "identical",
+        ],
         [
             [
                 row["kind"],

@@ -37,8 +37,17 @@ BASE = "<http://example.org/base> <http://example.org/p> <http://example.org/o> 
 
 
 def kga_load(source: Path, store: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "kg_adapters.cli", "load", str(source), "--store", str(store),
-               "--profile", "freebase"]
+    command = [
+        sys.executable,
+        "-m",
+        "kg_adapters.cli",
+        "load",
+        str(source),
+        "--store",
+        str(store),
+        "--profile",
+        "freebase",
+    ]
     return subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -141,9 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         "all_consistent": ok,
     }
     rows = [
-        [str(t["trial"]), t["target"], f"{t['killed_after_seconds']:.2f} s" if t["killed"] else "(finished first)",
-         str(t["after_kill"]), ", ".join(t["debris_after_kill"]) or "-",
-         "yes" if t["consistent_after_kill"] else "**NO**", "yes" if t["complete_after_next_load"] else "**NO**"]
+        [
+            str(t["trial"]),
+            t["target"],
+            f"{t['killed_after_seconds']:.2f} s" if t["killed"] else "(finished first)",
+            str(t["after_kill"]),
+            ", ".join(t["debris_after_kill"]) or "-",
+            "yes" if t["consistent_after_kill"] else "**NO**",
+            "yes" if t["complete_after_next_load"] else "**NO**",
+        ]
         for t in trials
     ]
     markdown = "\n".join(
@@ -156,8 +171,15 @@ def main(argv: list[str] | None = None) -> int:
             "exactly the previous one (append), and the next load must succeed and clean up.",
             "",
             common.markdown_table(
-                ["trial", "target", "killed after", "store after kill (triples or error)", "debris left",
-                 "consistent", "next load complete"],
+                [
+                    "trial",
+                    "target",
+                    "killed after",
+                    "store after kill (triples or error)",
+                    "debris left",
+                    "consistent",
+                    "next load complete",
+                ],
                 rows,
             ),
             "",

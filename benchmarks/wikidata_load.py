@@ -85,12 +85,24 @@ def main() -> None:
             del loaded
             baseline = median([timed_load(nt, work / "nt-store")[0] for _ in range(args.runs)])
             figures[label] = {
-                "seconds": seconds, "triples": triples, "triples_per_second": triples / seconds,
-                "entities_per_second": count / seconds, "ntriples_seconds": baseline,
+                "seconds": seconds,
+                "triples": triples,
+                "triples_per_second": triples / seconds,
+                "entities_per_second": count / seconds,
+                "ntriples_seconds": baseline,
                 "json_over_ntriples": ratio(seconds, baseline),
             }
-            rows.append([label, f"{triples:,}", fmt_seconds(seconds), f"{triples / seconds:,.0f}",
-                         f"{count / seconds:,.0f}", fmt_seconds(baseline), f"{ratio(seconds, baseline):.2f}x"])
+            rows.append(
+                [
+                    label,
+                    f"{triples:,}",
+                    fmt_seconds(seconds),
+                    f"{triples / seconds:,.0f}",
+                    f"{count / seconds:,.0f}",
+                    fmt_seconds(baseline),
+                    f"{ratio(seconds, baseline):.2f}x",
+                ]
+            )
     table = markdown_table(
         ["load", "triples", "median time", "triples/s", "entities/s", "same triples as N-Triples", "JSON / N-Triples"],
         rows,

@@ -312,9 +312,7 @@ def all_shortest_paths(
     hops = check_budget(max_hops, "max_hops")
     limit = check_budget(max_paths, "max_paths")
     source_ids, target_ids = canonical_ids(kg, sources), canonical_ids(kg, targets)
-    searches = [
-        _PairSearch(source, target, direction, hops or 0) for source in source_ids for target in target_ids
-    ]
+    searches = [_PairSearch(source, target, direction, hops or 0) for source in source_ids for target in target_ids]
     adjacency = _Adjacency(kg)
     while True:
         needs = [(search, search.need()) for search in searches]
@@ -377,7 +375,6 @@ def k_hop_subgraph(
                     next_frontier.append(nxt)
         frontier = next_frontier
     return result
-
 
 
 class _OpenGraph(KnowledgeGraph, Protocol):

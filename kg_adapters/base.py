@@ -47,9 +47,7 @@ class KnowledgeGraph(Protocol):
         (generic, Freebase, DBpedia) answer with their ordinary edges."""
         ...
 
-    def relations(
-        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
-    ) -> dict[str, list[str]]:
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         """Distinct relations on each id's edges in ``direction``, sorted. ``expand_cvt`` adds
         ``r1..r2`` for each relation ``r2`` seen through a CVT reached by ``r1``."""
         ...

@@ -295,7 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text, description=help_text)
         if kg:
             command.add_argument(
-                "--kg", default=kg_default, required=kg_default is None,
+                "--kg",
+                default=kg_default,
+                required=kg_default is None,
                 help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (&relation_filter=none shows every relation; "
                 "default: $KGA_KG)",
             )

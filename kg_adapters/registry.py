@@ -80,9 +80,7 @@ def parse_url(url: str) -> KGUrl:
         if key in options:
             raise InvalidTermError(f"option {key!r} given twice in {url!r}")
         options[key] = value
-    return KGUrl(
-        scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url
-    )
+    return KGUrl(scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url)
 
 
 def _load_entry_points() -> None:

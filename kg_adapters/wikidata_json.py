@@ -372,8 +372,11 @@ def entity_ntriples(
     wanted = None if languages is None else frozenset(check_lang(tag) for tag in (*languages, *FALLBACK_LANGS))
     subject = f"<{WD}{entity.id}> "
     lines = [f"{subject}<{WDT}{edge.relation}> {_nt(edge.tail)} ." for edge in entity.truthy_edges()]
-    for predicate, literals in ((RDFS_LABEL, entity.labels), (SCHEMA_DESCRIPTION, entity.descriptions),
-                                (SKOS_ALT_LABEL, entity.aliases)):
+    for predicate, literals in (
+        (RDFS_LABEL, entity.labels),
+        (SCHEMA_DESCRIPTION, entity.descriptions),
+        (SKOS_ALT_LABEL, entity.aliases),
+    ):
         lines.extend(
             f"{subject}<{predicate}> {_nt(literal)} ."
             for literal in literals

@@ -103,7 +103,14 @@ def load_files(
         tmp = store_layout.new_temp_dir(target)
         try:
             result = _build(
-                tmp, target, plan, previous, lenient=lenient, profile=profile, show=show, dump_filter=dump_filter,
+                tmp,
+                target,
+                plan,
+                previous,
+                lenient=lenient,
+                profile=profile,
+                show=show,
+                dump_filter=dump_filter,
                 wikidata=wikidata,
             )
             store_layout.swap_in(tmp, target)

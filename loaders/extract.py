@@ -255,9 +255,7 @@ def _finished_record(target: Path, arguments: dict[str, Any]) -> dict[str, Any] 
         manifest = store_layout.read_manifest(target)
     except StoreNotFound:
         if any(target.iterdir()):
-            raise ExtractError(
-                f"refusing to write into {target}: a non-empty directory that is not a store"
-            ) from None
+            raise ExtractError(f"refusing to write into {target}: a non-empty directory that is not a store") from None
         return None
     record = manifest.get("extraction")
     if isinstance(record, dict) and all(record.get(key) == value for key, value in arguments.items()):

@@ -73,8 +73,9 @@ def load_wikidata_json(
             try:
                 store.bulk_load(b"\n".join(units), ox.RdfFormat.N_TRIPLES)
             except SyntaxError as exc:  # every term was checked: the writer is wrong, not the dump
-                raise LoadError(f"the triples written for lines from here on do not parse: {exc}", file=path,
-                                line=first) from exc
+                raise LoadError(
+                    f"the triples written for lines from here on do not parse: {exc}", file=path, line=first
+                ) from exc
             triples += count
             progress(count)
     except (OSError, EOFError, zlib.error) as exc:

@@ -24,8 +24,9 @@ class ChatMessage(TypedDict):
 class LLM(Protocol):
     """A chat model: messages in, the reply text out."""
 
-    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
-        ...
+    def chat(
+        self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None
+    ) -> str: ...
 
 
 @runtime_checkable

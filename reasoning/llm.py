@@ -138,9 +138,7 @@ class OpenAIChat:
     def __repr__(self) -> str:
         return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
 
-    def _payload(
-        self, messages: Sequence[ChatMessage], temperature: float, max_tokens: int | None
-    ) -> dict[str, Any]:
+    def _payload(self, messages: Sequence[ChatMessage], temperature: float, max_tokens: int | None) -> dict[str, Any]:
         checked: list[dict[str, str]] = []
         for message in messages:
             role, content = message.get("role"), message.get("content")

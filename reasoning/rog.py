@@ -243,8 +243,7 @@ class RoG:
         is one plan; a line whose steps hold spaces is prose and skipped."""
         topics = list(question.q_entity)
         relations = sorted(
-            {r for side in DIRECTED for rs in self._relations(topics, side).values() for r in rs}
-            - self._schema
+            {r for side in DIRECTED for rs in self._relations(topics, side).values() for r in rs} - self._schema
         )
         names = self.kg.labels(topics)
         self.relation_names.words(relations)

@@ -97,9 +97,7 @@ def counted(kg: KnowledgeGraph) -> CountingKG:
     return CountingSparqlKG(kg) if isinstance(kg, SparqlQueryable) else CountingKG(kg)
 
 
-def answer_counted(
-    factory: ReasonerFactory, kg: KnowledgeGraph, llm: LLM | None, question: Question
-) -> Answer:
+def answer_counted(factory: ReasonerFactory, kg: KnowledgeGraph, llm: LLM | None, question: Question) -> Answer:
     """One question answered by a fresh reasoner, with its KG and LLM calls counted and timed."""
     started = time.perf_counter()
     counting_kg = counted(kg)

@@ -32,8 +32,17 @@ def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[s
 def test_paths_json_lines_follow_the_documented_shape(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = run_json(
         capsys,
-        ["paths", "--kg", kg_url(store), "--start", "m.0bxtg",
-         "--path", "people.person.place_of_birth,people.person.place_of_birth", "--dir", "out,in"],
+        [
+            "paths",
+            "--kg",
+            kg_url(store),
+            "--start",
+            "m.0bxtg",
+            "--path",
+            "people.person.place_of_birth,people.person.place_of_birth",
+            "--dir",
+            "out,in",
+        ],
     )
     assert rows, "Tom Hanks shares a birthplace with somebody in the sample"
     for row in rows:
@@ -44,13 +53,28 @@ def test_paths_json_lines_follow_the_documented_shape(store: Path, capsys: pytes
         assert first[0] == "m.0bxtg" and first[1] == "people.person.place_of_birth"
         # the second hop is walked backwards: the birthplace is the tail of the true edge
         assert second[2] == first[2] and second[1] == "people.person.place_of_birth"
-    assert {"start": "m.0bxtg", "edges": [["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]],
-                                          ["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]]]} in rows
+    assert {
+        "start": "m.0bxtg",
+        "edges": [
+            ["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]],
+            ["m.0bxtg", "people.person.place_of_birth", rows[0]["edges"][0][2]],
+        ],
+    } in rows
 
 
 def test_truncated_paths_warn_on_stderr(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["paths", "--kg", kg_url(store), "--start", "m.06pj8",
-            "--path", "film.director.film,film.film.genre", "--max-paths", "3", "--json"]
+    argv = [
+        "paths",
+        "--kg",
+        kg_url(store),
+        "--start",
+        "m.06pj8",
+        "--path",
+        "film.director.film,film.film.genre",
+        "--max-paths",
+        "3",
+        "--json",
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 3
@@ -59,8 +83,12 @@ def test_truncated_paths_warn_on_stderr(store: Path, capsys: pytest.CaptureFixtu
 
 def test_literal_tails_are_objects_in_json(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = run_json(capsys, ["neighbors", "--kg", kg_url(store), "--id", "m.0bxtg", "--relations", "type.object.name"])
-    assert rows == [{"id": "m.0bxtg", "edges": [["m.0bxtg", "type.object.name",
-                                                  {"value": "Tom Hanks", "datatype": None, "lang": "en"}]]}]
+    assert rows == [
+        {
+            "id": "m.0bxtg",
+            "edges": [["m.0bxtg", "type.object.name", {"value": "Tom Hanks", "datatype": None, "lang": "en"}]],
+        }
+    ]
 
 
 def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,8 +106,11 @@ def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.
     count = run_json(capsys, ["query", "--kg", url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"])
     assert count == [{"n": {"value": "2085", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "lang": None}}]
     edges = run_json(capsys, ["subgraph", "--kg", url, "--seed", "m.0bxtg", "--hops", "1"])
-    name = {"head": "m.0bxtg", "relation": "type.object.name",
-            "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"}}
+    name = {
+        "head": "m.0bxtg",
+        "relation": "type.object.name",
+        "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"},
+    }
     assert name not in edges  # the freebase relation filter hides names (labels() has them)
     assert {"head": "m.0bxtg", "relation": "people.person.place_of_birth", "tail": "m.0qymv"} in edges
     unfiltered = run_json(
@@ -100,9 +131,22 @@ def test_errors_are_typed_messages_not_tracebacks(store: Path, capsys: pytest.Ca
 def test_console_script_runs_as_a_separate_process(store: Path) -> None:
     kga = Path(sys.executable).with_name("kga")
     done = subprocess.run(
-        [str(kga), "shortest", "--kg", kg_url(store), "--source", "m.0bxtg", "--target", "m.06pj8",
-         "--max-hops", "3", "--json"],
-        capture_output=True, text=True, check=True,
+        [
+            str(kga),
+            "shortest",
+            "--kg",
+            kg_url(store),
+            "--source",
+            "m.0bxtg",
+            "--target",
+            "m.06pj8",
+            "--max-hops",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     paths = [json.loads(line) for line in done.stdout.splitlines()]
     assert paths and all(p["start"] == "m.0bxtg" for p in paths)

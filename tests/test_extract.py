@@ -103,7 +103,9 @@ def test_paths_and_shortest_paths_within_the_hops(conformance_store: Path, tmp_p
     with connect(url(conformance_store)) as source, connect(url(out)) as output:
         for relation_path, directions in [([R1, R1], ["out", "out"]), ([R2, R3], ["out", "in"]), ([R3, R1], None)]:
             assert output.paths(A, relation_path, directions=directions) == source.paths(  # type: ignore[arg-type]
-                A, relation_path, directions=directions  # type: ignore[arg-type]
+                A,
+                relation_path,
+                directions=directions,  # type: ignore[arg-type]
             )
         assert output.shortest_paths(A, [C, D], max_hops=2) == source.shortest_paths(A, [C, D], max_hops=2)
 
@@ -386,8 +388,21 @@ def test_a_chosen_work_dir_is_used_and_its_other_files_kept(
     work.mkdir()
     (work / "keep.txt").write_text("mine", "utf-8")
     out = tmp_path / "out"
-    argv = ["--kg", url(conformance_store), "--seeds", A, S, "--hops", "3", "--batch-size", "1", "--store", str(out),
-            "--work-dir", str(work)]
+    argv = [
+        "--kg",
+        url(conformance_store),
+        "--seeds",
+        A,
+        S,
+        "--hops",
+        "3",
+        "--batch-size",
+        "1",
+        "--store",
+        str(out),
+        "--work-dir",
+        str(work),
+    ]
     assert kga_extract(argv, kill_at="commit:2").returncode == -signal.SIGKILL
     assert (work / STATE_FILE).is_file() and not (tmp_path / ".out.kga-extract").exists()
     assert kga_extract(argv).returncode == 0
@@ -434,8 +449,22 @@ def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path
     reference = tmp_path / "reference"
     extract_subgraph(url(fb_store, "freebase"), FB_SEEDS, store=reference, batch_size=7, progress=False, **args)
     out = tmp_path / "out"
-    argv = ["--kg", url(fb_store, "freebase"), "--seeds", *FB_SEEDS, "--hops", "2", "--direction", "out",
-            "--relations", ",".join(relations), "--batch-size", "7", "--store", str(out)]
+    argv = [
+        "--kg",
+        url(fb_store, "freebase"),
+        "--seeds",
+        *FB_SEEDS,
+        "--hops",
+        "2",
+        "--direction",
+        "out",
+        "--relations",
+        ",".join(relations),
+        "--batch-size",
+        "7",
+        "--store",
+        str(out),
+    ]
     assert kga_extract(argv, kill_at="fetched:4").returncode == -signal.SIGKILL
     assert kga_extract(argv).returncode == 0
     assert store_snapshot(out) == store_snapshot(reference)
@@ -450,9 +479,10 @@ def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path
 def fb_slice(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """The first 20,000 FB15k-237 edges and every name: a Freebase-shaped graph small enough to load fast."""
     path = tmp_path_factory.mktemp("fb-slice") / "fb-slice.nt"
-    with gzip.open(shared_data / "fb15k237-freebase.nt.gz", "rt", encoding="utf-8") as source, open(
-        path, "w", encoding="utf-8"
-    ) as target:
+    with (
+        gzip.open(shared_data / "fb15k237-freebase.nt.gz", "rt", encoding="utf-8") as source,
+        open(path, "w", encoding="utf-8") as target,
+    ):
         for number, line in enumerate(source):
             if number < 20_000 or "/ns/type.object.name>" in line:
                 target.write(line)
@@ -504,7 +534,9 @@ def test_from_virtuoso_keeps_literals_and_multi_edges(
     with connect(virtuoso_url(virtuoso, "generic")) as source, connect(url(out)) as output:
         same_answers(source, output, [A, X], 2, "both")
         assert output.neighbors(A, relations=[R1, R2, R3])[A] == [
-            Edge(head=A, relation=R1, tail=B), Edge(head=A, relation=R2, tail=B), Edge(head=A, relation=R3, tail=B)
+            Edge(head=A, relation=R1, tail=B),
+            Edge(head=A, relation=R2, tail=B),
+            Edge(head=A, relation=R3, tail=B),
         ]
 
 

@@ -387,9 +387,7 @@ def filtered_oracle(oracle: Oracle) -> Oracle:
     return oracle.filtered(reasoning_relation)
 
 
-def test_the_profile_filter_agrees_with_the_independent_one(
-    oracle: Oracle, fb15k_reasoner: KnowledgeGraph
-) -> None:
+def test_the_profile_filter_agrees_with_the_independent_one(oracle: Oracle, fb15k_reasoner: KnowledgeGraph) -> None:
     relations = {triple[1] for triples in oracle.by_node.values() for triple in triples}
     keeps = fb15k_reasoner.profile.relation_filter.keeps
     assert "type.object.name" in relations and "people.person.place_of_birth" in relations
@@ -403,7 +401,9 @@ COLLAPSED_FILM = "film.actor.film..film.performance.film"
 def test_freebase_profile_hand_checked_answers(fb15k_reasoner: KnowledgeGraph) -> None:
     kg = fb15k_reasoner
     assert kg.labels([TOM_HANKS, GREEN_MILE, CONCORD]) == {
-        TOM_HANKS: "Tom Hanks", GREEN_MILE: "The Green Mile", CONCORD: "Concord"
+        TOM_HANKS: "Tom Hanks",
+        GREEN_MILE: "The Green Mile",
+        CONCORD: "Concord",
     }
     relations = kg.relations(TOM_HANKS)[TOM_HANKS]
     assert COLLAPSED_FILM in relations and "people.person.place_of_birth" in relations

@@ -123,8 +123,9 @@ def test_lenient_load_repairs_counts_and_skips(tmp_path: Path) -> None:
     assert report.store_triples == 16
     assert m0abc(store.resolve()) == ALL_M0ABC
     with connect(f"oxigraph://{store.resolve()}?profile=freebase") as kg:
-        assert kg.neighbors("m.0xyz") == {"m.0xyz": [Edge(head="m.0xyz", relation="http://example.org/rel",
-                                                          tail="http://example.org/thing")]}
+        assert kg.neighbors("m.0xyz") == {
+            "m.0xyz": [Edge(head="m.0xyz", relation="http://example.org/rel", tail="http://example.org/thing")]
+        }
         rate = kg.neighbors("g.11vjz1ynm")["g.11vjz1ynm"]
         assert [edge.tail for edge in rate] == [Literal(value="4.5", datatype=XSD + "decimal")]
         assert kg.labels("m.0abc") == {"m.0abc": "Foo"}
@@ -178,8 +179,22 @@ def test_cli_load_with_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
     dump = write_dump(tmp_path, GOOD + BAD)
     store = tmp_path / "store"
-    argv = ["load", str(dump), "--store", str(store), "--format", "freebase", "--lenient", "--json",
-            "--languages", "en", "--drop-namespaces", "common.,freebase.", "--drop-predicates", KEY]
+    argv = [
+        "load",
+        str(dump),
+        "--store",
+        str(store),
+        "--format",
+        "freebase",
+        "--lenient",
+        "--json",
+        "--languages",
+        "en",
+        "--drop-namespaces",
+        "common.,freebase.",
+        "--drop-predicates",
+        KEY,
+    ]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert (summary["statements_read"], summary["lines_filtered"], summary["lines_skipped"]) == (10, 6, 3)

@@ -64,9 +64,10 @@ def store(gz_dump: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def api(entities: dict[str, Any]) -> Iterator[KnowledgeGraph]:
     clock = FakeClock()
-    with WikidataApiServer(entities) as server, connect(
-        "wikidata+api:", base_url=server.url, user_agent=UA, sleep=clock.sleep, clock=clock
-    ) as kg:
+    with (
+        WikidataApiServer(entities) as server,
+        connect("wikidata+api:", base_url=server.url, user_agent=UA, sleep=clock.sleep, clock=clock) as kg,
+    ):
         yield kg
 
 

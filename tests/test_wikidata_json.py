@@ -74,8 +74,15 @@ def test_rendered_times_are_valid_xsd_date_times() -> None:
 
 @pytest.mark.parametrize(
     ("amount", "expected"),
-    [("+1.96", "1.96"), ("+1.960", "1.96"), ("-0.50", "-0.5"), ("+0", "0"), ("-0.000", "0"), ("+100", "100"),
-     ("+12345678901234567890.123456789", "12345678901234567890.123456789")],
+    [
+        ("+1.96", "1.96"),
+        ("+1.960", "1.96"),
+        ("-0.50", "-0.5"),
+        ("+0", "0"),
+        ("-0.000", "0"),
+        ("+100", "100"),
+        ("+12345678901234567890.123456789", "12345678901234567890.123456789"),
+    ],
 )
 def test_quantities_are_canonical_decimals(amount: str, expected: str) -> None:
     assert canonical_decimal(amount) == expected
@@ -94,27 +101,54 @@ def snak(datatype: str, value: Any, kind: str) -> WikidataSnak:
         ("wikibase-item", {"entity-type": "item", "numeric-id": 5}, "wikibase-entityid", "Q5"),
         ("wikibase-property", {"entity-type": "property", "id": "P31"}, "wikibase-entityid", "P31"),
         ("wikibase-form", {"entity-type": "form", "id": "L7-F4"}, "wikibase-entityid", "L7-F4"),
-        ("entity-schema", {"entity-type": "entity-schema", "id": "E10"}, "wikibase-entityid",
-         "http://www.wikidata.org/entity/E10"),
+        (
+            "entity-schema",
+            {"entity-type": "entity-schema", "id": "E10"},
+            "wikibase-entityid",
+            "http://www.wikidata.org/entity/E10",
+        ),
         ("external-id", "0000000121125921", "string", Literal(value="0000000121125921")),
         ("string", "Douglas", "string", Literal(value="Douglas")),
         ("url", "https://douglasadams.com", "string", "https://douglasadams.com"),
         ("url", "not a url", "string", Literal(value="not a url")),
-        ("commonsMedia", "Douglas adams portrait.jpg", "string",
-         "http://commons.wikimedia.org/wiki/Special:FilePath/Douglas%20adams%20portrait.jpg"),
+        (
+            "commonsMedia",
+            "Douglas adams portrait.jpg",
+            "string",
+            "http://commons.wikimedia.org/wiki/Special:FilePath/Douglas%20adams%20portrait.jpg",
+        ),
         ("geo-shape", "Data:Berlin.map", "string", "http://commons.wikimedia.org/data/main/Data:Berlin.map"),
         ("math", "E=mc^2", "string", Literal(value="E=mc^2", datatype="http://www.w3.org/1998/Math/MathML")),
-        ("monolingualtext", {"text": "Douglas Noël Adams", "language": "en"}, "monolingualtext",
-         Literal(value="Douglas Noël Adams", lang="en")),
-        ("quantity", {"amount": "+1.96", "unit": "http://www.wikidata.org/entity/Q11573"}, "quantity",
-         Literal(value="1.96", datatype=XSD_DECIMAL)),
-        ("globe-coordinate", {"latitude": 52.205, "longitude": 0.119, "globe": "http://www.wikidata.org/entity/Q2"},
-         "globecoordinate", Literal(value="Point(0.119 52.205)", datatype=GEO_WKT_LITERAL)),
-        ("globe-coordinate", {"latitude": -4.5, "longitude": 1e-05, "globe": "http://www.wikidata.org/entity/Q111"},
-         "globecoordinate",
-         Literal(value="<http://www.wikidata.org/entity/Q111> Point(1.0E-5 -4.5)", datatype=GEO_WKT_LITERAL)),
-        ("time", {"time": "+1952-03-11T00:00:00Z", "precision": 11, "calendarmodel": GREGORIAN}, "time",
-         date("1952-03-11T00:00:00Z")),
+        (
+            "monolingualtext",
+            {"text": "Douglas Noël Adams", "language": "en"},
+            "monolingualtext",
+            Literal(value="Douglas Noël Adams", lang="en"),
+        ),
+        (
+            "quantity",
+            {"amount": "+1.96", "unit": "http://www.wikidata.org/entity/Q11573"},
+            "quantity",
+            Literal(value="1.96", datatype=XSD_DECIMAL),
+        ),
+        (
+            "globe-coordinate",
+            {"latitude": 52.205, "longitude": 0.119, "globe": "http://www.wikidata.org/entity/Q2"},
+            "globecoordinate",
+            Literal(value="Point(0.119 52.205)", datatype=GEO_WKT_LITERAL),
+        ),
+        (
+            "globe-coordinate",
+            {"latitude": -4.5, "longitude": 1e-05, "globe": "http://www.wikidata.org/entity/Q111"},
+            "globecoordinate",
+            Literal(value="<http://www.wikidata.org/entity/Q111> Point(1.0E-5 -4.5)", datatype=GEO_WKT_LITERAL),
+        ),
+        (
+            "time",
+            {"time": "+1952-03-11T00:00:00Z", "precision": 11, "calendarmodel": GREGORIAN},
+            "time",
+            date("1952-03-11T00:00:00Z"),
+        ),
     ],
 )
 def test_values_render_as_wdqs(datatype: str, value: Any, kind: str, expected: object) -> None:
@@ -149,11 +183,27 @@ def test_q42_statements_carry_qualifiers_and_ranks(q42_json: dict[str, Any]) -> 
     statements = parse_entity(q42_json).statement_edges()
     assert len(statements) == 331  # every statement but the deprecated P18
     assert [e for e in statements if e.relation == "P69"] == [
-        Edge(head="Q42", relation="P69", tail="Q4961791", rank="normal",
-             qualifiers=Qualifiers({"P580": [date("1959-01-01T00:00:00Z")], "P582": [date("1970-01-01T00:00:00Z")]})),
-        Edge(head="Q42", relation="P69", tail="Q691283", rank="normal",
-             qualifiers=Qualifiers({"P580": [date("1971-01-01T00:00:00Z")], "P582": [date("1974-01-01T00:00:00Z")],
-                                    "P512": ["Q1765120"], "P812": ["Q109587623"]})),
+        Edge(
+            head="Q42",
+            relation="P69",
+            tail="Q4961791",
+            rank="normal",
+            qualifiers=Qualifiers({"P580": [date("1959-01-01T00:00:00Z")], "P582": [date("1970-01-01T00:00:00Z")]}),
+        ),
+        Edge(
+            head="Q42",
+            relation="P69",
+            tail="Q691283",
+            rank="normal",
+            qualifiers=Qualifiers(
+                {
+                    "P580": [date("1971-01-01T00:00:00Z")],
+                    "P582": [date("1974-01-01T00:00:00Z")],
+                    "P512": ["Q1765120"],
+                    "P812": ["Q109587623"],
+                }
+            ),
+        ),
     ]
     assert sorted(e.rank for e in statements if e.relation == "P998") == ["normal"] * 5 + ["preferred"]
     assert [e.qualifiers for e in statements if e.relation == "P735"] == [
@@ -183,10 +233,18 @@ def test_rdf_has_the_wikidata_dump_shape(q42_json: dict[str, Any]) -> None:
           wikibase:rank ?rank ; a wikibase:Statement, wikibase:BestRank } ORDER BY ?start"""
     )
     assert [(r["school"].value, r["start"].value, r["end"].value, r["rank"].value) for r in rows] == [
-        ("http://www.wikidata.org/entity/Q4961791", "1959-01-01T00:00:00Z", "1970-01-01T00:00:00Z",
-         "http://wikiba.se/ontology#NormalRank"),
-        ("http://www.wikidata.org/entity/Q691283", "1971-01-01T00:00:00Z", "1974-01-01T00:00:00Z",
-         "http://wikiba.se/ontology#NormalRank"),
+        (
+            "http://www.wikidata.org/entity/Q4961791",
+            "1959-01-01T00:00:00Z",
+            "1970-01-01T00:00:00Z",
+            "http://wikiba.se/ontology#NormalRank",
+        ),
+        (
+            "http://www.wikidata.org/entity/Q691283",
+            "1971-01-01T00:00:00Z",
+            "1974-01-01T00:00:00Z",
+            "http://wikiba.se/ontology#NormalRank",
+        ),
     ]
     deprecated = store.query(
         """SELECT ?st WHERE { ?st <http://wikiba.se/ontology#rank> <http://wikiba.se/ontology#DeprecatedRank> .
@@ -210,10 +268,26 @@ def test_languages_keep_regional_variants_and_mul() -> None:
 
 def test_literals_are_escaped_and_bad_statement_ids_refused() -> None:
     entity = parse_entity(
-        {"id": "Q7", "type": "item", "labels": {"en": {"language": "en", "value": 'a "quoted"\\ line\nbreak'}},
-         "claims": {"P31": [{"id": "Q7$<bad>", "type": "statement", "rank": "normal", "mainsnak": {
-             "snaktype": "value", "property": "P31", "datatype": "wikibase-item",
-             "datavalue": {"type": "wikibase-entityid", "value": {"entity-type": "item", "id": "Q5"}}}}]}}
+        {
+            "id": "Q7",
+            "type": "item",
+            "labels": {"en": {"language": "en", "value": 'a "quoted"\\ line\nbreak'}},
+            "claims": {
+                "P31": [
+                    {
+                        "id": "Q7$<bad>",
+                        "type": "statement",
+                        "rank": "normal",
+                        "mainsnak": {
+                            "snaktype": "value",
+                            "property": "P31",
+                            "datatype": "wikibase-item",
+                            "datavalue": {"type": "wikibase-entityid", "value": {"entity-type": "item", "id": "Q5"}},
+                        },
+                    }
+                ]
+            },
+        }
     )
     store = ox.Store()
     store.load("\n".join(entity_ntriples(entity)).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
@@ -227,8 +301,20 @@ def test_literals_are_escaped_and_bad_statement_ids_refused() -> None:
     [
         {"id": "Q42x", "type": "item"},
         {"id": "Q42", "type": "item", "claims": {"P31": [{"mainsnak": {"snaktype": "value", "property": "P31"}}]}},
-        {"id": "Q42", "type": "item", "claims": {"P31": [{"id": "Q42$1", "type": "statement", "rank": "best",
-                                                           "mainsnak": {"snaktype": "novalue", "property": "P31"}}]}},
+        {
+            "id": "Q42",
+            "type": "item",
+            "claims": {
+                "P31": [
+                    {
+                        "id": "Q42$1",
+                        "type": "statement",
+                        "rank": "best",
+                        "mainsnak": {"snaktype": "novalue", "property": "P31"},
+                    }
+                ]
+            },
+        },
         {"id": "Q42", "type": "item", "labels": {"en": {"value": "no language"}}},
         ["not", "an", "entity"],
     ],

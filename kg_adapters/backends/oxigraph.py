@@ -154,9 +154,7 @@ class OxigraphGraph(SparqlGraph):
     direct_lookup_max = 64
     """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
-    def __init__(
-        self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False
-    ) -> None:
+    def __init__(self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False) -> None:
         """``profile``: default the one the store's manifest records (``generic`` in memory)."""
         self.path = path
         self.write = write or path is None
@@ -372,4 +370,3 @@ class OxigraphGraph(SparqlGraph):
         """Releases the reader lock: only now may a load delete the version this graph read."""
         if self._version is not None:
             self._version.close()
-

@@ -144,9 +144,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
-    def relations(
-        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
-    ) -> dict[str, list[str]]:
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         self._check_open()
         check_direction(direction)
         nodes = self._resolve(ids)
@@ -204,7 +202,6 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             )
         return found
 
-
     def _literals_of(self, nodes: _Resolved, predicates: Sequence[str]) -> dict[str, list[Literal]]:
         """Literal values of ``predicates`` on each resolved node (canonical id -> literals), in
         the order of ``predicates``, then by language tag and text, so picks are deterministic."""
@@ -250,7 +247,6 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             self._index.close()
             self._index = None
         self._closed = True
-
 
     def use_relation_filter(self, relation_filter: object) -> None:
         """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
@@ -327,9 +323,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         if not cvts:
             return {}
         edges = self.neighbors(cvts, direction="both")
-        neighbours = {
-            other for cvt in cvts for edge in edges[cvt] if isinstance(other := other_end(edge, cvt), str)
-        }
+        neighbours = {other for cvt in cvts for edge in edges[cvt] if isinstance(other := other_end(edge, cvt), str)}
         names = self._literals_of(self._resolve(sorted(neighbours)), self._profile.label_predicates)
         described: dict[str, str] = {}
         for cvt in cvts:

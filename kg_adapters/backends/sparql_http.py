@@ -288,8 +288,14 @@ class RemoteSparqlGraph(SparqlGraph):
 
 
 # -- construction from URLs ---------------------------------------------------------------------------
-def build_remote(endpoint: str, options: dict[str, Any], *, default_dialect: str, default_profile: str,
-                 default_concurrency: int | None) -> RemoteSparqlGraph:
+def build_remote(
+    endpoint: str,
+    options: dict[str, Any],
+    *,
+    default_dialect: str,
+    default_profile: str,
+    default_concurrency: int | None,
+) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
     from kg_adapters.backends.http_transport import DEFAULT_USER_AGENT, HttpSparqlTransport
     from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded, option_number
@@ -343,8 +349,11 @@ class SparqlEndpoint:
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> RemoteSparqlGraph:
         return build_remote(
-            cls.endpoint_url(url.scheme, url.host, url.path), dict(options), default_dialect="generic",
-            default_profile="generic", default_concurrency=None,
+            cls.endpoint_url(url.scheme, url.host, url.path),
+            dict(options),
+            default_dialect="generic",
+            default_profile="generic",
+            default_concurrency=None,
         )
 
 
@@ -362,4 +371,3 @@ class WikidataQueryService:
         return build_remote(
             endpoint, settings, default_dialect="wdqs", default_profile="wikidata", default_concurrency=1
         )
-

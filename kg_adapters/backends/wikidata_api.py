@@ -204,9 +204,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
             found[node] = kept[:limit] if limit is not None else kept
         return {spelling: list(found[node]) for spelling, node in canonical.items()}
 
-    def relations(
-        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
-    ) -> dict[str, list[str]]:
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         edges = self.neighbors(ids, direction=direction)
         return {node: sorted({edge.relation for edge in found}) for node, found in edges.items()}
 
@@ -271,7 +269,6 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         if not self._closed:
             self._closed = True
             self.transport.close()
-
 
     def __repr__(self) -> str:
         return f"WikidataApiGraph({self.endpoint!r})"
@@ -385,7 +382,6 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def _canonical(self, ids: Ids) -> dict[str, str]:
         """The caller's spelling -> canonical id (``Q42`` for ``wd:Q42``'s IRI), validated."""
         return {spelling: self._profile.canonical_id(spelling) for spelling in as_id_list(ids)}
-
 
     def _properties(self, relations: Sequence[str] | None) -> set[str] | None:
         """The property ids among ``relations`` (all validated); relations outside ``wdt:`` match nothing."""

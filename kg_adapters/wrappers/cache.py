@@ -418,7 +418,6 @@ class ResultCache(ClosesOnExit):
             self._memory.clear()
             self._closed = True
 
-
     def __repr__(self) -> str:
         return f"ResultCache({self.path!r}, mode={self.mode!r})"
 
@@ -636,9 +635,7 @@ class CachedKG(ClosesOnExit):
             lambda stored: [decode_edge(item) for item in stored],
         )
 
-    def relations(
-        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
-    ) -> dict[str, list[str]]:
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         self._check_open()
         check_direction(direction)
         cvt = bool(expand_cvt)
@@ -756,7 +753,6 @@ class CachedKG(ClosesOnExit):
         finally:
             if self.close_cache:
                 self.cache.close()
-
 
     # -- cache bookkeeping ---------------------------------------------------------------------
     def cache_stats(self) -> CacheStats:
@@ -895,7 +891,6 @@ class CachedSparqlKG(CachedKG):
         answer = self._sparql.query(sparql)
         self.cache.put(key, [{name: encode_node(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
-
 
 
 def cached(

@@ -53,9 +53,7 @@ class CountingKG(ClosesOnExit):
             qualifiers=qualifiers,
         )
 
-    def relations(
-        self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False
-    ) -> dict[str, list[str]]:
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         self._note("relations", ids)
         return self.inner.relations(ids, direction=direction, expand_cvt=expand_cvt)
 
@@ -112,7 +110,6 @@ class CountingKG(ClosesOnExit):
 
     def close(self) -> None:
         self.inner.close()
-
 
 
 class CountingSparqlKG(CountingKG):

@@ -171,7 +171,6 @@ class Retrier:
         return True
 
 
-
 class RetryingTransport(Retrier, Generic[Req, Resp]):
     """A transport that retries transient failures of ``inner`` (see :class:`Retrier` for the options)."""
 

@@ -98,13 +98,17 @@ class FreebaseConformance:
         assert answer == {
             "m.heat": [
                 e(
-                    "m.perf2", "film.performance.film", "m.heat",
+                    "m.perf2",
+                    "film.performance.film",
+                    "m.heat",
                     e("m.perf2", "film.performance.actor", "m.portman"),
                     e("m.perf2", "film.performance.character", "m.lauren"),
                     e("m.portman", "film.actor.film", "m.perf2"),
                 ),
                 e(
-                    "m.perf3", "film.performance.film", "m.heat",
+                    "m.perf3",
+                    "film.performance.film",
+                    "m.heat",
                     e("m.pacino", "film.actor.film", "m.perf3"),
                     e("m.perf3", "film.performance.actor", "m.pacino"),
                     e("m.perf3", "film.performance.character", "m.hanna"),
@@ -200,9 +204,7 @@ class FreebaseConformance:
 
     def test_paths_expand_cvt_backwards_and_direct_triples(self, fb_kg: KnowledgeGraph) -> None:
         """Walking a collapsed step ``in`` finds the FB15k-237-style triple and the CVT walks."""
-        result = fb_kg.paths(
-            "m.heat", ["film.actor.film..film.performance.film"], directions=["in"], expand_cvt=True
-        )
+        result = fb_kg.paths("m.heat", ["film.actor.film..film.performance.film"], directions=["in"], expand_cvt=True)
         assert [walk(path) for path in result] == [
             [("m.deniro", "film.actor.film..film.performance.film", "m.heat")],
             [("m.pacino", "film.actor.film", "m.perf3"), ("m.perf3", "film.performance.film", "m.heat")],

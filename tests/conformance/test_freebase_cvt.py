@@ -151,15 +151,26 @@ def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> N
     from kg_adapters.cli import main
 
     url = f"oxigraph://{fb_store}?profile=freebase"
-    assert main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt",
-                 "--json"]) == 0
+    assert (
+        main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt", "--json"])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == {
         "id": "m.pacino",
-        "edges": [["m.pacino", "film.actor.film", "m.perf3", {"cvt": [
-            ["m.heat", "film.film.starring", "m.perf3"],
-            ["m.perf3", "film.performance.character", "m.hanna"],
-            ["m.perf3", "film.performance.film", "m.heat"],
-        ]}]],
+        "edges": [
+            [
+                "m.pacino",
+                "film.actor.film",
+                "m.perf3",
+                {
+                    "cvt": [
+                        ["m.heat", "film.film.starring", "m.perf3"],
+                        ["m.perf3", "film.performance.character", "m.hanna"],
+                        ["m.perf3", "film.performance.film", "m.heat"],
+                    ]
+                },
+            ]
+        ],
     }
     assert main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt"]) == 0
     text = capsys.readouterr().out
@@ -168,10 +179,26 @@ def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert f"      Heat [m.heat] -film.film.starring-> {performance}" in text
     assert main(["relations", "--kg", url, "--id", "m.pacino", "--expand-cvt", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["relations"] == [
-        "film.actor.film", "film.actor.film..film.performance.character", "film.actor.film..film.performance.film"
+        "film.actor.film",
+        "film.actor.film..film.performance.character",
+        "film.actor.film..film.performance.film",
     ]
-    assert main(["paths", "--kg", url, "--start", "m.pacino", "--path", "film.actor.film..film.performance.film",
-                 "--expand-cvt", "--json"]) == 0
+    assert (
+        main(
+            [
+                "paths",
+                "--kg",
+                url,
+                "--start",
+                "m.pacino",
+                "--path",
+                "film.actor.film..film.performance.film",
+                "--expand-cvt",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == {
         "start": "m.pacino",
         "edges": [["m.pacino", "film.actor.film", "m.perf3"], ["m.perf3", "film.performance.film", "m.heat"]],

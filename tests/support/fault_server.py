@@ -87,9 +87,7 @@ def check_fault(kind: str) -> str:
         return kind
     if len(status) == 3 and status.isdigit() and 100 <= int(status) <= 599 and (not after or after.isdigit()):
         return kind
-    raise ValueError(
-        f"unknown fault {kind!r}: use ok, reset, stall, truncate, drip, maxlag or an HTTP status like 503"
-    )
+    raise ValueError(f"unknown fault {kind!r}: use ok, reset, stall, truncate, drip, maxlag or an HTTP status like 503")
 
 
 class FaultPlan:
