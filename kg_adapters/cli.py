@@ -256,7 +256,8 @@ def cmd_labels(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
 
 def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
-    for entity in kg.search(args.text, limit=args.limit):
+    find = kg.search_relations if args.relations else kg.search
+    for entity in find(args.text, limit=args.limit):
         if args.json:
             _emit({"id": entity.id, "label": entity.label})
         else:
@@ -383,8 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     labels.add_argument("--id", action="append", required=True)
     labels.add_argument("--lang", default="en")
 
-    search = add("search", "find entities by name")
+    search = add("search", "find entities by name (--relations: relations by label or id words)")
     search.add_argument("text")
+    search.add_argument("--relations", action="store_true", help="search relations instead of entities")
     search.add_argument("--limit", type=int, default=10)
 
     query = add("query", "raw SPARQL")
