@@ -399,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     from reasoning.commands import add_parsers
 
     add_parsers(add)
+    from kg_adapters.serve.commands import add_parsers as add_serve_parsers
+
+    add_serve_parsers(add)
     return parser
 
 
@@ -422,6 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_load(args)
         if args.command == "demo":
             return cmd_demo(args)
+        if args.command in ("mcp", "serve"):
+            from kg_adapters.serve import commands as serve_commands
+
+            return serve_commands.run(args)
         if args.command in ("reason", "eval"):
             from reasoning import commands
 
