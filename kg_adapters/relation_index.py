@@ -52,9 +52,7 @@ def label_subjects(relation_iri: str) -> list[str]:
     return subjects
 
 
-def relation_rows(
-    relations: Iterable[str], labels: Iterable[tuple[str, str, str]]
-) -> Iterator[tuple[str, str, str]]:
+def relation_rows(relations: Iterable[str], labels: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
     """(relation iri, text, lang) rows: every label of a relation (``labels`` are (subject, label,
     lang) rows keyed by :func:`label_subjects`), then the words of its id."""
     named: dict[str, list[tuple[str, str]]] = {}

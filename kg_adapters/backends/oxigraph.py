@@ -22,7 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Store
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_literal
+from kg_adapters.sparql_terms import check_literal, expand_dotted_prefixed_names
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -310,7 +310,7 @@ class OxigraphGraph(SparqlGraph):
         if not isinstance(sparql, str):
             raise InvalidTermError("the query must be a string")
         try:
-            answer = self._store.query(sparql)
+            answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
                 return [{"boolean": bool(answer)}]
             if isinstance(answer, ox.QuerySolutions):

@@ -257,7 +257,9 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         asked = limit
         while True:
             hits = index.search(text, asked)
-            kept = [iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))]
+            kept = [
+                iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
+            ]
             if len(kept) >= limit or len(hits) < asked:
                 break
             asked *= 4

@@ -34,7 +34,6 @@ def add_parsers(add: AddCommand) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs ``kga mcp`` or ``kga serve`` until interrupted."""
-    from kg_adapters.serve.current import CurrentGraph
 
     if args.command == "mcp":
         from kg_adapters.serve import mcp_server

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from kg_adapters.base import SparqlQueryable, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, KGError
-from kg_adapters.records import Edge, Entity, Literal as RdfLiteral, Node, Path, PathResult
+from kg_adapters.records import Edge, Entity, Node, Path, PathResult
+from kg_adapters.records import Literal as RdfLiteral
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -200,7 +201,9 @@ class GraphTools:
 
     def _paths(self, kg: KnowledgeGraph, result: PathResult, cap: int) -> dict[str, Any]:
         paths = list(result)[:cap]
-        names = self._names(kg, edge_entities([edge for path in paths for edge in path.edges]) + [p.start for p in paths])
+        names = self._names(
+            kg, edge_entities([edge for path in paths for edge in path.edges]) + [p.start for p in paths]
+        )
         return {"paths": [path_json(path, names) for path in paths], "truncated": result.truncated or len(result) > cap}
 
     def paths(

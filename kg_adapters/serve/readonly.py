@@ -9,11 +9,9 @@ from __future__ import annotations
 import re
 
 from kg_adapters.errors import QueryError
+from kg_adapters.sparql_terms import SKIPPED_SPANS
 
-_SKIPPED = re.compile(
-    r"'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
-    r"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|<[^<>\"{}|^`\\\s]*>|#[^\n]*",
-)
+_SKIPPED = SKIPPED_SPANS
 _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<>|BASE\s*<>)\s*)*", re.I)
 _FORM = re.compile(r"(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 _UPDATE = re.compile(r"\b(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b", re.I)

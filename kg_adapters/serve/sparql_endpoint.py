@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
 from kg_adapters.records import Literal
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
+from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -108,8 +109,11 @@ class LimitedSink:
             raise HttpError(503, "the query ran past the server's time limit (--timeout); narrow it")
         self.size += len(data)
         if self.size > self.cap:
-            raise HttpError(500, f"the answer is larger than the server's result cap of {self.cap} bytes "
-                            "(--max-result-bytes); add a LIMIT or narrow the query")
+            raise HttpError(
+                500,
+                f"the answer is larger than the server's result cap of {self.cap} bytes "
+                "(--max-result-bytes); add a LIMIT or narrow the query",
+            )
         self.parts.append(bytes(data))
         return len(data)
 
@@ -181,8 +185,9 @@ class ParsedRequest:
     format_override: str | None
 
 
-def answer_query(graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits,
-                 deadline: float) -> tuple[bytes, str]:
+def answer_query(
+    graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits, deadline: float
+) -> tuple[bytes, str]:
     """The serialized answer and its media type (runs in a worker thread)."""
     import pyoxigraph as ox
 
@@ -210,7 +215,7 @@ def answer_query(graphs: CurrentGraph, request: ParsedRequest, accept: str, limi
             if request.named_graphs:
                 options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
             try:
-                result = inner.store.query(request.query, **options)
+                result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
                 if isinstance(result, ox.QueryTriples):
                     result.serialize(sink, getattr(ox.RdfFormat, name))
                 else:
@@ -223,7 +228,9 @@ def answer_query(graphs: CurrentGraph, request: ParsedRequest, accept: str, limi
                 raise BackendError(f"Oxigraph failed: {exc}") from exc
         else:
             if graph_form:
-                raise HttpError(400, f"{form} is answered only by the embedded store; this graph answers SELECT and ASK")
+                raise HttpError(
+                    400, f"{form} is answered only by the embedded store; this graph answers SELECT and ASK"
+                )
             if request.default_graphs or request.named_graphs:
                 raise HttpError(400, "default-graph-uri/named-graph-uri are answered only by the embedded store")
             if not isinstance(kg, SparqlQueryable):
@@ -303,7 +310,9 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
             status, body = 400, (str(exc) + "\n").encode()
         except TimeoutError:
             status = 503
-            body = f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
+            body = (
+                f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
+            )
         except KGError as exc:
             status, body = 500, (str(exc).splitlines()[0] + "\n").encode()
         access_log.info(
@@ -334,8 +343,9 @@ def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> 
     return Response(content=body, status_code=status, media_type=media, headers=headers)
 
 
-def serve(graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits,
-          announce: Callable[[str], None] | None = None) -> None:
+def serve(
+    graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
+) -> None:
     """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
     import uvicorn
 
