@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
 from kg_adapters.records import Literal
@@ -206,6 +206,7 @@ def answer_query(
     else:
         media, name = negotiate(accept, offered, default)
     sink = LimitedSink(limits.max_result_bytes, deadline)
+    output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
         inner = getattr(kg, "inner", kg)
         if isinstance(inner, OxigraphGraph):
@@ -217,9 +218,9 @@ def answer_query(
             try:
                 result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
                 if isinstance(result, ox.QueryTriples):
-                    result.serialize(sink, getattr(ox.RdfFormat, name))
+                    result.serialize(output, getattr(ox.RdfFormat, name))
                 else:
-                    result.serialize(sink, getattr(ox.QueryResultsFormat, name))
+                    result.serialize(output, getattr(ox.QueryResultsFormat, name))
             except SyntaxError as exc:
                 raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
             except ValueError as exc:
@@ -237,7 +238,7 @@ def answer_query(
                 raise HttpError(400, "this graph does not answer SPARQL")
             rows = kg.query(request.query)
             solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
-            solutions.serialize(sink, getattr(ox.QueryResultsFormat, name))
+            solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
     if name in ("CSV", "TSV"):
         media += "; charset=utf-8"
     return b"".join(sink.parts), media
