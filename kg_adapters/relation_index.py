@@ -18,10 +18,7 @@ WORDS_LANG = "x-id"
 """The language of rows made from the words of a relation id (never a real language tag)."""
 _SEPARATORS = re.compile(r"[._\-/:#]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WIKIDATA_TWINS = (
-    ("http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/entity/"),
-    ("http://www.wikidata.org/prop/", "http://www.wikidata.org/entity/"),
-)
+_WIKIDATA_TWINS = (("http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/entity/"),)
 RELATIONS_FILE = "relations.sqlite"
 
 
@@ -43,7 +40,7 @@ def id_words(iri: str) -> list[str]:
 
 def label_subjects(relation_iri: str) -> list[str]:
     """The IRIs whose labels name a relation: the relation itself (``dbo:birthPlace``) and, for
-    Wikidata's direct and statement predicates, the property entity (``wd:P19``)."""
+    Wikidata's direct (truthy) predicates, the property entity (``wd:P19``)."""
     subjects = [relation_iri]
     for prefix, twin in _WIKIDATA_TWINS:
         rest = relation_iri[len(prefix) :]
