@@ -26,13 +26,13 @@ from loaders import load_files
 # DBpedia-shaped one (labels on the ontology relations themselves), and relations with no label.
 LABELLED = """\
 <http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P19> <http://www.wikidata.org/entity/Q350> .
-<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P20> <http://www.wikidata.org/entity/Q159288> .
+<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P20> <http://www.wikidata.org/entity/Q1> .
 <http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/P19> <http://example.org/statement/1> .
 <http://example.org/statement/1> <http://www.wikidata.org/prop/statement/P19> <http://www.wikidata.org/entity/Q350> .
 <http://www.wikidata.org/entity/P19> <http://www.w3.org/2000/01/rdf-schema#label> "place of birth"@en .
 <http://www.wikidata.org/entity/P19> <http://www.w3.org/2000/01/rdf-schema#label> "Geburtsort"@de .
 <http://www.wikidata.org/entity/P20> <http://www.w3.org/2000/01/rdf-schema#label> "place of death"@en .
-<http://dbpedia.org/resource/Barack_Obama> <http://dbpedia.org/ontology/birthPlace> <http://dbpedia.org/resource/Honolulu> .
+<http://dbpedia.org/resource/Obama> <http://dbpedia.org/ontology/birthPlace> <http://dbpedia.org/resource/Hawaii> .
 <http://dbpedia.org/ontology/birthPlace> <http://www.w3.org/2000/01/rdf-schema#label> "birth place"@en .
 <http://dbpedia.org/resource/Barack_Obama> <http://dbpedia.org/property/spouseName> "Michelle" .
 """
