@@ -4,15 +4,12 @@ bad arguments come back as one-line tool errors and the server keeps serving."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from support.servers import KGA, free_port, running
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
@@ -24,7 +21,6 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-KGA = str(Path(sys.executable).parent / "kga")
 FB = "http://rdf.freebase.com/ns/"
 TOM = "m.0bxtg"  # Tom Hanks in the bundled sample
 TOOLS = {
@@ -268,36 +264,9 @@ def test_kga_mcp_over_stdio(sample_store_url: str, kg: KnowledgeGraph) -> None:
     anyio.run(main)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(process: subprocess.Popen[bytes], port: int) -> None:
-    """Polls until the process accepts connections (or fails the test if it exits)."""
-    for _ in range(600):
-        if process.poll() is not None:
-            pytest.fail(
-                f"the server exited with {process.returncode}: {process.stderr.read() if process.stderr else ''!r}"
-            )
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            try:
-                process.wait(timeout=0.05)  # doubles as a check that it is still running
-            except subprocess.TimeoutExpired:
-                pass
-    pytest.fail("the server never accepted connections")
-
-
 def test_kga_mcp_over_streamable_http(sample_store_url: str, kg: KnowledgeGraph) -> None:
     port = free_port()
-    command = [KGA, "mcp", "--kg", sample_store_url, "--transport", "http", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_for_port(process, port)
+    with running(["mcp", "--kg", sample_store_url, "--transport", "http", "--port", str(port)], port):
 
         async def main() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -306,8 +275,3 @@ def test_kga_mcp_over_streamable_http(sample_store_url: str, kg: KnowledgeGraph)
                 await check_bad_calls(client)
 
         anyio.run(main)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stderr is not None:
-            process.stderr.close()
