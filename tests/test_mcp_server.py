@@ -275,3 +275,20 @@ def test_kga_mcp_over_streamable_http(sample_store_url: str, kg: KnowledgeGraph)
                 await check_bad_calls(client)
 
         anyio.run(main)
+
+
+def test_a_call_past_the_time_budget_is_a_tool_error(sample_store_url: str) -> None:
+    """A real process (its abandoned worker dies with it): the agent gets its answer at the deadline."""
+    params = StdioServerParameters(command=KGA, args=["mcp", "--kg", sample_store_url, "--timeout", "1"])
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+
+    async def main() -> None:
+        async with Client(params) as client:
+            result = await client.call_tool("sparql", {"query": endless})
+            assert result.is_error
+            assert "time budget" in result.content[0].text  # type: ignore[union-attr]
+            busy = await client.call_tool("search", {"text": "tom hanks"})  # the graph is still busy: said so
+            assert busy.is_error
+            assert any(word in busy.content[0].text for word in ("busy", "time budget"))  # type: ignore[union-attr]
+
+    anyio.run(main)

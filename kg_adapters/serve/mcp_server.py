@@ -13,7 +13,7 @@ message, and the server keeps serving.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -117,8 +117,13 @@ class GraphTools:
         self._lock = threading.Lock()  # one tool call at a time touches the graph (SQLite indexes are per connection)
 
     def _run(self, work: Callable[[KnowledgeGraph], _T]) -> _T:
-        with self._lock, self.graphs.use() as kg:
-            return work(kg)
+        if not self._lock.acquire(timeout=self.budgets.timeout):
+            raise BackendError("the graph is still busy with a call that ran past its time budget; try again later")
+        try:
+            with self.graphs.use() as kg:
+                return work(kg)
+        finally:
+            self._lock.release()
 
     def _cap(self, value: int | None, name: str) -> int:
         if value is None:
@@ -291,7 +296,6 @@ DESCRIPTIONS = {
 def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MCPServer:
     """An MCP server with the graph's tools, answering over ``graphs``."""
     require_mcp()
-    import anyio
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -300,32 +304,36 @@ def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MC
 
     class GraphServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            """Every failure becomes a one-line tool error; no call outlives the time budget."""
+            """Every failure becomes a one-line tool error."""
             try:
-                with anyio.fail_after(tools.budgets.timeout):
-                    return await super().call_tool(name, arguments, context)
-            except TimeoutError:
-                raise ToolError(f"{name} ran past the time budget of {tools.budgets.timeout:g} s") from None
+                return await super().call_tool(name, arguments, context)
             except ToolError as exc:
                 raise ToolError(_tool_message(exc)) from None
 
     server = GraphServer("kg-adapters", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        server.add_tool(_guarded(getattr(tools, name)), name=name, description=description, annotations=read_only)
+        tool = _guarded(getattr(tools, name), tools.budgets.timeout)
+        server.add_tool(tool, name=name, description=description, annotations=read_only)
     return server
 
 
-def _guarded(method: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """The tool function: our errors become ToolError with their one-line message."""
+def _guarded(method: Callable[..., dict[str, Any]], timeout: float) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The tool function: runs ``method`` in a worker thread and answers by the time budget (a call
+    past it is abandoned to finish on its own); our errors become ToolError with a one-line message."""
     import functools
 
+    import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(method)
-    def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    async def tool(**arguments: Any) -> dict[str, Any]:
         try:
-            return method(*args, **kwargs)
+            with anyio.fail_after(timeout):
+                work = functools.partial(method, **arguments)
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except TimeoutError:
+            raise ToolError(f"the call ran past the time budget of {timeout:g} s (--timeout)") from None
         except KGError as exc:
             raise ToolError(f"{type(exc).__name__}: {one_line(str(exc))}") from None
 
