@@ -21,6 +21,7 @@ from kg_adapters.base import SparqlQueryable, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Node, Path, PathResult
 from kg_adapters.records import Literal as RdfLiteral
+from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -43,10 +44,7 @@ INSTRUCTIONS = (
 
 
 def require_mcp() -> None:
-    try:
-        import mcp.server.mcpserver  # noqa: F401
-    except ImportError as exc:
-        raise BackendError(f"kga mcp needs the MCP Python SDK: {INSTALL}") from exc
+    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", INSTALL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,12 +57,7 @@ class ToolBudgets:
     """Seconds one tool call may take."""
 
     def __post_init__(self) -> None:
-        for name in ("max_rows", "max_hops"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidTermError(f"{name} must be an integer >= 1, got {value!r}")
-        if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
-            raise InvalidTermError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+        check_limits(self, counts=("max_rows", "max_hops"), seconds=("timeout",))
 
 
 def one_line(text: str, limit: int = 300) -> str:

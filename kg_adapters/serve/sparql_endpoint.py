@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
 from kg_adapters.records import Literal
+from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
@@ -64,11 +65,7 @@ FORMAT_NAMES = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV", "turtl
 
 
 def require_serve_extra() -> None:
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise BackendError(f"kga serve needs Starlette and uvicorn: {INSTALL}") from exc
+    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", INSTALL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,12 +78,7 @@ class EndpointLimits:
     """Queries evaluated at once; more wait their turn (inside their deadline)."""
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
-            raise InvalidTermError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
-        for name in ("max_result_bytes", "workers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidTermError(f"{name} must be an integer >= 1, got {value!r}")
+        check_limits(self, counts=("max_result_bytes", "workers"), seconds=("timeout",))
 
 
 class HttpError(Exception):
