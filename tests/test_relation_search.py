@@ -34,7 +34,8 @@ LABELLED = """\
 <http://www.wikidata.org/entity/P20> <http://www.w3.org/2000/01/rdf-schema#label> "place of death"@en .
 <http://dbpedia.org/resource/Obama> <http://dbpedia.org/ontology/birthPlace> <http://dbpedia.org/resource/Hawaii> .
 <http://dbpedia.org/ontology/birthPlace> <http://www.w3.org/2000/01/rdf-schema#label> "birth place"@en .
-<http://dbpedia.org/resource/Barack_Obama> <http://dbpedia.org/property/spouseName> "Michelle" .
+<http://dbpedia.org/resource/Obama> <http://dbpedia.org/property/spouseName> "Michelle" .
+<http://www.wikidata.org/entity/P19> <http://wikiba.se/ontology#directClaim> <http://www.wikidata.org/prop/direct/P19> .
 """
 WDT = "http://www.wikidata.org/prop/direct/"
 P19, P20 = WDT + "P19", WDT + "P20"
@@ -109,6 +110,14 @@ def test_virtuoso(virtuoso: VirtuosoServer) -> None:
         sent = kg.queries_sent  # type: ignore[attr-defined]
         kg.search_relations("birth place")
         assert kg.queries_sent == sent, "the relation list is fetched once per connection"  # type: ignore[attr-defined]
+
+
+def test_a_remote_wikidata_graph_lists_its_direct_claim_properties(virtuoso: VirtuosoServer) -> None:
+    """WDQS would time out listing every predicate: a Wikidata graph's relations are the properties it
+    declares with wikibase:directClaim (here only P19), not a scan of all triples."""
+    with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", profile="wikidata", retries=0) as kg:
+        assert kg.search_relations("place of birth") == [Entity(id="P19", label="place of birth")]
+        assert kg.search_relations("place of death") == []
 
 
 def test_wikidata_profile_compacts_and_hides_statement_plumbing(labelled_store: Path) -> None:

@@ -286,3 +286,18 @@ def test_a_reader_keeps_working_while_kga_load_swaps_a_version_in(tmp_path: Path
         assert curl("-G", url, "--data-urlencode", f"query={ask_new}")[2] == b'{"head":{},"boolean":true}'
         count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
         assert b'"2086"' in curl("-G", url, "--data-urlencode", f"query={count}")[2]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["serve", "--kg", "oxigraph:///no/such/store"], "no store at /no/such/store"),
+        (["serve", "--kg", "oxigraph://", "--workers", "0"], "workers must be an integer >= 1"),
+        (["serve", "--kg", "oxigraph://", "--timeout", "-1"], "timeout must be a positive number"),
+        (["mcp", "--kg", "oxigraph://", "--max-rows", "0"], "max_rows must be an integer >= 1"),
+        (["serve", "--kg", "oxigraph://?nonsense=1"], "unknown option"),
+    ],
+)
+def test_bad_command_lines_fail_with_a_message(arguments: list[str], message: str) -> None:
+    done = subprocess.run([KGA, *arguments], capture_output=True, timeout=120)
+    assert done.returncode != 0 and message in done.stderr.decode() and "Traceback" not in done.stderr.decode()
