@@ -65,6 +65,8 @@ def check_labelled(kg: KnowledgeGraph) -> None:
         kg.search_relations(42)  # type: ignore[arg-type]
     with pytest.raises(InvalidTermError):
         kg.search_relations("place", limit=-1)
+    with pytest.raises(InvalidTermError):
+        kg.search_relations("place", limit=None)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

@@ -249,7 +249,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        if check_budget(limit, "limit") is None:
+            raise InvalidTermError("limit must be an integer >= 0, got None")
         if self._relation_index is None:
             self._relation_index = self._open_relation_index()
         index, relation_id = self._relation_index, self._profile.relation_id

@@ -251,7 +251,8 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        if check_budget(limit, "limit") is None:
+            raise InvalidTermError("limit must be an integer >= 0, got None")
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
