@@ -11,25 +11,16 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
+from kg_adapters.url import KGUrl, local_path, parse_url
+
+__all__ = ["BACKENDS", "BackendSpec", "KGUrl", "backend_class", "connect", "local_path", "parse_url", "register"]
 
 logger = logging.getLogger("kg_adapters")
-
-
-@dataclass(frozen=True, kw_only=True)
-class KGUrl:
-    """A parsed KG URL: ``scheme://host/path?options``."""
-
-    scheme: str
-    host: str = ""
-    path: str = ""
-    options: dict[str, str] = field(default_factory=dict)
-    raw: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,21 +57,6 @@ BACKENDS: dict[str, BackendSpec] = {
 def register(scheme: str, target: str, *, install_hint: str = "") -> None:
     """Registers (or replaces) the backend class for a URL scheme."""
     BACKENDS[scheme] = BackendSpec(target=target, install_hint=install_hint)
-
-
-def parse_url(url: str) -> KGUrl:
-    """Splits a KG URL; ``oxigraph://`` (nothing after) means an in-memory store."""
-    if not isinstance(url, str) or ":" not in url:
-        raise InvalidTermError(f"not a KG URL (expected scheme:...): {url!r}")
-    parts = urlsplit(url)
-    if not parts.scheme:
-        raise InvalidTermError(f"not a KG URL (no scheme): {url!r}")
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key in options:
-            raise InvalidTermError(f"option {key!r} given twice in {url!r}")
-        options[key] = value
-    return KGUrl(scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url)
 
 
 def _load_entry_points() -> None:
@@ -193,12 +169,3 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     namespace = f"{url.scheme}://{url.host}{url.path}{base_url}|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped
-
-
-def local_path(url: KGUrl) -> str:
-    """The absolute path of a local-store URL (``oxigraph:///abs/dir``); empty for in-memory."""
-    if url.host:
-        raise InvalidTermError(
-            f"{url.scheme} URLs take an absolute path: {url.scheme}:///abs/path (got host {url.host!r})"
-        )
-    return url.path
