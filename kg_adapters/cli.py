@@ -10,32 +10,13 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path as FilePath
-from typing import Any
 
 from kg_adapters._version import __version__
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.commands import Command, UsageError, contributed_commands, csv_list, emit, opens_kg
 from kg_adapters.display import format_path, path_entities
 from kg_adapters.errors import KGError
-from kg_adapters.records import Edge, Literal, Node, Path, PathResult
-
-
-def node_json(node: Node | bool) -> Any:
-    if isinstance(node, Literal):
-        return {"value": node.value, "datatype": node.datatype, "lang": node.lang}
-    return node
-
-
-def edge_json(edge: Edge) -> list[Any]:
-    """``[head, relation, tail]``, plus ``{"cvt": [edge, ...]}`` when the edge carries a CVT's edges."""
-    encoded = [edge.head, edge.relation, node_json(edge.tail)]
-    if edge.cvt:
-        encoded.append({"cvt": [edge_json(inner) for inner in edge.cvt]})
-    return encoded
-
-
-def path_json(path: Path) -> dict[str, Any]:
-    return {"start": path.start, "edges": [edge_json(edge) for edge in path.edges]}
+from kg_adapters.records import Literal, Node, PathResult, edge_to_json, entity_to_json, node_to_json, path_to_json
 
 
 def _names(kg: KnowledgeGraph, ids: Sequence[str]) -> dict[str, str]:
@@ -53,7 +34,7 @@ def _show(node: Node, names: dict[str, str]) -> str:
 def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
     if as_json:
         for path in result:
-            emit(path_json(path))
+            emit(path_to_json(path))
     else:
         names = _names(kg, path_entities(result))
         for path in result:
@@ -73,7 +54,7 @@ def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     )
     if args.json:
         for entity, edges in result.items():
-            emit({"id": entity, "edges": [edge_json(edge) for edge in edges]})
+            emit({"id": entity, "edges": [edge_to_json(edge) for edge in edges]})
         return 0
     every = [e for es in result.values() for edge in es for e in (edge, *edge.cvt)]
     ids = {e.head for e in every} | {e.tail for e in every if isinstance(e.tail, str)}
@@ -131,7 +112,7 @@ def cmd_subgraph(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     )
     for edge in edges:
         if args.json:
-            emit({"head": edge.head, "relation": edge.relation, "tail": node_json(edge.tail)})
+            emit({"edge": edge_to_json(edge)})
         else:
             print(f"{edge.head}\t{edge.relation}\t{_show(edge.tail, {})}")
     if not args.json:
@@ -154,7 +135,7 @@ def cmd_labels(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     for entity in kg.search(args.text, limit=args.limit):
         if args.json:
-            emit({"id": entity.id, "label": entity.label})
+            emit(entity_to_json(entity))
         else:
             print(f"{entity.id}\t{entity.label or ''}")
     return 0
@@ -168,7 +149,7 @@ def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
         raise KGError("give a query, or --file FILE")
     for row in kg.query(sparql):
         if args.json:
-            emit({key: node_json(value) for key, value in row.items()})
+            emit({key: node_to_json(value) for key, value in row.items()})
         else:
             cells = (f"{key}={value if isinstance(value, bool) else _show(value, {})}" for key, value in row.items())
             print("\t".join(cells))
