@@ -28,29 +28,31 @@ class BackendSpec:
     target: str
     """``"module:Class"``; the class has ``from_url(url: KGUrl, **options)``."""
     install_hint: str = ""
+    """The command that installs what a third-party backend needs (``pip install ...``)."""
+    bundled: bool = False
+    """Ships with kg-adapters: its imports are hard dependencies, so failing to import it means a
+    broken installation, not a missing extra."""
 
 
 class BackendFactory(Protocol):
     def from_url(self, url: KGUrl, **options: Any) -> KnowledgeGraph: ...
 
 
+REPAIR_HINT = "pip install --force-reinstall kg-adapters"
+"""What to run when a bundled backend cannot be imported: its imports are our own dependencies."""
+
+
+def _bundled(target: str) -> BackendSpec:
+    return BackendSpec(target=f"kg_adapters.backends.{target}", bundled=True)
+
+
 BACKENDS: dict[str, BackendSpec] = {
-    "oxigraph": BackendSpec(
-        target="kg_adapters.backends.oxigraph:OxigraphGraph", install_hint="pip install pyoxigraph"
-    ),
-    "rdflib": BackendSpec(target="kg_adapters.backends.rdflib_backend:RdflibGraph", install_hint="pip install rdflib"),
-    "sparql+http": BackendSpec(
-        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
-    ),
-    "sparql+https": BackendSpec(
-        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
-    ),
-    "wikidata": BackendSpec(
-        target="kg_adapters.backends.sparql_http:WikidataQueryService", install_hint="pip install requests tenacity"
-    ),
-    "wikidata+api": BackendSpec(
-        target="kg_adapters.backends.wikidata_api:WikidataApi", install_hint="pip install requests tenacity qwikidata"
-    ),
+    "oxigraph": _bundled("oxigraph:OxigraphGraph"),
+    "rdflib": _bundled("rdflib_backend:RdflibGraph"),
+    "sparql+http": _bundled("sparql_http:SparqlEndpoint"),
+    "sparql+https": _bundled("sparql_http:SparqlEndpoint"),
+    "wikidata": _bundled("sparql_http:WikidataQueryService"),
+    "wikidata+api": _bundled("wikidata_api:WikidataApi"),
 }
 
 
@@ -74,14 +76,23 @@ def backend_class(scheme: str) -> BackendFactory:
     except KeyError:
         known = ", ".join(sorted(BACKENDS))
         raise UnknownBackendError(f"no backend for URL scheme {scheme!r}; known schemes: {known}") from None
-    module_name, _, class_name = spec.target.partition(":")
+    module_name, colon, class_name = spec.target.partition(":")
+    if not colon or not module_name or not class_name.isidentifier():
+        raise UnknownBackendError(f"the {scheme!r} backend is registered as {spec.target!r}, not 'module:Class'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
+        if spec.bundled:
+            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {REPAIR_HINT}"
+        else:
+            hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
         raise UnknownBackendError(f"the {scheme!r} backend cannot be imported ({exc}){hint}") from exc
-    factory: BackendFactory = getattr(module, class_name)
-    return factory
+    factory: Any = getattr(module, class_name, None)
+    if not callable(getattr(factory, "from_url", None)):
+        problem = f"has no {class_name}" if factory is None else f"{class_name} has no from_url(url, **options)"
+        raise UnknownBackendError(f"the {scheme!r} backend {spec.target!r} is not usable: {module_name} {problem}")
+    backend: BackendFactory = factory
+    return backend
 
 
 def connect(url: str, **options: Any) -> KnowledgeGraph:
