@@ -312,11 +312,8 @@ def path_result_to_json(result: PathResult) -> dict[str, Any]:
 
 
 def path_result_from_json(data: Any) -> PathResult:
-    if not isinstance(data, dict) or set(data) != {"paths", "truncated"} or not isinstance(data["paths"], list):
-        raise _not_a("path result", data)
-    if not isinstance(data["truncated"], bool):
-        raise _not_a("path result", data)
-    return PathResult([path_from_json(path) for path in data["paths"]], truncated=data["truncated"])
+    paths, truncated = _truncated_list(data, "paths", "path result")
+    return PathResult([path_from_json(path) for path in paths], truncated=truncated)
 
 
 def edge_list_to_json(edges: EdgeList) -> dict[str, Any]:
@@ -325,11 +322,18 @@ def edge_list_to_json(edges: EdgeList) -> dict[str, Any]:
 
 
 def edge_list_from_json(data: Any) -> EdgeList:
-    if not isinstance(data, dict) or set(data) != {"edges", "truncated"} or not isinstance(data["edges"], list):
-        raise _not_a("edge list", data)
-    if not isinstance(data["truncated"], bool):
-        raise _not_a("edge list", data)
-    return EdgeList([edge_from_json(edge) for edge in data["edges"]], truncated=data["truncated"])
+    edges, truncated = _truncated_list(data, "edges", "edge list")
+    return EdgeList([edge_from_json(edge) for edge in edges], truncated=truncated)
+
+
+def _truncated_list(data: Any, key: str, what: str) -> tuple[list[Any], bool]:
+    """The items and flag of ``{key: [...], "truncated": bool}``."""
+    if not isinstance(data, dict) or set(data) != {key, "truncated"}:
+        raise _not_a(what, data)
+    items, truncated = data[key], data["truncated"]
+    if not isinstance(items, list) or not isinstance(truncated, bool):
+        raise _not_a(what, data)
+    return items, truncated
 
 
 def to_json(record: Node | bool | Edge | Path | Entity | PathResult | EdgeList) -> Any:
