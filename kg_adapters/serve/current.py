@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.registry import connect, local_path, parse_url
+from kg_adapters.registry import connect
 from kg_adapters.store_layout import MANIFEST
+from kg_adapters.url import local_path, parse_url
 
 
 class CurrentGraph:
