@@ -193,7 +193,7 @@ def test_cli_search_relations(sample_store_url: str, capsys: pytest.CaptureFixtu
     assert main(["search", "--relations", "place of birth", "--limit", "1", "--kg", sample_store_url]) == 0
     assert capsys.readouterr().out == "people.person.place_of_birth\t\n"
     assert main(["search", "--relations", "place of birth", "--limit", "1", "--json", "--kg", sample_store_url]) == 0
-    assert capsys.readouterr().out == '{"id": "people.person.place_of_birth", "label": null}\n'
+    assert capsys.readouterr().out == '{"id": "people.person.place_of_birth", "label": null, "description": null}\n'
 
 
 # -- wikidata+api: wbsearchentities type=property --------------------------------------------------------

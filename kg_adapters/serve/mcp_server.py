@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from kg_adapters.base import SparqlQueryable, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, KGError
-from kg_adapters.records import Edge, Entity, Node, Path, PathResult
+from kg_adapters.records import Edge, Entity, Node, Path, PathResult, node_to_json
 from kg_adapters.records import Literal as RdfLiteral
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import query_form
@@ -68,7 +68,7 @@ def one_line(text: str, limit: int = 300) -> str:
 def node_json(node: Node, names: dict[str, str]) -> dict[str, Any]:
     """An entity as ``{"id", "name"}``; a literal as ``{"value", "datatype", "lang"}``."""
     if isinstance(node, RdfLiteral):
-        return {"value": node.value, "datatype": node.datatype, "lang": node.lang}
+        return dict(node_to_json(node))
     return {"id": node, "name": names.get(node)}
 
 
@@ -249,10 +249,7 @@ class GraphTools:
             if form == "ASK":
                 return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
             cap = self.budgets.max_rows
-            shown = [
-                {name: value if isinstance(value, (str, bool)) else node_json(value, {}) for name, value in row.items()}
-                for row in rows[:cap]
-            ]
+            shown = [{name: node_to_json(value) for name, value in row.items()} for row in rows[:cap]]
             return {"rows": shown, "truncated": len(rows) > cap}
 
         return self._run(work)
