@@ -7,6 +7,7 @@ swaps a new version of the store in."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -301,3 +302,19 @@ def test_a_reader_keeps_working_while_kga_load_swaps_a_version_in(tmp_path: Path
 def test_bad_command_lines_fail_with_a_message(arguments: list[str], message: str) -> None:
     done = subprocess.run([KGA, *arguments], capture_output=True, timeout=120)
     assert done.returncode != 0 and message in done.stderr.decode() and "Traceback" not in done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("command", "missing", "install"),
+    [("mcp", "mcp", "pip install 'kg-adapters[mcp]'"), ("serve", "uvicorn", "pip install 'kg-adapters[serve]'")],
+)
+def test_without_the_extra_the_command_says_how_to_install_it(
+    tmp_path: Path, command: str, missing: str, install: str
+) -> None:
+    """A package directory that fails to import shadows the installed one, as if it were not installed."""
+    shadow = tmp_path / missing
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text(f'raise ImportError("No module named {missing}")\n', encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([KGA, command, "--kg", "oxigraph://"], capture_output=True, timeout=120, env=environment)
+    assert done.returncode == 1 and install in done.stderr.decode() and "Traceback" not in done.stderr.decode()
