@@ -9,6 +9,7 @@ the brute force, which finds more than RoG (the difference the module docstring 
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import deque
 from collections.abc import Sequence
@@ -58,10 +59,8 @@ class RoGOriginal:
             for t in a:
                 if t not in self.g:
                     continue
-                try:
+                with contextlib.suppress(nx.NetworkXNoPath):
                     paths.extend(nx.all_shortest_paths(self.g, h, t))
-                except nx.NetworkXNoPath:
-                    pass
         return [[(p[i], self.g[p[i]][p[i + 1]]["relation"], p[i + 1]) for i in range(len(p) - 1)] for p in paths]
 
     def get_simple_paths(self, q: Sequence[str], a: Sequence[str], hop: int = 2) -> list[list[Triple]]:
