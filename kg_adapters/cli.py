@@ -92,7 +92,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         format=args.format,
         lenient=args.lenient,
         profile=profile,
-        progress=None,
+        progress=args.progress,
         dump_filter=filters,
         languages=languages if wikidata else None,
         qualifiers=args.qualifiers,
@@ -311,13 +311,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
-        "line); default: from the extension (.json: wikidata-json)",
+        "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
+        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
-    load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
+    load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")
+    load.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
+    )
     load.add_argument(
         "--profile",
         help="id namespace for TSV files (generic, freebase, wikidata); default freebase for --format freebase, "
-        "wikidata for Wikidata JSON dumps, else generic",
+        "wikidata for Wikidata JSON dumps, names for rog-dataset, else generic",
     )
     load.add_argument(
         "--languages",

@@ -10,8 +10,10 @@ The store needs IRIs, so a name ``N`` becomes ``http://kg-adapters.local/entity/
 safe): quotes, spaces, slashes and any Unicode survive the round trip. A name that already is an
 absolute IRI (``scheme://...`` or ``urn:...``, valid, outside those namespaces) stays that IRI,
 the same rule the TSV loader's generic minting follows, so a MetaQA store loaded with the generic
-profile opens with this one and answers in names. Freebase ids among the names (``m.0abc``,
-``g.11b...``) are CVT (mediator) candidates: nameless ones are described from their neighbours.
+profile opens with this one and answers in names. The ``rdfs:label`` triples minted for names are
+hidden from ``neighbors``/``relations`` (the relation filter) unless asked for by name. Freebase
+ids among the names (``m.0abc``, ``g.11b...``) are CVT (mediator) candidates: nameless ones are
+described from their neighbours.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import RDFS_LABEL, Profile
+from kg_adapters.profiles.relation_filter import RelationFilter
 from kg_adapters.sparql_terms import MAX_TERM_LENGTH, check_iri
 
 NAMES_ENTITY_NS = "http://kg-adapters.local/entity/"
@@ -96,6 +99,8 @@ class NamesProfile(Profile):
     relation_namespace = NAMES_RELATION_NS
     label_predicates = (RDFS_LABEL,)
     has_cvt_nodes = True
+    relation_filter = RelationFilter(drop=frozenset({RDFS_LABEL}))
+    """The minted names are plumbing, not facts of the dataset: reachable through ``labels``/``search``."""
 
     def is_cvt_candidate(self, node_id: str) -> bool:
         """Freebase MIDs among the names (RoG's subgraphs keep CVTs as ``m.``/``g.`` ids)."""
