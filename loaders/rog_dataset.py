@@ -38,7 +38,7 @@ from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.rdf import ROG_DATASET, Progress, read_chunks
 from loaders.report import SkipLog
 
-__all__ = ["ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
+__all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
 PARQUET_INSTALL = "pip install 'kg-adapters[rog]'"
 BATCH_ROWS = 256
 """Rows per Parquet record batch (RoG's rows carry subgraphs of thousands of triples)."""

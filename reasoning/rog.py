@@ -51,10 +51,24 @@ def retrieve(
     return found
 
 
+def follows_edges(path: Path) -> bool:
+    """Whether the walk follows every edge in the KG's direction (head to tail)."""
+    current: Node = path.start
+    for edge in path.edges:
+        if edge.head != current:
+            return False
+        current = edge.tail
+    return True
+
+
 def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
-    """End entities ranked by how many retrieved walks reach them (ties by id)."""
+    """End entities ranked: those some walk reaches following every edge forwards first, then by
+    how many retrieved walks reach them (ties by id). RoG walks a plan both ways, as its
+    undirected graph does, but a plan is read forwards: "born in" from a person reaches a place,
+    while walked backwards from a place it reaches whoever was born there."""
     counts = Counter(path.end for path in paths)
-    return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    forward = {path.end for path in paths if follows_edges(path)}
+    return sorted(counts.items(), key=lambda item: (item[0] not in forward, -item[1], str(item[0])))
 
 
 def format_path(path: Path, names: Mapping[str, str]) -> str:
@@ -362,8 +376,8 @@ class RoG:
     def reason_with_llm(self, question: Question, walks: Sequence[Path], llm: LLM) -> tuple[list[Node], str]:
         """RoG's reasoning prompt over the walks (most supported ends first); the reply's items
         matched to the walks' end entities by name or id."""
-        support = dict(vote(walks))
-        shown = sorted(walks, key=lambda w: (-support[w.end], str(w.end)))[: self.prompt_paths]
+        rank = {end: place for place, (end, _) in enumerate(vote(walks))}
+        shown = sorted(walks, key=lambda w: (rank[w.end], not follows_edges(w)))[: self.prompt_paths]
         names = self.kg.labels(path_entities(shown)) if shown else {}
         self.relation_names.words(r for walk in shown for r in walk.relations)
         relations = {r: self.relation_names.shown(r) for r in self.relation_names.known}
