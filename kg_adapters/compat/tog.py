@@ -9,7 +9,7 @@ After (the same call sites; the graph is set once, with our batching, retries an
     from kg_adapters import connect
     from kg_adapters.compat import tog
     from kg_adapters.compat.tog import abandon_rels, entity_search, id2entity_name_or_type
-    tog.use(connect("http://localhost:8890/sparql?profile=freebase&relation_filter=none"))
+    tog.use(connect("sparql+http://localhost:8890/sparql?profile=freebase&dialect=virtuoso&relation_filter=none"))
 
 Every function also takes ``kg=`` (a graph for this call). The originals and what changes:
 
