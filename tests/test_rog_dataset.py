@@ -90,3 +90,13 @@ def test_bad_rows(tmp_path: Path) -> None:
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(LoadError, match="Parquet"):
         load_files([str(tmp_path / "broken.parquet")], str(tmp_path / "b"))
+
+
+def test_parquet_without_pyarrow_names_the_install_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parquet = write_parquet(tmp_path / "p.parquet")
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if the rog extra were not installed
+    with pytest.raises(LoadError, match=r"pip install 'kg-adapters\[rog\]'"):
+        load_files([str(parquet)], str(tmp_path / "store"))
+    assert not (tmp_path / "store").exists()
+    jsonl = write_jsonl(tmp_path / "rows.jsonl")  # JSONL needs no extra
+    assert load_files([str(jsonl)], str(tmp_path / "store"), format="rog-dataset").statements_read == 8

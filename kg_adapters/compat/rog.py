@@ -40,29 +40,21 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.compat._default import DefaultGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Node, Path
 
 Triple = tuple[str, str, str]
 
-_graph: KnowledgeGraph | None = None
+_default = DefaultGraph("kg_adapters.compat.rog", "pass one")
 
 
 def use(kg: KnowledgeGraph | None) -> None:
     """Sets the graph the functions read when called with ``graph=None``."""
-    global _graph
-    if kg is not None and not isinstance(kg, KnowledgeGraph):
-        raise InvalidTermError(f"use() needs a KnowledgeGraph, got {type(kg).__name__}")
-    _graph = kg
+    _default.use(kg)
 
 
-def _resolve(graph: KnowledgeGraph | None) -> KnowledgeGraph:
-    chosen = graph if graph is not None else _graph
-    if chosen is None:
-        raise InvalidTermError("no graph: pass one, or set it with kg_adapters.compat.rog.use(kg)")
-    if not isinstance(chosen, KnowledgeGraph):
-        raise InvalidTermError(f"graph must be a KnowledgeGraph (see build_graph), got {type(chosen).__name__}")
-    return chosen
+_resolve = _default.resolve
 
 
 def build_graph(graph: Iterable[Sequence[str]]) -> KnowledgeGraph:

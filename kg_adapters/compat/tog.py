@@ -41,28 +41,22 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 from kg_adapters.base import KnowledgeGraph, as_id_list
+from kg_adapters.compat._default import DefaultGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal, best_label
 
 UNNAMED = "UnName_Entity"
 """ToG's name for an entity without one."""
 
-_graph: KnowledgeGraph | None = None
+_default = DefaultGraph("kg_adapters.compat.tog", "pass kg=")
 
 
 def use(kg: KnowledgeGraph | None) -> None:
     """Sets the graph every function reads when called without ``kg=`` (ToG's ``SPARQLPATH``)."""
-    global _graph
-    if kg is not None and not isinstance(kg, KnowledgeGraph):
-        raise InvalidTermError(f"use() needs a KnowledgeGraph, got {type(kg).__name__}")
-    _graph = kg
+    _default.use(kg)
 
 
-def _resolve(kg: KnowledgeGraph | None) -> KnowledgeGraph:
-    chosen = kg if kg is not None else _graph
-    if chosen is None:
-        raise InvalidTermError("no graph: pass kg=, or set it with kg_adapters.compat.tog.use(kg)")
-    return chosen
+_resolve = _default.resolve
 
 
 def abandon_rels(relation: str) -> bool:
