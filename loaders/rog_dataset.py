@@ -20,6 +20,7 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 * **Streamed**: Parquet through ``pyarrow`` (the ``rog`` extra) by record batches of
   :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
   Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
+* A question id seen again (in this file or an earlier one) adds its triples to the same named graph.
 * A row whose ``id`` or ``graph`` is malformed is bad: a strict load stops with ``LoadError``
   naming ``file:row`` (JSONL: the line), a lenient one skips the row. A bad row adds nothing.
 """
@@ -67,7 +68,7 @@ def iter_rows(path: str, columns: Sequence[str] | None = None) -> Iterator[tuple
     if is_parquet(path):
         yield from _parquet_rows(path, columns)
         return
-    for first, lines in read_chunks(path):
+    for first, lines in read_chunks(path, BATCH_ROWS):  # a row holds a whole subgraph: few rows per chunk
         for offset, raw in enumerate(lines):
             if not raw.strip():
                 continue

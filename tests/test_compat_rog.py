@@ -209,3 +209,11 @@ def test_bad_input_is_refused() -> None:
         rog.bfs_with_rule(None, "a", ["r"])
     with rog.build_graph([("a", "r", "b")]) as kg, pytest.raises(InvalidTermError, match="q_entity"):
         rog.get_truth_paths("a", ["b"], kg)
+
+
+def test_ids_the_graph_cannot_spell_are_not_in_it(sample_store_url: str) -> None:
+    """A dataset's names asked of a Freebase store: not in the graph, as RoG skips them."""
+    with connect(sample_store_url) as kg:
+        assert rog.get_truth_paths(["Barack Obama"], ["m.09c7w0"], kg) == []
+        assert rog.get_simple_paths(["m.09c7w0"], ["Honolulu, Hawaii"], kg) == []
+        assert rog.bfs_with_rule(kg, "Barack Obama", ["people.person.place_of_birth"]) == []

@@ -104,10 +104,18 @@ def _distinct(paths: Iterable[list[Triple]]) -> list[list[Triple]]:
 
 
 def _present(kg: KnowledgeGraph, ids: Sequence[str]) -> set[str]:
-    """The ids with at least one edge (RoG's ``node in graph``)."""
-    if not ids:
+    """The ids with at least one edge (RoG's ``node in graph``); an id the graph's profile cannot
+    even spell (a name asked of a Freebase store) is not in the graph either."""
+    valid = []
+    for node in ids:
+        try:
+            kg.profile.canonical_id(node)
+        except InvalidTermError:
+            continue
+        valid.append(node)
+    if not valid:
         return set()
-    found = kg.neighbors(list(ids), direction="both", limit_per_entity=1)
+    found = kg.neighbors(valid, direction="both", limit_per_entity=1)
     return {node for node, edges in found.items() if edges}
 
 
@@ -125,6 +133,8 @@ def bfs_with_rule(
     rule = list(target_rule)
     if not rule:
         return [[]]
+    if not _present(kg, [start_node]):
+        return []
     found = kg.paths(start_node, rule, directions=["both"] * len(rule), max_paths=check_budget(max_paths, "max_paths"))
     return _distinct(walk_tuples(path) for path in found)
 
