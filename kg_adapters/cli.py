@@ -304,7 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="one JSON object per line")
         return command
 
-    load = add("load", "load RDF, TSV, Freebase or Wikidata JSON dumps into a local store (atomic)", kg=False)
+    load = add(
+        "load",
+        "load RDF, TSV, Freebase or Wikidata JSON dumps, or RoG dataset files, into a local store (atomic)",
+        kg=False,
+    )
     load.add_argument("files", nargs="+", metavar="FILE")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
     load.add_argument(
