@@ -100,3 +100,14 @@ def test_parquet_without_pyarrow_names_the_install_command(tmp_path: Path, monke
     assert not (tmp_path / "store").exists()
     jsonl = write_jsonl(tmp_path / "rows.jsonl")  # JSONL needs no extra
     assert load_files([str(jsonl)], str(tmp_path / "store"), format="rog-dataset").statements_read == 8
+
+
+def test_name_index_holds_each_name_once(tmp_path: Path) -> None:
+    """A name in several questions' subgraphs is one row of the name index, not one per question."""
+    from kg_adapters import store_layout
+
+    path = write_jsonl(tmp_path / "rows.jsonl")
+    load_files([str(path)], str(tmp_path / "store"), format="rog-dataset")
+    manifest = store_layout.read_manifest(tmp_path / "store")
+    names = {name for row in ROWS for h, _, t in row["graph"] for name in (h, t) if not name.startswith("m.")}
+    assert manifest["labels"] == len(names) == 6  # was 15: every question's copy indexed again
