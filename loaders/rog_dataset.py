@@ -34,8 +34,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kg_adapters.errors import InvalidTermError, LoadError
+from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
+from loaders.errors import LoadError
 from loaders.rdf import ROG_DATASET, Progress, read_chunks
 from loaders.report import SkipLog
 
