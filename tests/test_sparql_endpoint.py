@@ -182,6 +182,8 @@ def test_negotiation_defaults_preferences_and_refusals(endpoint: str, store: Oxi
         (["--data-urlencode", "query=SELECT nonsense {"], 400, b"rejected"),
         (["--data-urlencode", "nothing=here"], 400, b"no query"),
         (["--data-binary", "x", "-H", "Content-Type: text/plain"], 415, b"sparql-query"),
+        (["--data-urlencode", f"query={PROBE}", "--data-urlencode", "default-graph-uri=not an iri"], 400, b"IRI"),
+        (["--data-urlencode", f"query={PROBE}", "--data-urlencode", "named-graph-uri=<x>"], 400, b"IRI"),
     ],
 )
 def test_refusals_say_why(

@@ -203,10 +203,13 @@ def answer_query(
         inner = getattr(kg, "inner", kg)
         if isinstance(inner, OxigraphGraph):
             options: dict[str, Any] = {}
-            if request.default_graphs:
-                options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
-            if request.named_graphs:
-                options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
+            try:
+                if request.default_graphs:
+                    options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
+                if request.named_graphs:
+                    options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
+            except ValueError as exc:
+                raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
             try:
                 result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
                 if isinstance(result, ox.QueryTriples):
@@ -216,7 +219,7 @@ def answer_query(
             except SyntaxError as exc:
                 raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
             except ValueError as exc:
-                raise QueryError(f"bad graph IRI: {exc}") from exc
+                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
             except OSError as exc:
                 raise BackendError(f"Oxigraph failed: {exc}") from exc
         else:
