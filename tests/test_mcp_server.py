@@ -108,7 +108,15 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
         (
             "relations",
             {"ids": [TOM], "direction": "both"},
-            {"relations": [{"id": TOM, "relations": kg.relations(TOM, direction="both")[TOM]}], "truncated": False},
+            {
+                "relations": [{"id": TOM, "name": names[TOM], "relations": kg.relations(TOM, direction="both")[TOM]}],
+                "truncated": False,
+            },
+        ),
+        (  # the entity asked about is named even when it has no edges to name it
+            "neighbors",
+            {"ids": TOM, "relations": []},
+            {"neighbors": [{"entity": {"id": TOM, "name": names[TOM]}, "edges": []}], "truncated": False},
         ),
         (
             "paths",
@@ -147,7 +155,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"}, "SERVICE"),
     ("sparql", {"query": "CONSTRUCT WHERE { ?s ?p ?o }"}, "CONSTRUCT"),
     ("sparql", {"query": "SELECT WHERE nonsense {"}, "QueryError"),
-    ("no_such_tool", {}, "no_such_tool"),
+    ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ]
 
 Session = Callable[[Callable[[Client], Awaitable[None]]], None]

@@ -173,7 +173,7 @@ class GraphTools:
                     edges, truncated = edges[:budget], True
                 budget -= len(edges)
                 kept[node] = edges
-            names = self._names(kg, edge_entities([edge for edges in kept.values() for edge in edges]))
+            names = self._names(kg, wanted + edge_entities([edge for edges in kept.values() for edge in edges]))
             return {
                 "neighbors": [
                     {"entity": node_json(node, names), "edges": [edge_json(edge, names) for edge in edges]}
@@ -187,14 +187,14 @@ class GraphTools:
     def relations(self, ids: str | list[str], direction: Direction = "out") -> dict[str, Any]:
         wanted = _ids(ids, "ids")
         check_direction(direction)
-        found = self._run(lambda kg: kg.relations(wanted, direction=direction))
+        found, labels = self._run(lambda kg: (kg.relations(wanted, direction=direction), self._names(kg, wanted)))
         truncated, budget, kept = False, self.budgets.max_rows, []
         for node in wanted:
             names = found[node]
             if len(names) > budget:
                 names, truncated = names[:budget], True
             budget -= len(names)
-            kept.append({"id": node, "relations": names})
+            kept.append({"id": node, "name": labels.get(node), "relations": names})
         return {"relations": kept, "truncated": truncated}
 
     def _paths(self, kg: KnowledgeGraph, result: PathResult, cap: int) -> dict[str, Any]:
@@ -340,7 +340,10 @@ def _tool_message(exc: Exception) -> str:
             f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}" for error in cause.errors()
         ]
         return one_line("invalid arguments: " + "; ".join(problems))
-    return one_line(str(exc).removeprefix("Error executing tool ").split(": ", 1)[-1] if ": " in str(exc) else str(exc))
+    text = str(exc)
+    if text.startswith("Error executing tool ") and ": " in text:  # the SDK's wrapper around our own message
+        text = text.split(": ", 1)[1]
+    return one_line(text)
 
 
 def run(server: MCPServer, *, transport: str, host: str, port: int) -> None:
