@@ -240,15 +240,21 @@ class GraphTools:
         return self._run(work)
 
     def sparql(self, query: str) -> dict[str, Any]:
+        from kg_adapters.backends.oxigraph import OxigraphGraph
+
         form = query_form(query, allowed=("SELECT", "ASK"))
 
         def work(kg: KnowledgeGraph) -> dict[str, Any]:
             if not isinstance(kg, SparqlQueryable):
                 raise InvalidTermError("this graph does not answer SPARQL")
-            rows = kg.query(query)
+            cap = self.budgets.max_rows
+            store = kg
+            while not isinstance(store, OxigraphGraph) and hasattr(store, "inner"):
+                store = store.inner
+            # the embedded store stops reading at the budget instead of holding every row in memory
+            rows = store.query(query, max_rows=cap + 1) if isinstance(store, OxigraphGraph) else kg.query(query)
             if form == "ASK":
                 return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
-            cap = self.budgets.max_rows
             shown = [{name: node_to_json(value) for name, value in row.items()} for row in rows[:cap]]
             return {"rows": shown, "truncated": len(rows) > cap}
 
