@@ -19,8 +19,10 @@ message) at the deadline in any case. ``--workers`` bounds the queries evaluated
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -278,11 +280,53 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
     """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
     require_serve_extra()
     import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    limiter = anyio.CapacityLimiter(limits.workers)
+    slots = anyio.CapacityLimiter(limits.workers)
+
+    async def evaluate(run: Callable[[], tuple[bytes, str]], deadline: float) -> tuple[bytes, str]:
+        """``run()`` in a worker thread holding one of the ``--workers`` slots until the evaluation really
+        ends: a query abandoned at its deadline cannot be interrupted inside the store, so it keeps its
+        slot while it runs on, and hostile queries cannot pile up unbounded evaluations."""
+        token = object()
+        acquired = False
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+            await slots.acquire_on_behalf_of(token)
+            acquired = True
+        if not acquired:
+            raise HttpError(
+                503,
+                f"all {limits.workers} query workers (--workers) are busy, some perhaps with queries past "
+                "their time limit; try again later",
+            )
+        loop = anyio.lowlevel.current_token()
+        lock = threading.Lock()
+        state = {"started": False, "dropped": False}
+
+        def work() -> tuple[bytes, str]:
+            with lock:
+                if state["dropped"]:  # abandoned before it began: its slot is already back
+                    return b"", ""
+                state["started"] = True
+            try:
+                return run()
+            finally:
+                with contextlib.suppress(RuntimeError):  # RuntimeError: the server's event loop has stopped
+                    anyio.from_thread.run_sync(slots.release_on_behalf_of, token, token=loop)
+
+        try:
+            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except BaseException:
+            with lock:
+                if not state["started"]:
+                    state["dropped"] = True
+                    slots.release_on_behalf_of(token)
+            raise
 
     async def sparql(request: Request) -> Response:
         started = time.monotonic()
@@ -296,8 +340,7 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
             def run() -> tuple[bytes, str]:
                 return answer_query(graphs, parsed, accept, limits, deadline)
 
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
-                body, media = await anyio.to_thread.run_sync(run, limiter=limiter, abandon_on_cancel=True)
+            body, media = await evaluate(run, deadline)
         except HttpError as exc:
             status, body = exc.status, (str(exc) + "\n").encode()
         except ReadOnlyViolation as exc:
