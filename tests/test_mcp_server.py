@@ -242,6 +242,15 @@ def test_budgets_truncate_and_say_so(sample_store_url: str, kg: KnowledgeGraph) 
         assert len(huge.structured_content["rows"]) == 3
         small = await client.call_tool("neighbors", {"ids": TOM, "relations": ["people.person.place_of_birth"]})
         assert small.structured_content is not None and small.structured_content["truncated"] is False
+        too_many: list[tuple[str, dict[str, Any]]] = [
+            ("neighbors", {"ids": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("relations", {"ids": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("subgraph", {"seeds": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("shortest_paths", {"sources": TOM, "targets": [TOM, "m.0a", "m.0b", "m.0c"]}),
+        ]
+        for name, arguments in too_many:  # the row budget bounds the ids one call may ask about, not only the answer
+            many = await client.call_tool(name, arguments)
+            assert many.is_error and "--max-rows" in many.content[0].text, name  # type: ignore[union-attr]
         deep = await client.call_tool("shortest_paths", {"sources": TOM, "targets": TOM, "max_hops": 2})
         assert deep.is_error and "--max-hops" in deep.content[0].text  # type: ignore[union-attr]
 
