@@ -263,6 +263,18 @@ def test_queries_past_their_deadline_keep_their_worker_until_they_stop(sample_st
         assert status == 503 and b"--workers" in body  # the only worker still counts the endless query
 
 
+def test_a_failing_remote_graph_never_shows_its_credentials_to_clients() -> None:
+    port, dead = free_port(), free_port()  # nothing listens on ``dead``
+    remote = f"sparql+http://alice:hunter2@127.0.0.1:{dead}/sparql?profile=generic&retries=1"
+    with running(["serve", "--kg", remote, "--port", str(port)], port) as process:
+        status, _, body = curl(f"http://127.0.0.1:{port}/sparql", "--data-urlencode", "query=ASK { ?s ?p ?o }")
+        assert status == 500 and f"127.0.0.1:{dead}".encode() in body and b"hunter2" not in body, body
+        process.terminate()
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        assert "hunter2" not in process.stderr.read().decode()
+
+
 def test_a_reader_keeps_working_while_kga_load_swaps_a_version_in(tmp_path: Path) -> None:
     from reasoning.demo import sample_path
 
