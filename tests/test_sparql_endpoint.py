@@ -151,6 +151,11 @@ def test_negotiation_defaults_preferences_and_refusals(endpoint: str, store: Oxi
     assert tsv == oracle(store, PROBE, ox.QueryResultsFormat.TSV)
     as_xml = curl("-G", endpoint, "--data-urlencode", f"query={PROBE}", "--data-urlencode", "format=xml")[2]
     assert as_xml == oracle(store, PROBE, ox.QueryResultsFormat.XML)
+    refused_json = "application/sparql-results+json;q=0, application/json;q=0, */*;q=0.5"
+    status, content_type, _ = curl(
+        "-G", endpoint, "--data-urlencode", f"query={PROBE}", "-H", f"Accept: {refused_json}"
+    )
+    assert status == 200 and "json" not in content_type  # q=0 refuses a type even when */* would pick it
     status, _, message = curl("-G", endpoint, "--data-urlencode", f"query={PROBE}", "-H", "Accept: image/png")
     assert status == 406 and b"available" in message
     ask = curl("-G", endpoint, "--data-urlencode", f"query=ASK {{ <{FB}{TOM}> ?p ?o }}")[2]

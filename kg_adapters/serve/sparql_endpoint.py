@@ -121,6 +121,7 @@ def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, 
     if not accept.strip():
         return default, offered[default]
     choices: list[tuple[float, int, str]] = []
+    refused: set[str] = set()
     for position, part in enumerate(accept.split(",")):
         fields = [field.strip() for field in part.split(";")]
         media = fields[0].lower()
@@ -134,16 +135,17 @@ def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, 
                     quality = 0.0
         if quality > 0 and media:
             choices.append((-quality, position, media))
+        elif media:
+            refused.add(media)  # q=0: "not this one", even where a wildcard would match it
     for _, _, media in sorted(choices):
         if media in offered:
             return media, offered[media]
         if media in ("*/*", "application/*", "text/*"):
             kind = media.split("/")[0]
-            if kind == "*" or default.startswith(kind + "/"):
-                return default, offered[default]
-            for candidate, name in offered.items():
-                if candidate.startswith(kind + "/"):
-                    return candidate, name
+            candidates = [default, *offered] if kind == "*" or default.startswith(kind + "/") else list(offered)
+            for candidate in candidates:
+                if candidate.startswith(kind + "/" if kind != "*" else "") and candidate not in refused:
+                    return candidate, offered[candidate]
     raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
 
 
