@@ -30,6 +30,7 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ import pyoxigraph as ox
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
-from loaders.rdf import ROG_DATASET, Progress, read_chunks
+from loaders.rdf import ROG_DATASET, Progress, read_chunks, read_error
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
@@ -76,7 +77,7 @@ def iter_rows(
     if is_parquet(path):
         yield from _parquet_rows(path, columns)
         return
-    for first, lines in read_chunks(path, BATCH_ROWS):  # a row holds a whole subgraph: few rows per chunk
+    for first, lines in _chunks(path):
         for offset, raw in enumerate(lines):
             if not raw.strip():
                 continue
@@ -88,6 +89,14 @@ def iter_rows(
                 on_bad_line(first + offset, f"not a JSON line: {exc}")
                 continue
             yield first + offset, row
+
+
+def _chunks(path: str) -> Iterator[tuple[int, list[bytes]]]:
+    """The JSONL file's chunks of lines; a file that cannot be opened or read is a LoadError."""
+    try:
+        yield from read_chunks(path, BATCH_ROWS)  # a row holds a whole subgraph: few rows per chunk
+    except (OSError, EOFError, zlib.error) as exc:  # missing, unreadable, not the compression it says
+        raise read_error(path, exc) from exc
 
 
 def check_columns(path: str, required: Sequence[str]) -> None:

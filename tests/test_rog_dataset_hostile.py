@@ -4,6 +4,8 @@ and row (or, with ``--lenient``, skips the row) and never leaves a half-loaded s
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,25 @@ def test_a_second_file_appends_and_a_bad_one_changes_nothing(tmp_path: Path) -> 
         assert [e.as_tuple() for e in kg.neighbors("New Jersey", direction="out")["New Jersey"]] == [
             ("New Jersey", "location.location.containedby", "United States of America")
         ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "{missing}.jsonl"],
+        ["eval", "{results}", "--questions", "{missing}.jsonl"],
+        ["eval", "{results}", "--questions", "{corrupt}"],
+        ["reason", "--kg", "oxigraph://{store}", "--method", "rog", "--input", "{missing}.jsonl", "--out", "{results}"],
+    ],
+)
+def test_missing_or_corrupt_input_files_are_typed_errors(tmp_path: Path, args: list[str]) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"id": "WebQTest-1", "prediction": []}\n', "utf-8")
+    corrupt = tmp_path / "rows.jsonl.gz"
+    corrupt.write_bytes(b"not gzip")
+    load_files([str(write_jsonl(tmp_path / "rows.jsonl"))], str(tmp_path / "store"), format="rog-dataset")
+    where = {"missing": tmp_path / "missing", "results": results, "corrupt": corrupt, "store": tmp_path / "store"}
+    argv = [arg.format(**where) for arg in args]
+    done = subprocess.run([sys.executable, "-m", "kg_adapters.cli", *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.startswith("kga: error: ") and "Traceback" not in done.stderr, done.stderr
