@@ -98,3 +98,14 @@ def test_missing_or_corrupt_input_files_are_typed_errors(tmp_path: Path, args: l
     done = subprocess.run([sys.executable, "-m", "kg_adapters.cli", *argv], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert done.stderr.startswith("kga: error: ") and "Traceback" not in done.stderr, done.stderr
+
+
+def test_compressed_jsonl_loads_as_the_plain_file(tmp_path: Path) -> None:
+    import gzip
+
+    plain = write_jsonl(tmp_path / "rows.jsonl")
+    packed = tmp_path / "rows.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert load_files([str(packed)], str(tmp_path / "store"), format="rog-dataset").statements_read == 8
+    with connect(f"oxigraph://{tmp_path / 'store'}") as kg:
+        assert kg.labels(["Zoë Saldaña"]) == {"Zoë Saldaña": "Zoë Saldaña"}
