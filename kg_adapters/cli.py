@@ -96,6 +96,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         dump_filter=filters,
         languages=languages if wikidata else None,
         qualifiers=args.qualifiers,
+        index=not args.no_index,
     )
     summary = {
         "store": report.store,
@@ -329,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
     )
+    load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
     load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
     load.add_argument(
         "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
@@ -394,8 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo = add("demo", "load the bundled FB15k-237 sample and answer questions by retrieval", kg=False)
     demo.add_argument("--store", default=DEFAULT_STORE.replace("store", "demo-store"))
 
+    from loaders.indexing import add_index_parser
     from reasoning.commands import add_parsers
 
+    add_index_parser(add)
     add_parsers(add)
     return parser
 
@@ -413,6 +417,16 @@ KG_COMMANDS = {
 }
 
 
+def _hint_index(kg: KnowledgeGraph) -> None:
+    """One line on stderr when an on-disk store has no traversal index (it answers, more slowly)."""
+    from kg_adapters.backends.oxigraph import OxigraphGraph
+
+    if isinstance(kg, OxigraphGraph) and kg.path is not None and kg.traversal_index is None:
+        from kg_adapters.backends.traversal_index import add_hint
+
+        print(add_hint(kg.path), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -420,6 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_load(args)
         if args.command == "demo":
             return cmd_demo(args)
+        if args.command == "index":
+            from loaders.indexing import cmd_index
+
+            return cmd_index(args)
         if args.command in ("reason", "eval"):
             from reasoning import commands
 
@@ -430,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kga: error: {exc}", file=sys.stderr)
             return 2
         with kg:
+            _hint_index(kg)
             if kg.profile.detection is not None:
                 print(f"kga: detected profile: {kg.profile.name} ({kg.profile.detection})", file=sys.stderr)
             return KG_COMMANDS[args.command](kg, args)

@@ -143,6 +143,7 @@ class OpenVersion:
 
     def __init__(self, store: Path, manifest: dict[str, Any], lock_fd: int | None) -> None:
         self.manifest = manifest
+        self.directory = version_dir(store, manifest)
         self.data = data_dir(store, manifest)
         self.labels = labels_path(store, manifest)
         self._fd = lock_fd

@@ -152,15 +152,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         relation_id = self._profile.relation_id
         walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         for side in walk:
-            pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
-
-            def build(chunk: Sequence[str], pattern: str = pattern) -> str:
-                return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
-
-            rows = self._select_chunked(build, list(nodes.iris))
-            for x, r, *_ in rows:
-                if isinstance(x, str) and isinstance(r, str):
-                    found[nodes.iris[x]].add(relation_id(r))
+            for x, relation in self._relation_pairs(side, list(nodes.iris)):
+                found[nodes.iris[x]].add(relation)
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
         if self._profile.statements is not None:
@@ -173,6 +166,18 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             for canonical, collapsed in self._cvt_relations(list(found), direction).items():
                 found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
+
+    def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
+        """(IRI, relation id) for every distinct relation on the ``side`` edges of each IRI."""
+        pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
+
+        def build(chunk: Sequence[str]) -> str:
+            return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
+
+        relation_id = self._profile.relation_id
+        for x, r, *_ in self._select_chunked(build, iris):
+            if isinstance(x, str) and isinstance(r, str):
+                yield x, relation_id(r)
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()

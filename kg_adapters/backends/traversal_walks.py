@@ -1,0 +1,464 @@
+"""``paths``, ``shortest_paths`` and ``subgraph`` on a :class:`TraversalIndex`, on integers.
+
+Each function answers exactly what its counterpart in :mod:`kg_adapters.algorithms` answers over
+``neighbors`` (same edges, same order, same ``truncated``): the walks follow the same rules, but a
+hop is a vectorised ``searchsorted`` over the whole frontier, nodes stay integers until the answer,
+and ids are checked once per call. Literal tails (which the index does not hold) are read from
+Oxigraph only where a walk can end on them. The caller validates the arguments and falls back to
+the generic algorithms where the index cannot answer (blank nodes, CVT expansion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kg_adapters.backends.traversal_index import TraversalIndex
+from kg_adapters.base import Direction
+from kg_adapters.records import Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
+
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+Triple = tuple[int, int, int]
+Item = Triple | Edge
+"""An edge inside a walk: an entity-to-entity edge as integers, or a literal edge from Oxigraph."""
+LiteralsOf = Callable[[int, int], list[Literal]]
+"""The literal objects of (entity number, relation number), read from the store, in answer order."""
+
+_REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+class Hops:
+    """One call's view of the index: which relations it may walk and how to name the answer."""
+
+    def __init__(self, index: TraversalIndex, literals_of: LiteralsOf | None) -> None:
+        self.index = index
+        self.literals_of = literals_of
+        self._names: dict[int, str] = {}
+
+    # -- hops -----------------------------------------------------------------------------------
+    def edges(
+        self, nodes: Ints, direction: Direction, *, relation: int | None = None, mask: Mask | None = None
+    ) -> tuple[Ints, Ints, Ints, Ints]:
+        """(owner position, head, relation, tail) of the entity edges of ``nodes`` in ``direction``,
+        one relation or the relations ``mask`` keeps, ordered by owner then ``edge_sort_key``
+        (``both``: a self-loop once)."""
+        if direction == "both":
+            out = self._side(nodes, "out", relation, mask)
+            into = self._side(nodes, "in", relation, mask)
+            owner = np.concatenate((out[0], into[0]))
+            head = np.concatenate((out[1], into[1]))
+            rel = np.concatenate((out[2], into[2]))
+            tail = np.concatenate((out[3], into[3]))
+            order = np.lexsort((tail, rel, head, owner))
+            owner, head, rel, tail = owner[order], head[order], rel[order], tail[order]
+            if owner.size > 1:
+                keep = np.ones(owner.size, dtype=np.bool_)
+                keep[1:] = (
+                    (owner[1:] != owner[:-1])
+                    | (head[1:] != head[:-1])
+                    | (rel[1:] != rel[:-1])
+                    | (tail[1:] != tail[:-1])
+                )
+                owner, head, rel, tail = owner[keep], head[keep], rel[keep], tail[keep]
+            return owner, head, rel, tail
+        owner, head, rel, tail = self._side(nodes, direction, relation, mask)
+        if direction == "in" and relation is None and owner.size > 1:
+            order = np.lexsort((rel, head, owner))  # the CSR holds (tail, relation, head)
+            owner, head, rel, tail = owner[order], head[order], rel[order], tail[order]
+        return owner, head, rel, tail
+
+    def _side(
+        self, nodes: Ints, side: Direction, relation: int | None, mask: Mask | None
+    ) -> tuple[Ints, Ints, Ints, Ints]:
+        index = self.index
+        keys, others = (index.out_key, index.out_other) if side == "out" else (index.in_key, index.in_other)
+        width = index.width
+        base = nodes * width
+        if relation is not None:
+            lo = keys.searchsorted(base + relation, "left")
+            hi = keys.searchsorted(base + relation, "right")
+        else:
+            lo = keys.searchsorted(base, "left")
+            hi = keys.searchsorted(base + width, "left")
+        idx, owner = _gather(lo, hi)
+        other = np.asarray(others[idx], dtype=np.int64)
+        node = nodes[owner]
+        if relation is not None:
+            rel = np.full(idx.size, relation, dtype=np.int64)
+        else:
+            rel = np.asarray(keys[idx], dtype=np.int64) - node * width
+            if mask is not None:
+                keep = mask[rel]
+                owner, node, rel, other = owner[keep], node[keep], rel[keep], other[keep]
+        if side == "out":
+            return owner, node, rel, other
+        return owner, other, rel, node
+
+    def literal_pairs(
+        self, nodes: Ints, *, relation: int | None = None, mask: Mask | None = None
+    ) -> list[tuple[int, int]]:
+        """(owner position, relation) where a node of ``nodes`` has literal (or blank) objects."""
+        index = self.index
+        if index.out_extra.size == 0 or nodes.size == 0:
+            return []
+        width = index.width
+        base = nodes * width
+        if relation is not None:
+            lo = index.out_extra.searchsorted(base + relation, "left")
+            hi = index.out_extra.searchsorted(base + relation, "right")
+        else:
+            lo = index.out_extra.searchsorted(base, "left")
+            hi = index.out_extra.searchsorted(base + width, "left")
+        idx, owner = _gather(lo, hi)
+        if idx.size == 0:
+            return []
+        rel = np.asarray(index.out_extra[idx], dtype=np.int64) - nodes[owner] * width
+        if mask is not None:
+            keep = mask[rel]
+            owner, rel = owner[keep], rel[keep]
+        return list(zip(owner.tolist(), rel.tolist(), strict=True))
+
+    def adjacency(
+        self,
+        nodes: Ints,
+        direction: Direction,
+        *,
+        relation: int | None = None,
+        mask: Mask | None = None,
+        literals: bool,
+    ) -> list[list[Item]]:
+        """Per node of ``nodes``: its edges as ``neighbors`` orders them (literal ones included when
+        ``literals`` and the direction walks out)."""
+        owner, head, rel, tail = self.edges(nodes, direction, relation=relation, mask=mask)
+        lists: list[list[Item]] = [[] for _ in range(nodes.size)]
+        for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
+            lists[position].append((h, r, t))
+        if literals and direction != "in" and self.literals_of is not None:
+            pairs = self.literal_pairs(nodes, relation=relation, mask=mask)
+            by_owner: dict[int, list[int]] = {}
+            for position, r in pairs:
+                by_owner.setdefault(position, []).append(r)
+            for position, relation_numbers in by_owner.items():
+                lists[position] = self._with_literals(int(nodes[position]), lists[position], relation_numbers)
+        return lists
+
+    def _with_literals(self, node: int, items: list[Item], relation_numbers: list[int]) -> list[Item]:
+        """``items`` with ``node``'s literal edges of the relations merged in ``edge_sort_key`` order:
+        after the node's entity edges of the same relation, before its next relation."""
+        assert self.literals_of is not None
+        head = self.name(node)
+        found: list[Item] = []
+        for r in relation_numbers:
+            relation = self.index.relations[r]
+            found.extend(Edge(head=head, relation=relation, tail=value) for value in self.literals_of(node, r))
+        if not found:
+            return items
+
+        def key(item: Item) -> tuple[int, int, int, tuple[int, str, str, str]]:
+            if isinstance(item, tuple):
+                return (item[0], item[1], 0, (0, "", "", ""))
+            assert isinstance(item.tail, Literal)
+            return (node, self.index.relation_number[item.relation], 1, node_sort_key(item.tail))
+
+        return sorted([*items, *found], key=key)
+
+    # -- answers ------------------------------------------------------------------------------
+    def name(self, number: int) -> str:
+        found = self._names.get(number)
+        if found is None:
+            found = self._names[number] = self.index.name(number)
+        return found
+
+    def prefetch(self, numbers: list[int]) -> None:
+        missing = [n for n in numbers if n not in self._names]
+        if missing:
+            self._names.update(self.index.names(missing))
+
+    def edge(self, item: Item) -> Edge:
+        if isinstance(item, Edge):
+            return item
+        head, relation, tail = item
+        names = self._names
+        return Edge(head=names[head], relation=self.index.relations[relation], tail=names[tail])
+
+    def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
+        self.prefetch([n for item in items if isinstance(item, tuple) for n in (item[0], item[2])])
+        return [self.edge(item) for item in items]
+
+
+def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
+    """The positions in ``[lo[i], hi[i])`` for every i, in order, and the i each came from."""
+    counts = hi - lo
+    total = int(counts.sum()) if counts.size else 0
+    if total == 0:
+        return _EMPTY, _EMPTY
+    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    starts = lo - (np.cumsum(counts) - counts)
+    return np.arange(total, dtype=np.int64) + starts[owner], owner
+
+
+def _next(item: Item, node: int | str, step: Direction) -> Node | int:
+    """The node an edge leads to from ``node`` (as ``algorithms.other_end`` and its steps)."""
+    if isinstance(item, tuple):
+        if step == "out":
+            return item[2]
+        if step == "in":
+            return item[0]
+        return item[2] if item[0] == node else item[0]
+    return item.tail
+
+
+# ------------------------------------------------------------------------------------- paths
+class _Full(Exception):
+    pass
+
+
+def constrained_paths(
+    hops: Hops,
+    starts: list[str],
+    start_numbers: list[int | None],
+    relations: list[int | None],
+    directions: list[Direction],
+    limit: int | None,
+    simple: bool,
+) -> PathResult:
+    """``algorithms.constrained_paths`` (no CVT steps) on the index."""
+    depth_count = len(relations)
+    layers: list[dict[int, list[Item]]] = []
+    frontier = np.array([n for n in dict.fromkeys(start_numbers) if n is not None], dtype=np.int64)
+    for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
+        adjacency: dict[int, list[Item]] = {}
+        if relation is not None and frontier.size:
+            last = depth == depth_count - 1
+            lists = hops.adjacency(frontier, direction, relation=relation, literals=last)
+            adjacency = dict(zip(frontier.tolist(), lists, strict=True))
+            owner, head, _rel, tail = hops.edges(frontier, direction, relation=relation)
+            if direction == "out":
+                reached = tail
+            elif direction == "in":
+                reached = head
+            else:
+                reached = np.where(head == frontier[owner], tail, head)
+            unique, first = np.unique(reached, return_index=True)
+            frontier = unique[np.argsort(first, kind="stable")]
+        else:
+            frontier = _EMPTY
+        layers.append(adjacency)
+
+    alive: list[set[int]] = [set() for _ in range(depth_count)]
+    alive[-1] = {node for node, edges in layers[-1].items() if edges}
+    for depth in range(depth_count - 2, -1, -1):
+        step, ahead, here = directions[depth], alive[depth + 1], alive[depth]
+        for node, edges in layers[depth].items():
+            for item in edges:
+                if _next(item, node, step) in ahead:
+                    here.add(node)
+                    break
+
+    result = PathResult()
+    for start, number in zip(starts, start_numbers, strict=True):
+        if number is None or number not in alive[0]:
+            continue
+        walks: list[tuple[Item, ...]] = []
+        room = limit - len(result) if limit is not None else -1
+        try:
+            _walk(layers, alive, directions, number, 0, (), (number,) if simple else None, walks, room)
+        except _Full:
+            result.truncated = True
+        for walk in walks:
+            result.append(Path(start=start, edges=tuple(hops.answer_edges(walk))))
+        if result.truncated:
+            return result
+    return result
+
+
+def _walk(
+    layers: list[dict[int, list[Item]]],
+    alive: list[set[int]],
+    steps: list[Direction],
+    node: int,
+    depth: int,
+    prefix: tuple[Item, ...],
+    visited: tuple[int | Node, ...] | None,
+    out: list[tuple[Item, ...]],
+    room: int,
+) -> None:
+    last = depth == len(layers) - 1
+    step = steps[depth]
+    ahead = alive[depth + 1] if not last else set()
+    for item in layers[depth].get(node, ()):
+        nxt = _next(item, node, step)
+        if visited is not None and nxt in visited:
+            continue
+        if last:
+            if len(out) == room:
+                raise _Full
+            out.append((*prefix, item))
+        elif isinstance(nxt, int) and nxt in ahead:
+            _walk(
+                layers,
+                alive,
+                steps,
+                nxt,
+                depth + 1,
+                (*prefix, item),
+                None if visited is None else (*visited, nxt),
+                out,
+                room,
+            )
+
+
+# ---------------------------------------------------------------------------- shortest paths
+class _Round:
+    """The edges one expansion of one side found into its new layer, in discovery order."""
+
+    def __init__(self, reached: Ints, prev: Ints, head: Ints, rel: Ints, tail: Ints) -> None:
+        self.reached, self.prev, self.head, self.rel, self.tail = reached, prev, head, rel, tail
+
+
+def shortest_paths(
+    hops: Hops,
+    pairs: list[tuple[str, str, int | None, int | None]],
+    max_hops: int,
+    direction: Direction,
+    limit: int | None,
+    mask: Mask | None,
+) -> PathResult:
+    """``algorithms.all_shortest_paths`` on the index: the same bidirectional level-synchronous BFS
+    per (source, target) pair, expanding the side whose layer has fewer nodes (ties: the source),
+    so the paths and their order are the generic algorithm's."""
+    result = PathResult()
+    for source, target, s, t in pairs:
+        for walk in _pair_walks(hops, source == target, s, t, max_hops, direction, mask):
+            if limit is not None and len(result) >= limit:
+                result.truncated = True
+                return result
+            result.append(Path(start=source, edges=tuple(hops.answer_edges(walk))))
+    return result
+
+
+def _pair_walks(
+    hops: Hops, same: bool, s: int | None, t: int | None, max_hops: int, direction: Direction, mask: Mask | None
+) -> Iterator[tuple[Item, ...]]:
+    if same:
+        yield ()
+        return
+    if s is None or t is None:
+        return
+    dirs = (direction, _REVERSE[direction])
+    seen: list[Ints] = [np.array([s], dtype=np.int64), np.array([t], dtype=np.int64)]
+    layers: list[list[Ints]] = [[seen[0]], [seen[1]]]
+    rounds: list[list[_Round]] = [[], []]
+    radius = [0, 0]
+    meeting: Ints = _EMPTY
+    while radius[0] + radius[1] < max_hops and layers[0][-1].size and layers[1][-1].size:
+        side = 0 if layers[0][-1].size <= layers[1][-1].size else 1
+        frontier = layers[side][-1]
+        owner, head, rel, tail = hops.edges(frontier, dirs[side], mask=mask)
+        node = frontier[owner]
+        reached = np.where(head == node, tail, head)
+        fresh = (reached != node) & ~np.isin(reached, seen[side])
+        reached, node = reached[fresh], node[fresh]
+        unique, first = np.unique(reached, return_index=True)
+        new_layer = unique[np.argsort(first, kind="stable")]
+        rounds[side].append(_Round(reached, node, head[fresh], rel[fresh], tail[fresh]))
+        seen[side] = np.union1d(seen[side], unique)
+        layers[side].append(new_layer)
+        radius[side] += 1
+        meets = new_layer[np.isin(new_layer, seen[1 - side])]
+        if meets.size:
+            distance = np.full(meets.size, -1, dtype=np.int64)
+            for depth, layer in enumerate(layers[1 - side]):
+                distance[(distance < 0) & np.isin(meets, layer)] = depth
+            best = int(distance.min())
+            meeting = np.sort(meets[distance == best])
+            break
+    if meeting.size == 0:
+        return
+    parents = [_parents(rounds[0], meeting), _parents(rounds[1], meeting)]
+    for node in meeting.tolist():
+        for near in _chains(parents[0], node, s):
+            for far in _chains(parents[1], node, t):
+                yield tuple(reversed(near)) + far
+
+
+def _parents(rounds: list[_Round], meeting: Ints) -> dict[int, list[tuple[int, Triple]]]:
+    """node -> [(previous node, edge)] for the nodes on some chain from the meeting nodes back to
+    this side's root, in discovery order (as ``_PairSearch`` records them)."""
+    parents: dict[int, list[tuple[int, Triple]]] = {}
+    wanted = meeting
+    for found in reversed(rounds):
+        pick = np.isin(found.reached, wanted)
+        if not pick.any():
+            continue
+        reached, prev = found.reached[pick], found.prev[pick]
+        for r, p, h, rel, t in zip(
+            reached.tolist(),
+            prev.tolist(),
+            found.head[pick].tolist(),
+            found.rel[pick].tolist(),
+            found.tail[pick].tolist(),
+            strict=True,
+        ):
+            parents.setdefault(r, []).append((p, (h, rel, t)))
+        wanted = np.unique(prev)
+    return parents
+
+
+def _chains(parents: dict[int, list[tuple[int, Triple]]], node: int, root: int) -> Iterator[tuple[Item, ...]]:
+    if node == root:
+        yield ()
+        return
+    for prev, edge in parents.get(node, ()):
+        for rest in _chains(parents, prev, root):
+            yield (edge, *rest)
+
+
+# ---------------------------------------------------------------------------------- subgraph
+def k_hop_subgraph(
+    hops: Hops,
+    seeds: list[str],
+    seed_numbers: list[int | None],
+    depth: int,
+    direction: Direction,
+    mask: Mask | None,
+    limit: int | None,
+) -> EdgeList:
+    """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them)."""
+    result = EdgeList()
+    items: list[Item] = []
+    frontier = np.array([n for n in seed_numbers if n is not None], dtype=np.int64)
+    seen_nodes: set[int] = set(frontier.tolist())
+    seen_edges: set[Item] = set()
+    truncated = False
+    for _ in range(depth):
+        if not frontier.size:
+            break
+        lists = hops.adjacency(frontier, direction, mask=mask, literals=True)
+        next_frontier: list[int] = []
+        for node, edges in zip(frontier.tolist(), lists, strict=True):
+            for item in edges:
+                if item in seen_edges:
+                    continue
+                if limit is not None and len(items) >= limit:
+                    truncated = True
+                    break
+                seen_edges.add(item)
+                items.append(item)
+                if isinstance(item, tuple):
+                    nxt = item[2] if item[0] == node else item[0]
+                    if nxt not in seen_nodes:
+                        seen_nodes.add(nxt)
+                        next_frontier.append(nxt)
+            if truncated:
+                break
+        if truncated:
+            break
+        frontier = np.array(next_frontier, dtype=np.int64)
+    result.extend(hops.answer_edges(items))
+    result.truncated = truncated
+    return result
