@@ -24,7 +24,9 @@ from kg_adapters.profiles import get_profile
 from loaders.core import exclusive_load_lock
 
 
-def index_store(store: str, *, progress: Callable[[int], None] | None = None) -> traversal_index.IndexStats:
+def index_store(
+    store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000
+) -> traversal_index.IndexStats:
     """Builds the traversal index of the store at ``store`` (replacing an existing one).
 
     Raises:
@@ -38,7 +40,11 @@ def index_store(store: str, *, progress: Callable[[int], None] | None = None) ->
             data = ox.Store.read_only(str(version.data))
             try:
                 return traversal_index.build_index(
-                    data, version.directory, get_profile(version.manifest.get("profile", "generic")), progress=progress
+                    data,
+                    version.directory,
+                    get_profile(version.manifest.get("profile", "generic")),
+                    progress=progress,
+                    every=every,
                 )
             finally:
                 del data

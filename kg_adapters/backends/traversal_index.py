@@ -95,12 +95,30 @@ def build_index(
     every: int = 100_000,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
-    replacing any index there. ``progress(rows)`` is called every ``every`` triples read.
+    replacing any index there. ``progress(done)`` reports a running count of work: every ``every``
+    triples read (``done`` = triples read), then once per file written (``done`` = triples + files).
 
     Atomic: the files go to a temporary directory renamed into place last; a crash at any point
     leaves the previous index (or none) and a temporary directory that the next build removes."""
     directory = Path(version_dir)
     remove_stale_builds(directory)
+    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        return _build(store, directory, tmp, profile, progress, every)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _build(
+    store: ox.Store,
+    directory: Path,
+    tmp: Path,
+    profile: Profile,
+    progress: Callable[[int], None] | None,
+    every: int,
+) -> IndexStats:
     entity_of: dict[str, int] = {}
     relation_of: dict[str, int] = {}
     heads, rels, tails = array("i"), array("i"), array("i")
@@ -203,26 +221,32 @@ def build_index(
         "blank_edges": blank_edges,
         "rows": rows,
     }
-    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        with open(tmp / "entities.bin", "wb") as handle:
-            for chunk_start in range(0, len(encoded), 65536):
-                handle.write(b"".join(encoded[chunk_start : chunk_start + 65536]))
+    done = rows
+
+    def written() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done)
+
+    with open(tmp / "entities.bin", "wb") as handle:
+        for chunk_start in range(0, len(encoded), 65536):
+            handle.write(b"".join(encoded[chunk_start : chunk_start + 65536]))
+        _sync(handle)
+    del encoded
+    written()
+    for name, values in arrays.items():
+        with open(tmp / f"{name}.npy", "wb") as handle:
+            np.save(handle, values)
             _sync(handle)
-        del encoded
-        for name, values in arrays.items():
-            with open(tmp / f"{name}.npy", "wb") as handle:
-                np.save(handle, values)
-                _sync(handle)
-        sorted_relations = [relation_names[i] for i in relation_order.tolist()]
-        _write_json(tmp / "relations.json", sorted_relations)
-        _write_json(tmp / META, meta)  # last: its presence marks the index complete
-        size = sum(f.stat().st_size for f in tmp.iterdir())
-        _swap(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        written()
+    sorted_relations = [relation_names[i] for i in relation_order.tolist()]
+    _write_json(tmp / "relations.json", sorted_relations)
+    written()
+    _write_json(tmp / META, meta)  # last: its presence marks the index complete
+    written()
+    size = sum(f.stat().st_size for f in tmp.iterdir())
+    _swap(tmp, directory)
     return IndexStats(
         entities=meta["entities"],
         relations=meta["relations"],
