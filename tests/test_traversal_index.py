@@ -22,7 +22,7 @@ import pytest
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
-from kg_adapters.backends.traversal_index import INDEX_DIR, has_index
+from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import open_version
@@ -264,7 +264,7 @@ def test_kill_during_kga_index_leaves_the_store_answering(graph_file: Path, tmp_
     before = _answers(store)
     rows = len(graph_file.read_text("utf-8").splitlines())
     assert rows % 100 > 20  # so the reading reports (every 100 rows) never reach rows + 1
-    point = {"reading": 700, "writing": rows + 3, "renaming": rows + 10}[kill_at]
+    point = {"reading": 700, "writing": rows + 3, "renaming": rows + BUILD_FILES}[kill_at]
     _run_killed(tmp_path, "index", str(store), str(point))
     version = _version_dir(store)
     assert not has_index(version)

@@ -21,7 +21,7 @@ from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, Spa
 from kg_adapters.base import Direction, Ids, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult, node_sort_key
+from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
 from kg_adapters.registry import KGUrl, local_path
 from kg_adapters.sparql_terms import check_literal
 
@@ -85,6 +85,16 @@ def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
         yield handle
     finally:
         handle.close()
+
+
+def _flag(value: object) -> bool:
+    """A boolean option, given as a bool or as URL text (1/true/yes, 0/false/no)."""
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered not in ("1", "true", "yes", "0", "false", "no"):
+            raise TypeError(f"expected true or false, got {value[:20]!r}")
+        return lowered in ("1", "true", "yes")
+    return bool(value)
 
 
 def convert_term(term: Any) -> Term | None:
@@ -160,8 +170,11 @@ class OxigraphGraph(SparqlGraph):
     direct_lookup_max = 64
     """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
-    def __init__(self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False) -> None:
-        """``profile``: default the one the store's manifest records (``generic`` in memory)."""
+    def __init__(
+        self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False, index: bool = True
+    ) -> None:
+        """``profile``: default the one the store's manifest records (``generic`` in memory).
+        ``index=False`` leaves the store's traversal index unused (every answer through Oxigraph)."""
         self.path = path
         self.write = write or path is None
         self.manifest: dict[str, Any] = {}
@@ -186,7 +199,8 @@ class OxigraphGraph(SparqlGraph):
         except OSError as exc:
             self.close_version()
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
-        self._open_traversal_index()
+        if index:
+            self._open_traversal_index()
 
     # -- the traversal index (kg_adapters.backends.traversal_index) --------------------------------
     def _open_traversal_index(self) -> None:
@@ -246,24 +260,7 @@ class OxigraphGraph(SparqlGraph):
     def _hops(self, index: TraversalIndex) -> Hops:
         from kg_adapters.backends.traversal_walks import Hops
 
-        store, default_graph = self._store, ox.DefaultGraph()
-        entity_iri = self._profile.entity_iri
-
-        def literals_of(node: int, relation: int) -> list[Literal]:
-            subject = _NamedNode(entity_iri(index.name(node)))
-            predicate = _NamedNode(self._relation_full_iri(index.relations[relation]))
-            found = []
-            try:
-                for quad in store.quads_for_pattern(subject, predicate, None, graph_name=default_graph):
-                    if type(quad.object) is _Literal:
-                        converted = convert_term(quad.object)
-                        if isinstance(converted, Literal):
-                            found.append(converted)
-            except OSError as exc:
-                raise BackendError(f"Oxigraph failed: {exc}") from exc
-            return sorted(found, key=node_sort_key)
-
-        return Hops(index, literals_of)
+        return Hops(index, index.literals)
 
     def _indexed_edges(
         self,
@@ -313,15 +310,21 @@ class OxigraphGraph(SparqlGraph):
         else:
             lo, hi = extras.searchsorted(base, "left"), extras.searchsorted(base + index.width, "left")
         store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
+        blanks = index.blank_edges > 0  # only then does Oxigraph hold ends the index lacks
         try:
             for position in np.nonzero(hi > lo)[0].tolist():
-                node = present[position][0]
-                term = _NamedNode(self._profile.entity_iri(node))
+                node, number = present[position]
+                term = _NamedNode(self._profile.entity_iri(node)) if blanks else None
                 for key in extras[int(lo[position]) : int(hi[position])].tolist():
-                    r = key - int(nodes[position]) * index.width
+                    r = key - number * index.width
                     if mask is not None and not mask[r]:
                         continue
                     name = relations[r]
+                    if out and literals:
+                        found = result[node]
+                        found.extend(Edge(head=node, relation=name, tail=value) for value in index.literals(number, r))
+                    if term is None:
+                        continue
                     predicate = _NamedNode(self._relation_full_iri(name))
                     if out:
                         quads = store.quads_for_pattern(term, predicate, None, graph_name=default_graph)
@@ -330,18 +333,10 @@ class OxigraphGraph(SparqlGraph):
                     for quad in quads:
                         other = quad.object if out else quad.subject
                         if isinstance(other, _BlankNode):
-                            other_node: Node = "_:" + other.value
-                        elif isinstance(other, _Literal) and literals:
-                            converted = convert_term(other)
-                            if converted is None:
-                                continue
-                            other_node = converted
-                        else:
-                            continue
-                        if out:
-                            result[node].append(Edge(head=node, relation=name, tail=other_node))
-                        else:
-                            result[node].append(Edge(head=str(other_node), relation=name, tail=node))
+                            if out:
+                                result[node].append(Edge(head=node, relation=name, tail="_:" + other.value))
+                            else:
+                                result[node].append(Edge(head="_:" + other.value, relation=name, tail=node))
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
 
@@ -455,12 +450,11 @@ class OxigraphGraph(SparqlGraph):
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
         profile = options.pop("profile", None)
-        write = options.pop("write", False)
+        write = _flag(options.pop("write", False))
+        index = _flag(options.pop("index", True))
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
-        if isinstance(write, str):
-            write = write.lower() in ("1", "true", "yes")
-        return cls(local_path(url) or None, profile=profile, write=bool(write))
+        return cls(local_path(url) or None, profile=profile, write=write, index=index)
 
     @property
     def store(self) -> ox.Store:

@@ -10,6 +10,7 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -29,6 +30,8 @@ LiteralsOf = Callable[[int, int], list[Literal]]
 
 _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
 _EMPTY = np.zeros(0, dtype=np.int64)
+SMALL_FRONTIER = 48
+"""Frontiers up to this size are expanded node by node (numpy's per-call overhead dominates below)."""
 
 
 class Hops:
@@ -38,6 +41,7 @@ class Hops:
         self.index = index
         self.literals_of = literals_of
         self._names: dict[int, str] = {}
+        self._edges: dict[Triple, Edge] = {}
 
     # -- hops -----------------------------------------------------------------------------------
     def edges(
@@ -98,33 +102,52 @@ class Hops:
             return owner, node, rel, other
         return owner, other, rel, node
 
-    def literal_pairs(
-        self, nodes: Ints, *, relation: int | None = None, mask: Mask | None = None
-    ) -> list[tuple[int, int]]:
-        """(owner position, relation) where a node of ``nodes`` has literal (or blank) objects."""
-        index = self.index
-        if index.out_extra.size == 0 or nodes.size == 0:
-            return []
-        width = index.width
-        base = nodes * width
+    def node_edges(self, node: int, direction: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
+        """The entity edges of one node as :meth:`edges` orders them, read through the memoryviews."""
+        if direction == "both":
+            found = set(self._node_side(node, "out", relation, mask))
+            found.update(self._node_side(node, "in", relation, mask))
+            return sorted(found)
+        edges = self._node_side(node, direction, relation, mask)
+        if direction == "in" and relation is None and len(edges) > 1:
+            edges.sort()
+        return edges
+
+    def _node_side(self, node: int, side: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
+        views = self.index.views
+        keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+        width = self.index.width
+        base = node * width
         if relation is not None:
-            lo = index.out_extra.searchsorted(base + relation, "left")
-            hi = index.out_extra.searchsorted(base + relation, "right")
-        else:
-            lo = index.out_extra.searchsorted(base, "left")
-            hi = index.out_extra.searchsorted(base + width, "left")
-        idx, owner = _gather(lo, hi)
-        if idx.size == 0:
-            return []
-        rel = np.asarray(index.out_extra[idx], dtype=np.int64) - nodes[owner] * width
+            lo = bisect_left(keys, base + relation)
+            hi = bisect_right(keys, base + relation, lo)
+            if side == "out":
+                return [(node, relation, other) for other in others[lo:hi].tolist()]
+            return [(other, relation, node) for other in others[lo:hi].tolist()]
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        pairs = zip([key - base for key in keys[lo:hi].tolist()], others[lo:hi].tolist(), strict=True)
         if mask is not None:
-            keep = mask[rel]
-            owner, rel = owner[keep], rel[keep]
-        return list(zip(owner.tolist(), rel.tolist(), strict=True))
+            pairs = ((r, other) for r, other in pairs if mask[r])  # type: ignore[assignment]
+        if side == "out":
+            return [(node, r, other) for r, other in pairs]
+        return [(other, r, node) for r, other in pairs]
+
+    def _node_literal_relations(self, node: int, relation: int | None, mask: Mask | None) -> list[int]:
+        keys = self.index.views["out_extra"]
+        width = self.index.width
+        base = node * width
+        if relation is not None:
+            lo = bisect_left(keys, base + relation)
+            return [relation] if lo < len(keys) and keys[lo] == base + relation else []
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        found = [key - base for key in keys[lo:hi].tolist()]
+        return found if mask is None else [r for r in found if mask[r]]
 
     def adjacency(
         self,
-        nodes: Ints,
+        nodes: list[int],
         direction: Direction,
         *,
         relation: int | None = None,
@@ -132,18 +155,27 @@ class Hops:
         literals: bool,
     ) -> list[list[Item]]:
         """Per node of ``nodes``: its edges as ``neighbors`` orders them (literal ones included when
-        ``literals`` and the direction walks out)."""
-        owner, head, rel, tail = self.edges(nodes, direction, relation=relation, mask=mask)
-        lists: list[list[Item]] = [[] for _ in range(nodes.size)]
-        for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
-            lists[position].append((h, r, t))
-        if literals and direction != "in" and self.literals_of is not None:
-            pairs = self.literal_pairs(nodes, relation=relation, mask=mask)
-            by_owner: dict[int, list[int]] = {}
-            for position, r in pairs:
-                by_owner.setdefault(position, []).append(r)
-            for position, relation_numbers in by_owner.items():
-                lists[position] = self._with_literals(int(nodes[position]), lists[position], relation_numbers)
+        ``literals`` and the direction walks out). Small frontiers go node by node through the
+        memoryviews, large ones through one vectorised hop."""
+        lists: list[list[Item]]
+        if len(nodes) <= SMALL_FRONTIER:
+            lists = [list(self.node_edges(node, direction, relation, mask)) for node in nodes]
+        else:
+            array = np.array(nodes, dtype=np.int64)
+            owner, head, rel, tail = self.edges(array, direction, relation=relation, mask=mask)
+            lists = [[] for _ in nodes]
+            for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
+                lists[position].append((h, r, t))
+        if (
+            literals
+            and direction != "in"
+            and self.literals_of is not None
+            and (relation is None or relation in self.index.literal_relations)
+        ):
+            for position, node in enumerate(nodes):
+                relation_numbers = self._node_literal_relations(node, relation, mask)
+                if relation_numbers:
+                    lists[position] = self._with_literals(node, lists[position], relation_numbers)
         return lists
 
     def _with_literals(self, node: int, items: list[Item], relation_numbers: list[int]) -> list[Item]:
@@ -178,16 +210,24 @@ class Hops:
         if missing:
             self._names.update(self.index.names(missing))
 
-    def edge(self, item: Item) -> Edge:
-        if isinstance(item, Edge):
-            return item
-        head, relation, tail = item
-        names = self._names
-        return Edge(head=names[head], relation=self.index.relations[relation], tail=names[tail])
-
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
-        self.prefetch([n for item in items if isinstance(item, tuple) for n in (item[0], item[2])])
-        return [self.edge(item) for item in items]
+        """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
+        triples = [item for item in items if isinstance(item, tuple)]
+        self.prefetch([n for triple in triples for n in (triple[0], triple[2])])
+        names, relations, made = self._names, self.index.relations, self._edges
+        for triple in triples:
+            if triple not in made:
+                head, relation, tail = triple
+                made[triple] = Edge(head=names[head], relation=relations[relation], tail=names[tail])
+        return [made[item] if isinstance(item, tuple) else item for item in items]
+
+    def answer_paths(self, starts: list[str], walks: list[tuple[Item, ...]]) -> list[Path]:
+        self.answer_edges([item for walk in walks for item in walk])
+        made = self._edges
+        return [
+            Path(start=start, edges=tuple(made[item] if isinstance(item, tuple) else item for item in walk))
+            for start, walk in zip(starts, walks, strict=True)
+        ]
 
 
 def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
@@ -199,6 +239,17 @@ def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
     owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     starts = lo - (np.cumsum(counts) - counts)
     return np.arange(total, dtype=np.int64) + starts[owner], owner
+
+
+def _ends(adjacency: dict[int, list[Triple]], step: Direction) -> Iterator[int]:
+    """The nodes the entity edges of each node lead to, in order."""
+    for node, triples in adjacency.items():
+        if step == "out":
+            yield from (t for _, _, t in triples)
+        elif step == "in":
+            yield from (h for h, _, _ in triples)
+        else:
+            yield from (t if h == node else h for h, _, t in triples)
 
 
 def _next(item: Item, node: int | str, step: Direction) -> Node | int:
@@ -229,35 +280,31 @@ def constrained_paths(
     """``algorithms.constrained_paths`` (no CVT steps) on the index."""
     depth_count = len(relations)
     layers: list[dict[int, list[Item]]] = []
-    frontier = np.array([n for n in dict.fromkeys(start_numbers) if n is not None], dtype=np.int64)
+    frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
     for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
         adjacency: dict[int, list[Item]] = {}
-        if relation is not None and frontier.size:
-            last = depth == depth_count - 1
+        last = depth == depth_count - 1
+        if relation is not None and frontier:
             lists = hops.adjacency(frontier, direction, relation=relation, literals=last)
-            adjacency = dict(zip(frontier.tolist(), lists, strict=True))
-            owner, head, _rel, tail = hops.edges(frontier, direction, relation=relation)
-            if direction == "out":
-                reached = tail
-            elif direction == "in":
-                reached = head
-            else:
-                reached = np.where(head == frontier[owner], tail, head)
-            unique, first = np.unique(reached, return_index=True)
-            frontier = unique[np.argsort(first, kind="stable")]
-        else:
-            frontier = _EMPTY
+            adjacency = dict(zip(frontier, lists, strict=True))
         layers.append(adjacency)
+        if not last:  # before the last hop every item is an entity edge (no literals asked for)
+            frontier = list(dict.fromkeys(_ends(adjacency, direction)))  # type: ignore[arg-type]
 
     alive: list[set[int]] = [set() for _ in range(depth_count)]
     alive[-1] = {node for node, edges in layers[-1].items() if edges}
     for depth in range(depth_count - 2, -1, -1):
         step, ahead, here = directions[depth], alive[depth + 1], alive[depth]
         for node, edges in layers[depth].items():
-            for item in edges:
-                if _next(item, node, step) in ahead:
-                    here.add(node)
-                    break
+            triples: list[Triple] = edges  # type: ignore[assignment]
+            if step == "out":
+                found = any(t in ahead for _, _, t in triples)
+            elif step == "in":
+                found = any(h in ahead for h, _, _ in triples)
+            else:
+                found = any((t if h == node else h) in ahead for h, _, t in triples)
+            if found:
+                here.add(node)
 
     result = PathResult()
     for start, number in zip(starts, start_numbers, strict=True):
@@ -269,8 +316,7 @@ def constrained_paths(
             _walk(layers, alive, directions, number, 0, (), (number,) if simple else None, walks, room)
         except _Full:
             result.truncated = True
-        for walk in walks:
-            result.append(Path(start=start, edges=tuple(hops.answer_edges(walk))))
+        result.extend(hops.answer_paths([start] * len(walks), walks))
         if result.truncated:
             return result
     return result
@@ -331,13 +377,20 @@ def shortest_paths(
     """``algorithms.all_shortest_paths`` on the index: the same bidirectional level-synchronous BFS
     per (source, target) pair, expanding the side whose layer has fewer nodes (ties: the source),
     so the paths and their order are the generic algorithm's."""
-    result = PathResult()
+    starts: list[str] = []
+    walks: list[tuple[Item, ...]] = []
+    truncated = False
     for source, target, s, t in pairs:
         for walk in _pair_walks(hops, source == target, s, t, max_hops, direction, mask):
-            if limit is not None and len(result) >= limit:
-                result.truncated = True
-                return result
-            result.append(Path(start=source, edges=tuple(hops.answer_edges(walk))))
+            if limit is not None and len(walks) >= limit:
+                truncated = True
+                break
+            starts.append(source)
+            walks.append(walk)
+        if truncated:
+            break
+    result = PathResult(hops.answer_paths(starts, walks))
+    result.truncated = truncated
     return result
 
 
@@ -431,16 +484,16 @@ def k_hop_subgraph(
     """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them)."""
     result = EdgeList()
     items: list[Item] = []
-    frontier = np.array([n for n in seed_numbers if n is not None], dtype=np.int64)
-    seen_nodes: set[int] = set(frontier.tolist())
+    frontier = [n for n in seed_numbers if n is not None]
+    seen_nodes: set[int] = set(frontier)
     seen_edges: set[Item] = set()
     truncated = False
     for _ in range(depth):
-        if not frontier.size:
+        if not frontier:
             break
         lists = hops.adjacency(frontier, direction, mask=mask, literals=True)
         next_frontier: list[int] = []
-        for node, edges in zip(frontier.tolist(), lists, strict=True):
+        for node, edges in zip(frontier, lists, strict=True):
             for item in edges:
                 if item in seen_edges:
                     continue
@@ -458,7 +511,7 @@ def k_hop_subgraph(
                 break
         if truncated:
             break
-        frontier = np.array(next_frontier, dtype=np.int64)
+        frontier = next_frontier
     result.extend(hops.answer_edges(items))
     result.truncated = truncated
     return result
