@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from kg_adapters.backends.traversal_index import TraversalIndex
 from kg_adapters.base import Direction
-from kg_adapters.records import Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
+from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
 
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -32,6 +32,32 @@ _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"
 _EMPTY = np.zeros(0, dtype=np.int64)
 SMALL_FRONTIER = 48
 """Frontiers up to this size are expanded node by node (numpy's per-call overhead dominates below)."""
+
+
+_new = object.__new__
+_EDGE_SLOTS = tuple(getattr(Edge, name).__set__ for name in ("head", "relation", "tail", "qualifiers", "rank", "cvt"))
+_PATH_SLOTS = tuple(getattr(Path, name).__set__ for name in ("start", "edges"))
+
+
+def _edge(head: str, relation: str, tail: Node) -> Edge:
+    """``Edge(head=, relation=, tail=)`` without the frozen dataclass's keyword ``__init__`` (half
+    the cost; answers are made of thousands of them). Same object: the conformance suite compares."""
+    edge: Edge = _new(Edge)
+    set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
+    set_head(edge, head)
+    set_relation(edge, relation)
+    set_tail(edge, tail)
+    set_qualifiers(edge, NO_QUALIFIERS)
+    set_rank(edge, None)
+    set_cvt(edge, ())
+    return edge
+
+
+def _path(start: str, edges: tuple[Edge, ...]) -> Path:
+    path: Path = _new(Path)
+    _PATH_SLOTS[0](path, start)
+    _PATH_SLOTS[1](path, edges)
+    return path
 
 
 class Hops:
@@ -186,7 +212,7 @@ class Hops:
         found: list[Item] = []
         for r in relation_numbers:
             relation = self.index.relations[r]
-            found.extend(Edge(head=head, relation=relation, tail=value) for value in self.literals_of(node, r))
+            found.extend(_edge(head, relation, value) for value in self.literals_of(node, r))
         if not found:
             return items
 
@@ -218,16 +244,18 @@ class Hops:
         for triple in triples:
             if triple not in made:
                 head, relation, tail = triple
-                made[triple] = Edge(head=names[head], relation=relations[relation], tail=names[tail])
+                made[triple] = _edge(names[head], relations[relation], names[tail])
         return [made[item] if isinstance(item, tuple) else item for item in items]
 
     def answer_paths(self, starts: list[str], walks: list[tuple[Item, ...]]) -> list[Path]:
-        self.answer_edges([item for walk in walks for item in walk])
-        made = self._edges
-        return [
-            Path(start=start, edges=tuple(made[item] if isinstance(item, tuple) else item for item in walk))
-            for start, walk in zip(starts, walks, strict=True)
-        ]
+        items = [item for walk in walks for item in walk]
+        self.answer_edges(items)
+        made: dict[Item, Edge] = self._edges  # type: ignore[assignment]
+        for item in items:
+            if isinstance(item, Edge):
+                made[item] = item  # literal edges stand for themselves
+        lookup = made.__getitem__
+        return [_path(start, tuple(map(lookup, walk))) for start, walk in zip(starts, walks, strict=True)]
 
 
 def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
