@@ -32,7 +32,7 @@ from kg_adapters.records import (
     node_sort_key,
     statement_sort_key,
 )
-from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, iri, string_literal, values_block
+from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, exclude_relations, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -84,6 +84,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._profile = profile
         self._index: LabelIndex | None = None
         self._closed = False
+        self._pushed_filters: dict[str, str] = {}
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -167,9 +168,17 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
                 found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
+    def _hidden_relations_filter(self) -> str:
+        """The profile's relation filter as a FILTER on ``?r`` (see ``Profile.hidden_relations``)."""
+        key = f"{self._profile.name};{self._profile.relation_filter.key}"
+        cached = self._pushed_filters.get(key)
+        if cached is None:
+            cached = self._pushed_filters[key] = exclude_relations("r", *self._profile.hidden_relations())
+        return cached
+
     def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
         """(IRI, relation id) for every distinct relation on the ``side`` edges of each IRI."""
-        pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
+        pattern = ("?x ?r ?o" if side == "out" else "?o ?r ?x") + " " + self._hidden_relations_filter()
 
         def build(chunk: Sequence[str]) -> str:
             return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
@@ -432,6 +441,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         relation_values = values_block("r", relation_iris) if relation_iris and single is None else ""
         pattern = f"?x {predicate} ?o" if side == "out" else f"?o {predicate} ?x"
         literal_filter = "FILTER(!isLiteral(?o))" if side == "out" and not literals else ""
+        if relation_iris is None:  # the caller drops what the filter hides: keep it off the wire
+            literal_filter += " " + self._hidden_relations_filter()
         projection = "?x ?o" if single is not None else "?x ?o ?r"
 
         def build(chunk: Sequence[str]) -> str:
