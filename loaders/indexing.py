@@ -10,29 +10,33 @@ only a temporary directory, which the next build removes.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyoxigraph as ox
-
-from kg_adapters import store_layout
-from kg_adapters.backends import traversal_index
+from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
-from kg_adapters.profiles import get_profile
-from loaders.core import exclusive_load_lock
+
+if TYPE_CHECKING:
+    from kg_adapters.backends.traversal_index import IndexStats
 
 
-def index_store(
-    store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000
-) -> traversal_index.IndexStats:
+def index_store(store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000) -> IndexStats:
     """Builds the traversal index of the store at ``store`` (replacing an existing one).
 
     Raises:
         StoreNotFound: no complete store there.
         LoadError: another load into the store is running, or the store cannot be read.
     """
+    import pyoxigraph as ox
+
+    from kg_adapters import store_layout
+    from kg_adapters.backends import traversal_index
+    from kg_adapters.profiles import get_profile
+    from loaders.core import exclusive_load_lock
+
     target = Path(store).expanduser().absolute()
     with exclusive_load_lock(target):
         version = store_layout.open_version(target)
@@ -54,10 +58,8 @@ def index_store(
             version.close()
 
 
-def add_index_parser(add: Callable[..., argparse.ArgumentParser]) -> None:
-    """``kga index --store DIR``."""
-    command = add("index", "build the traversal index of an existing store (fast walks)", kg=False)
-    command.add_argument("--store", required=True, help="store directory")
+def index_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", required=True, help="store directory")
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -65,10 +67,20 @@ def cmd_index(args: argparse.Namespace) -> int:
     stats = index_store(args.store)
     seconds = time.perf_counter() - started
     if args.json:
-        print(json.dumps({"store": args.store, **stats.__dict__, "seconds": round(seconds, 3)}))
+        emit({"store": args.store, **asdict(stats), "seconds": round(seconds, 3)})
     else:
         print(
             f"indexed {stats.edges} entity edges of {stats.entities} entities and {stats.relations} relations "
             f"in {args.store} ({stats.bytes / 1e6:.1f} MB, {seconds:.2f} s)"
         )
     return 0
+
+
+INDEX_COMMAND = Command(
+    name="index",
+    help="build the traversal index of an existing store (fast walks)",
+    arguments=index_arguments,
+    run=cmd_index,
+    kg=False,
+)
+"""``kga index --store DIR`` (registered with the loaders' commands in :mod:`loaders.cli`)."""

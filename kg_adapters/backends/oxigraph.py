@@ -6,24 +6,20 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
-import bz2
-import gzip
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term, plain_literal
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
 from kg_adapters.base import Direction, Ids, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
 from kg_adapters.profiles import Profile, get_profile
+from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
 from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
-from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_literal
+from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,55 +33,6 @@ _NamedNode = ox.NamedNode
 _Literal = ox.Literal
 _BlankNode = ox.BlankNode
 
-RDF_FORMATS: dict[str, ox.RdfFormat] = {
-    "nt": ox.RdfFormat.N_TRIPLES,
-    "ntriples": ox.RdfFormat.N_TRIPLES,
-    "n-triples": ox.RdfFormat.N_TRIPLES,
-    "nq": ox.RdfFormat.N_QUADS,
-    "nquads": ox.RdfFormat.N_QUADS,
-    "n-quads": ox.RdfFormat.N_QUADS,
-    "ttl": ox.RdfFormat.TURTLE,
-    "turtle": ox.RdfFormat.TURTLE,
-    "rdf": ox.RdfFormat.RDF_XML,
-    "owl": ox.RdfFormat.RDF_XML,
-    "xml": ox.RdfFormat.RDF_XML,
-    "rdfxml": ox.RdfFormat.RDF_XML,
-    "rdf-xml": ox.RdfFormat.RDF_XML,
-    "trig": ox.RdfFormat.TRIG,
-}
-
-
-def rdf_format(path: str, name: str | None = None) -> ox.RdfFormat:
-    """The RDF format named ``name``, or guessed from the file extension (after .gz/.bz2)."""
-    if name is not None:
-        try:
-            return RDF_FORMATS[name.lower()]
-        except KeyError:
-            raise InvalidTermError(f"unknown RDF format {name!r}; known: {', '.join(sorted(RDF_FORMATS))}") from None
-    suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] in ("gz", "bz2"):
-        suffixes.pop()
-    if suffixes and suffixes[-1] in RDF_FORMATS:
-        return RDF_FORMATS[suffixes[-1]]
-    raise InvalidTermError(f"cannot tell the RDF format of {path}; pass format= (e.g. nt, ttl, nq, rdf)")
-
-
-@contextmanager
-def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
-    """The file's bytes, decompressed on the fly for .gz and .bz2."""
-    lower = path.lower()
-    handle: IO[bytes]
-    if lower.endswith(".gz"):
-        handle = cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 - closed below
-    elif lower.endswith(".bz2"):
-        handle = cast(IO[bytes], bz2.open(path, "rb"))  # noqa: SIM115
-    else:
-        handle = open(path, "rb")  # noqa: SIM115
-    try:
-        yield handle
-    finally:
-        handle.close()
-
 
 def _flag(value: object) -> bool:
     """A boolean option, given as a bool or as URL text (1/true/yes, 0/false/no)."""
@@ -95,30 +42,6 @@ def _flag(value: object) -> bool:
             raise TypeError(f"expected true or false, got {value[:20]!r}")
         return lowered in ("1", "true", "yes")
     return bool(value)
-
-
-def convert_term(term: Any) -> Term | None:
-    """A pyoxigraph term as our term (IRI str, "_:id" blank node, Literal)."""
-    kind = type(term)
-    if kind is _NamedNode:
-        return str(term.value)
-    if kind is _Literal:
-        return plain_literal(str(term.value), str(term.datatype.value), term.language)
-    if kind is _BlankNode:
-        return "_:" + str(term.value)
-    return None
-
-
-def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) -> Any:
-    if isinstance(node, Literal):
-        text, lang, datatype = check_literal(node)
-        if lang is not None:
-            return _Literal(text, language=lang)
-        if datatype is not None:
-            return _Literal(text, datatype=_NamedNode(datatype))
-        return _Literal(text)
-    full = profile.relation_iri(node) if relation else profile.entity_iri(node)
-    return _NamedNode(full)
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
@@ -180,6 +103,7 @@ class OxigraphGraph(SparqlGraph):
         self.manifest: dict[str, Any] = {}
         self._version: store_layout.OpenVersion | None = None
         self._traversal: TraversalIndex | None = None
+        self._use_index = index
         self._masks: dict[tuple[str, bool], npt.NDArray[np.bool_] | None] = {}
         self._relation_full: dict[str, str] = {}
         if path is not None:
@@ -199,6 +123,7 @@ class OxigraphGraph(SparqlGraph):
         except OSError as exc:
             self.close_version()
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
+        self._use_index = index
         if index:
             self._open_traversal_index()
 
@@ -214,6 +139,14 @@ class OxigraphGraph(SparqlGraph):
     def traversal_index(self) -> TraversalIndex | None:
         """The store version's traversal index, None when it has none (walks then run on Oxigraph)."""
         return self._traversal
+
+    def index_hint(self) -> str | None:
+        """The line telling how to add a traversal index, for an on-disk store without one."""
+        if self.path is None or self._traversal is not None or not self._use_index:
+            return None
+        from kg_adapters.backends.traversal_index import add_hint
+
+        return add_hint(self.path)
 
     def _usable_index(self) -> TraversalIndex | None:
         """The index, when it numbers ids as this graph's profile spells them."""
