@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.algorithms import canonical_ids, check_relations
+from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
 from kg_adapters.base import Direction, Ids, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
@@ -314,15 +314,7 @@ class OxigraphGraph(SparqlGraph):
         from kg_adapters.backends import traversal_walks
 
         self._check_open()
-        start_ids = canonical_ids(self, starts)
-        if isinstance(relation_path, str) or not relation_path:
-            raise InvalidTermError("relation_path must be a non-empty list of relations")
-        check_relations(self, relation_path)
-        dirs: list[Direction] = list(directions) if directions is not None else ["out"] * len(relation_path)
-        if len(dirs) != len(relation_path):
-            raise InvalidTermError(f"directions has {len(dirs)} entries for a {len(relation_path)}-hop relation path")
-        dirs = [check_direction(d) for d in dirs]
-        limit = check_budget(max_paths, "max_paths")
+        start_ids, dirs, limit = path_arguments(self, starts, relation_path, directions, max_paths)
         profile = self._profile
         relations = [index.relation_number.get(profile.relation_id(profile.relation_iri(r))) for r in relation_path]
         numbers = [index.number(start) for start in start_ids]

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 import pyoxigraph as ox
 
+from kg_adapters import store_layout
 from kg_adapters.errors import BackendError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Literal
@@ -369,18 +370,8 @@ def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:
             pid = int(entry.name[len(_TMP_PREFIX) :].split("-")[0])
         except ValueError:
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not store_layout._process_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class TraversalIndex:
