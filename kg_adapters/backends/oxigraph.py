@@ -6,6 +6,7 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -205,16 +206,13 @@ class OxigraphGraph(SparqlGraph):
         canonical_of: dict[str, str],
         result: dict[str, list[Edge]],
     ) -> None:
-        """``_collect_edges`` from the index; edges with a literal or blank-node end from Oxigraph."""
-        import numpy as np
-
-        from kg_adapters.backends.traversal_walks import Hops
+        """``_collect_edges`` from the index (literal objects included); blank-node ends from Oxigraph."""
+        from kg_adapters.backends.traversal_walks import Hops, make_edge
 
         known = [(canonical_of[full], index.number(canonical_of[full])) for full in iris]
         present = [(node, number) for node, number in known if number is not None]
         if not present:
             return
-        nodes = np.array([number for _, number in present], dtype=np.int64)
         relation: int | None = None
         mask = None
         if relation_iris is None:
@@ -228,34 +226,35 @@ class OxigraphGraph(SparqlGraph):
                 relation = number
             else:
                 mask = self._named_mask(index, relation_ids)
-        hops = Hops(index, None)
-        owner, head, rel, tail = hops._side(nodes, side, relation, mask)
-        names = index.names([*head.tolist(), *tail.tolist()])
+        numbers = [number for _, number in present]
+        lists = Hops(index, None).side_lists(numbers, side, relation, mask)
+        names = index.names([n for triples in lists for h, _, t in triples for n in (h, t)])
         relations = index.relations
-        for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
-            result[present[position][0]].append(Edge(head=names[h], relation=relations[r], tail=names[t]))
-        extras = index.out_extra if side == "out" else index.in_extra
-        if extras.size == 0:
+        for (node, _), triples in zip(present, lists, strict=True):
+            found = result[node]
+            found.extend(make_edge(names[h], relations[r], names[t]) for h, r, t in triples)
+        extras = index.views["out_extra" if side == "out" else "in_extra"]
+        if not len(extras):
             return
-        base = nodes * index.width
-        if relation is not None:
-            lo, hi = extras.searchsorted(base + relation, "left"), extras.searchsorted(base + relation, "right")
-        else:
-            lo, hi = extras.searchsorted(base, "left"), extras.searchsorted(base + index.width, "left")
         store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
         blanks = index.blank_edges > 0  # only then does Oxigraph hold ends the index lacks
+        width = index.width
         try:
-            for position in np.nonzero(hi > lo)[0].tolist():
-                node, number = present[position]
+            for node, number in present:
+                base = number * width
+                lo, hi = (base + relation, base + relation + 1) if relation is not None else (base, base + width)
+                first = bisect_left(extras, lo)
+                last = bisect_left(extras, hi, first)
+                if first == last:
+                    continue
                 term = _NamedNode(self._profile.entity_iri(node)) if blanks else None
-                for key in extras[int(lo[position]) : int(hi[position])].tolist():
-                    r = key - number * index.width
+                for key in extras[first:last].tolist():
+                    r = key - base
                     if mask is not None and not mask[r]:
                         continue
                     name = relations[r]
                     if out and literals:
-                        found = result[node]
-                        found.extend(Edge(head=node, relation=name, tail=value) for value in index.literals(number, r))
+                        result[node].extend(make_edge(node, name, value) for value in index.literals(number, r))
                     if term is None:
                         continue
                     predicate = _NamedNode(self._relation_full_iri(name))
@@ -267,9 +266,9 @@ class OxigraphGraph(SparqlGraph):
                         other = quad.object if out else quad.subject
                         if isinstance(other, _BlankNode):
                             if out:
-                                result[node].append(Edge(head=node, relation=name, tail="_:" + other.value))
+                                result[node].append(make_edge(node, name, "_:" + other.value))
                             else:
-                                result[node].append(Edge(head="_:" + other.value, relation=name, tail=node))
+                                result[node].append(make_edge("_:" + other.value, name, node))
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
 

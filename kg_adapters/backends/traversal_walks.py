@@ -39,7 +39,7 @@ _EDGE_SLOTS = tuple(getattr(Edge, name).__set__ for name in ("head", "relation",
 _PATH_SLOTS = tuple(getattr(Path, name).__set__ for name in ("start", "edges"))
 
 
-def _edge(head: str, relation: str, tail: Node) -> Edge:
+def make_edge(head: str, relation: str, tail: Node) -> Edge:
     """``Edge(head=, relation=, tail=)`` without the frozen dataclass's keyword ``__init__`` (half
     the cost; answers are made of thousands of them). Same object: the conformance suite compares."""
     edge: Edge = _new(Edge)
@@ -159,6 +159,18 @@ class Hops:
             return [(node, r, other) for r, other in pairs]
         return [(other, r, node) for r, other in pairs]
 
+    def side_lists(
+        self, nodes: list[int], side: Direction, relation: int | None, mask: Mask | None
+    ) -> list[list[Triple]]:
+        """Per node, its entity edges on one side (``out``/``in``) in CSR order."""
+        if len(nodes) <= SMALL_FRONTIER:
+            return [self._node_side(node, side, relation, mask) for node in nodes]
+        owner, head, rel, tail = self._side(np.array(nodes, dtype=np.int64), side, relation, mask)
+        lists: list[list[Triple]] = [[] for _ in nodes]
+        for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
+            lists[position].append((h, r, t))
+        return lists
+
     def _node_literal_relations(self, node: int, relation: int | None, mask: Mask | None) -> list[int]:
         keys = self.index.views["out_extra"]
         width = self.index.width
@@ -212,7 +224,7 @@ class Hops:
         found: list[Item] = []
         for r in relation_numbers:
             relation = self.index.relations[r]
-            found.extend(_edge(head, relation, value) for value in self.literals_of(node, r))
+            found.extend(make_edge(head, relation, value) for value in self.literals_of(node, r))
         if not found:
             return items
 
@@ -244,7 +256,7 @@ class Hops:
         for triple in triples:
             if triple not in made:
                 head, relation, tail = triple
-                made[triple] = _edge(names[head], relations[relation], names[tail])
+                made[triple] = make_edge(names[head], relations[relation], names[tail])
         return [made[item] if isinstance(item, tuple) else item for item in items]
 
     def answer_paths(self, starts: list[str], walks: list[tuple[Item, ...]]) -> list[Path]:
@@ -387,13 +399,6 @@ def _walk(
 
 
 # ---------------------------------------------------------------------------- shortest paths
-class _Round:
-    """The edges one expansion of one side found into its new layer, in discovery order."""
-
-    def __init__(self, reached: Ints, prev: Ints, head: Ints, rel: Ints, tail: Ints) -> None:
-        self.reached, self.prev, self.head, self.rel, self.tail = reached, prev, head, rel, tail
-
-
 def shortest_paths(
     hops: Hops,
     pairs: list[tuple[str, str, int | None, int | None]],
@@ -431,63 +436,42 @@ def _pair_walks(
     if s is None or t is None:
         return
     dirs = (direction, _REVERSE[direction])
-    seen: list[Ints] = [np.array([s], dtype=np.int64), np.array([t], dtype=np.int64)]
-    layers: list[list[Ints]] = [[seen[0]], [seen[1]]]
-    rounds: list[list[_Round]] = [[], []]
+    depth: tuple[dict[int, int], dict[int, int]] = ({s: 0}, {t: 0})
+    parents: tuple[dict[int, list[tuple[int, Triple]]], dict[int, list[tuple[int, Triple]]]] = ({}, {})
+    layers = [[s], [t]]
     radius = [0, 0]
-    meeting: Ints = _EMPTY
-    while radius[0] + radius[1] < max_hops and layers[0][-1].size and layers[1][-1].size:
-        side = 0 if layers[0][-1].size <= layers[1][-1].size else 1
-        frontier = layers[side][-1]
-        owner, head, rel, tail = hops.edges(frontier, dirs[side], mask=mask)
-        node = frontier[owner]
-        reached = np.where(head == node, tail, head)
-        fresh = (reached != node) & ~np.isin(reached, seen[side])
-        reached, node = reached[fresh], node[fresh]
-        unique, first = np.unique(reached, return_index=True)
-        new_layer = unique[np.argsort(first, kind="stable")]
-        rounds[side].append(_Round(reached, node, head[fresh], rel[fresh], tail[fresh]))
-        seen[side] = np.union1d(seen[side], unique)
-        layers[side].append(new_layer)
+    meeting: list[int] = []
+    while radius[0] + radius[1] < max_hops and layers[0] and layers[1]:
+        side = 0 if len(layers[0]) <= len(layers[1]) else 1
+        frontier, seen, found = layers[side], depth[side], parents[side]
+        lists = hops.adjacency(frontier, dirs[side], mask=mask, literals=False)
         radius[side] += 1
-        meets = new_layer[np.isin(new_layer, seen[1 - side])]
-        if meets.size:
-            distance = np.full(meets.size, -1, dtype=np.int64)
-            for depth, layer in enumerate(layers[1 - side]):
-                distance[(distance < 0) & np.isin(meets, layer)] = depth
-            best = int(distance.min())
-            meeting = np.sort(meets[distance == best])
+        new_layer: list[int] = []
+        for node, items in zip(frontier, lists, strict=True):
+            for item in items:
+                h, _, t_ = item  # type: ignore[misc]
+                nxt = t_ if h == node else h
+                if nxt == node or nxt in seen:
+                    continue
+                entry = found.get(nxt)
+                if entry is None:
+                    found[nxt] = [(node, item)]  # type: ignore[list-item]
+                    new_layer.append(nxt)
+                else:
+                    entry.append((node, item))  # type: ignore[arg-type]
+        for node in new_layer:
+            seen[node] = radius[side]
+        layers[side] = new_layer
+        other = depth[1 - side]
+        meets = [node for node in new_layer if node in other]
+        if meets:
+            best = min(other[node] for node in meets)
+            meeting = sorted(node for node in meets if other[node] == best)
             break
-    if meeting.size == 0:
-        return
-    parents = [_parents(rounds[0], meeting), _parents(rounds[1], meeting)]
-    for node in meeting.tolist():
+    for node in meeting:
         for near in _chains(parents[0], node, s):
             for far in _chains(parents[1], node, t):
                 yield tuple(reversed(near)) + far
-
-
-def _parents(rounds: list[_Round], meeting: Ints) -> dict[int, list[tuple[int, Triple]]]:
-    """node -> [(previous node, edge)] for the nodes on some chain from the meeting nodes back to
-    this side's root, in discovery order (as ``_PairSearch`` records them)."""
-    parents: dict[int, list[tuple[int, Triple]]] = {}
-    wanted = meeting
-    for found in reversed(rounds):
-        pick = np.isin(found.reached, wanted)
-        if not pick.any():
-            continue
-        reached, prev = found.reached[pick], found.prev[pick]
-        for r, p, h, rel, t in zip(
-            reached.tolist(),
-            prev.tolist(),
-            found.head[pick].tolist(),
-            found.rel[pick].tolist(),
-            found.tail[pick].tolist(),
-            strict=True,
-        ):
-            parents.setdefault(r, []).append((p, (h, rel, t)))
-        wanted = np.unique(prev)
-    return parents
 
 
 def _chains(parents: dict[int, list[tuple[int, Triple]]], node: int, root: int) -> Iterator[tuple[Item, ...]]:
