@@ -130,7 +130,7 @@ class OxigraphGraph(SparqlGraph):
 
     # -- the traversal index (kg_adapters.backends.traversal_index) --------------------------------
     def _open_traversal_index(self) -> None:
-        if self._version is None or not (self._version.directory / "traversal").is_dir():
+        if self._version is None or not (self._version.directory / store_layout.TRAVERSAL).is_dir():
             return
         from kg_adapters.backends.traversal_index import open_index  # numpy: only for indexed stores
 

@@ -51,7 +51,7 @@ from kg_adapters.errors import BackendError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Literal
 
-INDEX_DIR = "traversal"
+INDEX_DIR = store_layout.TRAVERSAL
 META = "meta.json"
 FORMAT_NAME = "kga-traversal"
 FORMAT_VERSION = 3
