@@ -55,8 +55,11 @@ SIDE_MODULES = {
     "nx": ("networkx", "pyoxigraph", "kg_adapters.records"),
 }
 
-TARGET_LATENCY_RATIO = 1.0
+TARGET_LATENCY_RATIO = 0.5
 TARGET_RSS_RATIO = 0.2
+TARGET_TTFA_RATIO = 0.03
+TARGET_INDEX_BUILD_RATIO = 0.25
+TARGET_INDEX_SIZE_RATIO = 0.3
 TARGET_LOAD_TPS = 100_000
 
 Query = tuple[str, tuple[str, ...]]
@@ -143,10 +146,11 @@ def store_url(store_dir: str) -> str:
     return "oxigraph://" + str(Path(store_dir).resolve()) + "?profile=freebase"
 
 
-def open_store(store_dir: str) -> KnowledgeGraph:
+def open_store(store_dir: str, *, index: bool = True) -> KnowledgeGraph:
+    """The store with its traversal index, or (``index=False``) answering through Oxigraph only."""
     from kg_adapters import connect
 
-    return connect(store_url(store_dir))
+    return connect(store_url(store_dir) + ("" if index else "&index=false"))
 
 
 # ================================================================================================
@@ -272,13 +276,19 @@ def child_main(argv: list[str]) -> None:
             out.update(all_queries_seconds=time.perf_counter() - answered, total_paths=total)
     elif kind == "load":
         from loaders import load_files
+        from loaders.indexing import index_store
 
         began = time.perf_counter()
-        report = load_files([args.data], args.store, profile="freebase", progress=False)
+        report = load_files([args.data], args.store, profile="freebase", progress=False, index=False)
         wall = time.perf_counter() - began
         for name in ("store_triples", "statements_read", "seconds", "triples_per_second"):
             out[name] = getattr(report, name, None)
         out["load_wall_seconds"] = wall
+        began = time.perf_counter()
+        stats = index_store(args.store)  # what load_files does by default, timed on its own
+        out["index_seconds"] = time.perf_counter() - began
+        out["index_bytes"] = stats.bytes
+        out["store_bytes"] = sum(f.stat().st_size for f in Path(args.store).rglob("*") if f.is_file())
     else:
         raise SystemExit(f"unknown child kind {kind!r}")
     common.emit_child_result(out)
@@ -322,16 +332,34 @@ def phase_load(data: str, workdir: Path, runs: int) -> tuple[str, dict[str, Any]
         "target_triples_per_second": TARGET_LOAD_TPS,
     }
     summary["target_met"] = summary["median_triples_per_second"] >= TARGET_LOAD_TPS
+    index_seconds = med(runs_out, "index_seconds")
+    index_bytes = float(runs_out[0]["index_bytes"])
+    summary["index"] = {
+        "median_seconds": index_seconds,
+        "bytes": index_bytes,
+        "build_over_load": index_seconds / summary["median_seconds"],
+        "size_over_store": index_bytes / (float(runs_out[0]["store_bytes"]) - index_bytes),
+    }
+    log(
+        f"  index: {index_seconds:.2f} s ({summary['index']['build_over_load']:.2f}x the load), "
+        f"{common.fmt_bytes(index_bytes)} ({summary['index']['size_over_store']:.2f}x the Oxigraph data)"
+    )
     return kept, summary
 
 
-def verify(kg: KnowledgeGraph, graph: nx.MultiDiGraph, queries: dict[int, list[Query]]) -> dict[str, Any]:
+def verify(
+    kg: KnowledgeGraph, plain: KnowledgeGraph, graph: nx.MultiDiGraph, queries: dict[int, list[Query]]
+) -> dict[str, Any]:
+    """Every query on the three sides; the store with and without its index must agree exactly
+    (order and all), and with networkx as multisets of paths."""
     mismatches: list[dict[str, Any]] = []
     sizes: dict[int, list[int]] = {}
     for hops, items in queries.items():
         sizes[hops] = []
         for start, rule in items:
             result = kg.paths(start, rule)
+            if list(result) != list(plain.paths(start, rule)):
+                mismatches.append({"start": start, "rule": list(rule), "indexed_vs_oxigraph_only": "differ"})
             ours, theirs = store_answer(result), nx_answer(bfs_with_rule(graph, start, list(rule)))
             sizes[hops].append(sum(theirs.values()))
             if ours != theirs or result.truncated or not theirs:
@@ -361,45 +389,55 @@ def verify(kg: KnowledgeGraph, graph: nx.MultiDiGraph, queries: dict[int, list[Q
 
 
 def phase_latency(
-    kg: KnowledgeGraph, graph: nx.MultiDiGraph, queries: dict[int, list[Query]], repeats: int
+    kg: KnowledgeGraph, plain: KnowledgeGraph, graph: nx.MultiDiGraph, queries: dict[int, list[Query]], repeats: int
 ) -> dict[str, Any]:
-    """Per query and repeat, both sides back to back (which goes first alternates by repeat)."""
+    """Per query and repeat, the sides back to back (which goes first rotates by repeat): the store
+    with its traversal index, the same store through Oxigraph only, networkx."""
     perf, cpu = time.perf_counter, time.thread_time
     out: dict[str, Any] = {}
     for hops, items in queries.items():
         store_t: list[list[float]] = [[] for _ in items]
         nx_t: list[list[float]] = [[] for _ in items]
+        plain_t: list[list[float]] = [[] for _ in items]
         store_c: list[list[float]] = [[] for _ in items]  # CPU time of this thread: less sensitive to
         nx_c: list[list[float]] = [[] for _ in items]  # other processes on a small shared machine
         for rep in range(repeats):
             gc.collect()
             for i, (start, rule) in enumerate(items):
                 rule_list = list(rule)
-                for side in (0, 1) if rep % 2 == 0 else (1, 0):
+                for side in ((0, 1, 2), (1, 2, 0), (2, 0, 1))[rep % 3]:
                     if side == 0:
                         c0, t0 = cpu(), perf()
                         kg.paths(start, rule)
                         t1, c1 = perf(), cpu()
                         store_t[i].append(t1 - t0)
                         store_c[i].append(c1 - c0)
-                    else:
+                    elif side == 1:
                         c0, t0 = cpu(), perf()
                         bfs_with_rule(graph, start, rule_list)
                         t1, c1 = perf(), cpu()
                         nx_t[i].append(t1 - t0)
                         nx_c[i].append(c1 - c0)
+                    else:
+                        t0 = perf()
+                        plain.paths(start, rule)
+                        plain_t[i].append(perf() - t0)
         store_med = [common.median(t) for t in store_t]
         nx_med = [common.median(t) for t in nx_t]
         per_query_ratio = [common.ratio(s, n) for s, n in zip(store_med, nx_med, strict=True)]
         s_median, n_median = common.median(store_med), common.median(nx_med)
         s_p90, n_p90 = common.percentile(store_med, 90), common.percentile(nx_med, 90)
         s_total, n_total = sum(store_med), sum(nx_med)
+        p_median = common.median([common.median(t) for t in plain_t])
         s_cpu = common.median([common.median(t) for t in store_c])
         n_cpu = common.median([common.median(t) for t in nx_c])
         out[str(hops)] = {
             "queries": len(items),
             "repeats": repeats,
             "store_median_s": s_median,
+            "oxigraph_only_median_s": p_median,
+            "index_speedup_median": common.ratio(p_median, s_median),
+            "ratio_oxigraph_only_median": common.ratio(p_median, n_median),
             "networkx_median_s": n_median,
             "ratio_median": common.ratio(s_median, n_median),
             "store_p90_s": s_p90,
@@ -419,8 +457,9 @@ def phase_latency(
             "per_query_networkx_median_s": nx_med,
         }
         log(
-            f"  {hops}-hop: store {common.fmt_seconds(s_median)}, networkx {common.fmt_seconds(n_median)} "
-            f"(ratio {common.fmt_ratio(common.ratio(s_median, n_median))})"
+            f"  {hops}-hop: store {common.fmt_seconds(s_median)}, Oxigraph only {common.fmt_seconds(p_median)}, "
+            f"networkx {common.fmt_seconds(n_median)} (ratio {common.fmt_ratio(common.ratio(s_median, n_median))}; "
+            f"load average {os.getloadavg()[0]:.1f})"
         )
     return out
 
@@ -503,6 +542,15 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
             ("p90 per query", "p90_s", "ratio_p90", ""),
             (f"total over {lat['queries']} queries", "total_s", "ratio_total", ""),
         )
+        rows.append(
+            [
+                f"{hops}-hop paths(), median per query, store without its index (Oxigraph only)",
+                f_s(lat["oxigraph_only_median_s"]),
+                f_s(lat["networkx_median_s"]),
+                f_r(lat["ratio_oxigraph_only_median"]),
+                f"index speed-up {f_r(lat['index_speedup_median'])}",
+            ]
+        )
         for label, key, ratio, target in latency_rows:
             rows.append(
                 [
@@ -549,7 +597,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
             f_s(ttfa["store_first_answer_s"]),
             f_s(ttfa["networkx_first_answer_s"]),
             f_r(ttfa["ratio"]),
-            "",
+            f"<= {TARGET_TTFA_RATIO}x: {verdict(ttfa['ratio'] <= TARGET_TTFA_RATIO)}",
         ]
     )
     rows.append(
@@ -562,6 +610,26 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         ]
     )
     load = results["load"]
+    if load is not None and load.get("index"):
+        index = load["index"]
+        rows.append(
+            [
+                "traversal index build time / load time",
+                f_s(index["median_seconds"]),
+                "",
+                f_r(index["build_over_load"]),
+                f"<= {TARGET_INDEX_BUILD_RATIO}x: {verdict(index['build_over_load'] <= TARGET_INDEX_BUILD_RATIO)}",
+            ]
+        )
+        rows.append(
+            [
+                "traversal index size / Oxigraph data size",
+                f_b(index["bytes"]),
+                "",
+                f_r(index["size_over_store"]),
+                f"<= {TARGET_INDEX_SIZE_RATIO}x: {verdict(index['size_over_store'] <= TARGET_INDEX_SIZE_RATIO)}",
+            ]
+        )
     if load is not None:
         rows.append(
             [
@@ -591,7 +659,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"networkx {m['versions'].get('networkx')}; kg_adapters+loaders source fingerprint "
         f"`{results['source']['fingerprint']}`"
         + (" (**changed during the run**)" if results["source"]["changed_during_run"] else "")
-        + ". Small, noisy machine: medians and ratios only.",
+        + f". Small, noisy machine: medians and ratios only. 1-minute load average {results['load_average'][0]:.1f} "
+        f"at the start, {results['load_average_end'][0]:.1f} at the end ({m['cpu_usable']} cores).",
         "",
         "## Headline ratios (store / networkx; lower is better for the store)",
         "",
@@ -689,6 +758,8 @@ def main(argv: list[str] | None = None) -> int:
 
     data = str(Path(args.data).resolve())
     began = time.perf_counter()
+    load_average = os.getloadavg()
+    log(f"load average: {' '.join(f'{x:.2f}' for x in load_average)}")
     fingerprint = common.source_fingerprint(*MEASURED_PACKAGES)
     workdir = Path(tempfile.mkdtemp(prefix="kga-bench-"))
     try:
@@ -720,17 +791,19 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
         gc.freeze()
         kg = open_store(store)
-        log("verify: every query, both sides")
-        verification = verify(kg, graph, queries)
+        plain = open_store(store, index=False)
+        log("verify: every query, every side")
+        verification = verify(kg, plain, graph, queries)
         log(f"  {verification['mismatches']} mismatches; answer sizes {verification['answer_paths']}")
         if verification["mismatches"] and not args.allow_mismatch:
             print(json.dumps(verification["mismatch_examples"], indent=2, default=str), file=sys.stderr)
             raise AssertionError(f"{verification['mismatches']} queries answered differently (see above)")
         log(f"latency: {args.repeats} repeats")
-        latency = phase_latency(kg, graph, queries, args.repeats)
+        latency = phase_latency(kg, plain, graph, queries, args.repeats)
         kg.close()
+        plain.close()
         gc.unfreeze()
-        del graph, kg
+        del graph, kg, plain
         gc.collect()
 
         log(f"peak RSS: {args.rss_runs} subprocess runs per side")
@@ -760,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
             "rss": rss,
             "time_to_first_answer": ttfa,
             "queries": {str(h): [[s, list(r)] for s, r in q] for h, q in queries.items()},
+            "load_average": load_average,
+            "load_average_end": os.getloadavg(),
         }
         results["run_seconds"] = time.perf_counter() - began
         fingerprint_after = common.source_fingerprint(*MEASURED_PACKAGES)
@@ -773,6 +848,13 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(common.text_table(HEADERS, summary_rows(results)))
         print(f"\n(verification: {verification['mismatches']} mismatches; run took {results['run_seconds']:.0f} s)")
+        print(
+            "load average: "
+            + " ".join(f"{x:.2f}" for x in load_average)
+            + " at the start, "
+            + " ".join(f"{x:.2f}" for x in results["load_average_end"])
+            + " at the end"
+        )
         if not args.no_write:
             json_path, md_path = common.write_results(NAME, results, render_markdown(results))
             print(f"wrote {json_path} and {md_path}")

@@ -39,6 +39,26 @@ def other_end(edge: Edge, node: str) -> Node:
     return edge.tail if edge.head == node else edge.head
 
 
+def path_arguments(
+    kg: KnowledgeGraph,
+    starts: Ids,
+    relation_path: Sequence[str],
+    directions: Sequence[Direction] | None,
+    max_paths: int | None,
+) -> tuple[list[str], list[Direction], int | None]:
+    """The checked arguments of ``paths`` (start ids, one direction per hop, the path budget), for
+    every implementation of it, so all refuse bad input alike."""
+    start_ids = canonical_ids(kg, starts)
+    if isinstance(relation_path, str) or not relation_path:
+        raise InvalidTermError("relation_path must be a non-empty list of relations")
+    check_relations(kg, relation_path)
+    hops = len(relation_path)
+    dirs: list[Direction] = list(directions) if directions is not None else ["out"] * hops
+    if len(dirs) != hops:
+        raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
+    return start_ids, [check_direction(d) for d in dirs], check_budget(max_paths, "max_paths")
+
+
 def constrained_paths(
     kg: KnowledgeGraph,
     starts: Ids,
@@ -52,16 +72,8 @@ def constrained_paths(
     """RoG Algorithm 1. Each hop's frontier (distinct nodes, not paths) is expanded with one batched
     ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a
     deterministic order, visiting only nodes that can still complete the path."""
-    start_ids = canonical_ids(kg, starts)
-    if isinstance(relation_path, str) or not relation_path:
-        raise InvalidTermError("relation_path must be a non-empty list of relations")
-    check_relations(kg, relation_path)
+    start_ids, dirs, limit = path_arguments(kg, starts, relation_path, directions, max_paths)
     hops = len(relation_path)
-    dirs: list[Direction] = list(directions) if directions is not None else ["out"] * hops
-    if len(dirs) != hops:
-        raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
-    dirs = [check_direction(d) for d in dirs]
-    limit = check_budget(max_paths, "max_paths")
 
     collapsed = {relation: parts for relation in relation_path if (parts := _cvt_step(kg, relation, expand_cvt))}
     layers: list[dict[str, list[Edge]]] = []

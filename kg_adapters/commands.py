@@ -68,6 +68,9 @@ def opens_kg(run: RunWithGraph) -> Run:
         except TypeError as exc:  # an option the backend does not know
             raise UsageError(str(exc)) from exc
         with kg:
+            hint = getattr(kg, "index_hint", None)  # an on-disk store without its traversal index
+            if callable(hint) and (text := hint()):
+                print(text, file=sys.stderr)
             if kg.profile.detection is not None:
                 print(f"kga: detected profile: {kg.profile.name} ({kg.profile.detection})", file=sys.stderr)
             return run(kg, args)

@@ -176,3 +176,28 @@ def expand_dotted_prefixed_names(query: str) -> str:
         position = span.end()
     pieces.append(_PREFIXED_NAME.sub(expand, query[position:]))
     return "".join(pieces)
+
+
+_REGEX_SPECIALS = re.compile(r"([\\.^$|?*+()\[\]{}-])")
+
+
+def exclude_relations(
+    name: str, iris: Iterable[str], prefixes: Iterable[str], local: Iterable[tuple[str, str, str]] = ()
+) -> str:
+    """A FILTER keeping ``?name`` off the relations a profile hides: the IRIs ``iris``, any IRI
+    starting with one of ``prefixes``, and, for ``(namespace, prefix, local_id_regex)``, any IRI
+    ``namespace + rest`` where ``rest`` starts with ``prefix`` and is a local id (matches
+    ``local_id_regex``, an XPath/PCRE regular expression). Empty text when nothing is excluded."""
+    var = variable(name)
+    conditions = []
+    listed = [iri(value) for value in iris]
+    if listed:
+        conditions.append(f"{var} NOT IN ({', '.join(listed)})")
+    conditions.extend(f"!STRSTARTS(STR({var}), {string_literal(check_text(p, 'prefix'))})" for p in prefixes)
+    for namespace, prefix, pattern in local:
+        anchored = "^" + _REGEX_SPECIALS.sub(r"\\\1", check_text(namespace, "namespace")) + f"({pattern})$"
+        conditions.append(
+            f"!(STRSTARTS(STR({var}), {string_literal(check_text(namespace + prefix, 'prefix'))}) && "
+            f"REGEX(STR({var}), {string_literal(anchored)}))"
+        )
+    return f"FILTER({' && '.join(conditions)})" if conditions else ""

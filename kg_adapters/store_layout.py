@@ -34,6 +34,8 @@ from kg_adapters.errors import StoreNotFound
 MANIFEST = "kga-store.json"
 DATA_DIR = "oxigraph"
 LABELS = "labels.sqlite"
+TRAVERSAL = "traversal"
+"""The traversal index (``kg_adapters.backends.traversal_index``), when the version has one."""
 READERS = ".kga-readers"
 VERSION_PREFIX = "v-"
 TRASH_PREFIX = ".kga-trash-"
@@ -143,6 +145,7 @@ class OpenVersion:
 
     def __init__(self, store: Path, manifest: dict[str, Any], lock_fd: int | None) -> None:
         self.manifest = manifest
+        self.directory = version_dir(store, manifest)
         self.data = data_dir(store, manifest)
         self.labels = labels_path(store, manifest)
         self._fd = lock_fd
@@ -190,7 +193,7 @@ def collect_garbage(store: str | Path) -> list[str]:
             shutil.rmtree(entry, ignore_errors=True)
         elif entry.name.startswith(VERSION_PREFIX) and entry.name != current and _claim(entry, [entry]):
             removed.append(entry.name)
-    legacy = [path / DATA_DIR, path / LABELS]
+    legacy = [path / DATA_DIR, path / LABELS, path / TRAVERSAL]
     if current is not None and any(p.exists() for p in legacy) and _claim(path, legacy):
         removed.append(DATA_DIR)
     return removed

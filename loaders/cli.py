@@ -12,6 +12,7 @@ from pathlib import Path as FilePath
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.commands import Command, csv_list, emit, opens_kg
 from kg_adapters.errors import KGError
+from loaders.indexing import INDEX_COMMAND
 
 
 def cmd_load(args: argparse.Namespace) -> int:
@@ -38,6 +39,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         dump_filter=filters,
         languages=languages if wikidata else None,
         qualifiers=args.qualifiers,
+        index=not args.no_index,
     )
     summary = {
         "store": report.store,
@@ -143,6 +145,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         action="store_true",
         help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
     )
+    load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
     load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
     load.add_argument(
         "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
@@ -175,5 +178,6 @@ COMMANDS = [
         arguments=extract_arguments,
         run=opens_kg(cmd_extract),
     ),
+    INDEX_COMMAND,
 ]
 """Registered as ``loaders`` in the ``kg_adapters.commands`` entry-point group (pyproject.toml)."""

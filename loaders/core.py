@@ -34,6 +34,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
+from kg_adapters.backends import traversal_index
 from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
@@ -58,6 +59,7 @@ def load_files(
     dump_filter: DumpFilter | None = None,
     languages: Sequence[str] | None = None,
     qualifiers: bool = False,
+    index: bool = True,
 ) -> LoadReport:
     """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created,
     or appended to).
@@ -70,7 +72,8 @@ def load_files(
     (``None``: only when stderr is a terminal); ``dump_filter`` drops lines of Freebase dumps
     (``format="freebase"``, see :mod:`loaders.freebase`). For Wikidata JSON dumps, ``languages``
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
-    statements (see :mod:`loaders.wikidata_json`).
+    statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
+    (:mod:`kg_adapters.backends.traversal_index`) into the new version before it is swapped in.
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -119,6 +122,7 @@ def load_files(
                 show=show,
                 dump_filter=dump_filter,
                 wikidata=wikidata,
+                index=index,
             )
             store_layout.swap_in(tmp, target)
         except BaseException as exc:
@@ -197,8 +201,9 @@ def _build(
     show: bool,
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
+    index: bool,
 ) -> tuple[int, SkipLog, int, int, int]:
-    """Builds the complete store in ``tmp``: data, name index, then the manifest."""
+    """Builds the complete store in ``tmp``: data, name index, traversal index, then the manifest."""
     data = tmp / store_layout.DATA_DIR
     if previous is not None:
         oxstore = _checkpoint(store_layout.data_dir(target, previous), data)
@@ -244,6 +249,8 @@ def _build(
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
+        if index:
+            traversal_index.build_index(oxstore, tmp, get_profile(profile))
     except (OSError, BackendError) as exc:
         raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
     del oxstore

@@ -44,6 +44,7 @@ from tqdm import tqdm
 import kg_adapters
 from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations
+from kg_adapters.backends import traversal_index
 from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget, check_direction
@@ -521,6 +522,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan) -> dict[s
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
+        traversal_index.build_index(oxstore, tmp, profile)
         del oxstore
         gc.collect()  # close the database before the manifest marks it complete and it is renamed
         record = {

@@ -218,12 +218,17 @@ def oracle(fb15k_file: Path) -> Oracle:
     return Oracle.parse(fb15k_file)
 
 
-@pytest.fixture(scope="session")
-def fb15k_store(fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="session", params=["indexed", "oxigraph-only"])
+def fb15k_store(request: pytest.FixtureRequest, fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store with its traversal index (walks on integers) and without (walks on Oxigraph):
+    every test below holds both to the oracle."""
     loaders = pytest.importorskip("loaders")
+    indexed = request.param == "indexed"
     store = tmp_path_factory.mktemp("fb15k") / "store"
-    report = loaders.load_files([str(fb15k_file)], str(store), profile="freebase", progress=False)
+    report = loaders.load_files([str(fb15k_file)], str(store), profile="freebase", progress=False, index=indexed)
     assert report.lines_skipped == 0
+    with connect(f"oxigraph://{store.resolve()}") as kg:
+        assert (getattr(kg, "traversal_index", None) is not None) is indexed
     return store.resolve()
 
 

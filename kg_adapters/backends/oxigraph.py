@@ -7,6 +7,7 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,22 +15,38 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
+from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
-from kg_adapters.base import Direction
+from kg_adapters.base import Direction, Ids, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
-from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from kg_adapters.backends.traversal_index import TraversalIndex
+    from kg_adapters.backends.traversal_walks import Hops
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
 _BlankNode = ox.BlankNode
+
+
+def _flag(value: object) -> bool:
+    """A boolean option, given as a bool or as URL text (1/true/yes, 0/false/no)."""
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered not in ("1", "true", "yes", "0", "false", "no"):
+            raise TypeError(f"expected true or false, got {value[:20]!r}")
+        return lowered in ("1", "true", "yes")
+    return bool(value)
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
@@ -113,12 +130,19 @@ class OxigraphGraph(SparqlGraph):
     direct_lookup_max = 64
     """Expansions with at most this many (entity, relation) lookups skip SPARQL (see _collect_edges)."""
 
-    def __init__(self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False) -> None:
-        """``profile``: default the one the store's manifest records (``generic`` in memory)."""
+    def __init__(
+        self, path: str | None = None, *, profile: str | Profile | None = None, write: bool = False, index: bool = True
+    ) -> None:
+        """``profile``: default the one the store's manifest records (``generic`` in memory).
+        ``index=False`` leaves the store's traversal index unused (every answer through Oxigraph)."""
         self.path = path
         self.write = write or path is None
         self.manifest: dict[str, Any] = {}
         self._version: store_layout.OpenVersion | None = None
+        self._traversal: TraversalIndex | None = None
+        self._use_index = index
+        self._masks: dict[tuple[str, bool], npt.NDArray[np.bool_] | None] = {}
+        self._relation_full: dict[str, str] = {}
         if path is not None:
             self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
             self.manifest = self._version.manifest
@@ -136,16 +160,261 @@ class OxigraphGraph(SparqlGraph):
         except OSError as exc:
             self.close_version()
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
+        self._use_index = index
+        if index:
+            self._open_traversal_index()
+
+    # -- the traversal index (kg_adapters.backends.traversal_index) --------------------------------
+    def _open_traversal_index(self) -> None:
+        if self._version is None or not (self._version.directory / store_layout.TRAVERSAL).is_dir():
+            return
+        from kg_adapters.backends.traversal_index import open_index  # numpy: only for indexed stores
+
+        self._traversal = open_index(self._version.directory)
+
+    @property
+    def traversal_index(self) -> TraversalIndex | None:
+        """The store version's traversal index, None when it has none (walks then run on Oxigraph)."""
+        return self._traversal
+
+    def index_hint(self) -> str | None:
+        """The line telling how to add a traversal index, for an on-disk store without one."""
+        if self.path is None or self._traversal is not None or not self._use_index:
+            return None
+        from kg_adapters.backends.traversal_index import add_hint
+
+        return add_hint(self.path)
+
+    def _usable_index(self) -> TraversalIndex | None:
+        """The index, when it numbers ids as this graph's profile spells them."""
+        index = self._traversal
+        if index is None or index.profile_name != self._profile.name:
+            return None
+        return index
+
+    def _walk_index(self) -> TraversalIndex | None:
+        """The index for whole walks: not when the store has blank nodes (walks pass through them,
+        and the index holds none)."""
+        index = self._usable_index()
+        return index if index is not None and index.blank_edges == 0 else None
+
+    def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> npt.NDArray[np.bool_] | None:
+        """Which relation numbers an unnamed walk keeps: the profile's relation filter, and with
+        ``layer`` the statement plumbing hidden (as ``neighbors(relations=None)`` answers)."""
+        layer = layer and self._profile.statements is not None
+        key = (self._profile.relation_filter.key, layer)
+        if key not in self._masks:
+            import numpy as np
+
+            keeps = self._profile.relation_filter.keeps
+            flags = [keeps(r) and not (layer and self._in_statement_layer(r)) for r in index.relations]
+            self._masks[key] = None if all(flags) else np.array(flags, dtype=np.bool_)
+        return self._masks[key]
+
+    def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> npt.NDArray[np.bool_]:
+        import numpy as np
+
+        mask = np.zeros(max(len(index.relations), 1), dtype=np.bool_)
+        for relation in relation_ids:
+            number = index.relation_number.get(relation)
+            if number is not None:
+                mask[number] = True
+        return mask
+
+    def _relation_full_iri(self, relation: str) -> str:
+        full = self._relation_full.get(relation)
+        if full is None:
+            full = self._relation_full[relation] = self._profile.relation_iri(relation)
+        return full
+
+    def _hops(self, index: TraversalIndex) -> Hops:
+        from kg_adapters.backends.traversal_walks import Hops
+
+        return Hops(index, index.literals)
+
+    def _indexed_edges(
+        self,
+        index: TraversalIndex,
+        side: Direction,
+        iris: list[str],
+        relation_iris: list[str] | None,
+        literals: bool,
+        canonical_of: dict[str, str],
+        result: dict[str, list[Edge]],
+    ) -> None:
+        """``_collect_edges`` from the index (literal objects included); blank-node ends from Oxigraph."""
+        from kg_adapters.backends.traversal_walks import Hops, make_edge
+
+        known = [(canonical_of[full], index.number(canonical_of[full])) for full in iris]
+        present = [(node, number) for node, number in known if number is not None]
+        if not present:
+            return
+        relation: int | None = None
+        mask = None
+        if relation_iris is None:
+            mask = self._visible_mask(index, layer=False)  # the caller drops what the filter hides
+        else:
+            relation_ids = [self._profile.relation_id(full) for full in relation_iris]
+            if len(relation_ids) == 1:
+                number = index.relation_number.get(relation_ids[0])
+                if number is None:
+                    return
+                relation = number
+            else:
+                mask = self._named_mask(index, relation_ids)
+        numbers = [number for _, number in present]
+        lists = Hops(index, None).side_lists(numbers, side, relation, mask)
+        names = index.names([n for triples in lists for h, _, t in triples for n in (h, t)])
+        relations = index.relations
+        for (node, _), triples in zip(present, lists, strict=True):
+            found = result[node]
+            found.extend(make_edge(names[h], relations[r], names[t]) for h, r, t in triples)
+        extras = index.views["out_extra" if side == "out" else "in_extra"]
+        if not len(extras):
+            return
+        store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
+        blanks = index.blank_edges > 0  # only then does Oxigraph hold ends the index lacks
+        width = index.width
+        try:
+            for node, number in present:
+                base = number * width
+                lo, hi = (base + relation, base + relation + 1) if relation is not None else (base, base + width)
+                first = bisect_left(extras, lo)
+                last = bisect_left(extras, hi, first)
+                if first == last:
+                    continue
+                term = _NamedNode(self._profile.entity_iri(node)) if blanks else None
+                for key in extras[first:last].tolist():
+                    r = key - base
+                    if mask is not None and not mask[r]:
+                        continue
+                    name = relations[r]
+                    if out and literals:
+                        result[node].extend(make_edge(node, name, value) for value in index.literals(number, r))
+                    if term is None:
+                        continue
+                    predicate = _NamedNode(self._relation_full_iri(name))
+                    if out:
+                        quads = store.quads_for_pattern(term, predicate, None, graph_name=default_graph)
+                    else:
+                        quads = store.quads_for_pattern(None, predicate, term, graph_name=default_graph)
+                    for quad in quads:
+                        other = quad.object if out else quad.subject
+                        if isinstance(other, _BlankNode):
+                            if out:
+                                result[node].append(make_edge(node, name, "_:" + other.value))
+                            else:
+                                result[node].append(make_edge("_:" + other.value, name, node))
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+
+    def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
+        index = self._usable_index()
+        if index is None:
+            yield from super()._relation_pairs(side, iris)
+            return
+        import numpy as np
+
+        canonical = self._profile.entity_id
+        keys = (index.out_key, index.out_extra) if side == "out" else (index.in_key, index.in_extra)
+        for full in iris:
+            number = index.number(canonical(full))
+            if number is None:
+                continue
+            base = number * index.width
+            found: set[int] = set()
+            for array_ in keys:
+                lo, hi = array_.searchsorted(base, "left"), array_.searchsorted(base + index.width, "left")
+                if hi > lo:
+                    found.update((np.unique(np.asarray(array_[lo:hi]) - base)).tolist())
+            for r in sorted(found):
+                yield full, index.relations[r]
+
+    # -- walks on the index (kg_adapters.backends.traversal_walks); else the generic algorithms ----
+    def paths(
+        self,
+        starts: Ids,
+        relation_path: Sequence[str],
+        *,
+        directions: Sequence[Direction] | None = None,
+        max_paths: int | None = None,
+        simple: bool = False,
+        expand_cvt: bool = False,
+    ) -> PathResult:
+        index = self._walk_index()
+        if index is None or (expand_cvt and self._profile.has_cvt_nodes):
+            return super().paths(
+                starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
+            )
+        from kg_adapters.backends import traversal_walks
+
+        self._check_open()
+        start_ids, dirs, limit = path_arguments(self, starts, relation_path, directions, max_paths)
+        profile = self._profile
+        relations = [index.relation_number.get(profile.relation_id(profile.relation_iri(r))) for r in relation_path]
+        numbers = [index.number(start) for start in start_ids]
+        return traversal_walks.constrained_paths(self._hops(index), start_ids, numbers, relations, dirs, limit, simple)
+
+    def shortest_paths(
+        self,
+        sources: Ids,
+        targets: Ids,
+        *,
+        max_hops: int = 4,
+        direction: Direction = "both",
+        max_paths: int | None = None,
+    ) -> PathResult:
+        index = self._walk_index()
+        if index is None:
+            return super().shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+        from kg_adapters.backends import traversal_walks
+
+        self._check_open()
+        check_direction(direction)
+        hops = check_budget(max_hops, "max_hops")
+        limit = check_budget(max_paths, "max_paths")
+        source_ids, target_ids = canonical_ids(self, sources), canonical_ids(self, targets)
+        number = {node: index.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
+        pairs = [(s, t, number[s], number[t]) for s in source_ids for t in target_ids]
+        mask = self._visible_mask(index, layer=True)
+        return traversal_walks.shortest_paths(self._hops(index), pairs, hops or 0, direction, limit, mask)
+
+    def subgraph(
+        self,
+        seeds: Ids,
+        *,
+        hops: int = 2,
+        direction: Direction = "both",
+        relations: Sequence[str] | None = None,
+        max_edges: int | None = None,
+    ) -> EdgeList:
+        index = self._walk_index()
+        if index is None:
+            return super().subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
+        from kg_adapters.backends import traversal_walks
+
+        self._check_open()
+        check_direction(direction)
+        depth = check_budget(hops, "hops")
+        limit = check_budget(max_edges, "max_edges")
+        seed_ids = canonical_ids(self, seeds)
+        check_relations(self, relations)
+        if relations is None:
+            mask = self._visible_mask(index, layer=True)
+        else:
+            profile = self._profile
+            mask = self._named_mask(index, [profile.relation_id(profile.relation_iri(r)) for r in relations])
+        numbers = [index.number(seed) for seed in seed_ids]
+        return traversal_walks.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth or 0, direction, mask, limit)
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
         profile = options.pop("profile", None)
-        write = options.pop("write", False)
+        write = _flag(options.pop("write", False))
+        index = _flag(options.pop("index", True))
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
-        if isinstance(write, str):
-            write = write.lower() in ("1", "true", "yes")
-        return cls(local_path(url) or None, profile=profile, write=bool(write))
+        return cls(local_path(url) or None, profile=profile, write=write, index=index)
 
     @property
     def store(self) -> ox.Store:
@@ -171,8 +440,13 @@ class OxigraphGraph(SparqlGraph):
         canonical_of: dict[str, str],
         result: dict[str, list[Edge]],
     ) -> None:
-        """Small expansions read the store's indexes directly: a SPARQL query costs ~35 us to parse
-        and plan before its first row, an index lookup ~10 us. Large ones go through one VALUES query."""
+        """From the traversal index when the store has one. Else small expansions read the store's
+        indexes directly: a SPARQL query costs ~35 us to parse and plan before its first row, an index
+        lookup ~10 us. Large ones go through one VALUES query."""
+        index = self._usable_index()
+        if index is not None:
+            self._indexed_edges(index, side, iris, relation_iris, literals, canonical_of, result)
+            return
         lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
         if lookups > self.direct_lookup_max:
             # Oxigraph joins a VALUES list of predicates by scanning every edge of each id, so one
@@ -322,13 +596,21 @@ class OxigraphGraph(SparqlGraph):
         self._invalidate_index()
 
     def _invalidate_index(self) -> None:
-        """Writes change names: drop the in-memory index, or rebuild the on-disk one."""
+        """Writes change names and edges: drop the in-memory name and relation indexes, or rebuild the
+        on-disk one, and rebuild the traversal index if the store has one."""
         for index in (self._index, self._relation_index):
             if index is not None:
                 index.close()
         self._index = self._relation_index = None
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
+            if self._traversal is not None:
+                from kg_adapters.backends.traversal_index import build_index
+
+                self._traversal.close()
+                self._traversal = None
+                build_index(self._store, self._version.directory, get_profile(self.manifest.get("profile", "generic")))
+                self._open_traversal_index()
 
     def _check_writable(self) -> None:
         self._check_open()
@@ -337,6 +619,9 @@ class OxigraphGraph(SparqlGraph):
 
     def close(self) -> None:
         super().close()
+        if self._traversal is not None:
+            self._traversal.close()
+            self._traversal = None
         self._store = ox.Store()  # releases the on-disk database
         self.close_version()
 

@@ -32,7 +32,7 @@ from kg_adapters.records import (
     node_sort_key,
     statement_sort_key,
 )
-from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, iri, string_literal, values_block
+from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, exclude_relations, iri, string_literal, values_block
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -86,6 +86,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._index: LabelIndex | None = None
         self._relation_index: RelationIndex | None = None
         self._closed = False
+        self._pushed_filters: dict[str, str] = {}
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -154,15 +155,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         relation_id = self._profile.relation_id
         walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         for side in walk:
-            pattern = "?x ?r ?o" if side == "out" else "?o ?r ?x"
-
-            def build(chunk: Sequence[str], pattern: str = pattern) -> str:
-                return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
-
-            rows = self._select_chunked(build, list(nodes.iris))
-            for x, r, *_ in rows:
-                if isinstance(x, str) and isinstance(r, str):
-                    found[nodes.iris[x]].add(relation_id(r))
+            for x, relation in self._relation_pairs(side, list(nodes.iris)):
+                found[nodes.iris[x]].add(relation)
             for blank, relation, _other in self._blank_node_edges(nodes.blanks, side, None):
                 found[blank].add(relation_id(relation))
         if self._profile.statements is not None:
@@ -175,6 +169,26 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             for canonical, collapsed in self._cvt_relations(list(found), direction).items():
                 found[canonical].update(collapsed)
         return {spelling: sorted(found[canonical]) for spelling, canonical in nodes.canonical.items()}
+
+    def _hidden_relations_filter(self) -> str:
+        """The profile's relation filter as a FILTER on ``?r`` (see ``Profile.hidden_relations``)."""
+        key = f"{self._profile.name};{self._profile.relation_filter.key}"
+        cached = self._pushed_filters.get(key)
+        if cached is None:
+            cached = self._pushed_filters[key] = exclude_relations("r", *self._profile.hidden_relations())
+        return cached
+
+    def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
+        """(IRI, relation id) for every distinct relation on the ``side`` edges of each IRI."""
+        pattern = ("?x ?r ?o" if side == "out" else "?o ?r ?x") + " " + self._hidden_relations_filter()
+
+        def build(chunk: Sequence[str]) -> str:
+            return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
+
+        relation_id = self._profile.relation_id
+        for x, r, *_ in self._select_chunked(build, iris):
+            if isinstance(x, str) and isinstance(r, str):
+                yield x, relation_id(r)
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
@@ -473,6 +487,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         relation_values = values_block("r", relation_iris) if relation_iris and single is None else ""
         pattern = f"?x {predicate} ?o" if side == "out" else f"?o {predicate} ?x"
         literal_filter = "FILTER(!isLiteral(?o))" if side == "out" and not literals else ""
+        if relation_iris is None:  # the caller drops what the filter hides: keep it off the wire
+            literal_filter += " " + self._hidden_relations_filter()
         projection = "?x ?o" if single is not None else "?x ?o ?r"
 
         def build(chunk: Sequence[str]) -> str:

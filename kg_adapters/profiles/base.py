@@ -73,6 +73,36 @@ class Profile:
     """Relations hidden unless named (see :mod:`kg_adapters.profiles.relation_filter`)."""
     has_cvt_nodes = False
     """Whether the graph has CVT (mediator) nodes: nameless entities that group one n-ary fact."""
+    local_id_regex: str | None = None
+    """:meth:`is_local_id` as a regular expression a SPARQL engine can run (REGEX), when it is one:
+    lets a relation filter's compact prefixes be pushed into queries (:meth:`hidden_relations`)."""
+
+    def hidden_relations(self) -> tuple[list[str], list[str], list[tuple[str, str, str]]]:
+        """The relation filter as IRIs a query can exclude, for ``sparql_terms.exclude_relations``:
+        (IRIs, IRI prefixes, (namespace, compact prefix, local id regex)). Only what is dropped
+        exactly: a remote endpoint must not hide an edge the filter keeps (the filter still runs on
+        every answer; pushing it down only keeps hidden edges off the wire and out of row caps)."""
+        relation_filter = self.relation_filter
+        iris = []
+        for relation in sorted(relation_filter.drop):
+            try:
+                full = self.relation_iri(relation)
+            except InvalidTermError:
+                continue
+            if self.relation_id(full) == relation:
+                iris.append(full)
+        prefixes: list[str] = []
+        local: list[tuple[str, str, str]] = []
+        if type(self).relation_id is not Profile.relation_id:
+            return iris, prefixes, local  # its own id mapping: only exact IRIs are safe to push
+        namespace = self.relation_namespace
+        for prefix in relation_filter.drop_prefixes:
+            if _ABSOLUTE.match(prefix):
+                if namespace is None or not (namespace.startswith(prefix) or prefix.startswith(namespace)):
+                    prefixes.append(prefix)
+            elif namespace is not None and self.local_id_regex is not None:
+                local.append((namespace, prefix, self.local_id_regex))
+        return iris, prefixes, local
 
     def is_cvt_candidate(self, node_id: str) -> bool:
         """Whether ``node_id`` (canonical) may be a CVT node; it is one when it also has no name."""

@@ -40,6 +40,7 @@ class FreebaseProfile(Profile):
     detect_namespaces = (FREEBASE_NS,)
     relation_filter = FREEBASE_RELATION_FILTER
     has_cvt_nodes = True
+    local_id_regex = _LOCAL_ID.pattern
 
     def is_cvt_candidate(self, node_id: str) -> bool:
         """CVTs are MIDs (``m.``/``g.``); schema ids such as ``film.performance`` never are."""

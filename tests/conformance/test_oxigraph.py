@@ -37,6 +37,13 @@ def disk_store(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return store.resolve()
 
 
+@pytest.fixture(scope="module")
+def disk_store_without_index(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("oxigraph-store") / "no-index-store"
+    loaders.load_files([str(graph_file)], str(store), progress=False, index=False)
+    return store.resolve()
+
+
 class TestOxigraphInMemory(KGConformance):
     @pytest.fixture(scope="class")
     @classmethod
@@ -58,6 +65,7 @@ class TestOxigraphOnDisk(KGConformance):
             kg = connect(f"oxigraph://{disk_store}")
             assert isinstance(kg, OxigraphGraph)
             assert kg.write is False
+            assert kg.traversal_index is not None  # walks on the index
             return kg
 
         return make
@@ -71,6 +79,21 @@ class TestOxigraphOnDisk(KGConformance):
     def test_two_readers_at_once(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as first, make_kg() as second:
             assert first.neighbors(A) == second.neighbors(A) == {A: A_OUT}
+
+
+class TestOxigraphOnDiskWithoutIndex(KGConformance):
+    """A store without a traversal index answers the same, through Oxigraph."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, disk_store_without_index: Path) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect(f"oxigraph://{disk_store_without_index}")
+            assert isinstance(kg, OxigraphGraph)
+            assert kg.traversal_index is None
+            return kg
+
+        return make
 
 
 # ------------------------------------------------------------------------- opening stores

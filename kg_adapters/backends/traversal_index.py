@@ -1,0 +1,529 @@
+"""The traversal index of one store version: the entity-to-entity edges as integer CSR arrays.
+
+A store version directory may hold ``traversal/`` beside ``oxigraph/``::
+
+    meta.json          format, profile, counts (written last: its presence marks a complete index)
+    entities.bin       the entities' ids (as the profile spells them), UTF-8, sorted, concatenated
+    entity_offsets.npy int64[n + 1]: where each id starts in entities.bin
+    relations.json     the relation ids, sorted (small: loaded at open)
+    out_key.npy        int64, sorted: head * R + relation of every IRI-to-IRI edge
+    out_other.npy      int32: its tail (same order; so edges sort by (head, relation, tail))
+    in_key.npy         int64, sorted: tail * R + relation
+    in_other.npy       int32: its head
+    out_extra.npy      int64, sorted distinct: node * R + relation where the node has a literal or
+                       blank-node object of the relation (those edges stay in Oxigraph)
+    in_extra.npy       int64, sorted distinct: node * R + relation with a blank-node subject
+
+Entities and relations are numbered in the order of their ids, so integer order is the order answers
+are sorted in (``edge_sort_key``), and a hop is a ``searchsorted`` over memory-mapped arrays: a
+process opens an index in well under a millisecond and pages in only what its queries touch.
+
+numpy, not a graph library (igraph, scipy.sparse, graph-tool): the index needs exactly sorted
+arrays, ``searchsorted`` and memory mapping, which numpy does well and keeps on disk in a plain,
+documented format (``.npy``) that opens without parsing; the graph libraries load whole graphs
+into their own memory and know nothing of relations or RDF terms.
+
+Building is atomic: the files are written into a temporary directory inside the version directory
+and renamed to ``traversal`` last (a crash leaves only the temporary directory, never a half index).
+Anything the index does not hold (literals, blank nodes, named graphs) is answered by Oxigraph.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import shutil
+import uuid
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyoxigraph as ox
+
+from kg_adapters import store_layout
+from kg_adapters.errors import BackendError
+from kg_adapters.profiles import Profile
+from kg_adapters.records import Literal
+
+INDEX_DIR = store_layout.TRAVERSAL
+META = "meta.json"
+FORMAT_NAME = "kga-traversal"
+FORMAT_VERSION = 3
+_TMP_PREFIX = ".traversal-tmp-"
+_TRASH_PREFIX = ".traversal-old-"
+_ARRAYS = (
+    "entity_offsets",
+    "out_key",
+    "out_other",
+    "in_key",
+    "in_other",
+    "out_extra",
+    "in_extra",
+    "literal_key",
+    "literal_tag",
+    "literal_offsets",
+)
+BUILD_FILES = len(_ARRAYS) + 4
+"""Files a build writes (entities, literal values, the arrays, relations, meta): the progress steps after reading."""
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexStats:
+    """What :func:`build_index` wrote."""
+
+    entities: int
+    relations: int
+    edges: int
+    literal_edges: int
+    blank_edges: int
+    bytes: int
+
+
+def index_dir(version_dir: str | os.PathLike[str]) -> Path:
+    return Path(version_dir) / INDEX_DIR
+
+
+def has_index(version_dir: str | os.PathLike[str]) -> bool:
+    return (index_dir(version_dir) / META).is_file()
+
+
+def add_hint(store: str | os.PathLike[str]) -> str:
+    """The one line telling a user how to give a store an index."""
+    return (
+        f"kga: hint: this store has no traversal index (walks run on Oxigraph); add one with: kga index --store {store}"
+    )
+
+
+def build_index(
+    store: ox.Store,
+    version_dir: str | os.PathLike[str],
+    profile: Profile,
+    *,
+    progress: Callable[[int], None] | None = None,
+    every: int = 100_000,
+) -> IndexStats:
+    """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
+    replacing any index there. ``progress(done)`` reports a running count of work: every ``every``
+    triples read (``done`` = triples read), then once per file written (``done`` = triples + files).
+
+    Atomic: the files go to a temporary directory renamed into place last; a crash at any point
+    leaves the previous index (or none) and a temporary directory that the next build removes."""
+    directory = Path(version_dir)
+    remove_stale_builds(directory)
+    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        return _build(store, directory, tmp, profile, progress, every)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _build(
+    store: ox.Store,
+    directory: Path,
+    tmp: Path,
+    profile: Profile,
+    progress: Callable[[int], None] | None,
+    every: int,
+) -> IndexStats:
+    entity_of: dict[str, int] = {}
+    relation_of: dict[str, int] = {}
+    heads, rels, tails = array("i"), array("i"), array("i")
+    extra_out: set[tuple[int, int]] = set()
+    extra_in: set[tuple[int, int]] = set()
+    literal_rows: list[tuple[int, int, Any]] = []
+    blank_edges = rows = 0
+    named, literal, blank = ox.NamedNode, ox.Literal, ox.BlankNode
+    try:
+        for quad in store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()):
+            rows += 1
+            if progress is not None and rows % every == 0:
+                progress(rows)
+            subject, obj = quad.subject, quad.object
+            predicate = quad.predicate.value
+            r = relation_of.get(predicate)
+            if r is None:
+                r = relation_of[predicate] = len(relation_of)
+            subject_kind, object_kind = type(subject), type(obj)
+            if subject_kind is named:
+                s_iri = cast(ox.NamedNode, subject).value
+                s = entity_of.get(s_iri)
+                if s is None:
+                    s = entity_of[s_iri] = len(entity_of)
+                if object_kind is named:
+                    o_iri = cast(ox.NamedNode, obj).value
+                    o = entity_of.get(o_iri)
+                    if o is None:
+                        o = entity_of[o_iri] = len(entity_of)
+                    heads.append(s)
+                    rels.append(r)
+                    tails.append(o)
+                else:
+                    extra_out.add((s, r))
+                    if object_kind is literal:
+                        literal_rows.append((s, r, obj))
+                    else:
+                        blank_edges += 1
+            else:
+                blank_edges += 1
+                if object_kind is named:
+                    o_iri = cast(ox.NamedNode, obj).value
+                    o = entity_of.get(o_iri)
+                    if o is None:
+                        o = entity_of[o_iri] = len(entity_of)
+                    extra_in.add((o, r))
+                elif object_kind is blank:
+                    pass
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
+
+    entity_names = [profile.entity_id(iri) for iri in entity_of]
+    relation_names = [profile.relation_id(iri) for iri in relation_of]
+    del entity_of, relation_of
+    entity_rank, entity_order = _ranks(entity_names, "entity")
+    relation_rank, relation_order = _ranks(relation_names, "relation")
+    width = max(len(relation_names), 1)
+
+    h = entity_rank[np.frombuffer(heads, dtype=np.int32)]
+    t = entity_rank[np.frombuffer(tails, dtype=np.int32)]
+    r_ids = relation_rank[np.frombuffer(rels, dtype=np.int32)]
+    del heads, tails, rels
+    out_key = h * width + r_ids
+    order = np.lexsort((t, out_key))
+    out_key, out_other = out_key[order], t[order].astype(np.int32)
+    in_key = t * width + r_ids
+    order = np.lexsort((h, in_key))
+    in_key, in_other = in_key[order], h[order].astype(np.int32)
+    del order, h, t, r_ids
+
+    def extra_keys(pairs: set[tuple[int, int]]) -> Ints:
+        if not pairs:
+            return np.zeros(0, dtype=np.int64)
+        flat = np.array(sorted(pairs), dtype=np.int64)
+        return np.unique(entity_rank[flat[:, 0]] * width + relation_rank[flat[:, 1]])
+
+    literal_key, literal_tag, literal_offsets, literal_values, tags = _literal_table(
+        literal_rows, entity_rank, relation_rank, width
+    )
+    literal_edges = len(literal_rows)
+    del literal_rows
+    sorted_names = [entity_names[i] for i in entity_order.tolist()]
+    del entity_names
+    encoded = [name.encode("utf-8") for name in sorted_names]
+    del sorted_names
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    arrays: dict[str, Ints | npt.NDArray[np.int32]] = {
+        "entity_offsets": offsets,
+        "out_key": out_key,
+        "out_other": out_other,
+        "in_key": in_key,
+        "in_other": in_other,
+        "out_extra": extra_keys(extra_out),
+        "in_extra": extra_keys(extra_in),
+        "literal_key": literal_key,
+        "literal_tag": literal_tag,
+        "literal_offsets": literal_offsets,
+    }
+    meta: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "profile": profile.name,
+        "entities": len(encoded),
+        "relations": len(relation_names),
+        "edges": int(out_key.size),
+        "literal_edges": literal_edges,
+        "literal_relations": sorted(set((arrays["out_extra"] % width).tolist())),
+        "literal_tags": tags,
+        "blank_edges": blank_edges,
+        "rows": rows,
+    }
+    done = rows
+
+    def written() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done)
+
+    with open(tmp / "entities.bin", "wb") as handle:
+        for chunk_start in range(0, len(encoded), 65536):
+            handle.write(b"".join(encoded[chunk_start : chunk_start + 65536]))
+        _sync(handle)
+    del encoded
+    written()
+    with open(tmp / "literals.bin", "wb") as handle:
+        handle.write(literal_values)
+        _sync(handle)
+    del literal_values
+    written()
+    for name, values in arrays.items():
+        with open(tmp / f"{name}.npy", "wb") as handle:
+            np.save(handle, values)
+            _sync(handle)
+        written()
+    sorted_relations = [relation_names[i] for i in relation_order.tolist()]
+    _write_json(tmp / "relations.json", sorted_relations)
+    written()
+    _write_json(tmp / META, meta)  # last: its presence marks the index complete
+    written()
+    size = sum(f.stat().st_size for f in tmp.iterdir())
+    _swap(tmp, directory)
+    return IndexStats(
+        entities=meta["entities"],
+        relations=meta["relations"],
+        edges=meta["edges"],
+        literal_edges=literal_edges,
+        blank_edges=blank_edges,
+        bytes=size,
+    )
+
+
+def _literal_table(
+    rows: list[tuple[int, int, Any]], entity_rank: Ints, relation_rank: Ints, width: int
+) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
+    """The literal objects by (entity, relation), each key's literals in answer order
+    (``node_sort_key``): keys, tag numbers (``""`` plain, ``@lang``, ``^datatype``), offsets into the
+    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals."""
+    from kg_adapters.backends.sparql_graph import plain_literal
+
+    entries = []
+    for s, r, term in rows:
+        value = plain_literal(str(term.value), str(term.datatype.value), term.language)
+        key = int(entity_rank[s]) * width + int(relation_rank[r])
+        entries.append((key, value.value, value.datatype or "", value.lang or ""))
+    entries.sort()
+    tag_of: dict[str, int] = {"": 0}
+    keys = np.fromiter((entry[0] for entry in entries), dtype=np.int64, count=len(entries))
+    tag_numbers = np.zeros(len(entries), dtype=np.int32)
+    encoded = []
+    for position, (_, text, datatype, lang) in enumerate(entries):
+        tag = f"@{lang}" if lang else f"^{datatype}" if datatype else ""
+        number = tag_of.get(tag)
+        if number is None:
+            number = tag_of[tag] = len(tag_of)
+        tag_numbers[position] = number
+        encoded.append(text.encode("utf-8"))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return keys, tag_numbers, offsets, b"".join(encoded), list(tag_of)
+
+
+def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(rank of each name in sorted order, the names' order); refuses two IRIs with one id."""
+    order = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+    for previous, current in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
+        if names[previous] == names[current]:
+            raise BackendError(f"two {what} IRIs share the id {names[current]!r}; cannot index this store")
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names), dtype=np.int64)
+    return rank, order
+
+
+def _sync(handle: Any) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _write_json(path: Path, value: Any) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(value, handle)
+        _sync(handle)
+
+
+def _swap(tmp: Path, directory: Path) -> None:
+    """Renames the finished ``tmp`` to ``traversal``; an old index is moved aside first (a reader
+    with it open keeps its mapped files; one opening in between finds no index and uses Oxigraph)."""
+    target = directory / INDEX_DIR
+    old = None
+    if target.exists():
+        old = directory / f"{_TRASH_PREFIX}{uuid.uuid4().hex[:8]}"
+        os.rename(target, old)
+    os.rename(tmp, target)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:
+    """Deletes temporary directories left by index builds that were killed."""
+    for entry in Path(version_dir).glob(".traversal-*"):
+        if entry.name.startswith(_TRASH_PREFIX):
+            shutil.rmtree(entry, ignore_errors=True)
+            continue
+        try:
+            pid = int(entry.name[len(_TMP_PREFIX) :].split("-")[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not store_layout._process_alive(pid):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+class TraversalIndex:
+    """An opened traversal index (read-only, memory-mapped). See the module docstring."""
+
+    def __init__(self, directory: Path, meta: dict[str, Any]) -> None:
+        self.directory = directory
+        self.profile_name = str(meta["profile"])
+        self.entity_count = int(meta["entities"])
+        self.edge_count = int(meta["edges"])
+        self.blank_edges = int(meta["blank_edges"])
+        self.literal_relations = frozenset(int(r) for r in meta["literal_relations"])
+        """Relations with a literal or blank-node object somewhere (only their hops ask Oxigraph)."""
+        self.relations: list[str] = json.loads((directory / "relations.json").read_text("utf-8"))
+        self.relation_number = {name: number for number, name in enumerate(self.relations)}
+        self.width = max(len(self.relations), 1)
+        loaded = {name: _load(directory / f"{name}.npy") for name in _ARRAYS}
+        self._mappings: list[mmap.mmap] = []
+        self._offset_view = self._view("entity_offsets")
+        self.views = {name: self._view(name) for name in _ARRAYS[1:]}
+        """The CSR arrays again as memoryviews: a one-node hop (``bisect`` and a slice) costs a few
+        microseconds there, against ~20 us of numpy call overhead."""
+        self.offsets: Ints = loaded["entity_offsets"]
+        self.out_key: Ints = loaded["out_key"]
+        self.out_other: Ints = loaded["out_other"]
+        self.in_key: Ints = loaded["in_key"]
+        self.in_other: Ints = loaded["in_other"]
+        self.out_extra: Ints = loaded["out_extra"]
+        self.in_extra: Ints = loaded["in_extra"]
+        if self.offsets.size != self.entity_count + 1 or self.out_key.size != self.edge_count:
+            raise ValueError("array sizes disagree with meta.json")
+        self.literal_tags: list[str] = list(meta["literal_tags"])
+        self._literal_values = self._map_blob(directory / "literals.bin")
+        with open(directory / "entities.bin", "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    # -- ids ----------------------------------------------------------------------------------
+    def name(self, number: int) -> str:
+        """The entity id numbered ``number``."""
+        offsets = self._offset_view
+        return self._names[offsets[number] : offsets[number + 1]].decode("utf-8")
+
+    def names(self, numbers: list[int]) -> dict[int, str]:
+        offsets, blob = self._offset_view, self._names
+        return {n: blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in set(numbers)}
+
+    def number(self, name: str) -> int | None:
+        """The number of the entity id ``name``, None if the index holds no such entity."""
+        key = name.encode("utf-8")
+        offsets, blob = self._offset_view, self._names
+        lo, hi = 0, self.entity_count
+        while lo < hi:
+            middle = (lo + hi) // 2
+            found = blob[offsets[middle] : offsets[middle + 1]]
+            if found < key:
+                lo = middle + 1
+            elif found > key:
+                hi = middle
+            else:
+                return middle
+        return None
+
+    def literals(self, node: int, relation: int) -> list[Literal]:
+        """The literal objects of (entity, relation), in ``node_sort_key`` order."""
+        views = self.views
+        key = node * self.width + relation
+        keys = views["literal_key"]
+        lo = bisect_left(keys, key)
+        hi = bisect_right(keys, key, lo)
+        if lo == hi:
+            return []
+        offsets, tags, blob, names = (
+            views["literal_offsets"],
+            views["literal_tag"],
+            self._literal_values,
+            self.literal_tags,
+        )
+        found = []
+        for position in range(lo, hi):
+            text = blob[offsets[position] : offsets[position + 1]].decode("utf-8")
+            tag = names[tags[position]]
+            if not tag:
+                found.append(Literal(value=text))
+            elif tag[0] == "@":
+                found.append(Literal(value=text, lang=tag[1:]))
+            else:
+                found.append(Literal(value=text, datatype=tag[1:]))
+        return found
+
+    def _map_blob(self, path: Path) -> mmap.mmap | bytes:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return b""
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        self._mappings.append(mapping)
+        return mapping
+
+    def _view(self, name: str) -> memoryview:
+        mapping, view = _vector_view(self.directory / f"{name}.npy")
+        if mapping is not None:
+            self._mappings.append(mapping)
+        return view
+
+    def close(self) -> None:
+        """Unmaps the files (arrays handed out earlier keep their own mapping alive)."""
+        for view in (self._offset_view, *self.views.values()):
+            view.release()
+        for mapping in self._mappings:
+            mapping.close()
+        self._mappings = []
+        if isinstance(self._names, mmap.mmap):
+            self._names.close()
+        self._names = b""
+
+
+def _load(path: Path) -> Ints:
+    """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds ~1 us
+    to every indexing operation)."""
+    values = np.load(path, mmap_mode="r", allow_pickle=False)
+    return values.view(np.ndarray)  # type: ignore[no-any-return]
+
+
+def _vector_view(path: Path) -> tuple[mmap.mmap | None, memoryview]:
+    """The int64 or int32 vector of a .npy file as a memoryview over its mapping: Python-int
+    indexing at list speed, for the lookups that run one at a time."""
+    with open(path, "rb") as handle:
+        version = np.lib.format.read_magic(handle)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(handle)
+        if dtype not in (np.dtype("<i8"), np.dtype("<i4")) or fortran or len(shape) != 1:
+            raise ValueError(f"{path} is not a little-endian int64 or int32 vector")
+        wide = dtype == np.dtype("<i8")
+        start = handle.tell()
+        if shape[0] == 0:
+            return None, memoryview(b"").cast("q" if wide else "i")
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    raw = memoryview(mapped)[start : start + dtype.itemsize * shape[0]]
+    return mapped, raw.cast("q") if wide else raw.cast("i")
+
+
+def open_index(version_dir: str | os.PathLike[str]) -> TraversalIndex | None:
+    """The index of a store version, or None when it has none (or one this version cannot read:
+    the store still answers, through Oxigraph)."""
+    directory = index_dir(version_dir)
+    meta_path = directory / META
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("format") != FORMAT_NAME or meta.get("version") != FORMAT_VERSION:
+            return None
+        return TraversalIndex(directory, meta)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

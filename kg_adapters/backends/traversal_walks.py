@@ -1,0 +1,529 @@
+"""``paths``, ``shortest_paths`` and ``subgraph`` on a :class:`TraversalIndex`, on integers.
+
+Each function answers exactly what its counterpart in :mod:`kg_adapters.algorithms` answers over
+``neighbors`` (same edges, same order, same ``truncated``): the walks follow the same rules, but a
+hop is a vectorised ``searchsorted`` over the whole frontier, nodes stay integers until the answer,
+and ids are checked once per call. Literal tails (which the index does not hold) are read from
+Oxigraph only where a walk can end on them. The caller validates the arguments and falls back to
+the generic algorithms where the index cannot answer (blank nodes, CVT expansion).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kg_adapters.backends.traversal_index import TraversalIndex
+from kg_adapters.base import Direction
+from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
+
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+Triple = tuple[int, int, int]
+Item = Triple | Edge
+"""An edge inside a walk: an entity-to-entity edge as integers, or a literal edge from Oxigraph."""
+LiteralsOf = Callable[[int, int], list[Literal]]
+"""The literal objects of (entity number, relation number), read from the store, in answer order."""
+
+_REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
+_EMPTY = np.zeros(0, dtype=np.int64)
+SMALL_FRONTIER = 48
+"""Frontiers up to this size are expanded node by node (numpy's per-call overhead dominates below)."""
+
+
+_new = object.__new__
+_EDGE_SLOTS = tuple(getattr(Edge, name).__set__ for name in ("head", "relation", "tail", "qualifiers", "rank", "cvt"))
+_PATH_SLOTS = tuple(getattr(Path, name).__set__ for name in ("start", "edges"))
+
+
+def make_edge(head: str, relation: str, tail: Node) -> Edge:
+    """``Edge(head=, relation=, tail=)`` without the frozen dataclass's keyword ``__init__`` (half
+    the cost; answers are made of thousands of them). Same object: the conformance suite compares."""
+    edge: Edge = _new(Edge)
+    set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
+    set_head(edge, head)
+    set_relation(edge, relation)
+    set_tail(edge, tail)
+    set_qualifiers(edge, NO_QUALIFIERS)
+    set_rank(edge, None)
+    set_cvt(edge, ())
+    return edge
+
+
+def _path(start: str, edges: tuple[Edge, ...]) -> Path:
+    path: Path = _new(Path)
+    _PATH_SLOTS[0](path, start)
+    _PATH_SLOTS[1](path, edges)
+    return path
+
+
+class Hops:
+    """One call's view of the index: which relations it may walk and how to name the answer."""
+
+    def __init__(self, index: TraversalIndex, literals_of: LiteralsOf | None) -> None:
+        self.index = index
+        self.literals_of = literals_of
+        self._names: dict[int, str] = {}
+        self._edges: dict[Triple, Edge] = {}
+
+    # -- hops -----------------------------------------------------------------------------------
+    def edges(
+        self, nodes: Ints, direction: Direction, *, relation: int | None = None, mask: Mask | None = None
+    ) -> tuple[Ints, Ints, Ints, Ints]:
+        """(owner position, head, relation, tail) of the entity edges of ``nodes`` in ``direction``,
+        one relation or the relations ``mask`` keeps, ordered by owner then ``edge_sort_key``
+        (``both``: a self-loop once)."""
+        if direction == "both":
+            out = self._side(nodes, "out", relation, mask)
+            into = self._side(nodes, "in", relation, mask)
+            owner = np.concatenate((out[0], into[0]))
+            head = np.concatenate((out[1], into[1]))
+            rel = np.concatenate((out[2], into[2]))
+            tail = np.concatenate((out[3], into[3]))
+            order = np.lexsort((tail, rel, head, owner))
+            owner, head, rel, tail = owner[order], head[order], rel[order], tail[order]
+            if owner.size > 1:
+                keep = np.ones(owner.size, dtype=np.bool_)
+                keep[1:] = (
+                    (owner[1:] != owner[:-1])
+                    | (head[1:] != head[:-1])
+                    | (rel[1:] != rel[:-1])
+                    | (tail[1:] != tail[:-1])
+                )
+                owner, head, rel, tail = owner[keep], head[keep], rel[keep], tail[keep]
+            return owner, head, rel, tail
+        owner, head, rel, tail = self._side(nodes, direction, relation, mask)
+        if direction == "in" and relation is None and owner.size > 1:
+            order = np.lexsort((rel, head, owner))  # the CSR holds (tail, relation, head)
+            owner, head, rel, tail = owner[order], head[order], rel[order], tail[order]
+        return owner, head, rel, tail
+
+    def _side(
+        self, nodes: Ints, side: Direction, relation: int | None, mask: Mask | None
+    ) -> tuple[Ints, Ints, Ints, Ints]:
+        index = self.index
+        keys, others = (index.out_key, index.out_other) if side == "out" else (index.in_key, index.in_other)
+        width = index.width
+        base = nodes * width
+        if relation is not None:
+            lo = keys.searchsorted(base + relation, "left")
+            hi = keys.searchsorted(base + relation, "right")
+        else:
+            lo = keys.searchsorted(base, "left")
+            hi = keys.searchsorted(base + width, "left")
+        idx, owner = _gather(lo, hi)
+        other = np.asarray(others[idx], dtype=np.int64)
+        node = nodes[owner]
+        if relation is not None:
+            rel = np.full(idx.size, relation, dtype=np.int64)
+        else:
+            rel = np.asarray(keys[idx], dtype=np.int64) - node * width
+            if mask is not None:
+                keep = mask[rel]
+                owner, node, rel, other = owner[keep], node[keep], rel[keep], other[keep]
+        if side == "out":
+            return owner, node, rel, other
+        return owner, other, rel, node
+
+    def node_edges(self, node: int, direction: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
+        """The entity edges of one node as :meth:`edges` orders them, read through the memoryviews."""
+        if direction == "both":
+            found = set(self._node_side(node, "out", relation, mask))
+            found.update(self._node_side(node, "in", relation, mask))
+            return sorted(found)
+        edges = self._node_side(node, direction, relation, mask)
+        if direction == "in" and relation is None and len(edges) > 1:
+            edges.sort()
+        return edges
+
+    def _node_side(self, node: int, side: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
+        views = self.index.views
+        keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+        width = self.index.width
+        base = node * width
+        if relation is not None:
+            lo = bisect_left(keys, base + relation)
+            hi = bisect_right(keys, base + relation, lo)
+            if side == "out":
+                return [(node, relation, other) for other in others[lo:hi].tolist()]
+            return [(other, relation, node) for other in others[lo:hi].tolist()]
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        pairs = zip([key - base for key in keys[lo:hi].tolist()], others[lo:hi].tolist(), strict=True)
+        if mask is not None:
+            pairs = ((r, other) for r, other in pairs if mask[r])  # type: ignore[assignment]
+        if side == "out":
+            return [(node, r, other) for r, other in pairs]
+        return [(other, r, node) for r, other in pairs]
+
+    def side_lists(
+        self, nodes: list[int], side: Direction, relation: int | None, mask: Mask | None
+    ) -> list[list[Triple]]:
+        """Per node, its entity edges on one side (``out``/``in``) in CSR order."""
+        if len(nodes) <= SMALL_FRONTIER:
+            return [self._node_side(node, side, relation, mask) for node in nodes]
+        owner, head, rel, tail = self._side(np.array(nodes, dtype=np.int64), side, relation, mask)
+        lists: list[list[Triple]] = [[] for _ in nodes]
+        for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
+            lists[position].append((h, r, t))
+        return lists
+
+    def _node_literal_relations(self, node: int, relation: int | None, mask: Mask | None) -> list[int]:
+        keys = self.index.views["out_extra"]
+        width = self.index.width
+        base = node * width
+        if relation is not None:
+            lo = bisect_left(keys, base + relation)
+            return [relation] if lo < len(keys) and keys[lo] == base + relation else []
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        found = [key - base for key in keys[lo:hi].tolist()]
+        return found if mask is None else [r for r in found if mask[r]]
+
+    def adjacency(
+        self,
+        nodes: list[int],
+        direction: Direction,
+        *,
+        relation: int | None = None,
+        mask: Mask | None = None,
+        literals: bool,
+    ) -> list[list[Item]]:
+        """Per node of ``nodes``: its edges as ``neighbors`` orders them (literal ones included when
+        ``literals`` and the direction walks out). Small frontiers go node by node through the
+        memoryviews, large ones through one vectorised hop."""
+        lists: list[list[Item]]
+        if len(nodes) <= SMALL_FRONTIER:
+            lists = [list(self.node_edges(node, direction, relation, mask)) for node in nodes]
+        else:
+            array = np.array(nodes, dtype=np.int64)
+            owner, head, rel, tail = self.edges(array, direction, relation=relation, mask=mask)
+            lists = [[] for _ in nodes]
+            for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
+                lists[position].append((h, r, t))
+        if (
+            literals
+            and direction != "in"
+            and self.literals_of is not None
+            and (relation is None or relation in self.index.literal_relations)
+        ):
+            for position, node in enumerate(nodes):
+                relation_numbers = self._node_literal_relations(node, relation, mask)
+                if relation_numbers:
+                    lists[position] = self._with_literals(node, lists[position], relation_numbers)
+        return lists
+
+    def _with_literals(self, node: int, items: list[Item], relation_numbers: list[int]) -> list[Item]:
+        """``items`` with ``node``'s literal edges of the relations merged in ``edge_sort_key`` order:
+        after the node's entity edges of the same relation, before its next relation."""
+        assert self.literals_of is not None
+        head = self.name(node)
+        found: list[Item] = []
+        for r in relation_numbers:
+            relation = self.index.relations[r]
+            found.extend(make_edge(head, relation, value) for value in self.literals_of(node, r))
+        if not found:
+            return items
+
+        def key(item: Item) -> tuple[int, int, int, tuple[int, str, str, str]]:
+            if isinstance(item, tuple):
+                return (item[0], item[1], 0, (0, "", "", ""))
+            assert isinstance(item.tail, Literal)
+            return (node, self.index.relation_number[item.relation], 1, node_sort_key(item.tail))
+
+        return sorted([*items, *found], key=key)
+
+    # -- answers ------------------------------------------------------------------------------
+    def name(self, number: int) -> str:
+        found = self._names.get(number)
+        if found is None:
+            found = self._names[number] = self.index.name(number)
+        return found
+
+    def prefetch(self, numbers: list[int]) -> None:
+        missing = [n for n in numbers if n not in self._names]
+        if missing:
+            self._names.update(self.index.names(missing))
+
+    def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
+        """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
+        triples = [item for item in items if isinstance(item, tuple)]
+        self.prefetch([n for triple in triples for n in (triple[0], triple[2])])
+        names, relations, made = self._names, self.index.relations, self._edges
+        for triple in triples:
+            if triple not in made:
+                head, relation, tail = triple
+                made[triple] = make_edge(names[head], relations[relation], names[tail])
+        return [made[item] if isinstance(item, tuple) else item for item in items]
+
+    def answer_paths(self, starts: list[str], walks: list[tuple[Item, ...]]) -> list[Path]:
+        items = [item for walk in walks for item in walk]
+        self.answer_edges(items)
+        made: dict[Item, Edge] = self._edges  # type: ignore[assignment]
+        for item in items:
+            if isinstance(item, Edge):
+                made[item] = item  # literal edges stand for themselves
+        lookup = made.__getitem__
+        return [_path(start, tuple(map(lookup, walk))) for start, walk in zip(starts, walks, strict=True)]
+
+
+def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
+    """The positions in ``[lo[i], hi[i])`` for every i, in order, and the i each came from."""
+    counts = hi - lo
+    total = int(counts.sum()) if counts.size else 0
+    if total == 0:
+        return _EMPTY, _EMPTY
+    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    starts = lo - (np.cumsum(counts) - counts)
+    return np.arange(total, dtype=np.int64) + starts[owner], owner
+
+
+def _ends(adjacency: dict[int, list[Triple]], step: Direction) -> Iterator[int]:
+    """The nodes the entity edges of each node lead to, in order."""
+    for node, triples in adjacency.items():
+        if step == "out":
+            yield from (t for _, _, t in triples)
+        elif step == "in":
+            yield from (h for h, _, _ in triples)
+        else:
+            yield from (t if h == node else h for h, _, t in triples)
+
+
+def _next(item: Item, node: int | str, step: Direction) -> Node | int:
+    """The node an edge leads to from ``node`` (as ``algorithms.other_end`` and its steps)."""
+    if isinstance(item, tuple):
+        if step == "out":
+            return item[2]
+        if step == "in":
+            return item[0]
+        return item[2] if item[0] == node else item[0]
+    return item.tail
+
+
+# ------------------------------------------------------------------------------------- paths
+class _Full(Exception):
+    pass
+
+
+def constrained_paths(
+    hops: Hops,
+    starts: list[str],
+    start_numbers: list[int | None],
+    relations: list[int | None],
+    directions: list[Direction],
+    limit: int | None,
+    simple: bool,
+) -> PathResult:
+    """``algorithms.constrained_paths`` (no CVT steps) on the index."""
+    depth_count = len(relations)
+    layers: list[dict[int, list[Item]]] = []
+    frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
+    for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
+        adjacency: dict[int, list[Item]] = {}
+        last = depth == depth_count - 1
+        if relation is not None and frontier:
+            lists = hops.adjacency(frontier, direction, relation=relation, literals=last)
+            adjacency = dict(zip(frontier, lists, strict=True))
+        layers.append(adjacency)
+        if not last:  # before the last hop every item is an entity edge (no literals asked for)
+            frontier = list(dict.fromkeys(_ends(adjacency, direction)))  # type: ignore[arg-type]
+
+    alive: list[set[int]] = [set() for _ in range(depth_count)]
+    alive[-1] = {node for node, edges in layers[-1].items() if edges}
+    for depth in range(depth_count - 2, -1, -1):
+        step, ahead, here = directions[depth], alive[depth + 1], alive[depth]
+        for node, edges in layers[depth].items():
+            triples: list[Triple] = edges  # type: ignore[assignment]
+            if step == "out":
+                found = any(t in ahead for _, _, t in triples)
+            elif step == "in":
+                found = any(h in ahead for h, _, _ in triples)
+            else:
+                found = any((t if h == node else h) in ahead for h, _, t in triples)
+            if found:
+                here.add(node)
+
+    result = PathResult()
+    for start, number in zip(starts, start_numbers, strict=True):
+        if number is None or number not in alive[0]:
+            continue
+        walks: list[tuple[Item, ...]] = []
+        room = limit - len(result) if limit is not None else -1
+        try:
+            _walk(layers, alive, directions, number, 0, (), (number,) if simple else None, walks, room)
+        except _Full:
+            result.truncated = True
+        result.extend(hops.answer_paths([start] * len(walks), walks))
+        if result.truncated:
+            return result
+    return result
+
+
+def _walk(
+    layers: list[dict[int, list[Item]]],
+    alive: list[set[int]],
+    steps: list[Direction],
+    node: int,
+    depth: int,
+    prefix: tuple[Item, ...],
+    visited: tuple[int | Node, ...] | None,
+    out: list[tuple[Item, ...]],
+    room: int,
+) -> None:
+    last = depth == len(layers) - 1
+    step = steps[depth]
+    ahead = alive[depth + 1] if not last else set()
+    for item in layers[depth].get(node, ()):
+        nxt = _next(item, node, step)
+        if visited is not None and nxt in visited:
+            continue
+        if last:
+            if len(out) == room:
+                raise _Full
+            out.append((*prefix, item))
+        elif isinstance(nxt, int) and nxt in ahead:
+            _walk(
+                layers,
+                alive,
+                steps,
+                nxt,
+                depth + 1,
+                (*prefix, item),
+                None if visited is None else (*visited, nxt),
+                out,
+                room,
+            )
+
+
+# ---------------------------------------------------------------------------- shortest paths
+def shortest_paths(
+    hops: Hops,
+    pairs: list[tuple[str, str, int | None, int | None]],
+    max_hops: int,
+    direction: Direction,
+    limit: int | None,
+    mask: Mask | None,
+) -> PathResult:
+    """``algorithms.all_shortest_paths`` on the index: the same bidirectional level-synchronous BFS
+    per (source, target) pair, expanding the side whose layer has fewer nodes (ties: the source),
+    so the paths and their order are the generic algorithm's."""
+    starts: list[str] = []
+    walks: list[tuple[Item, ...]] = []
+    truncated = False
+    for source, target, s, t in pairs:
+        for walk in _pair_walks(hops, source == target, s, t, max_hops, direction, mask):
+            if limit is not None and len(walks) >= limit:
+                truncated = True
+                break
+            starts.append(source)
+            walks.append(walk)
+        if truncated:
+            break
+    result = PathResult(hops.answer_paths(starts, walks))
+    result.truncated = truncated
+    return result
+
+
+def _pair_walks(
+    hops: Hops, same: bool, s: int | None, t: int | None, max_hops: int, direction: Direction, mask: Mask | None
+) -> Iterator[tuple[Item, ...]]:
+    if same:
+        yield ()
+        return
+    if s is None or t is None:
+        return
+    dirs = (direction, _REVERSE[direction])
+    depth: tuple[dict[int, int], dict[int, int]] = ({s: 0}, {t: 0})
+    parents: tuple[dict[int, list[tuple[int, Triple]]], dict[int, list[tuple[int, Triple]]]] = ({}, {})
+    layers = [[s], [t]]
+    radius = [0, 0]
+    meeting: list[int] = []
+    while radius[0] + radius[1] < max_hops and layers[0] and layers[1]:
+        side = 0 if len(layers[0]) <= len(layers[1]) else 1
+        frontier, seen, found = layers[side], depth[side], parents[side]
+        lists = hops.adjacency(frontier, dirs[side], mask=mask, literals=False)
+        radius[side] += 1
+        new_layer: list[int] = []
+        for node, items in zip(frontier, lists, strict=True):
+            for item in items:
+                h, _, t_ = item  # type: ignore[misc]
+                nxt = t_ if h == node else h
+                if nxt == node or nxt in seen:
+                    continue
+                entry = found.get(nxt)
+                if entry is None:
+                    found[nxt] = [(node, item)]  # type: ignore[list-item]
+                    new_layer.append(nxt)
+                else:
+                    entry.append((node, item))  # type: ignore[arg-type]
+        for node in new_layer:
+            seen[node] = radius[side]
+        layers[side] = new_layer
+        other = depth[1 - side]
+        meets = [node for node in new_layer if node in other]
+        if meets:
+            best = min(other[node] for node in meets)
+            meeting = sorted(node for node in meets if other[node] == best)
+            break
+    for node in meeting:
+        for near in _chains(parents[0], node, s):
+            for far in _chains(parents[1], node, t):
+                yield tuple(reversed(near)) + far
+
+
+def _chains(parents: dict[int, list[tuple[int, Triple]]], node: int, root: int) -> Iterator[tuple[Item, ...]]:
+    if node == root:
+        yield ()
+        return
+    for prev, edge in parents.get(node, ()):
+        for rest in _chains(parents, prev, root):
+            yield (edge, *rest)
+
+
+# ---------------------------------------------------------------------------------- subgraph
+def k_hop_subgraph(
+    hops: Hops,
+    seeds: list[str],
+    seed_numbers: list[int | None],
+    depth: int,
+    direction: Direction,
+    mask: Mask | None,
+    limit: int | None,
+) -> EdgeList:
+    """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them)."""
+    result = EdgeList()
+    items: list[Item] = []
+    frontier = [n for n in seed_numbers if n is not None]
+    seen_nodes: set[int] = set(frontier)
+    seen_edges: set[Item] = set()
+    truncated = False
+    for _ in range(depth):
+        if not frontier:
+            break
+        lists = hops.adjacency(frontier, direction, mask=mask, literals=True)
+        next_frontier: list[int] = []
+        for node, edges in zip(frontier, lists, strict=True):
+            for item in edges:
+                if item in seen_edges:
+                    continue
+                if limit is not None and len(items) >= limit:
+                    truncated = True
+                    break
+                seen_edges.add(item)
+                items.append(item)
+                if isinstance(item, tuple):
+                    nxt = item[2] if item[0] == node else item[0]
+                    if nxt not in seen_nodes:
+                        seen_nodes.add(nxt)
+                        next_frontier.append(nxt)
+            if truncated:
+                break
+        if truncated:
+            break
+        frontier = next_frontier
+    result.extend(hops.answer_edges(items))
+    result.truncated = truncated
+    return result

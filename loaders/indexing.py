@@ -1,0 +1,86 @@
+"""``index_store``: add (or rebuild) the traversal index of an existing store (``kga index``).
+
+Stores built by ``kga load`` and ``kga extract`` get their index before the manifest swap; this adds
+one to a store built without it (``--no-index``, or by an older version). The index is written into
+the current version directory under the store's load lock and appears with one rename, so readers
+see either no index (and answer through Oxigraph) or the whole index; a build killed midway leaves
+only a temporary directory, which the next build removes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kg_adapters.commands import Command, emit
+from kg_adapters.errors import BackendError, LoadError
+
+if TYPE_CHECKING:
+    from kg_adapters.backends.traversal_index import IndexStats
+
+
+def index_store(store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000) -> IndexStats:
+    """Builds the traversal index of the store at ``store`` (replacing an existing one).
+
+    Raises:
+        StoreNotFound: no complete store there.
+        LoadError: another load into the store is running, or the store cannot be read.
+    """
+    import pyoxigraph as ox
+
+    from kg_adapters import store_layout
+    from kg_adapters.backends import traversal_index
+    from kg_adapters.profiles import get_profile
+    from loaders.core import exclusive_load_lock
+
+    target = Path(store).expanduser().absolute()
+    with exclusive_load_lock(target):
+        version = store_layout.open_version(target)
+        try:
+            data = ox.Store.read_only(str(version.data))
+            try:
+                return traversal_index.build_index(
+                    data,
+                    version.directory,
+                    get_profile(version.manifest.get("profile", "generic")),
+                    progress=progress,
+                    every=every,
+                )
+            finally:
+                del data
+        except (OSError, BackendError) as exc:
+            raise LoadError(f"cannot index the store: {exc}", file=str(target)) from exc
+        finally:
+            version.close()
+
+
+def index_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", required=True, help="store directory")
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    stats = index_store(args.store)
+    seconds = time.perf_counter() - started
+    if args.json:
+        emit({"store": args.store, **asdict(stats), "seconds": round(seconds, 3)})
+    else:
+        print(
+            f"indexed {stats.edges} entity edges of {stats.entities} entities and {stats.relations} relations "
+            f"in {args.store} ({stats.bytes / 1e6:.1f} MB, {seconds:.2f} s)"
+        )
+    return 0
+
+
+INDEX_COMMAND = Command(
+    name="index",
+    help="build the traversal index of an existing store (fast walks)",
+    arguments=index_arguments,
+    run=cmd_index,
+    kg=False,
+)
+"""``kga index --store DIR`` (registered with the loaders' commands in :mod:`loaders.cli`)."""

@@ -1,0 +1,333 @@
+"""The traversal index answers exactly as Oxigraph does, and is built atomically.
+
+A random Freebase-shaped multigraph (parallel edges, self-loops, hubs, nameless CVT-like nodes,
+literals of several kinds, relations the profile's filter hides) is loaded twice, with and without
+the index; every operation is asked the same random questions of both and must give the same
+answer, order and ``truncated`` flag included. Then the index is killed mid-build (a real
+subprocess SIGKILLing itself at a chosen row) and the store must open with its previous answers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kg_adapters import connect
+from kg_adapters.backends.oxigraph import OxigraphGraph
+from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
+from kg_adapters.base import Direction, KnowledgeGraph
+from kg_adapters.records import Edge
+from kg_adapters.store_layout import open_version
+from loaders import load_files
+from loaders.indexing import index_store
+
+FB = "http://rdf.freebase.com/ns/"
+SEED = 1234
+NODES = 160
+RELATIONS = [
+    "film.film.director",
+    "film.film.starring",
+    "people.person.nationality",
+    "location.location.contains",
+    "common.topic.notable_for",  # hidden by the freebase profile's filter
+    "type.object.type",  # hidden
+]
+DIRECTIONS: list[Direction] = ["out", "in", "both"]
+
+
+def _random_graph(seed: int, nodes: int, edges: int) -> str:
+    rng = random.Random(seed)
+    ids = [f"m.{i:04x}" for i in range(nodes)]
+    hubs = ids[:3]
+    lines = set()
+    for _ in range(edges):
+        head = rng.choice(hubs) if rng.random() < 0.15 else rng.choice(ids)
+        tail = rng.choice(hubs) if rng.random() < 0.15 else rng.choice(ids)
+        if rng.random() < 0.03:
+            tail = head  # self-loop
+        lines.add(f"<{FB}{head}> <{FB}{rng.choice(RELATIONS)}> <{FB}{tail}> .")
+    for node in ids:
+        if rng.random() < 0.8:  # the rest are nameless: CVT nodes to the freebase profile
+            lines.add(f'<{FB}{node}> <{FB}type.object.name> "Name of {node}"@en .')
+        if rng.random() < 0.2:
+            lines.add(f'<{FB}{node}> <{FB}film.film.director> "a literal director" .')
+        if rng.random() < 0.1:
+            height = f'"1.{rng.randint(10, 99)}"^^<http://www.w3.org/2001/XMLSchema#decimal>'
+            lines.add(f"<{FB}{node}> <{FB}people.person.height> {height} .")
+    return "\n".join(sorted(lines)) + "\n"
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("random-graph") / "graph.nt"
+    path.write_text(_random_graph(SEED, NODES, 1400), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("stores")
+    indexed, plain = base / "indexed", base / "plain"
+    load_files([str(graph_file)], str(indexed), profile="freebase", progress=False)
+    load_files([str(graph_file)], str(plain), profile="freebase", progress=False, index=False)
+    return indexed, plain
+
+
+@pytest.fixture(scope="module", params=["default", "none"])
+def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[tuple[KnowledgeGraph, KnowledgeGraph]]:
+    """(indexed, Oxigraph-only) graphs, with the profile's relation filter or none."""
+    indexed, plain = stores
+    query = f"?relation_filter={request.param}"
+    with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
+        assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
+        assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
+        yield fast, slow
+
+
+def _same(pair: tuple[KnowledgeGraph, KnowledgeGraph], operation: str, *args: Any, **options: Any) -> Any:
+    """The answer of both graphs to one call, which must be the same (order and flags included)."""
+    fast, slow = pair
+    expected = getattr(slow, operation)(*args, **options)
+    answer = getattr(fast, operation)(*args, **options)
+    assert answer == expected
+    assert getattr(answer, "truncated", None) == getattr(expected, "truncated", None)
+    return answer
+
+
+def _ids(rng: random.Random, count: int) -> list[str]:
+    return [f"m.{rng.randrange(NODES + 5):04x}" for _ in range(count)]  # a few ids the graph lacks
+
+
+def test_neighbors_and_relations(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    rng = random.Random(1)
+    nonempty = 0
+    for _ in range(60):
+        ids = _ids(rng, rng.randint(1, 4))
+        direction = rng.choice(DIRECTIONS)
+        relations = rng.choice([None, [rng.choice(RELATIONS)], rng.sample(RELATIONS, 2), ["type.object.name"]])
+        limit = rng.choice([None, None, 0, 1, 3])
+        literals = rng.random() < 0.7
+        expand = rng.random() < 0.3
+        answer = _same(
+            pair,
+            "neighbors",
+            ids,
+            direction=direction,
+            relations=relations,
+            limit_per_entity=limit,
+            literals=literals,
+            expand_cvt=expand,
+        )
+        nonempty += sum(1 for edges in answer.values() if edges)
+        _same(pair, "relations", ids, direction=direction, expand_cvt=expand)
+    assert nonempty > 50
+
+
+def test_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    rng = random.Random(2)
+    found = truncated = 0
+    for _ in range(80):
+        hops = rng.randint(1, 3)
+        path = [rng.choice([*RELATIONS, "type.object.name"]) for _ in range(hops)]
+        directions = [rng.choice(DIRECTIONS) for _ in range(hops)]
+        max_paths = rng.choice([None, None, 1, 5])
+        simple = rng.random() < 0.3
+        starts = _ids(rng, rng.randint(1, 3))
+        answer = _same(pair, "paths", starts, path, directions=directions, max_paths=max_paths, simple=simple)
+        found += len(answer)
+        truncated += answer.truncated
+    assert found > 100 and truncated > 3
+
+
+def test_shortest_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    rng = random.Random(3)
+    found = truncated = 0
+    for _ in range(60):
+        sources, targets = _ids(rng, rng.randint(1, 2)), _ids(rng, rng.randint(1, 2))
+        max_hops = rng.randint(0, 4)
+        direction = rng.choice(DIRECTIONS)
+        max_paths = rng.choice([None, None, 2])
+        answer = _same(
+            pair, "shortest_paths", sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
+        )
+        found += len(answer)
+        truncated += answer.truncated
+    assert found > 50 and truncated > 1
+
+
+def test_subgraph(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    rng = random.Random(4)
+    found = truncated = 0
+    for _ in range(40):
+        seeds = _ids(rng, rng.randint(1, 3))
+        hops = rng.randint(0, 2)
+        direction = rng.choice(DIRECTIONS)
+        relations = rng.choice([None, None, rng.sample(RELATIONS, 2)])
+        max_edges = rng.choice([None, None, 10])
+        answer = _same(
+            pair, "subgraph", seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
+        )
+        found += len(answer)
+        truncated += answer.truncated
+    assert found > 200 and truncated > 1
+
+
+def test_bad_input_is_refused_alike(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    for kg in pair:
+        with pytest.raises(Exception) as raised:
+            kg.paths("m.0001", ["bad relation"])
+        assert type(raised.value).__name__ == "InvalidTermError"
+        with pytest.raises(Exception) as raised:
+            kg.shortest_paths("m.0001", "bad id", max_hops=2)
+        assert type(raised.value).__name__ == "InvalidTermError"
+        with pytest.raises(Exception) as raised:
+            kg.subgraph("m.0001", hops=-1)
+        assert type(raised.value).__name__ == "InvalidTermError"
+
+
+def test_a_profile_other_than_the_index_falls_back(stores: tuple[Path, Path]) -> None:
+    """The index numbers ids as the store's profile spells them; another profile uses Oxigraph."""
+    indexed, plain = stores
+    with (
+        connect(f"oxigraph://{indexed}?profile=generic") as fast,
+        connect(f"oxigraph://{plain}?profile=generic") as slow,
+    ):
+        node = FB + "m.0001"
+        assert fast.neighbors(node, direction="both") == slow.neighbors(node, direction="both")
+        assert fast.subgraph(node, hops=2) == slow.subgraph(node, hops=2)
+
+
+# --------------------------------------------------------------------------- building the index
+def _answers(store: Path) -> dict[str, Any]:
+    with connect(f"oxigraph://{store}") as kg:
+        return {
+            "neighbors": kg.neighbors(["m.0001", "m.0002"], direction="both"),
+            "paths": list(kg.paths("m.0001", ["film.film.director", "film.film.starring"], directions=["both", "in"])),
+            "shortest": list(kg.shortest_paths("m.0001", ["m.0042", "m.0077"], max_hops=4)),
+            "subgraph": list(kg.subgraph("m.0003", hops=2)),
+        }
+
+
+_KILLING_BUILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from kg_adapters.backends import traversal_index
+
+    def killer(rows):
+        if rows >= int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    mode, store = sys.argv[1], sys.argv[2]
+    if mode == "index":
+        from loaders.indexing import index_store
+        index_store(store, progress=killer, every=100)
+    else:  # an append whose index build is killed: the build function, called with the killer
+        real = traversal_index.build_index
+        traversal_index.build_index = lambda *args, **kw: real(*args, **{**kw, "progress": killer, "every": 100})
+        from loaders import load_files
+        load_files([sys.argv[4]], store, profile="freebase", progress=False)
+    print("not killed")
+    """
+)
+
+
+def _run_killed(tmp_path: Path, *args: str) -> None:
+    script = tmp_path / "killing_build.py"
+    script.write_text(_KILLING_BUILD, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr
+    assert "not killed" not in done.stdout
+
+
+def _version_dir(store: Path) -> Path:
+    version = open_version(store)
+    try:
+        return version.directory
+    finally:
+        version.close()
+
+
+@pytest.mark.parametrize("kill_at", ["reading", "writing", "renaming"])
+def test_kill_during_kga_index_leaves_the_store_answering(graph_file: Path, tmp_path: Path, kill_at: str) -> None:
+    """Killed while reading the store, after 3 of its files are written, or with every file written
+    but before the rename: no index appears, answers stay, and the next build cleans up."""
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False, index=False)
+    before = _answers(store)
+    rows = len(graph_file.read_text("utf-8").splitlines())
+    assert rows % 100 > 20  # so the reading reports (every 100 rows) never reach rows + 1
+    point = {"reading": 700, "writing": rows + 3, "renaming": rows + BUILD_FILES}[kill_at]
+    _run_killed(tmp_path, "index", str(store), str(point))
+    version = _version_dir(store)
+    assert not has_index(version)
+    assert [p.name for p in version.iterdir() if p.name.startswith(".traversal-tmp-")]  # the killed build's files
+    with connect(f"oxigraph://{store}") as kg:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is None
+    assert _answers(store) == before
+    stats = index_store(str(store))
+    assert stats.edges > 1000
+    assert has_index(version)
+    assert not [p.name for p in version.iterdir() if p.name.startswith(".traversal-")]  # cleaned up
+    with connect(f"oxigraph://{store}") as kg:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is not None
+    assert _answers(store) == before
+
+
+def test_kill_during_an_appends_index_build_keeps_the_previous_version(graph_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    before = _answers(store)
+    version = _version_dir(store)
+    extra = tmp_path / "extra.nt"
+    extra.write_text(f"<{FB}m.0001> <{FB}film.film.director> <{FB}m.0999> .\n", encoding="utf-8")
+    _run_killed(tmp_path, "load", str(store), "700", str(extra))
+    assert _version_dir(store) == version and has_index(version)
+    assert _answers(store) == before
+    load_files([str(extra)], str(store), profile="freebase", progress=False)  # the next load finishes it
+    assert has_index(_version_dir(store))
+    with connect(f"oxigraph://{store}") as kg:
+        assert Edge(head="m.0001", relation="film.film.director", tail="m.0999") in kg.neighbors("m.0001")["m.0001"]
+
+
+def test_writes_rebuild_the_index(graph_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    new = Edge(head="m.0001", relation="film.film.starring", tail="m.0abc")
+    with connect(f"oxigraph://{store}?write=true") as kg:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is not None
+        kg.add([new])
+        assert kg.traversal_index is not None
+        assert [path.edges for path in kg.paths("m.0abc", ["film.film.starring"], directions=["in"])] == [(new,)]
+    with connect(f"oxigraph://{store}") as kg:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is not None
+        assert new in kg.neighbors("m.0abc", direction="in")["m.0abc"]
+
+
+def test_kga_index_command_and_hint(graph_file: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    load = [sys.executable, "-m", "kg_adapters.cli", "load", str(graph_file), "--store", str(store)]
+    subprocess.run([*load, "--profile", "freebase", "--no-index"], check=True, capture_output=True, timeout=300)
+    ask = [sys.executable, "-m", "kg_adapters.cli", "relations", "--kg", f"oxigraph://{store}", "--id", "m.0001"]
+    without = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert f"kga index --store {store}" in without.stderr
+    assert len([line for line in without.stderr.splitlines() if "hint" in line]) == 1
+    built = subprocess.run(
+        [sys.executable, "-m", "kg_adapters.cli", "index", "--store", str(store), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert json.loads(built.stdout)["edges"] > 1000
+    assert (_version_dir(store) / INDEX_DIR).is_dir()
+    with_index = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert "hint" not in with_index.stderr
+    assert with_index.stdout == without.stdout
