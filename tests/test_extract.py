@@ -17,10 +17,6 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
-from conformance.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
-from conformance.wikidata_graph import write_wikidata_graph
-from support.malformed_dumps import debris
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 import kg_adapters
 from kg_adapters import connect, store_layout
@@ -35,9 +31,13 @@ from kg_adapters.errors import (
     UnknownSeeds,
 )
 from kg_adapters.records import Edge, Literal
+from kg_adapters.testing.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph, store_snapshot
+from loaders.testing import debris
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FB_SEEDS = ["m.0bxtg", "m.06pj8"]  # Tom Hanks, Steven Spielberg

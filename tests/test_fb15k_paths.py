@@ -220,7 +220,8 @@ def oracle(fb15k_file: Path) -> Oracle:
 
 @pytest.fixture(scope="session")
 def fb15k_store(fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    loaders = pytest.importorskip("loaders")
+    import loaders
+
     store = tmp_path_factory.mktemp("fb15k") / "store"
     report = loaders.load_files([str(fb15k_file)], str(store), profile="freebase", progress=False)
     assert report.lines_skipped == 0

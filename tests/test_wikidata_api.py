@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan
 from support.wikidata_api import WikidataApiServer
 
 from kg_adapters import connect
@@ -23,6 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Resul
 from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan
 from kg_adapters.wikidata_json import XSD_DATETIME, XSD_DECIMAL
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock
 from support.wikidata_api import WikidataApiServer
 
 import loaders
@@ -22,6 +21,7 @@ from kg_adapters.cli import main
 from kg_adapters.errors import LoadError
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import read_manifest
+from kg_adapters.testing.fault_server import FakeClock
 
 DATA = Path(__file__).parent / "data" / "wikidata"
 UA = "kg-adapters-tests/0.1 (kga-tests@example.org)"

@@ -5,17 +5,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import ClassVar
 
-from kg_adapters.base import ClosesOnExit, Direction, Ids, KnowledgeGraph, Langs, SparqlQueryable, as_id_list
-from kg_adapters.profiles import Profile
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, Langs, SparqlQueryable, as_id_list
 from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.wrappers.base import DelegatingGraph, ForwardingMixin, ForwardsQuery
 
 
-class CountingKG(ClosesOnExit):
-    """Delegates every call to ``inner`` and records ``(operation, ids asked for)`` in ``calls``."""
+class _CountsQueries(ForwardsQuery):
+    """``query`` counted, for an inner graph that answers raw SPARQL."""
+
+    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        assert isinstance(self, CountingKG)
+        self._note("query", [sparql])
+        return super().query(sparql)
+
+
+class CountingKG(DelegatingGraph):
+    """Delegates every call to ``inner`` and records ``(operation, ids asked for)`` in ``calls``
+    (``query`` too when ``inner`` answers raw SPARQL)."""
+
+    capability_mixins: ClassVar[dict[type, type[ForwardingMixin]]] = {SparqlQueryable: _CountsQueries}
 
     def __init__(self, inner: KnowledgeGraph) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.calls: list[tuple[str, list[str]]] = []
         self._lock = threading.Lock()
 
@@ -26,10 +39,6 @@ class CountingKG(ClosesOnExit):
     def asked(self, operation: str) -> list[list[str]]:
         """The id lists of every call to ``operation``, in call order."""
         return [ids for name, ids in self.calls if name == operation]
-
-    @property
-    def profile(self) -> Profile:
-        return self.inner.profile
 
     def neighbors(
         self,
@@ -43,7 +52,7 @@ class CountingKG(ClosesOnExit):
         qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
         self._note("neighbors", ids)
-        return self.inner.neighbors(
+        return super().neighbors(
             ids,
             direction=direction,
             relations=relations,
@@ -55,7 +64,7 @@ class CountingKG(ClosesOnExit):
 
     def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         self._note("relations", ids)
-        return self.inner.relations(ids, direction=direction, expand_cvt=expand_cvt)
+        return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
 
     def paths(
         self,
@@ -68,7 +77,7 @@ class CountingKG(ClosesOnExit):
         expand_cvt: bool = False,
     ) -> PathResult:
         self._note("paths", starts)
-        return self.inner.paths(
+        return super().paths(
             starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
         )
 
@@ -82,7 +91,7 @@ class CountingKG(ClosesOnExit):
         max_paths: int | None = None,
     ) -> PathResult:
         self._note("shortest_paths", sources)
-        return self.inner.shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+        return super().shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
 
     def subgraph(
         self,
@@ -94,29 +103,20 @@ class CountingKG(ClosesOnExit):
         max_edges: int | None = None,
     ) -> EdgeList:
         self._note("subgraph", seeds)
-        return self.inner.subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
+        return super().subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._note("labels", ids)
-        return self.inner.labels(ids, lang=lang)
+        return super().labels(ids, lang=lang)
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
         self._note("describe", ids)
-        return self.inner.describe(ids, lang=lang)
+        return super().describe(ids, lang=lang)
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._note("search", [text])
-        return self.inner.search(text, limit=limit)
-
-    def close(self) -> None:
-        self.inner.close()
+        return super().search(text, limit=limit)
 
 
-class CountingSparqlKG(CountingKG):
-    """The same counter for a KG that also answers raw SPARQL."""
-
-    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
-        self._note("query", [sparql])
-        if not isinstance(self.inner, SparqlQueryable):
-            raise TypeError(f"{type(self.inner).__name__} does not answer raw SPARQL")
-        return self.inner.query(sparql)
+CountingSparqlKG = CountingKG
+"""The old name of :class:`CountingKG` over a graph that answers SPARQL (one class does both now)."""

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
+import loaders
 from kg_adapters import connect, register
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
@@ -18,14 +18,13 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.detect import SAMPLE_SIZE, choose_profile
 from kg_adapters.records import Edge
 from kg_adapters.registry import BACKENDS, KGUrl
+from kg_adapters.testing.graph import write_graph
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.demo import sample_path
 
 from .dbpedia_graph import write_dbpedia_graph
-from .graph import write_graph
-from .wikidata_graph import write_wikidata_graph
-
-loaders = pytest.importorskip("loaders")
 
 # (profile, an id that only resolves in that profile, its name)
 PROBES = {

@@ -11,22 +11,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
+import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.rdflib_backend import RdflibGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Entity
+from kg_adapters.testing.graph import A, D, write_freebase_graph, write_graph
+from kg_adapters.testing.suite import A_OUT
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import write_wikidata_graph
+from kg_adapters.testing.wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
 from kg_adapters.wrappers.cache import CachedKG
 
-from .graph import A, D, write_freebase_graph, write_graph
-from .suite import A_OUT
-from .wikidata_graph import write_wikidata_graph
-from .wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
-
-loaders = pytest.importorskip("loaders")
 RDFS = "http://www.w3.org/2000/01/rdf-schema#label"
 
 

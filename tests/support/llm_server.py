@@ -23,7 +23,7 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from support.fault_server import FaultPlan, _Answer, _Handler, _text
+from kg_adapters.testing.fault_server import FaultPlan, _Answer, _Handler, _text
 
 Reply = str | Callable[[list[dict[str, str]]], str]
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from .fault_server import FaultPlan, FaultServer, _Answer
+from kg_adapters.testing.fault_server import FaultPlan, FaultServer, _Answer
 
 MAX_IDS = 50
 _JSON = (("Content-Type", "application/json; charset=utf-8"),)
