@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+import requests
 from support.wikidata_api import WikidataApiServer
 
 from kg_adapters import connect
@@ -70,6 +71,25 @@ def kg(server: WikidataApiServer, clock: FakeClock) -> Iterator[KnowledgeGraph]:
 
 
 # -- policy ----------------------------------------------------------------------------------------
+
+
+class ClosingSession(requests.Session):
+    """A real session that remembers being closed (the instrument; the backend is under test)."""
+
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+@pytest.mark.parametrize("bad", [{"dialect": "wdqs"}, {"retries": "many"}])
+def test_a_refused_option_closes_the_session_already_opened(server: WikidataApiServer, bad: dict[str, Any]) -> None:
+    session = ClosingSession()
+    with pytest.raises((TypeError, InvalidTermError)):
+        connect("wikidata+api:", base_url=server.url, user_agent=UA, session=session, **bad)
+    assert session.closed
+    assert server.request_count == 0
 
 
 def test_a_descriptive_user_agent_with_contact_is_required(server: WikidataApiServer) -> None:

@@ -447,9 +447,13 @@ class WikidataApi:
             timeout=timeout if timeout is not None else 60.0,
             session=session,
         )
-        transport = guarded(transport, settings, default_concurrency=1)
-        if settings:
-            raise TypeError(f"unknown option(s) for wikidata+api: {', '.join(sorted(settings))}")
+        try:
+            transport = guarded(transport, settings, default_concurrency=1)
+            if settings:
+                raise TypeError(f"unknown option(s) for wikidata+api: {', '.join(sorted(settings))}")
+        except BaseException:
+            transport.close()  # the HTTP session is open already
+            raise
         return WikidataApiGraph(
             transport, language=language, max_incoming=max_incoming if max_incoming is not None else 500
         )
