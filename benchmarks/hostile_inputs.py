@@ -2,7 +2,7 @@
 
 Two parts, both from the test suite's own tables so the report and the tests cannot drift apart:
 
-1. **Malformed dumps** (``loaders/testing.py``): each file is loaded strictly into a
+1. **Malformed dumps** (``loaders/testing/malformed_dumps.py``): each file is loaded strictly into a
    fresh path and appended to an existing one-triple store, then leniently. The table records the
    LoadError (file:line) or what was loaded, whether a store was left behind (never) and whether
    the previous store survived intact (always), and checks each outcome against the case's
@@ -47,7 +47,7 @@ def _attempt(load: Callable[[], Any]) -> tuple[Any, Any]:
 def run_dump_case(case: Any, workdir: Path, base: Path) -> dict[str, Any]:
     """Strict (fresh and append) and lenient loads of one case, and whether each matched the case."""
     from loaders import load_files
-    from loaders.testing import line_limit, store_size
+    from loaders.testing.malformed_dumps import line_limit, store_size
 
     directory = workdir / case.name
     directory.mkdir()
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
     args = parser.parse_args(argv)
     from loaders import load_files
-    from loaders.testing import CASES
+    from loaders.testing.malformed_dumps import CASES
 
     began = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="kga-hostile-"))
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"`python -m benchmarks.hostile_inputs` ({time.strftime('%Y-%m-%d', time.gmtime())}, "
             f"{data['seconds']:.0f} s). Cases come from the tests' own tables "
-            "(`loaders/testing.py`, `kg_adapters/testing/fuzz.py`); "
+            "(`loaders/testing/malformed_dumps.py`, `kg_adapters/testing/fuzz.py`); "
             "`pytest tests/test_malformed_dumps.py tests/test_hostile_input.py` asserts the same outcomes.",
             "",
             f"## Malformed dumps: {len(dumps)} files, {expected} as expected",

@@ -51,7 +51,7 @@ def kga_load(source: Path, store: Path) -> subprocess.Popen[bytes]:
 def store_triples(store: Path) -> int | str:
     """The store's size, or the name of the error opening it raised."""
     from kg_adapters.errors import KGError
-    from loaders.testing import store_size
+    from loaders.testing.malformed_dumps import store_size
 
     try:
         return int(store_size(store, profile="freebase"))
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    from loaders.testing import debris
+    from loaders.testing.malformed_dumps import debris
     from reasoning.demo import sample_path
 
     data = Path(args.data) if args.data else sample_path()
