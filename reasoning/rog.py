@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.base import LLM, Answer, Question, Scorer
-from reasoning.scorers import BM25Scorer, stem
+from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
+from reasoning.scorers import stem
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -117,7 +117,7 @@ class CheckedPlan:
         return len(self.plan.relations) == self.steps
 
 
-class RoG:
+class RoG(KGReasoner):
     """Reasoning on Graphs: plan relation paths, ground them with constrained BFS, reason on the walks.
 
     Planning: a question's ``plans`` skip it; with an LLM, RoG's planning prompt (showing the topic
@@ -151,19 +151,16 @@ class RoG:
         prompt_paths: int = 50,
         paths_per_answer: int = 3,
     ) -> None:
-        for option, value in (
-            ("top_k", top_k),
-            ("max_hops", max_hops),
-            ("beam_width", beam_width),
-            ("max_paths", max_paths),
-            ("max_frontier", max_frontier),
-            ("prompt_paths", prompt_paths),
-            ("paths_per_answer", paths_per_answer),
-        ):
-            check_budget(value, option, minimum=1)
-        self.kg = kg
-        self.llm = llm
-        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+        budgets = {
+            "top_k": top_k,
+            "max_hops": max_hops,
+            "beam_width": beam_width,
+            "max_paths": max_paths,
+            "max_frontier": max_frontier,
+            "prompt_paths": prompt_paths,
+            "paths_per_answer": paths_per_answer,
+        }
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
         self.top_k = top_k
         self.max_hops = max_hops
         self.beam_width = beam_width
