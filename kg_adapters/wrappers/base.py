@@ -47,11 +47,15 @@ class ForwardingMixin:
 
     inner: KnowledgeGraph
 
+    def _calling(self, operation: str, ids: Ids) -> None:
+        """See :meth:`DelegatingGraph._calling`."""
+
 
 class ForwardsQuery(ForwardingMixin):
     """:class:`SparqlQueryable`, forwarded."""
 
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        self._calling("query", [sparql])
         return cast(SparqlQueryable, self.inner).query(sparql)
 
 
@@ -147,6 +151,11 @@ class DelegatingGraph(ClosesOnExit):
     def __init__(self, inner: KnowledgeGraph) -> None:
         self.inner = inner
 
+    def _calling(self, operation: str, ids: Ids) -> None:
+        """Called by every forwarded read operation just before it reaches ``inner``, with what it asks
+        about (the ids; the text of ``search``, the query of ``query``). Nothing here: the one seam for a
+        wrapper that only observes calls (:class:`~kg_adapters.wrappers.counting.CountingKG`)."""
+
     @property
     def profile(self) -> Profile:
         """The inner graph's profile, read live (a backend may switch it: ``detect_profile``)."""
@@ -163,6 +172,7 @@ class DelegatingGraph(ClosesOnExit):
         expand_cvt: bool = False,
         qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
+        self._calling("neighbors", ids)
         return self.inner.neighbors(
             ids,
             direction=direction,
@@ -174,6 +184,7 @@ class DelegatingGraph(ClosesOnExit):
         )
 
     def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
+        self._calling("relations", ids)
         return self.inner.relations(ids, direction=direction, expand_cvt=expand_cvt)
 
     def paths(
@@ -186,6 +197,7 @@ class DelegatingGraph(ClosesOnExit):
         simple: bool = False,
         expand_cvt: bool = False,
     ) -> PathResult:
+        self._calling("paths", starts)
         return self.inner.paths(
             starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
         )
@@ -199,6 +211,7 @@ class DelegatingGraph(ClosesOnExit):
         direction: Direction = "both",
         max_paths: int | None = None,
     ) -> PathResult:
+        self._calling("shortest_paths", sources)
         return self.inner.shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
 
     def subgraph(
@@ -210,15 +223,19 @@ class DelegatingGraph(ClosesOnExit):
         relations: Sequence[str] | None = None,
         max_edges: int | None = None,
     ) -> EdgeList:
+        self._calling("subgraph", seeds)
         return self.inner.subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
+        self._calling("labels", ids)
         return self.inner.labels(ids, lang=lang)
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
+        self._calling("describe", ids)
         return self.inner.describe(ids, lang=lang)
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        self._calling("search", [text])
         return self.inner.search(text, limit=limit)
 
     def close(self) -> None:
