@@ -300,15 +300,22 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
 
     def _terms(self, ids: list[str], wanted: Sequence[str], *, descriptions: bool) -> dict[str, WikidataEntity]:
         """Labels (and descriptions) in the wanted languages; entities left without one are asked
-        again in every language."""
+        again in every language. (MediaWiki's fallback answers English for a language it has nothing
+        in; such a value ranks only as "any language", so it is asked again too.)"""
         props = "labels|descriptions" if descriptions else "labels"
         entity_ids = [node for node in dict.fromkeys(ids) if _WIKIDATA.is_local_id(node)]
         languages = list(dict.fromkeys([*wanted, *(tag.split("-")[0] for tag in wanted)]))
         found = self._entities(entity_ids, props=props, languages=languages)
+        bases = {tag.split("-")[0] for tag in wanted}
+
+        def settled(values: Sequence[Literal]) -> bool:
+            return any(not value.lang or value.lang.split("-")[0] in bases for value in values)
+
         bare = [
             node
             for node in entity_ids
-            if node in found and (not found[node].labels or (descriptions and not found[node].descriptions))
+            if node in found
+            and (not settled(found[node].labels) or (descriptions and not settled(found[node].descriptions)))
         ]
         found.update(self._entities(bare, props=props))
         return found

@@ -1,5 +1,5 @@
 """A real Wikibase Action API on loopback (``/w/api.php``) that answers from recorded entity JSON,
-with the scripted faults of :class:`~support.fault_server.FaultServer` (429 + Retry-After, MediaWiki
+with the scripted faults of :class:`~kg_adapters.testing.fault_server.FaultServer` (429 + Retry-After, MediaWiki
 ``maxlag`` answers, resets, ...).
 
 It serves what the ``wikidata+api:`` backend asks, the way the Wikidata API answers it:
