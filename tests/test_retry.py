@@ -1,4 +1,4 @@
-"""RetryingTransport over real HTTP: a loopback SPARQL server (support.fault_server) injects
+"""RetryingTransport over real HTTP: a loopback SPARQL server (kg_adapters.testing.fault_server) injects
 faults, HttpSparqlTransport translates them, and the retry wrapper must recover exactly.
 
 Waiting is never real: the transport gets a fake clock and a sleep that only records the wait

@@ -6,7 +6,7 @@ whose regex matches (``re.search``, DOTALL) the last user message gives the repl
 callable of the request's messages. A request no rule matches gets ``default`` or, without one,
 HTTP 400 naming the message, so a test never passes on an unplanned prompt.
 
-Faults come from :class:`support.fault_server.FaultPlan` (``faults=["429:2", "500", "reset"]``
+Faults come from :class:`kg_adapters.testing.fault_server.FaultPlan` (``faults=["429:2", "500", "reset"]``
 are taken by the first requests in order): ``"<status>"`` answers that status (429 with
 ``Retry-After``), ``"reset"`` closes the socket with a TCP reset. Every request is recorded
 (messages, model, temperature, max_tokens, Authorization header, fault).
