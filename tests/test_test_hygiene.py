@@ -30,6 +30,8 @@ def test_benchmarks_do_not_depend_on_the_tests_directory() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("support", "tests"):
                 offenders.append(f"{path.name}: from {node.module} import ...")
+            if isinstance(node, ast.Constant) and node.value == "tests":
+                offenders.append(f"{path.name}:{node.lineno}: a path into tests/")
             if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
                 offenders.append(f"{path.name}:{node.lineno}: sys.path")
     assert offenders == []

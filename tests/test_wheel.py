@@ -21,6 +21,7 @@ def test_the_test_kit_ships_in_the_wheel(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("kg_adapters-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"kg_adapters/testing/{module}.py" for module in KIT} <= names
+    assert "kg_adapters/testing/data/wikidata/neighbours.json" in names
     assert not any(name.startswith(("tests/", "benchmarks/")) for name in names)
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]);"

@@ -24,11 +24,12 @@ from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
 from kg_adapters.testing.fault_server import FakeClock, FaultPlan
+from kg_adapters.testing.wikidata_graph import RECORDED
 from kg_adapters.wikidata_json import XSD_DATETIME, XSD_DECIMAL
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
 
-DATA = Path(__file__).parent / "data" / "wikidata"
+DATA = RECORDED
 UA = "kg-adapters-tests/0.1 (kga-tests@example.org)"
 
 

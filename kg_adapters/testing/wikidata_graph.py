@@ -34,6 +34,10 @@ XSD_DECIMAL = XSD + "decimal"
 GEO_WKT = "http://www.opengis.net/ont/geosparql#wktLiteral"
 WD_UNIT_METRE = "http://www.wikidata.org/entity/Q11573"
 
+RECORDED = Path(__file__).parent / "data" / "wikidata"
+"""Real Wikidata answers, recorded: ``neighbours.json`` (Special:EntityData JSON of Q42's neighbourhood)
+and ``searches.json`` (``wbsearchentities`` hits by search text)."""
+
 TURTLE = r"""@prefix wd: <http://www.wikidata.org/entity/> .
 @prefix wds: <http://www.wikidata.org/entity/statement/> .
 @prefix wdt: <http://www.wikidata.org/prop/direct/> .
