@@ -120,11 +120,14 @@ def test_cli_reports_the_choice(stores: dict[str, Path], capsys: pytest.CaptureF
 
 
 class PlainBackend:
-    """A backend that cannot sample its data (a wrapper without detect_profile)."""
+    """A backend that cannot sample its data: the entity-API graph (no detect_profile), counted (a wrapper
+    keeps exactly the abilities of what it wraps), never asked anything here."""
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> CountingKG:
-        return CountingKG(OxigraphGraph(profile=options.pop("profile")))
+        options.pop("profile")  # the entity API serves the wikidata profile whatever was asked
+        agent = "kga-tests/1 (t@example.org)"
+        return CountingKG(connect("wikidata+api:", base_url="http://127.0.0.1:9/w/api.php", user_agent=agent))
 
 
 def test_a_backend_that_cannot_sample_refuses_auto() -> None:
