@@ -28,10 +28,11 @@ from typing import Any
 import requests
 
 from kg_adapters.backends.http_transport import parse_retry_after
-from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, LLMError, RateLimited, TransientError
+from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, RateLimited, TransientError
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
 from reasoning.base import LLM, ChatMessage
+from reasoning.errors import LLMError
 
 __all__ = ["DEFAULT_BASE_URL", "CountingLLM", "OpenAIChat", "make_llm"]
 

@@ -25,7 +25,19 @@ import loaders
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult
+from kg_adapters.records import (
+    Edge,
+    EdgeList,
+    Entity,
+    Literal,
+    PathResult,
+    edge_from_json,
+    edge_to_json,
+    entity_from_json,
+    entity_to_json,
+    node_to_json,
+    term_from_json,
+)
 from kg_adapters.testing.graph import (
     ALL_ENTITIES,
     NOTE,
@@ -51,12 +63,6 @@ from kg_adapters.wrappers import (
     cached,
 )
 from kg_adapters.wrappers.cache import (
-    decode_edge,
-    decode_entity,
-    decode_node,
-    encode_edge,
-    encode_entity,
-    encode_node,
     normalize_sparql,
 )
 from kg_adapters.wrappers.counting import CountingKG
@@ -500,13 +506,13 @@ def test_records_round_trip_exactly_through_disk(
 ) -> None:
     key = ("round trip", repr(edges), repr(entities))
     disk_only.put(
-        key, {"edges": [encode_edge(edge) for edge in edges], "entities": [encode_entity(e) for e in entities]}
+        key, {"edges": [edge_to_json(edge) for edge in edges], "entities": [entity_to_json(e) for e in entities]}
     )
     stored = disk_only.get(key)
-    assert [decode_edge(item) for item in stored["edges"]] == edges
-    assert [decode_entity(item) for item in stored["entities"]] == entities
+    assert [edge_from_json(item) for item in stored["edges"]] == edges
+    assert [entity_from_json(item) for item in stored["entities"]] == entities
     for edge in edges:
-        assert decode_node(encode_node(edge.tail)) == edge.tail
+        assert term_from_json(node_to_json(edge.tail)) == edge.tail
 
 
 def test_round_trip_through_the_sqlite_file(tmp_path: Path) -> None:
@@ -519,11 +525,11 @@ def test_round_trip_through_the_sqlite_file(tmp_path: Path) -> None:
     ]
     path = tmp_path / "codec.sqlite"
     with ResultCache(path) as cache:
-        cache.put(("edges",), [encode_edge(edge) for edge in edges])
-        cache.put(("bools",), [{"boolean": encode_node(True)}])
+        cache.put(("edges",), [edge_to_json(edge) for edge in edges])
+        cache.put(("bools",), [{"boolean": node_to_json(True)}])
     with ResultCache(path, mode="replay", memory_entries=0) as cache:
-        assert [decode_edge(item) for item in cache.get(("edges",))] == edges
-        assert decode_node(cache.get(("bools",))[0]["boolean"]) is True
+        assert [edge_from_json(item) for item in cache.get(("edges",))] == edges
+        assert term_from_json(cache.get(("bools",))[0]["boolean"]) is True
 
 
 def test_normalize_sparql_keeps_literals_and_iris() -> None:

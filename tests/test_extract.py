@@ -20,20 +20,14 @@ import kg_adapters
 from kg_adapters import connect, store_layout
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
-from kg_adapters.errors import (
-    ExtractError,
-    ExtractStateMismatch,
-    InvalidTermError,
-    StoreNotFound,
-    UnknownBackendError,
-    UnknownSeeds,
-)
+from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.records import Edge, Literal
 from kg_adapters.testing.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
+from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 from loaders.extract import STATE_FILE, extract_subgraph, store_snapshot
 from loaders.testing.kill import extract_killed_at
 from loaders.testing.malformed_dumps import debris

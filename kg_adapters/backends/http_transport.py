@@ -19,7 +19,7 @@ from typing import Any
 import requests
 import urllib3
 
-from kg_adapters import __version__
+from kg_adapters._version import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
 from kg_adapters.errors import BackendError, BackendTimeout, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.transport import SparqlResult, Term
@@ -104,7 +104,7 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     """A CONSTRUCT/DESCRIBE answer in N-Triples as subject/predicate/object rows."""
     import pyoxigraph as ox
 
-    from kg_adapters.backends.oxigraph import convert_term
+    from kg_adapters.rdf_io import convert_term
 
     try:
         rows = [

@@ -46,7 +46,19 @@ from kg_adapters.base import (
 )
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, Node, PathResult, Qualifiers
+from kg_adapters.records import (
+    Edge,
+    EdgeList,
+    Entity,
+    Node,
+    PathResult,
+    edge_from_json,
+    edge_to_json,
+    entity_from_json,
+    entity_to_json,
+    node_to_json,
+    term_from_json,
+)
 from kg_adapters.sparql_terms import check_langs, check_text
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.wrappers.base import DelegatingGraph, ForwardingMixin, ForwardsQuery
@@ -61,17 +73,12 @@ __all__ = [
     "ResultCache",
     "cache_namespace",
     "cached",
-    "decode_edge",
-    "decode_entity",
-    "decode_node",
-    "encode_edge",
-    "encode_entity",
-    "encode_node",
     "normalize_sparql",
 ]
 
-CACHE_FORMAT = "kga-cache/1"
-"""Part of every key: bump it when the value encoding changes, and old entries are never read."""
+CACHE_FORMAT = "kga-cache/2"
+"""Part of every key: bump it when the value encoding changes, and old entries are never read. Values are
+encoded with the one JSON codec for records (:mod:`kg_adapters.records`; version 2 switched to it)."""
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -109,87 +116,6 @@ class CacheStats:
     def hit_rate(self) -> float:
         total = self.hits + self.misses
         return self.hits / total if total else 0.0
-
-
-# -- a stable JSON encoding of records ---------------------------------------------------------------
-
-
-def encode_node(node: Node | bool) -> Any:
-    """An entity id as itself, a literal as ``{"v": value[, "dt": datatype][, "lang": tag]}``,
-    a boolean (ASK answers) as itself."""
-    if isinstance(node, (str, bool)):
-        return node
-    if isinstance(node, Literal):
-        out = {"v": node.value}
-        if node.datatype is not None:
-            out["dt"] = node.datatype
-        if node.lang is not None:
-            out["lang"] = node.lang
-        return out
-    raise TypeError(f"cannot encode {type(node).__name__} as a node")
-
-
-def decode_node(data: Any) -> Node | bool:
-    if isinstance(data, (str, bool)):
-        return data
-    if isinstance(data, dict) and isinstance(data.get("v"), str):
-        return Literal(value=data["v"], datatype=data.get("dt"), lang=data.get("lang"))
-    raise ValueError(f"not an encoded node: {data!r:.200}")
-
-
-def _decode_graph_node(data: Any) -> Node:
-    node = decode_node(data)
-    if isinstance(node, bool):
-        raise ValueError(f"not an encoded entity or literal: {data!r:.200}")
-    return node
-
-
-def encode_edge(edge: Edge) -> list[Any]:
-    """``[head, relation, tail]`` in the KG's own direction, the tail encoded by :func:`encode_node`;
-    a statement adds ``{"rank": ..., "q": [[qualifier, [value, ...]], ...]}``, an edge that carries a CVT's
-    edges ``{"cvt": [edge, ...]}``."""
-    encoded = [edge.head, edge.relation, encode_node(edge.tail)]
-    extra: dict[str, Any] = {}
-    if edge.rank is not None or edge.qualifiers:
-        extra["rank"] = edge.rank
-        if edge.qualifiers:
-            extra["q"] = [[relation, [encode_node(v) for v in values]] for relation, values in edge.qualifiers.items()]
-    if edge.cvt:
-        extra["cvt"] = [encode_edge(inner) for inner in edge.cvt]
-    if extra:
-        encoded.append(extra)
-    return encoded
-
-
-def decode_edge(data: Any) -> Edge:
-    head, relation, tail, *rest = data
-    if not isinstance(head, str) or not isinstance(relation, str) or len(rest) > 1:
-        raise ValueError(f"not an encoded edge: {data!r:.200}")
-    if not rest:
-        return Edge(head=head, relation=relation, tail=_decode_graph_node(tail))
-    extra = rest[0]
-    qualifiers = Qualifiers((q, [_decode_graph_node(v) for v in values]) for q, values in extra.get("q", ()))
-    return Edge(
-        head=head,
-        relation=relation,
-        tail=_decode_graph_node(tail),
-        qualifiers=qualifiers,
-        rank=extra.get("rank"),
-        cvt=tuple(decode_edge(inner) for inner in extra.get("cvt", ())),
-    )
-
-
-def encode_entity(entity: Entity) -> dict[str, str]:
-    out = {"id": entity.id}
-    if entity.label is not None:
-        out["label"] = entity.label
-    if entity.description is not None:
-        out["description"] = entity.description
-    return out
-
-
-def decode_entity(data: Any) -> Entity:
-    return Entity(id=data["id"], label=data.get("label"), description=data.get("description"))
 
 
 _NOT_FOUND = object()
@@ -271,12 +197,12 @@ class _CachesQueries(ForwardsQuery):
         stored = self.cache.lookup([key])
         if 0 in stored:
             self._count(hits=1)
-            rows = [{name: decode_node(value) for name, value in row.items()} for row in stored[0]]
+            rows = [{name: term_from_json(value) for name, value in row.items()} for row in stored[0]]
             return CachedList(rows, from_cache=True)
         self._count(misses=1)
         self._refuse_in_replay("query", [repr(sparql[:200])])
         answer = super().query(sparql)
-        self.cache.put(key, [{name: encode_node(value) for name, value in row.items()} for row in answer])
+        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
 
 
@@ -348,13 +274,13 @@ class CachedKG(DelegatingGraph):
                 expand_cvt=cvt,
                 qualifiers=statements,
             )
-            return {node: [encode_edge(edge) for edge in answer.get(node, [])] for node in missing}
+            return {node: [edge_to_json(edge) for edge in answer.get(node, [])] for node in missing}
 
         return self._per_entity(
             ids,
             lambda node: ("neighbors", node, direction, relation_key, limit, flag, cvt, statements),
             fetch,
-            lambda stored: [decode_edge(item) for item in stored],
+            lambda stored: [edge_from_json(item) for item in stored],
         )
 
     def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
@@ -389,9 +315,9 @@ class CachedKG(DelegatingGraph):
 
         def fetch(missing: list[str]) -> dict[str, Any]:
             answer = self.inner.describe(missing, lang=tags)
-            return {node: encode_entity(answer.get(node, Entity(id=node))) for node in missing}
+            return {node: entity_to_json(answer.get(node, Entity(id=node))) for node in missing}
 
-        return self._per_entity(ids, lambda node: ("describe", node, tags), fetch, decode_entity)
+        return self._per_entity(ids, lambda node: ("describe", node, tags), fetch, entity_from_json)
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
@@ -401,11 +327,11 @@ class CachedKG(DelegatingGraph):
         stored = self.cache.lookup([key])
         if 0 in stored:
             self._count(hits=1)
-            return CachedList([decode_entity(item) for item in stored[0]], from_cache=True)
+            return CachedList([entity_from_json(item) for item in stored[0]], from_cache=True)
         self._count(misses=1)
         self._refuse_in_replay("search", [repr(text)])
         answer = self.inner.search(text, limit=limit)
-        self.cache.put(key, [encode_entity(entity) for entity in answer])
+        self.cache.put(key, [entity_to_json(entity) for entity in answer])
         return CachedList(answer, from_cache=False)
 
     def paths(
