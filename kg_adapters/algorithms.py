@@ -7,7 +7,7 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -337,6 +337,10 @@ def all_shortest_paths(
     return result
 
 
+EdgeKey = tuple[str, str, Node]
+"""An edge of a walk as ``(head, relation, tail)``: walks ask for plain edges, which these identify."""
+
+
 @dataclass(frozen=True)
 class HopBatch:
     """One step of :func:`k_hop_walk`: the frontier ``nodes`` of ``hop`` expanded by one batched
@@ -348,6 +352,8 @@ class HopBatch:
     edges: tuple[Edge, ...]
     reached: tuple[str, ...]
     truncated: bool
+    keys: tuple[EdgeKey, ...] = ()
+    """The edges as ``(head, relation, tail)``, in the same order (what a ledger keys them by)."""
 
 
 class WalkLedger(Protocol):
@@ -363,9 +369,15 @@ class WalkLedger(Protocol):
         """The next (at most ``limit``) nodes first reached at ``hop`` that no recorded batch expanded."""
         ...
 
-    def has_node(self, node: str) -> bool: ...
+    @property
+    def seen_nodes(self) -> Container[str]:
+        """The nodes reached so far (the seeds included)."""
+        ...
 
-    def has_edge(self, edge: Edge) -> bool: ...
+    @property
+    def seen_edges(self) -> Container[EdgeKey]:
+        """The edges recorded so far, as ``(head, relation, tail)``."""
+        ...
 
     def record(self, batch: HopBatch) -> None:
         """Keeps ``batch``: its nodes are expanded, its edges and reached nodes seen."""
@@ -378,12 +390,13 @@ class MemoryLedger:
     def __init__(self, seeds: Sequence[str]) -> None:
         self.levels: list[list[str]] = [list(seeds)]
         self.expanded: dict[int, int] = {}
-        self.nodes: set[str] = set(seeds)
-        self.edges: dict[Edge, None] = {}
+        self.seen_nodes: set[str] = set(seeds)
+        self.edges: list[Edge] = []
+        self.seen_edges: set[EdgeKey] = set()
 
     @property
     def edge_count(self) -> int:
-        return len(self.edges)
+        return len(self.seen_edges)
 
     def frontier(self, hop: int, limit: int | None) -> list[str]:
         if hop >= len(self.levels):
@@ -391,20 +404,15 @@ class MemoryLedger:
         start = self.expanded.get(hop, 0)
         return self.levels[hop][start : None if limit is None else start + limit]
 
-    def has_node(self, node: str) -> bool:
-        return node in self.nodes
-
-    def has_edge(self, edge: Edge) -> bool:
-        return edge in self.edges
-
     def record(self, batch: HopBatch) -> None:
         self.expanded[batch.hop] = self.expanded.get(batch.hop, 0) + len(batch.nodes)
-        self.edges.update(dict.fromkeys(batch.edges))
+        self.edges.extend(batch.edges)
+        self.seen_edges.update(batch.keys)
         if batch.reached:
             while len(self.levels) <= batch.hop + 1:
                 self.levels.append([])
             self.levels[batch.hop + 1].extend(batch.reached)
-            self.nodes.update(batch.reached)
+            self.seen_nodes.update(batch.reached)
 
 
 def k_hop_walk(
@@ -429,6 +437,7 @@ def k_hop_walk(
     limit = check_budget(max_edges, "max_edges")
     size = check_budget(batch_size, "batch_size", minimum=1)
     hop = start_hop
+    seen_edges, seen_nodes = ledger.seen_edges, ledger.seen_nodes
     while hop < (depth or 0):
         nodes = ledger.frontier(hop, size)
         if not nodes:
@@ -437,23 +446,32 @@ def k_hop_walk(
             hop += 1
             continue
         adjacency = kg.neighbors(nodes, direction=direction, relations=relations)
-        edges: dict[Edge, None] = {}
+        edges: dict[EdgeKey, Edge] = {}  # keyed by plain tuples: hashing them is far cheaper than an Edge
         reached: dict[str, None] = {}
+        room = None if limit is None else limit - ledger.edge_count
         truncated = False
         for node in nodes:
             for edge in adjacency.get(node, ()):
-                if edge in edges or ledger.has_edge(edge):
+                key = (edge.head, edge.relation, edge.tail)
+                if key in edges or key in seen_edges:
                     continue
-                if limit is not None and ledger.edge_count + len(edges) >= limit:
+                if room is not None and len(edges) >= room:
                     truncated = True
                     break
-                edges[edge] = None
-                nxt = other_end(edge, node)
-                if isinstance(nxt, str) and nxt not in reached and not ledger.has_node(nxt):
+                edges[key] = edge
+                nxt = edge.tail if edge.head == node else edge.head
+                if isinstance(nxt, str) and nxt not in reached and nxt not in seen_nodes:
                     reached[nxt] = None
             if truncated:
                 break
-        batch = HopBatch(hop=hop, nodes=tuple(nodes), edges=tuple(edges), reached=tuple(reached), truncated=truncated)
+        batch = HopBatch(
+            hop=hop,
+            nodes=tuple(nodes),
+            edges=tuple(edges.values()),
+            reached=tuple(reached),
+            truncated=truncated,
+            keys=tuple(edges),
+        )
         ledger.record(batch)
         yield batch
         if truncated:

@@ -412,6 +412,19 @@ def _row(edge: Edge) -> TripleRow:
     return (edge.head, edge.relation, 0, tail, "", "")
 
 
+class _CommittedEdges:
+    """The edges committed to the checkpoint, as a container of ``(head, relation, tail)``."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 3:
+            return False
+        head, relation, tail = key
+        return self.state.contains(_row(Edge(head=str(head), relation=str(relation), tail=tail)))
+
+
 class _StateLedger:
     """The walk's :class:`~kg_adapters.algorithms.WalkLedger` in the checkpoint database: each batch is
     committed in one transaction with the progress record (the frontier cursor is the ``seq`` of the
@@ -420,7 +433,8 @@ class _StateLedger:
     def __init__(self, state: _State, checkpoint: Checkpoint) -> None:
         self.state = state
         self.checkpoint = checkpoint
-        self.visited = {str(node) for (node,) in state.db.execute("SELECT id FROM nodes")}
+        self.seen_nodes = {str(node) for (node,) in state.db.execute("SELECT id FROM nodes")}
+        self.seen_edges = _CommittedEdges(state)
 
     @property
     def edge_count(self) -> int:
@@ -429,12 +443,6 @@ class _StateLedger:
     def frontier(self, hop: int, limit: int | None) -> list[str]:
         rows = self.state.nodes(hop=hop, after=self.state.progress["cursor"], limit=-1 if limit is None else limit)
         return [node for _, node in rows]
-
-    def has_node(self, node: str) -> bool:
-        return node in self.visited
-
-    def has_edge(self, edge: Edge) -> bool:
-        return self.state.contains(_row(edge))
 
     def record(self, batch: HopBatch) -> None:
         state, progress = self.state, self.state.progress
@@ -450,7 +458,7 @@ class _StateLedger:
             if batch.truncated:
                 progress.update(truncated=True, phase="names", cursor=0)
             self.checkpoint(f"fetched:{progress['batches']}")
-        self.visited.update(batch.reached)
+        self.seen_nodes.update(batch.reached)
         self.checkpoint(f"commit:{progress['batches']}")
 
 
