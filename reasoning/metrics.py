@@ -203,7 +203,11 @@ def read_question_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Every JSON object line of a file; a malformed line raises LoadError with file:line."""
     lines: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 -- closed by the with below
+    except OSError as exc:
+        raise LoadError(f"cannot read the results file: {exc.strerror or exc}", file=str(path)) from exc
+    with handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue

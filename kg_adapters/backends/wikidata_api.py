@@ -240,9 +240,19 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Items whose label or alias starts with ``text`` (``wbsearchentities``, in ``language``),
         in Wikidata's ranking; labels and descriptions as the API gives them."""
+        return self._search_entities(text, limit, "item")
+
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Properties whose label or alias starts with ``text`` (``wbsearchentities`` with
+        ``type=property``), as relation ids (``P19``); properties the relation filter hides are left out."""
+        keeps = self._profile.relation_filter.keeps
+        return [found for found in self._search_entities(text, limit, "property") if keeps(found.id)]
+
+    def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        if check_budget(limit, "limit") is None:
+            raise InvalidTermError("limit must be an integer >= 0, got None")
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
@@ -252,7 +262,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
                     "search": text,
                     "language": self.language,
                     "uselang": self.language,
-                    "type": "item",
+                    "type": kind,
                     "limit": str(min(MAX_SEARCH, limit - len(found))),
                     "continue": str(offset),
                 }

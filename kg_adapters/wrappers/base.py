@@ -238,6 +238,10 @@ class DelegatingGraph(ClosesOnExit):
         self._calling("search", [text])
         return self.inner.search(text, limit=limit)
 
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        self._calling("search_relations", [text])
+        return self.inner.search_relations(text, limit=limit)
+
     def close(self) -> None:
         self.inner.close()
 
