@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
+from kg_adapters.redact import redact_url
 
 logger = logging.getLogger("kg_adapters")
 
@@ -71,14 +72,14 @@ def register(scheme: str, target: str, *, install_hint: str = "") -> None:
 def parse_url(url: str) -> KGUrl:
     """Splits a KG URL; ``oxigraph://`` (nothing after) means an in-memory store."""
     if not isinstance(url, str) or ":" not in url:
-        raise InvalidTermError(f"not a KG URL (expected scheme:...): {url!r}")
+        raise InvalidTermError(f"not a KG URL (expected scheme:...): {redact_url(str(url))!r}")
     parts = urlsplit(url)
     if not parts.scheme:
-        raise InvalidTermError(f"not a KG URL (no scheme): {url!r}")
+        raise InvalidTermError(f"not a KG URL (no scheme): {redact_url(url)!r}")
     options: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
         if key in options:
-            raise InvalidTermError(f"option {key!r} given twice in {url!r}")
+            raise InvalidTermError(f"option {key!r} given twice in {redact_url(url)!r}")
         options[key] = value
     return KGUrl(scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url)
 
@@ -190,7 +191,8 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
         raise InvalidTermError(f"cache_mode must be readwrite, replay or off, got {mode!r}")
     cache = ResultCache(path, memory_entries=entries, max_disk_bytes=max_bytes, mode=mode)  # type: ignore[arg-type]
     base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
-    namespace = f"{url.scheme}://{url.host}{url.path}{base_url}|profile={kg.profile.name}"
+    # credentials never reach a key or a message (redact_url): the same server answers the same
+    namespace = redact_url(f"{url.scheme}://{url.host}{url.path}{base_url}") + f"|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped
 
