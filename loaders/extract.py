@@ -60,7 +60,7 @@ from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
-from loaders.core import exclusive_load_lock, release_frames
+from loaders.core import exclusive_load_lock, release_frames, resolved_store
 
 DEFAULT_BATCH_SIZE = 500
 STATE_FILE = "state.sqlite"
@@ -141,7 +141,7 @@ def extract_subgraph(
     try:
         url = _public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
-        target = Path(store).expanduser().absolute()
+        target = resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
         with _locked(target):
             record = _finished_record(target, plan.arguments)

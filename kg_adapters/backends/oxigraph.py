@@ -7,7 +7,9 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 from __future__ import annotations
 
 import bz2
+import errno
 import gzip
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +20,7 @@ import pyoxigraph as ox
 from kg_adapters import store_layout
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term, plain_literal
 from kg_adapters.base import Direction
-from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
+from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import KGUrl, local_path
@@ -172,10 +174,18 @@ class OxigraphGraph(SparqlGraph):
             self._store = ox.Store()
             return
         data = str(self._version.data)
+        if write and not os.access(data, os.W_OK):  # EROFS answers here even for root
+            self.close_version()
+            raise StoreReadOnly(
+                f"cannot open the store at {path} for writing: its directory or file system is read-only "
+                "(connect without write=True to read it)"
+            )
         try:
             self._store = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
             self.close_version()
+            if write and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreReadOnly(f"cannot open the store at {path} for writing: {exc}") from exc
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
 
     @classmethod
