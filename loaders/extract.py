@@ -199,9 +199,8 @@ def _plan(
     max_edges: int | None,
     batch_size: int,
 ) -> _Plan:
-    depth = check_budget(hops, "hops")
-    if depth is None:
-        raise InvalidTermError("hops must be an integer >= 0, got None")
+    depth = check_budget(hops, "hops", required=True)
+    assert depth is not None
     walk = check_direction(direction)
     limit = check_budget(max_edges, "max_edges")
     size = check_budget(batch_size, "batch_size", minimum=1)

@@ -28,7 +28,9 @@ from typing import Any
 import requests
 
 from kg_adapters.backends.http_transport import parse_retry_after
+from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, LLMError, RateLimited, TransientError
+from kg_adapters.redact import redact_url
 from kg_adapters.wrappers.cache import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
 from reasoning.base import LLM, ChatMessage
@@ -69,13 +71,14 @@ class OpenAIChat:
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidTermError(f"model must be a non-empty string, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise InvalidTermError(f"timeout must be a number > 0, got {timeout!r}")
+        check_seconds(timeout, "timeout", positive=True, required=True)
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise InvalidTermError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         self.endpoint = f"{self.base_url}/chat/completions"
+        self.shown_endpoint = redact_url(self.endpoint)
+        """The endpoint as messages and logs show it (no credentials)."""
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = float(timeout)
         self.retrier = Retrier(
@@ -117,7 +120,7 @@ class OpenAIChat:
                 return found
             if self.cache.mode == "replay":
                 raise CacheMiss(f"no recorded reply of {self.model} for these messages (replay mode)")
-        reply = self.retrier.run(self.endpoint, lambda: self._exchange(payload))
+        reply = self.retrier.run(self.shown_endpoint, lambda: self._exchange(payload))
         if self.cache is not None:
             self.cache.put(key, reply)
         with self._lock:
@@ -136,7 +139,7 @@ class OpenAIChat:
         self.close()
 
     def __repr__(self) -> str:
-        return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIChat({self.model!r}, base_url={redact_url(self.base_url)!r})"
 
     def _payload(self, messages: Sequence[ChatMessage], temperature: float, max_tokens: int | None) -> dict[str, Any]:
         checked: list[dict[str, str]] = []
@@ -151,8 +154,7 @@ class OpenAIChat:
             raise InvalidTermError(f"temperature must be a number >= 0, got {temperature!r}")
         payload: dict[str, Any] = {"model": self.model, "messages": checked, "temperature": float(temperature)}
         if max_tokens is not None:
-            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-                raise InvalidTermError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+            check_count(max_tokens, "max_tokens", minimum=1)
             payload["max_tokens"] = max_tokens
         return payload
 
@@ -162,12 +164,12 @@ class OpenAIChat:
         try:
             response = self._session.post(self.endpoint, json=payload, timeout=(min(self.timeout, 10.0), self.timeout))
         except requests.Timeout as exc:
-            raise BackendTimeout(f"{self.endpoint} did not answer within {self.timeout:g} s") from exc
+            raise BackendTimeout(f"{self.shown_endpoint} did not answer within {self.timeout:g} s") from exc
         except requests.RequestException as exc:
-            raise TransientError(f"HTTP exchange with {self.endpoint} failed: {exc}") from exc
+            raise TransientError(f"HTTP exchange with {self.shown_endpoint} failed: {redact_url(str(exc))}") from exc
         with response:
-            _raise_for_status(self.endpoint, response)
-            return _reply_text(self.endpoint, response.content)
+            _raise_for_status(self.shown_endpoint, response)
+            return _reply_text(self.shown_endpoint, response.content)
 
 
 def _raise_for_status(endpoint: str, response: requests.Response) -> None:

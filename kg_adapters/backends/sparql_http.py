@@ -458,7 +458,7 @@ class RemoteSparqlGraph(SparqlGraph):
         case-insensitive but not accent-insensitive."""
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
             return []

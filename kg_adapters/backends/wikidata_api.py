@@ -242,7 +242,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         in Wikidata's ranking; labels and descriptions as the API gives them."""
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():

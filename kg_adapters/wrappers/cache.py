@@ -697,7 +697,7 @@ class CachedKG(ClosesOnExit):
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         key = self._key("search", text, limit)
         stored = self.cache.lookup([key])
         if 0 in stored:
