@@ -23,6 +23,7 @@ demo: $(VENV)/.installed
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 typecheck: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy

@@ -31,8 +31,8 @@ from typing import Any
 from benchmarks.common import RESULTS_DIR, machine_info, markdown_table, source_fingerprint, write_results
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
-from kg_adapters.errors import UnknownMethodError
 from reasoning.base import LLM, Question, Reasoner
+from reasoning.errors import UnknownMethodError
 from reasoning.metrics import evaluate, read_jsonl
 from reasoning.registry import METHODS, make_scorer, method_class
 from reasoning.runner import run

@@ -6,13 +6,12 @@
 
 from __future__ import annotations
 
+from kg_adapters._version import __version__
 from kg_adapters.base import Direction, KnowledgeGraph, SparqlQueryable, WritableGraph
 from kg_adapters.errors import KGError
 from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Path, PathResult
 from kg_adapters.registry import connect, register
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Direction",

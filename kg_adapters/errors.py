@@ -16,15 +16,13 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   ├── ResponseTooLarge    an answer body exceeds max_response_bytes
     │   ├── ResultMismatch      an answer does not fit the query asked (variables, types, paging)
     │   ├── StoreReadOnly       a store opened for writing sits on read-only media
-    │   ├── LLMError            an LLM endpoint refused a request or answered no usable reply
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
-    ├── ExtractError            a subgraph extraction cannot start, continue or be written
-    │   ├── ExtractStateMismatch  the work directory holds an unfinished run with other arguments
-    │   └── UnknownSeeds        seed ids the source graph has no triple for (carries seeds)
-    ├── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
-    └── UnknownMethodError      no reasoner registered under a name, or its module cannot be imported
+    └── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+
+The packages above the core add their own subclasses in their own modules: ``loaders.errors``
+(``ExtractError`` and its kinds) and ``reasoning.errors`` (``LLMError``, ``UnknownMethodError``).
 
 Unknown keyword options raise the builtin :class:`TypeError`, as Python does for functions.
 """
@@ -98,12 +96,6 @@ class StoreReadOnly(BackendError):
     """A store cannot be opened for writing: its file system or directory is read-only."""
 
 
-class LLMError(BackendError):
-    """An LLM endpoint refused a request (HTTP 400/401/403/404...) or answered something that is not
-    a chat completion. Its transient failures raise :class:`TransientError` and its subclasses like
-    any backend's, and :class:`RetriesExhausted` once retrying gives up."""
-
-
 class CacheMiss(KGError):
     """A cache in replay mode was asked for an answer it does not hold (no network is touched)."""
 
@@ -125,26 +117,5 @@ class LoadError(KGError):
         self.reason = message
 
 
-class ExtractError(KGError):
-    """A subgraph extraction cannot start, continue or write its store (``kga extract``)."""
-
-
-class ExtractStateMismatch(ExtractError):
-    """The work directory holds an unfinished extraction with other arguments; finish it with the
-    same arguments, or start over with ``restart=True`` (``--restart``)."""
-
-
-class UnknownSeeds(ExtractError):
-    """Seed ids that the source graph holds no triple for; ``seeds`` lists them."""
-
-    def __init__(self, message: str, *, seeds: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.seeds = seeds
-
-
 class UnknownBackendError(KGError):
     """No backend is registered for a URL scheme, or its driver is not installed."""
-
-
-class UnknownMethodError(KGError):
-    """No reasoning method is registered under a name, or its module cannot be imported."""

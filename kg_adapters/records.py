@@ -10,6 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kg_adapters.errors import InvalidTermError
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Literal:
@@ -186,3 +188,171 @@ def best_label(labels: list[Literal], langs: Sequence[str]) -> str:
         return (others + 1, index)
 
     return labels[min(range(len(labels)), key=rank)].value
+
+
+# -- the one JSON codec for records ------------------------------------------------------------------
+#
+# Used by ``kga --json``, the result cache and reasoners' output files, so one shape is documented once:
+#
+#   node      an entity id as a string; a literal as {"value": ..., "datatype": ..., "lang": ...}
+#   edge      [head, relation, tail] in the KG's own direction, plus one object when the edge carries
+#             more: {"rank": ..., "qualifiers": {relation: [node, ...]}, "cvt": [edge, ...]} (keys present
+#             only when set)
+#   path      {"start": id, "edges": [edge, ...]}
+#   entity    {"id": ..., "label": ..., "description": ...}
+#   results   PathResult {"paths": [path, ...], "truncated": bool}; EdgeList {"edges": [...], "truncated": bool}
+#
+# Decoding is strict: anything that is not the shape above raises InvalidTermError (a ValueError).
+
+
+def node_to_json(node: Node | bool) -> Any:
+    """An entity id as itself, a literal as ``{"value", "datatype", "lang"}``, a boolean (an ASK
+    answer or a query cell) as itself."""
+    if isinstance(node, (str, bool)):
+        return node
+    if isinstance(node, Literal):
+        return {"value": node.value, "datatype": node.datatype, "lang": node.lang}
+    raise TypeError(f"not a node: {type(node).__name__}")
+
+
+def term_from_json(data: Any) -> Node | bool:
+    """The inverse of :func:`node_to_json`, booleans included (query rows)."""
+    if isinstance(data, (str, bool)):
+        return data
+    if isinstance(data, dict) and isinstance(data.get("value"), str) and set(data) <= {"value", "datatype", "lang"}:
+        datatype, lang = data.get("datatype"), data.get("lang")
+        if (datatype is None or isinstance(datatype, str)) and (lang is None or isinstance(lang, str)):
+            return Literal(value=data["value"], datatype=datatype, lang=lang)
+    raise _not_a("node", data)
+
+
+def node_from_json(data: Any) -> Node:
+    """An entity id or a literal encoded by :func:`node_to_json`."""
+    node = term_from_json(data)
+    if isinstance(node, bool):
+        raise _not_a("entity id or literal", data)
+    return node
+
+
+def edge_to_json(edge: Edge) -> list[Any]:
+    """``[head, relation, tail]``, plus ``{"rank", "qualifiers", "cvt"}`` (only the keys set) when the
+    edge is a statement or carries a CVT's edges."""
+    encoded: list[Any] = [edge.head, edge.relation, node_to_json(edge.tail)]
+    extra: dict[str, Any] = {}
+    if edge.rank is not None:
+        extra["rank"] = edge.rank
+    if edge.qualifiers:
+        extra["qualifiers"] = {
+            relation: [node_to_json(v) for v in values] for relation, values in edge.qualifiers.items()
+        }
+    if edge.cvt:
+        extra["cvt"] = [edge_to_json(inner) for inner in edge.cvt]
+    if extra:
+        encoded.append(extra)
+    return encoded
+
+
+def edge_from_json(data: Any) -> Edge:
+    """The inverse of :func:`edge_to_json`."""
+    if not isinstance(data, list) or len(data) not in (3, 4):
+        raise _not_a("edge", data)
+    head, relation, tail = data[:3]
+    if not isinstance(head, str) or not isinstance(relation, str):
+        raise _not_a("edge", data)
+    if len(data) == 3:
+        return Edge(head=head, relation=relation, tail=node_from_json(tail))
+    extra = data[3]
+    if not isinstance(extra, dict) or not set(extra) <= {"rank", "qualifiers", "cvt"}:
+        raise _not_a("edge", data)
+    rank, qualifiers, cvt = extra.get("rank"), extra.get("qualifiers", {}), extra.get("cvt", [])
+    if not (rank is None or isinstance(rank, str)) or not isinstance(qualifiers, dict) or not isinstance(cvt, list):
+        raise _not_a("edge", data)
+    if not all(isinstance(values, list) for values in qualifiers.values()):
+        raise _not_a("edge", data)
+    return Edge(
+        head=head,
+        relation=relation,
+        tail=node_from_json(tail),
+        rank=rank,
+        qualifiers=Qualifiers({q: [node_from_json(v) for v in values] for q, values in qualifiers.items()}),
+        cvt=tuple(edge_from_json(inner) for inner in cvt),
+    )
+
+
+def path_to_json(path: Path) -> dict[str, Any]:
+    """``{"start": id, "edges": [edge, ...]}``."""
+    return {"start": path.start, "edges": [edge_to_json(edge) for edge in path.edges]}
+
+
+def path_from_json(data: Any) -> Path:
+    if not isinstance(data, dict) or set(data) != {"start", "edges"} or not isinstance(data["start"], str):
+        raise _not_a("path", data)
+    if not isinstance(data["edges"], list):
+        raise _not_a("path", data)
+    return Path(start=data["start"], edges=tuple(edge_from_json(edge) for edge in data["edges"]))
+
+
+def entity_to_json(entity: Entity) -> dict[str, Any]:
+    """``{"id", "label", "description"}`` (null where unknown)."""
+    return {"id": entity.id, "label": entity.label, "description": entity.description}
+
+
+def entity_from_json(data: Any) -> Entity:
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not set(data) <= _ENTITY_KEYS:
+        raise _not_a("entity", data)
+    label, description = data.get("label"), data.get("description")
+    if not (label is None or isinstance(label, str)) or not (description is None or isinstance(description, str)):
+        raise _not_a("entity", data)
+    return Entity(id=data["id"], label=label, description=description)
+
+
+def path_result_to_json(result: PathResult) -> dict[str, Any]:
+    """``{"paths": [path, ...], "truncated": bool}``."""
+    return {"paths": [path_to_json(path) for path in result], "truncated": result.truncated}
+
+
+def path_result_from_json(data: Any) -> PathResult:
+    paths, truncated = _truncated_list(data, "paths", "path result")
+    return PathResult([path_from_json(path) for path in paths], truncated=truncated)
+
+
+def edge_list_to_json(edges: EdgeList) -> dict[str, Any]:
+    """``{"edges": [edge, ...], "truncated": bool}``."""
+    return {"edges": [edge_to_json(edge) for edge in edges], "truncated": edges.truncated}
+
+
+def edge_list_from_json(data: Any) -> EdgeList:
+    edges, truncated = _truncated_list(data, "edges", "edge list")
+    return EdgeList([edge_from_json(edge) for edge in edges], truncated=truncated)
+
+
+def _truncated_list(data: Any, key: str, what: str) -> tuple[list[Any], bool]:
+    """The items and flag of ``{key: [...], "truncated": bool}``."""
+    if not isinstance(data, dict) or set(data) != {key, "truncated"}:
+        raise _not_a(what, data)
+    items, truncated = data[key], data["truncated"]
+    if not isinstance(items, list) or not isinstance(truncated, bool):
+        raise _not_a(what, data)
+    return items, truncated
+
+
+def to_json(record: Node | bool | Edge | Path | Entity | PathResult | EdgeList) -> Any:
+    """Any record in the codec's shape (see above); the ``*_from_json`` functions invert it."""
+    if isinstance(record, Edge):
+        return edge_to_json(record)
+    if isinstance(record, Path):
+        return path_to_json(record)
+    if isinstance(record, Entity):
+        return entity_to_json(record)
+    if isinstance(record, PathResult):
+        return path_result_to_json(record)
+    if isinstance(record, EdgeList):
+        return edge_list_to_json(record)
+    return node_to_json(record)
+
+
+_ENTITY_KEYS = frozenset({"id", "label", "description"})
+
+
+def _not_a(what: str, data: Any) -> InvalidTermError:
+    return InvalidTermError(f"not an encoded {what}: {data!r:.200}")

@@ -11,26 +11,16 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
-from kg_adapters.redact import redact_url
+from kg_adapters.url import KGUrl, local_path, parse_url, redact_url
+
+__all__ = ["BACKENDS", "BackendSpec", "KGUrl", "backend_class", "connect", "local_path", "parse_url", "register"]
 
 logger = logging.getLogger("kg_adapters")
-
-
-@dataclass(frozen=True, kw_only=True)
-class KGUrl:
-    """A parsed KG URL: ``scheme://host/path?options``."""
-
-    scheme: str
-    host: str = ""
-    path: str = ""
-    options: dict[str, str] = field(default_factory=dict)
-    raw: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,50 +28,37 @@ class BackendSpec:
     target: str
     """``"module:Class"``; the class has ``from_url(url: KGUrl, **options)``."""
     install_hint: str = ""
+    """The command that installs what a third-party backend needs (``pip install ...``)."""
+    bundled: bool = False
+    """Ships with kg-adapters: its imports are hard dependencies, so failing to import it means a
+    broken installation, not a missing extra."""
 
 
 class BackendFactory(Protocol):
     def from_url(self, url: KGUrl, **options: Any) -> KnowledgeGraph: ...
 
 
+REPAIR_HINT = "pip install --force-reinstall kg-adapters"
+"""What to run when a bundled backend cannot be imported: its imports are our own dependencies."""
+
+
+def _bundled(target: str) -> BackendSpec:
+    return BackendSpec(target=f"kg_adapters.backends.{target}", bundled=True)
+
+
 BACKENDS: dict[str, BackendSpec] = {
-    "oxigraph": BackendSpec(
-        target="kg_adapters.backends.oxigraph:OxigraphGraph", install_hint="pip install pyoxigraph"
-    ),
-    "rdflib": BackendSpec(target="kg_adapters.backends.rdflib_backend:RdflibGraph", install_hint="pip install rdflib"),
-    "sparql+http": BackendSpec(
-        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
-    ),
-    "sparql+https": BackendSpec(
-        target="kg_adapters.backends.sparql_http:SparqlEndpoint", install_hint="pip install requests tenacity"
-    ),
-    "wikidata": BackendSpec(
-        target="kg_adapters.backends.sparql_http:WikidataQueryService", install_hint="pip install requests tenacity"
-    ),
-    "wikidata+api": BackendSpec(
-        target="kg_adapters.backends.wikidata_api:WikidataApi", install_hint="pip install requests tenacity qwikidata"
-    ),
+    "oxigraph": _bundled("oxigraph:OxigraphGraph"),
+    "rdflib": _bundled("rdflib_backend:RdflibGraph"),
+    "sparql+http": _bundled("sparql_http:SparqlEndpoint"),
+    "sparql+https": _bundled("sparql_http:SparqlEndpoint"),
+    "wikidata": _bundled("sparql_http:WikidataQueryService"),
+    "wikidata+api": _bundled("wikidata_api:WikidataApi"),
 }
 
 
 def register(scheme: str, target: str, *, install_hint: str = "") -> None:
     """Registers (or replaces) the backend class for a URL scheme."""
     BACKENDS[scheme] = BackendSpec(target=target, install_hint=install_hint)
-
-
-def parse_url(url: str) -> KGUrl:
-    """Splits a KG URL; ``oxigraph://`` (nothing after) means an in-memory store."""
-    if not isinstance(url, str) or ":" not in url:
-        raise InvalidTermError(f"not a KG URL (expected scheme:...): {redact_url(str(url))!r}")
-    parts = urlsplit(url)
-    if not parts.scheme:
-        raise InvalidTermError(f"not a KG URL (no scheme): {redact_url(url)!r}")
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key in options:
-            raise InvalidTermError(f"option {key!r} given twice in {redact_url(url)!r}")
-        options[key] = value
-    return KGUrl(scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url)
 
 
 def _load_entry_points() -> None:
@@ -99,14 +76,23 @@ def backend_class(scheme: str) -> BackendFactory:
     except KeyError:
         known = ", ".join(sorted(BACKENDS))
         raise UnknownBackendError(f"no backend for URL scheme {scheme!r}; known schemes: {known}") from None
-    module_name, _, class_name = spec.target.partition(":")
+    module_name, colon, class_name = spec.target.partition(":")
+    if not colon or not module_name or not class_name.isidentifier():
+        raise UnknownBackendError(f"the {scheme!r} backend is registered as {spec.target!r}, not 'module:Class'")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
+        if spec.bundled:
+            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {REPAIR_HINT}"
+        else:
+            hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
         raise UnknownBackendError(f"the {scheme!r} backend cannot be imported ({exc}){hint}") from exc
-    factory: BackendFactory = getattr(module, class_name)
-    return factory
+    factory: Any = getattr(module, class_name, None)
+    if not callable(getattr(factory, "from_url", None)):
+        problem = f"has no {class_name}" if factory is None else f"{class_name} has no from_url(url, **options)"
+        raise UnknownBackendError(f"the {scheme!r} backend {spec.target!r} is not usable: {module_name} {problem}")
+    backend: BackendFactory = factory
+    return backend
 
 
 def connect(url: str, **options: Any) -> KnowledgeGraph:
@@ -195,12 +181,3 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     namespace = redact_url(f"{url.scheme}://{url.host}{url.path}{base_url}") + f"|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped
-
-
-def local_path(url: KGUrl) -> str:
-    """The absolute path of a local-store URL (``oxigraph:///abs/dir``); empty for in-memory."""
-    if url.host:
-        raise InvalidTermError(
-            f"{url.scheme} URLs take an absolute path: {url.scheme}:///abs/path (got host {url.host!r})"
-        )
-    return url.path

@@ -44,23 +44,17 @@ from tqdm import tqdm
 import kg_adapters
 from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations
-from kg_adapters.backends.oxigraph import rebuild_label_index, to_oxigraph_term
+from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget, check_direction
-from kg_adapters.errors import (
-    BackendError,
-    ExtractError,
-    ExtractStateMismatch,
-    InvalidTermError,
-    LoadError,
-    StoreNotFound,
-    UnknownSeeds,
-)
+from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
+from kg_adapters.rdf_io import to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
 from loaders.core import exclusive_load_lock, release_frames, resolved_store
+from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
 DEFAULT_BATCH_SIZE = 500
 STATE_FILE = "state.sqlite"

@@ -32,8 +32,8 @@ from typing import IO, Protocol, cast
 
 import pyoxigraph as ox
 
-from kg_adapters.backends.oxigraph import RDF_FORMATS, open_maybe_compressed, rdf_format
 from kg_adapters.errors import InvalidTermError, LoadError
+from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
 

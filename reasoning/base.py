@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from kg_adapters.errors import InvalidTermError
-from kg_adapters.records import Edge, Literal
+from kg_adapters.records import Edge, edge_to_json
 
 
 class ChatMessage(TypedDict):
@@ -89,11 +89,13 @@ class Answer:
 
     def to_json(self, question_id: str) -> dict[str, Any]:
         """The output line: ``{"id", "prediction", "reasoning_paths", "answer_text", "kg_calls",
-        "llm_calls", "seconds"}`` (plus ``details`` when there are any)."""
+        "llm_calls", "seconds"}`` (plus ``details`` when there are any); a reasoning path is a list of
+        edges in the records codec's shape (:func:`kg_adapters.records.edge_to_json`): RoG's
+        ``[head, relation, tail]``, a literal tail as ``{"value", "datatype", "lang"}``."""
         out: dict[str, Any] = {
             "id": question_id,
             "prediction": list(self.prediction),
-            "reasoning_paths": [[triple_json(edge) for edge in path] for path in self.reasoning_paths],
+            "reasoning_paths": [[edge_to_json(edge) for edge in path] for path in self.reasoning_paths],
             "answer_text": self.answer_text,
             "kg_calls": self.kg_calls,
             "llm_calls": self.llm_calls,
@@ -114,12 +116,6 @@ class Reasoner(Protocol):
     def answer(self, question: Question) -> Answer:
         """Answers one question, touching the KG only through the KnowledgeGraph interface."""
         ...
-
-
-def triple_json(edge: Edge) -> list[str]:
-    """``[head, relation, tail]``; a literal tail as its value."""
-    tail = edge.tail.value if isinstance(edge.tail, Literal) else edge.tail
-    return [edge.head, edge.relation, tail]
 
 
 def _list(value: object, what: str) -> list[Any]:

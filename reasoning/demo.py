@@ -10,8 +10,9 @@ from typing import TextIO
 
 from kg_adapters import connect
 from kg_adapters.base import Direction
+from kg_adapters.display import format_path, path_entities
 from kg_adapters.errors import StoreNotFound
-from reasoning.rog import Plan, format_path, path_entities, retrieve, vote
+from reasoning.rog import Plan, retrieve, vote
 
 SAMPLE_NAME = "fb15k237-sample.nt.gz"
 

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 
 from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.display import format_path
 from kg_adapters.records import Node, Path
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.grounding import (
@@ -52,7 +53,6 @@ from reasoning.grounding import (
     relation_phrase,
     start,
 )
-from reasoning.rog import format_path
 from reasoning.scorers import tokens
 from reasoning.text import node_text, parse_list
 

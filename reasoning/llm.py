@@ -29,11 +29,12 @@ import requests
 
 from kg_adapters.backends.http_transport import parse_retry_after
 from kg_adapters.budgets import check_count, check_seconds
-from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, LLMError, RateLimited, TransientError
-from kg_adapters.redact import redact_url
+from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, RateLimited, TransientError
+from kg_adapters.url import redact_url
 from kg_adapters.wrappers.cache import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
 from reasoning.base import LLM, ChatMessage
+from reasoning.errors import LLMError
 
 __all__ = ["DEFAULT_BASE_URL", "CountingLLM", "OpenAIChat", "make_llm"]
 

@@ -8,8 +8,8 @@ import importlib
 from typing import Any, Protocol
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.errors import UnknownMethodError
 from reasoning.base import LLM, Reasoner, Scorer
+from reasoning.errors import UnknownMethodError
 
 METHODS: dict[str, str] = {
     "rog": "reasoning.rog:RoG",

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.display import format_path as format_path  # re-exported (moved to the core for kga paths)
+from kg_adapters.display import node_text
+from kg_adapters.display import path_entities as path_entities
 from kg_adapters.records import Node, Path, PathResult
 from reasoning.base import LLM, Answer, Question, Scorer
 from reasoning.scorers import BM25Scorer, stem
@@ -23,7 +26,6 @@ from reasoning.text import (
     RelationNames,
     entity_ids,
     match_names,
-    node_text,
     node_value,
     parse_list,
     relation_words,
@@ -55,30 +57,6 @@ def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
     """End entities ranked by how many retrieved walks reach them (ties by id)."""
     counts = Counter(path.end for path in paths)
     return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
-
-
-def format_path(path: Path, names: Mapping[str, str]) -> str:
-    """RoG's reasoning-path text: ``e0 -> r1 -> e1 -> ...`` with names (of entities, and of
-    relations given there) where known.
-    A hop walked against the edge's direction reads ``e1 <- r2 <- e2`` (e2 --r2--> e1 in the KG)."""
-    text = node_text(path.start, names)
-    current: Node = path.start
-    for edge in path.edges:
-        forward = edge.head == current
-        current = edge.tail if forward else edge.head
-        arrow = "->" if forward else "<-"
-        text += f" {arrow} {names.get(edge.relation, edge.relation)} {arrow} {node_text(current, names)}"
-    return text
-
-
-def path_entities(paths: Sequence[Path]) -> list[str]:
-    """Every entity id on the paths, once, for one batched label lookup."""
-    seen: dict[str, None] = {}
-    for path in paths:
-        for node in path.entities:
-            if isinstance(node, str):
-                seen[node] = None
-    return list(seen)
 
 
 # -- the full method ---------------------------------------------------------------------------------

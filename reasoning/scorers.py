@@ -20,7 +20,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from kg_adapters.errors import InvalidTermError, UnknownMethodError
+from kg_adapters.errors import InvalidTermError
+from reasoning.errors import UnknownMethodError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.display import node_text as node_text  # re-exported: reasoners import it from here
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Node
 
@@ -71,13 +72,6 @@ def schema_relations(kg: KnowledgeGraph) -> frozenset[str]:
     """The relation ids of the profile's label and description predicates."""
     profile = kg.profile
     return frozenset(profile.relation_id(iri) for iri in (*profile.label_predicates, *profile.description_predicates))
-
-
-def node_text(node: Node, names: Mapping[str, str]) -> str:
-    """A node's name where known, else its id; a literal's value."""
-    if isinstance(node, Literal):
-        return node.value
-    return names.get(node, node)
 
 
 def node_value(node: Node) -> str:

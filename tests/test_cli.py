@@ -94,7 +94,7 @@ def test_literal_tails_are_objects_in_json(store: Path, capsys: pytest.CaptureFi
 def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = kg_url(store)
     assert run_json(capsys, ["search", "--kg", url, "tom hanks", "--limit", "1"]) == [
-        {"id": "m.0bxtg", "label": "Tom Hanks"}
+        {"id": "m.0bxtg", "label": "Tom Hanks", "description": None}
     ]
     assert run_json(capsys, ["labels", "--kg", url, "--id", "m.06pj8", "--id", "m.0nonexistent"]) == [
         {"id": "m.06pj8", "label": "Steven Spielberg"},
@@ -106,13 +106,10 @@ def test_search_labels_relations_query_and_subgraph(store: Path, capsys: pytest.
     count = run_json(capsys, ["query", "--kg", url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"])
     assert count == [{"n": {"value": "2085", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "lang": None}}]
     edges = run_json(capsys, ["subgraph", "--kg", url, "--seed", "m.0bxtg", "--hops", "1"])
-    name = {
-        "head": "m.0bxtg",
-        "relation": "type.object.name",
-        "tail": {"value": "Tom Hanks", "datatype": None, "lang": "en"},
-    }
+    # one edge shape everywhere (records.edge_to_json): subgraph prints {"edge": [head, relation, tail]}
+    name = {"edge": ["m.0bxtg", "type.object.name", {"value": "Tom Hanks", "datatype": None, "lang": "en"}]}
     assert name not in edges  # the freebase relation filter hides names (labels() has them)
-    assert {"head": "m.0bxtg", "relation": "people.person.place_of_birth", "tail": "m.0qymv"} in edges
+    assert {"edge": ["m.0bxtg", "people.person.place_of_birth", "m.0qymv"]} in edges
     unfiltered = run_json(
         capsys, ["subgraph", "--kg", url + "&relation_filter=none", "--seed", "m.0bxtg", "--hops", "1"]
     )

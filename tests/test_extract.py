@@ -26,17 +26,11 @@ import kg_adapters
 from kg_adapters import connect, store_layout
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
-from kg_adapters.errors import (
-    ExtractError,
-    ExtractStateMismatch,
-    InvalidTermError,
-    StoreNotFound,
-    UnknownBackendError,
-    UnknownSeeds,
-)
+from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.records import Edge, Literal
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
+from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph, store_snapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

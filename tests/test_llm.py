@@ -10,8 +10,9 @@ import pytest
 from support.fault_server import FakeClock
 from support.llm_server import LLMServer
 
-from kg_adapters.errors import CacheMiss, InvalidTermError, LLMError, RateLimited, RetriesExhausted, TransientError
+from kg_adapters.errors import CacheMiss, InvalidTermError, RateLimited, RetriesExhausted, TransientError
 from reasoning.base import LLM, ChatMessage
+from reasoning.errors import LLMError
 from reasoning.llm import CountingLLM, OpenAIChat, make_llm
 
 ASK: list[ChatMessage] = [

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from kg_adapters.errors import UnknownMethodError
+from reasoning.errors import UnknownMethodError
 from reasoning.registry import make_scorer
 from reasoning.scorers import BM25Scorer, stem, tokens
 

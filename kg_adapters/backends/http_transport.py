@@ -28,7 +28,7 @@ import urllib3
 import urllib3.connection
 import urllib3.connectionpool
 
-from kg_adapters import __version__
+from kg_adapters._version import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
 from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import (
@@ -41,8 +41,8 @@ from kg_adapters.errors import (
     ResultMismatch,
     TransientError,
 )
-from kg_adapters.redact import redact_url
 from kg_adapters.transport import SparqlResult, Term
+from kg_adapters.url import redact_url
 
 DEFAULT_USER_AGENT = f"kg-adapters/{__version__} (https://pypi.org/project/kg-adapters/) python-requests"
 JSON_RESULTS = "application/sparql-results+json"
@@ -211,7 +211,7 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     """A CONSTRUCT/DESCRIBE answer in N-Triples as subject/predicate/object rows."""
     import pyoxigraph as ox
 
-    from kg_adapters.backends.oxigraph import convert_term
+    from kg_adapters.rdf_io import convert_term
 
     try:
         rows = [

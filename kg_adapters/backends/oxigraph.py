@@ -6,25 +6,21 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
-import bz2
 import errno
-import gzip
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term, plain_literal
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
 from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
+from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
-from kg_adapters.registry import KGUrl, local_path
-from kg_adapters.sparql_terms import check_literal
+from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
@@ -32,79 +28,6 @@ if TYPE_CHECKING:
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
 _BlankNode = ox.BlankNode
-
-RDF_FORMATS: dict[str, ox.RdfFormat] = {
-    "nt": ox.RdfFormat.N_TRIPLES,
-    "ntriples": ox.RdfFormat.N_TRIPLES,
-    "n-triples": ox.RdfFormat.N_TRIPLES,
-    "nq": ox.RdfFormat.N_QUADS,
-    "nquads": ox.RdfFormat.N_QUADS,
-    "n-quads": ox.RdfFormat.N_QUADS,
-    "ttl": ox.RdfFormat.TURTLE,
-    "turtle": ox.RdfFormat.TURTLE,
-    "rdf": ox.RdfFormat.RDF_XML,
-    "owl": ox.RdfFormat.RDF_XML,
-    "xml": ox.RdfFormat.RDF_XML,
-    "rdfxml": ox.RdfFormat.RDF_XML,
-    "rdf-xml": ox.RdfFormat.RDF_XML,
-    "trig": ox.RdfFormat.TRIG,
-}
-
-
-def rdf_format(path: str, name: str | None = None) -> ox.RdfFormat:
-    """The RDF format named ``name``, or guessed from the file extension (after .gz/.bz2)."""
-    if name is not None:
-        try:
-            return RDF_FORMATS[name.lower()]
-        except KeyError:
-            raise InvalidTermError(f"unknown RDF format {name!r}; known: {', '.join(sorted(RDF_FORMATS))}") from None
-    suffixes = [s.lstrip(".").lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] in ("gz", "bz2"):
-        suffixes.pop()
-    if suffixes and suffixes[-1] in RDF_FORMATS:
-        return RDF_FORMATS[suffixes[-1]]
-    raise InvalidTermError(f"cannot tell the RDF format of {path}; pass format= (e.g. nt, ttl, nq, rdf)")
-
-
-@contextmanager
-def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
-    """The file's bytes, decompressed on the fly for .gz and .bz2."""
-    lower = path.lower()
-    handle: IO[bytes]
-    if lower.endswith(".gz"):
-        handle = cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 - closed below
-    elif lower.endswith(".bz2"):
-        handle = cast(IO[bytes], bz2.open(path, "rb"))  # noqa: SIM115
-    else:
-        handle = open(path, "rb")  # noqa: SIM115
-    try:
-        yield handle
-    finally:
-        handle.close()
-
-
-def convert_term(term: Any) -> Term | None:
-    """A pyoxigraph term as our term (IRI str, "_:id" blank node, Literal)."""
-    kind = type(term)
-    if kind is _NamedNode:
-        return str(term.value)
-    if kind is _Literal:
-        return plain_literal(str(term.value), str(term.datatype.value), term.language)
-    if kind is _BlankNode:
-        return "_:" + str(term.value)
-    return None
-
-
-def to_oxigraph_term(node: Node, profile: Profile, *, relation: bool = False) -> Any:
-    if isinstance(node, Literal):
-        text, lang, datatype = check_literal(node)
-        if lang is not None:
-            return _Literal(text, language=lang)
-        if datatype is not None:
-            return _Literal(text, datatype=_NamedNode(datatype))
-        return _Literal(text)
-    full = profile.relation_iri(node) if relation else profile.entity_iri(node)
-    return _NamedNode(full)
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:

@@ -10,15 +10,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kg_adapters.backends.oxigraph import open_maybe_compressed, rdf_format
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, plain_literal
 from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, QueryError, StoreNotFound
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
+from kg_adapters.rdf_io import open_maybe_compressed, rdf_format
 from kg_adapters.records import Edge, Literal, Node
-from kg_adapters.registry import KGUrl, local_path
 from kg_adapters.sparql_terms import check_literal
+from kg_adapters.url import KGUrl, local_path
 
 _RDFLIB_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "rdf": "xml", "trig": "trig"}
 _QUAD_FORMATS = {"nquads", "trig"}

@@ -28,9 +28,9 @@ from kg_adapters.errors import InvalidTermError, QueryError, ResultMismatch, Res
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
-from kg_adapters.registry import KGUrl
 from kg_adapters.sparql_terms import check_iri, check_text, string_literal, values_block
 from kg_adapters.transport import SparqlResult, SparqlTransport
+from kg_adapters.url import KGUrl
 
 TRIPLE_VARIABLES = ("subject", "predicate", "object")
 

@@ -60,9 +60,9 @@ from kg_adapters.errors import (
 )
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Entity, Literal, best_label, edge_sort_key, statement_sort_key
-from kg_adapters.registry import KGUrl
 from kg_adapters.sparql_terms import check_lang, check_text
 from kg_adapters.transport import Transport
+from kg_adapters.url import KGUrl
 from kg_adapters.wikidata_json import WikidataEntity, parse_entity
 
 WIKIDATA_API = "https://www.wikidata.org/w/api.php"

@@ -24,8 +24,8 @@ import tenacity
 
 from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
-from kg_adapters.redact import redact_url
 from kg_adapters.transport import Req, Resp, Transport
+from kg_adapters.url import redact_url
 
 __all__ = ["Retrier", "RetryingTransport"]
 

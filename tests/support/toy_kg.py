@@ -92,7 +92,7 @@ def personal_kg() -> KnowledgeGraph:
     return kg
 
 
-def triples(*facts: tuple[str, str, str]) -> list[list[str]]:
+def triples(*facts: tuple[str, str, object]) -> list[list[object]]:
     """Facts as the ``[head, relation, tail]`` lists of ``Answer.to_json`` reasoning paths."""
     return [list(fact) for fact in facts]
 

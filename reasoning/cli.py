@@ -1,13 +1,16 @@
-"""``kga reason`` and ``kga eval`` (wired into :mod:`kg_adapters.cli`). Only the argument parsers
-are imported with the CLI; the reasoning machinery is imported when a command runs."""
+"""``kga demo``, ``kga reason`` and ``kga eval``: the reasoning package's commands, contributed to the
+``kga`` registry through the ``kg_adapters.commands`` entry point. Only the argument parsers are
+imported with the CLI; the reasoning machinery is imported when a command runs."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg_adapters.commands import Command
 from kg_adapters.errors import InvalidTermError
 
 if TYPE_CHECKING:
@@ -91,9 +94,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(add: Any) -> None:
-    """Adds ``reason`` and ``eval`` through the CLI's ``add(name, help, kg=...)`` helper."""
-    reason = add("reason", "answer a questions file with a KGQA method (resumable)")
+def cmd_demo(args: argparse.Namespace) -> int:
+    from reasoning.demo import run_demo
+
+    run_demo(Path(args.store))
+    return 0
+
+
+def demo_arguments(demo: argparse.ArgumentParser) -> None:
+    demo.add_argument("--store", default=".kga/demo-store")
+
+
+def reason_arguments(reason: argparse.ArgumentParser) -> None:
     reason.add_argument("--method", required=True, help="rog, r3, refkg, fidelis or tog")
     reason.add_argument("--input", required=True, help="questions JSONL (RoG format)")
     reason.add_argument("--out", required=True, help="results JSONL (appended to; ids already there are skipped)")
@@ -106,6 +118,33 @@ def add_parsers(add: Any) -> None:
     reason.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
     )
-    evaluate_parser = add("eval", "Hits@1, F1, precision, recall (and path scores) of a results file", kg=False)
+
+
+def eval_arguments(evaluate_parser: argparse.ArgumentParser) -> None:
     evaluate_parser.add_argument("results")
     evaluate_parser.add_argument("--questions", help="questions JSONL: gold answers and paths; counts missing results")
+
+
+COMMANDS = [
+    Command(
+        name="demo",
+        help="load the bundled FB15k-237 sample and answer questions by retrieval",
+        arguments=demo_arguments,
+        run=cmd_demo,
+        kg=False,
+    ),
+    Command(
+        name="reason",
+        help="answer a questions file with a KGQA method (resumable)",
+        arguments=reason_arguments,
+        run=cmd_reason,
+    ),
+    Command(
+        name="eval",
+        help="Hits@1, F1, precision, recall (and path scores) of a results file",
+        arguments=eval_arguments,
+        run=cmd_eval,
+        kg=False,
+    ),
+]
+"""Registered as ``reasoning`` in the ``kg_adapters.commands`` entry-point group (pyproject.toml)."""

@@ -1,0 +1,174 @@
+"""``kga load`` and ``kga extract``: the loaders' commands, contributed to the ``kga`` registry through
+the ``kg_adapters.commands`` entry point. Only argparse and the registry are imported with the CLI;
+the loaders themselves are imported when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path as FilePath
+
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.commands import Command, csv_list, emit, opens_kg
+from kg_adapters.errors import KGError
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    from loaders import load_files, resolve_format
+    from loaders.freebase import dump_filter, parse_list
+    from loaders.rdf import WIKIDATA_JSON
+
+    try:
+        wikidata = {resolve_format(path, args.format) for path in args.files} == {WIKIDATA_JSON}
+    except KGError:  # load_files reports it, after the checks that come first
+        wikidata = False
+    languages = parse_list(args.languages) if args.languages else None
+    profile = args.profile or ("freebase" if (args.format or "").lower() == "freebase" else None)
+    filters = dump_filter(
+        None if wikidata else languages, parse_list(args.drop_predicates), parse_list(args.drop_namespaces)
+    )
+    report = load_files(
+        args.files,
+        args.store,
+        format=args.format,
+        lenient=args.lenient,
+        profile=profile,
+        progress=None,
+        dump_filter=filters,
+        languages=languages if wikidata else None,
+        qualifiers=args.qualifiers,
+    )
+    summary = {
+        "store": report.store,
+        "files": list(report.files),
+        "statements_read": report.statements_read,
+        "lines_skipped": report.lines_skipped,
+        "lines_filtered": report.lines_filtered,
+        "lines_repaired": report.lines_repaired,
+        "store_triples": report.store_triples,
+        "seconds": round(report.seconds, 3),
+        "triples_per_second": round(report.triples_per_second),
+    }
+    if args.json:
+        summary["skipped"] = [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped]
+        emit(summary)
+    else:
+        print(
+            f"loaded {report.statements_read} statements into {report.store} "
+            f"({report.store_triples} triples in the store) in {report.seconds:.2f} s "
+            f"({report.triples_per_second:,.0f} triples/s)"
+        )
+        if report.lines_filtered or report.lines_repaired:
+            print(f"filtered out {report.lines_filtered} line(s); repaired {report.lines_repaired} line(s)")
+        if report.lines_skipped:
+            print(f"skipped {report.lines_skipped} bad line(s):")
+            for skipped in report.skipped:
+                print(f"  {skipped.file}:{skipped.line}: {skipped.reason}")
+    return 0
+
+
+def seed_ids(values: Sequence[str]) -> list[str]:
+    """``--seeds`` values: a path to an existing file holds one id per line (blank lines and
+    ``#`` comments skipped); anything else is an id."""
+    ids: list[str] = []
+    for value in values:
+        path = FilePath(value)
+        if path.is_file():
+            lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+            ids.extend(line for line in lines if line and not line.startswith("#"))
+        else:
+            ids.append(value)
+    return ids
+
+
+def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from loaders.extract import extract_subgraph
+
+    report = extract_subgraph(
+        kg,
+        seed_ids(args.seeds),
+        hops=args.hops,
+        store=args.store,
+        direction=args.direction,
+        relations=csv_list(args.relations),
+        max_edges=args.max_edges,
+        batch_size=args.batch_size,
+        work_dir=args.work_dir,
+        restart=args.restart,
+        source_url=args.kg,
+    )
+    if args.json:
+        emit(asdict(report))
+    else:
+        print(
+            f"extracted {report.edges} edges ({report.triples} triples with names) around {len(report.seeds)} "
+            f"seed(s), {report.hops} hop(s), {report.entities} entities into {report.store} "
+            f"in {report.seconds:.2f} s ({report.source_calls} source calls, run {report.runs})"
+        )
+    if report.truncated:
+        print(f"kga: warning: extraction truncated at {report.edges} edges (raise --max-edges)", file=sys.stderr)
+    return 0
+
+
+def load_arguments(load: argparse.ArgumentParser) -> None:
+    load.add_argument("files", nargs="+", metavar="FILE")
+    load.add_argument("--store", required=True, help="store directory (created, or appended to)")
+    load.add_argument(
+        "--format",
+        help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
+        "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
+        "line); default: from the extension (.json: wikidata-json)",
+    )
+    load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
+    load.add_argument(
+        "--profile",
+        help="id namespace for TSV files (generic, freebase, wikidata); default freebase for --format freebase, "
+        "wikidata for Wikidata JSON dumps, else generic",
+    )
+    load.add_argument(
+        "--languages",
+        help="freebase: keep language-tagged literals only in these, e.g. en or en,de; wikidata-json: keep labels, "
+        "descriptions and aliases only in these (regional variants and mul kept too)",
+    )
+    load.add_argument(
+        "--qualifiers",
+        action="store_true",
+        help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
+    )
+    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
+    load.add_argument(
+        "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
+    )
+
+
+def extract_arguments(extract: argparse.ArgumentParser) -> None:
+    extract.add_argument("--seeds", nargs="+", required=True, metavar="FILE|ID", help="ids, or files of ids")
+    extract.add_argument("--hops", type=int, required=True)
+    extract.add_argument("--direction", default="both", choices=["out", "in", "both"])
+    extract.add_argument("--relations", help="comma-separated relations to follow")
+    extract.add_argument("--max-edges", type=int, help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument("--batch-size", type=int, default=500, help="most ids per source call")
+    extract.add_argument("--store", required=True, help="new store directory")
+    extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")
+    extract.add_argument("--restart", action="store_true", help="discard an unfinished run with other arguments")
+
+
+COMMANDS = [
+    Command(
+        name="load",
+        help="load RDF, TSV, Freebase or Wikidata JSON dumps into a local store (atomic)",
+        arguments=load_arguments,
+        run=cmd_load,
+        kg=False,
+    ),
+    Command(
+        name="extract",
+        help="copy the k-hop neighbourhood of seeds into a new local store (resumable)",
+        arguments=extract_arguments,
+        run=opens_kg(cmd_extract),
+    ),
+]
+"""Registered as ``loaders`` in the ``kg_adapters.commands`` entry-point group (pyproject.toml)."""
