@@ -5,12 +5,13 @@ the loaders themselves are imported when a command runs."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path as FilePath
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.commands import Command, csv_list, emit, opens_kg
+from kg_adapters.commands import Command, UsageError, count, csv_list, emit, opens_kg, read_text_file
 from kg_adapters.errors import KGError
 
 
@@ -75,11 +76,16 @@ def seed_ids(values: Sequence[str]) -> list[str]:
     for value in values:
         path = FilePath(value)
         if path.is_file():
-            lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+            lines = (line.strip() for line in read_text_file(value, "seeds file").splitlines())
             ids.extend(line for line in lines if line and not line.startswith("#"))
+        elif "://" not in value and (os.sep in value or path.suffix in _SEED_FILE_SUFFIXES):
+            raise UsageError(f"the seeds file {value} does not exist (or is not a file)")
         else:
             ids.append(value)
     return ids
+
+
+_SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
@@ -146,11 +152,11 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
 
 def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument("--seeds", nargs="+", required=True, metavar="FILE|ID", help="ids, or files of ids")
-    extract.add_argument("--hops", type=int, required=True)
+    extract.add_argument("--hops", type=count(), required=True)
     extract.add_argument("--direction", default="both", choices=["out", "in", "both"])
     extract.add_argument("--relations", help="comma-separated relations to follow")
-    extract.add_argument("--max-edges", type=int, help="stop after this many edges (as subgraph --max-edges)")
-    extract.add_argument("--batch-size", type=int, default=500, help="most ids per source call")
+    extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")
     extract.add_argument("--store", required=True, help="new store directory")
     extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")
     extract.add_argument("--restart", action="store_true", help="discard an unfinished run with other arguments")
