@@ -223,7 +223,7 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows))
 
 
-DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 """The largest answer body read (``max_response_bytes``): far above what a row-capped endpoint
 sends, far below what would exhaust memory."""
 MAX_REDIRECTS = 10
@@ -423,6 +423,8 @@ class HttpExchange:
                         method = "GET"  # the SPARQL protocol takes the same fields in the query string
                     continue
                 body = self._read_body(response, deadline)
+                if watch.expired:  # cut short by the deadline (headers or body may look complete)
+                    raise self._late()
                 self._raise_for_status(response, body)
                 return body, response.headers
         raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
