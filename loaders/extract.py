@@ -141,12 +141,17 @@ def extract_subgraph(
             record = _finished_record(target, plan.arguments)
             if record is None:
                 store_layout.remove_stale_temps(target)
-                state = _open_state(work, kg, plan, restart=restart)
+                try:
+                    state = _open_state(work, kg, plan, restart=restart)
+                except sqlite3.Error as exc:
+                    raise ExtractError(f"cannot write the work directory {work}: {exc}") from exc
                 try:
                     show = sys.stderr.isatty() if progress is None else progress
                     _walk(state, kg, plan, show)
                     _fetch_names(state, kg, plan, show)
                     record = _build(state, target, kg.profile, plan)
+                except sqlite3.Error as exc:  # the checkpoint database: a full disk, an I/O error
+                    raise ExtractError(f"cannot write the work directory {work} (resumable): {exc}") from exc
                 finally:
                     state.close()
                 _crash_point("swapped")
@@ -294,7 +299,8 @@ class _State:
             self.put("progress", self.progress)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has already rolled back after a full disk or I/O error
+                self.db.execute("ROLLBACK")
             raise
 
     def add_node(self, node: str, hop: int) -> None:
@@ -557,7 +563,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan) -> dict[s
     except BaseException as exc:
         release_frames(exc)
         shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, (OSError, BackendError)):
+        if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc
         raise
     return record

@@ -142,3 +142,34 @@ def test_cache_readers_never_wait_for_another_process_write_lock(tmp_path: Path)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+_EXTRACT_CHILD = """
+import json, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from loaders.extract import extract_subgraph
+try:
+    extract_subgraph(sys.argv[2], ["m.0bxtg"], hops=2, store=sys.argv[3], progress=False)
+    print(json.dumps({"error": None}))
+except BaseException as exc:
+    print(json.dumps({"error": type(exc).__module__ + "." + type(exc).__name__, "message": str(exc)}))
+"""
+
+
+@pytest.mark.parametrize("limit", [30_000, 60_000, 150_000])
+def test_a_full_disk_during_an_extraction_is_an_extract_error(
+    sample_store_url: str, tmp_path: Path, limit: int
+) -> None:
+    store = tmp_path / "extracted"
+    done = subprocess.run(
+        [sys.executable, "-c", _EXTRACT_CHILD, str(limit), sample_store_url, str(store)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert failed["error"] == "loaders.errors.ExtractError", failed
+    assert not store.exists()
