@@ -22,14 +22,14 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import requests
 
-from kg_adapters.backends.http_transport import parse_retry_after
+from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
 from kg_adapters.budgets import check_count, check_seconds
-from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, RateLimited, TransientError
+from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.cache import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
@@ -69,6 +69,7 @@ class OpenAIChat:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         session: requests.Session | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidTermError(f"model must be a non-empty string, got {model!r}")
@@ -99,10 +100,13 @@ class OpenAIChat:
             raise InvalidTermError("cache_mode='replay' needs a cache file")
         else:
             self.cache = None
-        self._session = session or requests.Session()
-        self._session.headers.update({"Content-Type": "application/json"})
-        if key:
-            self._session.headers["Authorization"] = f"Bearer {key}"
+        self._http = _ChatExchange(
+            self.endpoint,
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
+            session=session,
+            max_response_bytes=max_response_bytes,
+        )
         self._lock = threading.Lock()
         self.llm_calls = 0
         self.requests_sent = 0
@@ -129,7 +133,7 @@ class OpenAIChat:
         return reply
 
     def close(self) -> None:
-        self._session.close()
+        self._http.close()
         if self.cache is not None and self._owns_cache:
             self.cache.close()
 
@@ -162,34 +166,29 @@ class OpenAIChat:
     def _exchange(self, payload: dict[str, Any]) -> str:
         with self._lock:
             self.requests_sent += 1
-        try:
-            response = self._session.post(self.endpoint, json=payload, timeout=(min(self.timeout, 10.0), self.timeout))
-        except requests.Timeout as exc:
-            raise BackendTimeout(f"{self.shown_endpoint} did not answer within {self.timeout:g} s") from exc
-        except requests.RequestException as exc:
-            raise TransientError(f"HTTP exchange with {self.shown_endpoint} failed: {redact_url(str(exc))}") from exc
-        with response:
-            _raise_for_status(self.shown_endpoint, response)
-            return _reply_text(self.shown_endpoint, response.content)
+        body, _headers = self._http.exchange(json_body=payload)
+        return _reply_text(self.shown_endpoint, body)
 
 
-def _raise_for_status(endpoint: str, response: requests.Response) -> None:
-    status = response.status_code
-    if status < 300:
-        return
-    message = response.text.strip()[:_MAX_MESSAGE]
-    where = f"{endpoint} answered HTTP {status}"
-    if status == 429:
-        milliseconds = response.headers.get("retry-after-ms")
-        retry_after = (
-            float(milliseconds) / 1000.0
-            if milliseconds and milliseconds.isdigit()
-            else parse_retry_after(response.headers.get("Retry-After"))
-        )
-        raise RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
-    if status >= 500 or status in (408, 409):
-        raise TransientError(f"{where}: {message}")
-    raise LLMError(f"{where}: {message}")
+class _ChatExchange(HttpExchange):
+    """The HTTP exchange of a chat completion (whole-exchange deadline, size cap, redaction), with
+    the status mapping of OpenAI-compatible servers: 429 (``retry-after-ms`` or ``Retry-After``),
+    5xx, 408 and 409 are worth retrying; any other refusal is an LLMError."""
+
+    def _status_error(self, status: int, headers: Mapping[str, str], text: str) -> BackendError | QueryError:
+        message = text[:_MAX_MESSAGE]
+        where = f"{self.endpoint} answered HTTP {status}"
+        if status == 429:
+            milliseconds = headers.get("retry-after-ms")
+            retry_after = (
+                float(milliseconds) / 1000.0
+                if milliseconds and milliseconds.isdigit()
+                else parse_retry_after(headers.get("Retry-After"))
+            )
+            return RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
+        if status >= 500 or status in (408, 409):
+            return TransientError(f"{where}: {message}")
+        return LLMError(f"{where}: {message}")
 
 
 def _reply_text(endpoint: str, body: bytes) -> str:

@@ -329,3 +329,24 @@ def test_each_retry_is_logged_at_info_and_each_operation_counts_its_queries_at_d
     assert "HTTP 429" in retries[1] and "attempt 2 of 5" in retries[1] and "waiting 3.00 s" in retries[1]
     counts = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
     assert counts == [f"labels on {url}: 1 query"]
+
+
+def test_the_llm_client_has_the_same_deadline_size_cap_and_redaction() -> None:
+    from reasoning.llm import OpenAIChat
+
+    hello = [{"role": "user", "content": "hello"}]
+    with FaultServer(path="/v1/chat/completions", plan=FaultPlan.constant("endless")) as server:
+        base = server.url.removesuffix("/chat/completions").replace("127.0.0.1", f"bob:{SECRET}@127.0.0.1")
+        with OpenAIChat("m", base_url=base, max_response_bytes=1_000_000, attempts=3) as llm:
+            with pytest.raises(ResponseTooLarge) as caught:
+                llm.chat(hello)
+            assert SECRET not in str(caught.value) and SECRET not in repr(llm)
+        assert server.request_count == 1
+    plan = FaultPlan.constant("slow_headers")
+    with FaultServer(path="/v1/chat/completions", plan=plan, drip_interval=0.05, max_drip_seconds=60) as server:
+        base = server.url.removesuffix("/chat/completions")
+        with OpenAIChat("m", base_url=base, timeout=0.5, attempts=1) as llm, pytest.raises(KGError) as timed_out:
+            llm.chat(hello)
+        server.stop()
+        assert isinstance(timed_out.value, BackendTimeout) or isinstance(timed_out.value.__cause__, BackendTimeout)
+        assert server.headers_finished == 0

@@ -364,8 +364,11 @@ class HttpExchange:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._endpoint!r}, timeout={self.timeout:g})"
 
-    def exchange(self, fields: Mapping[str, str], *, use_get: bool) -> tuple[bytes, Mapping[str, str]]:
-        """Sends ``fields`` (as the query string, or a POSTed form) and returns (body, headers)."""
+    def exchange(
+        self, fields: Mapping[str, str] | None = None, *, use_get: bool = False, json_body: Any = None
+    ) -> tuple[bytes, Mapping[str, str]]:
+        """Sends ``fields`` (as the query string, or a POSTed form) or ``json_body`` (POSTed as JSON)
+        and returns (body, headers)."""
         self.requests_sent += 1
         watch = _ExchangeWatch()
         timer = threading.Timer(self.timeout, watch.expire)
@@ -374,7 +377,8 @@ class HttpExchange:
         _current.watch = watch
         timer.start()
         try:
-            return self._exchange(fields, use_get=use_get, deadline=self._clock() + self.timeout, watch=watch)
+            deadline = self._clock() + self.timeout
+            return self._exchange(fields or {}, json_body, use_get=use_get, deadline=deadline, watch=watch)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             if watch.expired or isinstance(exc, (requests.Timeout, urllib3.exceptions.TimeoutError)):
                 raise self._late() from exc
@@ -395,7 +399,7 @@ class HttpExchange:
         return BackendTimeout(f"{self._endpoint} took longer than {self.timeout:g} s to answer (the whole exchange)")
 
     def _exchange(
-        self, fields: Mapping[str, str], *, use_get: bool, deadline: float, watch: _ExchangeWatch
+        self, fields: Mapping[str, str], json_body: Any, *, use_get: bool, deadline: float, watch: _ExchangeWatch
     ) -> tuple[bytes, Mapping[str, str]]:
         url, method = self._url, "GET" if use_get else "POST"
         origin = urlsplit(url).netloc
@@ -406,7 +410,11 @@ class HttpExchange:
             timeout = (min(remaining, 10.0), remaining)
             same_origin = urlsplit(url).netloc == origin
             auth = self._auth if same_origin else None  # credentials never follow a redirect elsewhere
-            if method == "GET":
+            if json_body is not None:
+                response = self._session.post(
+                    url, json=json_body, timeout=timeout, stream=True, allow_redirects=False, auth=auth
+                )
+            elif method == "GET":
                 response = self._session.get(
                     url, params=fields, timeout=timeout, stream=True, allow_redirects=False, auth=auth
                 )
@@ -420,6 +428,8 @@ class HttpExchange:
                     if urlsplit(url).scheme not in ("http", "https"):
                         raise BackendError(f"{self._endpoint} redirected to a non-HTTP URL")
                     if response.status_code in (301, 302, 303):
+                        if json_body is not None:
+                            raise BackendError(f"{self._endpoint} redirected a JSON POST (HTTP {response.status_code})")
                         method = "GET"  # the SPARQL protocol takes the same fields in the query string
                     continue
                 body = self._read_body(response, deadline)
