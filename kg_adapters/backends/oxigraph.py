@@ -72,6 +72,9 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
 
 
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
 
@@ -117,9 +120,11 @@ class OxigraphGraph(SparqlGraph):
         write = options.pop("write", False)
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
-        if isinstance(write, str):
-            write = write.lower() in ("1", "true", "yes")
-        return cls(local_path(url) or None, profile=profile, write=bool(write))
+        if isinstance(write, str) and write.lower() in _FLAGS:
+            write = _FLAGS[write.lower()]
+        if not isinstance(write, bool):
+            raise InvalidTermError(f"option write must be true or false, got {write!r:.40}")
+        return cls(local_path(url) or None, profile=profile, write=write)
 
     @property
     def store(self) -> ox.Store:
