@@ -14,7 +14,6 @@ Results: ``benchmarks/results/hostile_endpoints.json`` and ``.md``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sqlite3
@@ -55,18 +54,6 @@ def _attempt(call: Callable[[], Any]) -> tuple[str, Any]:
     return outcome, (value, time.perf_counter() - started)
 
 
-def _rewriting(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | None, bytes], bytes]:
-    def rewrite(query: str | None, body: bytes) -> bytes:
-        try:
-            document = json.loads(body)
-        except ValueError:
-            return body
-        changed = change(document)
-        return json.dumps(document if changed is None else changed).encode("utf-8")
-
-    return rewrite
-
-
 def _each_term(document: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> None:
     for binding in document.get("results", {}).get("bindings", []):
         for term in binding.values():
@@ -92,7 +79,7 @@ def _extra_subject(document: dict[str, Any]) -> None:
 
 
 def endpoint_cases() -> list[Outcome]:
-    from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer
+    from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
 
     from kg_adapters import connect
     from kg_adapters.backends.http_transport import HttpSparqlTransport
@@ -126,13 +113,13 @@ def endpoint_cases() -> list[Outcome]:
     ]
     rows: list[Outcome] = []
     for name, change, want in rewrites:
-        with FaultServer(data=DATA, rewrite=_rewriting(change)) as server, graph(server) as kg:
+        with FaultServer(data=DATA, rewrite=json_rewriter(change)) as server, graph(server) as kg:
             outcome, (value, seconds) = _attempt(lambda kg=kg: kg.neighbors(ids, direction="both"))
             if outcome == "answered":
                 outcome = "answered, identical" if value == expected else "answered, DIFFERENT"
                 want = "answered, identical"
             rows.append(_row("endpoint", name, outcome, want, server.request_count, seconds))
-    with FaultServer(data=DATA, rewrite=_rewriting(lambda d: {"head": {}, "boolean": "false"})) as server:
+    with FaultServer(data=DATA, rewrite=json_rewriter(lambda d: {"head": {}, "boolean": "false"})) as server:
         with graph(server) as kg:
             outcome, (_, seconds) = _attempt(lambda: kg.query(f"ASK {{ <{EX}n1> ?p ?o }}"))
         rows.append(_row("endpoint", 'ASK answered "false" (a string)', outcome, "ResultMismatch", 1, seconds))
@@ -265,24 +252,11 @@ def credential_cases(workdir: Path) -> list[Outcome]:
     return rows
 
 
-_FULL_DISK_CHILD = """
-import json, resource, signal, sys
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from loaders import load_files
-try:
-    load_files([sys.argv[2]], sys.argv[3], progress=False)
-    print(json.dumps({"error": "answered"}))
-except BaseException as exc:
-    print(json.dumps({"error": type(exc).__name__}))
-"""
-
-
 def disk_cases(workdir: Path) -> list[Outcome]:
     import random
     import string
 
+    from support.full_disk import LOAD, run_with_file_size_limit
     from support.read_only import read_only
 
     from kg_adapters import connect
@@ -307,15 +281,9 @@ def disk_cases(workdir: Path) -> list[Outcome]:
         store = workdir / f"full-{limit}"
         load_files([str(small)], str(store), progress=False)
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", _FULL_DISK_CHILD, str(limit), str(names), str(store)],
-            capture_output=True,
-            text=True,
-            cwd=common.REPO_ROOT,
-            check=True,
-        )
+        failed = run_with_file_size_limit(LOAD, limit, str(names), str(store), cwd=common.REPO_ROOT)
         seconds = time.perf_counter() - started
-        error = json.loads(done.stdout.strip().splitlines()[-1])["error"]
+        error = str(failed["error"]).rpartition(".")[2]
         with connect(f"oxigraph://{store}") as kg:
             intact = len(kg.neighbors([f"{EX}a{n}" for n in range(10)])[f"{EX}a9"]) == 1
         outcome = f"{error}, old store {'intact' if intact else 'DAMAGED'}"

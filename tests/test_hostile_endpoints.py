@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer
+from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
 
 from kg_adapters import connect
 from kg_adapters.backends.http_transport import HttpSparqlTransport
@@ -47,20 +47,6 @@ def graph(server: FaultServer, **options: Any) -> RemoteSparqlGraph:
     return kg
 
 
-def rewriting(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | None, bytes], bytes]:
-    """A body rewriter for SELECT answers (JSON results); other bodies pass unchanged."""
-
-    def rewrite(query: str | None, body: bytes) -> bytes:
-        try:
-            document = json.loads(body)
-        except ValueError:
-            return body
-        changed = change(document)
-        return json.dumps(document if changed is None else changed).encode("utf-8")
-
-    return rewrite
-
-
 # -- answers that do not fit the question ------------------------------------------------------------
 def test_variables_listed_in_another_order_are_matched_by_name() -> None:
     def reverse(document: dict[str, Any]) -> None:
@@ -69,7 +55,7 @@ def test_variables_listed_in_another_order_are_matched_by_name() -> None:
 
     with FaultServer(data=DATA) as honest, graph(honest) as kg:
         expected = kg.neighbors([f"{EX}n1", f"{EX}n2"], direction="both")
-    with FaultServer(data=DATA, rewrite=rewriting(reverse)) as server, graph(server) as kg:
+    with FaultServer(data=DATA, rewrite=json_rewriter(reverse)) as server, graph(server) as kg:
         assert kg.neighbors([f"{EX}n1", f"{EX}n2"], direction="both") == expected
         assert kg.query(f"SELECT ?s ?o WHERE {{ ?s <{EX}next> ?o }} ORDER BY ?s") == [
             {"s": f"{EX}n{n}", "o": f"{EX}n{(n + 1) % 6}"} for n in range(6)
@@ -122,7 +108,7 @@ def _ask_as_string(document: dict[str, Any]) -> dict[str, Any]:
     [_drop_variable, _uri_value_not_text, _unknown_term_type, _extra_subject, _unlisted_variable, _boolean_for_select],
 )
 def test_a_select_answer_that_does_not_fit_the_query_is_a_typed_error(change: Callable[[dict[str, Any]], Any]) -> None:
-    with FaultServer(data=DATA, rewrite=rewriting(change)) as server, graph(server) as kg:
+    with FaultServer(data=DATA, rewrite=json_rewriter(change)) as server, graph(server) as kg:
         with pytest.raises(ResultMismatch):
             kg.neighbors([f"{EX}n1", f"{EX}n2"])
         assert server.request_count == 1, "a mismatch is not retried"
@@ -130,7 +116,7 @@ def test_a_select_answer_that_does_not_fit_the_query_is_a_typed_error(change: Ca
 
 def test_an_ask_answered_with_a_string_is_a_typed_error() -> None:
     with (
-        FaultServer(data=DATA, rewrite=rewriting(_ask_as_string)) as server,
+        FaultServer(data=DATA, rewrite=json_rewriter(_ask_as_string)) as server,
         graph(server) as kg,
         pytest.raises(ResultMismatch),
     ):

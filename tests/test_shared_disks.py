@@ -9,15 +9,13 @@ media is a read-only bind mount as root (chmod does not stop root), see support.
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 import string
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.full_disk import EXTRACT, LOAD, run_with_file_size_limit
 from support.read_only import read_only
 
 from kg_adapters import connect
@@ -45,32 +43,6 @@ def _small(path: Path) -> Path:
     return path
 
 
-_CHILD = """
-import json, resource, signal, sys
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from loaders import load_files
-try:
-    load_files([sys.argv[2]], sys.argv[3], progress=False)
-    print(json.dumps({"error": None}))
-except BaseException as exc:
-    print(json.dumps({"error": type(exc).__module__ + "." + type(exc).__name__, "message": str(exc)}))
-"""
-
-
-def _load_with_file_size_limit(limit: int, source: Path, store: Path) -> dict[str, str | None]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(limit), str(source), str(store)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    result: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 @pytest.mark.parametrize(
     ("limit", "phase"),
     [(3_000_000, "name index"), (60_000, "data")],
@@ -81,13 +53,13 @@ def test_a_full_disk_in_any_load_phase_is_a_load_error_and_keeps_the_old_store(
     store = tmp_path / "store"
     load_files([str(_small(tmp_path / "small.nt"))], str(store), progress=False)
     names = _names(tmp_path / "names.nt", 4000)
-    failed = _load_with_file_size_limit(limit, names, store)
+    failed = run_with_file_size_limit(LOAD, limit, str(names), str(store))
     assert failed["error"] == "kg_adapters.errors.LoadError", failed
     with connect(f"oxigraph://{store}") as kg:
         assert kg.neighbors(f"{EX}a0") == {f"{EX}a0": [Edge(head=f"{EX}a0", relation=f"{EX}r", tail=f"{EX}a1")]}
         assert kg.labels([f"{EX}n1"]) == {}
     assert not [path for path in tmp_path.iterdir() if ".kga-tmp-" in path.name]
-    assert _load_with_file_size_limit(100_000_000, names, store)["error"] is None
+    assert run_with_file_size_limit(LOAD, 100_000_000, str(names), str(store))["error"] is None
 
 
 def test_a_load_through_a_symlink_takes_the_lock_of_the_real_store(tmp_path: Path) -> None:
@@ -144,32 +116,11 @@ def test_cache_readers_never_wait_for_another_process_write_lock(tmp_path: Path)
         holder.close()
 
 
-_EXTRACT_CHILD = """
-import json, resource, signal, sys
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from loaders.extract import extract_subgraph
-try:
-    extract_subgraph(sys.argv[2], ["m.0bxtg"], hops=2, store=sys.argv[3], progress=False)
-    print(json.dumps({"error": None}))
-except BaseException as exc:
-    print(json.dumps({"error": type(exc).__module__ + "." + type(exc).__name__, "message": str(exc)}))
-"""
-
-
 @pytest.mark.parametrize("limit", [30_000, 60_000, 150_000])
 def test_a_full_disk_during_an_extraction_is_an_extract_error(
     sample_store_url: str, tmp_path: Path, limit: int
 ) -> None:
     store = tmp_path / "extracted"
-    done = subprocess.run(
-        [sys.executable, "-c", _EXTRACT_CHILD, str(limit), sample_store_url, str(store)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    failed = run_with_file_size_limit(EXTRACT, limit, sample_store_url, str(store), "m.0bxtg")
     assert failed["error"] == "loaders.errors.ExtractError", failed
     assert not store.exists()

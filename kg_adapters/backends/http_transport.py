@@ -280,24 +280,24 @@ def _watch_connection(connection: Any) -> None:
         watch.register(getattr(connection, "sock", None))
 
 
-class _WatchedHTTPConnection(urllib3.connection.HTTPConnection):
+class _Watched:
+    """Registers the connection's socket with the current exchange's watch (connect and response)."""
+
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         _watch_connection(self)
 
     def getresponse(self) -> Any:
         _watch_connection(self)
-        return super().getresponse()
+        return super().getresponse()  # type: ignore[misc]
 
 
-class _WatchedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        _watch_connection(self)
+class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+    pass
 
-    def getresponse(self) -> Any:
-        _watch_connection(self)
-        return super().getresponse()
+
+class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):

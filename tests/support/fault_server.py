@@ -623,6 +623,21 @@ def _peer_closed(connection: socket.socket) -> bool:
         return True
 
 
+def json_rewriter(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | None, bytes], bytes]:
+    """A ``rewrite`` for :class:`FaultServer`: ``change`` edits each JSON answer document in place
+    (or returns a replacement); bodies that are not JSON pass unchanged."""
+
+    def rewrite(query: str | None, body: bytes) -> bytes:
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return body
+        changed = change(document)
+        return json.dumps(document if changed is None else changed).encode("utf-8")
+
+    return rewrite
+
+
 def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
     """A SPARQL JSON results body (for tests that want to build one by hand)."""
     return json.dumps({"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}).encode("utf-8")
