@@ -19,7 +19,14 @@ from kg_adapters import connect
 from kg_adapters.backends.wikidata_api import WikibaseApiTransport, WikidataApiGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
-from kg_adapters.errors import BackendError, InvalidTermError, QueryError, ResultTooLarge, RetriesExhausted
+from kg_adapters.errors import (
+    BackendError,
+    InvalidTermError,
+    QueryError,
+    ResultMismatch,
+    ResultTooLarge,
+    RetriesExhausted,
+)
 from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
@@ -381,6 +388,19 @@ def test_search_pages_past_fifty(entities: dict[str, Any], clock: FakeClock) -> 
         found = kg.search("thing", limit=55)
         assert [e.id for e in found] == [f"Q{n}" for n in range(1, 56)]
         assert [(c["limit"], c["continue"]) for c in server.calls()] == [("50", "0"), ("5", "50")]
+
+
+@pytest.mark.parametrize(
+    "hit",
+    [{"label": "no id"}, {"id": 42, "label": "x"}, {"id": "Q1", "label": ["x"]}, "Q1", {"id": "Q1", "description": 7}],
+)
+def test_a_malformed_search_hit_is_a_typed_error(entities: dict[str, Any], clock: FakeClock, hit: Any) -> None:
+    with (
+        WikidataApiServer(entities, searches={"thing": [hit]}) as server,
+        open_api(server, clock) as kg,
+        pytest.raises(ResultMismatch),
+    ):
+        kg.search("thing")
 
 
 # -- faults ---------------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from kg_adapters.errors import (
     InvalidTermError,
     QueryError,
     RateLimited,
+    ResultMismatch,
     ResultTooLarge,
     TransientError,
 )
@@ -257,10 +258,13 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
                     "continue": str(offset),
                 }
             )
-            for hit in answer.get("search", ()):
-                entity_id = hit.get("id")
-                if isinstance(entity_id, str) and len(found) < limit:
-                    found.append(Entity(id=entity_id, label=hit.get("label"), description=hit.get("description")))
+            hits = answer.get("search", [])
+            if not isinstance(hits, list):
+                raise ResultMismatch(f"{self.endpoint}: wbsearchentities answered a 'search' that is not a list")
+            for hit in hits:
+                entity_id, label, description = _search_hit(hit, self.endpoint)
+                if len(found) < limit:
+                    found.append(Entity(id=entity_id, label=label, description=description))
             following = answer.get("search-continue")
             offset = following if isinstance(following, int) and following > offset else None
         return found
@@ -453,3 +457,16 @@ class WikidataApi:
         return WikidataApiGraph(
             transport, language=language, max_incoming=max_incoming if max_incoming is not None else 500
         )
+
+
+def _search_hit(hit: object, endpoint: str) -> tuple[str, str | None, str | None]:
+    """(id, label, description) of one wbsearchentities hit; anything else is a ResultMismatch."""
+    if isinstance(hit, dict):
+        entity_id, label, description = hit.get("id"), hit.get("label"), hit.get("description")
+        if (
+            isinstance(entity_id, str)
+            and (label is None or isinstance(label, str))
+            and (description is None or isinstance(description, str))
+        ):
+            return entity_id, label, description
+    raise ResultMismatch(f"{endpoint}: wbsearchentities answered a malformed hit: {hit!r:.100}")
