@@ -473,7 +473,11 @@ def test_the_command_line_reaches_the_api(server: WikidataApiServer, capsys: pyt
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows == [{"id": "Q42", "label": "Douglas Adams"}, {"id": "Q350", "label": "Cambridge"}]
     assert main(["search", "Douglas Adams", "--kg", url, "--limit", "1", "--json"]) == 0
-    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [
-        {"id": "Q42", "label": "Douglas Adams"}
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [  # the entity codec's shape
+        {
+            "id": "Q42",
+            "label": "Douglas Adams",
+            "description": "British science fiction writer and humorist (1952–2001)",
+        }
     ]
     assert {request.user_agent for request in server.requests} == {UA}
