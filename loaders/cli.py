@@ -29,17 +29,24 @@ def cmd_load(args: argparse.Namespace) -> int:
     filters = dump_filter(
         None if wikidata else languages, parse_list(args.drop_predicates), parse_list(args.drop_namespaces)
     )
-    report = load_files(
-        args.files,
-        args.store,
-        format=args.format,
-        lenient=args.lenient,
-        profile=profile,
-        progress=None,
-        dump_filter=filters,
-        languages=languages if wikidata else None,
-        qualifiers=args.qualifiers,
-    )
+    try:
+        report = load_files(
+            args.files,
+            args.store,
+            format=args.format,
+            lenient=args.lenient,
+            profile=profile,
+            progress=None,
+            dump_filter=filters,
+            languages=languages if wikidata else None,
+            qualifiers=args.qualifiers,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"kga: error: interrupted; the store at {args.store} is unchanged (the partial load was discarded)",
+            file=sys.stderr,
+        )
+        return 130
     summary = {
         "store": report.store,
         "files": list(report.files),
@@ -93,19 +100,27 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
     from loaders.extract import extract_subgraph
 
-    report = extract_subgraph(
-        kg,
-        seed_ids(args.seeds),
-        hops=args.hops,
-        store=args.store,
-        direction=args.direction,
-        relations=csv_list(args.relations),
-        max_edges=args.max_edges,
-        batch_size=args.batch_size,
-        work_dir=args.work_dir,
-        restart=args.restart,
-        source_url=args.kg,
-    )
+    try:
+        report = extract_subgraph(
+            kg,
+            seed_ids(args.seeds),
+            hops=args.hops,
+            store=args.store,
+            direction=args.direction,
+            relations=csv_list(args.relations),
+            max_edges=args.max_edges,
+            batch_size=args.batch_size,
+            work_dir=args.work_dir,
+            restart=args.restart,
+            source_url=args.kg,
+        )
+    except KeyboardInterrupt:
+        print(
+            "kga: error: interrupted; the progress so far is kept in the work directory: run the same command "
+            "again to resume",
+            file=sys.stderr,
+        )
+        return 130
     if args.json:
         emit(asdict(report))
     else:

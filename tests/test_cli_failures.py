@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.fault_server import FaultPlan, FaultServer
 
+from kg_adapters import store_layout
 from kg_adapters.cli import main
 from reasoning.demo import sample_path
 
@@ -140,3 +141,33 @@ def test_ctrl_c_during_kga_reason_says_what_was_saved_and_how_to_resume(tmp_path
         resumed = subprocess.run(reason(server.url), check=True, capture_output=True, text=True, timeout=300)
     summary = json.loads(resumed.stdout)
     assert (summary["skipped"], summary["answered"]) == (1, 2)
+
+
+def test_ctrl_c_during_kga_load_leaves_the_store_unchanged(tmp_path: Path) -> None:
+    import os
+
+    store = tmp_path / "store"
+    first = tmp_path / "first.nt"
+    first.write_text("<http://example.org/a> <http://example.org/r> <http://example.org/b> .\n")
+    subprocess.run([sys.executable, "-m", "kg_adapters.cli", "load", str(first), "--store", str(store)], check=True)
+    manifest = (store / store_layout.MANIFEST).read_bytes()
+    fifo = tmp_path / "dump.nt"
+    os.mkfifo(fifo)
+    argv = [sys.executable, "-m", "kg_adapters.cli", "load", str(fifo), "--format", "nt", "--store", str(store)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with open(fifo, "w") as feed:  # returns once kga has opened the dump: it is mid-load
+            feed.write("<http://example.org/c> <http://example.org/r> <http://example.org/d> .\n" * 1000)
+            feed.flush()
+            process.send_signal(signal.SIGINT)
+        # the end of the dump lets a parser blocked in native code return, and Python raise KeyboardInterrupt
+        _stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert stderr.splitlines() == [
+        f"kga: error: interrupted; the store at {store} is unchanged (the partial load was discarded)"
+    ], stderr
+    assert (store / store_layout.MANIFEST).read_bytes() == manifest
+    assert not [path for path in tmp_path.iterdir() if ".kga-tmp-" in path.name]
