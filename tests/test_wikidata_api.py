@@ -481,3 +481,21 @@ def test_the_command_line_reaches_the_api(server: WikidataApiServer, capsys: pyt
         }
     ]
     assert {request.user_agent for request in server.requests} == {UA}
+
+
+def test_each_operation_logs_its_request_count_at_debug(
+    entities: dict[str, Any], clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    with (
+        WikidataApiServer(entities) as server,
+        open_api(server, clock) as kg,
+        caplog.at_level(logging.DEBUG, logger="kg_adapters"),
+    ):
+        kg.labels(["Q42"])
+        kg.paths("Q42", ["P69"])
+        sent = server.request_count
+    counts = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert [message.split(" on ")[0] for message in counts] == ["labels", "paths"]
+    assert sum(int(message.rsplit(": ", 1)[1].split()[0]) for message in counts) == sent

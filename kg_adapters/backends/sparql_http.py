@@ -10,17 +10,15 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 
 from __future__ import annotations
 
-import functools
-import logging
 import re
-import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from kg_adapters.backends.dialects import Dialect, get_dialect
+from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
 from kg_adapters.base import Direction, check_budget
 from kg_adapters.budgets import option_count, option_seconds
@@ -62,9 +60,6 @@ def _order_of(query: str) -> str:
 _VIRTUOSO_TRIPLE_VARIABLES = ("s", "p", "o")
 _FORM = re.compile(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 _PROJECTION_END = re.compile(r"\b(WHERE|FROM)\b|\{", re.I)
-_OPERATION = threading.local()
-"""Queries sent by the operation running in this thread (for the DEBUG log of each operation)."""
-logger = logging.getLogger("kg_adapters")
 
 
 def projection(query: str) -> tuple[str, ...] | None:
@@ -163,51 +158,7 @@ def _split_prologue(sparql: str) -> tuple[str, str]:
     return sparql[:end], sparql[end:]
 
 
-_LOGGED_OPERATIONS = (
-    "neighbors",
-    "relations",
-    "labels",
-    "describe",
-    "search",
-    "paths",
-    "shortest_paths",
-    "subgraph",
-    "query",
-    "detect_profile",
-)
-_G = TypeVar("_G")
-
-
-def _logs_query_counts(cls: type[_G]) -> type[_G]:
-    """Makes each public operation log, at DEBUG on the ``kg_adapters`` logger, how many queries it
-    sent (the outermost operation only: ``paths`` counts the queries of its ``neighbors`` calls)."""
-
-    def counted(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(method)
-        def operation(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if getattr(_OPERATION, "depth", 0):
-                return method(self, *args, **kwargs)
-            _OPERATION.depth, _OPERATION.queries = 1, 0
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                _OPERATION.depth = 0
-                logger.debug(
-                    "%s on %s: %d quer%s",
-                    name,
-                    self.endpoint,
-                    _OPERATION.queries,
-                    "y" if _OPERATION.queries == 1 else "ies",
-                )
-
-        return operation
-
-    for name in _LOGGED_OPERATIONS:
-        setattr(cls, name, counted(name, getattr(cls, name)))
-    return cls
-
-
-@_logs_query_counts
+@logs_query_counts
 class RemoteSparqlGraph(SparqlGraph):
     """A SPARQL endpoint behind :class:`KnowledgeGraph`, reached through ``transport``."""
 
@@ -244,7 +195,7 @@ class RemoteSparqlGraph(SparqlGraph):
         """One query, its answer checked against what the query asks (see :func:`fit_result`);
         ``variables`` names the projection of a ``SELECT *`` whose variables the caller knows."""
         self.queries_sent += 1
-        _OPERATION.queries = getattr(_OPERATION, "queries", 0) + 1
+        count_query()
         return fit_result(query, self.transport.execute(query), self.endpoint, variables=variables)
 
     def _only_asked(self, rows: list[Row], chunk: Collection[str]) -> list[Row]:

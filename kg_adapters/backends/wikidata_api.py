@@ -48,6 +48,7 @@ import requests
 
 from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
+from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
 from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
@@ -133,6 +134,7 @@ class WikibaseApiTransport(HttpExchange):
         return QueryError(message)
 
 
+@logs_query_counts
 class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
     ``transport`` (parameters in, JSON out)."""
@@ -247,6 +249,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
+            count_query()
             answer = self.transport.execute(
                 {
                     "action": "wbsearchentities",
@@ -289,6 +292,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
             if languages is not None:
                 request["languages"] = "|".join(languages)
                 request["languagefallback"] = "1"
+            count_query()
             answer = self.transport.execute(request)
             entities = answer.get("entities")
             if not isinstance(entities, dict):
@@ -368,6 +372,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         subjects: list[str] = []
         while True:
             request[size] = str(min(MAX_LIST, self.max_incoming - len(subjects)))
+            count_query()
             answer = self.transport.execute(request)
             pages = answer.get("query", {}).get(listed, ())
             subjects.extend(_title_id(page.get("title")) for page in pages if _title_id(page.get("title")))
