@@ -9,7 +9,7 @@ import base64
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +181,25 @@ def test_a_fast_redirect_loop_is_a_typed_error_and_one_redirect_is_followed() ->
     with FaultServer(data=DATA, plan=FaultPlan(["redirect"]), drip_interval=0) as server:
         assert HttpSparqlTransport(server.url).execute(f"ASK {{ <{EX}n1> ?p ?o }}").boolean is True
         assert [request.method for request in server.requests] == ["POST", "GET"]
+
+
+class CountingQueryParameters(FaultServer):
+    """Records how many ``query`` parameters each request carried."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.query_parameters: list[int] = []
+
+    def request_text(self, fields: Mapping[str, list[str]]) -> str | None:
+        self.query_parameters.append(len(fields.get("query", [])))
+        return super().request_text(fields)
+
+
+def test_a_redirected_get_keeps_its_query_once() -> None:
+    with CountingQueryParameters(data=DATA, plan=FaultPlan(["redirect"]), drip_interval=0) as server:
+        transport = HttpSparqlTransport(server.url, method="GET")
+        assert transport.execute(f"ASK {{ <{EX}n1> ?p ?o }}").boolean is True
+        assert server.query_parameters == [1, 1]
 
 
 def test_an_endless_body_is_cut_at_the_size_cap() -> None:

@@ -427,7 +427,9 @@ class HttpExchange:
                     url = urljoin(url, response.headers["Location"])
                     if urlsplit(url).scheme not in ("http", "https"):
                         raise BackendError(f"{self._endpoint} redirected to a non-HTTP URL")
-                    if response.status_code in (301, 302, 303):
+                    if method == "GET" and json_body is None:
+                        fields = {}  # a redirected GET: the new location carries its own query string
+                    elif response.status_code in (301, 302, 303):
                         if json_body is not None:
                             raise BackendError(f"{self._endpoint} redirected a JSON POST (HTTP {response.status_code})")
                         method = "GET"  # the SPARQL protocol takes the same fields in the query string
