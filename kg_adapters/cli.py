@@ -300,7 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
     except KGError as exc:  # a broken command contribution: say which, rather than a traceback
         return _fail(str(exc), 1)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (already printed as one line), --help or --version
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         status: int = args.run(args)
         return status
