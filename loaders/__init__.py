@@ -7,7 +7,8 @@
 Formats: N-Triples (``nt``), N-Quads (``nq``), Turtle (``ttl``), RDF/XML (``rdf``), TriG
 (``trig``), TSV triple files (``tsv``: ``h<TAB>r<TAB>t``; ``metaqa``: ``h|r|t``) and Freebase
 dumps (``freebase``: quirks repaired, optional language/predicate filters; see
-:mod:`loaders.freebase`), each
+:mod:`loaders.freebase`), RoG's dataset files (``rog-dataset``: Parquet or JSONL rows, each
+question's subgraph; see :mod:`loaders.rog_dataset`), each
 optionally ``.gz`` or ``.bz2`` (decompressed on the fly). Loads are atomic: readers see the old
 store or the new one, never a partial one (see :mod:`loaders.core`). ``extract_subgraph``
 copies the k-hop neighbourhood of seed entities out of any KG into a new store (``kga extract``,

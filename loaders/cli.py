@@ -36,7 +36,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             format=args.format,
             lenient=args.lenient,
             profile=profile,
-            progress=None,
+            progress=args.progress,
             dump_filter=filters,
             languages=languages if wikidata else None,
             qualifiers=args.qualifiers,
@@ -141,13 +141,18 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         "--format",
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
-        "line); default: from the extension (.json: wikidata-json)",
+        "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
+        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
-    load.add_argument("--lenient", action="store_true", help="skip bad lines and report them")
+    load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")
+    load.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
+    )
     load.add_argument(
         "--profile",
         help="id namespace for TSV files (generic, freebase, wikidata); default freebase for --format freebase, "
-        "wikidata for Wikidata JSON dumps, else generic",
+        "wikidata for Wikidata JSON dumps, names for rog-dataset, else generic",
     )
     load.add_argument(
         "--languages",
@@ -180,7 +185,7 @@ def extract_arguments(extract: argparse.ArgumentParser) -> None:
 COMMANDS = [
     Command(
         name="load",
-        help="load RDF, TSV, Freebase or Wikidata JSON dumps into a local store (atomic)",
+        help="load RDF, TSV, Freebase or Wikidata JSON dumps, or RoG dataset files, into a local store (atomic)",
         arguments=load_arguments,
         run=cmd_load,
         kg=False,

@@ -41,8 +41,9 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.rdf import LINE_FORMATS, WIKIDATA_JSON, LineConverter, load_file, resolve_format
+from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
+from loaders.rog_dataset import load_rog_dataset
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
 
@@ -65,7 +66,8 @@ def load_files(
     ``format`` applies to every file (default: guessed per file from its extension);
     ``lenient`` skips bad lines of line-based formats instead of failing; ``profile`` decides
     how TSV tokens become IRIs and is recorded in the manifest (default: ``wikidata`` when every
-    file is a Wikidata JSON dump, else ``generic``); ``progress`` shows a tqdm bar
+    file is a Wikidata JSON dump, ``names`` for RoG dataset files (``format="rog-dataset"``, see
+    :mod:`loaders.rog_dataset`), else ``generic``); ``progress`` shows a tqdm bar
     (``None``: only when stderr is a terminal); ``dump_filter`` drops lines of Freebase dumps
     (``format="freebase"``, see :mod:`loaders.freebase`). For Wikidata JSON dumps, ``languages``
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
@@ -82,7 +84,12 @@ def load_files(
     if dump_filter is not None and any(fmt != "freebase" for _path, fmt in plan):
         raise LoadError("language and predicate filters apply to Freebase dumps only (format freebase)")
     dumps = all(fmt == WIKIDATA_JSON for _path, fmt in plan)
-    profile = profile or ("wikidata" if dumps else "generic")
+    datasets = {fmt == ROG_DATASET for _path, fmt in plan}
+    if datasets == {True, False}:
+        raise LoadError("RoG dataset files load on their own (their ids are names): load them into another store")
+    if True in datasets and (profile or "names") != "names":
+        raise LoadError(f"RoG dataset files load with the names profile (ids are the file's strings), not {profile!r}")
+    profile = profile or ("wikidata" if dumps else "names" if True in datasets else "generic")
     if (languages is not None or qualifiers) and not dumps:
         raise LoadError("languages and qualifiers apply to Wikidata JSON dumps (--format wikidata-json) only")
     try:
@@ -166,7 +173,7 @@ def _plan(files: list[str], format: str | None, lenient: bool, profile: str) -> 
         if not os.access(path, os.R_OK):
             raise LoadError("the input is not readable (permission denied)", file=path)
         fmt = resolve_format(path, format)
-        if lenient and fmt not in LINE_FORMATS:
+        if lenient and fmt not in LINE_FORMATS and fmt != ROG_DATASET:
             raise LoadError(
                 f"lenient loading needs a line-based format (nt, nq, tsv, metaqa), not {fmt}: "
                 "a bad statement in this format cannot be skipped safely; fix the file or convert it "
@@ -231,6 +238,8 @@ def _build(
                 converter = FreebaseConverter(dump_filter)
             if fmt == WIKIDATA_JSON:
                 count = load_wikidata_json(oxstore, path, log=log, progress=tick, **wikidata)
+            elif fmt == ROG_DATASET:
+                count = load_rog_dataset(oxstore, path, log=log, progress=tick)
             else:
                 count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
             total += count

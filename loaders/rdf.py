@@ -52,7 +52,8 @@ CONVERTED_FORMATS = frozenset({"freebase", *SEPARATORS})
 LINE_FORMATS = frozenset({"nt", "nq", *CONVERTED_FORMATS, WIKIDATA_JSON})
 """Formats with one statement (or entity) per line: chunked, and loadable leniently."""
 
-FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON)
+ROG_DATASET = "rog-dataset"
+FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON, ROG_DATASET)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
 _PROGRESS_EVERY = 10_000
@@ -73,17 +74,18 @@ def resolve_format(path: str, name: str | None) -> str:
     """The canonical format of ``path``: ``name`` if given, else guessed from the extension.
 
     ``.tsv`` is TSV; ``.txt`` is MetaQA when its first line has ``|`` and no tab, else TSV; a
-    file named ``freebase-rdf-*`` is a Freebase dump; ``.json`` is a Wikidata JSON dump. Compression
+    file named ``freebase-rdf-*`` is a Freebase dump; ``.json`` is a Wikidata JSON dump; ``.parquet``
+    is a RoG dataset shard (its JSONL form needs ``rog-dataset`` named). Compression
     suffixes (``.gz``, ``.bz2``) are ignored for the guess.
     """
     if name is not None:
         key = name.lower()
-        if key in CONVERTED_FORMATS or key == WIKIDATA_JSON:
+        if key in CONVERTED_FORMATS or key in (WIKIDATA_JSON, ROG_DATASET):
             return key
         try:
             return rdf_format(path, key).file_extension
         except InvalidTermError:
-            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS, WIKIDATA_JSON}))
+            known = ", ".join(sorted({*RDF_FORMATS, *CONVERTED_FORMATS, WIKIDATA_JSON, ROG_DATASET}))
             raise LoadError(f"unknown format {name!r}; known: {known}", file=path) from None
     if Path(path).name.startswith("freebase-rdf"):
         return "freebase"
@@ -95,6 +97,8 @@ def resolve_format(path: str, name: str | None) -> str:
         return "tsv"
     if last == "json":
         return WIKIDATA_JSON
+    if last == "parquet":
+        return ROG_DATASET
     if last == "txt":
         return _sniff_txt(path) if Path(path).is_file() else "tsv"  # never consume a pipe's first line
     try:

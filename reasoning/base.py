@@ -30,6 +30,22 @@ class LLM(Protocol):
 
 
 @runtime_checkable
+class CandidateLLM(Protocol):
+    """A chat model that can answer with several candidates for one request (OpenAI's ``n``), by
+    beam search where the server has it (RoG's released planner was trained for beam search)."""
+
+    def candidates(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        beam_search: bool = False,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> list[str]: ...
+
+
+@runtime_checkable
 class Scorer(Protocol):
     """Relevance of each text to a query (higher is more relevant), used in place of LLM judgements
     when running with ``--llm none`` and for pruning with an LLM."""

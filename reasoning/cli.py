@@ -37,6 +37,7 @@ def cmd_reason(args: argparse.Namespace) -> int:
     from reasoning.llm import make_llm
     from reasoning.registry import make_scorer, method_class
     from reasoning.runner import read_questions, run
+    from reasoning.scope import check_question_graphs
 
     questions = read_questions(args.input)
     if args.limit is not None:
@@ -57,8 +58,19 @@ def cmd_reason(args: argparse.Namespace) -> int:
             except TypeError as exc:
                 print(f"kga: error: {exc}", file=sys.stderr)
                 return 2
+            if args.scope == "question":
+                check_question_graphs(kg)
             try:
-                report = run(factory, kg, questions, args.out, llm=llm, workers=args.workers, progress=args.progress)
+                report = run(
+                    factory,
+                    kg,
+                    questions,
+                    args.out,
+                    llm=llm,
+                    workers=args.workers,
+                    progress=args.progress,
+                    scope=args.scope,
+                )
             except KeyboardInterrupt:
                 return _interrupted(args)
     finally:
@@ -98,10 +110,10 @@ def _interrupted(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from reasoning.metrics import evaluate, read_jsonl
+    from reasoning.metrics import evaluate, read_jsonl, read_question_rows
 
     results = read_jsonl(args.results)
-    questions = read_jsonl(args.questions) if args.questions else None
+    questions = [row for _, row in read_question_rows(args.questions)] if args.questions else None
     evaluation = evaluate(results, questions)
     if args.json:
         print(json.dumps(evaluation.as_dict()))
@@ -123,7 +135,16 @@ def demo_arguments(demo: argparse.ArgumentParser) -> None:
 
 def reason_arguments(reason: argparse.ArgumentParser) -> None:
     reason.add_argument("--method", required=True, help="rog, r3, refkg, fidelis or tog")
-    reason.add_argument("--input", required=True, help="questions JSONL (RoG format)")
+    reason.add_argument(
+        "--input", required=True, help="questions: JSONL (RoG format), or a RoG dataset file (.parquet or JSONL rows)"
+    )
+    reason.add_argument(
+        "--scope",
+        choices=["union", "question"],
+        default="union",
+        help="union: every question on the whole KG (default); question: each on its own subgraph, as RoG, "
+        "GNN-RAG and SubgraphRAG do (a store loaded with kga load --format rog-dataset)",
+    )
     reason.add_argument("--out", required=True, help="results JSONL (appended to; ids already there are skipped)")
     reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
     reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
@@ -138,7 +159,10 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
 
 def eval_arguments(evaluate_parser: argparse.ArgumentParser) -> None:
     evaluate_parser.add_argument("results")
-    evaluate_parser.add_argument("--questions", help="questions JSONL: gold answers and paths; counts missing results")
+    evaluate_parser.add_argument(
+        "--questions",
+        help="questions JSONL or RoG dataset file (.parquet): gold answers and paths; counts missing results",
+    )
 
 
 COMMANDS = [

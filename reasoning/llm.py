@@ -33,7 +33,7 @@ from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryE
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.cache import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
-from reasoning.base import LLM, ChatMessage
+from reasoning.base import LLM, CandidateLLM, ChatMessage
 from reasoning.errors import LLMError
 
 __all__ = ["DEFAULT_BASE_URL", "CountingLLM", "OpenAIChat", "make_llm"]
@@ -42,6 +42,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CACHE_FORMAT = "kga-llm/1"
 """Part of every cache key: bump it when the key or value encoding changes."""
 _MAX_MESSAGE = 500
+SAMPLING_TEMPERATURE = 0.7
+"""The temperature of the ``n`` samples asked for when a server has no beam search: greedy decoding
+would give ``n`` copies of one path."""
 
 
 class OpenAIChat:
@@ -111,6 +114,7 @@ class OpenAIChat:
         self.llm_calls = 0
         self.requests_sent = 0
         self.cache_hits = 0
+        self.beam_search_refused = False
 
     def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
         """The assistant's reply to ``messages`` (from the cache when recorded)."""
@@ -131,6 +135,57 @@ class OpenAIChat:
         with self._lock:
             self.llm_calls += 1
         return reply
+
+    def candidates(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        beam_search: bool = False,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> list[str]:
+        """``n`` replies to one request (``n`` choices). ``beam_search``: the ``n`` best beams, asked
+        with vLLM's parameters (``use_beam_search``, ``best_of=n``, temperature 0); a server that
+        refuses them (HTTP 400) is asked again for ``n`` samples at ``temperature`` (at least
+        :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidTermError(f"n must be an integer >= 1, got {n!r}")
+        payload = self._payload(messages, temperature, max_tokens)
+        payload["n"] = n
+        if beam_search and not self.beam_search_refused:
+            beams = {**payload, "temperature": 0.0, "use_beam_search": True, "best_of": n}
+            try:
+                return self._candidates(beams, n)
+            except LLMError as exc:
+                if "HTTP 400" not in str(exc):
+                    raise
+                with self._lock:
+                    self.beam_search_refused = True
+        if beam_search:
+            payload["temperature"] = max(float(temperature), SAMPLING_TEMPERATURE)
+        return self._candidates(payload, n)
+
+    def _candidates(self, payload: dict[str, Any], n: int) -> list[str]:
+        extra = {key: payload[key] for key in ("n", "use_beam_search", "best_of") if key in payload}
+        key = (CACHE_FORMAT, self.model, payload["messages"], payload["temperature"], payload.get("max_tokens"), extra)
+        if self.cache is not None:
+            found = self.cache.get(key)
+            if isinstance(found, list) and all(isinstance(text, str) for text in found):
+                with self._lock:
+                    self.cache_hits += 1
+                    self.llm_calls += 1
+                return list(found)
+            if self.cache.mode == "replay":
+                raise CacheMiss(f"no recorded replies of {self.model} for these messages (replay mode)")
+        replies = self.retrier.run(self.shown_endpoint, lambda: self._exchange_all(payload))
+        if len(replies) != n:
+            raise LLMError(f"{self.shown_endpoint}: asked for {n} choices, got {len(replies)}")
+        if self.cache is not None:
+            self.cache.put(key, replies)
+        with self._lock:
+            self.llm_calls += 1
+        return replies
 
     def close(self) -> None:
         self._http.close()
@@ -164,10 +219,13 @@ class OpenAIChat:
         return payload
 
     def _exchange(self, payload: dict[str, Any]) -> str:
+        return self._exchange_all(payload)[0]
+
+    def _exchange_all(self, payload: dict[str, Any]) -> list[str]:
         with self._lock:
             self.requests_sent += 1
         body, _headers = self._http.exchange(json_body=payload)
-        return _reply_text(self.shown_endpoint, body)
+        return _reply_texts(self.shown_endpoint, body)
 
 
 class _ChatExchange(HttpExchange):
@@ -191,18 +249,22 @@ class _ChatExchange(HttpExchange):
         return LLMError(f"{where}: {message}")
 
 
-def _reply_text(endpoint: str, body: bytes) -> str:
+def _reply_texts(endpoint: str, body: bytes) -> list[str]:
+    """The text of every choice, in ``index`` order."""
     try:
         data = json.loads(body)
     except ValueError as exc:
         raise TransientError(f"{endpoint}: malformed or truncated reply ({len(body)} bytes): {exc}") from exc
     try:
-        content = data["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError) as exc:
+        choices = sorted(data["choices"], key=lambda choice: int(choice.get("index", 0)))
+        contents = [choice["message"]["content"] for choice in choices]
+        if not contents:
+            raise IndexError("no choices")
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise LLMError(f"{endpoint}: not a chat completion: {body[:_MAX_MESSAGE]!r}") from exc
-    if not isinstance(content, str):
+    if not all(isinstance(content, str) for content in contents):
         raise LLMError(f"{endpoint}: the reply has no text content: {body[:_MAX_MESSAGE]!r}")
-    return content
+    return contents
 
 
 class CountingLLM:
@@ -218,6 +280,24 @@ class CountingLLM:
         with self._lock:
             self.calls += 1
         return self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens)
+
+    def candidates(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        beam_search: bool = False,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+    ) -> list[str]:
+        """The inner model's ``candidates`` (one call); a model without them answers ``n`` chats."""
+        with self._lock:
+            self.calls += 1
+        if isinstance(self.inner, CandidateLLM):
+            return self.inner.candidates(
+                messages, n=n, beam_search=beam_search, temperature=temperature, max_tokens=max_tokens
+            )
+        return [self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens) for _ in range(n)]
 
 
 def make_llm(spec: str, **options: Any) -> LLM | None:

@@ -194,6 +194,22 @@ def _numbered_lines(handle: Any, path: str | Path) -> Iterator[tuple[int, str]]:
         raise LoadError(f"not valid UTF-8 (byte {exc.start} of a chunk)", file=str(path), line=number + 1) from exc
 
 
+def read_question_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line or row number, row)`` of a questions file: JSONL (``.gz``/``.bz2`` too) or a RoG
+    dataset Parquet shard (``.parquet``, the ``rog`` extra), streamed; each row's ``graph`` (a
+    subgraph of up to thousands of triples, kept in the store instead) is dropped as it is read.
+    A malformed line, or one that is no object with an ``id``, raises LoadError with file:line."""
+    from loaders.rog_dataset import QUESTION_COLUMNS, iter_rows
+
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for number, row in iter_rows(str(path), (*QUESTION_COLUMNS, "plans", "gold_paths")):
+        if not isinstance(row, dict) or "id" not in row:
+            raise LoadError("expected a JSON object with an 'id'", file=str(path), line=number)
+        row.pop("graph", None)
+        rows.append((number, row))
+    return rows
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Every JSON object line of a file; a malformed line raises LoadError with file:line."""
     lines: list[dict[str, Any]] = []

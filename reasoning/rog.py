@@ -19,8 +19,9 @@ from kg_adapters.base import Direction, KnowledgeGraph, check_budget
 from kg_adapters.display import format_path as format_path  # re-exported (moved to the core for kga paths)
 from kg_adapters.display import node_text
 from kg_adapters.display import path_entities as path_entities
+from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, Question, Scorer
 from reasoning.scorers import BM25Scorer, stem
 from reasoning.text import (
     RelationNames,
@@ -53,10 +54,24 @@ def retrieve(
     return found
 
 
+def follows_edges(path: Path) -> bool:
+    """Whether the walk follows every edge in the KG's direction (head to tail)."""
+    current: Node = path.start
+    for edge in path.edges:
+        if edge.head != current:
+            return False
+        current = edge.tail
+    return True
+
+
 def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
-    """End entities ranked by how many retrieved walks reach them (ties by id)."""
+    """End entities ranked: those some walk reaches following every edge forwards first, then by
+    how many retrieved walks reach them (ties by id). RoG walks a plan both ways, as its
+    undirected graph does, but a plan is read forwards: "born in" from a person reaches a place,
+    while walked backwards from a place it reaches whoever was born there."""
     counts = Counter(path.end for path in paths)
-    return sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))
+    forward = {path.end for path in paths if follows_edges(path)}
+    return sorted(counts.items(), key=lambda item: (item[0] not in forward, -item[1], str(item[0])))
 
 
 # -- the full method ---------------------------------------------------------------------------------
@@ -78,6 +93,50 @@ REASON_PROMPT = (
     "Question:\n{question}"
 )
 """RoG's reasoning prompt (Appendix, "Reasoning on Graphs")."""
+
+
+ROG_PLANNER_INSTRUCTION = (
+    "Please generate a valid relation path that can be helpful for answering the following question: "
+)
+"""The instruction RoG's released planner (``rmanluo/RoG``) was fine-tuned on, followed directly by
+the question (RoG's ``gen_rule_path.py``); it answers ``<PATH>r1<SEP>r2</PATH>``, decoded by beam
+search for the top 3 paths."""
+ROG_ANSWER_INSTRUCTION = (
+    "Based on the reasoning paths, please answer the given question. Please keep the answer as simple as "
+    "possible and return all the possible answers as a list."
+)
+ROG_CHOICE_INSTRUCTION = (
+    "Based on the reasoning paths, please answer the given question. Please select the answers from the given "
+    "choices and return the answers only."
+)
+"""RoG's ``build_qa_input.py`` instructions for short answers and for multiple choice."""
+ROG_PLAN_TOKENS = 100
+ROG_ANSWER_TOKENS = 512
+"""``max_new_tokens`` of RoG's planning and answering scripts."""
+PROMPT_STYLES = ("default", "rog-original")
+
+
+def rog_path_text(path: Path, names: Mapping[str, str]) -> str:
+    """RoG's ``path_to_string``: ``e0 -> r1 -> e1 -> ...`` in walk order, whatever the edges' direction."""
+    text = node_text(path.start, names)
+    current: Node = path.start
+    for edge in path.edges:
+        current = edge.tail if edge.head == current else edge.head
+        text += f" -> {edge.relation} -> {node_text(current, names)}"
+    return text
+
+
+def parse_rog_paths(replies: Sequence[str]) -> list[Plan]:
+    """The relation paths in the planner's replies: ``<PATH>r1<SEP>r2</PATH>`` as RoG parses them."""
+    plans: list[Plan] = []
+    for reply in replies:
+        found = re.search(r"<PATH>(.*)</PATH>", reply)
+        if found is None:
+            continue
+        steps = tuple(step.strip() for step in found.group(1).split("<SEP>") if step.strip())
+        if steps and Plan(relations=steps) not in plans:
+            plans.append(Plan(relations=steps))
+    return plans
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +165,9 @@ class RoG:
     frontier has that relation (in either direction, which fixes the hop's direction); an invalid
     step is repaired to the frontier's relation the scorer finds closest (``repair=False`` drops the
     plan instead). ``details["plan_validity"]`` is the share of valid steps.
+    ``prompts="rog-original"`` (``--option prompts=rog-original``) sends RoG's released planner
+    (``rmanluo/RoG``) exactly the prompts it was trained on instead (see :meth:`plan_rog_original`,
+    :meth:`rog_original_answer_messages`); the default prompts suit general chat models.
     Reasoning: with an LLM, RoG's reasoning prompt over at most ``prompt_paths`` walks; offline,
     "vote": the end entities of the walks ranked by how many walks reach them -- all given plans'
     walks, or only the best-ranked planned path that finds any (the others would flood precision).
@@ -128,7 +190,11 @@ class RoG:
         max_frontier: int = 500,
         prompt_paths: int = 50,
         paths_per_answer: int = 3,
+        prompts: str = "default",
     ) -> None:
+        if prompts not in PROMPT_STYLES:
+            raise InvalidTermError(f"prompts must be one of {', '.join(PROMPT_STYLES)}; got {prompts!r:.80}")
+        self.prompts = prompts
         for option, value in (
             ("top_k", top_k),
             ("max_hops", max_hops),
@@ -173,7 +239,11 @@ class RoG:
             proposed = [Plan(relations=tuple(p)) for p in question.plans if p]
         elif self.llm is not None:
             planner = "llm"
-            proposed = self.plan_with_llm(question, self.llm)
+            proposed = (
+                self.plan_rog_original(question, self.llm)
+                if self.prompts == "rog-original"
+                else self.plan_with_llm(question, self.llm)
+            )
         else:
             planner = "scorer"
             proposed = self.plan_offline(question)
@@ -243,6 +313,20 @@ class RoG:
             if steps and Plan(relations=steps) not in plans:
                 plans.append(Plan(relations=steps))
         return plans[: self.top_k]
+
+    def plan_rog_original(self, question: Question, llm: LLM) -> list[Plan]:
+        """RoG's released planner as trained: its instruction and the question, an empty system
+        prompt (the server's LLaMA-2 chat template renders both), ``top_k`` beams (``n`` with the
+        server's beam search; ``n`` samples where it has none)."""
+        messages: list[ChatMessage] = [
+            {"role": "system", "content": ""},
+            {"role": "user", "content": ROG_PLANNER_INSTRUCTION + question.question},
+        ]
+        if isinstance(llm, CandidateLLM):
+            replies = llm.candidates(messages, n=self.top_k, beam_search=True, max_tokens=ROG_PLAN_TOKENS)
+        else:
+            replies = [llm.chat(messages, max_tokens=ROG_PLAN_TOKENS)]
+        return parse_rog_paths(replies)[: self.top_k]
 
     def plan_offline(self, question: Question) -> list[Plan]:
         """A beam of relation paths grown hop by hop from the topic entities, ranked by the scorer;
@@ -340,17 +424,36 @@ class RoG:
     def reason_with_llm(self, question: Question, walks: Sequence[Path], llm: LLM) -> tuple[list[Node], str]:
         """RoG's reasoning prompt over the walks (most supported ends first); the reply's items
         matched to the walks' end entities by name or id."""
-        support = dict(vote(walks))
-        shown = sorted(walks, key=lambda w: (-support[w.end], str(w.end)))[: self.prompt_paths]
+        rank = {end: place for place, (end, _) in enumerate(vote(walks))}
+        shown = sorted(walks, key=lambda w: (rank[w.end], not follows_edges(w)))[: self.prompt_paths]
         names = self.kg.labels(path_entities(shown)) if shown else {}
+        ends = {w.end: node_text(w.end, names) for w in walks}
+        if self.prompts == "rog-original":
+            reply = llm.chat(self.rog_original_answer_messages(question, shown, names), max_tokens=ROG_ANSWER_TOKENS)
+            return match_names(parse_list(reply), ends), reply.strip()
         self.relation_names.words(r for walk in shown for r in walk.relations)
         relations = {r: self.relation_names.shown(r) for r in self.relation_names.known}
         prompt = REASON_PROMPT.format(
             paths="\n".join(format_path(w, {**names, **relations}) for w in shown), question=question.question
         )
         reply = llm.chat([{"role": "user", "content": prompt}])
-        ends = {w.end: node_text(w.end, names) for w in walks}
         return match_names(parse_list(reply), ends), reply.strip()
+
+    @staticmethod
+    def rog_original_answer_messages(
+        question: Question, walks: Sequence[Path], names: Mapping[str, str]
+    ) -> list[ChatMessage]:
+        """RoG's ``build_qa_input.py`` prompt: instruction, reasoning paths in RoG's text, the
+        question (``?`` added as RoG adds it) and, for multiple choice, the choices."""
+        text = question.question if question.question.endswith("?") else question.question + "?"
+        body = f"Question:\n{text}"
+        instruction = ROG_ANSWER_INSTRUCTION
+        if question.choices:
+            body += "\nChoices:\n" + "\n".join(question.choices)
+            instruction = ROG_CHOICE_INSTRUCTION
+        paths = "\n".join(rog_path_text(walk, names) for walk in walks)
+        content = f"{instruction}\n\nReasoning Paths:\n{paths}\n\n{body}"
+        return [{"role": "system", "content": ""}, {"role": "user", "content": content}]
 
 
 def plan_text(plan: Plan, names: Mapping[str, str] | None = None) -> str:

@@ -26,7 +26,7 @@ from kg_adapters.errors import KGError, LoadError
 from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
 from reasoning.base import LLM, Answer, Question, Reasoner
 from reasoning.llm import CountingLLM
-from reasoning.metrics import read_jsonl
+from reasoning.metrics import read_question_rows
 
 ReasonerFactory = Callable[[KnowledgeGraph, LLM | None], Reasoner]
 """Builds the reasoner for one question from the (counting) KG and LLM it must use."""
@@ -47,10 +47,11 @@ class RunReport:
 
 
 def read_questions(path: str | Path) -> list[Question]:
-    """The questions of a JSONL file; a bad line or a repeated id raises LoadError with file:line."""
+    """The questions of a JSONL file or a RoG dataset file (Parquet or JSONL, its ``graph`` column
+    left out); a bad line or a repeated id raises LoadError with file:line."""
     questions: list[Question] = []
     seen: set[str] = set()
-    for number, line in enumerate(read_jsonl(path), start=1):
+    for number, line in read_question_rows(path):
         try:
             question = Question.from_json(line)
         except KGError as exc:
@@ -97,9 +98,18 @@ def counted(kg: KnowledgeGraph) -> CountingKG:
     return CountingSparqlKG(kg) if isinstance(kg, SparqlQueryable) else CountingKG(kg)
 
 
-def answer_counted(factory: ReasonerFactory, kg: KnowledgeGraph, llm: LLM | None, question: Question) -> Answer:
-    """One question answered by a fresh reasoner, with its KG and LLM calls counted and timed."""
+def answer_counted(
+    factory: ReasonerFactory, kg: KnowledgeGraph, llm: LLM | None, question: Question, scope: str = "union"
+) -> Answer:
+    """One question answered by a fresh reasoner, with its KG and LLM calls counted and timed;
+    ``scope="question"``: on the question's own subgraph (:mod:`reasoning.scope`)."""
     started = time.perf_counter()
+    if scope == "question":
+        from reasoning.scope import question_graph
+
+        with question_graph(kg, question.id) as own:
+            answer = answer_counted(factory, own, llm, question)
+        return dataclasses.replace(answer, kg_calls=answer.kg_calls + 1, seconds=time.perf_counter() - started)
     counting_kg = counted(kg)
     counting_llm = CountingLLM(llm) if llm is not None else None
     answer = factory(counting_kg, counting_llm).answer(question)
@@ -128,10 +138,14 @@ def run(
     llm: LLM | None = None,
     workers: int = 1,
     progress: bool | None = None,
+    scope: str = "union",
 ) -> RunReport:
-    """Answers every question not yet in ``out``, appending one line per answer."""
+    """Answers every question not yet in ``out``, appending one line per answer. ``scope``:
+    ``union`` answers on ``kg``, ``question`` on each question's own subgraph of it."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise TypeError(f"workers must be an integer >= 1, got {workers!r}")
+    if scope not in ("union", "question"):
+        raise TypeError(f"scope must be 'union' or 'question', got {scope!r}")
     from tqdm import tqdm
 
     started = time.perf_counter()
@@ -146,7 +160,7 @@ def run(
         try:
             while True:
                 while len(pending) < 2 * workers and (question := next(queue, None)) is not None:
-                    pending[pool.submit(answer_counted, factory, kg, llm, question)] = question
+                    pending[pool.submit(answer_counted, factory, kg, llm, question, scope)] = question
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -10,6 +10,7 @@ from kg_adapters.profiles.base import Profile
 from kg_adapters.profiles.dbpedia import DBpediaProfile
 from kg_adapters.profiles.freebase import FreebaseProfile
 from kg_adapters.profiles.generic import GenericProfile
+from kg_adapters.profiles.names import NamesProfile
 from kg_adapters.profiles.relation_filter import NO_FILTER, RelationFilter
 from kg_adapters.profiles.wikidata import WikidataProfile
 
@@ -18,6 +19,7 @@ PROFILES: dict[str, type[Profile]] = {
     "freebase": FreebaseProfile,
     "wikidata": WikidataProfile,
     "dbpedia": DBpediaProfile,
+    "names": NamesProfile,
 }
 
 
@@ -40,6 +42,7 @@ __all__ = [
     "DBpediaProfile",
     "FreebaseProfile",
     "GenericProfile",
+    "NamesProfile",
     "Profile",
     "RelationFilter",
     "WikidataProfile",

@@ -18,14 +18,15 @@ import json
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
 from support.fault_server import FaultPlan, _Answer, _Handler, _text
 
-Reply = str | Callable[[list[dict[str, str]]], str]
+Reply = str | list[str] | Callable[[list[dict[str, str]]], str | list[str]]
+"""One reply text, or one per choice (a request's ``n``), or a function of the messages giving either."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class ChatRequest:
     max_tokens: int | None
     authorization: str | None
     fault: str
+    body: dict[str, Any] = field(default_factory=dict)
+    """The whole request body (``n``, ``use_beam_search``, ``best_of``...)."""
 
     @property
     def prompt(self) -> str:
@@ -55,7 +58,10 @@ class LLMServer:
         default: str | None = None,
         faults: Sequence[str] = (),
         retry_after: int = 1,
+        reject_params: Sequence[str] = (),
     ) -> None:
+        self.reject_params = tuple(reject_params)
+        """Request parameters answered with HTTP 400, as a server without them answers."""
         self.rules: list[tuple[re.Pattern[str], Reply]] = [(re.compile(p, re.DOTALL), r) for p, r in rules]
         self.default = default
         self.plan = FaultPlan(faults, retry_after=retry_after)
@@ -114,24 +120,30 @@ class LLMServer:
         with self._lock:
             self._requests.append(request)
 
-    def _reply(self, messages: list[dict[str, str]]) -> str | None:
+    def _reply(self, messages: list[dict[str, str]]) -> str | list[str] | None:
         prompt = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
         with self._lock:
             rules = list(self.rules)
         for pattern, reply in rules:
             if pattern.search(prompt):
-                return reply if isinstance(reply, str) else reply(messages)
+                return reply if isinstance(reply, (str, list)) else reply(messages)
         return self.default
 
 
-def completion(model: str | None, text: str) -> bytes:
-    """A chat.completion body with one choice."""
+def completion(model: str | None, text: str | list[str], n: int = 1) -> bytes:
+    """A chat.completion body with ``n`` choices (a list of texts gives one per choice, repeated
+    from the start when shorter)."""
+    texts = [text] if isinstance(text, str) else text
+    choices = [
+        {"index": i, "message": {"role": "assistant", "content": texts[i % len(texts)]}, "finish_reason": "stop"}
+        for i in range(n)
+    ]
     return json.dumps(
         {
             "id": "chatcmpl-test",
             "object": "chat.completion",
             "model": model or "scripted",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": choices,
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
     ).encode("utf-8")
@@ -163,8 +175,13 @@ class _ChatHandler(_Handler):
                 max_tokens=body.get("max_tokens"),
                 authorization=self.headers.get("Authorization"),
                 fault=fault,
+                body=body,
             )
         )
+        rejected = [param for param in owner.reject_params if param in body]
+        if rejected:
+            self._simple(400, f"unsupported parameter(s): {', '.join(rejected)}")
+            return
         if fault == "reset":
             self._reset()
             return
@@ -177,4 +194,6 @@ class _ChatHandler(_Handler):
         if reply is None:
             self._simple(400, f"no scripted reply for: {messages[-1]['content'][:300]}")
             return
-        self._send(_Answer(200, (("Content-Type", "application/json"),), completion(body.get("model"), reply)))
+        n = body.get("n", 1)
+        count = n if isinstance(n, int) and n >= 1 else 1
+        self._send(_Answer(200, (("Content-Type", "application/json"),), completion(body.get("model"), reply, count)))

@@ -1,0 +1,151 @@
+"""RoG's dataset files (``rmanluo/RoG-webqsp``, ``rmanluo/RoG-cwq`` on the Hugging Face hub) into a store.
+
+The files as published: Parquet shards (``data/test-00000-of-00002.parquet``, ...) or the same rows
+as JSONL (``.jsonl``, optionally ``.gz``/``.bz2``), one question per row with the columns ``id``,
+``question``, ``answer``, ``q_entity``, ``a_entity``, ``graph`` and ``choices``. ``graph`` is the
+question's subgraph as ``[head, relation, tail]`` strings: entities by name (``"Barack Obama"``),
+CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
+
+* **Ids are the file's own strings** (the ``names`` profile, :mod:`kg_adapters.profiles.names`):
+  every answer -- edges, paths, ``prediction``, ``reasoning_paths`` -- carries them unchanged, so
+  ``kga eval`` scores against ``a_entity`` and a path can be looked up in ``graph``. Each name
+  is also an ``rdfs:label`` (CVT ids are not), so ``search`` finds it.
+* **Which question each triple came from** is kept as a named graph per question
+  (:func:`kg_adapters.profiles.names.question_graph_iri`), beside the default graph holding the
+  union of all subgraphs that every operation reads. Named graphs rather than a side table: the
+  store stays one RDF dataset that ``kga query`` (``GRAPH ?q {...}``), Virtuoso and any SPARQL
+  tool can read, a triple repeated across questions is one default-graph triple plus one quad per
+  question, and ``kga reason --scope question`` reads a question's subgraph with one query. The
+  cost is that each triple is stored twice (once per question that has it, once in the union).
+* **Streamed**: Parquet through ``pyarrow`` (the ``rog`` extra) by record batches of
+  :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
+  Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
+* A question id seen again (in this file or an earlier one) adds its triples to the same named graph.
+* A row whose ``id`` or ``graph`` is malformed is bad: a strict load stops with ``LoadError``
+  naming ``file:row`` (JSONL: the line), a lenient one skips the row. A bad row adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from kg_adapters.errors import InvalidTermError
+from kg_adapters.profiles.names import name_quads, question_graph_iri
+from loaders.errors import LoadError
+from loaders.rdf import ROG_DATASET, Progress, read_chunks
+from loaders.report import SkipLog
+
+__all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
+PARQUET_INSTALL = "pip install 'kg-adapters[rog]'"
+BATCH_ROWS = 256
+"""Rows per Parquet record batch (RoG's rows carry subgraphs of thousands of triples)."""
+FLUSH_QUADS = 200_000
+"""Quads buffered before one bulk insert."""
+QUESTION_COLUMNS = ("id", "question", "answer", "q_entity", "a_entity", "choices")
+
+
+def is_parquet(path: str) -> bool:
+    return Path(path).suffix.lower() == ".parquet"
+
+
+def _pyarrow_parquet() -> Any:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise LoadError(f"reading Parquet needs pyarrow: {PARQUET_INSTALL}") from exc
+    return pq
+
+
+def iter_rows(path: str, columns: Sequence[str] | None = None) -> Iterator[tuple[int, Any]]:
+    """``(row number, row)`` for every row of a RoG dataset file, streamed; a row is a dict (or,
+    for a JSONL line that is not an object, whatever it decodes to). ``columns`` limits a Parquet
+    read to those columns (missing ones are left out). Raises LoadError for an unreadable file
+    or a line that is not JSON."""
+    if is_parquet(path):
+        yield from _parquet_rows(path, columns)
+        return
+    for first, lines in read_chunks(path, BATCH_ROWS):  # a row holds a whole subgraph: few rows per chunk
+        for offset, raw in enumerate(lines):
+            if not raw.strip():
+                continue
+            try:
+                yield first + offset, json.loads(raw)
+            except ValueError as exc:  # UnicodeDecodeError included
+                raise LoadError(f"not a JSON line: {exc}", file=path, line=first + offset) from exc
+
+
+def _parquet_rows(path: str, columns: Sequence[str] | None) -> Iterator[tuple[int, Any]]:
+    pq = _pyarrow_parquet()
+    import pyarrow as pa
+
+    try:
+        parquet = pq.ParquetFile(path)
+        present = set(parquet.schema_arrow.names)
+        wanted = None if columns is None else [c for c in columns if c in present]
+        number = 0
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+            for row in batch.to_pylist():
+                number += 1
+                yield number, row
+    except (OSError, pa.ArrowException) as exc:
+        raise LoadError(f"cannot read the Parquet file: {exc}", file=path) from exc
+
+
+def row_triples(row: Any) -> tuple[str, list[tuple[str, str, str]]]:
+    """The question id and the subgraph triples of one row; raises InvalidTermError when malformed."""
+    if not isinstance(row, dict):
+        raise InvalidTermError(f"a row must be an object, got {type(row).__name__}")
+    qid = row.get("id")
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
+        raise InvalidTermError(f"'id' must be a non-empty string, got {qid!r:.80}")
+    graph = row.get("graph")
+    if graph is None:
+        graph = []
+    if not isinstance(graph, list):
+        raise InvalidTermError(f"question {qid}: 'graph' must be a list of [head, relation, tail], got {graph!r:.80}")
+    triples: list[tuple[str, str, str]] = []
+    for index, triple in enumerate(graph):
+        if not isinstance(triple, list) or len(triple) != 3 or not all(isinstance(x, str) and x for x in triple):
+            raise InvalidTermError(f"question {qid}: graph[{index}] is not three non-empty strings: {triple!r:.120}")
+        triples.append((triple[0], triple[1].strip(), triple[2]))
+    return str(qid), triples
+
+
+def load_rog_dataset(store: ox.Store, path: str, *, log: SkipLog, progress: Progress) -> int:
+    """Adds every row's subgraph to ``store`` (the union in the default graph, and each question's
+    own triples in its named graph); returns the triples read.
+
+    Raises:
+        LoadError: a bad row in a strict load, an unreadable file, or no pyarrow for Parquet.
+    """
+    read = 0
+    pending: list[ox.Quad] = []
+    default = ox.DefaultGraph()
+    for number, row in iter_rows(path, ("id", "graph")):
+        try:
+            qid, triples = row_triples(row)
+            quads = list(name_quads(triples, [default, ox.NamedNode(question_graph_iri(qid))]))
+        except (InvalidTermError, ValueError) as exc:
+            log.bad(path, number, str(exc))
+            continue
+        pending.extend(quads)
+        read += len(triples)
+        progress(len(triples))
+        if len(pending) >= FLUSH_QUADS:
+            _insert(store, pending, path)
+            pending = []
+    if pending:
+        _insert(store, pending, path)
+    return read
+
+
+def _insert(store: ox.Store, quads: list[ox.Quad], path: str) -> None:
+    try:
+        store.bulk_extend(quads)
+    except OSError as exc:
+        raise LoadError(f"cannot store the triples: {exc}", file=path) from exc

@@ -1,0 +1,219 @@
+"""kg_adapters.compat.rog against RoG's own algorithm and an independent oracle on the bundled sample.
+
+``RoGOriginal`` re-implements RoG's ``graph_utils`` (networkx, undirected, one relation per node
+pair) in a few lines, as RoG's repository writes it; ``brute_force_walks`` enumerates rule walks
+over the raw triple list (a directed multigraph walked both ways). Where RoG's graph has one
+relation per pair, compat must answer exactly as RoG; where it has several, compat must answer as
+the brute force, which finds more than RoG (the difference the module docstring names).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import deque
+from collections.abc import Sequence
+
+import networkx as nx
+import pytest
+from support.sample_store import sample_facts
+
+from kg_adapters import connect
+from kg_adapters.compat import rog
+from kg_adapters.errors import InvalidTermError
+
+Triple = tuple[str, str, str]
+SEED = 11
+
+
+class RoGOriginal:
+    """RoG's graph_utils as published: nx.Graph, later triples overwrite a pair's relation."""
+
+    def __init__(self, triples: Sequence[Triple]) -> None:
+        self.g = nx.Graph()
+        for h, r, t in triples:
+            self.g.add_edge(h, t, relation=r.strip())
+
+    def bfs_with_rule(self, start: str, rule: Sequence[str]) -> list[list[Triple]]:
+        result: list[list[Triple]] = []
+        queue: deque[tuple[str, list[Triple]]] = deque([(start, [])])
+        while queue:
+            node, path = queue.popleft()
+            if len(path) == len(rule):
+                result.append(path)
+            if len(path) < len(rule):
+                if node not in self.g:
+                    continue
+                for neighbor in self.g.neighbors(node):
+                    rel = self.g[node][neighbor]["relation"]
+                    if rel != rule[len(path)]:
+                        continue
+                    queue.append((neighbor, [*path, (node, rel, neighbor)]))
+        return result
+
+    def get_truth_paths(self, q: Sequence[str], a: Sequence[str]) -> list[list[Triple]]:
+        paths = []
+        for h in q:
+            if h not in self.g:
+                continue
+            for t in a:
+                if t not in self.g:
+                    continue
+                with contextlib.suppress(nx.NetworkXNoPath):
+                    paths.extend(nx.all_shortest_paths(self.g, h, t))
+        return [[(p[i], self.g[p[i]][p[i + 1]]["relation"], p[i + 1]) for i in range(len(p) - 1)] for p in paths]
+
+    def get_simple_paths(self, q: Sequence[str], a: Sequence[str], hop: int = 2) -> list[list[Triple]]:
+        paths = []
+        for h in q:
+            if h not in self.g:
+                continue
+            for t in a:
+                if t not in self.g:
+                    continue
+                paths.extend(nx.all_simple_edge_paths(self.g, h, t, cutoff=hop))
+        return [[(u, self.g[u][v]["relation"], v) for u, v in p] for p in paths]
+
+
+def brute_force_walks(triples: Sequence[Triple], start: str, rule: Sequence[str]) -> set[tuple[Triple, ...]]:
+    """Every walk following ``rule`` over the triple list, each triple usable either way."""
+    walks: set[tuple[tuple[Triple, ...], str]] = {((), start)}
+    for relation in rule:
+        grown = set()
+        for walked, node in walks:
+            for h, r, t in triples:
+                if r != relation:
+                    continue
+                if h == node:
+                    grown.add(((*walked, (h, r, t)), t))
+                if t == node:
+                    grown.add(((*walked, (t, r, h)), h))
+        walks = grown
+    return {walked for walked, _ in walks}
+
+
+def one_relation_per_pair(triples: Sequence[Triple]) -> list[Triple]:
+    """The triples of node pairs joined by exactly one triple: where RoG's graph loses nothing."""
+    count: dict[frozenset[str], int] = {}
+    for h, _, t in triples:
+        count[frozenset((h, t))] = count.get(frozenset((h, t)), 0) + 1
+    return [(h, r, t) for h, r, t in triples if count[frozenset((h, t))] == 1]
+
+
+def sample_rules(original: RoGOriginal, rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
+    """(start, rule) pairs from random walks of 1-3 hops in RoG's graph."""
+    nodes = sorted(original.g.nodes)
+    found = []
+    while len(found) < count:
+        start = rng.choice(nodes)
+        node, rule = start, []
+        for _ in range(rng.randint(1, 3)):
+            neighbor = rng.choice(sorted(original.g.neighbors(node)))
+            rule.append(original.g[node][neighbor]["relation"])
+            node = neighbor
+        found.append((start, rule))
+    return found
+
+
+def as_set(paths: list[list[Triple]]) -> set[tuple[Triple, ...]]:
+    return {tuple(p) for p in paths}
+
+
+@pytest.fixture(scope="module")
+def facts() -> list[Triple]:
+    return sample_facts()[0]
+
+
+def test_same_answers_as_rog_where_rog_loses_no_edge(facts: list[Triple]) -> None:
+    triples = one_relation_per_pair(facts)
+    original = RoGOriginal(triples)
+    rng = random.Random(SEED)
+    with rog.build_graph(triples) as kg:
+        for start, rule in sample_rules(original, rng, 60):
+            expected = original.bfs_with_rule(start, rule)
+            got = rog.bfs_with_rule(kg, start, rule)
+            assert sorted(got) == sorted(expected), (start, rule)
+            assert len(got) == len(expected)  # RoG's answer has no repeats here, nor may ours
+        nodes = sorted(original.g.nodes)
+        for _ in range(25):
+            q, a = rng.sample(nodes, 2), rng.sample(nodes, 2)
+            expected_truth = original.get_truth_paths(q, a)
+            if any(len(p) > 4 for p in expected_truth):
+                continue  # beyond our default max_hops (a documented difference)
+            assert sorted(rog.get_truth_paths(q, a, kg)) == sorted(expected_truth), (q, a)
+            assert sorted(rog.get_simple_paths(q, a, kg, hop=2)) == sorted(original.get_simple_paths(q, a, 2)), (q, a)
+        # a question entity that is also an answer: one empty path, as networkx gives
+        node = nodes[0]
+        assert rog.get_truth_paths([node], [node], kg) == original.get_truth_paths([node], [node]) == [[]]
+        assert rog.get_simple_paths([node], [node], kg) == [[]]
+
+
+def test_every_edge_kept_where_rog_overwrites(facts: list[Triple], sample_store_url: str) -> None:
+    """On the whole sample (pairs with several relations), over the on-disk Freebase store: the
+    brute-force answer, which has walks RoG's one-relation-per-pair graph cannot find."""
+    original = RoGOriginal(facts)
+    rng = random.Random(SEED + 1)
+    more_than_rog = 0
+    with connect(sample_store_url) as kg:
+        rog.use(kg)
+        try:
+            for start, rule in sample_rules(original, rng, 60):
+                expected = brute_force_walks(facts, start, rule)
+                got = rog.bfs_with_rule(None, start, rule)
+                assert as_set(got) == expected, (start, rule)
+                assert len(got) == len(expected)
+                assert as_set(original.bfs_with_rule(start, rule)) <= expected
+                more_than_rog += len(expected) > len(as_set(original.bfs_with_rule(start, rule)))
+        finally:
+            rog.use(None)
+        # a pair joined by two relations: RoG keeps only the last one, we walk both
+        pairs: dict[frozenset[str], list[Triple]] = {}
+        for triple in facts:
+            pairs.setdefault(frozenset((triple[0], triple[2])), []).append(triple)
+        h, r1, t = next(ts for ts in pairs.values() if len({r for _, r, _ in ts}) > 1)[0]
+        assert rog.bfs_with_rule(kg, h, [r1]) != [] and [(h, r1, t)] in rog.bfs_with_rule(kg, h, [r1])
+        assert [(h, r1, t)] not in original.bfs_with_rule(h, [r1]) or original.g[h][t]["relation"] == r1
+    assert more_than_rog > 0  # the sample does have pairs RoG collapses
+
+
+def test_names_graph_round_trips_awkward_names() -> None:
+    triples = [
+        ('Dwayne "The Rock" Johnson', "people.person.place_of_birth", "Hayward, California"),
+        ("Zoë Saldaña", " film.actor.film ", "m.0abc1"),  # RoG strips relations
+        ("m.0abc1", "film.performance.film", "Avatar / 2009?"),
+        ("Hayward, California", "location.location.containedby", "http://example.org/not an IRI"),
+    ]
+    with rog.build_graph(triples) as kg:
+        assert rog.bfs_with_rule(kg, "Zoë Saldaña", ["film.actor.film", "film.performance.film"]) == [
+            [("Zoë Saldaña", "film.actor.film", "m.0abc1"), ("m.0abc1", "film.performance.film", "Avatar / 2009?")]
+        ]
+        assert rog.bfs_with_rule(kg, "Avatar / 2009?", ["film.performance.film", "film.actor.film"]) == [
+            [("Avatar / 2009?", "film.performance.film", "m.0abc1"), ("m.0abc1", "film.actor.film", "Zoë Saldaña")]
+        ]
+        assert rog.get_truth_paths(['Dwayne "The Rock" Johnson'], ["http://example.org/not an IRI"], kg) == [
+            [
+                ('Dwayne "The Rock" Johnson', "people.person.place_of_birth", "Hayward, California"),
+                ("Hayward, California", "location.location.containedby", "http://example.org/not an IRI"),
+            ]
+        ]
+        assert [e.id for e in kg.search("Zoë Saldaña")] == ["Zoë Saldaña"]
+        assert rog.bfs_with_rule(kg, "nobody", ["film.actor.film"]) == []
+        assert rog.bfs_with_rule(kg, "nobody", []) == [[]]  # as RoG: the empty rule is met at once
+        assert rog.get_truth_paths(["nobody"], ["Avatar / 2009?"], kg) == []
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(InvalidTermError, match="triple 1"):
+        rog.build_graph([("a", "r", "b"), ("a", "r")])
+    with pytest.raises(InvalidTermError, match="no graph"):
+        rog.bfs_with_rule(None, "a", ["r"])
+    with rog.build_graph([("a", "r", "b")]) as kg, pytest.raises(InvalidTermError, match="q_entity"):
+        rog.get_truth_paths("a", ["b"], kg)
+
+
+def test_ids_the_graph_cannot_spell_are_not_in_it(sample_store_url: str) -> None:
+    """A dataset's names asked of a Freebase store: not in the graph, as RoG skips them."""
+    with connect(sample_store_url) as kg:
+        assert rog.get_truth_paths(["Barack Obama"], ["m.09c7w0"], kg) == []
+        assert rog.get_simple_paths(["m.09c7w0"], ["Honolulu, Hawaii"], kg) == []
+        assert rog.bfs_with_rule(kg, "Barack Obama", ["people.person.place_of_birth"]) == []
