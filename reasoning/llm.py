@@ -149,8 +149,7 @@ class OpenAIChat:
         with vLLM's parameters (``use_beam_search``, ``best_of=n``, temperature 0); a server that
         refuses them (HTTP 400) is asked again for ``n`` samples at ``temperature`` (at least
         :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``)."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise InvalidTermError(f"n must be an integer >= 1, got {n!r}")
+        check_count(n, "n", minimum=1, required=True)
         payload = self._payload(messages, temperature, max_tokens)
         payload["n"] = n
         if beam_search and not self.beam_search_refused:
