@@ -55,7 +55,7 @@ def test_missing_and_undecodable_inputs(
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"id": "q0", "question": "caf\xe9"}\n')
     assert main([*reason, "--input", str(bad)]) == 1
-    assert "UTF-8" in _one_error_line(capsys)
+    assert "utf-8" in _one_error_line(capsys).lower()
     assert main(["eval", str(tmp_path / "missing.jsonl")]) == 1
     _one_error_line(capsys)
     assert main(["eval", str(bad)]) == 1
