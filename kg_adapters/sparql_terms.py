@@ -136,3 +136,43 @@ def variable(name: str) -> str:
 def values_block(name: str, iris: Iterable[str]) -> str:
     """``VALUES ?name { <a> <b> ... }`` for validated full IRIs."""
     return "VALUES " + variable(name) + " { " + " ".join(iri(value) for value in iris) + " }"
+
+
+# -- reading query text ------------------------------------------------------------------------------
+SKIPPED_SPANS = re.compile(
+    r"'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
+    r"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|<[^<>\"{}|^`\\\s]*>|#[^\n]*",
+)
+"""The spans of a query that are no keywords or names: strings, IRIs and comments."""
+_PREFIX_DECLARATION = re.compile(r"\bPREFIX\s+((?:[A-Za-z][\w\-.]*)?):\s*<([^<>\"{}|^`\\\s]*)>", re.I)
+_PREFIXED_NAME = re.compile(r"(?<![\w.\-:?$_\\])((?:[A-Za-z](?:[\w\-.]*[\w\-])?)?):([\w\-:%.]+)")
+
+
+def expand_dotted_prefixed_names(query: str) -> str:
+    """``query`` with every prefixed name whose local part holds a dot (``ns:type.object.name``)
+    written as the full IRI it stands for (``<http://rdf.freebase.com/ns/type.object.name>``).
+
+    The same query: PREFIX declarations are kept and strings, IRIs and comments left alone. Oxigraph
+    0.5's SPARQL parser rejects local names with two dots (``expected ['0'..='9']``), and Freebase
+    names every relation that way; Think-on-Graph's queries (``ns:m.0bxtg ns:type.object.name ?n``)
+    must run unchanged on the embedded store."""
+    prefixes = {name: namespace for name, namespace in _PREFIX_DECLARATION.findall(query)}
+    if not prefixes or "." not in query:
+        return query
+
+    def expand(match: re.Match[str]) -> str:
+        prefix, local = match.group(1), match.group(2)
+        trailing = len(local) - len(local.rstrip("."))
+        local = local[: len(local) - trailing]
+        if "." not in local or prefix not in prefixes or "%" in local:
+            return match.group(0)
+        return iri(prefixes[prefix] + local) + "." * trailing
+
+    pieces: list[str] = []
+    position = 0
+    for span in SKIPPED_SPANS.finditer(query):
+        pieces.append(_PREFIXED_NAME.sub(expand, query[position : span.start()]))
+        pieces.append(span.group(0))
+        position = span.end()
+    pieces.append(_PREFIXED_NAME.sub(expand, query[position:]))
+    return "".join(pieces)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -20,10 +21,12 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Store
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
+    from kg_adapters.relation_index import RelationIndex
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
@@ -31,15 +34,46 @@ _BlankNode = ox.BlankNode
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
-    """Rewrites the SQLite name index at ``index_path`` from the store's label triples."""
+    """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
+    relation index (``relations.sqlite``) beside it."""
     from kg_adapters.label_index import LabelIndex  # sqlite3: only when a name index is used
+    from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
 
     index = LabelIndex(index_path)
     try:
         index.clear()
-        return index.add(store_label_rows(store))
+        count = index.add(store_label_rows(store))
     finally:
         index.close()
+    relations = RelationIndex(str(Path(index_path).with_name(RELATIONS_FILE)))
+    try:
+        relations.clear()
+        relations.add(store_relation_rows(store, INDEXED_LABEL_PREDICATES))
+    finally:
+        relations.close()
+    return count
+
+
+def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
+    distinct predicates (one scan inside Oxigraph), labelled from the store's label triples."""
+    from kg_adapters.relation_index import label_subjects, relation_rows
+
+    try:
+        solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
+        assert isinstance(solutions, ox.QuerySolutions)
+        relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
+        labels = [
+            (subject, str(quad.object.value), str(quad.object.language or ""))
+            for relation in relations
+            for subject in label_subjects(relation)
+            for predicate in label_predicates
+            for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None)
+            if type(quad.object) is _Literal
+        ]
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
+    return relation_rows(relations, labels)
 
 
 def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:
@@ -217,7 +251,7 @@ class OxigraphGraph(SparqlGraph):
         if not isinstance(sparql, str):
             raise InvalidTermError("the query must be a string")
         try:
-            answer = self._store.query(sparql)
+            answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
                 return [{"boolean": bool(answer)}]
             if isinstance(answer, ox.QuerySolutions):
@@ -251,6 +285,17 @@ class OxigraphGraph(SparqlGraph):
                 return LabelIndex(str(labels), read_only=not self.write)
         index = LabelIndex()
         index.add(store_label_rows(self._store))
+        return index
+
+    def _open_relation_index(self) -> RelationIndex:
+        from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
+
+        if self._version is not None:
+            relations = self._version.labels.with_name(RELATIONS_FILE)
+            if relations.is_file():
+                return RelationIndex(str(relations), read_only=not self.write)
+        index = RelationIndex()
+        index.add(store_relation_rows(self._store, self._profile.label_predicates))
         return index
 
     # -- WritableGraph ---------------------------------------------------------------------------
@@ -289,9 +334,10 @@ class OxigraphGraph(SparqlGraph):
 
     def _invalidate_index(self) -> None:
         """Writes change names: drop the in-memory index, or rebuild the on-disk one."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        for index in (self._index, self._relation_index):
+            if index is not None:
+                index.close()
+        self._index = self._relation_index = None
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
 

@@ -170,9 +170,10 @@ class RdflibGraph(SparqlGraph):
         self._drop_index()
 
     def _drop_index(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        for index in (self._index, self._relation_index):
+            if index is not None:
+                index.close()
+        self._index = self._relation_index = None
 
     def _node(self, node: Node, *, relation: bool = False) -> Any:
         rdflib = self._rdflib

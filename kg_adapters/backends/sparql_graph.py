@@ -36,6 +36,7 @@ from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, iri, string_li
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
+    from kg_adapters.relation_index import RelationIndex
 
 Term = str | Literal
 Row = tuple[Term | None, ...]
@@ -83,6 +84,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     def __init__(self, profile: Profile) -> None:
         self._profile = profile
         self._index: LabelIndex | None = None
+        self._relation_index: RelationIndex | None = None
         self._closed = False
 
     # -- what a backend supplies -------------------------------------------------------------
@@ -242,10 +244,54 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         entity_id = self._profile.entity_id
         return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
 
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Relations whose label, or the words of whose id, match ``text`` (see
+        :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
+        self._check_open()
+        check_text(text, "search text")
+        if check_budget(limit, "limit") is None:
+            raise InvalidTermError("limit must be an integer >= 0, got None")
+        if self._relation_index is None:
+            self._relation_index = self._open_relation_index()
+        index, relation_id = self._relation_index, self._profile.relation_id
+        keeps = self._profile.relation_filter.keeps
+        asked = limit
+        while True:
+            hits = index.search(text, asked)
+            kept = [
+                iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
+            ]
+            if len(kept) >= limit or len(hits) < asked:
+                break
+            asked *= 4
+        kept = kept[:limit]
+        names = index.relation_labels(kept, self._profile.label_langs("en"))
+        return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
+
+    def _open_relation_index(self) -> RelationIndex:
+        """The relation index, built from the graph on first use (stores keep one on disk)."""
+        from kg_adapters.relation_index import RelationIndex, label_subjects, relation_rows
+
+        relations = self._all_relations()
+        subjects = sorted({subject for relation in relations for subject in label_subjects(relation)})
+        labels = [
+            (x, value.value, value.lang or "")
+            for _, x, value in self._predicate_literals(subjects, list(self._profile.label_predicates))
+        ]
+        index = RelationIndex()
+        index.add(relation_rows(relations, labels))
+        return index
+
+    def _all_relations(self) -> list[str]:
+        """Every predicate IRI of the graph."""
+        rows = self._select("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
+        return sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+
     def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        for index in (self._index, self._relation_index):
+            if index is not None:
+                index.close()
+        self._index = self._relation_index = None
         self._closed = True
 
     def use_relation_filter(self, relation_filter: object) -> None:

@@ -438,6 +438,29 @@ class RemoteSparqlGraph(SparqlGraph):
         finally:
             index.close()
 
+    relation_list_cap = 100_000
+    """Most distinct relations fetched for ``search_relations`` (once per connection, then indexed
+    locally); a graph with more raises ResultTooLarge rather than searching an incomplete list."""
+
+    def _all_relations(self) -> list[str]:
+        """The endpoint's relations, fetched once: Wikidata's direct-claim properties where the graph
+        describes them (``wikibase:directClaim``; listing the predicates of every triple would time out
+        on WDQS), otherwise ``SELECT DISTINCT ?p`` over the graph, at most ``relation_list_cap``."""
+        queries = ["SELECT DISTINCT ?p WHERE { ?s ?p ?o }"]
+        if self._profile.statements is not None:
+            queries.insert(0, "SELECT DISTINCT ?p WHERE { ?property <http://wikiba.se/ontology#directClaim> ?p }")
+        for query in queries:
+            rows = self._select_at_most(query, self.relation_list_cap + 1)
+            if len(rows) > self.relation_list_cap:
+                raise ResultTooLarge(
+                    f"{self.endpoint} has more than {self.relation_list_cap} relations; search_relations "
+                    "indexes at most that many (raise RemoteSparqlGraph.relation_list_cap)"
+                )
+            found = sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+            if found:
+                return found
+        return []
+
     def _open_label_index(self) -> LabelIndex:  # pragma: no cover - search is overridden
         raise NotImplementedError
 

@@ -243,6 +243,15 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Items whose label or alias starts with ``text`` (``wbsearchentities``, in ``language``),
         in Wikidata's ranking; labels and descriptions as the API gives them."""
+        return self._search_entities(text, limit, "item")
+
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Properties whose label or alias starts with ``text`` (``wbsearchentities`` with
+        ``type=property``), as relation ids (``P19``); properties the relation filter hides are left out."""
+        keeps = self._profile.relation_filter.keeps
+        return [found for found in self._search_entities(text, limit, "property") if keeps(found.id)]
+
+    def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
         check_budget(limit, "limit", required=True)
@@ -256,7 +265,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
                     "search": text,
                     "language": self.language,
                     "uselang": self.language,
-                    "type": "item",
+                    "type": kind,
                     "limit": str(min(MAX_SEARCH, limit - len(found))),
                     "continue": str(offset),
                 }

@@ -695,17 +695,25 @@ class CachedKG(ClosesOnExit):
         return self._per_entity(ids, lambda node: ("describe", node, tags), fetch, decode_entity)
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        return self._cached_search("search", self.inner.search, text, limit)
+
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        return self._cached_search("search_relations", self.inner.search_relations, text, limit)
+
+    def _cached_search(
+        self, operation: str, ask: Callable[..., list[Entity]], text: str, limit: int
+    ) -> CachedList[Entity]:
         self._check_open()
         check_text(text, "search text")
         check_budget(limit, "limit", required=True)
-        key = self._key("search", text, limit)
+        key = self._key(operation, text, limit)
         stored = self.cache.lookup([key])
         if 0 in stored:
             self._count(hits=1)
             return CachedList([decode_entity(item) for item in stored[0]], from_cache=True)
         self._count(misses=1)
-        self._refuse_in_replay("search", [repr(text)])
-        answer = self.inner.search(text, limit=limit)
+        self._refuse_in_replay(operation, [repr(text)])
+        answer = ask(text, limit=limit)
         self.cache.put(key, [encode_entity(entity) for entity in answer])
         return CachedList(answer, from_cache=False)
 

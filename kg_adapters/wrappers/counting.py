@@ -108,6 +108,10 @@ class CountingKG(ClosesOnExit):
         self._note("search", [text])
         return self.inner.search(text, limit=limit)
 
+    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+        self._note("search_relations", [text])
+        return self.inner.search_relations(text, limit=limit)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -724,6 +724,17 @@ class KGConformance:
         assert kg.search("centauri alpha") == [Entity(id=F, label="Alpha Centauri")]
         assert kg.search("big alpha") == [Entity(id=G, label="Big Alpha")]
 
+    def test_search_relations(self, kg: KnowledgeGraph) -> None:
+        # no relation of this graph has a label: relations are found by the words of their ids
+        assert kg.search_relations("age") == [Entity(id=AGE)]
+        assert kg.search_relations("NOTE ") == [Entity(id=NOTE)]
+        assert [found.id for found in kg.search_relations("r")] == [R1, R2, R3, R4]
+        assert kg.search_relations("r", limit=2) == [Entity(id=R1), Entity(id=R2)]
+        assert kg.search_relations("label") == [Entity(id=RDFS_LABEL)]
+        assert kg.search_relations("r", limit=0) == [] and kg.search_relations("nothing like it") == []
+        with pytest.raises(InvalidTermError):
+            kg.search_relations(["age"])  # type: ignore[arg-type]
+
     def test_search_limit(self, kg: KnowledgeGraph) -> None:
         assert kg.search("ALPHA", limit=2) == [Entity(id=A, label="Alpha"), Entity(id=F, label="Alpha Centauri")]
         assert kg.search("alpha", limit=1) == [Entity(id=A, label="Alpha")]

@@ -8,7 +8,8 @@ It serves what the ``wikidata+api:`` backend asks, the way the Wikidata API answ
   ``languagefallback``, where a missing language falls back to its base tag, then ``mul``, then
   ``en``, reported with ``for-language``); unknown ids come back ``missing``; more than 50 ids is
   the API's ``toomanyvalues`` error;
-* ``wbsearchentities``: recorded search answers by search text, paged by ``limit``/``continue``;
+* ``wbsearchentities``: recorded search answers by search text (``type=item``), or the recorded
+  properties whose label or alias starts with the text (``type=property``), paged by ``limit``/``continue``;
 * ``query`` + ``list=search`` with ``haswbstatement:P=V|...``: the entities with such a statement;
 * ``query`` + ``list=backlinks``: the entities that mention the entity anywhere (statement values,
   qualifiers, references), paged by ``bllimit``/``blcontinue``.
@@ -92,7 +93,13 @@ class WikidataApiServer(FaultServer):
         return {"entities": entities, "success": 1}
 
     def _search_entities(self, params: Mapping[str, str]) -> dict[str, Any]:
-        hits = self.searches.get(params.get("search", "").casefold(), [])
+        kind = params.get("type", "item")
+        if kind == "property":
+            hits = self._property_hits(params.get("search", ""), params.get("language", "en"))
+        elif kind == "item":
+            hits = self.searches.get(params.get("search", "").casefold(), [])
+        else:
+            return _error("badvalue", f"Unrecognized value for parameter type: {kind}.")
         start, limit = int(params.get("continue", "0")), int(params.get("limit", "7"))
         if limit > 50:
             return _error("toomanyvalues", "Too many values supplied for parameter limit. The limit is 50.")
@@ -102,6 +109,37 @@ class WikidataApiServer(FaultServer):
             body["search-continue"] = start + limit
         body["success"] = 1
         return body
+
+    def _property_hits(self, text: str, language: str) -> list[dict[str, Any]]:
+        """What Wikidata answers for ``type=property``: the recorded properties whose label or an
+        alias in ``language`` starts with ``text`` (case-insensitive), labels before aliases, then by id."""
+        wanted = " ".join(text.split()).casefold()
+        ranked: list[tuple[int, int, dict[str, Any]]] = []
+        for entity_id, entity in self.entities.items():
+            if entity.get("type") != "property" or not wanted:
+                continue
+            label = (entity.get("labels") or {}).get(language, {}).get("value")
+            aliases = [alias["value"] for alias in (entity.get("aliases") or {}).get(language, [])]
+            match = next(
+                (
+                    (rank, term)
+                    for rank, term in [(0, label)] + [(1, alias) for alias in aliases]
+                    if term and term.casefold().startswith(wanted)
+                ),
+                None,
+            )
+            if match is None:
+                continue
+            description = (entity.get("descriptions") or {}).get(language, {}).get("value")
+            hit = {
+                "id": entity_id,
+                "title": f"Property:{entity_id}",
+                "label": label,
+                "description": description,
+                "match": {"type": "label" if match[0] == 0 else "alias", "language": language, "text": match[1]},
+            }
+            ranked.append((match[0], int(entity_id[1:]), hit))
+        return [hit for *_, hit in sorted(ranked, key=lambda item: item[:2])]
 
     def _statement_search(self, params: Mapping[str, str]) -> dict[str, Any]:
         text = params.get("srsearch", "")

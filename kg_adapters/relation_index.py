@@ -1,0 +1,80 @@
+"""A SQLite index over relations, so ``search_relations`` never scans the graph with a FILTER.
+
+Each relation (predicate IRI) is indexed under its labels where the graph has them (``rdfs:label``
+of ``dbo:birthPlace``, of ``wd:P19`` for ``wdt:P19``) and under the words of its id where it has
+none or besides them (Freebase ``people.person.place_of_birth``: "people person place of birth",
+and its own name "place of birth", so that text ranks exact). Ranking is the label index's:
+exact, prefix, then every token (BM25). Rows keep the full IRI; profiles compact it when asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from kg_adapters.label_index import LabelIndex
+
+WORDS_LANG = "x-id"
+"""The language of rows made from the words of a relation id (never a real language tag)."""
+_SEPARATORS = re.compile(r"[._\-/:#]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WIKIDATA_TWINS = (("http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/entity/"),)
+RELATIONS_FILE = "relations.sqlite"
+
+
+def local_name(iri: str) -> str:
+    """What follows the IRI's last ``/`` or ``#`` (the whole text when neither occurs)."""
+    cut = max(iri.rfind("/"), iri.rfind("#"))
+    return iri[cut + 1 :] if 0 <= cut < len(iri) - 1 else iri
+
+
+def id_words(iri: str) -> list[str]:
+    """The texts a relation is found by from its id alone: all words of its local name, and the
+    words of its last segment (``a.b.c..d.e.f``: the CVT's own property ``f``)."""
+    name = local_name(iri)
+    words = " ".join(_CAMEL.sub(" ", part) for part in _SEPARATORS.split(name) if part).strip()
+    last = name.rsplit(".", 1)[-1] if "." in name else ""
+    last_words = " ".join(_CAMEL.sub(" ", part) for part in _SEPARATORS.split(last) if part).strip()
+    return [text for text in dict.fromkeys((words, last_words)) if text]
+
+
+def label_subjects(relation_iri: str) -> list[str]:
+    """The IRIs whose labels name a relation: the relation itself (``dbo:birthPlace``) and, for
+    Wikidata's direct (truthy) predicates, the property entity (``wd:P19``)."""
+    subjects = [relation_iri]
+    for prefix, twin in _WIKIDATA_TWINS:
+        rest = relation_iri[len(prefix) :]
+        if relation_iri.startswith(prefix) and re.fullmatch(r"P[1-9][0-9]*", rest):
+            subjects.append(twin + rest)
+    return subjects
+
+
+def relation_rows(relations: Iterable[str], labels: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
+    """(relation iri, text, lang) rows: every label of a relation (``labels`` are (subject, label,
+    lang) rows keyed by :func:`label_subjects`), then the words of its id."""
+    named: dict[str, list[tuple[str, str]]] = {}
+    for subject, label, lang in labels:
+        named.setdefault(subject, []).append((label, lang))
+    for relation in relations:
+        for subject in label_subjects(relation):
+            for label, lang in named.get(subject, ()):
+                yield relation, label, lang
+        for words in id_words(relation):
+            yield relation, words, WORDS_LANG
+
+
+class RelationIndex(LabelIndex):
+    """The relations of a graph by label and id words (``path=None``: in memory)."""
+
+    def relation_labels(self, iris: list[str], langs: tuple[str, ...]) -> dict[str, str]:
+        """The best real label of each relation that has one (the first of ``langs``, else untagged, else any)."""
+        from kg_adapters.records import Literal, best_label
+
+        found: dict[str, list[Literal]] = {}
+        for iri in iris:
+            rows = self._db.execute(
+                "SELECT label, lang FROM labels WHERE iri = ? AND lang != ? ORDER BY lang, label", (iri, WORDS_LANG)
+            ).fetchall()
+            if rows:
+                found[iri] = [Literal(value=label, lang=lang or None) for label, lang in rows]
+        return {iri: best_label(labels, langs) for iri, labels in found.items()}

@@ -1,0 +1,95 @@
+"""``kga mcp`` and ``kga serve``: their arguments and how they run (registered by :mod:`kg_adapters.cli`).
+
+Only argparse and the command registry are imported here; the servers and their extras load when a
+command runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kg_adapters.commands import Command, UsageError, count, seconds
+
+
+def mcp_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
+    command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
+    command.add_argument("--port", type=int, default=8000, help="http: port (default 8000); the endpoint is /mcp")
+    command.add_argument("--max-rows", type=count(1), default=500, help="most entities/edges/paths/rows per answer")
+    command.add_argument("--max-hops", type=count(), default=3, help="most hops for shortest_paths and subgraph")
+    command.add_argument("--timeout", type=seconds(), default=30.0, help="seconds per tool call")
+
+
+def serve_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    command.add_argument("--port", type=int, default=8890, help="port (default 8890, Virtuoso's)")
+    command.add_argument("--timeout", type=seconds(), default=30.0, help="seconds per query, answer included")
+    command.add_argument(
+        "--max-result-bytes", type=count(1), default=64 << 20, help="largest serialized answer (default 64 MiB)"
+    )
+    command.add_argument("--workers", type=count(1), default=4, help="queries evaluated at once (default 4)")
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """Serves MCP tools until the client disconnects (stdio) or the process is interrupted (http)."""
+    from kg_adapters.serve import mcp_server
+
+    mcp_server.require_mcp()
+    budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
+    graphs = _open(args.kg)
+    try:
+        server = mcp_server.build_server(graphs, budgets)
+        if args.transport == "http":
+            print(f"kga mcp: MCP endpoint at http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+        mcp_server.run(server, transport=args.transport, host=args.host, port=args.port)
+    finally:
+        graphs.close()
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serves the SPARQL endpoint until interrupted."""
+    from kg_adapters.serve import sparql_endpoint
+
+    sparql_endpoint.require_serve_extra()
+    limits = sparql_endpoint.EndpointLimits(
+        timeout=args.timeout, max_result_bytes=args.max_result_bytes, workers=args.workers
+    )
+    graphs = _open(args.kg)
+    try:
+        sparql_endpoint.serve(
+            graphs,
+            host=args.host,
+            port=args.port,
+            limits=limits,
+            announce=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    finally:
+        graphs.close()
+    return 0
+
+
+def _open(url: str) -> Any:
+    from kg_adapters.serve.current import CurrentGraph
+
+    try:
+        return CurrentGraph(url)
+    except TypeError as exc:  # an option the backend does not know
+        raise UsageError(str(exc)) from exc
+
+
+SERVE_COMMANDS: tuple[Command, ...] = (
+    Command(
+        name="mcp",
+        help="serve the graph to LLM agents as Model Context Protocol tools (needs kg-adapters[mcp])",
+        arguments=mcp_arguments,
+        run=run_mcp,
+    ),
+    Command(
+        name="serve",
+        help="serve the graph as a read-only SPARQL 1.1 Protocol endpoint at /sparql (needs kg-adapters[serve])",
+        arguments=serve_arguments,
+        run=run_serve,
+    ),
+)

@@ -1,0 +1,350 @@
+"""``kga serve``: the SPARQL 1.1 Protocol over any graph, read-only, at ``/sparql``.
+
+Built on Starlette (routing, request parsing) served by uvicorn: a small, well-kept ASGI stack that
+the MCP SDK's streamable HTTP transport uses too, so ``kga mcp --transport http`` and ``kga serve``
+share one HTTP stack and one extra. Only two routes exist (``/sparql`` and ``/health``): no static
+files, no directory listing.
+
+Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle,
+RDF/XML for CONSTRUCT/DESCRIBE) chosen by content negotiation. The embedded store streams its
+solutions straight into them; any other backend answers through ``query()`` (SELECT and ASK), its
+rows written as SPARQL JSON and handed to the same serializers, so every backend answers in the
+same bytes.
+
+Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
+serialized answer (``--max-result-bytes``); the output sink checks both on every write, so a query
+past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
+message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
+from kg_adapters.records import Literal
+from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
+from kg_adapters.sparql_terms import expand_dotted_prefixed_names
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from kg_adapters.serve.current import CurrentGraph
+
+INSTALL = "pip install 'kg-adapters[serve]'"
+MAX_REQUEST_BYTES = 1 << 20
+"""Largest request body (a query) accepted."""
+access_log = logging.getLogger("kg_adapters.serve.access")
+
+RESULT_TYPES: dict[str, str] = {
+    "application/sparql-results+json": "JSON",
+    "application/json": "JSON",
+    "application/sparql-results+xml": "XML",
+    "application/xml": "XML",
+    "text/xml": "XML",
+    "text/csv": "CSV",
+    "text/tab-separated-values": "TSV",
+}
+GRAPH_TYPES: dict[str, str] = {
+    "application/n-triples": "N_TRIPLES",
+    "text/plain": "N_TRIPLES",
+    "text/turtle": "TURTLE",
+    "application/x-turtle": "TURTLE",
+    "application/rdf+xml": "RDF_XML",
+}
+FORMAT_NAMES = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV", "turtle": "TURTLE", "ntriples": "N_TRIPLES"}
+"""``format=``/``output=`` request parameters (what Virtuoso-minded clients such as SPARQLWrapper send)."""
+
+
+def require_serve_extra() -> None:
+    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", INSTALL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointLimits:
+    timeout: float = 30.0
+    """Seconds a query may take, from its arrival to the last byte of its answer."""
+    max_result_bytes: int = 64 << 20
+    """Largest serialized answer."""
+    workers: int = 4
+    """Queries evaluated at once; more wait their turn (inside their deadline)."""
+
+    def __post_init__(self) -> None:
+        check_limits(self, counts=("max_result_bytes", "workers"), seconds=("timeout",))
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LimitedSink:
+    """Where a serializer writes: refuses to grow past ``cap`` bytes or to write after ``deadline``."""
+
+    def __init__(self, cap: int, deadline: float) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.cap = cap
+        self.deadline = deadline
+
+    def write(self, data: bytes) -> int:
+        if time.monotonic() > self.deadline:
+            raise HttpError(503, "the query ran past the server's time limit (--timeout); narrow it")
+        self.size += len(data)
+        if self.size > self.cap:
+            raise HttpError(
+                500,
+                f"the answer is larger than the server's result cap of {self.cap} bytes "
+                "(--max-result-bytes); add a LIMIT or narrow the query",
+            )
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, str]:
+    """(media type, format name) the ``Accept`` header prefers among ``offered``; ``default`` for
+    ``*/*`` or no header. Raises HttpError 406 when nothing offered is acceptable."""
+    if not accept.strip():
+        return default, offered[default]
+    choices: list[tuple[float, int, str]] = []
+    for position, part in enumerate(accept.split(",")):
+        fields = [field.strip() for field in part.split(";")]
+        media = fields[0].lower()
+        quality = 1.0
+        for parameter in fields[1:]:
+            name, _, value = parameter.partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if quality > 0 and media:
+            choices.append((-quality, position, media))
+    for _, _, media in sorted(choices):
+        if media in offered:
+            return media, offered[media]
+        if media in ("*/*", "application/*", "text/*"):
+            kind = media.split("/")[0]
+            if kind == "*" or default.startswith(kind + "/"):
+                return default, offered[default]
+            for candidate, name in offered.items():
+                if candidate.startswith(kind + "/"):
+                    return candidate, name
+    raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
+
+
+def rows_as_json(rows: list[dict[str, Any]]) -> bytes:
+    """SPARQL JSON results of ``query()`` rows (full IRIs, ``_:`` blank nodes, Literal values)."""
+    if len(rows) == 1 and set(rows[0]) == {"boolean"} and isinstance(rows[0]["boolean"], bool):
+        return json.dumps({"head": {}, "boolean": rows[0]["boolean"]}).encode()
+    variables = list(dict.fromkeys(name for row in rows for name in row))
+    bindings = []
+    for row in rows:
+        binding: dict[str, dict[str, str]] = {}
+        for name, value in row.items():
+            if isinstance(value, Literal):
+                term = {"type": "literal", "value": value.value}
+                if value.lang:
+                    term["xml:lang"] = value.lang
+                elif value.datatype:
+                    term["datatype"] = value.datatype
+            elif isinstance(value, str) and value.startswith("_:"):
+                term = {"type": "bnode", "value": value[2:]}
+            else:
+                term = {"type": "uri", "value": str(value)}
+            binding[name] = term
+        bindings.append(binding)
+    return json.dumps({"head": {"vars": variables}, "results": {"bindings": bindings}}).encode()
+
+
+@dataclass(frozen=True)
+class ParsedRequest:
+    query: str
+    default_graphs: tuple[str, ...]
+    named_graphs: tuple[str, ...]
+    format_override: str | None
+
+
+def answer_query(
+    graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits, deadline: float
+) -> tuple[bytes, str]:
+    """The serialized answer and its media type (runs in a worker thread)."""
+    import pyoxigraph as ox
+
+    from kg_adapters.backends.oxigraph import OxigraphGraph
+    from kg_adapters.base import SparqlQueryable
+
+    form = query_form(request.query)
+    graph_form = form in ("CONSTRUCT", "DESCRIBE")
+    offered = GRAPH_TYPES if graph_form else RESULT_TYPES
+    default = "application/n-triples" if graph_form else "application/sparql-results+json"
+    if request.format_override is not None:
+        name = FORMAT_NAMES.get(request.format_override.lower()) or offered.get(request.format_override.lower())
+        if name is None or name not in offered.values():
+            raise HttpError(406, f"unknown or unsuitable format {request.format_override!r} for a {form} query")
+        media = next(media for media, value in offered.items() if value == name)
+    else:
+        media, name = negotiate(accept, offered, default)
+    sink = LimitedSink(limits.max_result_bytes, deadline)
+    output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
+    with graphs.use() as kg:
+        inner = getattr(kg, "inner", kg)
+        if isinstance(inner, OxigraphGraph):
+            options: dict[str, Any] = {}
+            if request.default_graphs:
+                options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
+            if request.named_graphs:
+                options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
+            try:
+                result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
+                if isinstance(result, ox.QueryTriples):
+                    result.serialize(output, getattr(ox.RdfFormat, name))
+                else:
+                    result.serialize(output, getattr(ox.QueryResultsFormat, name))
+            except SyntaxError as exc:
+                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+            except ValueError as exc:
+                raise QueryError(f"bad graph IRI: {exc}") from exc
+            except OSError as exc:
+                raise BackendError(f"Oxigraph failed: {exc}") from exc
+        else:
+            if graph_form:
+                raise HttpError(
+                    400, f"{form} is answered only by the embedded store; this graph answers SELECT and ASK"
+                )
+            if request.default_graphs or request.named_graphs:
+                raise HttpError(400, "default-graph-uri/named-graph-uri are answered only by the embedded store")
+            if not isinstance(kg, SparqlQueryable):
+                raise HttpError(400, "this graph does not answer SPARQL")
+            rows = kg.query(request.query)
+            solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
+            solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
+    if name in ("CSV", "TSV"):
+        media += "; charset=utf-8"
+    return b"".join(sink.parts), media
+
+
+async def parse_request(request: Request) -> ParsedRequest:
+    """The query and dataset of a SPARQL Protocol request (GET, POST urlencoded, POST sparql-query)."""
+    from urllib.parse import parse_qsl
+
+    params = parse_qsl(request.url.query, keep_blank_values=True)
+    if request.method == "POST":
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_REQUEST_BYTES:
+                raise HttpError(413, f"the request body is larger than {MAX_REQUEST_BYTES} bytes")
+        if content_type == "application/x-www-form-urlencoded":
+            params += parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True)
+        elif content_type == "application/sparql-query":
+            params.append(("query", body.decode("utf-8", errors="replace")))
+        elif content_type == "application/sparql-update":
+            raise HttpError(403, "this endpoint is read-only: SPARQL updates are refused")
+        else:
+            raise HttpError(415, "POST a query as application/x-www-form-urlencoded or application/sparql-query")
+    names = [name for name, _ in params]
+    if "update" in names or "using-graph-uri" in names or "using-named-graph-uri" in names:
+        raise HttpError(403, "this endpoint is read-only: SPARQL updates are refused")
+    queries = [value for name, value in params if name == "query"]
+    if len(queries) != 1:
+        raise HttpError(400, "give exactly one query parameter" if queries else "no query given (query=...)")
+    override = next((value for name, value in params if name in ("format", "output", "results") and value), None)
+    return ParsedRequest(
+        query=queries[0],
+        default_graphs=tuple(value for name, value in params if name == "default-graph-uri"),
+        named_graphs=tuple(value for name, value in params if name == "named-graph-uri"),
+        format_override=override,
+    )
+
+
+def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
+    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
+    require_serve_extra()
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    limiter = anyio.CapacityLimiter(limits.workers)
+
+    async def sparql(request: Request) -> Response:
+        started = time.monotonic()
+        deadline = started + limits.timeout
+        status, body, media, form = 200, b"", "text/plain; charset=utf-8", "-"
+        try:
+            parsed = await parse_request(request)
+            form = query_form(parsed.query)
+            accept = request.headers.get("accept", "")
+
+            def run() -> tuple[bytes, str]:
+                return answer_query(graphs, parsed, accept, limits, deadline)
+
+            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+                body, media = await anyio.to_thread.run_sync(run, limiter=limiter, abandon_on_cancel=True)
+        except HttpError as exc:
+            status, body = exc.status, (str(exc) + "\n").encode()
+        except ReadOnlyViolation as exc:
+            status, body = 403, (str(exc) + "\n").encode()
+        except (QueryError, InvalidTermError) as exc:
+            status, body = 400, (str(exc) + "\n").encode()
+        except TimeoutError:
+            status = 503
+            body = (
+                f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
+            )
+        except KGError as exc:
+            status, body = 500, (str(exc).splitlines()[0] + "\n").encode()
+        access_log.info(
+            '%s "%s %s" %s %s %s %.1fms',
+            request.client.host if request.client else "-",
+            request.method,
+            request.url.path,
+            form,
+            status,
+            len(body),
+            (time.monotonic() - started) * 1000,
+        )
+        headers = {"Cache-Control": "no-store"}
+        if status != 200:
+            media = "text/plain; charset=utf-8"
+        return _response(body, status, media, headers)
+
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    routes = [Route("/sparql", sparql, methods=["GET", "POST"]), Route("/health", health, methods=["GET"])]
+    return Starlette(routes=routes)
+
+
+def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> Response:
+    from starlette.responses import Response
+
+    return Response(content=body, status_code=status, media_type=media, headers=headers)
+
+
+def serve(
+    graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
+) -> None:
+    """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
+    import uvicorn
+
+    app = build_app(graphs, limits)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning", lifespan="off")
+    if announce is not None:
+        announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
+    uvicorn.Server(config).run()
