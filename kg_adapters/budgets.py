@@ -21,8 +21,10 @@ def check_count(value: object, name: str, *, minimum: int = 0, required: bool = 
     """``value`` as a count of at least ``minimum``; ``None`` means "no budget" unless ``required``."""
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
-        raise InvalidTermError(f"{name} must be an integer from {minimum} to {MAX_COUNT}, got {value!r:.60}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidTermError(f"{name} must be an integer >= {minimum}, got {value!r:.60}")
+    if value > MAX_COUNT:
+        raise InvalidTermError(f"{name} must be an integer <= {MAX_COUNT} (2**63 - 1), got {value!r:.60}")
     return value
 
 

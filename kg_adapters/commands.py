@@ -93,24 +93,6 @@ def count(minimum: int = 0) -> Callable[[str], int]:
     return parse
 
 
-def seconds() -> Callable[[str], float]:
-    """An argparse ``type=`` for a time budget (``--timeout``): a finite number > 0
-    (:func:`kg_adapters.budgets.check_seconds`), so ``nan``, ``inf`` and ``0`` are usage errors."""
-
-    def parse(text: str) -> float:
-        from kg_adapters.budgets import check_seconds
-
-        try:
-            value = check_seconds(float(text), "the value", positive=True, required=True)
-        except (ValueError, KGError):
-            raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}") from None
-        assert value is not None
-        return value
-
-    parse.__name__ = "seconds"
-    return parse
-
-
 def read_text_file(path: str, what: str) -> str:
     """The UTF-8 text of a file named on the command line; a missing, unreadable or non-UTF-8 file
     is a :class:`UsageError` naming it."""

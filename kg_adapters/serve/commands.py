@@ -9,26 +9,26 @@ import argparse
 import sys
 from typing import Any
 
-from kg_adapters.commands import Command, UsageError, count, seconds
+from kg_adapters.commands import Command, UsageError
 
 
 def mcp_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, default=8000, help="http: port (default 8000); the endpoint is /mcp")
-    command.add_argument("--max-rows", type=count(1), default=500, help="most entities/edges/paths/rows per answer")
-    command.add_argument("--max-hops", type=count(), default=3, help="most hops for shortest_paths and subgraph")
-    command.add_argument("--timeout", type=seconds(), default=30.0, help="seconds per tool call")
+    command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
+    command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
+    command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
 
 
 def serve_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     command.add_argument("--port", type=int, default=8890, help="port (default 8890, Virtuoso's)")
-    command.add_argument("--timeout", type=seconds(), default=30.0, help="seconds per query, answer included")
+    command.add_argument("--timeout", type=float, default=30.0, help="seconds per query, answer included")
     command.add_argument(
-        "--max-result-bytes", type=count(1), default=64 << 20, help="largest serialized answer (default 64 MiB)"
+        "--max-result-bytes", type=int, default=64 << 20, help="largest serialized answer (default 64 MiB)"
     )
-    command.add_argument("--workers", type=count(1), default=4, help="queries evaluated at once (default 4)")
+    command.add_argument("--workers", type=int, default=4, help="queries evaluated at once (default 4)")
 
 
 def run_mcp(args: argparse.Namespace) -> int:
