@@ -21,14 +21,17 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
   :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
   Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
 * A question id seen again (in this file or an earlier one) adds its triples to the same named graph.
-* A row whose ``id`` or ``graph`` is malformed is bad: a strict load stops with ``LoadError``
-  naming ``file:row`` (JSONL: the line), a lenient one skips the row. A bad row adds nothing.
+* A row whose ``id`` or ``graph`` is malformed or missing, or a JSONL line that is not JSON, is
+  bad: a strict load stops with ``LoadError`` naming ``file:row`` (JSONL: the line), a lenient one
+  skips the row. A bad row adds nothing. A Parquet file without an ``id`` or ``graph`` column is
+  not a RoG dataset file: refused before anything is read.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,7 @@ import pyoxigraph as ox
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
-from loaders.rdf import ROG_DATASET, Progress, read_chunks
+from loaders.rdf import ROG_DATASET, Progress, read_chunks, read_error
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
@@ -47,6 +50,8 @@ BATCH_ROWS = 256
 FLUSH_QUADS = 200_000
 """Quads buffered before one bulk insert."""
 QUESTION_COLUMNS = ("id", "question", "answer", "q_entity", "a_entity", "choices")
+BadLine = Callable[[int, str], None]
+"""Takes ``(line number, reason)`` of a line that is not JSON."""
 
 
 def is_parquet(path: str) -> bool:
@@ -61,22 +66,58 @@ def _pyarrow_parquet() -> Any:
     return pq
 
 
-def iter_rows(path: str, columns: Sequence[str] | None = None) -> Iterator[tuple[int, Any]]:
+def iter_rows(
+    path: str, columns: Sequence[str] | None = None, *, on_bad_line: BadLine | None = None
+) -> Iterator[tuple[int, Any]]:
     """``(row number, row)`` for every row of a RoG dataset file, streamed; a row is a dict (or,
     for a JSONL line that is not an object, whatever it decodes to). ``columns`` limits a Parquet
-    read to those columns (missing ones are left out). Raises LoadError for an unreadable file
-    or a line that is not JSON."""
+    read to those columns (missing ones are left out). Raises LoadError for an unreadable file,
+    or for a line that is not JSON unless ``on_bad_line(number, reason)`` takes it (and the line
+    is skipped)."""
     if is_parquet(path):
         yield from _parquet_rows(path, columns)
         return
-    for first, lines in read_chunks(path, BATCH_ROWS):  # a row holds a whole subgraph: few rows per chunk
+    for first, lines in _chunks(path):
         for offset, raw in enumerate(lines):
             if not raw.strip():
                 continue
             try:
-                yield first + offset, json.loads(raw)
+                row = json.loads(raw)
             except ValueError as exc:  # UnicodeDecodeError included
-                raise LoadError(f"not a JSON line: {exc}", file=path, line=first + offset) from exc
+                if on_bad_line is None:
+                    raise LoadError(f"not a JSON line: {exc}", file=path, line=first + offset) from exc
+                on_bad_line(first + offset, f"not a JSON line: {exc}")
+                continue
+            yield first + offset, row
+
+
+def _chunks(path: str) -> Iterator[tuple[int, list[bytes]]]:
+    """The JSONL file's chunks of lines; a file that cannot be opened or read is a LoadError."""
+    try:
+        yield from read_chunks(path, BATCH_ROWS)  # a row holds a whole subgraph: few rows per chunk
+    except (OSError, EOFError, zlib.error) as exc:  # missing, unreadable, not the compression it says
+        raise read_error(path, exc) from exc
+
+
+def check_columns(path: str, required: Sequence[str]) -> None:
+    """Refuses a Parquet file that lacks one of ``required`` columns (it is not a RoG dataset
+    file, and loading it would silently add nothing); JSONL rows are checked one by one."""
+    if not is_parquet(path):
+        return
+    pq = _pyarrow_parquet()
+    import pyarrow as pa
+
+    try:
+        present = set(pq.ParquetFile(path).schema_arrow.names)
+    except (OSError, pa.ArrowException) as exc:
+        raise LoadError(f"cannot read the Parquet file: {exc}", file=path) from exc
+    missing = [column for column in required if column not in present]
+    if missing:
+        raise LoadError(
+            f"not a RoG dataset file: no {', '.join(repr(c) for c in missing)} column "
+            f"(columns: {', '.join(sorted(present)) or 'none'})",
+            file=path,
+        )
 
 
 def _parquet_rows(path: str, columns: Sequence[str] | None) -> Iterator[tuple[int, Any]]:
@@ -103,8 +144,10 @@ def row_triples(row: Any) -> tuple[str, list[tuple[str, str, str]]]:
     qid = row.get("id")
     if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
         raise InvalidTermError(f"'id' must be a non-empty string, got {qid!r:.80}")
-    graph = row.get("graph")
-    if graph is None:
+    if "graph" not in row:
+        raise InvalidTermError(f"question {qid}: no 'graph' (a RoG dataset row holds its subgraph)")
+    graph = row["graph"]
+    if graph is None:  # a null subgraph: the question has none
         graph = []
     if not isinstance(graph, list):
         raise InvalidTermError(f"question {qid}: 'graph' must be a list of [head, relation, tail], got {graph!r:.80}")
@@ -126,7 +169,12 @@ def load_rog_dataset(store: ox.Store, path: str, *, log: SkipLog, progress: Prog
     read = 0
     pending: list[ox.Quad] = []
     default = ox.DefaultGraph()
-    for number, row in iter_rows(path, ("id", "graph")):
+    check_columns(path, ("id", "graph"))
+
+    def bad_line(number: int, reason: str) -> None:
+        log.bad(path, number, reason)
+
+    for number, row in iter_rows(path, ("id", "graph"), on_bad_line=bad_line):
         try:
             qid, triples = row_triples(row)
             quads = list(name_quads(triples, [default, ox.NamedNode(question_graph_iri(qid))]))

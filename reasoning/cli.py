@@ -37,7 +37,7 @@ def cmd_reason(args: argparse.Namespace) -> int:
     from reasoning.llm import make_llm
     from reasoning.registry import make_scorer, method_class
     from reasoning.runner import read_questions, run
-    from reasoning.scope import check_question_graphs
+    from reasoning.scope import check_question_graphs, questions_without_graph
 
     questions = read_questions(args.input)
     if args.limit is not None:
@@ -60,6 +60,21 @@ def cmd_reason(args: argparse.Namespace) -> int:
                 return 2
             if args.scope == "question":
                 check_question_graphs(kg)
+                missing = questions_without_graph(kg, [q.id for q in questions])
+                if questions and len(missing) == len(questions):
+                    print(
+                        f"kga: error: none of the {len(questions)} questions of {args.input} has a subgraph in this "
+                        "store: load that file into it (kga load FILE --format rog-dataset)",
+                        file=sys.stderr,
+                    )
+                    return 2
+                if missing:
+                    print(
+                        f"kga: {len(missing)} of {len(questions)} questions have no subgraph in this store (an empty "
+                        f"graph in the file, or not loaded), answered on an empty graph: {', '.join(missing[:5])}"
+                        + (" ..." if len(missing) > 5 else ""),
+                        file=sys.stderr,
+                    )
             try:
                 report = run(
                     factory,

@@ -148,37 +148,48 @@ class OpenAIChat:
         """``n`` replies to one request (``n`` choices). ``beam_search``: the ``n`` best beams, asked
         with vLLM's parameters (``use_beam_search``, ``best_of=n``, temperature 0); a server that
         refuses them (HTTP 400) is asked again for ``n`` samples at ``temperature`` (at least
-        :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``)."""
+        :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``).
+        A server that ignores ``n`` (answers fewer choices) gets the missing ones asked one sample
+        per request at that temperature; more choices than asked for is an LLMError."""
         check_count(n, "n", minimum=1, required=True)
         payload = self._payload(messages, temperature, max_tokens)
         payload["n"] = n
+        sampling = {**payload, "temperature": max(float(temperature), SAMPLING_TEMPERATURE)} if beam_search else payload
+        replies: list[str] | None = None
         if beam_search and not self.beam_search_refused:
             beams = {**payload, "temperature": 0.0, "use_beam_search": True, "best_of": n}
             try:
-                return self._candidates(beams, n)
+                replies = self._candidates(beams, n)
             except LLMError as exc:
                 if "HTTP 400" not in str(exc):
                     raise
                 with self._lock:
                     self.beam_search_refused = True
-        if beam_search:
-            payload["temperature"] = max(float(temperature), SAMPLING_TEMPERATURE)
-        return self._candidates(payload, n)
+        if replies is None:
+            replies = self._candidates(sampling, n)
+        if len(replies) < n:  # the server ignored n: one sample per request for the rest
+            one = {**sampling, "n": 1}
+            replies = [*replies, *(self._candidates(one, 1, sample=i)[0] for i in range(len(replies), n))]
+        return replies
 
-    def _candidates(self, payload: dict[str, Any], n: int) -> list[str]:
-        extra = {key: payload[key] for key in ("n", "use_beam_search", "best_of") if key in payload}
+    def _candidates(self, payload: dict[str, Any], n: int, *, sample: int | None = None) -> list[str]:
+        """Up to ``n`` replies (fewer when the server ignores ``n``); ``sample`` tells apart the
+        cache entries of single-sample requests that are otherwise the same."""
+        extra: dict[str, Any] = {key: payload[key] for key in ("n", "use_beam_search", "best_of") if key in payload}
+        if sample is not None:
+            extra["sample"] = sample
         key = (CACHE_FORMAT, self.model, payload["messages"], payload["temperature"], payload.get("max_tokens"), extra)
         if self.cache is not None:
             found = self.cache.get(key)
-            if isinstance(found, list) and all(isinstance(text, str) for text in found):
+            if isinstance(found, list) and found and all(isinstance(text, str) for text in found):
                 with self._lock:
                     self.cache_hits += 1
                     self.llm_calls += 1
-                return list(found)
+                return list(found)[:n]
             if self.cache.mode == "replay":
                 raise CacheMiss(f"no recorded replies of {self.model} for these messages (replay mode)")
         replies = self.retrier.run(self.shown_endpoint, lambda: self._exchange_all(payload))
-        if len(replies) != n:
+        if len(replies) > n:
             raise LLMError(f"{self.shown_endpoint}: asked for {n} choices, got {len(replies)}")
         if self.cache is not None:
             self.cache.put(key, replies)

@@ -214,9 +214,9 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Every JSON object line of a file; a malformed line raises LoadError with file:line."""
     lines: list[dict[str, Any]] = []
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below; open errors are typed here
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 -- closed by the with below
     except OSError as exc:
-        raise LoadError(f"cannot read the file: {exc.strerror or exc}", file=str(path)) from exc
+        raise LoadError(f"cannot read the results file: {exc.strerror or exc}", file=str(path)) from exc
     with handle:
         for number, text in _numbered_lines(handle, path):
             if not text.strip():

@@ -10,6 +10,8 @@ KG's own profile (ids, labels and relation filter as the store has them).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyoxigraph as ox
 
 from kg_adapters.backends.oxigraph import OxigraphGraph
@@ -37,6 +39,14 @@ def check_question_graphs(kg: KnowledgeGraph) -> None:
             "--scope question needs a store that keeps each question's subgraph (load the dataset with "
             "kga load FILE --format rog-dataset); this KG has no named graphs"
         )
+
+
+def questions_without_graph(kg: KnowledgeGraph, question_ids: Sequence[str]) -> list[str]:
+    """The ids among ``question_ids`` that have no subgraph in the store (one query listing the
+    named graphs): an empty ``graph`` in the file, or questions of a file that was not loaded."""
+    found = _sparql(kg).query("SELECT ?g WHERE { GRAPH ?g { } }")
+    graphs = {str(row.get("g")) for row in found}
+    return [qid for qid in question_ids if question_graph_iri(qid) not in graphs]
 
 
 def _term(node: Node | bool) -> ox.NamedNode | ox.BlankNode | ox.Literal:

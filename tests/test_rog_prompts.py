@@ -16,6 +16,7 @@ from support.rog_files import ROWS, write_jsonl
 from kg_adapters.compat.rog import build_graph
 from kg_adapters.errors import InvalidTermError
 from reasoning.base import Question
+from reasoning.errors import LLMError
 from reasoning.llm import OpenAIChat
 from reasoning.rog import RoG
 
@@ -139,3 +140,35 @@ def test_cli_option_and_bad_value(tmp_path: Path) -> None:
     assert json.loads(out.read_text("utf-8"))["prediction"] == ["United States of America"]
     with build_graph(graph_triples()) as kg, pytest.raises(InvalidTermError, match="rog-original"):
         RoG(kg, prompts="rog")
+
+
+def test_servers_that_ignore_n_get_the_rest_as_single_samples() -> None:
+    with LLMServer([(r"^Please generate", BEAMS)], choices=1) as server:
+        with OpenAIChat("rmanluo/RoG", base_url=server.url) as llm:
+            messages = [{"role": "system", "content": ""}, {"role": "user", "content": PLANNER + "q"}]
+            replies = llm.candidates(messages, n=3, beam_search=True)  # type: ignore[arg-type]
+        beams, *samples = server.requests
+    assert replies == [BEAMS[0]] * 3  # the scripted server answers its first text to every request
+    assert (beams.body["n"], beams.body["use_beam_search"], beams.body["temperature"]) == (3, True, 0.0)
+    assert [(r.body["n"], r.body["temperature"], "use_beam_search" in r.body) for r in samples] == [(1, 0.7, False)] * 2
+    more = LLMServer([(r"^Please generate", BEAMS)], choices=4)  # more than asked for: not an answer to it
+    too_many = pytest.raises(LLMError, match="asked for 3")
+    with more as server, OpenAIChat("rmanluo/RoG", base_url=server.url) as llm, too_many:
+        llm.candidates(messages, n=3, beam_search=True)  # type: ignore[arg-type]
+
+
+def test_rog_original_plans_with_a_server_that_ignores_n() -> None:
+    replies = iter(BEAMS)
+    with (
+        LLMServer(
+            [(r"^Please generate", lambda _: next(replies)), (r"^Based on", "United States of America")], choices=1
+        ) as server,
+        OpenAIChat("rmanluo/RoG", base_url=server.url) as llm,
+        build_graph(graph_triples()) as kg,
+    ):
+        answer = RoG(kg, llm=llm, prompts="rog-original").answer(QUESTION)
+    assert [p["relations"] for p in answer.details["plans"]] == [
+        ["location.location.containedby"],
+        ["location.location.containedby", "people.person.nationality"],
+    ]
+    assert answer.prediction == ("United States of America",)

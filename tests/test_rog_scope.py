@@ -128,3 +128,37 @@ def test_rog_ranks_the_forward_end_first(tmp_path: Path) -> None:
 def test_scope_option_is_checked(bad: str, tmp_path: Path) -> None:
     done = kga("reason", "--kg", "oxigraph://", "--method", "rog", "--input", "x", "--out", "y", "--scope", bad)
     assert done.returncode == 2 and "--scope" in done.stderr
+
+
+def test_scope_question_names_questions_without_a_subgraph(tmp_path: Path) -> None:
+    """An input whose questions the store never loaded would silently answer nothing."""
+    store = tmp_path / "store"
+    assert (
+        kga(
+            "load", str(write_jsonl(tmp_path / "test.jsonl")), "--format", "rog-dataset", "--store", str(store)
+        ).returncode
+        == 0
+    )
+    other = write_jsonl(tmp_path / "train.jsonl", [{**row, "id": "WebQTrn-" + str(row["id"])} for row in ROWS])
+    out = tmp_path / "out.jsonl"
+    url = f"oxigraph://{store}"
+    done = kga(
+        "reason", "--kg", url, "--method", "rog", "--input", str(other), "--out", str(out), "--scope", "question"
+    )
+    assert done.returncode == 2 and "none of the 3 questions" in done.stderr and not out.exists()
+    done = kga(
+        "reason",
+        "--kg",
+        url,
+        "--method",
+        "rog",
+        "--input",
+        str(tmp_path / "test.jsonl"),
+        "--out",
+        str(out),
+        "--scope",
+        "question",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 of 3 questions have no subgraph" in done.stderr and "WebQTest-3" in done.stderr  # its graph is empty
+    assert len(results(out)) == 3

@@ -30,8 +30,11 @@ Where the answers differ from RoG's own functions over the same triples, ours ke
    commented out); ``max_paths=`` bounds the answer instead (None: unbounded, as RoG).
 6. ``get_truth_paths`` looks ``max_hops=4`` deep (RoG: unbounded; RoG's WebQSP/CWQ subgraphs
    are 2-4 hops); ``get_simple_paths`` takes ``max_paths=`` too.
-7. A start or answer with no edge is skipped (RoG: ``not in graph``); ``h == t`` gives one
-   empty path, as networkx does.
+7. A start or answer with no edge is skipped (RoG: ``not in graph``). A question entity that is
+   also an answer (``h == t``) gives one empty path in ``get_truth_paths`` and none in
+   ``get_simple_paths``, as under the networkx RoG pins (3.1; later releases give an empty path).
+8. ``get_simple_paths`` raises ``InvalidTermError`` past ``max_paths`` (100,000) partial paths
+   instead of enumerating without bound (``max_paths=None`` lifts it).
 """
 
 from __future__ import annotations
@@ -157,7 +160,7 @@ def get_truth_paths(
     for path in found:
         end = path.end
         by_pair.setdefault((path.start, _text(end)), []).append(walk_tuples(path))
-    return _in_pair_order(heads, tails, present, by_pair)
+    return _in_pair_order(heads, tails, present, by_pair, same_end=[[]])
 
 
 def get_simple_paths(
@@ -206,12 +209,18 @@ def get_simple_paths(
                     if limit is not None and len(grown) > limit:
                         raise InvalidTermError(f"more than max_paths={limit} partial paths within {hop} hops")
         frontier = grown
-    return _in_pair_order(heads, tails, present, by_pair)
+    return _in_pair_order(heads, tails, present, by_pair, same_end=[])
 
 
 def _in_pair_order(
-    heads: Sequence[str], tails: Sequence[str], present: set[str], by_pair: dict[tuple[str, str], list[list[Triple]]]
+    heads: Sequence[str],
+    tails: Sequence[str],
+    present: set[str],
+    by_pair: dict[tuple[str, str], list[list[Triple]]],
+    *,
+    same_end: list[list[Triple]],
 ) -> list[list[Triple]]:
+    """The paths per ``(h, t)`` pair in RoG's loop order; ``same_end`` is the answer for ``h == t``."""
     result: list[list[Triple]] = []
     for h in heads:
         if h not in present:
@@ -220,7 +229,7 @@ def _in_pair_order(
             if t not in present:
                 continue
             if h == t:
-                result.append([])
+                result.extend(list(p) for p in same_end)
                 continue
             result.extend(_distinct(by_pair.get((h, t), [])))
     return result

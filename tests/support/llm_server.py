@@ -59,7 +59,10 @@ class LLMServer:
         faults: Sequence[str] = (),
         retry_after: int = 1,
         reject_params: Sequence[str] = (),
+        choices: int | None = None,
     ) -> None:
+        self.choices = choices
+        """Choices in every answer whatever the request's ``n`` (a server that ignores ``n``); None: ``n``."""
         self.reject_params = tuple(reject_params)
         """Request parameters answered with HTTP 400, as a server without them answers."""
         self.rules: list[tuple[re.Pattern[str], Reply]] = [(re.compile(p, re.DOTALL), r) for p, r in rules]
@@ -195,5 +198,5 @@ class _ChatHandler(_Handler):
             self._simple(400, f"no scripted reply for: {messages[-1]['content'][:300]}")
             return
         n = body.get("n", 1)
-        count = n if isinstance(n, int) and n >= 1 else 1
+        count = owner.choices or (n if isinstance(n, int) and n >= 1 else 1)
         self._send(_Answer(200, (("Content-Type", "application/json"),), completion(body.get("model"), reply, count)))
