@@ -115,7 +115,7 @@ def constrained_paths(
         walks: list[tuple[Edge, ...]] = []
         room = limit - len(result) if limit is not None else -1
         try:
-            _walk(layers, alive, steps, start, 0, (), (start,) if simple else None, walks, room)
+            _walk(layers, alive, steps, start, simple, walks, room)
         except _Full:
             result.truncated = True
         if collapsed:
@@ -187,38 +187,44 @@ def _walk(
     layers: list[dict[str, list[Edge]]],
     alive: list[set[str]],
     steps: list[str],
-    node: str,
-    depth: int,
-    prefix: tuple[Edge, ...],
-    visited: tuple[Node, ...] | None,
+    start: str,
+    simple: bool,
     out: list[tuple[Edge, ...]],
     room: int,
 ) -> None:
-    """Appends every walk from ``node`` at ``depth`` to ``out``, depth-first in edge order; raises
-    :class:`_Full` instead of appending walk number ``room + 1`` (``room < 0``: no budget)."""
-    last = depth == len(layers) - 1
-    step = steps[depth]
-    ahead = alive[depth + 1] if not last else set()
-    for edge in layers[depth].get(node, ()):
-        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
-        if visited is not None and nxt in visited:
+    """Appends every walk from ``start`` to ``out``, depth-first in edge order; raises
+    :class:`_Full` instead of appending walk number ``room + 1`` (``room < 0``: no budget).
+    Iterative (one stack entry per hop), so a relation path of any length walks without recursion."""
+    last = len(layers) - 1
+    prefix: list[Edge] = []
+    nodes: list[str] = [start]
+    on_path: set[Node] = {start} if simple else set()
+    pending: list[Iterator[Edge]] = [iter(layers[0].get(start, ()))]
+    while pending:
+        depth = len(pending) - 1
+        edge = next(pending[-1], None)
+        if edge is None:
+            pending.pop()
+            left = nodes.pop()
+            if prefix:
+                prefix.pop()
+            if simple:
+                on_path.discard(left)
             continue
-        if last:
+        node, step = nodes[-1], steps[depth]
+        nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
+        if simple and nxt in on_path:
+            continue
+        if depth == last:
             if len(out) == room:
                 raise _Full
             out.append((*prefix, edge))
-        elif isinstance(nxt, str) and nxt in ahead:
-            _walk(
-                layers,
-                alive,
-                steps,
-                nxt,
-                depth + 1,
-                (*prefix, edge),
-                None if visited is None else (*visited, nxt),
-                out,
-                room,
-            )
+        elif isinstance(nxt, str) and nxt in alive[depth + 1]:
+            prefix.append(edge)
+            nodes.append(nxt)
+            if simple:
+                on_path.add(nxt)
+            pending.append(iter(layers[depth + 1].get(nxt, ())))
 
 
 class _Adjacency:
@@ -321,7 +327,7 @@ def all_shortest_paths(
     """All shortest paths for every (source, target) pair, as RoG extracts its "truth paths".
     Literal-valued edges are never walked. Cost: at most ``max_hops`` rounds of batched expansion."""
     check_direction(direction)
-    hops = check_budget(max_hops, "max_hops")
+    hops = check_budget(max_hops, "max_hops", required=True)
     limit = check_budget(max_paths, "max_paths")
     source_ids, target_ids = canonical_ids(kg, sources), canonical_ids(kg, targets)
     searches = [_PairSearch(source, target, direction, hops or 0) for source in source_ids for target in target_ids]
@@ -502,7 +508,7 @@ def k_hop_subgraph(
     """Distinct edges within ``hops`` of the seeds, nearest first; one batched expansion per hop
     (:func:`k_hop_walk` over a :class:`MemoryLedger`)."""
     check_direction(direction)
-    check_budget(hops, "hops")
+    check_budget(hops, "hops", required=True)
     check_budget(max_edges, "max_edges")
     frontier = canonical_ids(kg, seeds)
     check_relations(kg, relations)

@@ -212,11 +212,8 @@ def check_direction(direction: str) -> Direction:
     return direction
 
 
-def check_budget(value: int | None, name: str, *, minimum: int = 0) -> int | None:
-    from kg_adapters.errors import InvalidTermError
+def check_budget(value: int | None, name: str, *, minimum: int = 0, required: bool = False) -> int | None:
+    """A count budget (limit, hops, max_paths...): see :func:`kg_adapters.budgets.check_count`."""
+    from kg_adapters.budgets import check_count
 
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidTermError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
+    return check_count(value, name, minimum=minimum, required=required)

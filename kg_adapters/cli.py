@@ -9,15 +9,25 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path as FilePath
+from typing import NoReturn
 
 from kg_adapters._version import __version__
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
-from kg_adapters.commands import Command, UsageError, contributed_commands, csv_list, emit, opens_kg
+from kg_adapters.commands import (
+    Command,
+    UsageError,
+    contributed_commands,
+    count,
+    csv_list,
+    emit,
+    opens_kg,
+    read_text_file,
+)
 from kg_adapters.display import format_path, path_entities
 from kg_adapters.errors import KGError
 from kg_adapters.records import Literal, Node, PathResult, edge_to_json, entity_to_json, node_to_json, path_to_json
 from kg_adapters.serve.commands import SERVE_COMMANDS
+from kg_adapters.url import redact_url
 
 
 def _names(kg: KnowledgeGraph, ids: Sequence[str]) -> dict[str, str]:
@@ -146,7 +156,7 @@ def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     if not isinstance(kg, SparqlQueryable):
         raise KGError("this backend does not answer raw SPARQL")
-    sparql = FilePath(args.file).read_text("utf-8") if args.file else args.sparql
+    sparql = read_text_file(args.file, "query file") if args.file else args.sparql
     if not sparql:
         raise KGError("give a query, or --file FILE")
     for row in kg.query(sparql):
@@ -162,7 +172,7 @@ def neighbors_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--id", action="append", required=True)
     command.add_argument("--direction", default="out", choices=["out", "in", "both"])
     command.add_argument("--relations", help="comma-separated relations to keep")
-    command.add_argument("--limit", type=int, help="most edges per entity")
+    command.add_argument("--limit", type=count(), help="most edges per entity")
     command.add_argument("--expand-cvt", action="store_true", help="show the edges of CVT (mediator) nodes reached")
 
 
@@ -176,7 +186,7 @@ def paths_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--start", action="append", required=True)
     command.add_argument("--path", required=True, help="comma-separated relations, e.g. r1,r2")
     command.add_argument("--dir", help="comma-separated direction per hop: out, in, both (default out)")
-    command.add_argument("--max-paths", type=int)
+    command.add_argument("--max-paths", type=count())
     command.add_argument("--simple", action="store_true", help="no node twice on a path")
     command.add_argument("--expand-cvt", action="store_true", help="a step r1..r2 walks r1 into a CVT node, r2 out")
 
@@ -184,17 +194,17 @@ def paths_arguments(command: argparse.ArgumentParser) -> None:
 def shortest_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--source", action="append", required=True)
     command.add_argument("--target", action="append", required=True)
-    command.add_argument("--max-hops", type=int, default=4)
+    command.add_argument("--max-hops", type=count(), default=4)
     command.add_argument("--direction", default="both", choices=["out", "in", "both"])
-    command.add_argument("--max-paths", type=int)
+    command.add_argument("--max-paths", type=count())
 
 
 def subgraph_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--seed", action="append", required=True)
-    command.add_argument("--hops", type=int, default=2)
+    command.add_argument("--hops", type=count(), default=2)
     command.add_argument("--direction", default="both", choices=["out", "in", "both"])
     command.add_argument("--relations", help="comma-separated relations to follow")
-    command.add_argument("--max-edges", type=int)
+    command.add_argument("--max-edges", type=count())
 
 
 def labels_arguments(command: argparse.ArgumentParser) -> None:
@@ -205,7 +215,7 @@ def labels_arguments(command: argparse.ArgumentParser) -> None:
 def search_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("text")
     command.add_argument("--relations", action="store_true", help="search relations (by label or id words)")
-    command.add_argument("--limit", type=int, default=10)
+    command.add_argument("--limit", type=count(), default=10)
 
 
 def query_arguments(command: argparse.ArgumentParser) -> None:
@@ -259,9 +269,16 @@ DESCRIPTION = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error reported as one ``kga: error:`` line like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"kga: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(commands: Iterable[Command] | None = None) -> argparse.ArgumentParser:
     """The ``kga`` parser over ``commands`` (default: the core's, then every contributed one)."""
-    parser = argparse.ArgumentParser(prog="kga", description=DESCRIPTION)
+    parser = _Parser(prog="kga", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kga (kg-adapters) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     kg_default = os.environ.get("KGA_KG")
@@ -286,23 +303,39 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command. Every failure is one ``kga: error:`` line on stderr (credentials redacted)
+    and a non-zero status: 2 for usage errors, 130 for Ctrl-C, 1 for everything else."""
     try:
         parser = build_parser()
     except KGError as exc:  # a broken command contribution: say which, rather than a traceback
-        print(f"kga: error: {exc}", file=sys.stderr)
-        return 1
-    args = parser.parse_args(argv)
+        return _fail(str(exc), 1)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (already printed as one line), --help or --version
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         status: int = args.run(args)
         return status
     except UsageError as exc:
-        print(f"kga: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
     except KGError as exc:
-        print(f"kga: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc), 1)
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except UnicodeDecodeError as exc:
+        return _fail(f"input is not valid UTF-8 (byte {exc.start}): {exc.reason}", 1)
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename is not None else ""
+        return _fail(f"{exc.strerror or exc}{where}", 1)
+    except Exception as exc:  # a bug: still one line, naming the exception
+        return _fail(f"unexpected {type(exc).__name__}: {exc}", 1)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"kga: error: {redact_url(message)}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -78,6 +78,36 @@ def opens_kg(run: RunWithGraph) -> Run:
     return run_on_graph
 
 
+def count(minimum: int = 0) -> Callable[[str], int]:
+    """An argparse ``type=`` for a count option (``--limit``, ``--hops``...), validated like every
+    budget (:func:`kg_adapters.budgets.check_count`): ``--limit -1`` is refused, not sliced."""
+
+    def parse(text: str) -> int:
+        from kg_adapters.budgets import check_count
+
+        try:
+            value = int(text)
+            check_count(value, "the value", minimum=minimum)
+        except (ValueError, KGError):
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
+def read_text_file(path: str, what: str) -> str:
+    """The UTF-8 text of a file named on the command line; a missing, unreadable or non-UTF-8 file
+    is a :class:`UsageError` naming it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the {what} {path} is not valid UTF-8 (byte {exc.start})") from exc
+
+
 def contributed_commands() -> Iterator[Command]:
     """The commands other packages register under the ``kg_adapters.commands`` entry-point group,
     in entry-point name order; an entry point that is not a Command (or a sequence of them) is a

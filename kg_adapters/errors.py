@@ -13,6 +13,9 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   │   └── BackendTimeout  no answer within the configured time
     │   ├── RetriesExhausted    a transient failure outlasted the retry budget (says what was tried)
     │   ├── ResultTooLarge      an answer exceeds what the endpoint can page through
+    │   ├── ResponseTooLarge    an answer body exceeds max_response_bytes
+    │   ├── ResultMismatch      an answer does not fit the query asked (variables, types, paging)
+    │   ├── StoreReadOnly       a store opened for writing sits on read-only media
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
@@ -36,11 +39,15 @@ class InvalidTermError(KGError, ValueError):
 
 
 class QueryError(KGError):
-    """The backend refused or could not evaluate a query."""
+    """The backend refused or could not evaluate a query; ``status`` is the HTTP status when one was answered."""
+
+    status: int | None = None
 
 
 class BackendError(KGError):
-    """The backend failed while answering."""
+    """The backend failed while answering; ``status`` is the HTTP status when one was answered."""
+
+    status: int | None = None
 
 
 class TransientError(BackendError):
@@ -72,6 +79,21 @@ class RetriesExhausted(BackendError):
 class ResultTooLarge(BackendError):
     """An answer is larger than the endpoint lets a client page through (e.g. Virtuoso's
     MaxSortedTopRows for one entity); narrow the request (relations, limit_per_entity)."""
+
+
+class ResponseTooLarge(BackendError):
+    """An answer body was larger than ``max_response_bytes`` (an endless or runaway response);
+    nothing past the cap is buffered. Not retried: the same request would bring the same answer."""
+
+
+class ResultMismatch(BackendError):
+    """An endpoint answered something other than what was asked: a result document whose
+    variables, term types or shape do not fit the query, or paging that makes no progress.
+    Never turned into a plausible wrong answer; not retried."""
+
+
+class StoreReadOnly(BackendError):
+    """A store cannot be opened for writing: its file system or directory is read-only."""
 
 
 class CacheMiss(KGError):

@@ -49,7 +49,13 @@ class LabelIndex:
             raise BackendError(f"cannot open the label index {path}: {exc}") from exc
 
     def add(self, rows: Iterable[tuple[str, str, str]]) -> int:
-        """Adds (iri, label, lang) rows; returns how many."""
+        """Adds (iri, label, lang) rows; returns how many. SQLite failures (a full disk) raise BackendError."""
+        try:
+            return self._add(rows)
+        except sqlite3.Error as exc:
+            raise BackendError(f"cannot write the label index: {exc}") from exc
+
+    def _add(self, rows: Iterable[tuple[str, str, str]]) -> int:
         count = 0
         with self._db:
             cursor = self._db.cursor()
@@ -66,9 +72,12 @@ class LabelIndex:
         return count
 
     def clear(self) -> None:
-        with self._db:
-            self._db.execute("DELETE FROM labels")
-            self._db.execute("INSERT INTO labels_fts(labels_fts) VALUES ('rebuild')")
+        try:
+            with self._db:
+                self._db.execute("DELETE FROM labels")
+                self._db.execute("INSERT INTO labels_fts(labels_fts) VALUES ('rebuild')")
+        except sqlite3.Error as exc:
+            raise BackendError(f"cannot write the label index: {exc}") from exc
 
     def search(self, text: str, limit: int) -> list[tuple[str, str]]:
         """(iri, label) pairs, best first, each IRI once."""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
-from kg_adapters.url import KGUrl, local_path, parse_url
+from kg_adapters.url import KGUrl, local_path, parse_url, redact_url
 
 __all__ = ["BACKENDS", "BackendSpec", "KGUrl", "backend_class", "connect", "local_path", "parse_url", "register"]
 
@@ -177,6 +177,7 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
         raise InvalidTermError(f"cache_mode must be readwrite, replay or off, got {mode!r}")
     cache = ResultCache(path, memory_entries=entries, max_disk_bytes=max_bytes, mode=mode)  # type: ignore[arg-type]
     base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
-    namespace = f"{url.scheme}://{url.host}{url.path}{base_url}|profile={kg.profile.name}"
+    # credentials never reach a key or a message (redact_url): the same server answers the same
+    namespace = redact_url(f"{url.scheme}://{url.host}{url.path}{base_url}") + f"|profile={kg.profile.name}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped

@@ -121,7 +121,7 @@ class ResultCache(ClosesOnExit):
                     self._touch(digest)
             self.misses += sum(len(positions) for positions in pending.values())
             if len(self._touched) >= _TOUCH_FLUSH and self.writable and self._conn is not None:
-                self._write_disk([])
+                self._flush_touches()
         return found
 
     def put(self, key: Sequence[object], value: Any) -> None:
@@ -188,7 +188,7 @@ class ResultCache(ClosesOnExit):
             if self._conn is not None:
                 try:
                     if self.writable and self._touched:
-                        self._write_disk([])
+                        self._flush_touches()
                 finally:
                     self._conn.close()
                     self._conn = None
@@ -204,24 +204,32 @@ class ResultCache(ClosesOnExit):
             raise BackendError("the result cache is closed")
 
     def _open(self, path: str) -> sqlite3.Connection:
+        """Opens the file; only creating it takes the write lock, so a process that only reads (or
+        finds another process mid-write) never waits for one. Replay mode opens it read-only, and
+        on read-only media (where SQLite cannot make its ``-shm`` file) as an immutable file."""
         try:
             if self.mode == "replay":
                 if not os.path.isfile(path):
                     raise CacheMiss(f"replay cache {path} does not exist")
+                writable = os.access(os.path.dirname(path), os.W_OK) and os.access(path, os.W_OK)
                 conn = sqlite3.connect(
-                    Path(path).as_uri() + "?mode=ro", uri=True, check_same_thread=False, timeout=30.0
+                    Path(path).as_uri() + ("?mode=ro" if writable else "?immutable=1"),
+                    uri=True,
+                    check_same_thread=False,
+                    timeout=30.0,
                 )
             else:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(path, check_same_thread=False, timeout=30.0, isolation_level=None)
-                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect only on a new file
-                conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
-                    "size INTEGER NOT NULL, last_used INTEGER NOT NULL)"
-                )
-                conn.execute("CREATE INDEX IF NOT EXISTS entries_last_used ON entries (last_used)")
+                if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").fetchone():
+                    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # takes effect only on a new file
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
+                        "size INTEGER NOT NULL, last_used INTEGER NOT NULL)"
+                    )
+                    conn.execute("CREATE INDEX IF NOT EXISTS entries_last_used ON entries (last_used)")
             total, newest = conn.execute(
                 "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(last_used), 0) FROM entries"
             ).fetchone()
@@ -230,6 +238,21 @@ class ResultCache(ClosesOnExit):
         self._disk_bytes = int(total)
         self._tick = int(newest)
         return conn
+
+    def _flush_touches(self) -> None:
+        """Writes pending ``last_used`` times if the write lock is free at once; they are a hint for
+        eviction, so a reader never waits on (or fails because of) another process's write."""
+        conn = self._conn
+        assert conn is not None
+        try:
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                self._write_disk([])
+            finally:
+                conn.execute("PRAGMA busy_timeout = 30000")
+        except (BackendError, sqlite3.Error):
+            if len(self._touched) > 4 * _TOUCH_FLUSH:
+                self._touched.clear()
 
     def _next_tick(self) -> int:
         self._tick = max(time.time_ns(), self._tick + 1)

@@ -1,11 +1,16 @@
 """KG URLs: ``scheme://host/path?options``, parsed once for the registry and every backend.
 
+:func:`redact_url` is the one function that makes a URL (or any text holding URLs) safe to show --
+in error messages, reprs, logs, ``kg.endpoint``, cache keys and manifests; credentials stay only
+where a request is sent (``HttpExchange`` keeps them apart from the URL it shows).
+
 Backends take a :class:`KGUrl` in ``from_url`` and import it from here, never from the registry, so
 the registry may import backends and no backend imports the registry.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -23,17 +28,49 @@ class KGUrl:
     raw: str = ""
 
 
+REDACTED = "***"
+SECRET_PARAMETERS = (
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "client_secret",
+    "token",
+    "access_token",
+    "auth",
+    "api_key",
+    "apikey",
+    "key",
+)
+"""Query parameters whose values are credentials (compared case-insensitively)."""
+
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s/?#@:]*):(?P<password>[^\s/?#@]*)@")
+_PARAMETER = re.compile(
+    r"(?P<name>[?&;](?:" + "|".join(re.escape(name) for name in SECRET_PARAMETERS) + r")=)(?P<value>[^&;#\s'\"]*)",
+    re.IGNORECASE,
+)
+
+
+def redact_url(text: str) -> str:
+    """``text`` with every URL password (``scheme://user:PASSWORD@host``) and the value of every
+    credential-like query parameter (``?api_key=...``) replaced by ``***``; the rest unchanged."""
+    if "://" not in text and "=" not in text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", text)
+    return _PARAMETER.sub(lambda m: m["name"] + (REDACTED if m["value"] else ""), text)
+
+
 def parse_url(url: str) -> KGUrl:
     """Splits a KG URL; ``oxigraph://`` (nothing after) means an in-memory store."""
     if not isinstance(url, str) or ":" not in url:
-        raise InvalidTermError(f"not a KG URL (expected scheme:...): {url!r}")
+        raise InvalidTermError(f"not a KG URL (expected scheme:...): {redact_url(str(url))!r}")
     parts = urlsplit(url)
     if not parts.scheme:
-        raise InvalidTermError(f"not a KG URL (no scheme): {url!r}")
+        raise InvalidTermError(f"not a KG URL (no scheme): {redact_url(url)!r}")
     options: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
         if key in options:
-            raise InvalidTermError(f"option {key!r} given twice in {url!r}")
+            raise InvalidTermError(f"option {key!r} given twice in {redact_url(url)!r}")
         options[key] = value
     return KGUrl(scheme=parts.scheme.lower(), host=parts.netloc, path=unquote(parts.path), options=options, raw=url)
 

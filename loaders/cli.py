@@ -5,12 +5,13 @@ the loaders themselves are imported when a command runs."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path as FilePath
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.commands import Command, csv_list, emit, opens_kg
+from kg_adapters.commands import Command, UsageError, count, csv_list, emit, opens_kg, read_text_file
 from kg_adapters.errors import KGError
 from loaders.indexing import INDEX_COMMAND
 
@@ -29,18 +30,25 @@ def cmd_load(args: argparse.Namespace) -> int:
     filters = dump_filter(
         None if wikidata else languages, parse_list(args.drop_predicates), parse_list(args.drop_namespaces)
     )
-    report = load_files(
-        args.files,
-        args.store,
-        format=args.format,
-        lenient=args.lenient,
-        profile=profile,
-        progress=args.progress,
-        dump_filter=filters,
-        languages=languages if wikidata else None,
-        qualifiers=args.qualifiers,
-        index=not args.no_index,
-    )
+    try:
+        report = load_files(
+            args.files,
+            args.store,
+            format=args.format,
+            lenient=args.lenient,
+            profile=profile,
+            progress=args.progress,
+            dump_filter=filters,
+            languages=languages if wikidata else None,
+            qualifiers=args.qualifiers,
+            index=not args.no_index,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"kga: error: interrupted; the store at {args.store} is unchanged (the partial load was discarded)",
+            file=sys.stderr,
+        )
+        return 130
     summary = {
         "store": report.store,
         "files": list(report.files),
@@ -77,11 +85,16 @@ def seed_ids(values: Sequence[str]) -> list[str]:
     for value in values:
         path = FilePath(value)
         if path.is_file():
-            lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+            lines = (line.strip() for line in read_text_file(value, "seeds file").splitlines())
             ids.extend(line for line in lines if line and not line.startswith("#"))
+        elif "://" not in value and (os.sep in value or path.suffix in _SEED_FILE_SUFFIXES):
+            raise UsageError(f"the seeds file {value} does not exist (or is not a file)")
         else:
             ids.append(value)
     return ids
+
+
+_SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
@@ -89,19 +102,27 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
     from loaders.extract import extract_subgraph
 
-    report = extract_subgraph(
-        kg,
-        seed_ids(args.seeds),
-        hops=args.hops,
-        store=args.store,
-        direction=args.direction,
-        relations=csv_list(args.relations),
-        max_edges=args.max_edges,
-        batch_size=args.batch_size,
-        work_dir=args.work_dir,
-        restart=args.restart,
-        source_url=args.kg,
-    )
+    try:
+        report = extract_subgraph(
+            kg,
+            seed_ids(args.seeds),
+            hops=args.hops,
+            store=args.store,
+            direction=args.direction,
+            relations=csv_list(args.relations),
+            max_edges=args.max_edges,
+            batch_size=args.batch_size,
+            work_dir=args.work_dir,
+            restart=args.restart,
+            source_url=args.kg,
+        )
+    except KeyboardInterrupt:
+        print(
+            "kga: error: interrupted; the progress so far is kept in the work directory: run the same command "
+            "again to resume",
+            file=sys.stderr,
+        )
+        return 130
     if args.json:
         emit(asdict(report))
     else:
@@ -154,11 +175,11 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
 
 def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument("--seeds", nargs="+", required=True, metavar="FILE|ID", help="ids, or files of ids")
-    extract.add_argument("--hops", type=int, required=True)
+    extract.add_argument("--hops", type=count(), required=True)
     extract.add_argument("--direction", default="both", choices=["out", "in", "both"])
     extract.add_argument("--relations", help="comma-separated relations to follow")
-    extract.add_argument("--max-edges", type=int, help="stop after this many edges (as subgraph --max-edges)")
-    extract.add_argument("--batch-size", type=int, default=500, help="most ids per source call")
+    extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")
     extract.add_argument("--store", required=True, help="new store directory")
     extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")
     extract.add_argument("--restart", action="store_true", help="discard an unfinished run with other arguments")

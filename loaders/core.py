@@ -22,6 +22,7 @@ import fcntl
 import gc
 import os
 import shutil
+import sqlite3
 import struct
 import sys
 import time
@@ -80,7 +81,7 @@ def load_files(
             The store at ``store`` is then exactly as before (or still absent).
     """
     started = time.perf_counter()
-    target = Path(store).expanduser().absolute()
+    target = resolved_store(store)
     files = [paths] if isinstance(paths, str) else [str(path) for path in paths]
     plan = _plan(files, format, lenient, profile or "generic")
     if dump_filter is not None and any(fmt != "freebase" for _path, fmt in plan):
@@ -110,21 +111,24 @@ def load_files(
                 f"append with the same profile (--profile {previous.get('profile')})",
                 file=str(target),
             )
-        tmp = store_layout.new_temp_dir(target)
+        tmp = _temp_dir(target)
         try:
-            result = _build(
-                tmp,
-                target,
-                plan,
-                previous,
-                lenient=lenient,
-                profile=profile,
-                show=show,
-                dump_filter=dump_filter,
-                wikidata=wikidata,
-                index=index,
-            )
-            store_layout.swap_in(tmp, target)
+            try:
+                result = _build(
+                    tmp,
+                    target,
+                    plan,
+                    previous,
+                    lenient=lenient,
+                    profile=profile,
+                    show=show,
+                    dump_filter=dump_filter,
+                    wikidata=wikidata,
+                    index=index,
+                )
+                store_layout.swap_in(tmp, target)
+            except (OSError, sqlite3.Error, BackendError) as exc:  # disk full, read-only, I/O errors: any phase
+                raise LoadError(f"cannot build the store: {exc}", file=str(target)) from exc
         except BaseException as exc:
             release_frames(exc)
             shutil.rmtree(tmp, ignore_errors=True)
@@ -142,6 +146,18 @@ def load_files(
         lines_filtered=filtered,
         lines_repaired=repaired,
     )
+
+
+def resolved_store(store: str | os.PathLike[str]) -> Path:
+    """The store's real path (symlinks resolved), so every way of naming one store shares its lock."""
+    return Path(store).expanduser().resolve()
+
+
+def _temp_dir(target: Path) -> Path:
+    try:
+        return store_layout.new_temp_dir(target)
+    except OSError as exc:
+        raise LoadError(f"cannot create a directory beside the store: {exc}", file=str(target)) from exc
 
 
 def _plan(files: list[str], format: str | None, lenient: bool, profile: str) -> list[tuple[str, str]]:
@@ -251,7 +267,7 @@ def _build(
         triples = len(oxstore)
         if index:
             traversal_index.build_index(oxstore, tmp, get_profile(profile))
-    except (OSError, BackendError) as exc:
+    except (OSError, sqlite3.Error, BackendError) as exc:
         raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
     del oxstore
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
@@ -330,7 +346,9 @@ def release_frames(exc: BaseException) -> None:
 
 @contextlib.contextmanager
 def exclusive_load_lock(target: Path) -> Iterator[None]:
-    """Holds ``.NAME.kga-lock`` beside the store; a second load into it fails fast."""
+    """Holds ``.NAME.kga-lock`` beside the store (its resolved path: a symlink to it shares the
+    lock); a second load into it fails fast."""
+    target = resolved_store(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     lock_path = target.parent / f".{target.name}.kga-lock"
     with open(lock_path, "a+b") as handle:

@@ -53,7 +53,7 @@ from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.rdf_io import to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
-from loaders.core import exclusive_load_lock, release_frames
+from loaders.core import exclusive_load_lock, release_frames, resolved_store
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
 DEFAULT_BATCH_SIZE = 500
@@ -138,18 +138,23 @@ def extract_subgraph(
     try:
         url = _public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
-        target = Path(store).expanduser().absolute()
+        target = resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
         with _locked(target):
             record = _finished_record(target, plan.arguments)
             if record is None:
                 store_layout.remove_stale_temps(target)
-                state = _open_state(work, kg, plan, restart=restart)
+                try:
+                    state = _open_state(work, kg, plan, restart=restart)
+                except sqlite3.Error as exc:
+                    raise ExtractError(f"cannot write the work directory {work}: {exc}") from exc
                 try:
                     show = sys.stderr.isatty() if progress is None else progress
                     _walk(state, kg, plan, show, checkpoint)
                     _fetch_names(state, kg, plan, show, checkpoint)
                     record = _build(state, target, kg.profile, plan, checkpoint)
+                except sqlite3.Error as exc:  # the checkpoint database: a full disk, an I/O error
+                    raise ExtractError(f"cannot write the work directory {work} (resumable): {exc}") from exc
                 finally:
                     state.close()
                 checkpoint("swapped")
@@ -196,9 +201,8 @@ def _plan(
     max_edges: int | None,
     batch_size: int,
 ) -> _Plan:
-    depth = check_budget(hops, "hops")
-    if depth is None:
-        raise InvalidTermError("hops must be an integer >= 0, got None")
+    depth = check_budget(hops, "hops", required=True)
+    assert depth is not None
     walk = check_direction(direction)
     limit = check_budget(max_edges, "max_edges")
     size = check_budget(batch_size, "batch_size", minimum=1)
@@ -298,7 +302,8 @@ class _State:
             self.put("progress", self.progress)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite has already rolled back after a full disk or I/O error
+                self.db.execute("ROLLBACK")
             raise
 
     def add_node(self, node: str, hop: int) -> None:
@@ -588,7 +593,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
     except BaseException as exc:
         release_frames(exc)
         shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, (OSError, BackendError)):
+        if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc
         raise
     return record

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg_adapters.commands import Command
-from kg_adapters.errors import InvalidTermError
+from kg_adapters.commands import Command, count
+from kg_adapters.errors import InvalidTermError, KGError
 
 if TYPE_CHECKING:
     from kg_adapters.base import KnowledgeGraph
@@ -39,9 +39,6 @@ def cmd_reason(args: argparse.Namespace) -> int:
     from reasoning.runner import read_questions, run
     from reasoning.scope import check_question_graphs, questions_without_graph
 
-    if args.workers < 1:
-        print("kga: error: --workers must be at least 1", file=sys.stderr)
-        return 2
     questions = read_questions(args.input)
     if args.limit is not None:
         questions = questions[: args.limit]
@@ -78,16 +75,19 @@ def cmd_reason(args: argparse.Namespace) -> int:
                         + (" ..." if len(missing) > 5 else ""),
                         file=sys.stderr,
                     )
-            report = run(
-                factory,
-                kg,
-                questions,
-                args.out,
-                llm=llm,
-                workers=args.workers,
-                progress=args.progress,
-                scope=args.scope,
-            )
+            try:
+                report = run(
+                    factory,
+                    kg,
+                    questions,
+                    args.out,
+                    llm=llm,
+                    workers=args.workers,
+                    progress=args.progress,
+                    scope=args.scope,
+                )
+            except KeyboardInterrupt:
+                return _interrupted(args)
     finally:
         close = getattr(llm, "close", None)
         if close is not None:
@@ -106,6 +106,22 @@ def cmd_reason(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary))
     return 1 if report.failed else 0
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C during ``kga reason``: one line saying what was saved and how to resume (exit 130)."""
+    from reasoning.runner import finished_ids
+
+    try:
+        saved = len(finished_ids(args.out)[0])
+    except (KGError, OSError):
+        saved = 0
+    print(
+        f"kga: error: interrupted; {saved} answered question(s) are saved in {args.out}; run the same command "
+        "again to resume (answered questions are skipped)",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -148,8 +164,8 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
     reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
     reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
     reason.add_argument("--scorer", default="bm25", help="bm25 (default) or minilm (needs the embeddings extra)")
-    reason.add_argument("--workers", type=int, default=1)
-    reason.add_argument("--limit", type=int, help="only the first N questions")
+    reason.add_argument("--workers", type=count(1), default=1)
+    reason.add_argument("--limit", type=count(), help="only the first N questions")
     reason.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option (repeatable)")
     reason.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"

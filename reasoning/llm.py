@@ -22,14 +22,16 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import requests
 
-from kg_adapters.backends.http_transport import parse_retry_after
-from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, RateLimited, TransientError
+from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
+from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
+from kg_adapters.url import redact_url
 from kg_adapters.wrappers.retry import Retrier
 from reasoning.base import LLM, CandidateLLM, ChatMessage
 from reasoning.errors import LLMError
@@ -70,16 +72,18 @@ class OpenAIChat:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         session: requests.Session | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidTermError(f"model must be a non-empty string, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise InvalidTermError(f"timeout must be a number > 0, got {timeout!r}")
+        check_seconds(timeout, "timeout", positive=True, required=True)
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise InvalidTermError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         self.endpoint = f"{self.base_url}/chat/completions"
+        self.shown_endpoint = redact_url(self.endpoint)
+        """The endpoint as messages and logs show it (no credentials)."""
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = float(timeout)
         self.retrier = Retrier(
@@ -99,10 +103,13 @@ class OpenAIChat:
             raise InvalidTermError("cache_mode='replay' needs a cache file")
         else:
             self.cache = None
-        self._session = session or requests.Session()
-        self._session.headers.update({"Content-Type": "application/json"})
-        if key:
-            self._session.headers["Authorization"] = f"Bearer {key}"
+        self._http = _ChatExchange(
+            self.endpoint,
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
+            session=session,
+            max_response_bytes=max_response_bytes,
+        )
         self._lock = threading.Lock()
         self.llm_calls = 0
         self.requests_sent = 0
@@ -122,7 +129,7 @@ class OpenAIChat:
                 return found
             if self.cache.mode == "replay":
                 raise CacheMiss(f"no recorded reply of {self.model} for these messages (replay mode)")
-        reply = self.retrier.run(self.endpoint, lambda: self._exchange(payload))
+        reply = self.retrier.run(self.shown_endpoint, lambda: self._exchange(payload))
         if self.cache is not None:
             self.cache.put(key, reply)
         with self._lock:
@@ -144,8 +151,7 @@ class OpenAIChat:
         :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``).
         A server that ignores ``n`` (answers fewer choices) gets the missing ones asked one sample
         per request at that temperature; more choices than asked for is an LLMError."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise InvalidTermError(f"n must be an integer >= 1, got {n!r}")
+        check_count(n, "n", minimum=1, required=True)
         payload = self._payload(messages, temperature, max_tokens)
         payload["n"] = n
         sampling = {**payload, "temperature": max(float(temperature), SAMPLING_TEMPERATURE)} if beam_search else payload
@@ -182,9 +188,9 @@ class OpenAIChat:
                 return list(found)[:n]
             if self.cache.mode == "replay":
                 raise CacheMiss(f"no recorded replies of {self.model} for these messages (replay mode)")
-        replies = self.retrier.run(self.endpoint, lambda: self._exchange_all(payload))
+        replies = self.retrier.run(self.shown_endpoint, lambda: self._exchange_all(payload))
         if len(replies) > n:
-            raise LLMError(f"{self.endpoint}: asked for {n} choices, got {len(replies)}")
+            raise LLMError(f"{self.shown_endpoint}: asked for {n} choices, got {len(replies)}")
         if self.cache is not None:
             self.cache.put(key, replies)
         with self._lock:
@@ -192,7 +198,7 @@ class OpenAIChat:
         return replies
 
     def close(self) -> None:
-        self._session.close()
+        self._http.close()
         if self.cache is not None and self._owns_cache:
             self.cache.close()
 
@@ -203,7 +209,7 @@ class OpenAIChat:
         self.close()
 
     def __repr__(self) -> str:
-        return f"OpenAIChat({self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIChat({self.model!r}, base_url={redact_url(self.base_url)!r})"
 
     def _payload(self, messages: Sequence[ChatMessage], temperature: float, max_tokens: int | None) -> dict[str, Any]:
         checked: list[dict[str, str]] = []
@@ -218,8 +224,7 @@ class OpenAIChat:
             raise InvalidTermError(f"temperature must be a number >= 0, got {temperature!r}")
         payload: dict[str, Any] = {"model": self.model, "messages": checked, "temperature": float(temperature)}
         if max_tokens is not None:
-            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-                raise InvalidTermError(f"max_tokens must be an integer >= 1, got {max_tokens!r}")
+            check_count(max_tokens, "max_tokens", minimum=1)
             payload["max_tokens"] = max_tokens
         return payload
 
@@ -229,34 +234,29 @@ class OpenAIChat:
     def _exchange_all(self, payload: dict[str, Any]) -> list[str]:
         with self._lock:
             self.requests_sent += 1
-        try:
-            response = self._session.post(self.endpoint, json=payload, timeout=(min(self.timeout, 10.0), self.timeout))
-        except requests.Timeout as exc:
-            raise BackendTimeout(f"{self.endpoint} did not answer within {self.timeout:g} s") from exc
-        except requests.RequestException as exc:
-            raise TransientError(f"HTTP exchange with {self.endpoint} failed: {exc}") from exc
-        with response:
-            _raise_for_status(self.endpoint, response)
-            return _reply_texts(self.endpoint, response.content)
+        body, _headers = self._http.exchange(json_body=payload)
+        return _reply_texts(self.shown_endpoint, body)
 
 
-def _raise_for_status(endpoint: str, response: requests.Response) -> None:
-    status = response.status_code
-    if status < 300:
-        return
-    message = response.text.strip()[:_MAX_MESSAGE]
-    where = f"{endpoint} answered HTTP {status}"
-    if status == 429:
-        milliseconds = response.headers.get("retry-after-ms")
-        retry_after = (
-            float(milliseconds) / 1000.0
-            if milliseconds and milliseconds.isdigit()
-            else parse_retry_after(response.headers.get("Retry-After"))
-        )
-        raise RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
-    if status >= 500 or status in (408, 409):
-        raise TransientError(f"{where}: {message}")
-    raise LLMError(f"{where}: {message}")
+class _ChatExchange(HttpExchange):
+    """The HTTP exchange of a chat completion (whole-exchange deadline, size cap, redaction), with
+    the status mapping of OpenAI-compatible servers: 429 (``retry-after-ms`` or ``Retry-After``),
+    5xx, 408 and 409 are worth retrying; any other refusal is an LLMError."""
+
+    def _status_error(self, status: int, headers: Mapping[str, str], text: str) -> BackendError | QueryError:
+        message = text[:_MAX_MESSAGE]
+        where = f"{self.endpoint} answered HTTP {status}"
+        if status == 429:
+            milliseconds = headers.get("retry-after-ms")
+            retry_after = (
+                float(milliseconds) / 1000.0
+                if milliseconds and milliseconds.isdigit()
+                else parse_retry_after(headers.get("Retry-After"))
+            )
+            return RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
+        if status >= 500 or status in (408, 409):
+            return TransientError(f"{where}: {message}")
+        return LLMError(f"{where}: {message}")
 
 
 def _reply_texts(endpoint: str, body: bytes) -> list[str]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +184,16 @@ def _median(values: Sequence[float]) -> float:
     return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
+def _numbered_lines(handle: Any, path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a text file; bytes that are not UTF-8 raise LoadError with the line."""
+    number = 0
+    try:
+        for number, text in enumerate(handle, start=1):
+            yield number, text
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"not valid UTF-8 (byte {exc.start} of a chunk)", file=str(path), line=number + 1) from exc
+
+
 def read_question_rows(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line or row number, row)`` of a questions file: JSONL (``.gz``/``.bz2`` too) or a RoG
     dataset Parquet shard (``.parquet``, the ``rog`` extra), streamed; each row's ``graph`` (a
@@ -208,7 +218,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     except OSError as exc:
         raise LoadError(f"cannot read the results file: {exc.strerror or exc}", file=str(path)) from exc
     with handle:
-        for number, text in enumerate(handle, start=1):
+        for number, text in _numbered_lines(handle, path):
             if not text.strip():
                 continue
             try:

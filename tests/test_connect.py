@@ -189,3 +189,11 @@ def test_missing_store(tmp_path: Path) -> None:
     with pytest.raises(StoreNotFound):
         connect(f"oxigraph://{tmp_path / 'absent'}")
     assert not (tmp_path / "absent").exists()
+
+
+@pytest.mark.parametrize("value", ["maybe", "", "2"])
+def test_a_write_option_that_is_not_a_flag_is_refused(store: Path, value: str) -> None:
+    with pytest.raises(InvalidTermError, match="write"):
+        connect(f"oxigraph://{store}?write={value}")
+    with pytest.raises(InvalidTermError, match="write"):
+        connect(f"oxigraph://{store}", write=1)

@@ -559,8 +559,8 @@ def test_cli_reads_seed_files_and_prints_json(
 
 def test_cli_errors(conformance_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")
-    assert main(["extract", "--kg", url(conformance_store), "--seeds", A, "--hops", "-1", "--store", out]) == 1
-    assert "hops" in capsys.readouterr().err
+    assert main(["extract", "--kg", url(conformance_store), "--seeds", A, "--hops", "-1", "--store", out]) == 2
+    assert "hops" in capsys.readouterr().err  # a bad budget on the command line is a usage error
     assert main(["extract", "--kg", url(conformance_store), "--seeds", EX_NOPE, "--hops", "1", "--store", out]) == 1
     assert "no triple for seed" in capsys.readouterr().err
     bogus = url(conformance_store) + "?bogus=1"

@@ -19,7 +19,14 @@ from kg_adapters import connect
 from kg_adapters.backends.wikidata_api import WikibaseApiTransport, WikidataApiGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
-from kg_adapters.errors import BackendError, InvalidTermError, QueryError, ResultTooLarge, RetriesExhausted
+from kg_adapters.errors import (
+    BackendError,
+    InvalidTermError,
+    QueryError,
+    ResultMismatch,
+    ResultTooLarge,
+    RetriesExhausted,
+)
 from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
@@ -404,6 +411,19 @@ def test_search_pages_past_fifty(entities: dict[str, Any], clock: FakeClock) -> 
         assert [(c["limit"], c["continue"]) for c in server.calls()] == [("50", "0"), ("5", "50")]
 
 
+@pytest.mark.parametrize(
+    "hit",
+    [{"label": "no id"}, {"id": 42, "label": "x"}, {"id": "Q1", "label": ["x"]}, "Q1", {"id": "Q1", "description": 7}],
+)
+def test_a_malformed_search_hit_is_a_typed_error(entities: dict[str, Any], clock: FakeClock, hit: Any) -> None:
+    with (
+        WikidataApiServer(entities, searches={"thing": [hit]}) as server,
+        open_api(server, clock) as kg,
+        pytest.raises(ResultMismatch),
+    ):
+        kg.search("thing")
+
+
 # -- faults ---------------------------------------------------------------------------------------------
 
 
@@ -482,3 +502,21 @@ def test_the_command_line_reaches_the_api(server: WikidataApiServer, capsys: pyt
         }
     ]
     assert {request.user_agent for request in server.requests} == {UA}
+
+
+def test_each_operation_logs_its_request_count_at_debug(
+    entities: dict[str, Any], clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    with (
+        WikidataApiServer(entities) as server,
+        open_api(server, clock) as kg,
+        caplog.at_level(logging.DEBUG, logger="kg_adapters"),
+    ):
+        kg.labels(["Q42"])
+        kg.paths("Q42", ["P69"])
+        sent = server.request_count
+    counts = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert [message.split(" on ")[0] for message in counts] == ["labels", "paths"]
+    assert sum(int(message.rsplit(": ", 1)[1].split()[0]) for message in counts) == sent

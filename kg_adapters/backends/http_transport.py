@@ -9,20 +9,40 @@ translated into the typed errors of :mod:`kg_adapters.errors` here and nowhere e
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
+import os
 import re
+import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import requests
+import requests.adapters
+import requests.auth
 import urllib3
+import urllib3.connection
+import urllib3.connectionpool
 
 from kg_adapters._version import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
-from kg_adapters.errors import BackendError, BackendTimeout, InvalidTermError, QueryError, RateLimited, TransientError
+from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.errors import (
+    BackendError,
+    BackendTimeout,
+    InvalidTermError,
+    QueryError,
+    RateLimited,
+    ResponseTooLarge,
+    ResultMismatch,
+    TransientError,
+)
 from kg_adapters.transport import SparqlResult, Term
+from kg_adapters.url import redact_url
 
 DEFAULT_USER_AGENT = f"kg-adapters/{__version__} (https://pypi.org/project/kg-adapters/) python-requests"
 JSON_RESULTS = "application/sparql-results+json"
@@ -47,6 +67,57 @@ def wikimedia_user_agent(user_agent: object, *, service: str, scheme: str) -> st
     return str(user_agent)
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """(the URL without ``user:password@``, (user, password) or None); percent-escapes decoded."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+CREDENTIAL_OPTIONS = ("username", "password_env", "netrc")
+
+
+def credentials_from_options(endpoint: str, options: dict[str, Any]) -> tuple[str, tuple[str, str] | None]:
+    """Pops the credential options and answers (URL without credentials, (user, password) or None).
+
+    Credentials come, first found first: from ``password_env=VAR`` (the password in environment
+    variable VAR; the user from ``username=`` or the URL's ``user@``), from the URL itself
+    (``user:password@host``), or from ``netrc=FILE`` (the host's ``machine`` entry). Without any,
+    requests consults ``$NETRC`` or ``~/.netrc`` for the host, as curl does."""
+    url, from_url = split_credentials(endpoint)
+    username = options.pop("username", None)
+    password_env = options.pop("password_env", None)
+    netrc_file = options.pop("netrc", None)
+    user = str(username) if username is not None else (from_url[0] if from_url else None)
+    if password_env is not None:
+        name = str(password_env)
+        if name not in os.environ:
+            raise InvalidTermError(f"password_env names the environment variable {name!r}, which is not set")
+        if not user:
+            raise InvalidTermError("password_env needs a user name: username=NAME or user@ in the URL")
+        return url, (user, os.environ[name])
+    if from_url is not None:
+        return url, (user or "", from_url[1])
+    if netrc_file is not None:
+        import netrc
+
+        try:
+            entry = netrc.netrc(str(netrc_file)).authenticators(urlsplit(url).hostname or "")
+        except (OSError, netrc.NetrcParseError) as exc:
+            raise InvalidTermError(f"cannot read the netrc file {netrc_file}: {exc}") from None
+        if entry is None:
+            raise InvalidTermError(f"the netrc file {netrc_file} has no entry for {urlsplit(url).hostname}")
+        login, _account, password = entry
+        return url, (user or login or "", password or "")
+    return url, None
+
+
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
@@ -62,41 +133,77 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - current)
 
 
-def convert_json_term(term: Mapping[str, Any] | None) -> Term | None:
-    """A SPARQL-JSON term as our term; Virtuoso's ``nodeID://`` blank nodes become ``_:label``."""
+def convert_json_term(term: Any) -> Term | None:
+    """A SPARQL-JSON term as our term; Virtuoso's ``nodeID://`` blank nodes become ``_:label``.
+    Anything that is not a well-formed term (unknown type, a value that is not text, a datatype or
+    language that is not text) raises ResultMismatch: it is never dropped or guessed at."""
     if term is None:
         return None
+    if not isinstance(term, dict):
+        raise ResultMismatch(f"a SPARQL JSON term is not an object: {term!r:.80}")
     kind = term.get("type")
-    value = str(term.get("value", ""))
+    value = term.get("value")
+    if type(value) is not str:
+        raise ResultMismatch(f"a SPARQL JSON {kind!s:.20} term has a value that is not a string: {value!r:.80}")
     if kind == "uri":
         return value
     if kind in ("literal", "typed-literal"):
         datatype = term.get("datatype")
-        return plain_literal(value, None if datatype is None else str(datatype), term.get("xml:lang"))
+        lang = term.get("xml:lang")
+        if (datatype is not None and type(datatype) is not str) or (lang is not None and type(lang) is not str):
+            raise ResultMismatch(f"a SPARQL JSON literal has a datatype or language that is not a string: {term!r:.80}")
+        return plain_literal(value, datatype, lang)
     if kind == "bnode":
         return "_:" + value.removeprefix("nodeID://")
-    return None
+    raise ResultMismatch(f"a SPARQL JSON term of unknown type {kind!r:.40}")
 
 
 def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
-    """Parses SPARQL 1.1 JSON results; a body that does not parse is treated as cut short."""
+    """Parses SPARQL 1.1 JSON results. A body that is not JSON is treated as cut short
+    (TransientError); JSON that is not a result document -- a ``boolean`` that is not true/false,
+    variables that are not names, a binding of a variable the head does not list, a malformed
+    term -- raises ResultMismatch."""
     try:
         data = json.loads(body)
-        if "boolean" in data:
-            return SparqlResult(boolean=bool(data["boolean"]))
-        variables = tuple(str(v) for v in data["head"]["vars"])
-        bindings = data["results"]["bindings"]
-        rows: list[tuple[Term | None, ...]] = []
-        convert = convert_json_term
-        for binding in bindings:
-            row: list[Term | None] = []
-            for name in variables:
-                term = binding.get(name)
-                # IRIs are most cells: take them without a call (about 4x faster on big answers)
-                row.append(term["value"] if term is not None and term.get("type") == "uri" else convert(term))
-            rows.append(tuple(row))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except ValueError as exc:
         raise TransientError(f"malformed or truncated SPARQL result body ({len(body)} bytes): {exc}") from exc
+    if not isinstance(data, dict):
+        raise ResultMismatch(f"a SPARQL result document must be a JSON object, got {type(data).__name__}")
+    if "boolean" in data:
+        answer = data["boolean"]
+        if type(answer) is not bool or "results" in data:
+            raise ResultMismatch(f"an ASK answer must be true or false, got {answer!r:.40}")
+        return SparqlResult(boolean=answer)
+    head, results = data.get("head"), data.get("results")
+    names = head.get("vars") if isinstance(head, dict) else None
+    bindings = results.get("bindings") if isinstance(results, dict) else None
+    if not isinstance(names, list) or not isinstance(bindings, list):
+        raise ResultMismatch("a SPARQL result document needs head.vars and results.bindings lists")
+    if not all(type(name) is str and name for name in names) or len(set(names)) != len(names):
+        raise ResultMismatch(f"head.vars must list distinct variable names, got {names!r:.120}")
+    variables = tuple(names)
+    rows: list[tuple[Term | None, ...]] = []
+    convert = convert_json_term
+    for binding in bindings:
+        if not isinstance(binding, dict):
+            raise ResultMismatch(f"a SPARQL JSON binding is not an object: {binding!r:.80}")
+        row: list[Term | None] = []
+        bound = 0
+        for name in variables:
+            term = binding.get(name)
+            if term is None:
+                row.append(None)
+                continue
+            bound += 1
+            # IRIs are most cells: take them without a call (about 4x faster on big answers)
+            if type(term) is dict and term.get("type") == "uri" and type(term.get("value")) is str:
+                row.append(term["value"])
+            else:
+                row.append(convert(term))
+        if bound != len(binding):
+            extra = sorted(set(binding) - set(variables))
+            raise ResultMismatch(f"a binding names variables the head does not list: {extra!r:.80}")
+        rows.append(tuple(row))
     return SparqlResult(variables=variables, rows=rows, capped=capped)
 
 
@@ -116,21 +223,109 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows))
 
 
-def without_credentials(url: str) -> str:
-    """``url`` without the ``user:password@`` of its authority (for messages, reprs and logs)."""
-    from urllib.parse import urlsplit, urlunsplit
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The largest answer body read (``max_response_bytes``): far above what a row-capped endpoint
+sends, far below what would exhaust memory."""
+MAX_REDIRECTS = 10
+_REDIRECTS = (301, 302, 303, 307, 308)
+_UNSAFE_HEADER_TEXT = re.compile(r"[\x00-\x1f\x7f]")
 
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+def check_header_value(value: object, name: str) -> str:
+    """``value`` as an HTTP header value; a line break or other control character (which would
+    split the header, or be refused on every attempt) is an InvalidTermError at connect time."""
+    if not isinstance(value, str) or _UNSAFE_HEADER_TEXT.search(value) or not value.strip():
+        raise InvalidTermError(f"{name} must be non-empty text without line breaks or control characters")
+    return value
+
+
+class _ExchangeWatch:
+    """The deadline of one exchange: the sockets it uses register here, and when the deadline
+    passes a timer shuts them down, so a blocked read returns at once whatever phase it is in
+    (connect, redirects, headers sent a byte at a time, body)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.expired = False
+
+    def register(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+_current = threading.local()
+
+
+def _watch_connection(connection: Any) -> None:
+    watch: _ExchangeWatch | None = getattr(_current, "watch", None)
+    if watch is not None:
+        watch.register(getattr(connection, "sock", None))
+
+
+class _Watched:
+    """Registers the connection's socket with the current exchange's watch (connect and response)."""
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        _watch_connection(self)
+
+    def getresponse(self) -> Any:
+        _watch_connection(self)
+        return super().getresponse()  # type: ignore[misc]
+
+
+class _WatchedHTTPConnection(_Watched, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+class _WatchedAdapter(requests.adapters.HTTPAdapter):
+    """An adapter whose connections register their sockets with the current exchange's watch."""
+
+    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+        self.poolmanager.key_fn_by_scheme = dict(self.poolmanager.key_fn_by_scheme)
 
 
 class HttpExchange:
     """One keep-alive ``requests`` session to one URL: sends form fields, returns the body and
-    headers, and turns HTTP failures into typed errors. ``timeout`` bounds the whole exchange
-    (connect, server time and download), so a stalled or slow-dripping server fails with
-    BackendTimeout. ``requests_sent`` counts the requests."""
+    headers, and turns HTTP failures into typed errors.
+
+    ``timeout`` bounds the whole exchange -- connecting, every redirect, the headers and the body --
+    so a stalled or slow-dripping server fails with BackendTimeout. ``max_response_bytes`` bounds
+    the body read (ResponseTooLarge past it). Credentials (``http://user:password@host/``,
+    ``auth=(user, password)``, or the netrc file for the host) are sent with the requests and
+    never shown: ``endpoint`` is the URL without them. ``requests_sent`` counts the requests."""
 
     def __init__(
         self,
@@ -141,70 +336,159 @@ class HttpExchange:
         headers: Mapping[str, str] | None = None,
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        auth: tuple[str, str] | requests.auth.AuthBase | None = None,
     ) -> None:
-        self._endpoint = endpoint
-        self._shown = without_credentials(endpoint)
-        self.timeout = float(timeout)
+        self.timeout = check_seconds(timeout, "timeout", positive=True, required=True) or 0.0
+        self.max_response_bytes = check_count(max_response_bytes, "max_response_bytes", minimum=1, required=True) or 1
+        check_header_value(user_agent, "user_agent")
+        for name, value in (headers or {}).items():
+            check_header_value(value, f"header {name}")
+        self._url, url_auth = split_credentials(endpoint)
+        self._auth = auth if auth is not None else url_auth
+        self._endpoint = redact_url(self._url)
         self._session = session or requests.Session()
+        self._session.max_redirects = MAX_REDIRECTS
+        adapter = _WatchedAdapter()
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
         self._session.headers.update({"User-Agent": user_agent, **(headers or {})})
         self._clock = clock
         self.requests_sent = 0
 
     @property
     def endpoint(self) -> str:
-        """The endpoint as messages name it: without a user or password."""
-        return self._shown
+        """The endpoint URL as it may be shown: without credentials."""
+        return self._endpoint
 
-    def exchange(self, fields: Mapping[str, str], *, use_get: bool) -> tuple[bytes, Mapping[str, str]]:
-        """Sends ``fields`` (as the query string, or a POSTed form) and returns (body, headers)."""
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._endpoint!r}, timeout={self.timeout:g})"
+
+    def exchange(
+        self, fields: Mapping[str, str] | None = None, *, use_get: bool = False, json_body: Any = None
+    ) -> tuple[bytes, Mapping[str, str]]:
+        """Sends ``fields`` (as the query string, or a POSTed form) or ``json_body`` (POSTed as JSON)
+        and returns (body, headers)."""
         self.requests_sent += 1
-        deadline = self._clock() + self.timeout
-        timeout = (min(self.timeout, 10.0), self.timeout)
+        watch = _ExchangeWatch()
+        timer = threading.Timer(self.timeout, watch.expire)
+        timer.daemon = True
+        outer = getattr(_current, "watch", None)
+        _current.watch = watch
+        timer.start()
         try:
-            if use_get:
-                response = self._session.get(self._endpoint, params=fields, timeout=timeout, stream=True)
+            deadline = self._clock() + self.timeout
+            return self._exchange(fields or {}, json_body, use_get=use_get, deadline=deadline, watch=watch)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            if watch.expired or isinstance(exc, (requests.Timeout, urllib3.exceptions.TimeoutError)):
+                raise self._late() from exc
+            if isinstance(exc, requests.TooManyRedirects):
+                raise BackendError(f"{self._endpoint} redirected more than {MAX_REDIRECTS} times") from exc
+            if isinstance(exc, requests.ConnectionError):
+                raise TransientError(f"connection to {self._endpoint} failed: {redact_url(str(exc))}") from exc
+            raise TransientError(f"HTTP exchange with {self._endpoint} failed: {redact_url(str(exc))}") from exc
+        except BackendError:
+            if watch.expired:
+                raise self._late() from None
+            raise
+        finally:
+            timer.cancel()
+            _current.watch = outer
+
+    def _late(self) -> BackendTimeout:
+        return BackendTimeout(f"{self._endpoint} took longer than {self.timeout:g} s to answer (the whole exchange)")
+
+    def _exchange(
+        self, fields: Mapping[str, str], json_body: Any, *, use_get: bool, deadline: float, watch: _ExchangeWatch
+    ) -> tuple[bytes, Mapping[str, str]]:
+        url, method = self._url, "GET" if use_get else "POST"
+        origin = urlsplit(url).netloc
+        for _hop in range(MAX_REDIRECTS + 1):
+            remaining = deadline - self._clock()
+            if remaining <= 0 or watch.expired:
+                raise self._late()
+            timeout = (min(remaining, 10.0), remaining)
+            same_origin = urlsplit(url).netloc == origin
+            auth = self._auth if same_origin else None  # credentials never follow a redirect elsewhere
+            if json_body is not None:
+                response = self._session.post(
+                    url, json=json_body, timeout=timeout, stream=True, allow_redirects=False, auth=auth
+                )
+            elif method == "GET":
+                response = self._session.get(
+                    url, params=fields, timeout=timeout, stream=True, allow_redirects=False, auth=auth
+                )
             else:
-                response = self._session.post(self._endpoint, data=fields, timeout=timeout, stream=True)
+                response = self._session.post(
+                    url, data=fields, timeout=timeout, stream=True, allow_redirects=False, auth=auth
+                )
             with response:
-                chunks: list[bytes] = []
-                # read1 returns whatever has arrived, so a server dripping a few bytes at a time is
-                # caught at the deadline (iter_content would wait for a whole 64 KiB chunk first).
-                while chunk := response.raw.read1(1 << 16, decode_content=True):
-                    chunks.append(chunk)
-                    if self._clock() > deadline:
-                        raise BackendTimeout(f"{self._shown} took longer than {self.timeout:g} s to answer")
-                body = b"".join(chunks)
+                if response.status_code in _REDIRECTS and response.headers.get("Location"):
+                    url = urljoin(url, response.headers["Location"])
+                    if urlsplit(url).scheme not in ("http", "https"):
+                        raise BackendError(f"{self._endpoint} redirected to a non-HTTP URL")
+                    if method == "GET" and json_body is None:
+                        fields = {}  # a redirected GET: the new location carries its own query string
+                    elif response.status_code in (301, 302, 303):
+                        if json_body is not None:
+                            raise BackendError(f"{self._endpoint} redirected a JSON POST (HTTP {response.status_code})")
+                        method = "GET"  # the SPARQL protocol takes the same fields in the query string
+                    continue
+                body = self._read_body(response, deadline)
+                if watch.expired:  # cut short by the deadline (headers or body may look complete)
+                    raise self._late()
                 self._raise_for_status(response, body)
                 return body, response.headers
-        except requests.Timeout as exc:
-            raise BackendTimeout(f"{self._shown} did not answer within {self.timeout:g} s") from exc
-        except requests.ConnectionError as exc:
-            raise TransientError(f"connection to {self._shown} failed: {exc}") from exc
-        except requests.RequestException as exc:
-            raise TransientError(f"HTTP exchange with {self._shown} failed: {exc}") from exc
-        except urllib3.exceptions.ReadTimeoutError as exc:
-            raise BackendTimeout(f"{self._shown} did not answer within {self.timeout:g} s") from exc
-        except urllib3.exceptions.HTTPError as exc:  # the body, read from urllib3 directly, was cut short
-            raise TransientError(f"HTTP exchange with {self._shown} failed: {exc}") from exc
+        raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
+
+    def _read_body(self, response: requests.Response, deadline: float) -> bytes:
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_response_bytes:
+            raise ResponseTooLarge(
+                f"{self._endpoint} announced a {int(declared):,}-byte answer, over max_response_bytes="
+                f"{self.max_response_bytes}"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        # read1 returns whatever has arrived, so a server dripping a few bytes at a time is
+        # caught at the deadline (iter_content would wait for a whole 64 KiB chunk first).
+        while chunk := response.raw.read1(1 << 16, decode_content=True):
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise ResponseTooLarge(
+                    f"{self._endpoint} sent more than max_response_bytes={self.max_response_bytes} bytes; "
+                    "raise the option if such answers are expected"
+                )
+            chunks.append(chunk)
+            if self._clock() > deadline:
+                raise self._late()
+        return b"".join(chunks)
 
     def _raise_for_status(self, response: requests.Response, body: bytes) -> None:
         status = response.status_code
         if status < 300:
             return
-        message = body.decode("utf-8", "replace").strip()[:_MAX_MESSAGE]
-        where = f"{self._shown} answered HTTP {status}"
-        if status == 429 or (status == 503 and "Retry-After" in response.headers):
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            raise RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
+        error = self._status_error(status, response.headers, redact_url(body.decode("utf-8", "replace").strip()))
+        error.status = status
+        raise error
+
+    def _status_error(self, status: int, headers: Mapping[str, str], text: str) -> BackendError | QueryError:
+        message = text[:_MAX_MESSAGE]
+        where = f"{self._endpoint} answered HTTP {status}"
+        if status == 429 or (status == 503 and "Retry-After" in headers):
+            retry_after = parse_retry_after(headers.get("Retry-After"))
+            return RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
         if status in (502, 503, 504, 408):
-            raise TransientError(f"{where}: {message}")
+            return TransientError(f"{where}: {message}")
         if status == 500:
             if _PERMANENT_500.search(message):
-                raise QueryError(f"{where}: {message}")
-            raise TransientError(f"{where}: {message}")
+                return QueryError(f"{where}: {message}")
+            return TransientError(f"{where}: {message}")
         if status == 400:
-            raise QueryError(f"{where} (query refused): {message}")
-        raise BackendError(f"{where}: {message}")
+            return QueryError(f"{where} (query refused): {message}")
+        if status in (401, 407):
+            return BackendError(f"{where} (credentials missing or refused): {message}")
+        return BackendError(f"{where}: {message}")
 
     def close(self) -> None:
         self._session.close()
@@ -224,9 +508,11 @@ class HttpSparqlTransport(HttpExchange):
         headers: Mapping[str, str] | None = None,
         session: requests.Session | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        auth: tuple[str, str] | requests.auth.AuthBase | None = None,
     ) -> None:
         if method not in ("GET", "POST"):
-            raise ValueError(f"method must be GET or POST, got {method!r}")
+            raise InvalidTermError(f"method must be GET or POST, got {method!r}")
         super().__init__(
             endpoint,
             timeout=timeout,
@@ -234,6 +520,8 @@ class HttpSparqlTransport(HttpExchange):
             headers={"Accept": ACCEPT, **(headers or {})},
             session=session,
             clock=clock,
+            max_response_bytes=max_response_bytes,
+            auth=auth,
         )
         self.method = method
         self.get_max_bytes = get_max_bytes

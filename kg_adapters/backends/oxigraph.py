@@ -6,7 +6,9 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
+import errno
 import itertools
+import os
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -18,7 +20,7 @@ from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
 from kg_adapters.base import Direction, Ids, check_budget, check_direction
-from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound
+from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
 from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
@@ -39,14 +41,14 @@ _Literal = ox.Literal
 _BlankNode = ox.BlankNode
 
 
-def _flag(value: object) -> bool:
-    """A boolean option, given as a bool or as URL text (1/true/yes, 0/false/no)."""
-    if isinstance(value, str):
-        lowered = value.lower()
-        if lowered not in ("1", "true", "yes", "0", "false", "no"):
-            raise TypeError(f"expected true or false, got {value[:20]!r}")
-        return lowered in ("1", "true", "yes")
-    return bool(value)
+def _flag(value: object, name: str) -> bool:
+    """A boolean option, given as a bool or as URL text (1/true/yes, 0/false/no); anything else is
+    refused rather than read as false."""
+    if isinstance(value, str) and value.lower() in _FLAGS:
+        return _FLAGS[value.lower()]
+    if not isinstance(value, bool):
+        raise InvalidTermError(f"option {name} must be true or false, got {value!r:.40}")
+    return value
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
@@ -123,6 +125,9 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
 
 
+_FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
 
@@ -155,10 +160,18 @@ class OxigraphGraph(SparqlGraph):
             self._store = ox.Store()
             return
         data = str(self._version.data)
+        if write and not os.access(data, os.W_OK):  # EROFS answers here even for root
+            self.close_version()
+            raise StoreReadOnly(
+                f"cannot open the store at {path} for writing: its directory or file system is read-only "
+                "(connect without write=True to read it)"
+            )
         try:
             self._store = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
             self.close_version()
+            if write and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreReadOnly(f"cannot open the store at {path} for writing: {exc}") from exc
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
         self._use_index = index
         if index:
@@ -410,8 +423,8 @@ class OxigraphGraph(SparqlGraph):
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
         profile = options.pop("profile", None)
-        write = _flag(options.pop("write", False))
-        index = _flag(options.pop("index", True))
+        write = _flag(options.pop("write", False), "write")
+        index = _flag(options.pop("index", True), "index")
         if options:
             raise TypeError(f"unknown option(s) for oxigraph: {', '.join(sorted(options))}")
         return cls(local_path(url) or None, profile=profile, write=write, index=index)

@@ -252,7 +252,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         if self._index is None:
             self._index = self._open_label_index()
         entity_id = self._profile.entity_id

@@ -13,20 +13,24 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from kg_adapters.backends.dialects import Dialect, get_dialect
+from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
 from kg_adapters.base import Direction, check_budget
-from kg_adapters.errors import InvalidTermError, QueryError, ResultTooLarge
+from kg_adapters.budgets import option_count, option_seconds
+from kg_adapters.errors import InvalidTermError, QueryError, ResultMismatch, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
 from kg_adapters.sparql_terms import check_iri, check_text, string_literal, values_block
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.url import KGUrl
+
+TRIPLE_VARIABLES = ("subject", "predicate", "object")
 
 WDQS_ENDPOINT = "https://query.wikidata.org/sparql"
 _PROJECTION = re.compile(r"\s*SELECT\s+(?:DISTINCT\s+)?((?:\?\w+\s+)+)WHERE", re.I)
@@ -53,6 +57,100 @@ def _order_of(query: str) -> str:
     return _total_order(match.group(1).split())
 
 
+_VIRTUOSO_TRIPLE_VARIABLES = ("s", "p", "o")
+_FORM = re.compile(r"\s*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
+_PROJECTION_END = re.compile(r"\b(WHERE|FROM)\b|\{", re.I)
+
+
+def projection(query: str) -> tuple[str, ...] | None:
+    """The variable names a SELECT projects, in order (``?x``, ``$x`` and ``(... AS ?x)``); None for
+    ``SELECT *`` or text this reading cannot follow."""
+    _prologue, body = _split_prologue(query)
+    match = re.match(r"\s*SELECT\s+(?:(?:DISTINCT|REDUCED)\s+)?", body, re.I)
+    if match is None:
+        return None
+    names: list[str] = []
+    depth = 0
+    text = body[match.end() :]
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if depth == 0 and (end := _PROJECTION_END.match(text, position)) is not None and end.start() == position:
+            return tuple(names) if names else None
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "*" and depth == 0:
+            return None
+        elif char in "?$":
+            word = re.match(r"[?$](\w+)", text[position:])
+            if word is not None:
+                preceded = re.search(r"\bAS\s*$", text[:position], re.I)
+                if depth == 0 or (depth == 1 and preceded):
+                    names.append(word.group(1))
+                position += word.end()
+                continue
+        position += 1
+    return None
+
+
+def fit_result(
+    query: str, result: SparqlResult, endpoint: str, *, variables: Sequence[str] | None = None
+) -> SparqlResult:
+    """``result`` checked against what ``query`` asks, its rows in the query's own variable order.
+
+    An ASK must be answered true or false; a SELECT with rows binding exactly its projected
+    variables (matched by name, in any order the server lists them); a CONSTRUCT/DESCRIBE with
+    triples. Anything else -- a boolean for a SELECT, a variable missing or extra, N-Triples (or an
+    empty ``text/plain`` body) for a SELECT -- raises ResultMismatch, never a plausible wrong answer."""
+    form_match = _FORM.match(_split_prologue(query)[1])
+    form = form_match.group(1).upper() if form_match else ""
+    if form == "ASK":
+        if result.boolean is None:
+            raise ResultMismatch(f"{endpoint} answered an ASK query without a true/false answer")
+        return result
+    if result.boolean is not None and form in ("SELECT", "CONSTRUCT", "DESCRIBE"):
+        raise ResultMismatch(f"{endpoint} answered a {form} query with a boolean")
+    if form in ("CONSTRUCT", "DESCRIBE"):
+        if result.variables == TRIPLE_VARIABLES:
+            return result
+        if sorted(result.variables) == sorted(_VIRTUOSO_TRIPLE_VARIABLES):  # Virtuoso's s/p/o JSON bindings
+            return _reorder(result, _VIRTUOSO_TRIPLE_VARIABLES, rename=TRIPLE_VARIABLES)
+        raise ResultMismatch(f"{endpoint} answered a {form} query with variables {list(result.variables)!r:.100}")
+    if form != "SELECT":
+        return result
+    wanted = tuple(variables) if variables is not None else projection(query)
+    if wanted is None:  # SELECT *: the names are the server's to list
+        return result
+    if sorted(result.variables) != sorted(wanted):
+        missing = sorted(set(wanted) - set(result.variables))
+        extra = sorted(set(result.variables) - set(wanted))
+        raise ResultMismatch(
+            f"{endpoint} answered variables {list(result.variables)!r:.100} to a query for {list(wanted)!r:.100}"
+            f" (missing {missing!r:.60}, unasked {extra!r:.60})"
+        )
+    return _reorder(result, wanted)
+
+
+def _reorder(result: SparqlResult, names: Sequence[str], *, rename: Sequence[str] | None = None) -> SparqlResult:
+    """``result`` with its columns in the order of ``names`` (optionally renamed)."""
+    target = tuple(rename or names)
+    if tuple(result.variables) == tuple(names):
+        return result if rename is None else replace(result, variables=target)
+    positions = [result.variables.index(name) for name in names]
+    rows = [tuple(row[i] for i in positions) for row in result.rows]
+    return replace(result, variables=target, rows=rows)
+
+
+def _count_of(value: object, endpoint: str) -> int:
+    """A ``COUNT(*)`` cell as an int; anything else is a ResultMismatch."""
+    text = value.value if isinstance(value, Literal) else None
+    if text is None or not text.isdigit() or len(text) > 18:
+        raise ResultMismatch(f"{endpoint} answered a count that is not a non-negative integer: {value!r:.60}")
+    return int(text)
+
+
 def _split_prologue(sparql: str) -> tuple[str, str]:
     """(PREFIX/BASE declarations, the rest) of a query."""
     match = _PROLOGUE.match(sparql)
@@ -60,6 +158,7 @@ def _split_prologue(sparql: str) -> tuple[str, str]:
     return sparql[:end], sparql[end:]
 
 
+@logs_query_counts
 class RemoteSparqlGraph(SparqlGraph):
     """A SPARQL endpoint behind :class:`KnowledgeGraph`, reached through ``transport``."""
 
@@ -83,12 +182,38 @@ class RemoteSparqlGraph(SparqlGraph):
 
     @property
     def endpoint(self) -> str:
+        """The endpoint URL, without credentials."""
         return self.transport.endpoint
 
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.endpoint!r}, profile={self._profile.name!r}, dialect={self.dialect.name!r})"
+        )
+
     # -- querying --------------------------------------------------------------------------------
-    def _execute(self, query: str) -> SparqlResult:
+    def _execute(self, query: str, *, variables: Sequence[str] | None = None) -> SparqlResult:
+        """One query, its answer checked against what the query asks (see :func:`fit_result`);
+        ``variables`` names the projection of a ``SELECT *`` whose variables the caller knows."""
         self.queries_sent += 1
-        return self.transport.execute(query)
+        count_query()
+        return fit_result(query, self.transport.execute(query), self.endpoint, variables=variables)
+
+    def _only_asked(self, rows: list[Row], chunk: Collection[str]) -> list[Row]:
+        """``rows`` of a per-id query (``?x`` first, ``VALUES ?x`` the chunk), refusing a row about
+        an id the query did not ask for: a misbehaving endpoint must not add answers."""
+        asked = chunk if isinstance(chunk, (set, frozenset, dict)) else set(chunk)
+        prefix = self.dialect.blank_node_prefix
+        for row in rows:
+            x = row[0] if row else None
+            if x in asked:
+                continue
+            if prefix and isinstance(x, str) and x.startswith("_:") and prefix + x[2:] in asked:
+                continue
+            raise ResultMismatch(f"{self.endpoint} answered a row about {x!r:.80}, which the query did not ask about")
+        return rows
+
+    def _select_split(self, build: Callable[[Sequence[str]], str], chunk: Sequence[str]) -> list[Row]:
+        return self._only_asked(super()._select_split(build, chunk), chunk)
 
     def _select(self, query: str) -> list[Row]:
         """Asks once without ORDER BY (sorting costs the engine dearly); only an answer that hit the
@@ -122,6 +247,7 @@ class RemoteSparqlGraph(SparqlGraph):
         for chunk in chunks(iris, self.values_chunk):
             query = build(chunk)
             first = self._execute(query)
+            self._only_asked(first.rows, chunk)
             cap = len(first.rows)
             if not first.capped and (self.dialect.row_cap is None or cap < self.dialect.row_cap):
                 yield from first.rows
@@ -134,8 +260,8 @@ class RemoteSparqlGraph(SparqlGraph):
                 yield from self._select_split(build, chunk)
                 continue
             counts: dict[Term | None, int] = {}
-            for counted_id, counted_rows, *_ in counted.rows:
-                counts[counted_id] = int(str(counted_rows))
+            for counted_id, counted_rows, *_ in self._only_asked(counted.rows, chunk):
+                counts[counted_id] = _count_of(counted_rows, self.endpoint)
             held = Counter(row[0] for row in first.rows)
             complete = {x for x, rows_held in held.items() if counts.get(x) == rows_held}
             yield from (row for row in first.rows if row[0] in complete)
@@ -175,10 +301,25 @@ class RemoteSparqlGraph(SparqlGraph):
         """Every row of ``query``, by stable ORDER BY + LIMIT/OFFSET pages."""
         return self._pages(query, _order_of(query), page)
 
-    def _pages(self, query: str, order: str, page: int, *, at_most: int | None = None) -> list[Row]:
-        """Pages of ``query`` in ``order`` until exhausted (or ``at_most`` rows)."""
+    def _pages(
+        self,
+        query: str,
+        order: str,
+        page: int,
+        *,
+        at_most: int | None = None,
+        distinct_rows: bool = True,
+        variables: Sequence[str] | None = None,
+    ) -> list[Row]:
+        """Pages of ``query`` in ``order`` until exhausted (or ``at_most`` rows). Every page must bring
+        something new (a server that ignores OFFSET would otherwise be paged forever): with
+        ``distinct_rows`` (our own queries, whose rows are distinct) a full page of rows already seen
+        is a ResultMismatch; otherwise (raw queries, whose rows may repeat) a page equal to the one
+        before it with more than one distinct row is."""
         ceiling = self.dialect.max_sorted_rows
         rows: list[Row] = []
+        seen: set[Row] = set()
+        previous: list[Row] | None = None
         offset = 0
         while True:
             if at_most is not None:
@@ -191,9 +332,25 @@ class RemoteSparqlGraph(SparqlGraph):
                     f"an answer from {self.endpoint} has more than {ceiling} rows, the most "
                     f"{self.dialect.name} lets a client page through; narrow the request"
                 )
-            result = self._execute(f"{query}{order} LIMIT {size} OFFSET {offset}")
-            rows.extend(result.rows)
+            result = self._execute(f"{query}{order} LIMIT {size} OFFSET {offset}", variables=variables)
             got = len(result.rows)
+            if got > size:
+                raise ResultMismatch(f"{self.endpoint} answered {got} rows to a query with LIMIT {size}")
+            if got and offset:
+                stale = (
+                    seen.issuperset(result.rows)
+                    if distinct_rows
+                    else result.rows == previous and len(set(result.rows)) > 1
+                )
+                if stale:
+                    raise ResultMismatch(
+                        f"{self.endpoint} answered the page at OFFSET {offset} with rows it had already sent: "
+                        "the endpoint ignores OFFSET, so the answer cannot be paged"
+                    )
+            if distinct_rows:
+                seen.update(result.rows)
+            previous = result.rows
+            rows.extend(result.rows)
             if result.capped and 0 < got < size:
                 page = got  # the server's cap is below our page size: keep paging at its size
             elif got < size:
@@ -213,8 +370,8 @@ class RemoteSparqlGraph(SparqlGraph):
         if result.capped:
             rows = self._page_raw(prologue, body, result.variables, max(1, len(rows)))
         names = result.variables
-        if _QUERY_FORM.match(body) and len(names) == 3:
-            names = ("subject", "predicate", "object")  # Virtuoso answers CONSTRUCT as s/p/o rows
+        if _QUERY_FORM.match(body):
+            names = TRIPLE_VARIABLES  # fit_result put CONSTRUCT rows in subject, predicate, object order
         return [{name: value for name, value in zip(names, row, strict=True) if value is not None} for row in rows]
 
     def _page_raw(self, prologue: str, body: str, variables: Sequence[str], page: int) -> list[Row]:
@@ -223,8 +380,10 @@ class RemoteSparqlGraph(SparqlGraph):
         if _LIMIT_OR_OFFSET.search(body):
             raise ResultTooLarge(f"{self.endpoint} capped an answer to a query that has its own LIMIT/OFFSET")
         if _ORDER_BY.search(body):
-            return self._pages(f"{prologue}{body}", "", page)
-        return self._pages(f"{prologue}SELECT * WHERE {{ {body} }}", _total_order(f"?{v}" for v in variables), page)
+            return self._pages(f"{prologue}{body}", "", page, distinct_rows=False, variables=variables)
+        order = _total_order(f"?{v}" for v in variables)
+        wrapped = f"{prologue}SELECT * WHERE {{ {body} }}"
+        return self._pages(wrapped, order, page, distinct_rows=False, variables=variables)
 
     def _blank_node_edges(
         self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
@@ -250,7 +409,7 @@ class RemoteSparqlGraph(SparqlGraph):
         case-insensitive but not accent-insensitive."""
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
             return []
@@ -320,19 +479,26 @@ def build_remote(
     default_concurrency: int | None,
 ) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
-    from kg_adapters.backends.http_transport import DEFAULT_USER_AGENT, HttpSparqlTransport
-    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded, option_number
+    from kg_adapters.backends.http_transport import (
+        DEFAULT_MAX_RESPONSE_BYTES,
+        DEFAULT_USER_AGENT,
+        HttpSparqlTransport,
+        credentials_from_options,
+    )
+    from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded
 
     profile = options.pop("profile", default_profile)
     dialect = get_dialect(str(options.pop("dialect", default_dialect)))
-    timeout = option_number(options, "timeout", float)
-    max_rows = option_number(options, "max_rows", int)
-    max_sorted_rows = option_number(options, "max_sorted_rows", int)
+    timeout = option_seconds(options, "timeout", positive=True)
+    max_rows = option_count(options, "max_rows", minimum=1)
+    max_sorted_rows = option_count(options, "max_sorted_rows", minimum=1)
     if max_sorted_rows is not None:
         dialect = replace(dialect, max_sorted_rows=max_sorted_rows)
-    values_chunk = option_number(options, "values_chunk", int)
+    values_chunk = option_count(options, "values_chunk", minimum=1)
+    max_response_bytes = option_count(options, "max_response_bytes", minimum=1)
+    endpoint, auth = credentials_from_options(endpoint, options)
     wrapper_options = {name: options.pop(name) for name in WRAPPER_OPTIONS if name in options}
-    user_agent = str(options.pop("user_agent", DEFAULT_USER_AGENT))
+    user_agent = options.pop("user_agent", DEFAULT_USER_AGENT)
     method = str(options.pop("method", dialect.method)).upper()
     default_graph = options.pop("default_graph", None)
     session = options.pop("session", None)
@@ -349,6 +515,8 @@ def build_remote(
         user_agent=user_agent,
         method=method,
         session=session,
+        max_response_bytes=max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES,
+        auth=auth,
     )
     transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
     return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)

@@ -48,6 +48,7 @@ import requests
 
 from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
+from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
 from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import (
@@ -55,6 +56,7 @@ from kg_adapters.errors import (
     InvalidTermError,
     QueryError,
     RateLimited,
+    ResultMismatch,
     ResultTooLarge,
     TransientError,
 )
@@ -132,6 +134,7 @@ class WikibaseApiTransport(HttpExchange):
         return QueryError(message)
 
 
+@logs_query_counts
 class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
     ``transport`` (parameters in, JSON out)."""
@@ -251,11 +254,11 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        if check_budget(limit, "limit") is None:
-            raise InvalidTermError("limit must be an integer >= 0, got None")
+        check_budget(limit, "limit", required=True)
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
+            count_query()
             answer = self.transport.execute(
                 {
                     "action": "wbsearchentities",
@@ -267,10 +270,13 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
                     "continue": str(offset),
                 }
             )
-            for hit in answer.get("search", ()):
-                entity_id = hit.get("id")
-                if isinstance(entity_id, str) and len(found) < limit:
-                    found.append(Entity(id=entity_id, label=hit.get("label"), description=hit.get("description")))
+            hits = answer.get("search", [])
+            if not isinstance(hits, list):
+                raise ResultMismatch(f"{self.endpoint}: wbsearchentities answered a 'search' that is not a list")
+            for hit in hits:
+                entity_id, label, description = _search_hit(hit, self.endpoint)
+                if len(found) < limit:
+                    found.append(Entity(id=entity_id, label=label, description=description))
             following = answer.get("search-continue")
             offset = following if isinstance(following, int) and following > offset else None
         return found
@@ -295,6 +301,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
             if languages is not None:
                 request["languages"] = "|".join(languages)
                 request["languagefallback"] = "1"
+            count_query()
             answer = self.transport.execute(request)
             entities = answer.get("entities")
             if not isinstance(entities, dict):
@@ -381,6 +388,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
         subjects: list[str] = []
         while True:
             request[size] = str(min(MAX_LIST, self.max_incoming - len(subjects)))
+            count_query()
             answer = self.transport.execute(request)
             pages = answer.get("query", {}).get(listed, ())
             subjects.extend(_title_id(page.get("title")) for page in pages if _title_id(page.get("title")))
@@ -474,3 +482,16 @@ class WikidataApi:
         return WikidataApiGraph(
             transport, language=language, max_incoming=max_incoming if max_incoming is not None else 500
         )
+
+
+def _search_hit(hit: object, endpoint: str) -> tuple[str, str | None, str | None]:
+    """(id, label, description) of one wbsearchentities hit; anything else is a ResultMismatch."""
+    if isinstance(hit, dict):
+        entity_id, label, description = hit.get("id"), hit.get("label"), hit.get("description")
+        if (
+            isinstance(entity_id, str)
+            and (label is None or isinstance(label, str))
+            and (description is None or isinstance(description, str))
+        ):
+            return entity_id, label, description
+    raise ResultMismatch(f"{endpoint}: wbsearchentities answered a malformed hit: {hit!r:.100}")

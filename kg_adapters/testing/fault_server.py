@@ -19,9 +19,19 @@ Before answering, each request draws one fault from a deterministic :class:`Faul
 ``"drip"``        send the body ``drip_bytes`` at a time (or in pieces that take ``drip_seconds`` in all),
                   ``drip_interval`` apart, so the exchange outlasts a short client timeout although
                   bytes keep arriving; bounded by ``max_drip_seconds``; ends on stop
+``"slow_headers"`` send the status line and headers one byte every ``drip_interval`` (bounded by
+                  ``max_drip_seconds``), then the answer
+``"redirect"``    after ``drip_interval``, answer ``302`` with a ``Location`` back to the endpoint (with
+                  the query), so a client that follows it meets the plan's next fault: a loop
+``"endless"``     answer 200 with a body that never ends (no Content-Length): ``endless_chunk``
+                  bytes at a time until the client hangs up or the server stops
 ``"maxlag"``      answer as MediaWiki's API does when replication lags behind its ``maxlag`` parameter:
                   HTTP 200, a JSON ``{"error": {"code": "maxlag", ...}}`` body, ``Retry-After:
                   <plan.retry_after>`` and ``X-Database-Lag``; ``"maxlag:7"`` says 7 s
+
+``ignore_offset=True`` makes the endpoint ignore ``OFFSET`` (as some broken servers do), and
+``rewrite(query, body) -> body`` rewrites every successful answer body (malformed SPARQL JSON:
+reordered or missing variables, unknown term types, booleans for SELECTs...).
 
 Subclasses serve other HTTP APIs from the same machinery by overriding :meth:`FaultServer.request_text`
 (what a request asks, as recorded) and :meth:`FaultServer._answer` (see ``wikidata_api.py``).
@@ -42,23 +52,24 @@ import json
 import math
 import os
 import random
+import re
 import select
 import socket
 import struct
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pyoxigraph as ox
 
 JSON_RESULTS = "application/sparql-results+json"
 N_TRIPLES = "application/n-triples"
-NETWORK_FAULTS = ("reset", "stall", "truncate", "drip")
+NETWORK_FAULTS = ("reset", "stall", "truncate", "drip", "slow_headers", "redirect", "endless")
 MAXLAG = "maxlag"
 DEFAULT_RANDOM_KINDS = ("429", "500", "502", "503", "reset", "truncate")
 """Every fault a retrying client can recover from quickly (no stall or drip: those need a timeout)."""
@@ -149,6 +160,7 @@ class RecordedRequest:
     query: str | None
     fault: str
     user_agent: str | None = None
+    authorization: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,9 @@ class FaultServer:
         drip_seconds: float | None = None,
         max_drip_seconds: float = 10.0,
         max_stall_seconds: float = 60.0,
+        ignore_offset: bool = False,
+        rewrite: Callable[[str | None, bytes], bytes] | None = None,
+        endless_chunk: int = 1 << 16,
     ) -> None:
         if store is not None and upstream is not None:
             raise ValueError("give a store or an upstream endpoint, not both")
@@ -197,6 +212,12 @@ class FaultServer:
         self.drip_seconds = drip_seconds
         self.max_drip_seconds = float(max_drip_seconds)
         self.max_stall_seconds = float(max_stall_seconds)
+        self.ignore_offset = ignore_offset
+        self.rewrite = rewrite
+        self.endless_chunk = int(endless_chunk)
+        self.endless_bytes_sent = 0
+        self.headers_finished = 0
+        """Answers whose slow headers were sent in full."""
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._release_generation = 0
@@ -297,10 +318,15 @@ class FaultServer:
         values = fields.get("query")
         return values[0] if values else None
 
-    def _arrive(self, method: str, query: str | None, user_agent: str | None = None) -> str:
+    def _arrive(
+        self, method: str, query: str | None, user_agent: str | None = None, authorization: str | None = None
+    ) -> str:
         fault = self.plan.next_fault()
         with self._cond:
-            self._requests.append(RecordedRequest(method=method, query=query, fault=fault, user_agent=user_agent))
+            recorded = RecordedRequest(
+                method=method, query=query, fault=fault, user_agent=user_agent, authorization=authorization
+            )
+            self._requests.append(recorded)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._cond.notify_all()
@@ -331,8 +357,14 @@ class FaultServer:
     def _answer(self, query: str | None, accept: str | None) -> _Answer:
         if query is None:
             return _text(400, "missing query parameter")
-        if self.upstream is not None:
-            return self._forward(query, accept)
+        if self.ignore_offset:
+            query = re.sub(r"\bOFFSET\s+\d+", "", query, flags=re.I)
+        answer = self._forward(query, accept) if self.upstream is not None else self._evaluate(query)
+        if self.rewrite is not None and answer.status == 200:
+            answer = _Answer(answer.status, answer.headers, self.rewrite(query, answer.body))
+        return answer
+
+    def _evaluate(self, query: str) -> _Answer:
         try:
             result = self.store.query(query)
         except SyntaxError as exc:
@@ -394,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- the request, its fault and its answer -----------------------------------------------------
     def _serve(self, method: str, query: str | None) -> None:
         owner = self.server.owner
-        fault = owner._arrive(method, query, self.headers.get("User-Agent"))
+        fault = owner._arrive(method, query, self.headers.get("User-Agent"), self.headers.get("Authorization"))
         left = False
 
         def leave() -> None:
@@ -427,9 +459,21 @@ class _Handler(BaseHTTPRequestHandler):
                 leave()
                 self._send(answer)
                 return
+            if fault == "redirect":
+                leave()
+                if not owner._stopping.wait(owner.drip_interval):
+                    location = owner.path + ("?" + urlencode({"query": query}) if query is not None else "")
+                    self._send(_Answer(302, (("Location", location),), b""))
+                return
+            if fault == "endless":
+                leave()
+                self._endless()
+                return
             answer = owner._answer(query, self.headers.get("Accept"))
             leave()
-            if fault == "truncate":
+            if fault == "slow_headers":
+                self._slow_headers(answer)
+            elif fault == "truncate":
                 self._send(answer, body=answer.body[: len(answer.body) // 2], close=True)
             elif fault == "drip":
                 self._drip(answer)
@@ -479,6 +523,38 @@ class _Handler(BaseHTTPRequestHandler):
             if owner._stopping.wait(owner.drip_interval):
                 return  # stopping: leave the answer unfinished
         self.wfile.flush()
+
+    def _slow_headers(self, answer: _Answer) -> None:
+        """The status line and headers one byte at a time, then the body at once."""
+        owner = self.server.owner
+        head = [f"HTTP/1.1 {answer.status} OK"]
+        head += [f"{name}: {value}" for name, value in answer.headers]
+        head += [f"Content-Length: {len(answer.body)}", "Connection: close", "", ""]
+        raw = "\r\n".join(head).encode("latin-1")
+        self.close_connection = True
+        deadline = time.monotonic() + owner.max_drip_seconds
+        for offset in range(len(raw)):
+            self.wfile.write(raw[offset : offset + 1])
+            self.wfile.flush()
+            if time.monotonic() >= deadline or owner._stopping.wait(owner.drip_interval):
+                return
+        self.wfile.write(answer.body)
+        self.wfile.flush()
+        owner.headers_finished += 1
+
+    def _endless(self) -> None:
+        """200 and a body that never ends, until the client hangs up or the server stops."""
+        owner = self.server.owner
+        self.send_response(200)
+        self.send_header("Content-Type", JSON_RESULTS)
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.end_headers()
+        chunk = b'{"head": {"vars": ["x"]}, "results": {"bindings": [' + b" " * owner.endless_chunk
+        while not owner._stopping.is_set():
+            self.wfile.write(chunk)
+            owner.endless_bytes_sent += len(chunk)
+            chunk = b" " * owner.endless_chunk
 
     def _reset(self) -> None:
         """Closes the connection with a TCP reset, answering nothing."""
@@ -545,6 +621,21 @@ def _peer_closed(connection: socket.socket) -> bool:
         return connection.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
+
+
+def json_rewriter(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | None, bytes], bytes]:
+    """A ``rewrite`` for :class:`FaultServer`: ``change`` edits each JSON answer document in place
+    (or returns a replacement); bodies that are not JSON pass unchanged."""
+
+    def rewrite(query: str | None, body: bytes) -> bytes:
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return body
+        changed = change(document)
+        return json.dumps(document if changed is None else changed).encode("utf-8")
+
+    return rewrite
 
 
 def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:

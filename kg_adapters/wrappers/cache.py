@@ -330,7 +330,7 @@ class CachedKG(DelegatingGraph):
     ) -> CachedList[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit")
+        check_budget(limit, "limit", required=True)
         key = self._key(self.profile, operation, text, limit)
         stored = self.cache.lookup([key])
         if 0 in stored:

@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Generic
 
-from kg_adapters.errors import InvalidTermError, RateLimited
+from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.errors import RateLimited
 from kg_adapters.transport import Req, Resp, Transport
 
 __all__ = ["RateLimitedTransport"]
@@ -43,10 +44,8 @@ class RateLimitedTransport(Generic[Req, Resp]):
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InvalidTermError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-        if isinstance(min_interval, bool) or not isinstance(min_interval, (int, float)) or min_interval < 0:
-            raise InvalidTermError(f"min_interval must be a number >= 0, got {min_interval!r}")
+        check_count(concurrency, "concurrency", minimum=1, required=True)
+        check_seconds(min_interval, "min_interval", required=True)
         self.inner = inner
         self.concurrency = concurrency
         self.min_interval = float(min_interval)

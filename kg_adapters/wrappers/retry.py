@@ -12,6 +12,7 @@ left -- the transport gives up at once instead of hammering the endpoint.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -21,12 +22,15 @@ from typing import Any, Generic, TypeVar
 
 import tenacity
 
+from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, TransientError
 from kg_adapters.transport import Req, Resp, Transport
+from kg_adapters.url import redact_url
 
 __all__ = ["Retrier", "RetryingTransport"]
 
 _T = TypeVar("_T")
+logger = logging.getLogger("kg_adapters")
 
 
 @dataclass
@@ -65,11 +69,9 @@ class Retrier:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
     ) -> None:
-        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-            raise InvalidTermError(f"attempts must be an integer >= 1, got {attempts!r}")
+        check_count(attempts, "attempts", minimum=1, required=True)
         for name, value in (("max_seconds", max_seconds), ("initial_wait", initial_wait), ("max_wait", max_wait)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise InvalidTermError(f"{name} must be a number >= 0, got {value!r}")
+            check_seconds(value, name, required=True)
         if isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or not 0 <= jitter <= 1:
             raise InvalidTermError(f"jitter must be a number in [0, 1], got {jitter!r}")
         self.attempts = attempts
@@ -97,7 +99,23 @@ class Retrier:
         def stop(retry_state: tenacity.RetryCallState) -> bool:
             return self._should_stop(retry_state, state)
 
+        def log_retry(retry_state: tenacity.RetryCallState) -> None:
+            outcome, action = retry_state.outcome, retry_state.next_action
+            error = outcome.exception() if outcome is not None else None
+            status = getattr(error, "status", None)
+            logger.info(
+                "retrying %s: attempt %d of %d failed (%s%s: %.200s); waiting %.2f s",
+                what,
+                retry_state.attempt_number,
+                self.attempts,
+                f"HTTP {status}, " if status is not None else "",
+                type(error).__name__,
+                redact_url(str(error)),
+                action.sleep if action is not None else 0.0,
+            )
+
         retrying = tenacity.Retrying(
+            before_sleep=log_retry,
             sleep=self._do_sleep,
             stop=stop,
             wait=wait,
@@ -113,8 +131,8 @@ class Retrier:
             with self._lock:
                 self.gave_up += 1
             raise RetriesExhausted(
-                f"{what}: gave up after {made} attempt{'s' if made != 1 else ''} over {elapsed:.1f} s "
-                f"({state.reason}): {last}",
+                f"{redact_url(what)}: gave up after {made} attempt{'s' if made != 1 else ''} over {elapsed:.1f} s "
+                f"({state.reason}): {redact_url(str(last))}",
                 attempts=made,
                 elapsed=elapsed,
             ) from last

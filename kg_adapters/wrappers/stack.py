@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kg_adapters.errors import InvalidTermError
+from kg_adapters.budgets import option_count, option_seconds
 from kg_adapters.transport import Req, Resp, Transport
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
@@ -21,17 +21,11 @@ WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval", "s
 
 
 def option_number(options: dict[str, Any], name: str, kind: Callable[[Any], Any]) -> Any:
-    """Pops option ``name`` as a non-negative number of type ``kind`` (None when absent)."""
-    value = options.pop(name, None)
-    if value is None:
-        return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise InvalidTermError(f"option {name} must be a number, got {value!r}") from None
-    if number < 0:
-        raise InvalidTermError(f"option {name} must not be negative, got {value!r}")
-    return number
+    """Pops option ``name`` as a count (``kind=int``) or seconds (``kind=float``), validated by
+    :mod:`kg_adapters.budgets`; None when absent."""
+    if kind is int:
+        return option_count(options, name)
+    return option_seconds(options, name)
 
 
 def guarded(
@@ -46,10 +40,10 @@ def guarded(
     the HTTP deadline always runs on real time)."""
     sleep: Callable[[float], None] = options.pop("sleep", time.sleep)
     clock: Callable[[], float] = options.pop("clock", time.monotonic)
-    retries = option_number(options, "retries", int)
-    retry_seconds = option_number(options, "retry_seconds", float)
-    concurrency = option_number(options, "concurrency", int)
-    min_interval = option_number(options, "min_interval", float)
+    retries = option_count(options, "retries")
+    retry_seconds = option_seconds(options, "retry_seconds")
+    concurrency = option_count(options, "concurrency")
+    min_interval = option_seconds(options, "min_interval")
     concurrency = concurrency if concurrency is not None else default_concurrency
     if concurrency or min_interval:
         transport = RateLimitedTransport(

@@ -1,0 +1,63 @@
+"""Every budget -- counts, limits, hops, sizes and seconds -- is validated here, the same way.
+
+A count is an ``int`` (never a ``bool``) between its minimum and :data:`MAX_COUNT` (the largest
+integer SQLite and SPARQL engines take, so a huge limit is refused here instead of overflowing
+deep inside a driver); seconds are a finite number. Options given as text (URL parameters) are
+parsed by :func:`option_count` and :func:`option_seconds`. Anything else raises
+:class:`~kg_adapters.errors.InvalidTermError` naming the budget and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kg_adapters.errors import InvalidTermError
+
+MAX_COUNT = 2**63 - 1
+
+
+def check_count(value: object, name: str, *, minimum: int = 0, required: bool = False) -> int | None:
+    """``value`` as a count of at least ``minimum``; ``None`` means "no budget" unless ``required``."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidTermError(f"{name} must be an integer >= {minimum}, got {value!r:.60}")
+    if value > MAX_COUNT:
+        raise InvalidTermError(f"{name} must be an integer <= {MAX_COUNT} (2**63 - 1), got {value!r:.60}")
+    return value
+
+
+def check_seconds(value: object, name: str, *, positive: bool = False, required: bool = False) -> float | None:
+    """``value`` as a finite number of seconds, ``> 0`` when ``positive`` (else ``>= 0``)."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidTermError(f"{name} must be a number of seconds, got {value!r:.60}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise InvalidTermError(f"{name} must be a finite number of seconds {bound}, got {value!r:.60}")
+    return seconds
+
+
+def option_count(options: dict[str, Any], name: str, *, minimum: int = 0) -> int | None:
+    """Pops option ``name`` (an int, or its decimal text from a URL) as a count; None when absent."""
+    value = options.pop(name, None)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.lstrip("+-").isdigit() or len(text) > 30:
+            raise InvalidTermError(f"option {name} must be an integer, got {value!r:.60}")
+        value = int(text)
+    return check_count(value, f"option {name}", minimum=minimum)
+
+
+def option_seconds(options: dict[str, Any], name: str, *, positive: bool = False) -> float | None:
+    """Pops option ``name`` (a number, or its text from a URL) as seconds; None when absent."""
+    value = options.pop(name, None)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InvalidTermError(f"option {name} must be a number of seconds, got {value!r:.60}") from None
+    return check_seconds(value, f"option {name}", positive=positive)
