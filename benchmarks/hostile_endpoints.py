@@ -2,7 +2,7 @@
 ``python -m benchmarks.hostile_endpoints``.
 
 Every case runs against real components -- a loopback SPARQL server that misbehaves on purpose
-(``tests/support/fault_server.py``), real stores on disk, a child process with a file-size limit
+(``kg_adapters/testing/fault_server.py``), real stores on disk, a child process with a file-size limit
 standing for a full disk, a read-only bind mount for read-only media (skipped where mounting is not
 allowed) -- and records what the caller saw: the typed error (or the exact answer), how many
 requests the server received, and how long the call took. The same cases are asserted by
@@ -27,10 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-
-TESTS_DIR = common.REPO_ROOT / "tests"
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
 
 log = common.log
 EX = "http://example.org/"
@@ -79,10 +75,9 @@ def _extra_subject(document: dict[str, Any]) -> None:
 
 
 def endpoint_cases() -> list[Outcome]:
-    from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
-
     from kg_adapters import connect
     from kg_adapters.backends.http_transport import HttpSparqlTransport
+    from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
 
     def graph(server: FaultServer, **options: Any) -> Any:
         clock = FakeClock()
@@ -190,9 +185,8 @@ def endpoint_cases() -> list[Outcome]:
 
 
 def credential_cases(workdir: Path) -> list[Outcome]:
-    from support.fault_server import FakeClock, FaultPlan, FaultServer
-
     from kg_adapters import connect
+    from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer
 
     shown: list[str] = []
     sent: list[bool] = []
@@ -256,13 +250,12 @@ def disk_cases(workdir: Path) -> list[Outcome]:
     import random
     import string
 
-    from support.full_disk import LOAD, run_with_file_size_limit
-    from support.read_only import read_only
-
     from kg_adapters import connect
     from kg_adapters.wrappers.cache import ResultCache
     from loaders import load_files
     from loaders.core import exclusive_load_lock
+    from loaders.testing.full_disk import LOAD, run_with_file_size_limit
+    from loaders.testing.read_only import read_only
 
     rows: list[Outcome] = []
     small = workdir / "small.nt"

@@ -4,7 +4,7 @@ Run from the repository root::
 
     .venv/bin/python -m benchmarks.tog_compat [--questions N] [--repeats R]
 
-One throwaway Virtuoso 7 (``tests/support/virtuoso.py``) loaded with FB15k-237 (Freebase ids); both
+One throwaway Virtuoso 7 (``kg_adapters/testing/virtuoso.py``) loaded with FB15k-237 (Freebase ids); both
 sides do one ToG search step for the same "questions" (``--width`` topic entities each, drawn with a
 seed) in the same process, over HTTP on loopback:
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.fault_server import FaultPlan, FaultServer
 
 from kg_adapters import store_layout
 from kg_adapters.cli import main
+from kg_adapters.testing.fault_server import FaultPlan, FaultServer
 from reasoning.demo import sample_path
 
 HANKS, CONCORD, USA = "m.0bxtg", "m.0qymv", "m.09c7w0"

@@ -1,4 +1,4 @@
-"""Hostile SPARQL endpoints (real loopback servers, support.fault_server): answers that do not fit
+"""Hostile SPARQL endpoints (real loopback servers, kg_adapters.testing.fault_server): answers that do not fit
 the question are typed errors, never wrong answers; deadlines cover the whole exchange; bodies are
 capped; bad options are refused at connect(); credentials never show; retries and query counts are
 logged. No test waits on a clock: deadlines are asserted by what the server managed to send."""
@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
 
 from kg_adapters import connect
 from kg_adapters.backends.http_transport import HttpSparqlTransport
@@ -30,6 +29,7 @@ from kg_adapters.errors import (
     RetriesExhausted,
 )
 from kg_adapters.records import Edge, Literal
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
 
 EX = "http://example.org/"
 DATA = "".join(

@@ -15,8 +15,6 @@ import string
 from pathlib import Path
 
 import pytest
-from support.full_disk import EXTRACT, LOAD, run_with_file_size_limit
-from support.read_only import read_only
 
 from kg_adapters import connect
 from kg_adapters.errors import LoadError, StoreReadOnly
@@ -24,6 +22,8 @@ from kg_adapters.records import Edge
 from kg_adapters.wrappers.cache import ResultCache
 from loaders import load_files
 from loaders.core import exclusive_load_lock
+from loaders.testing.full_disk import EXTRACT, LOAD, run_with_file_size_limit
+from loaders.testing.read_only import read_only
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
