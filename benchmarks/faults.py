@@ -1,9 +1,9 @@
 """Injected faults between the client and a real Virtuoso: ``python -m benchmarks.faults``.
 
-Virtuoso 7.2 (``tests/support/virtuoso.py``) is loaded with FB15k-237 (``../shared/data``; the
+Virtuoso 7.2 (``kg_adapters/testing/virtuoso.py``) is loaded with FB15k-237 (``../shared/data``; the
 bundled sample when absent) and reached through the fault-injecting proxy
-(``tests/support/fault_server.py`` in upstream mode), by ``connect("sparql+http://...")`` with its
-retry wrapper. A seeded 1,000-operation workload (``tests/support/fault_workload.py``: neighbors,
+(``kg_adapters/testing/fault_server.py`` in upstream mode), by ``connect("sparql+http://...")`` with its
+retry wrapper. A seeded 1,000-operation workload (``kg_adapters/testing/fault_workload.py``: neighbors,
 relations, paths, shortest_paths, subgraph, labels, search, raw query) runs once with no faults
 (the reference answers and latencies), then with 10%, 30% and 50% of requests failing: 429 with
 Retry-After, 500, 502, 503, connection resets and truncated bodies (weight 3 each), stalls and
@@ -24,7 +24,6 @@ Results: ``benchmarks/results/faults.json`` and ``faults.md``.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import threading
 import time
@@ -33,13 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-
-TESTS_DIR = common.REPO_ROOT / "tests"
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
+from kg_adapters.testing.fault_workload import FAULT_KINDS, QUICK_FAULT_KINDS
 
 FB15K = common.REPO_ROOT.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
-from support.fault_workload import FAULT_KINDS, QUICK_FAULT_KINDS  # type: ignore[import-not-found,unused-ignore] # noqa: E402
 
 QUICK_KINDS = QUICK_FAULT_KINDS
 """The sweep leaves out stalls and drips: each costs a real timeout, and the main runs cover them."""
@@ -76,11 +71,10 @@ def run(
     seed: int,
 ) -> dict[str, Any]:
     """The workload through the proxy; answers compared with ``reference`` when given."""
-    from support.fault_server import FaultPlan, FaultServer  # type: ignore[import-not-found,unused-ignore]
-    from support.fault_workload import run_op  # type: ignore[import-not-found,unused-ignore]
-
     from kg_adapters import connect
     from kg_adapters.errors import KGError
+    from kg_adapters.testing.fault_server import FaultPlan, FaultServer
+    from kg_adapters.testing.fault_workload import run_op
 
     plan = FaultPlan(fraction=fraction, kinds=kinds, seed=seed, retry_after=2)
     virtual = VirtualTime()
@@ -159,9 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    from support.fault_workload import build_workload  # type: ignore[import-not-found,unused-ignore]
-    from support.virtuoso import VirtuosoServer, virtuoso_version  # type: ignore[import-not-found,unused-ignore]
-
+    from kg_adapters.testing.fault_workload import build_workload
+    from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_version
     from reasoning.demo import sample_path
 
     data = Path(args.data) if args.data else sample_path()

@@ -2,12 +2,12 @@
 
 Two parts, both from the test suite's own tables so the report and the tests cannot drift apart:
 
-1. **Malformed dumps** (``tests/support/malformed_dumps.py``): each file is loaded strictly into a
+1. **Malformed dumps** (``loaders/testing/malformed_dumps.py``): each file is loaded strictly into a
    fresh path and appended to an existing one-triple store, then leniently. The table records the
    LoadError (file:line) or what was loaded, whether a store was left behind (never) and whether
    the previous store survived intact (always), and checks each outcome against the case's
    hand-written expectation.
-2. **Injection fuzz** (``tests/conformance/fuzz.py``): Hypothesis draws nasty strings (derandomized,
+2. **Injection fuzz** (``kg_adapters/testing/fuzz.py``): Hypothesis draws nasty strings (derandomized,
    so every run draws the same ones) and puts each into every id, relation and language-tag slot
    of every operation, and into ``search``, on each backend: the embedded store in memory and on
    disk, rdflib, the cache wrapper over the store and a real Virtuoso (skipped when not
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -31,11 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-
-TESTS_DIR = common.REPO_ROOT / "tests"
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
-
 
 log = common.log
 
@@ -52,9 +46,8 @@ def _attempt(load: Callable[[], Any]) -> tuple[Any, Any]:
 
 def run_dump_case(case: Any, workdir: Path, base: Path) -> dict[str, Any]:
     """Strict (fresh and append) and lenient loads of one case, and whether each matched the case."""
-    from support.malformed_dumps import line_limit, store_size  # type: ignore[import-not-found,unused-ignore]
-
     from loaders import load_files
+    from loaders.testing.malformed_dumps import line_limit, store_size
 
     directory = workdir / case.name
     directory.mkdir()
@@ -150,9 +143,8 @@ def dump_markdown(rows: list[dict[str, Any]]) -> str:
 @contextmanager
 def fuzz_backends(workdir: Path, with_virtuoso: bool) -> Iterator[list[tuple[str, Any, int]]]:
     """(name, open graph, examples) per backend, all on the fuzz graph; closed afterwards."""
-    from conformance.fuzz import write_fuzz_graph  # type: ignore[import-not-found,unused-ignore]
-
     from kg_adapters import connect
+    from kg_adapters.testing.fuzz import write_fuzz_graph
     from loaders import load_files
 
     graph_file = write_fuzz_graph(workdir)
@@ -168,7 +160,7 @@ def fuzz_backends(workdir: Path, with_virtuoso: bool) -> Iterator[list[tuple[str
     ]
     server = None
     if with_virtuoso:
-        from support.virtuoso import VirtuosoServer, virtuoso_binary  # type: ignore[import-not-found,unused-ignore]
+        from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_binary
 
         if virtuoso_binary() is not None:
             server = VirtuosoServer(workdir / "virtuoso", data_dirs=[workdir]).start()
@@ -187,8 +179,9 @@ def fuzz_backends(workdir: Path, with_virtuoso: bool) -> Iterator[list[tuple[str
 
 
 def fuzz_backend(kg: Any, examples: int) -> dict[str, Any]:
-    from conformance.fuzz import KNOWN_IRIS, calls_with, check_search, nasty, run_calls, triple_count  # type: ignore[import-not-found,unused-ignore]
     from hypothesis import HealthCheck, assume, given, settings
+
+    from kg_adapters.testing.fuzz import KNOWN_IRIS, calls_with, check_search, nasty, run_calls, triple_count
 
     calls: Counter[str] = Counter()
     searches: Counter[str] = Counter()
@@ -233,7 +226,7 @@ def fuzz_backend(kg: Any, examples: int) -> dict[str, Any]:
 
 
 def _fuzz_triples() -> int:
-    from conformance.fuzz import TRIPLE_COUNT  # type: ignore[import-not-found,unused-ignore]
+    from kg_adapters.testing.fuzz import TRIPLE_COUNT
 
     return int(TRIPLE_COUNT)
 
@@ -272,9 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-virtuoso", action="store_true", help="leave out the Virtuoso backend")
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
     args = parser.parse_args(argv)
-    from support.malformed_dumps import CASES  # type: ignore[import-not-found,unused-ignore]
-
     from loaders import load_files
+    from loaders.testing.malformed_dumps import CASES
 
     began = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="kga-hostile-"))
@@ -312,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"`python -m benchmarks.hostile_inputs` ({time.strftime('%Y-%m-%d', time.gmtime())}, "
             f"{data['seconds']:.0f} s). Cases come from the tests' own tables "
-            "(`tests/support/malformed_dumps.py`, `tests/conformance/fuzz.py`); "
+            "(`loaders/testing/malformed_dumps.py`, `kg_adapters/testing/fuzz.py`); "
             "`pytest tests/test_malformed_dumps.py tests/test_hostile_input.py` asserts the same outcomes.",
             "",
             f"## Malformed dumps: {len(dumps)} files, {expected} as expected",

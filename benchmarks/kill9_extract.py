@@ -4,9 +4,9 @@ recovers, on FB15k-237 (2 hops around Tom Hanks and Steven Spielberg, ~50,000 ed
     python -m benchmarks.kill9_extract          # writes benchmarks/results/kill9_extract.{md,json}
 
 1. A reference ``kga extract`` runs uninterrupted.
-2. Deterministic kills: ``$KGA_EXTRACT_KILL_AT`` makes the process SIGKILL itself at a chosen point
-   (before and after a batch's commit, in the walk and in the name phase, after the store is built
-   but not swapped in, after the swap). The same command is then run again.
+2. Deterministic kills: the extraction runs in a child process whose checkpoint callback SIGKILLs it at a
+   chosen point (``loaders.testing.kill``: before and after a batch's commit, in the walk and in the name
+   phase, after the store is built but not swapped in, after the swap). The same command is then run again.
 3. Kills from outside at random moments (seeded): the parent sends SIGKILL after a random delay, then
    runs the same command again; and one run killed over and over until it finishes.
 
@@ -35,7 +35,8 @@ from benchmarks.common import REPO_ROOT, fmt_seconds, machine_info, markdown_tab
 from kg_adapters import store_layout
 from kg_adapters.errors import StoreNotFound
 from loaders import load_files
-from loaders.extract import KILL_ENV, STATE_FILE, store_snapshot
+from loaders.extract import STATE_FILE, store_snapshot
+from loaders.testing.kill import extract_killed_at
 
 DATA = REPO_ROOT.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
 SEEDS = ["m.0bxtg", "m.06pj8"]
@@ -62,13 +63,30 @@ def extract_command(source: Path, store: Path, batch_size: int) -> list[str]:
     ]
 
 
-def run(command: list[str], *, kill_at: str | None = None) -> tuple[int, float, dict[str, Any] | None]:
-    """Exit status, wall seconds and the JSON report of one ``kga extract`` process."""
-    env = {k: v for k, v in os.environ.items() if k != KILL_ENV}
-    if kill_at is not None:
-        env[KILL_ENV] = kill_at
+def extract_arguments(source: Path, store: Path, batch_size: int) -> dict[str, Any]:
+    """:func:`extract_command` as ``extract_subgraph`` arguments (for the child killed at a checkpoint)."""
+    return {
+        "source": f"oxigraph://{source}?profile=freebase",
+        "seeds": SEEDS,
+        "hops": 2,
+        "batch_size": batch_size,
+        "store": str(store),
+    }
+
+
+def run_killed_at(point: str, source: Path, store: Path, batch_size: int) -> tuple[int, float]:
+    """Exit status and wall seconds of an extraction that SIGKILLs itself at checkpoint ``point``."""
     started = time.perf_counter()
-    proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    proc = extract_killed_at(point, **extract_arguments(source, store, batch_size))
+    if proc.returncode not in (0, -signal.SIGKILL):
+        raise RuntimeError(f"extraction failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.returncode, time.perf_counter() - started
+
+
+def run(command: list[str]) -> tuple[int, float, dict[str, Any] | None]:
+    """Exit status, wall seconds and the JSON report of one ``kga extract`` process."""
+    started = time.perf_counter()
+    proc = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False)
     wall = time.perf_counter() - started
     report = json.loads(proc.stdout) if proc.returncode == 0 else None
     if proc.returncode not in (0, -signal.SIGKILL):
@@ -78,9 +96,8 @@ def run(command: list[str], *, kill_at: str | None = None) -> tuple[int, float, 
 
 def kill_after(command: list[str], delay: float) -> tuple[int, float]:
     """Starts ``kga extract``, SIGKILLs it after ``delay`` seconds (unless it finished first)."""
-    env = {k: v for k, v in os.environ.items() if k != KILL_ENV}
     started = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         proc.wait(timeout=delay)
     except subprocess.TimeoutExpired:
@@ -181,7 +198,7 @@ def main() -> None:
             trial(
                 "hook",
                 point,
-                lambda store, point=point: run(extract_command(source, store, args.batch_size), kill_at=point)[:2],
+                lambda store, point=point: run_killed_at(point, source, store, args.batch_size),
             )
         rng = random.Random(args.seed)
         for _ in range(args.random_kills):

@@ -29,9 +29,6 @@ from typing import Any
 
 from benchmarks import common
 
-TESTS_DIR = common.REPO_ROOT / "tests"
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
 FB15K = common.REPO_ROOT.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
 BASE = "<http://example.org/base> <http://example.org/p> <http://example.org/o> .\n"
 
@@ -53,9 +50,8 @@ def kga_load(source: Path, store: Path) -> subprocess.Popen[bytes]:
 
 def store_triples(store: Path) -> int | str:
     """The store's size, or the name of the error opening it raised."""
-    from support.malformed_dumps import store_size  # type: ignore[import-not-found,unused-ignore]
-
     from kg_adapters.errors import KGError
+    from loaders.testing.malformed_dumps import store_size
 
     try:
         return int(store_size(store, profile="freebase"))
@@ -70,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    from support.malformed_dumps import debris  # type: ignore[import-not-found,unused-ignore]
-
+    from loaders.testing.malformed_dumps import debris
     from reasoning.demo import sample_path
 
     data = Path(args.data) if args.data else sample_path()

@@ -5,7 +5,7 @@ Run from the repository root::
 
     .venv/bin/python -m benchmarks.remote_bfs [--queries N] [--repeats R]
 
-A throwaway Virtuoso 7 (``tests/support/virtuoso.py``: loopback ports, its own config, stock
+A throwaway Virtuoso 7 (``kg_adapters/testing/virtuoso.py``: loopback ports, its own config, stock
 ``ResultSetMaxRows`` = ``MaxSortedTopRows`` = 10,000) is loaded with FB15k-237 (Freebase ids) and
 both sides answer the same queries in the same process, over HTTP on loopback:
 
@@ -55,7 +55,6 @@ MODULE = "benchmarks.remote_bfs"
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 DEFAULT_DATA = common.REPO_ROOT.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
-TESTS_DIR = common.REPO_ROOT / "tests"
 
 MIN_FRONTIER = 10
 TARGET_ROUND_TRIP_RATIO = 5.0  # ToG round trips / ours, at least
@@ -798,9 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sub_count = args.subgraph_queries if args.subgraph_queries is not None else max(1, args.queries // 3)
 
-    if str(TESTS_DIR) not in sys.path:
-        sys.path.insert(0, str(TESTS_DIR))
-    from support.virtuoso import VirtuosoServer, virtuoso_version  # type: ignore[import-not-found,unused-ignore]
+    from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_version
 
     began = time.perf_counter()
     data = Path(args.data).resolve()

@@ -508,10 +508,7 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
     if with_nx:
         latency_args.append("--nx")
     if triples <= args.virtuoso_max:
-        tests_dir = str(common.REPO_ROOT / "tests")
-        if tests_dir not in sys.path:
-            sys.path.insert(0, tests_dir)
-        from support.virtuoso import VirtuosoServer
+        from kg_adapters.testing.virtuoso import VirtuosoServer
 
         vdir = workdir / f"virtuoso-{label}"
         shutil.rmtree(vdir, ignore_errors=True)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from benchmarks import common
-from benchmarks.remote_bfs import DEFAULT_DATA, FREEBASE_NS, TESTS_DIR, TogClient, instrument, open_ours
+from benchmarks.remote_bfs import DEFAULT_DATA, FREEBASE_NS, TogClient, instrument, open_ours
 
 NAME = "tog_compat"
 MODULE = "benchmarks.tog_compat"
@@ -158,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20241125)
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
     args = parser.parse_args(argv)
-    if str(TESTS_DIR) not in sys.path:
-        sys.path.insert(0, str(TESTS_DIR))
-    from support.virtuoso import VirtuosoServer, virtuoso_version  # type: ignore[import-not-found,unused-ignore]
+    from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_version
 
     began = time.perf_counter()
     data = Path(args.data).resolve()

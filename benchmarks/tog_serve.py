@@ -33,10 +33,6 @@ from typing import Any
 
 from benchmarks import common
 
-TESTS_DIR = common.REPO_ROOT / "tests"
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
-
 KGA = str(Path(sys.executable).parent / "kga")
 FB = "http://rdf.freebase.com/ns/"
 DEFAULT_DATA = common.REPO_ROOT.parent.parent / "shared" / "data" / "fb15k237-freebase.nt.gz"
@@ -148,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    from support.virtuoso import VirtuosoServer, virtuoso_version  # type: ignore[import-not-found,unused-ignore]
+    from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_version
 
     data = Path(args.data).resolve()
     load_before = os.getloadavg()

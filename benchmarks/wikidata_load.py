@@ -1,7 +1,7 @@
 """``kga load --format wikidata-json`` throughput, against loading the same triples as N-Triples.
 
 Run: ``.venv/bin/python -m benchmarks.wikidata_load [--copies N] [--runs R]``. The dump is built
-from the recorded entities of the tests (``tests/data/wikidata/neighbours.json``, plus the real Q42
+from the recorded entities of the tests (``kg_adapters/testing/data/wikidata/neighbours.json``, plus the real Q42
 from ``../shared/data`` when present), each copied ``N`` times under fresh ids, gzip-compressed as
 Wikidata writes its dumps. Each load (truthy triples and all terms; then with ``--qualifiers``) is
 timed ``R`` times into a fresh store; the baseline loads the N-Triples the first load produced.
@@ -24,9 +24,10 @@ import pyoxigraph as ox
 
 from benchmarks.common import REPO_ROOT, fmt_seconds, machine_info, markdown_table, median, ratio, write_results
 from kg_adapters import store_layout
+from kg_adapters.testing.wikidata_graph import RECORDED
 from loaders import load_files
 
-NEIGHBOURS = REPO_ROOT / "tests" / "data" / "wikidata" / "neighbours.json"
+NEIGHBOURS = RECORDED / "neighbours.json"
 Q42 = REPO_ROOT.parent.parent / "shared" / "data" / "wikidata-Q42.json"
 _ID = re.compile(r'"(Q[1-9][0-9]*)(\$|")')
 

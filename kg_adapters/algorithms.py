@@ -7,8 +7,8 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Container, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
@@ -349,6 +349,147 @@ def all_shortest_paths(
     return result
 
 
+EdgeKey = tuple[str, str, Node]
+"""An edge of a walk as ``(head, relation, tail)``: walks ask for plain edges, which these identify."""
+
+
+@dataclass(frozen=True)
+class HopBatch:
+    """One step of :func:`k_hop_walk`: the frontier ``nodes`` of ``hop`` expanded by one batched
+    ``neighbors`` call, the ``edges`` seen for the first time (in walk order), the nodes first
+    ``reached`` through them (the next hop's frontier, in order), and whether ``max_edges`` cut it."""
+
+    hop: int
+    nodes: tuple[str, ...]
+    edges: tuple[Edge, ...]
+    reached: tuple[str, ...]
+    truncated: bool
+    keys: tuple[EdgeKey, ...] = ()
+    """The edges as ``(head, relation, tail)``, in the same order (what a ledger keys them by)."""
+
+
+class WalkLedger(Protocol):
+    """What a k-hop walk has done so far, kept by its caller (in memory, or committed to disk so that a
+    killed walk resumes): the walk asks it and hands it each batch before yielding that batch."""
+
+    @property
+    def edge_count(self) -> int:
+        """Distinct edges recorded so far."""
+        ...
+
+    def frontier(self, hop: int, limit: int | None) -> list[str]:
+        """The next (at most ``limit``) nodes first reached at ``hop`` that no recorded batch expanded."""
+        ...
+
+    @property
+    def seen_nodes(self) -> Container[str]:
+        """The nodes reached so far (the seeds included)."""
+        ...
+
+    @property
+    def seen_edges(self) -> Container[EdgeKey]:
+        """The edges recorded so far, as ``(head, relation, tail)``."""
+        ...
+
+    def record(self, batch: HopBatch) -> None:
+        """Keeps ``batch``: its nodes are expanded, its edges and reached nodes seen."""
+        ...
+
+
+class MemoryLedger:
+    """The :class:`WalkLedger` of a walk held in memory (``subgraph``); ``edges`` in walk order."""
+
+    def __init__(self, seeds: Sequence[str]) -> None:
+        self.levels: list[list[str]] = [list(seeds)]
+        self.expanded: dict[int, int] = {}
+        self.seen_nodes: set[str] = set(seeds)
+        self.edges: list[Edge] = []
+        self.seen_edges: set[EdgeKey] = set()
+
+    @property
+    def edge_count(self) -> int:
+        return len(self.seen_edges)
+
+    def frontier(self, hop: int, limit: int | None) -> list[str]:
+        if hop >= len(self.levels):
+            return []
+        start = self.expanded.get(hop, 0)
+        return self.levels[hop][start : None if limit is None else start + limit]
+
+    def record(self, batch: HopBatch) -> None:
+        self.expanded[batch.hop] = self.expanded.get(batch.hop, 0) + len(batch.nodes)
+        self.edges.extend(batch.edges)
+        self.seen_edges.update(batch.keys)
+        if batch.reached:
+            while len(self.levels) <= batch.hop + 1:
+                self.levels.append([])
+            self.levels[batch.hop + 1].extend(batch.reached)
+            self.seen_nodes.update(batch.reached)
+
+
+def k_hop_walk(
+    kg: KnowledgeGraph,
+    ledger: WalkLedger,
+    *,
+    hops: int,
+    direction: Direction = "both",
+    relations: Sequence[str] | None = None,
+    max_edges: int | None = None,
+    batch_size: int | None = None,
+    start_hop: int = 0,
+) -> Iterator[HopBatch]:
+    """The breadth-first k-hop walk, resumable: hop by hop, the frontier the ``ledger`` holds is
+    expanded ``batch_size`` ids at a time (all of a hop at once when None), one ``neighbors`` call
+    each; every batch is recorded in the ledger, then yielded. Distinct edges come nearest first, in
+    frontier order, and ``max_edges`` cuts at the same edge whatever the batch size, so a walk resumed
+    from a ledger a killed walk committed (``start_hop`` = the hop of its last batch) ends identically.
+    The seeds (hop 0) must be in the ledger, canonical, and the relations checked (``check_relations``)."""
+    depth = check_budget(hops, "hops")
+    check_direction(direction)
+    limit = check_budget(max_edges, "max_edges")
+    size = check_budget(batch_size, "batch_size", minimum=1)
+    hop = start_hop
+    seen_edges, seen_nodes = ledger.seen_edges, ledger.seen_nodes
+    while hop < (depth or 0):
+        nodes = ledger.frontier(hop, size)
+        if not nodes:
+            if not ledger.frontier(hop + 1, 1):
+                return
+            hop += 1
+            continue
+        adjacency = kg.neighbors(nodes, direction=direction, relations=relations)
+        edges: dict[EdgeKey, Edge] = {}  # keyed by plain tuples: hashing them is far cheaper than an Edge
+        reached: dict[str, None] = {}
+        room = None if limit is None else limit - ledger.edge_count
+        truncated = False
+        for node in nodes:
+            for edge in adjacency.get(node, ()):
+                key = (edge.head, edge.relation, edge.tail)
+                if key in edges or key in seen_edges:
+                    continue
+                if room is not None and len(edges) >= room:
+                    truncated = True
+                    break
+                edges[key] = edge
+                nxt = edge.tail if edge.head == node else edge.head
+                if isinstance(nxt, str) and nxt not in reached and nxt not in seen_nodes:
+                    reached[nxt] = None
+            if truncated:
+                break
+        batch = HopBatch(
+            hop=hop,
+            nodes=tuple(nodes),
+            edges=tuple(edges.values()),
+            reached=tuple(reached),
+            truncated=truncated,
+            keys=tuple(edges),
+        )
+        ledger.record(batch)
+        yield batch
+        if truncated:
+            return
+
+
 def k_hop_subgraph(
     kg: KnowledgeGraph,
     seeds: Ids,
@@ -358,34 +499,18 @@ def k_hop_subgraph(
     relations: Sequence[str] | None = None,
     max_edges: int | None = None,
 ) -> EdgeList:
-    """Distinct edges within ``hops`` of the seeds, nearest first; one batched expansion per hop."""
+    """Distinct edges within ``hops`` of the seeds, nearest first; one batched expansion per hop
+    (:func:`k_hop_walk` over a :class:`MemoryLedger`)."""
     check_direction(direction)
-    depth = check_budget(hops, "hops")
-    limit = check_budget(max_edges, "max_edges")
+    check_budget(hops, "hops")
+    check_budget(max_edges, "max_edges")
     frontier = canonical_ids(kg, seeds)
     check_relations(kg, relations)
-    seen_nodes: set[str] = set(frontier)
-    seen_edges: dict[Edge, None] = {}
+    ledger = MemoryLedger(frontier)
     result = EdgeList()
-    for _ in range(depth or 0):
-        if not frontier:
-            break
-        adjacency = kg.neighbors(frontier, direction=direction, relations=relations)
-        next_frontier: list[str] = []
-        for node in frontier:
-            for edge in adjacency.get(node, ()):
-                if edge in seen_edges:
-                    continue
-                if limit is not None and len(result) >= limit:
-                    result.truncated = True
-                    return result
-                seen_edges[edge] = None
-                result.append(edge)
-                nxt = other_end(edge, node)
-                if isinstance(nxt, str) and nxt not in seen_nodes:
-                    seen_nodes.add(nxt)
-                    next_frontier.append(nxt)
-        frontier = next_frontier
+    for batch in k_hop_walk(kg, ledger, hops=hops, direction=direction, relations=relations, max_edges=max_edges):
+        result.extend(batch.edges)
+        result.truncated = batch.truncated
     return result
 
 

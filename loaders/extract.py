@@ -28,11 +28,10 @@ import gc
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ from tqdm import tqdm
 
 import kg_adapters
 from kg_adapters import store_layout
-from kg_adapters.algorithms import canonical_ids, check_relations
+from kg_adapters.algorithms import HopBatch, canonical_ids, check_relations, k_hop_walk
 from kg_adapters.backends import traversal_index
 from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
@@ -59,11 +58,11 @@ from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
 DEFAULT_BATCH_SIZE = 500
 STATE_FILE = "state.sqlite"
-KILL_ENV = "KGA_EXTRACT_KILL_AT"
-"""Fault injection for the kill -9 tests and ``benchmarks/kill9_extract.py``: the process SIGKILLs
-itself at the named point: ``fetched:K`` (batch K answered and staged, not yet committed),
-``commit:K`` (just after batch K's commit), ``built`` (temporary store complete, not swapped in),
-``swapped`` (store in place, work directory not yet removed). Batches count across all runs."""
+Checkpoint = Callable[[str], None]
+"""Called with each durable point an extraction passes: ``fetched:K`` (batch K answered and staged,
+not yet committed), ``commit:K`` (just after batch K's commit), ``built`` (temporary store complete,
+not swapped in), ``swapped`` (store in place, work directory not yet removed). Batches count across
+all runs. The kill -9 tests kill the process from here (``loaders.testing.extract_killed_at``)."""
 
 _SECRET_PARAMETERS = ("password", "passwd", "token", "secret", "key", "auth")
 _BUILD_CHUNK = 50_000
@@ -116,13 +115,15 @@ def extract_subgraph(
     restart: bool = False,
     progress: bool | None = None,
     source_url: str | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> ExtractReport:
     """Copies every triple within ``hops`` of ``seeds`` in ``source`` (a KG URL, or an open KG with
     ``source_url`` naming it for the manifest) into a new on-disk store at ``store``.
 
     Run again with the same arguments after an interruption, it continues from its checkpoint;
     ``restart`` discards an unfinished run instead. ``progress`` shows tqdm bars on stderr
-    (``None``: when stderr is a terminal).
+    (``None``: when stderr is a terminal). ``checkpoint`` is called at every durable point (see
+    :data:`Checkpoint`), to follow progress or, in crash tests, to kill the process there.
 
     Raises:
         InvalidTermError: a malformed seed, relation, direction or budget.
@@ -132,6 +133,7 @@ def extract_subgraph(
         ExtractError: the store path is not writable or already holds another store.
     """
     started = time.perf_counter()
+    checkpoint = checkpoint or _no_checkpoint
     kg = connect(source) if isinstance(source, str) else source
     try:
         url = _public_url(source if isinstance(source, str) else source_url)
@@ -145,12 +147,12 @@ def extract_subgraph(
                 state = _open_state(work, kg, plan, restart=restart)
                 try:
                     show = sys.stderr.isatty() if progress is None else progress
-                    _walk(state, kg, plan, show)
-                    _fetch_names(state, kg, plan, show)
-                    record = _build(state, target, kg.profile, plan)
+                    _walk(state, kg, plan, show, checkpoint)
+                    _fetch_names(state, kg, plan, show, checkpoint)
+                    record = _build(state, target, kg.profile, plan, checkpoint)
                 finally:
                     state.close()
-                _crash_point("swapped")
+                checkpoint("swapped")
             _remove_state(work)
         return _report(target, record, time.perf_counter() - started)
     finally:
@@ -411,62 +413,88 @@ def _row(edge: Edge) -> TripleRow:
     return (edge.head, edge.relation, 0, tail, "", "")
 
 
-def _walk(state: _State, kg: KnowledgeGraph, plan: _Plan, show: bool) -> None:
-    """The breadth-first walk, one committed batch at a time, as ``k_hop_subgraph`` does it."""
+class _CommittedEdges:
+    """The edges committed to the checkpoint, as a container of ``(head, relation, tail)``."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 3:
+            return False
+        head, relation, tail = key
+        return self.state.contains(_row(Edge(head=str(head), relation=str(relation), tail=tail)))
+
+
+class _StateLedger:
+    """The walk's :class:`~kg_adapters.algorithms.WalkLedger` in the checkpoint database: each batch is
+    committed in one transaction with the progress record (the frontier cursor is the ``seq`` of the
+    last node expanded; nodes are numbered in discovery order, so every hop's nodes follow the last)."""
+
+    def __init__(self, state: _State, checkpoint: Checkpoint) -> None:
+        self.state = state
+        self.checkpoint = checkpoint
+        self.seen_nodes = {str(node) for (node,) in state.db.execute("SELECT id FROM nodes")}
+        self.seen_edges = _CommittedEdges(state)
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.state.progress["edges"])
+
+    def frontier(self, hop: int, limit: int | None) -> list[str]:
+        rows = self.state.nodes(hop=hop, after=self.state.progress["cursor"], limit=-1 if limit is None else limit)
+        return [node for _, node in rows]
+
+    def record(self, batch: HopBatch) -> None:
+        state, progress = self.state, self.state.progress
+        (cursor,) = state.db.execute("SELECT seq FROM nodes WHERE id = ?", (batch.nodes[-1],)).fetchone()
+        with state.transaction():
+            for edge in batch.edges:
+                state.insert(_row(edge), name=False)
+            for node in batch.reached:
+                state.add_node(node, batch.hop + 1)
+            progress.update(hop=batch.hop, cursor=int(cursor), edges=progress["edges"] + len(batch.edges))
+            progress["batches"] += 1
+            progress["source_calls"] += 1
+            if batch.truncated:
+                progress.update(truncated=True, phase="names", cursor=0)
+            self.checkpoint(f"fetched:{progress['batches']}")
+        self.seen_nodes.update(batch.reached)
+        self.checkpoint(f"commit:{progress['batches']}")
+
+
+def _walk(state: _State, kg: KnowledgeGraph, plan: _Plan, show: bool, checkpoint: Checkpoint) -> None:
+    """The breadth-first walk (:func:`~kg_adapters.algorithms.k_hop_walk`, the one ``subgraph`` runs),
+    resumed from the checkpoint, one committed batch at a time."""
     progress = state.progress
-    visited = {str(node) for (node,) in state.db.execute("SELECT id FROM nodes")}
+    if progress["phase"] != "walk":
+        return
+    ledger = _StateLedger(state, checkpoint)
+    walk = k_hop_walk(
+        kg,
+        ledger,
+        hops=plan.hops,
+        direction=plan.direction,
+        relations=plan.relations,
+        max_edges=plan.max_edges,
+        batch_size=plan.batch_size,
+        start_hop=progress["hop"],
+    )
     shown_hop = -1
     with tqdm(unit=" ids", disable=not show, file=sys.stderr, leave=False) as bar:
-        while progress["phase"] == "walk":
-            hop = progress["hop"]
-            batch = state.nodes(hop=hop, after=progress["cursor"], limit=plan.batch_size)
-            if hop >= plan.hops or not batch:
-                with state.transaction():
-                    if hop < plan.hops and state.count("SELECT COUNT(*) FROM nodes WHERE hop = ?", hop + 1):
-                        progress.update(hop=hop + 1, cursor=0)
-                    else:
-                        progress.update(phase="names", cursor=0)
-                continue
-            if shown_hop != hop:
-                shown_hop = hop
-                bar.reset(state.count("SELECT COUNT(*) FROM nodes WHERE hop = ?", hop))
+        for batch in walk:
+            if shown_hop != batch.hop:
+                shown_hop = batch.hop
+                bar.reset(state.count("SELECT COUNT(*) FROM nodes WHERE hop = ?", batch.hop))
                 bar.update(
-                    state.count("SELECT COUNT(*) FROM nodes WHERE hop = ? AND seq <= ?", hop, progress["cursor"])
+                    state.count("SELECT COUNT(*) FROM nodes WHERE hop = ? AND seq <= ?", batch.hop, progress["cursor"])
+                    - len(batch.nodes)
                 )
-                bar.set_description(f"hop {hop + 1}/{plan.hops}")
-            ids = [node for _, node in batch]
-            answer = kg.neighbors(ids, direction=plan.direction, relations=plan.relations)
-            with state.transaction():
-                _add_edges(state, ids, answer, hop, visited, plan.max_edges)
-                progress["cursor"] = batch[-1][0]
-                progress["batches"] += 1
-                progress["source_calls"] += 1
-                if progress["truncated"]:
-                    progress.update(phase="names", cursor=0)
-                _crash_point(f"fetched:{progress['batches']}")
-            _crash_point(f"commit:{progress['batches']}")
-            bar.update(len(batch))
-
-
-def _add_edges(
-    state: _State, ids: list[str], answer: dict[str, list[Edge]], hop: int, visited: set[str], limit: int | None
-) -> None:
-    progress = state.progress
-    for node in ids:
-        for edge in answer.get(node, ()):
-            row = _row(edge)
-            if limit is not None and progress["edges"] >= limit:
-                if state.contains(row):
-                    continue
-                progress["truncated"] = True
-                return
-            if not state.insert(row, name=False):
-                continue
-            progress["edges"] += 1
-            reached: Node = edge.tail if edge.head == node else edge.head
-            if isinstance(reached, str) and reached not in visited:
-                visited.add(reached)
-                state.add_node(reached, hop + 1)
+                bar.set_description(f"hop {batch.hop + 1}/{plan.hops}")
+            bar.update(len(batch.nodes))
+    if progress["phase"] == "walk":
+        with state.transaction():
+            progress.update(phase="names", cursor=0)
 
 
 def _name_relations(profile: Profile) -> list[str]:
@@ -475,7 +503,7 @@ def _name_relations(profile: Profile) -> list[str]:
     return list(dict.fromkeys(profile.relation_id(predicate) for predicate in predicates))
 
 
-def _fetch_names(state: _State, kg: KnowledgeGraph, plan: _Plan, show: bool) -> None:
+def _fetch_names(state: _State, kg: KnowledgeGraph, plan: _Plan, show: bool, checkpoint: Checkpoint) -> None:
     """Name and description literals of every reached entity, boundary included, in batches."""
     progress = state.progress
     if progress["phase"] != "names":
@@ -501,12 +529,12 @@ def _fetch_names(state: _State, kg: KnowledgeGraph, plan: _Plan, show: bool) -> 
                 progress["cursor"] = batch[-1][0]
                 progress["batches"] += 1
                 progress["source_calls"] += 1 if ids else 0
-                _crash_point(f"fetched:{progress['batches']}")
-            _crash_point(f"commit:{progress['batches']}")
+                checkpoint(f"fetched:{progress['batches']}")
+            checkpoint(f"commit:{progress['batches']}")
             bar.update(len(batch))
 
 
-def _build(state: _State, target: Path, profile: Profile, plan: _Plan) -> dict[str, Any]:
+def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoint: Checkpoint) -> dict[str, Any]:
     """Writes the committed triples into a new store beside ``target`` and swaps it in."""
     progress = state.progress
     tmp = store_layout.new_temp_dir(target)
@@ -555,7 +583,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan) -> dict[s
                 "extraction": record,
             },
         )
-        _crash_point("built")
+        checkpoint("built")
         store_layout.swap_in(tmp, target)
     except BaseException as exc:
         release_frames(exc)
@@ -625,7 +653,5 @@ def store_snapshot(store: str | os.PathLike[str]) -> dict[str, Any]:
 _WORK_COUNTERS = ("batches", "source_calls", "runs")
 
 
-def _crash_point(point: str) -> None:
-    """SIGKILLs this process when ``$KGA_EXTRACT_KILL_AT`` names ``point`` (see :data:`KILL_ENV`)."""
-    if os.environ.get(KILL_ENV) == point:
-        os.kill(os.getpid(), signal.SIGKILL)
+def _no_checkpoint(point: str) -> None:
+    """The default :data:`Checkpoint`: nothing to do."""

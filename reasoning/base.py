@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
+from kg_adapters.base import KnowledgeGraph, check_budget
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
+from reasoning.scorers import BM25Scorer
 
 
 class ChatMessage(TypedDict):
@@ -132,6 +134,31 @@ class Reasoner(Protocol):
     def answer(self, question: Question) -> Answer:
         """Answers one question, touching the KG only through the KnowledgeGraph interface."""
         ...
+
+
+class KGReasoner:
+    """What every method's constructor does, once: keep the KG it reads, the LLM that judges (``None``:
+    offline, the scorer judges instead) and the scorer (BM25 unless given), and validate its budgets --
+    ``budgets`` must be at least 1, ``counts`` at least 0 -- before anything runs (InvalidTermError)."""
+
+    name: str
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        *,
+        llm: LLM | None,
+        scorer: Scorer | None,
+        budgets: Mapping[str, int],
+        counts: Mapping[str, int] | None = None,
+    ) -> None:
+        for option, value in budgets.items():
+            check_budget(value, option, minimum=1)
+        for option, value in (counts or {}).items():
+            check_budget(value, option)
+        self.kg = kg
+        self.llm = llm
+        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
 
 
 def _list(value: object, what: str) -> list[Any]:

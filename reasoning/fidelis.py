@@ -32,15 +32,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Node, Path
-from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
 from reasoning.grounding import (
     Chain,
     Names,
     Run,
-    default_scorer,
     edge_ids,
     fact_edges,
     fetch_names,
@@ -71,7 +70,7 @@ class Beam:
         return {self.start, *(n for edge in self.chain for n in (edge.head, edge.tail))}
 
 
-class FiDeLiS:
+class FiDeLiS(KGReasoner):
     """FiDeLiS over a KnowledgeGraph (see the module docstring)."""
 
     name = "fidelis"
@@ -90,17 +89,14 @@ class FiDeLiS:
         edges_per_entity: int = 200,
         verify_threshold: float = 0.9,
     ) -> None:
-        self.kg = kg
-        self.llm = llm
-        self.scorer = default_scorer(scorer)
-        for value, label in (
-            (beam_width, "beam_width"),
-            (max_depth, "max_depth"),
-            (retrieve_top, "retrieve_top"),
-            (candidates, "candidates"),
-            (edges_per_entity, "edges_per_entity"),
-        ):
-            check_budget(value, label, minimum=1)
+        budgets = {
+            "beam_width": beam_width,
+            "max_depth": max_depth,
+            "retrieve_top": retrieve_top,
+            "candidates": candidates,
+            "edges_per_entity": edges_per_entity,
+        }
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
         self.beam_width = beam_width
         self.max_depth = max_depth
         self.alpha = float(alpha)

@@ -16,7 +16,7 @@ from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
-from reasoning.scorers import BM25Scorer, tokens
+from reasoning.scorers import tokens
 from reasoning.text import node_text, node_value, parse_list, schema_relations
 
 Chain = tuple[Edge, ...]
@@ -149,10 +149,6 @@ def start(kg: KnowledgeGraph, llm: LLM | None, scorer: Scorer, *extra: Knowledge
         started=time.perf_counter(),
         extra_kgs=tuple(CountingKG(other) for other in extra),
     )
-
-
-def default_scorer(scorer: Scorer | None) -> Scorer:
-    return scorer if scorer is not None else BM25Scorer()
 
 
 def relation_phrase(relation: str, names: Mapping[str, str] | None = None) -> str:

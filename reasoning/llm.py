@@ -10,7 +10,7 @@ Failures are typed (:mod:`kg_adapters.errors`): 429 raises ``RateLimited`` (with
 with backoff by :class:`kg_adapters.wrappers.retry.Retrier`, then ``RetriesExhausted``; a refused
 request (400/401/403/404...) or a body that is no chat completion raises ``LLMError`` at once.
 
-``cache=PATH`` keeps every reply in a SQLite file (:class:`kg_adapters.wrappers.cache.ResultCache`)
+``cache=PATH`` keeps every reply in a SQLite file (:class:`kg_adapters.sqlite_lru.ResultCache`)
 keyed by model, messages, temperature and max_tokens -- not by base URL or key, so the same model
 served elsewhere reuses the replies. ``cache_mode="replay"`` never sends a request and raises
 ``CacheMiss`` for anything not recorded, so an experiment can be re-run offline.
@@ -29,7 +29,7 @@ import requests
 
 from kg_adapters.backends.http_transport import parse_retry_after
 from kg_adapters.errors import BackendTimeout, CacheMiss, InvalidTermError, RateLimited, TransientError
-from kg_adapters.wrappers.cache import CacheMode, ResultCache
+from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.wrappers.retry import Retrier
 from reasoning.base import LLM, CandidateLLM, ChatMessage
 from reasoning.errors import LLMError

@@ -43,9 +43,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
-from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
 from reasoning.grounding import (
     DESCRIBED_AS,
     VERDICT_UNKNOWN,
@@ -55,7 +55,6 @@ from reasoning.grounding import (
     Run,
     best_pattern,
     best_shortest,
-    default_scorer,
     description_facts,
     edge_ids,
     fact_edges,
@@ -123,7 +122,7 @@ class _Outcome:
     expand: list[str] = field(default_factory=list)
 
 
-class R3:
+class R3(KGReasoner):
     """Right for Right Reasons over a KnowledgeGraph (see the module docstring)."""
 
     name = "r3"
@@ -144,14 +143,14 @@ class R3:
         personal_kg: KnowledgeGraph | None = None,
         user: str | None = None,
     ) -> None:
-        self.kg = kg
-        self.llm = llm
-        self.scorer = default_scorer(scorer)
-        for value, label in ((top_k, "top_k"), (max_depth, "max_depth"), (breadth, "breadth")):
-            check_budget(value, label, minimum=1)
-        for value, label in ((max_axioms, "max_axioms"), (neighbors_per_entity, "neighbors_per_entity")):
-            check_budget(value, label, minimum=1)
-        check_budget(llm_candidates, "llm_candidates")
+        budgets = {
+            "top_k": top_k,
+            "max_depth": max_depth,
+            "breadth": breadth,
+            "max_axioms": max_axioms,
+            "neighbors_per_entity": neighbors_per_entity,
+        }
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets, counts={"llm_candidates": llm_candidates})
         self.top_k = top_k
         self.llm_candidates = llm_candidates
         self.max_depth = max_depth

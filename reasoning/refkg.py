@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import re
 
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Node
-from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
     Chain,
@@ -37,7 +37,6 @@ from reasoning.grounding import (
     Names,
     Run,
     best_pattern,
-    default_scorer,
     edge_ids,
     fact_edges,
     fetch_names,
@@ -58,7 +57,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
 
 
-class RefKG:
+class RefKG(KGReasoner):
     """RefKG over a KnowledgeGraph (see the module docstring)."""
 
     name = "refkg"
@@ -75,16 +74,13 @@ class RefKG:
         entities_per_hop: int = 30,
         edges_per_entity: int = 200,
     ) -> None:
-        self.kg = kg
-        self.llm = llm
-        self.scorer = default_scorer(scorer)
-        for value, label in (
-            (top_k, "top_k"),
-            (max_hops, "max_hops"),
-            (entities_per_hop, "entities_per_hop"),
-            (edges_per_entity, "edges_per_entity"),
-        ):
-            check_budget(value, label, minimum=1)
+        budgets = {
+            "top_k": top_k,
+            "max_hops": max_hops,
+            "entities_per_hop": entities_per_hop,
+            "edges_per_entity": edges_per_entity,
+        }
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
         if not 0.0 <= alpha <= 1.0:
             raise InvalidTermError(f"alpha must lie in [0, 1], got {alpha!r}")
         self.top_k = top_k

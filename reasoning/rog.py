@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path as format_path  # re-exported (moved to the core for kga paths)
 from kg_adapters.display import node_text
 from kg_adapters.display import path_entities as path_entities
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, Question, Scorer
-from reasoning.scorers import BM25Scorer, stem
+from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, Scorer
+from reasoning.scorers import stem
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -154,7 +154,7 @@ class CheckedPlan:
         return len(self.plan.relations) == self.steps
 
 
-class RoG:
+class RoG(KGReasoner):
     """Reasoning on Graphs: plan relation paths, ground them with constrained BFS, reason on the walks.
 
     Planning: a question's ``plans`` skip it; with an LLM, RoG's planning prompt (showing the topic
@@ -194,20 +194,17 @@ class RoG:
     ) -> None:
         if prompts not in PROMPT_STYLES:
             raise InvalidTermError(f"prompts must be one of {', '.join(PROMPT_STYLES)}; got {prompts!r:.80}")
+        budgets = {
+            "top_k": top_k,
+            "max_hops": max_hops,
+            "beam_width": beam_width,
+            "max_paths": max_paths,
+            "max_frontier": max_frontier,
+            "prompt_paths": prompt_paths,
+            "paths_per_answer": paths_per_answer,
+        }
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
         self.prompts = prompts
-        for option, value in (
-            ("top_k", top_k),
-            ("max_hops", max_hops),
-            ("beam_width", beam_width),
-            ("max_paths", max_paths),
-            ("max_frontier", max_frontier),
-            ("prompt_paths", prompt_paths),
-            ("paths_per_answer", paths_per_answer),
-        ):
-            check_budget(value, option, minimum=1)
-        self.kg = kg
-        self.llm = llm
-        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
         self.top_k = top_k
         self.max_hops = max_hops
         self.beam_width = beam_width

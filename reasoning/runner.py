@@ -21,9 +21,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kg_adapters.base import KnowledgeGraph, SparqlQueryable
+from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import KGError, LoadError
-from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
+from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, Question, Reasoner
 from reasoning.llm import CountingLLM
 from reasoning.metrics import read_question_rows
@@ -95,7 +95,7 @@ def finished_ids(path: str | Path) -> tuple[set[str], bool]:
 
 def counted(kg: KnowledgeGraph) -> CountingKG:
     """A per-question counter that keeps the KG's raw SPARQL ability, if it has one."""
-    return CountingSparqlKG(kg) if isinstance(kg, SparqlQueryable) else CountingKG(kg)
+    return CountingKG(kg)
 
 
 def answer_counted(

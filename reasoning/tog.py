@@ -32,11 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
-from reasoning.base import LLM, Answer, Question, Scorer
+from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
 from reasoning.rog import DIRECTED, Plan, plan_text
-from reasoning.scorers import BM25Scorer
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -87,7 +86,7 @@ class Chain:
         return self.edges[-1].relation if self.edges else None
 
 
-class ThinkOnGraph:
+class ThinkOnGraph(KGReasoner):
     """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3), ``depth`` (3),
     ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
 
@@ -103,11 +102,8 @@ class ThinkOnGraph:
         depth: int = 3,
         max_entities: int = 20,
     ) -> None:
-        for option, value in (("width", width), ("depth", depth), ("max_entities", max_entities)):
-            check_budget(value, option, minimum=1)
-        self.kg = kg
-        self.llm = llm
-        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+        budgets = {"width": width, "depth": depth, "max_entities": max_entities}
+        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
         self.width = width
         self.depth = depth
         self.max_entities = max_entities

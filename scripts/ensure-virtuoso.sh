@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make sure OpenLink Virtuoso 7 (virtuoso-t + isql-vt) is installed, for tests/support/virtuoso.py.
+# Make sure OpenLink Virtuoso 7 (virtuoso-t + isql-vt) is installed, for kg_adapters/testing/virtuoso.py.
 #
 # Idempotent: does nothing but print the version when both binaries are on PATH. Otherwise installs Debian's
 # virtuoso-opensource-7-bin non-interactively (apt-get update once, then install without recommends), as root

@@ -3,10 +3,13 @@ enough for CI, and the location of the shared benchmark data (``../shared/data``
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from kg_adapters.testing.virtuoso import in_ci
 
 settings.register_profile(
     "kga",
@@ -23,10 +26,18 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The directory of shared datasets beside the repository; skips when it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    """The directory of shared datasets beside the repository. Absent, the test skips on a developer's
+    machine but fails under CI (``$CI`` set, as CI services set it), where a silent skip would hide it."""
+    return require_shared_data(SHARED_DATA)
+
+
+def require_shared_data(directory: Path) -> Path:
+    if not directory.is_dir():
+        message = f"shared data not found at {directory}"
+        if in_ci():
+            pytest.fail(f"{message} -- required under CI={os.environ.get('CI')}", pytrace=False)
+        pytest.skip(message)
+    return directory
 
 
 @pytest.fixture(scope="session")

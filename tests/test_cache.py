@@ -18,7 +18,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance.graph import (
+from hypothesis import given
+from hypothesis import strategies as st
+
+import loaders
+from kg_adapters import connect
+from kg_adapters.base import KnowledgeGraph, SparqlQueryable
+from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
+from kg_adapters.records import (
+    Edge,
+    EdgeList,
+    Entity,
+    Literal,
+    PathResult,
+    edge_from_json,
+    edge_to_json,
+    entity_from_json,
+    entity_to_json,
+    node_to_json,
+    term_from_json,
+)
+from kg_adapters.testing.graph import (
     ALL_ENTITIES,
     NOTE,
     R1,
@@ -34,13 +54,6 @@ from conformance.graph import (
     write_freebase_graph,
     write_graph,
 )
-from hypothesis import given
-from hypothesis import strategies as st
-
-from kg_adapters import connect
-from kg_adapters.base import KnowledgeGraph, SparqlQueryable
-from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
-from kg_adapters.records import Edge, EdgeList, Entity, Literal, PathResult
 from kg_adapters.wrappers import (
     CachedDict,
     CachedKG,
@@ -50,17 +63,9 @@ from kg_adapters.wrappers import (
     cached,
 )
 from kg_adapters.wrappers.cache import (
-    decode_edge,
-    decode_entity,
-    decode_node,
-    encode_edge,
-    encode_entity,
-    encode_node,
     normalize_sparql,
 )
-from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
-
-loaders = pytest.importorskip("loaders")
+from kg_adapters.wrappers.counting import CountingKG
 
 FB = "http://rdf.freebase.com/ns/"
 
@@ -85,8 +90,8 @@ def plain(store_dir: Path) -> Iterator[KnowledgeGraph]:
 
 
 @pytest.fixture
-def counting(store_dir: Path) -> Iterator[CountingSparqlKG]:
-    kg = CountingSparqlKG(connect(f"oxigraph://{store_dir}"))
+def counting(store_dir: Path) -> Iterator[CountingKG]:
+    kg = CountingKG(connect(f"oxigraph://{store_dir}"))
     yield kg
     kg.close()
 
@@ -102,9 +107,9 @@ def cache_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def kg(counting: CountingSparqlKG, cache_file: Path, namespace: str) -> Iterator[CachedSparqlKG]:
+def kg(counting: CountingKG, cache_file: Path, namespace: str) -> Iterator[CachedKG]:
     wrapper = cached(counting, cache=ResultCache(cache_file), namespace=namespace, close_cache=True)
-    assert isinstance(wrapper, CachedSparqlKG)
+    assert isinstance(wrapper, CachedKG)
     yield wrapper
     wrapper.close()
 
@@ -125,7 +130,7 @@ NEIGHBOR_CASES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("options", NEIGHBOR_CASES)
 def test_neighbors_equal_uncached_then_come_from_cache(
-    kg: CachedSparqlKG, counting: CountingSparqlKG, plain: KnowledgeGraph, options: dict[str, Any]
+    kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph, options: dict[str, Any]
 ) -> None:
     ids = list(ALL_ENTITIES)
     expected = plain.neighbors(ids, **options)
@@ -140,7 +145,7 @@ def test_neighbors_equal_uncached_then_come_from_cache(
     assert counting.asked("neighbors") == [ids]  # nothing new reached the backend
 
 
-def test_only_the_misses_are_fetched_in_one_batch(kg: CachedSparqlKG, counting: CountingSparqlKG) -> None:
+def test_only_the_misses_are_fetched_in_one_batch(kg: CachedKG, counting: CountingKG) -> None:
     kg.neighbors([A, B])
     answer = kg.neighbors([C, A, D, B])
     assert counting.asked("neighbors") == [[A, B], [C, D]]
@@ -152,7 +157,7 @@ def test_only_the_misses_are_fetched_in_one_batch(kg: CachedSparqlKG, counting: 
     assert (stats.hits, stats.misses) == (2 + 4, 2 + 2)
 
 
-def test_every_argument_is_part_of_the_key(kg: CachedSparqlKG, counting: CountingSparqlKG) -> None:
+def test_every_argument_is_part_of_the_key(kg: CachedKG, counting: CountingKG) -> None:
     kg.neighbors(A)
     for options in NEIGHBOR_CASES[1:]:
         assert kg.neighbors(A, **options).from_cache is False  # type: ignore[attr-defined]
@@ -161,7 +166,7 @@ def test_every_argument_is_part_of_the_key(kg: CachedSparqlKG, counting: Countin
     assert kg.neighbors(A, relations=[R2, R1, R2]).from_cache is True  # type: ignore[attr-defined]
 
 
-def test_relations_labels_search(kg: CachedSparqlKG, counting: CountingSparqlKG, plain: KnowledgeGraph) -> None:
+def test_relations_labels_search(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
     ids = list(ALL_ENTITIES)
     for direction in ("out", "in", "both"):
         assert kg.relations(ids, direction=direction) == plain.relations(ids, direction=direction)
@@ -179,7 +184,7 @@ def test_relations_labels_search(kg: CachedSparqlKG, counting: CountingSparqlKG,
     assert len(counting.asked("search")) == 4
 
 
-def test_ids_without_a_label_are_remembered_as_absent(kg: CachedSparqlKG, counting: CountingSparqlKG) -> None:
+def test_ids_without_a_label_are_remembered_as_absent(kg: CachedKG, counting: CountingKG) -> None:
     assert kg.labels([D, A]) == {A: "Alpha"}
     again = kg.labels([D])
     assert again == {}
@@ -187,9 +192,7 @@ def test_ids_without_a_label_are_remembered_as_absent(kg: CachedSparqlKG, counti
     assert counting.asked("labels") == [[D, A]]
 
 
-def test_composite_operations_go_through_the_cache(
-    kg: CachedSparqlKG, counting: CountingSparqlKG, plain: KnowledgeGraph
-) -> None:
+def test_composite_operations_go_through_the_cache(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
     runs: list[tuple[str, Callable[[KnowledgeGraph], PathResult | EdgeList]]] = [
         ("paths", lambda g: g.paths([A, B], [R1, R1])),
         ("paths", lambda g: g.paths(A, [R1, R3], directions=["out", "in"], simple=True)),
@@ -213,16 +216,14 @@ def test_composite_operations_go_through_the_cache(
     assert {name for name, _ids in counting.calls} == {"neighbors"}
 
 
-def test_composite_from_cache_is_false_when_any_hop_missed(kg: CachedSparqlKG) -> None:
+def test_composite_from_cache_is_false_when_any_hop_missed(kg: CachedKG) -> None:
     kg.neighbors([A], relations=[R1])  # warms the first hop only
     result = kg.paths(A, [R1, R1])
     assert result.from_cache is False
     assert kg.paths(A, [R1, R1]).from_cache is True
 
 
-def test_query_is_cached_by_normalised_text(
-    kg: CachedSparqlKG, counting: CountingSparqlKG, plain: KnowledgeGraph
-) -> None:
+def test_query_is_cached_by_normalised_text(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
     assert isinstance(plain, SparqlQueryable)
     query = f"SELECT ?o WHERE {{ <{A}> ?p ?o }} ORDER BY ?o"
     expected = plain.query(query)
@@ -259,7 +260,7 @@ def test_spellings_of_one_id_share_entries(tmp_path: Path) -> None:
 
 
 def test_answers_survive_reopening_the_file(
-    kg: CachedSparqlKG, store_dir: Path, cache_file: Path, namespace: str, plain: KnowledgeGraph
+    kg: CachedKG, store_dir: Path, cache_file: Path, namespace: str, plain: KnowledgeGraph
 ) -> None:
     ids = list(ALL_ENTITIES)
     kg.neighbors(ids, direction="both")
@@ -267,7 +268,7 @@ def test_answers_survive_reopening_the_file(
     kg.shortest_paths(A, D)
     kg.close()
 
-    counting = CountingSparqlKG(connect(f"oxigraph://{store_dir}"))
+    counting = CountingKG(connect(f"oxigraph://{store_dir}"))
     with CachedKG(counting, cache=ResultCache(cache_file), namespace=namespace, close_cache=True) as reopened:
         assert reopened.neighbors(ids, direction="both") == plain.neighbors(ids, direction="both")
         assert reopened.labels(ids) == plain.labels(ids)
@@ -276,7 +277,7 @@ def test_answers_survive_reopening_the_file(
 
 
 def test_replay_in_a_fresh_process_touches_no_backend(
-    kg: CachedSparqlKG, cache_file: Path, namespace: str, plain: KnowledgeGraph
+    kg: CachedKG, cache_file: Path, namespace: str, plain: KnowledgeGraph
 ) -> None:
     """A new interpreter opens the cache read-only over an EMPTY store and still answers."""
     ids = [A, B, C, D]
@@ -317,15 +318,15 @@ print(json.dumps({{
 
 
 def test_replay_mode_raises_cache_miss_and_never_calls_the_backend(
-    kg: CachedSparqlKG, store_dir: Path, cache_file: Path, namespace: str
+    kg: CachedKG, store_dir: Path, cache_file: Path, namespace: str
 ) -> None:
     kg.neighbors([A, B])
     kg.search("alpha")
     kg.close()
     size_before = os.path.getsize(cache_file)
-    counting = CountingSparqlKG(connect(f"oxigraph://{store_dir}"))
+    counting = CountingKG(connect(f"oxigraph://{store_dir}"))
     replay = cached(counting, cache=ResultCache(cache_file, mode="replay"), namespace=namespace, close_cache=True)
-    assert isinstance(replay, CachedSparqlKG)
+    assert isinstance(replay, CachedKG)
     with replay:
         assert replay.neighbors([B, A]).from_cache is True  # type: ignore[attr-defined]
         assert replay.search("alpha")
@@ -351,7 +352,7 @@ def test_replay_of_a_missing_file_is_a_cache_miss(tmp_path: Path) -> None:
     assert not (tmp_path / "nothing.sqlite").exists()
 
 
-def test_off_mode_stores_nothing(counting: CountingSparqlKG, namespace: str, cache_file: Path) -> None:
+def test_off_mode_stores_nothing(counting: CountingKG, namespace: str, cache_file: Path) -> None:
     with CachedKG(counting, cache=ResultCache(cache_file, mode="off"), namespace=namespace) as kg:
         kg.neighbors(A)
         assert kg.neighbors(A).from_cache is False  # type: ignore[attr-defined]
@@ -399,7 +400,7 @@ def test_memory_layer_is_a_bounded_lru() -> None:
     assert [cache.get(("k", i)) for i in (0, 2, 3)] == [0, 2, 3]
 
 
-def test_clear_forgets_everything(kg: CachedSparqlKG, counting: CountingSparqlKG, cache_file: Path) -> None:
+def test_clear_forgets_everything(kg: CachedKG, counting: CountingKG, cache_file: Path) -> None:
     kg.neighbors([A, B])
     kg.cache.clear()
     assert len(kg.cache) == 0
@@ -407,7 +408,7 @@ def test_clear_forgets_everything(kg: CachedSparqlKG, counting: CountingSparqlKG
     assert counting.asked("neighbors") == [[A, B], [A, B]]
 
 
-def test_namespaces_and_profiles_never_share_entries(counting: CountingSparqlKG, store_dir: Path) -> None:
+def test_namespaces_and_profiles_never_share_entries(counting: CountingKG, store_dir: Path) -> None:
     shared = ResultCache()
     first = CachedKG(counting, cache=shared, namespace=cache_namespace(str(store_dir), "generic"))
     other_store = CachedKG(counting, cache=shared, namespace=cache_namespace("https://example.org/sparql"))
@@ -416,20 +417,22 @@ def test_namespaces_and_profiles_never_share_entries(counting: CountingSparqlKG,
     assert len(counting.asked("neighbors")) == 2
 
 
-def test_factory_picks_the_sparql_variant_only_when_possible(
-    counting: CountingSparqlKG, store_dir: Path, namespace: str
+def test_one_class_keeps_exactly_the_abilities_of_the_inner_graph(
+    counting: CountingKG, store_dir: Path, namespace: str
 ) -> None:
     with_sparql = cached(counting, cache=ResultCache(), namespace=namespace)
-    assert isinstance(with_sparql, CachedSparqlKG)
+    assert isinstance(with_sparql, CachedKG) and CachedSparqlKG is CachedKG
     assert isinstance(with_sparql, KnowledgeGraph) and isinstance(with_sparql, SparqlQueryable)
-    without = cached(CountingKG(counting.inner), cache=ResultCache(), namespace=namespace)
-    assert type(without) is CachedKG
+    assert with_sparql.query(f"ASK {{ <{A}> <{R1}> <{B}> }}") == [{"boolean": True}]  # type: ignore[attr-defined]
+    no_sparql = connect("wikidata+api:", base_url="http://127.0.0.1:9/w/api.php", user_agent="t/1 (t@example.org)")
+    without = cached(no_sparql, cache=ResultCache(), namespace=namespace)
+    assert isinstance(without, CachedKG)
     assert isinstance(without, KnowledgeGraph) and not isinstance(without, SparqlQueryable)
-    with pytest.raises(TypeError):
-        CachedSparqlKG(CountingKG(counting.inner), cache=ResultCache(), namespace=namespace)
+    assert not hasattr(without, "query")
+    without.close()
 
 
-def test_bad_arguments_fail_like_the_backend_even_when_warm(kg: CachedSparqlKG, counting: CountingSparqlKG) -> None:
+def test_bad_arguments_fail_like_the_backend_even_when_warm(kg: CachedKG, counting: CountingKG) -> None:
     kg.neighbors(A)
     with pytest.raises(InvalidTermError):
         kg.neighbors(A, direction="sideways")  # type: ignore[arg-type]
@@ -448,7 +451,7 @@ def test_bad_arguments_fail_like_the_backend_even_when_warm(kg: CachedSparqlKG, 
     assert len(counting.calls) == 1
 
 
-def test_closed_wrapper_refuses(counting: CountingSparqlKG, namespace: str) -> None:
+def test_closed_wrapper_refuses(counting: CountingKG, namespace: str) -> None:
     kg = CachedKG(counting, cache=ResultCache(), namespace=namespace)
     kg.neighbors(A)
     kg.close()
@@ -456,7 +459,7 @@ def test_closed_wrapper_refuses(counting: CountingSparqlKG, namespace: str) -> N
         kg.neighbors(A)
 
 
-def test_threads_share_one_cache(kg: CachedSparqlKG, plain: KnowledgeGraph) -> None:
+def test_threads_share_one_cache(kg: CachedKG, plain: KnowledgeGraph) -> None:
     ids = list(ALL_ENTITIES)
     expected = plain.neighbors(ids, direction="both")
     failures: list[str] = []
@@ -503,13 +506,13 @@ def test_records_round_trip_exactly_through_disk(
 ) -> None:
     key = ("round trip", repr(edges), repr(entities))
     disk_only.put(
-        key, {"edges": [encode_edge(edge) for edge in edges], "entities": [encode_entity(e) for e in entities]}
+        key, {"edges": [edge_to_json(edge) for edge in edges], "entities": [entity_to_json(e) for e in entities]}
     )
     stored = disk_only.get(key)
-    assert [decode_edge(item) for item in stored["edges"]] == edges
-    assert [decode_entity(item) for item in stored["entities"]] == entities
+    assert [edge_from_json(item) for item in stored["edges"]] == edges
+    assert [entity_from_json(item) for item in stored["entities"]] == entities
     for edge in edges:
-        assert decode_node(encode_node(edge.tail)) == edge.tail
+        assert term_from_json(node_to_json(edge.tail)) == edge.tail
 
 
 def test_round_trip_through_the_sqlite_file(tmp_path: Path) -> None:
@@ -522,11 +525,11 @@ def test_round_trip_through_the_sqlite_file(tmp_path: Path) -> None:
     ]
     path = tmp_path / "codec.sqlite"
     with ResultCache(path) as cache:
-        cache.put(("edges",), [encode_edge(edge) for edge in edges])
-        cache.put(("bools",), [{"boolean": encode_node(True)}])
+        cache.put(("edges",), [edge_to_json(edge) for edge in edges])
+        cache.put(("bools",), [{"boolean": node_to_json(True)}])
     with ResultCache(path, mode="replay", memory_entries=0) as cache:
-        assert [decode_edge(item) for item in cache.get(("edges",))] == edges
-        assert decode_node(cache.get(("bools",))[0]["boolean"]) is True
+        assert [edge_from_json(item) for item in cache.get(("edges",))] == edges
+        assert term_from_json(cache.get(("bools",))[0]["boolean"]) is True
 
 
 def test_normalize_sparql_keeps_literals_and_iris() -> None:

@@ -25,7 +25,8 @@ def nt_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(tmp_path: Path, nt_file: Path) -> Path:
-    loaders = pytest.importorskip("loaders")
+    import loaders
+
     target = tmp_path / "store"
     loaders.load_files([str(nt_file)], str(target), progress=False)
     return target.resolve()

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
 import pytest
-from conformance.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
-from conformance.wikidata_graph import write_wikidata_graph
-from support.malformed_dumps import debris
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 import kg_adapters
 from kg_adapters import connect, store_layout
@@ -28,10 +22,15 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.records import Edge, Literal
+from kg_adapters.testing.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
-from loaders.extract import KILL_ENV, STATE_FILE, extract_subgraph, store_snapshot
+from loaders.extract import STATE_FILE, extract_subgraph, store_snapshot
+from loaders.testing.kill import extract_killed_at
+from loaders.testing.malformed_dumps import debris
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FB_SEEDS = ["m.0bxtg", "m.06pj8"]  # Tom Hanks, Steven Spielberg
@@ -281,12 +280,17 @@ def test_unwritable_or_occupied_store_paths(conformance_store: Path, tmp_path: P
 # -- resume after kill -9 -------------------------------------------------------------------------
 
 
-def kga_extract(argv: list[str], kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != KILL_ENV}
-    if kill_at is not None:
-        env[KILL_ENV] = kill_at
+def kga_extract(argv: list[str]) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "kg_adapters.cli", "extract", *argv]
-    return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def killed_at(point: str, **arguments: Any) -> int:
+    """Exit status of ``extract_subgraph(**arguments)`` in a child process the test's checkpoint
+    callback SIGKILLs at ``point`` (the fault is injected from here, not by the extraction code)."""
+    child = extract_killed_at(point, timeout=300, **arguments)
+    assert child.returncode in (0, -signal.SIGKILL), child.stderr
+    return child.returncode
 
 
 @pytest.fixture(scope="module")
@@ -307,8 +311,8 @@ def test_kill_9_then_the_same_command_finishes_identically(
 ) -> None:
     out = tmp_path / "out"
     argv = ["--kg", url(conformance_store), "--seeds", A, S, "--hops", "3", "--batch-size", "1", "--store", str(out)]
-    killed = kga_extract(argv, kill_at=kill_at)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    same = {"source": url(conformance_store), "seeds": [A, S], "hops": 3, "batch_size": 1, "store": out}
+    assert killed_at(kill_at, **same) == -signal.SIGKILL
     if kill_at != "swapped":
         with pytest.raises(StoreNotFound):
             connect(url(out))
@@ -323,13 +327,13 @@ def test_killed_twice_and_resumed_with_another_batch_size(
     conformance_store: Path, tmp_path: Path, reference: dict[str, Any]
 ) -> None:
     out = tmp_path / "out"
-    argv = ["--kg", url(conformance_store), "--seeds", A, S, "--hops", "3", "--store", str(out)]
-    assert kga_extract([*argv, "--batch-size", "1"], kill_at="commit:3").returncode == -signal.SIGKILL
+    same = {"source": url(conformance_store), "seeds": [A, S], "hops": 3, "store": out}
+    assert killed_at("commit:3", batch_size=1, **same) == -signal.SIGKILL
     state = tmp_path / ".out.kga-extract" / STATE_FILE
     with sqlite3.connect(state) as db:
         progress = json.loads(db.execute("SELECT value FROM meta WHERE key = 'progress'").fetchone()[0])
     assert progress["batches"] == 3 and progress["phase"] == "walk"
-    assert kga_extract([*argv, "--batch-size", "2"], kill_at="fetched:5").returncode == -signal.SIGKILL
+    assert killed_at("fetched:5", batch_size=2, **same) == -signal.SIGKILL
     report = extract_subgraph(url(conformance_store), [A, S], hops=3, store=out, batch_size=3, progress=False)
     assert report.runs == 3
     assert store_snapshot(out) == reference
@@ -397,7 +401,8 @@ def test_a_chosen_work_dir_is_used_and_its_other_files_kept(
         "--work-dir",
         str(work),
     ]
-    assert kga_extract(argv, kill_at="commit:2").returncode == -signal.SIGKILL
+    same = {"source": url(conformance_store), "seeds": [A, S], "hops": 3, "batch_size": 1, "store": out}
+    assert killed_at("commit:2", work_dir=work, **same) == -signal.SIGKILL
     assert (work / STATE_FILE).is_file() and not (tmp_path / ".out.kga-extract").exists()
     assert kga_extract(argv).returncode == 0
     assert store_snapshot(out) == reference
@@ -406,8 +411,8 @@ def test_a_chosen_work_dir_is_used_and_its_other_files_kept(
 
 def test_other_arguments_against_an_unfinished_run(conformance_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    argv = ["--kg", url(conformance_store), "--seeds", A, "--hops", "2", "--batch-size", "1", "--store", str(out)]
-    assert kga_extract(argv, kill_at="commit:2").returncode == -signal.SIGKILL
+    same = {"source": url(conformance_store), "seeds": [A], "hops": 2, "batch_size": 1, "store": out}
+    assert killed_at("commit:2", **same) == -signal.SIGKILL
     with pytest.raises(ExtractStateMismatch, match="hops"):
         extract_subgraph(url(conformance_store), [A], hops=3, store=out, progress=False)
     with pytest.raises(ExtractStateMismatch, match="direction, seeds"):
@@ -459,7 +464,8 @@ def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path
         "--store",
         str(out),
     ]
-    assert kga_extract(argv, kill_at="fetched:4").returncode == -signal.SIGKILL
+    same = {"source": url(fb_store, "freebase"), "seeds": FB_SEEDS, "batch_size": 7, "store": out, **args}
+    assert killed_at("fetched:4", **same) == -signal.SIGKILL
     assert kga_extract(argv).returncode == 0
     assert store_snapshot(out) == store_snapshot(reference)
     with connect(url(fb_store, "freebase")) as source, connect(url(out)) as output:
@@ -564,10 +570,3 @@ def test_cli_errors(conformance_store: Path, tmp_path: Path, capsys: pytest.Capt
 
 
 EX_NOPE = "http://example.org/nope"
-
-
-@pytest.fixture(autouse=True)
-def _no_kill_hook(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """In-process runs must never inherit the kill hook from the environment."""
-    monkeypatch.delenv(KILL_ENV, raising=False)
-    yield

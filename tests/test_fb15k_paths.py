@@ -222,7 +222,8 @@ def oracle(fb15k_file: Path) -> Oracle:
 def fb15k_store(request: pytest.FixtureRequest, fb15k_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The store with its traversal index (walks on integers) and without (walks on Oxigraph):
     every test below holds both to the oracle."""
-    loaders = pytest.importorskip("loaders")
+    import loaders
+
     indexed = request.param == "indexed"
     store = tmp_path_factory.mktemp("fb15k") / "store"
     report = loaders.load_files([str(fb15k_file)], str(store), profile="freebase", progress=False, index=indexed)

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance.fuzz import EX, InjectionFuzz, pieces, write_fuzz_graph
 from hypothesis import example, given
 from hypothesis import strategies as st
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.sparql_graph import XSD_STRING
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal
+from kg_adapters.testing.fuzz import EX, InjectionFuzz, pieces, write_fuzz_graph
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers.cache import CachedKG
 from loaders import load_files
 

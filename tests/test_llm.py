@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.fault_server import FakeClock
 from support.llm_server import LLMServer
 
 from kg_adapters.errors import CacheMiss, InvalidTermError, RateLimited, RetriesExhausted, TransientError
+from kg_adapters.testing.fault_server import FakeClock
 from reasoning.base import LLM, ChatMessage
 from reasoning.errors import LLMError
 from reasoning.llm import CountingLLM, OpenAIChat, make_llm

@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.malformed_dumps import debris
 
 import kg_adapters
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import LoadError, StoreNotFound
 from kg_adapters.records import Edge, Literal
 from loaders import CHUNK_LINES, LOCAL_ENTITY_NS, LOCAL_RELATION_NS, load_files
+from loaders.testing.malformed_dumps import debris
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"

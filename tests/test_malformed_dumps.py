@@ -1,4 +1,4 @@
-"""Malformed dumps (``support/malformed_dumps.py``): a strict load fails with a LoadError naming
+"""Malformed dumps (``loaders/testing/malformed_dumps.py``): a strict load fails with a LoadError naming
 file:line and leaves no store that looks complete (none at all, or the previous one untouched);
 a lenient load keeps every good line and counts exactly the bad ones."""
 
@@ -8,11 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.malformed_dumps import CASES, Case, debris, line_limit, store_size
 
 import kg_adapters
 from kg_adapters.errors import LoadError, StoreNotFound
 from loaders import load_files
+from loaders.testing.malformed_dumps import CASES, Case, debris, line_limit, store_size
 
 BASE = "<http://example.org/base> <http://example.org/p> <http://example.org/o> .\n"
 

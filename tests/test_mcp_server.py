@@ -108,7 +108,15 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
         (
             "relations",
             {"ids": [TOM], "direction": "both"},
-            {"relations": [{"id": TOM, "relations": kg.relations(TOM, direction="both")[TOM]}], "truncated": False},
+            {
+                "relations": [{"id": TOM, "name": names[TOM], "relations": kg.relations(TOM, direction="both")[TOM]}],
+                "truncated": False,
+            },
+        ),
+        (  # the entity asked about is named even when it has no edges to name it
+            "neighbors",
+            {"ids": TOM, "relations": []},
+            {"neighbors": [{"entity": {"id": TOM, "name": names[TOM]}, "edges": []}], "truncated": False},
         ),
         (
             "paths",
@@ -147,7 +155,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"}, "SERVICE"),
     ("sparql", {"query": "CONSTRUCT WHERE { ?s ?p ?o }"}, "CONSTRUCT"),
     ("sparql", {"query": "SELECT WHERE nonsense {"}, "QueryError"),
-    ("no_such_tool", {}, "no_such_tool"),
+    ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ]
 
 Session = Callable[[Callable[[Client], Awaitable[None]]], None]
@@ -227,8 +235,22 @@ def test_budgets_truncate_and_say_so(sample_store_url: str, kg: KnowledgeGraph) 
         rows = await client.call_tool("sparql", {"query": "SELECT ?s WHERE { ?s ?p ?o }"})
         assert rows.structured_content is not None
         assert len(rows.structured_content["rows"]) == 3 and rows.structured_content["truncated"] is True
+        # billions of solutions: the store stops reading at the budget instead of materialising them all
+        huge = await client.call_tool("sparql", {"query": "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"})
+        assert not huge.is_error, huge.content
+        assert huge.structured_content is not None and huge.structured_content["truncated"] is True
+        assert len(huge.structured_content["rows"]) == 3
         small = await client.call_tool("neighbors", {"ids": TOM, "relations": ["people.person.place_of_birth"]})
         assert small.structured_content is not None and small.structured_content["truncated"] is False
+        too_many: list[tuple[str, dict[str, Any]]] = [
+            ("neighbors", {"ids": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("relations", {"ids": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("subgraph", {"seeds": [TOM, "m.0a", "m.0b", "m.0c"]}),
+            ("shortest_paths", {"sources": TOM, "targets": [TOM, "m.0a", "m.0b", "m.0c"]}),
+        ]
+        for name, arguments in too_many:  # the row budget bounds the ids one call may ask about, not only the answer
+            many = await client.call_tool(name, arguments)
+            assert many.is_error and "--max-rows" in many.content[0].text, name  # type: ignore[union-attr]
         deep = await client.call_tool("shortest_paths", {"sources": TOM, "targets": TOM, "max_hops": 2})
         assert deep.is_error and "--max-hops" in deep.content[0].text  # type: ignore[union-attr]
 

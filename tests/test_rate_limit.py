@@ -13,10 +13,10 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan, FaultServer
 
 from kg_adapters.backends.http_transport import HttpSparqlTransport
 from kg_adapters.errors import InvalidTermError, RateLimited
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.wrappers import RateLimitedTransport, RetryingTransport
 

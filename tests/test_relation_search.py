@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 from support.wikidata_api import WikidataApiServer
 
 from kg_adapters import connect
@@ -19,6 +17,8 @@ from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Entity
 from kg_adapters.relation_index import id_words
+from kg_adapters.testing.fault_server import FakeClock
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 

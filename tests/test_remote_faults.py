@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan, FaultServer
-from support.fault_workload import FAULT_KINDS, QUICK_FAULT_KINDS, Op, build_workload, run_op
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.http_transport import HttpSparqlTransport
@@ -20,6 +17,9 @@ from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError, QueryError, RetriesExhausted
 from kg_adapters.records import Edge
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer
+from kg_adapters.testing.fault_workload import FAULT_KINDS, QUICK_FAULT_KINDS, Op, build_workload, run_op
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers.retry import RetryingTransport
 from reasoning.demo import DEMO_QUESTIONS, sample_path
 

@@ -1,4 +1,4 @@
-"""RetryingTransport over real HTTP: a loopback SPARQL server (support.fault_server) injects
+"""RetryingTransport over real HTTP: a loopback SPARQL server (kg_adapters.testing.fault_server) injects
 faults, HttpSparqlTransport translates them, and the retry wrapper must recover exactly.
 
 Waiting is never real: the transport gets a fake clock and a sleep that only records the wait
@@ -13,7 +13,6 @@ import random
 from collections.abc import Iterator
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan, FaultServer
 
 from kg_adapters.backends.http_transport import HttpSparqlTransport
 from kg_adapters.errors import (
@@ -25,6 +24,7 @@ from kg_adapters.errors import (
     RetriesExhausted,
     TransientError,
 )
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.wrappers import RetryingTransport
 

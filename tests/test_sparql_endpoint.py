@@ -151,6 +151,11 @@ def test_negotiation_defaults_preferences_and_refusals(endpoint: str, store: Oxi
     assert tsv == oracle(store, PROBE, ox.QueryResultsFormat.TSV)
     as_xml = curl("-G", endpoint, "--data-urlencode", f"query={PROBE}", "--data-urlencode", "format=xml")[2]
     assert as_xml == oracle(store, PROBE, ox.QueryResultsFormat.XML)
+    refused_json = "application/sparql-results+json;q=0, application/json;q=0, */*;q=0.5"
+    status, content_type, _ = curl(
+        "-G", endpoint, "--data-urlencode", f"query={PROBE}", "-H", f"Accept: {refused_json}"
+    )
+    assert status == 200 and "json" not in content_type  # q=0 refuses a type even when */* would pick it
     status, _, message = curl("-G", endpoint, "--data-urlencode", f"query={PROBE}", "-H", "Accept: image/png")
     assert status == 406 and b"available" in message
     ask = curl("-G", endpoint, "--data-urlencode", f"query=ASK {{ <{FB}{TOM}> ?p ?o }}")[2]
@@ -182,6 +187,8 @@ def test_negotiation_defaults_preferences_and_refusals(endpoint: str, store: Oxi
         (["--data-urlencode", "query=SELECT nonsense {"], 400, b"rejected"),
         (["--data-urlencode", "nothing=here"], 400, b"no query"),
         (["--data-binary", "x", "-H", "Content-Type: text/plain"], 415, b"sparql-query"),
+        (["--data-urlencode", f"query={PROBE}", "--data-urlencode", "default-graph-uri=not an iri"], 400, b"IRI"),
+        (["--data-urlencode", f"query={PROBE}", "--data-urlencode", "named-graph-uri=<x>"], 400, b"IRI"),
     ],
 )
 def test_refusals_say_why(
@@ -246,6 +253,31 @@ def test_time_and_size_budgets_and_the_access_log(sample_store_url: str) -> None
         ["SELECT", "503"],
         ["SELECT", "200"],
     ]
+
+
+def test_queries_past_their_deadline_keep_their_worker_until_they_stop(sample_store_url: str) -> None:
+    """An evaluation abandoned at its deadline keeps running inside the store (it cannot be interrupted):
+    it keeps its --workers slot, so hostile queries cannot pile up unbounded evaluations."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/sparql"
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+    with running(["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "1", "--workers", "1"], port):
+        status, _, body = curl(url, "--data-urlencode", f"query={endless}")
+        assert status == 503 and b"--timeout" in body
+        status, _, body = curl(url, "--data-urlencode", "query=ASK { ?s ?p ?o }")
+        assert status == 503 and b"--workers" in body  # the only worker still counts the endless query
+
+
+def test_a_failing_remote_graph_never_shows_its_credentials_to_clients() -> None:
+    port, dead = free_port(), free_port()  # nothing listens on ``dead``
+    remote = f"sparql+http://alice:hunter2@127.0.0.1:{dead}/sparql?profile=generic&retries=1"
+    with running(["serve", "--kg", remote, "--port", str(port)], port) as process:
+        status, _, body = curl(f"http://127.0.0.1:{port}/sparql", "--data-urlencode", "query=ASK { ?s ?p ?o }")
+        assert status == 500 and f"127.0.0.1:{dead}".encode() in body and b"hunter2" not in body, body
+        process.terminate()
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        assert "hunter2" not in process.stderr.read().decode()
 
 
 def test_a_reader_keeps_working_while_kga_load_swaps_a_version_in(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 import rdflib
-from conformance.fuzz import EX, HAS_SECRET, NTRIPLES, SECRET, SENTINEL, InjectionFuzz, storable_pieces, valid_iris
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +29,16 @@ from kg_adapters.sparql_terms import (
     string_literal,
     values_block,
     variable,
+)
+from kg_adapters.testing.fuzz import (
+    EX,
+    HAS_SECRET,
+    NTRIPLES,
+    SECRET,
+    SENTINEL,
+    InjectionFuzz,
+    storable_pieces,
+    valid_iris,
 )
 
 

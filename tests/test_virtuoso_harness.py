@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 import requests
-from support.virtuoso import (
+
+from kg_adapters.testing.virtuoso import (
     DEFAULT_GRAPH,
     VirtuosoError,
     VirtuosoServer,

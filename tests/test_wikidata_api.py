@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from support.fault_server import FakeClock, FaultPlan
+import requests
 from support.wikidata_api import WikidataApiServer
 
 from kg_adapters import connect
@@ -23,11 +23,13 @@ from kg_adapters.errors import BackendError, InvalidTermError, QueryError, Resul
 from kg_adapters.profiles import RelationFilter
 from kg_adapters.records import Edge, Entity, Literal, Qualifiers
 from kg_adapters.records import Path as KGPath
+from kg_adapters.testing.fault_server import FakeClock, FaultPlan
+from kg_adapters.testing.wikidata_graph import RECORDED
 from kg_adapters.wikidata_json import XSD_DATETIME, XSD_DECIMAL
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
 
-DATA = Path(__file__).parent / "data" / "wikidata"
+DATA = RECORDED
 UA = "kg-adapters-tests/0.1 (kga-tests@example.org)"
 
 
@@ -70,6 +72,25 @@ def kg(server: WikidataApiServer, clock: FakeClock) -> Iterator[KnowledgeGraph]:
 
 
 # -- policy ----------------------------------------------------------------------------------------
+
+
+class ClosingSession(requests.Session):
+    """A real session that remembers being closed (the instrument; the backend is under test)."""
+
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+@pytest.mark.parametrize("bad", [{"dialect": "wdqs"}, {"retries": "many"}])
+def test_a_refused_option_closes_the_session_already_opened(server: WikidataApiServer, bad: dict[str, Any]) -> None:
+    session = ClosingSession()
+    with pytest.raises((TypeError, InvalidTermError)):
+        connect("wikidata+api:", base_url=server.url, user_agent=UA, session=session, **bad)
+    assert session.closed
+    assert server.request_count == 0
 
 
 def test_a_descriptive_user_agent_with_contact_is_required(server: WikidataApiServer) -> None:

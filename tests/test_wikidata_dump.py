@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.fault_server import FakeClock
 from support.wikidata_api import WikidataApiServer
 
 import loaders
@@ -22,8 +21,10 @@ from kg_adapters.cli import main
 from kg_adapters.errors import LoadError
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import read_manifest
+from kg_adapters.testing.fault_server import FakeClock
+from kg_adapters.testing.wikidata_graph import RECORDED
 
-DATA = Path(__file__).parent / "data" / "wikidata"
+DATA = RECORDED
 UA = "kg-adapters-tests/0.1 (kga-tests@example.org)"
 PROPERTY = re.compile(r"P[1-9][0-9]*")
 IDS = ["Q42", "Q350", "Q145", "Q5", "Q691283", "Q4961791", "Q159288", "Q3107329", "Q25169", "P69", "P580"]

@@ -12,6 +12,7 @@ import pytest
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Qualifiers
+from kg_adapters.testing.wikidata_graph import RECORDED
 from kg_adapters.wikidata_json import (
     GEO_WKT_LITERAL,
     XSD_DATETIME,
@@ -26,7 +27,7 @@ from kg_adapters.wikidata_json import (
 
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 JULIAN = "http://www.wikidata.org/entity/Q1985786"
-NEIGHBOURS = Path(__file__).parent / "data" / "wikidata" / "neighbours.json"
+NEIGHBOURS = RECORDED / "neighbours.json"
 
 
 def date(text: str) -> Literal:

@@ -1,6 +1,6 @@
 """What differs between SPARQL engines, in one place.
 
-Figures for Virtuoso 7.2 were measured on a real server (see tests/support/virtuoso.py):
+Figures for Virtuoso 7.2 were measured on a real server (see kg_adapters/testing/virtuoso.py):
 ``ResultSetMaxRows`` caps every answer (flagged only by the ``X-SPARQL-MaxRows`` header),
 ``MaxSortedTopRows`` (10,000) makes ORDER BY with OFFSET + LIMIT above it fail (SR353),
 a VALUES block of more than 4,094 terms fails (SP030), GET request lines over about 10 kB are cut,

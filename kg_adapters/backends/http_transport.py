@@ -116,6 +116,16 @@ def parse_ntriples(body: bytes) -> SparqlResult:
     return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows))
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority (for messages, reprs and logs)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
 class HttpExchange:
     """One keep-alive ``requests`` session to one URL: sends form fields, returns the body and
     headers, and turns HTTP failures into typed errors. ``timeout`` bounds the whole exchange
@@ -133,6 +143,7 @@ class HttpExchange:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._endpoint = endpoint
+        self._shown = without_credentials(endpoint)
         self.timeout = float(timeout)
         self._session = session or requests.Session()
         self._session.headers.update({"User-Agent": user_agent, **(headers or {})})
@@ -141,7 +152,8 @@ class HttpExchange:
 
     @property
     def endpoint(self) -> str:
-        return self._endpoint
+        """The endpoint as messages name it: without a user or password."""
+        return self._shown
 
     def exchange(self, fields: Mapping[str, str], *, use_get: bool) -> tuple[bytes, Mapping[str, str]]:
         """Sends ``fields`` (as the query string, or a POSTed form) and returns (body, headers)."""
@@ -160,27 +172,27 @@ class HttpExchange:
                 while chunk := response.raw.read1(1 << 16, decode_content=True):
                     chunks.append(chunk)
                     if self._clock() > deadline:
-                        raise BackendTimeout(f"{self._endpoint} took longer than {self.timeout:g} s to answer")
+                        raise BackendTimeout(f"{self._shown} took longer than {self.timeout:g} s to answer")
                 body = b"".join(chunks)
                 self._raise_for_status(response, body)
                 return body, response.headers
         except requests.Timeout as exc:
-            raise BackendTimeout(f"{self._endpoint} did not answer within {self.timeout:g} s") from exc
+            raise BackendTimeout(f"{self._shown} did not answer within {self.timeout:g} s") from exc
         except requests.ConnectionError as exc:
-            raise TransientError(f"connection to {self._endpoint} failed: {exc}") from exc
+            raise TransientError(f"connection to {self._shown} failed: {exc}") from exc
         except requests.RequestException as exc:
-            raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
+            raise TransientError(f"HTTP exchange with {self._shown} failed: {exc}") from exc
         except urllib3.exceptions.ReadTimeoutError as exc:
-            raise BackendTimeout(f"{self._endpoint} did not answer within {self.timeout:g} s") from exc
+            raise BackendTimeout(f"{self._shown} did not answer within {self.timeout:g} s") from exc
         except urllib3.exceptions.HTTPError as exc:  # the body, read from urllib3 directly, was cut short
-            raise TransientError(f"HTTP exchange with {self._endpoint} failed: {exc}") from exc
+            raise TransientError(f"HTTP exchange with {self._shown} failed: {exc}") from exc
 
     def _raise_for_status(self, response: requests.Response, body: bytes) -> None:
         status = response.status_code
         if status < 300:
             return
         message = body.decode("utf-8", "replace").strip()[:_MAX_MESSAGE]
-        where = f"{self._endpoint} answered HTTP {status}"
+        where = f"{self._shown} answered HTTP {status}"
         if status == 429 or (status == 503 and "Retry-After" in response.headers):
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             raise RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)

@@ -6,6 +6,7 @@ On-disk stores open read-only unless ``write=True``; a missing or incomplete sto
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -496,10 +497,13 @@ class OxigraphGraph(SparqlGraph):
         except (OSError, ValueError) as exc:
             raise BackendError(f"Oxigraph failed reading blank node edges: {exc}") from exc
 
-    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
+    def query(self, sparql: str, *, max_rows: int | None = None) -> list[dict[str, Node | bool]]:
+        """``max_rows``: stop reading solutions after that many (a bounded answer for a server)."""
         self._check_open()
         if not isinstance(sparql, str):
             raise InvalidTermError("the query must be a string")
+        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
+            raise InvalidTermError(f"max_rows must be an integer >= 0, got {max_rows!r}")
         try:
             answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
@@ -507,7 +511,7 @@ class OxigraphGraph(SparqlGraph):
             if isinstance(answer, ox.QuerySolutions):
                 names = [v.value for v in answer.variables]
                 rows: list[dict[str, Node | bool]] = []
-                for solution in answer:
+                for solution in itertools.islice(answer, max_rows):
                     row: dict[str, Node | bool] = {}
                     for i, name in enumerate(names):
                         value = convert_term(solution[i])
@@ -516,7 +520,7 @@ class OxigraphGraph(SparqlGraph):
                     rows.append(row)
                 return rows
             triples: list[dict[str, Node | bool]] = []
-            for triple in answer:
+            for triple in itertools.islice(answer, max_rows):
                 s, p, o = convert_term(triple.subject), convert_term(triple.predicate), convert_term(triple.object)
                 if s is not None and p is not None and o is not None:
                     triples.append({"subject": s, "predicate": p, "object": o})

@@ -310,15 +310,22 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
 
     def _terms(self, ids: list[str], wanted: Sequence[str], *, descriptions: bool) -> dict[str, WikidataEntity]:
         """Labels (and descriptions) in the wanted languages; entities left without one are asked
-        again in every language."""
+        again in every language. (MediaWiki's fallback answers English for a language it has nothing
+        in; such a value ranks only as "any language", so it is asked again too.)"""
         props = "labels|descriptions" if descriptions else "labels"
         entity_ids = [node for node in dict.fromkeys(ids) if _WIKIDATA.is_local_id(node)]
         languages = list(dict.fromkeys([*wanted, *(tag.split("-")[0] for tag in wanted)]))
         found = self._entities(entity_ids, props=props, languages=languages)
+        bases = {tag.split("-")[0] for tag in wanted}
+
+        def settled(values: Sequence[Literal]) -> bool:
+            return any(not value.lang or value.lang.split("-")[0] in bases for value in values)
+
         bare = [
             node
             for node in entity_ids
-            if node in found and (not found[node].labels or (descriptions and not found[node].descriptions))
+            if node in found
+            and (not settled(found[node].labels) or (descriptions and not settled(found[node].descriptions)))
         ]
         found.update(self._entities(bare, props=props))
         return found
@@ -457,9 +464,13 @@ class WikidataApi:
             timeout=timeout if timeout is not None else 60.0,
             session=session,
         )
-        transport = guarded(transport, settings, default_concurrency=1)
-        if settings:
-            raise TypeError(f"unknown option(s) for wikidata+api: {', '.join(sorted(settings))}")
+        try:
+            transport = guarded(transport, settings, default_concurrency=1)
+            if settings:
+                raise TypeError(f"unknown option(s) for wikidata+api: {', '.join(sorted(settings))}")
+        except BaseException:
+            transport.close()  # the HTTP session is open already
+            raise
         return WikidataApiGraph(
             transport, language=language, max_incoming=max_incoming if max_incoming is not None else 500
         )

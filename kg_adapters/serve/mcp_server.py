@@ -118,6 +118,13 @@ class GraphTools:
         finally:
             self._lock.release()
 
+    def _ids(self, value: str | list[str], name: str) -> list[str]:
+        """One id or a list of them, at most ``max_rows`` (the budget bounds the work, not only the answer)."""
+        wanted = _ids(value, name)
+        if len(wanted) > self.budgets.max_rows:
+            raise InvalidTermError(f"at most {self.budgets.max_rows} {name} per call (--max-rows), got {len(wanted)}")
+        return wanted
+
     def _cap(self, value: int | None, name: str) -> int:
         if value is None:
             return self.budgets.max_rows
@@ -140,9 +147,7 @@ class GraphTools:
         return {"relations": [entity_json(e) for e in found[:cap]], "truncated": len(found) > cap}
 
     def describe(self, ids: str | list[str], lang: str = "en") -> dict[str, Any]:
-        wanted = _ids(ids, "ids")
-        if len(wanted) > self.budgets.max_rows:
-            raise InvalidTermError(f"at most {self.budgets.max_rows} ids per call (--max-rows)")
+        wanted = self._ids(ids, "ids")
         found = self._run(lambda kg: kg.describe(wanted, lang=lang))
         return {
             "entities": [
@@ -158,7 +163,7 @@ class GraphTools:
         relations: list[str] | None = None,
         limit_per_entity: int = 50,
     ) -> dict[str, Any]:
-        wanted = _ids(ids, "ids")
+        wanted = self._ids(ids, "ids")
         check_direction(direction)
         cap = self._cap(limit_per_entity, "limit_per_entity")
 
@@ -173,7 +178,7 @@ class GraphTools:
                     edges, truncated = edges[:budget], True
                 budget -= len(edges)
                 kept[node] = edges
-            names = self._names(kg, edge_entities([edge for edges in kept.values() for edge in edges]))
+            names = self._names(kg, wanted + edge_entities([edge for edges in kept.values() for edge in edges]))
             return {
                 "neighbors": [
                     {"entity": node_json(node, names), "edges": [edge_json(edge, names) for edge in edges]}
@@ -185,16 +190,16 @@ class GraphTools:
         return self._run(work)
 
     def relations(self, ids: str | list[str], direction: Direction = "out") -> dict[str, Any]:
-        wanted = _ids(ids, "ids")
+        wanted = self._ids(ids, "ids")
         check_direction(direction)
-        found = self._run(lambda kg: kg.relations(wanted, direction=direction))
+        found, labels = self._run(lambda kg: (kg.relations(wanted, direction=direction), self._names(kg, wanted)))
         truncated, budget, kept = False, self.budgets.max_rows, []
         for node in wanted:
             names = found[node]
             if len(names) > budget:
                 names, truncated = names[:budget], True
             budget -= len(names)
-            kept.append({"id": node, "relations": names})
+            kept.append({"id": node, "name": labels.get(node), "relations": names})
         return {"relations": kept, "truncated": truncated}
 
     def _paths(self, kg: KnowledgeGraph, result: PathResult, cap: int) -> dict[str, Any]:
@@ -211,7 +216,7 @@ class GraphTools:
         directions: list[Direction] | None = None,
         max_paths: int = 100,
     ) -> dict[str, Any]:
-        wanted = _ids(starts, "starts")
+        wanted = self._ids(starts, "starts")
         cap = self._cap(max_paths, "max_paths")
         return self._run(
             lambda kg: self._paths(kg, kg.paths(wanted, relation_path, directions=directions, max_paths=cap), cap)
@@ -220,7 +225,7 @@ class GraphTools:
     def shortest_paths(
         self, sources: str | list[str], targets: str | list[str], max_hops: int = 3, max_paths: int = 50
     ) -> dict[str, Any]:
-        from_ids, to_ids = _ids(sources, "sources"), _ids(targets, "targets")
+        from_ids, to_ids = self._ids(sources, "sources"), self._ids(targets, "targets")
         cap = self._cap(max_paths, "max_paths")
         hops = self._hops(max_hops, "max_hops")
         return self._run(
@@ -228,7 +233,7 @@ class GraphTools:
         )
 
     def subgraph(self, seeds: str | list[str], hops: int = 1, max_edges: int = 500) -> dict[str, Any]:
-        wanted = _ids(seeds, "seeds")
+        wanted = self._ids(seeds, "seeds")
         cap = self._cap(max_edges, "max_edges")
         depth = self._hops(hops, "hops")
 
@@ -240,15 +245,21 @@ class GraphTools:
         return self._run(work)
 
     def sparql(self, query: str) -> dict[str, Any]:
+        from kg_adapters.backends.oxigraph import OxigraphGraph
+
         form = query_form(query, allowed=("SELECT", "ASK"))
 
         def work(kg: KnowledgeGraph) -> dict[str, Any]:
             if not isinstance(kg, SparqlQueryable):
                 raise InvalidTermError("this graph does not answer SPARQL")
-            rows = kg.query(query)
+            cap = self.budgets.max_rows
+            store = kg
+            while not isinstance(store, OxigraphGraph) and hasattr(store, "inner"):
+                store = store.inner
+            # the embedded store stops reading at the budget instead of holding every row in memory
+            rows = store.query(query, max_rows=cap + 1) if isinstance(store, OxigraphGraph) else kg.query(query)
             if form == "ASK":
                 return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
-            cap = self.budgets.max_rows
             shown = [{name: node_to_json(value) for name, value in row.items()} for row in rows[:cap]]
             return {"rows": shown, "truncated": len(rows) > cap}
 
@@ -340,7 +351,10 @@ def _tool_message(exc: Exception) -> str:
             f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}" for error in cause.errors()
         ]
         return one_line("invalid arguments: " + "; ".join(problems))
-    return one_line(str(exc).removeprefix("Error executing tool ").split(": ", 1)[-1] if ": " in str(exc) else str(exc))
+    text = str(exc)
+    if text.startswith("Error executing tool ") and ": " in text:  # the SDK's wrapper around our own message
+        text = text.split(": ", 1)[1]
+    return one_line(text)
 
 
 def run(server: MCPServer, *, transport: str, host: str, port: int) -> None:

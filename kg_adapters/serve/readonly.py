@@ -15,7 +15,13 @@ _SKIPPED = SKIPPED_SPANS
 _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<>|BASE\s*<>)\s*)*", re.I)
 _FORM = re.compile(r"(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 _UPDATE = re.compile(r"\b(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b", re.I)
-_SERVICE = re.compile(r"\bSERVICE\b", re.I)
+_TOKEN = re.compile(r"[?$]\w+|(?:[A-Za-z_][\w.\-]*)?:(?:[\w\-:%\\]|\.(?=[\w\-:%\\]))*|[A-Za-z_]\w*")
+"""Variables, prefixed names (``ex:service``, ``_:b``; a local name never ends with ``.``) and bare
+words, so that only a bare word counts as a keyword."""
+
+
+def _keywords(bare: str) -> set[str]:
+    return {token.upper() for token in _TOKEN.findall(bare) if token[0] not in "?$" and ":" not in token}
 
 
 class ReadOnlyViolation(QueryError):
@@ -52,7 +58,7 @@ def query_form(sparql: str, allowed: tuple[str, ...] = ("SELECT", "ASK", "CONSTR
             raise ReadOnlyViolation(f"this endpoint is read-only: {update.group(1).upper()} is refused")
         raise QueryError("not a SPARQL query (expected SELECT, ASK, CONSTRUCT or DESCRIBE after the prologue)")
     name = form.group(1).upper()
-    if _SERVICE.search(rest):
+    if "SERVICE" in _keywords(rest):
         raise ReadOnlyViolation("SERVICE (federated query) is refused: this endpoint answers from its own graph")
     if name not in allowed:
         raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}")

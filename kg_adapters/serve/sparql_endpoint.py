@@ -19,8 +19,10 @@ message) at the deadline in any case. ``--workers`` bounds the queries evaluated
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,6 +121,7 @@ def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, 
     if not accept.strip():
         return default, offered[default]
     choices: list[tuple[float, int, str]] = []
+    refused: set[str] = set()
     for position, part in enumerate(accept.split(",")):
         fields = [field.strip() for field in part.split(";")]
         media = fields[0].lower()
@@ -132,16 +135,17 @@ def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, 
                     quality = 0.0
         if quality > 0 and media:
             choices.append((-quality, position, media))
+        elif media:
+            refused.add(media)  # q=0: "not this one", even where a wildcard would match it
     for _, _, media in sorted(choices):
         if media in offered:
             return media, offered[media]
         if media in ("*/*", "application/*", "text/*"):
             kind = media.split("/")[0]
-            if kind == "*" or default.startswith(kind + "/"):
-                return default, offered[default]
-            for candidate, name in offered.items():
-                if candidate.startswith(kind + "/"):
-                    return candidate, name
+            candidates = [default, *offered] if kind == "*" or default.startswith(kind + "/") else list(offered)
+            for candidate in candidates:
+                if candidate.startswith(kind + "/" if kind != "*" else "") and candidate not in refused:
+                    return candidate, offered[candidate]
     raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
 
 
@@ -203,10 +207,13 @@ def answer_query(
         inner = getattr(kg, "inner", kg)
         if isinstance(inner, OxigraphGraph):
             options: dict[str, Any] = {}
-            if request.default_graphs:
-                options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
-            if request.named_graphs:
-                options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
+            try:
+                if request.default_graphs:
+                    options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
+                if request.named_graphs:
+                    options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
+            except ValueError as exc:
+                raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
             try:
                 result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
                 if isinstance(result, ox.QueryTriples):
@@ -216,7 +223,7 @@ def answer_query(
             except SyntaxError as exc:
                 raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
             except ValueError as exc:
-                raise QueryError(f"bad graph IRI: {exc}") from exc
+                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
             except OSError as exc:
                 raise BackendError(f"Oxigraph failed: {exc}") from exc
         else:
@@ -275,11 +282,53 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
     """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
     require_serve_extra()
     import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    limiter = anyio.CapacityLimiter(limits.workers)
+    slots = anyio.CapacityLimiter(limits.workers)
+
+    async def evaluate(run: Callable[[], tuple[bytes, str]], deadline: float) -> tuple[bytes, str]:
+        """``run()`` in a worker thread holding one of the ``--workers`` slots until the evaluation really
+        ends: a query abandoned at its deadline cannot be interrupted inside the store, so it keeps its
+        slot while it runs on, and hostile queries cannot pile up unbounded evaluations."""
+        token = object()
+        acquired = False
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+            await slots.acquire_on_behalf_of(token)
+            acquired = True
+        if not acquired:
+            raise HttpError(
+                503,
+                f"all {limits.workers} query workers (--workers) are busy, some perhaps with queries past "
+                "their time limit; try again later",
+            )
+        loop = anyio.lowlevel.current_token()
+        lock = threading.Lock()
+        state = {"started": False, "dropped": False}
+
+        def work() -> tuple[bytes, str]:
+            with lock:
+                if state["dropped"]:  # abandoned before it began: its slot is already back
+                    return b"", ""
+                state["started"] = True
+            try:
+                return run()
+            finally:
+                with contextlib.suppress(RuntimeError):  # RuntimeError: the server's event loop has stopped
+                    anyio.from_thread.run_sync(slots.release_on_behalf_of, token, token=loop)
+
+        try:
+            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except BaseException:
+            with lock:
+                if not state["started"]:
+                    state["dropped"] = True
+                    slots.release_on_behalf_of(token)
+            raise
 
     async def sparql(request: Request) -> Response:
         started = time.monotonic()
@@ -293,8 +342,7 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
             def run() -> tuple[bytes, str]:
                 return answer_query(graphs, parsed, accept, limits, deadline)
 
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
-                body, media = await anyio.to_thread.run_sync(run, limiter=limiter, abandon_on_cancel=True)
+            body, media = await evaluate(run, deadline)
         except HttpError as exc:
             status, body = exc.status, (str(exc) + "\n").encode()
         except ReadOnlyViolation as exc:

@@ -3,12 +3,16 @@
 * :class:`RetryingTransport` and :class:`RateLimitedTransport` wrap a
   :class:`~kg_adapters.transport.SparqlTransport` (one HTTP request at a time); stack them as
   ``RetryingTransport(RateLimitedTransport(HttpSparqlTransport(url)))`` so retries are throttled too.
+* :class:`~kg_adapters.wrappers.base.DelegatingGraph` is the base of every wrapper around a
+  :class:`~kg_adapters.base.KnowledgeGraph`: it forwards all operations and exactly the optional
+  abilities the inner graph has; :class:`CountingKG` and :class:`CachedKG` override what they change.
 * :func:`cached` wraps a :class:`~kg_adapters.base.KnowledgeGraph` in a per-entity
   :class:`ResultCache` (memory LRU + optional SQLite file; ``mode="replay"`` for offline runs).
 """
 
 from __future__ import annotations
 
+from kg_adapters.wrappers.base import DelegatingGraph
 from kg_adapters.wrappers.cache import (
     CachedDict,
     CachedKG,
@@ -33,6 +37,7 @@ __all__ = [
     "CachedSparqlKG",
     "CountingKG",
     "CountingSparqlKG",
+    "DelegatingGraph",
     "RateLimitedTransport",
     "ResultCache",
     "RetryingTransport",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import loaders
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
@@ -16,7 +17,6 @@ from kg_adapters.records import Edge, Entity, Literal
 
 from .dbpedia_graph import write_dbpedia_graph
 
-loaders = pytest.importorskip("loaders")
 DBR = "http://dbpedia.org/resource/"
 CATEGORY = "Category:Presidents_of_the_United_States"
 

@@ -8,18 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
+import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.testing.freebase_graph import write_freebase_cvt_graph
+from kg_adapters.testing.freebase_suite import FreebaseConformance
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers import CachedKG
-
-from .freebase_graph import write_freebase_cvt_graph
-from .freebase_suite import FreebaseConformance
-
-loaders = pytest.importorskip("loaders")
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +130,7 @@ class TestVirtuoso(FreebaseConformance):
 def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
     """The generic profile filters nothing by default; a RelationFilter works there too."""
     from kg_adapters.profiles import RelationFilter
-
-    from .graph import R1, R2, R3, A, B, e, write_graph
+    from kg_adapters.testing.graph import R1, R2, R3, A, B, e, write_graph
 
     url = f"rdflib://{write_graph(tmp_path).resolve()}"
     with connect(url) as kg:
@@ -208,8 +205,7 @@ def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_a_custom_filter_on_the_wikidata_profile(tmp_path: Path) -> None:
     """Profiles with a statement layer apply the filter to truthy and statement answers alike."""
     from kg_adapters.profiles import RelationFilter
-
-    from .wikidata_graph import write_wikidata_graph
+    from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 
     url = f"rdflib://{write_wikidata_graph(tmp_path).resolve()}?profile=wikidata"
     with connect(url) as kg:

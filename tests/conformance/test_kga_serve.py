@@ -15,10 +15,9 @@ from support.servers import free_port, running
 from kg_adapters import connect
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.testing.graph import AGE, A, write_graph
+from kg_adapters.testing.suite import A_OUT, KGConformance
 from loaders import load_files
-
-from .graph import AGE, A, write_graph
-from .suite import A_OUT, KGConformance
 
 pytest.importorskip("starlette")
 

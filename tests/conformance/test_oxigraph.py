@@ -9,17 +9,27 @@ from pathlib import Path
 
 import pytest
 
+import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import BackendError, InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.records import Edge, Entity, Literal
 from kg_adapters.store_layout import DATA_DIR, MANIFEST
-
-from .graph import FB, R1, RDFS_LABEL, TRIPLE_COUNT, A, B, D, e, write_blank_graph, write_freebase_graph, write_graph
-from .suite import A_OUT, KGConformance, check_blank_node_walks
-
-loaders = pytest.importorskip("loaders")
+from kg_adapters.testing.graph import (
+    FB,
+    R1,
+    RDFS_LABEL,
+    TRIPLE_COUNT,
+    A,
+    B,
+    D,
+    e,
+    write_blank_graph,
+    write_freebase_graph,
+    write_graph,
+)
+from kg_adapters.testing.suite import A_OUT, KGConformance, check_blank_node_walks
 
 
 @pytest.fixture(scope="module")

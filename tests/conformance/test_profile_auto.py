@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
+import loaders
 from kg_adapters import connect, register
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
@@ -18,14 +18,13 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.detect import SAMPLE_SIZE, choose_profile
 from kg_adapters.records import Edge
 from kg_adapters.registry import BACKENDS, KGUrl
+from kg_adapters.testing.graph import write_graph
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.demo import sample_path
 
 from .dbpedia_graph import write_dbpedia_graph
-from .graph import write_graph
-from .wikidata_graph import write_wikidata_graph
-
-loaders = pytest.importorskip("loaders")
 
 # (profile, an id that only resolves in that profile, its name)
 PROBES = {
@@ -121,11 +120,14 @@ def test_cli_reports_the_choice(stores: dict[str, Path], capsys: pytest.CaptureF
 
 
 class PlainBackend:
-    """A backend that cannot sample its data (a wrapper without detect_profile)."""
+    """A backend that cannot sample its data: the entity-API graph (no detect_profile), counted (a wrapper
+    keeps exactly the abilities of what it wraps), never asked anything here."""
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> CountingKG:
-        return CountingKG(OxigraphGraph(profile=options.pop("profile")))
+        options.pop("profile")  # the entity API serves the wikidata profile whatever was asked
+        agent = "kga-tests/1 (t@example.org)"
+        return CountingKG(connect("wikidata+api:", base_url="http://127.0.0.1:9/w/api.php", user_agent=agent))
 
 
 def test_a_backend_that_cannot_sample_refuses_auto() -> None:

@@ -12,9 +12,8 @@ from kg_adapters.backends.rdflib_backend import RdflibGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError, StoreNotFound
 from kg_adapters.records import Edge, Entity, Literal
-
-from .graph import FB, write_blank_graph, write_freebase_graph, write_graph
-from .suite import KGConformance, check_blank_node_walks
+from kg_adapters.testing.graph import FB, write_blank_graph, write_freebase_graph, write_graph
+from kg_adapters.testing.suite import KGConformance, check_blank_node_walks
 
 
 @pytest.fixture(scope="module")

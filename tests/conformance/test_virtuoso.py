@@ -9,15 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import ResultTooLarge
-
-from .graph import A, write_graph
-from .suite import A_OUT, KGConformance
+from kg_adapters.testing.graph import A, write_graph
+from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 
 
 @pytest.fixture(scope="module")

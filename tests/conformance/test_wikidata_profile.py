@@ -6,27 +6,28 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
+from support.wikidata_api import WikidataApiServer
 
+import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.rdflib_backend import RdflibGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
+from kg_adapters.backends.wikidata_api import WikidataApiGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Entity
+from kg_adapters.testing.graph import A, D, write_freebase_graph, write_graph
+from kg_adapters.testing.suite import A_OUT
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.wikidata_graph import ENTITIES, write_wikidata_graph
+from kg_adapters.testing.wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
 from kg_adapters.wrappers.cache import CachedKG
 
-from .graph import A, D, write_freebase_graph, write_graph
-from .suite import A_OUT
-from .wikidata_graph import write_wikidata_graph
-from .wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
-
-loaders = pytest.importorskip("loaders")
 RDFS = "http://www.w3.org/2000/01/rdf-schema#label"
 
 
@@ -85,6 +86,31 @@ class TestWikidataCached(WikidataConformance):
         answer = kg.neighbors("Q42", qualifiers=True)
         assert answer == {"Q42": Q42_STATEMENTS}
         assert getattr(answer, "from_cache", False) is True
+
+
+@pytest.fixture(scope="module")
+def wikibase_api() -> Iterator[WikidataApiServer]:
+    """A real Wikibase Action API on loopback serving the suite's graph as entity JSON."""
+    with WikidataApiServer(ENTITIES) as server:
+        yield server
+
+
+class TestWikidataEntityApi(WikidataConformance):
+    """``wikidata+api:`` reads entity JSON: its ``neighbors`` answers Wikidata properties only (names come
+    from ``labels``/``describe``) and it has no statement nodes, both declared rather than skipped."""
+
+    name_edges = False
+    statement_layer_relations = False
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def make_kg(cls, wikibase_api: WikidataApiServer) -> Callable[[], KnowledgeGraph]:
+        def make() -> KnowledgeGraph:
+            kg = connect("wikidata+api:", base_url=wikibase_api.url, user_agent="kga-tests/1 (t@example.org)")
+            assert isinstance(kg, WikidataApiGraph)
+            return kg
+
+        return make
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,5 @@
-"""Test support shared by tests and benchmarks (not fixtures: ``tests/conftest.py`` owns those).
+"""Test support for this repository's own tests (fixtures live in ``tests/conftest.py``).
 
-Import as ``support.virtuoso`` from tests (pytest puts ``tests/`` on ``sys.path``) or as ``tests.support.virtuoso``
-from the repository root (``tests`` is a namespace package).
+What third parties can use too -- the conformance suites, the fault server, the Virtuoso harness --
+ships in :mod:`kg_adapters.testing`; import it from there.
 """
-
-from .virtuoso import (
-    DEFAULT_GRAPH,
-    VirtuosoError,
-    VirtuosoServer,
-    VirtuosoUnavailable,
-    require_virtuoso,
-    virtuoso_fixture,
-)
-
-__all__ = [
-    "DEFAULT_GRAPH",
-    "VirtuosoError",
-    "VirtuosoServer",
-    "VirtuosoUnavailable",
-    "require_virtuoso",
-    "virtuoso_fixture",
-]

@@ -6,7 +6,7 @@ whose regex matches (``re.search``, DOTALL) the last user message gives the repl
 callable of the request's messages. A request no rule matches gets ``default`` or, without one,
 HTTP 400 naming the message, so a test never passes on an unplanned prompt.
 
-Faults come from :class:`support.fault_server.FaultPlan` (``faults=["429:2", "500", "reset"]``
+Faults come from :class:`kg_adapters.testing.fault_server.FaultPlan` (``faults=["429:2", "500", "reset"]``
 are taken by the first requests in order): ``"<status>"`` answers that status (429 with
 ``Retry-After``), ``"reset"`` closes the socket with a TCP reset. Every request is recorded
 (messages, model, temperature, max_tokens, Authorization header, fault).
@@ -23,7 +23,7 @@ from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from support.fault_server import FaultPlan, _Answer, _Handler, _text
+from kg_adapters.testing.fault_server import FaultPlan, _Answer, _Handler, _text
 
 Reply = str | list[str] | Callable[[list[dict[str, str]]], str | list[str]]
 """One reply text, or one per choice (a request's ``n``), or a function of the messages giving either."""

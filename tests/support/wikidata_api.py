@@ -1,5 +1,5 @@
 """A real Wikibase Action API on loopback (``/w/api.php``) that answers from recorded entity JSON,
-with the scripted faults of :class:`~support.fault_server.FaultServer` (429 + Retry-After, MediaWiki
+with the scripted faults of :class:`~kg_adapters.testing.fault_server.FaultServer` (429 + Retry-After, MediaWiki
 ``maxlag`` answers, resets, ...).
 
 It serves what the ``wikidata+api:`` backend asks, the way the Wikidata API answers it:
@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from .fault_server import FaultPlan, FaultServer, _Answer
+from kg_adapters.testing.fault_server import FaultPlan, FaultServer, _Answer
 
 MAX_IDS = 50
 _JSON = (("Content-Type", "application/json; charset=utf-8"),)

@@ -266,7 +266,9 @@ class FreebaseConformance:
         assert len(facts) == 16
 
     def test_custom_filter(self, make_fb_kg: MakeKG) -> None:
-        with make_fb_kg(relation_filter=RelationFilter(drop={"film.actor.film"}, drop_prefixes=("type.",))) as kg:
+        with make_fb_kg(
+            relation_filter=RelationFilter(drop=frozenset({"film.actor.film"}), drop_prefixes=("type.",))
+        ) as kg:
             assert kg.relations("m.portman") == {
                 "m.portman": sorted(["common.topic.alias", "people.person.spouse_s", KEY_WIKIPEDIA, OWL_SAME_AS])
             }

@@ -91,7 +91,9 @@ def virtuoso_version() -> str | None:
     return None
 
 
-def _in_ci() -> bool:
+def in_ci() -> bool:
+    """Whether this runs in CI (``$CI`` set and not ``0``/``false``/``no``/``off``): there a missing
+    prerequisite fails the test instead of skipping it."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
@@ -545,7 +547,7 @@ def require_virtuoso() -> None:
             "Virtuoso (virtuoso-t and isql-vt) is not installed; run scripts/ensure-virtuoso.sh "
             "(installs Debian's virtuoso-opensource-7-bin)"
         )
-        if _in_ci():
+        if in_ci():
             pytest.fail(f"{message} -- required under CI={os.environ.get('CI')}", pytrace=False)
         pytest.skip(message)
 

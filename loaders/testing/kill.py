@@ -1,0 +1,53 @@
+"""kill -9 at a chosen point of an extraction, injected from the test side.
+
+:func:`extract_killed_at` runs ``extract_subgraph(**arguments)`` in a child Python process whose
+``checkpoint`` callback SIGKILLs that process when it reaches ``point`` (``fetched:K``, ``commit:K``,
+``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`). The extraction code itself holds no
+fault injection; the same arguments given to ``kga extract`` afterwards resume the killed run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def extract_killed_at(point: str, *, timeout: float = 900, **arguments: Any) -> subprocess.CompletedProcess[str]:
+    """The finished child process (``returncode == -SIGKILL`` when it reached ``point``).
+    ``arguments`` are :func:`~loaders.extract.extract_subgraph`'s, JSON-serialisable (paths as str)."""
+    payload = json.dumps({key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()})
+    return subprocess.run(
+        [sys.executable, "-m", "loaders.testing.kill", point, payload],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _kill_at(point: str) -> Any:
+    def checkpoint(reached: str) -> None:
+        if reached == point:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return checkpoint
+
+
+def _main(argv: list[str]) -> int:
+    from loaders.extract import extract_subgraph
+
+    point, payload = argv
+    arguments = json.loads(payload)
+    source = arguments.pop("source")
+    seeds = arguments.pop("seeds")
+    extract_subgraph(source, seeds, progress=False, checkpoint=_kill_at(point), **arguments)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
