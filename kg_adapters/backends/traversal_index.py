@@ -41,7 +41,6 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -400,6 +399,7 @@ class TraversalIndex:
         self.relation_number = {name: number for number, name in enumerate(self.relations)}
         self.width = max(len(self.relations), 1)
         self._mappings: list[mmap.mmap] = []
+        self._arrays: dict[str, Ints] = {}
         self._offset_view = self._view("entity_offsets")
         self.views = {name: self._view(name) for name in _ARRAYS[1:]}
         """The CSR arrays as memoryviews over their mappings: a one-node hop (``bisect`` and a slice)
@@ -413,34 +413,16 @@ class TraversalIndex:
             size = os.fstat(handle.fileno()).st_size
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
 
-    # -- the CSR arrays as numpy arrays, mapped on first use (walks over large frontiers) ------
-    @cached_property
-    def offsets(self) -> Ints:
-        return _load(self.directory / "entity_offsets.npy")
-
-    @cached_property
-    def out_key(self) -> Ints:
-        return _load(self.directory / "out_key.npy")
-
-    @cached_property
-    def out_other(self) -> Ints:
-        return _load(self.directory / "out_other.npy")
-
-    @cached_property
-    def in_key(self) -> Ints:
-        return _load(self.directory / "in_key.npy")
-
-    @cached_property
-    def in_other(self) -> Ints:
-        return _load(self.directory / "in_other.npy")
-
-    @cached_property
-    def out_extra(self) -> Ints:
-        return _load(self.directory / "out_extra.npy")
-
-    @cached_property
-    def in_extra(self) -> Ints:
-        return _load(self.directory / "in_extra.npy")
+    # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
+    def array(self, name: str) -> Ints:
+        """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use, so
+        that only a walk that needs numpy imports it."""
+        found = self._arrays.get(name)
+        if found is None:
+            if name not in _ARRAYS:
+                raise KeyError(f"the traversal index has no array {name!r}")
+            found = self._arrays[name] = _load(self.directory / f"{name}.npy")
+        return found
 
     # -- ids ----------------------------------------------------------------------------------
     def name(self, number: int) -> str:

@@ -114,7 +114,7 @@ class Hops:
         import numpy as np
 
         index = self.index
-        keys, others = (index.out_key, index.out_other) if side == "out" else (index.in_key, index.in_other)
+        keys, others = index.array(f"{side}_key"), index.array(f"{side}_other")
         width = index.width
         base = nodes * width
         if relation is not None:
