@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.virtuoso import VirtuosoServer, virtuoso_fixture
 
 from kg_adapters import connect
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
@@ -16,6 +15,7 @@ from kg_adapters.errors import ResultTooLarge
 from kg_adapters.profiles import get_profile
 from kg_adapters.records import Edge
 from kg_adapters.sparql_terms import exclude_relations
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 
 FB = "http://rdf.freebase.com/ns/"
 HIDDEN_TYPES = 30
