@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kg_adapters import connect
+from kg_adapters.backends import traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
@@ -81,15 +82,25 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     return indexed, plain
 
 
-@pytest.fixture(scope="module", params=["default", "none"])
+@pytest.fixture(
+    scope="module",
+    params=[("default", "node by node"), ("none", "node by node"), ("default", "vectorised"), ("none", "vectorised")],
+    ids=lambda param: "-".join(param),
+)
 def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[tuple[KnowledgeGraph, KnowledgeGraph]]:
-    """(indexed, Oxigraph-only) graphs, with the profile's relation filter or none."""
+    """(indexed, Oxigraph-only) graphs, with the profile's relation filter or none; the indexed
+    walks expand frontiers node by node (this small graph's frontiers stay below the limit) or, with
+    the limit at 0, every frontier through the vectorised numpy hop."""
     indexed, plain = stores
-    query = f"?relation_filter={request.param}"
-    with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
-        assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
-        assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
-        yield fast, slow
+    relation_filter, frontier = request.param
+    query = f"?relation_filter={relation_filter}"
+    with pytest.MonkeyPatch.context() as patch:
+        if frontier == "vectorised":
+            patch.setattr(traversal_walks, "SMALL_FRONTIER", 0)
+        with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
+            assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
+            assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
+            yield fast, slow
 
 
 def _same(pair: tuple[KnowledgeGraph, KnowledgeGraph], operation: str, *args: Any, **options: Any) -> Any:
@@ -191,6 +202,31 @@ def test_bad_input_is_refused_alike(pair: tuple[KnowledgeGraph, KnowledgeGraph])
         with pytest.raises(Exception) as raised:
             kg.subgraph("m.0001", hops=-1)
         assert type(raised.value).__name__ == "InvalidTermError"
+
+
+def test_small_walks_on_the_index_do_not_import_numpy(stores: tuple[Path, Path]) -> None:
+    """Opening an indexed store and answering small walks maps the index without numpy (its import
+    would cost a serving process more time and memory than opening the store)."""
+    indexed, _ = stores
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from kg_adapters import connect
+        with connect("oxigraph://{indexed}") as kg:
+            assert kg.traversal_index is not None
+            answers = [
+                kg.neighbors("m.0001", direction="both"),
+                kg.relations("m.0001"),
+                kg.paths("m.0001", ["film.film.director", "film.film.director"], directions=["out", "in"]),
+                kg.shortest_paths("m.0001", "m.0002", max_hops=3),
+                kg.subgraph("m.0001", hops=1),
+            ]
+        print(repr(sum(map(len, answers))), "numpy" in sys.modules)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    count, numpy_imported = done.stdout.split()
+    assert int(count) > 0 and numpy_imported == "False"
 
 
 def test_a_profile_other_than_the_index_falls_back(stores: tuple[Path, Path]) -> None:

@@ -28,9 +28,6 @@ from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from kg_adapters.backends.traversal_index import TraversalIndex
     from kg_adapters.backends.traversal_walks import Hops
     from kg_adapters.label_index import LabelIndex
@@ -146,7 +143,7 @@ class OxigraphGraph(SparqlGraph):
         self._version: store_layout.OpenVersion | None = None
         self._traversal: TraversalIndex | None = None
         self._use_index = index
-        self._masks: dict[tuple[str, bool], npt.NDArray[np.bool_] | None] = {}
+        self._masks: dict[tuple[str, bool], bytes | None] = {}
         self._relation_full: dict[str, str] = {}
         if path is not None:
             self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
@@ -211,28 +208,24 @@ class OxigraphGraph(SparqlGraph):
         index = self._usable_index()
         return index if index is not None and index.blank_edges == 0 else None
 
-    def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> npt.NDArray[np.bool_] | None:
+    def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> bytes | None:
         """Which relation numbers an unnamed walk keeps: the profile's relation filter, and with
         ``layer`` the statement plumbing hidden (as ``neighbors(relations=None)`` answers)."""
         layer = layer and self._profile.statements is not None
         key = (self._profile.relation_filter.key, layer)
         if key not in self._masks:
-            import numpy as np
-
             keeps = self._profile.relation_filter.keeps
             flags = [keeps(r) and not (layer and self._in_statement_layer(r)) for r in index.relations]
-            self._masks[key] = None if all(flags) else np.array(flags, dtype=np.bool_)
+            self._masks[key] = None if all(flags) else bytes(flags)
         return self._masks[key]
 
-    def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> npt.NDArray[np.bool_]:
-        import numpy as np
-
-        mask = np.zeros(max(len(index.relations), 1), dtype=np.bool_)
+    def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> bytes:
+        mask = bytearray(max(len(index.relations), 1))
         for relation in relation_ids:
             number = index.relation_number.get(relation)
             if number is not None:
-                mask[number] = True
-        return mask
+                mask[number] = 1
+        return bytes(mask)
 
     def _relation_full_iri(self, relation: str) -> str:
         full = self._relation_full.get(relation)
@@ -326,20 +319,18 @@ class OxigraphGraph(SparqlGraph):
         if index is None:
             yield from super()._relation_pairs(side, iris)
             return
-        import numpy as np
-
-        canonical = self._profile.entity_id
-        keys = (index.out_key, index.out_extra) if side == "out" else (index.in_key, index.in_extra)
+        canonical, views = self._profile.entity_id, index.views
+        keys = (views["out_key"], views["out_extra"]) if side == "out" else (views["in_key"], views["in_extra"])
         for full in iris:
             number = index.number(canonical(full))
             if number is None:
                 continue
             base = number * index.width
             found: set[int] = set()
-            for array_ in keys:
-                lo, hi = array_.searchsorted(base, "left"), array_.searchsorted(base + index.width, "left")
-                if hi > lo:
-                    found.update((np.unique(np.asarray(array_[lo:hi]) - base)).tolist())
+            for view in keys:
+                lo = bisect_left(view, base)
+                hi = bisect_left(view, base + index.width, lo)
+                found.update(key - base for key in view[lo:hi].tolist())
             for r in sorted(found):
                 yield full, index.relations[r]
 

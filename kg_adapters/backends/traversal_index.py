@@ -30,26 +30,32 @@ Anything the index does not hold (literals, blank nodes, named graphs) is answer
 
 from __future__ import annotations
 
+import ast
 import json
 import mmap
 import os
 import shutil
+import struct
 import uuid
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-import numpy as np
-import numpy.typing as npt
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.errors import BackendError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Literal
+
+if TYPE_CHECKING:  # numpy is imported only by a build and by walks over large frontiers
+    import numpy as np
+    import numpy.typing as npt
+
+    Ints = npt.NDArray[np.int64]
 
 INDEX_DIR = store_layout.TRAVERSAL
 META = "meta.json"
@@ -71,8 +77,6 @@ _ARRAYS = (
 )
 BUILD_FILES = len(_ARRAYS) + 4
 """Files a build writes (entities, literal values, the arrays, relations, meta): the progress steps after reading."""
-
-Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +139,8 @@ def _build(
     progress: Callable[[int], None] | None,
     every: int,
 ) -> IndexStats:
+    import numpy as np
+
     entity_of: dict[str, int] = {}
     relation_of: dict[str, int] = {}
     heads, rels, tails = array("i"), array("i"), array("i")
@@ -295,6 +301,8 @@ def _literal_table(
     """The literal objects by (entity, relation), each key's literals in answer order
     (``node_sort_key``): keys, tag numbers (``""`` plain, ``@lang``, ``^datatype``), offsets into the
     UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals."""
+    import numpy as np
+
     from kg_adapters.backends.sparql_graph import plain_literal
 
     entries = []
@@ -322,6 +330,8 @@ def _literal_table(
 
 def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(rank of each name in sorted order, the names' order); refuses two IRIs with one id."""
+    import numpy as np
+
     order = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
     for previous, current in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
         if names[previous] == names[current]:
@@ -388,26 +398,31 @@ class TraversalIndex:
         self.relations: list[str] = json.loads((directory / "relations.json").read_text("utf-8"))
         self.relation_number = {name: number for number, name in enumerate(self.relations)}
         self.width = max(len(self.relations), 1)
-        loaded = {name: _load(directory / f"{name}.npy") for name in _ARRAYS}
         self._mappings: list[mmap.mmap] = []
+        self._arrays: dict[str, Ints] = {}
         self._offset_view = self._view("entity_offsets")
         self.views = {name: self._view(name) for name in _ARRAYS[1:]}
-        """The CSR arrays again as memoryviews: a one-node hop (``bisect`` and a slice) costs a few
-        microseconds there, against ~20 us of numpy call overhead."""
-        self.offsets: Ints = loaded["entity_offsets"]
-        self.out_key: Ints = loaded["out_key"]
-        self.out_other: Ints = loaded["out_other"]
-        self.in_key: Ints = loaded["in_key"]
-        self.in_other: Ints = loaded["in_other"]
-        self.out_extra: Ints = loaded["out_extra"]
-        self.in_extra: Ints = loaded["in_extra"]
-        if self.offsets.size != self.entity_count + 1 or self.out_key.size != self.edge_count:
+        """The CSR arrays as memoryviews over their mappings: a one-node hop (``bisect`` and a slice)
+        costs a few microseconds there, against ~20 us of numpy call overhead; opening them needs no
+        numpy (its import alone costs ~0.2 s and ~16 MiB, more than opening the store)."""
+        if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
         self.literal_tags: list[str] = list(meta["literal_tags"])
         self._literal_values = self._map_blob(directory / "literals.bin")
         with open(directory / "entities.bin", "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
+    def array(self, name: str) -> Ints:
+        """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use, so
+        that only a walk that needs numpy imports it."""
+        found = self._arrays.get(name)
+        if found is None:
+            if name not in _ARRAYS:
+                raise KeyError(f"the traversal index has no array {name!r}")
+            found = self._arrays[name] = _load(self.directory / f"{name}.npy")
+        return found
 
     # -- ids ----------------------------------------------------------------------------------
     def name(self, number: int) -> str:
@@ -491,6 +506,8 @@ class TraversalIndex:
 def _load(path: Path) -> Ints:
     """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds ~1 us
     to every indexing operation)."""
+    import numpy as np
+
     values = np.load(path, mmap_mode="r", allow_pickle=False)
     return values.view(np.ndarray)  # type: ignore[no-any-return]
 
@@ -499,18 +516,37 @@ def _vector_view(path: Path) -> tuple[mmap.mmap | None, memoryview]:
     """The int64 or int32 vector of a .npy file as a memoryview over its mapping: Python-int
     indexing at list speed, for the lookups that run one at a time."""
     with open(path, "rb") as handle:
-        version = np.lib.format.read_magic(handle)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read_header(handle)
-        if dtype not in (np.dtype("<i8"), np.dtype("<i4")) or fortran or len(shape) != 1:
+        descr, fortran, shape = _npy_header(handle)
+        if descr not in ("<i8", "<i4") or fortran or len(shape) != 1:
             raise ValueError(f"{path} is not a little-endian int64 or int32 vector")
-        wide = dtype == np.dtype("<i8")
+        wide = descr == "<i8"
         start = handle.tell()
         if shape[0] == 0:
             return None, memoryview(b"").cast("q" if wide else "i")
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    raw = memoryview(mapped)[start : start + dtype.itemsize * shape[0]]
+    raw = memoryview(mapped)[start : start + (8 if wide else 4) * shape[0]]
+    if len(raw) != (8 if wide else 4) * shape[0]:
+        raw.release()
+        mapped.close()
+        raise ValueError(f"{path} is shorter than its header says")
     return mapped, raw.cast("q") if wide else raw.cast("i")
+
+
+def _npy_header(handle: BinaryIO) -> tuple[str, bool, tuple[int, ...]]:
+    """(dtype descr, fortran order, shape) of a .npy file, read without importing numpy (the format:
+    magic, version, header length, a Python dict literal); leaves ``handle`` at the data."""
+    prefix = handle.read(8)
+    if len(prefix) != 8 or prefix[:6] != b"\x93NUMPY" or prefix[6] not in (1, 2, 3):
+        raise ValueError(f"{handle.name} is not a .npy file")
+    size_format = "<H" if prefix[6] == 1 else "<I"
+    (length,) = struct.unpack(size_format, handle.read(struct.calcsize(size_format)))
+    header = ast.literal_eval(handle.read(length).decode("latin-1" if prefix[6] < 3 else "utf-8"))
+    if not isinstance(header, dict) or not {"descr", "fortran_order", "shape"} <= header.keys():
+        raise ValueError(f"{handle.name} has no .npy header")
+    shape = header["shape"]
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise ValueError(f"{handle.name} has a bad .npy shape")
+    return str(header["descr"]), bool(header["fortran_order"]), shape
 
 
 def open_index(version_dir: str | os.PathLike[str]) -> TraversalIndex | None:
