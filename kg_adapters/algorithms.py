@@ -7,9 +7,9 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
 from kg_adapters.errors import InvalidTermError
@@ -300,18 +300,23 @@ class _PairSearch:
 
     def walks(self) -> Iterator[tuple[Edge, ...]]:
         for node in self.meeting:
-            for head in _chains(self.parents[0], node, self.source):
-                for tail in _chains(self.parents[1], node, self.target):
+            for head in parent_chains(self.parents[0], node, self.source):
+                for tail in parent_chains(self.parents[1], node, self.target):
                     yield tuple(reversed(head)) + tail
 
 
-def _chains(parents: dict[str, list[tuple[str, Edge]]], node: str, root: str) -> Iterator[tuple[Edge, ...]]:
-    """Every parent chain from ``node`` back to ``root``, edges listed from ``node`` outwards."""
+_N = TypeVar("_N")
+_E = TypeVar("_E")
+
+
+def parent_chains(parents: Mapping[_N, Sequence[tuple[_N, _E]]], node: _N, root: _N) -> Iterator[tuple[_E, ...]]:
+    """Every parent chain from ``node`` back to ``root``, edges listed from ``node`` outwards (the
+    bidirectional shortest-path search's two halves, on strings here and on integers in the index)."""
     if node == root:
         yield ()
         return
     for prev, edge in parents.get(node, ()):
-        for rest in _chains(parents, prev, root):
+        for rest in parent_chains(parents, prev, root):
             yield (edge, *rest)
 
 

@@ -14,6 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from kg_adapters.algorithms import parent_chains
 from kg_adapters.backends.traversal_index import TraversalIndex
 from kg_adapters.base import Direction
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
@@ -484,18 +485,9 @@ def _pair_walks(
             meeting = sorted(node for node in meets if other[node] == best)
             break
     for node in meeting:
-        for near in _chains(parents[0], node, s):
-            for far in _chains(parents[1], node, t):
+        for near in parent_chains(parents[0], node, s):
+            for far in parent_chains(parents[1], node, t):
                 yield tuple(reversed(near)) + far
-
-
-def _chains(parents: dict[int, list[tuple[int, Triple]]], node: int, root: int) -> Iterator[tuple[Item, ...]]:
-    if node == root:
-        yield ()
-        return
-    for prev, edge in parents.get(node, ()):
-        for rest in _chains(parents, prev, root):
-            yield (edge, *rest)
 
 
 # ---------------------------------------------------------------------------------- subgraph
