@@ -164,7 +164,8 @@ def run(
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
+                # in submission order (``finished`` is a set), so one worker writes the input's order
+                for future in [future for future in pending if future in finished]:
                     question = pending.pop(future)
                     try:
                         answer = future.result()
