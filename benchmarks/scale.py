@@ -448,13 +448,22 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
 
     # -- load ------------------------------------------------------------------------------------
     store = workdir / f"store-{label}"
+    sidecar = workdir / f"store-{label}.loads.json"
     runs = args.load_runs if triples <= 1_000_000 else 1
-    loads = []
-    for i in range(runs):
-        shutil.rmtree(store, ignore_errors=True)
-        result = child("load", "--data", str(data), "--store", str(store))
-        loads.append(result)
-        log(f"  load {i + 1}/{runs}: {result['store_triples']:,} triples in {result['seconds']:.1f} s")
+    loads: list[dict[str, Any]] = []
+    reused = args.reuse_stores and store.is_dir() and sidecar.is_file()
+    if reused:
+        loads = json.loads(sidecar.read_text("utf-8"))
+        log(f"  reusing {store} and the figures of its {len(loads)} load run(s)")
+    else:
+        sidecar.unlink(missing_ok=True)
+        for i in range(runs):
+            shutil.rmtree(store, ignore_errors=True)
+            result = child("load", "--data", str(data), "--store", str(store))
+            loads.append(result)
+            log(f"  load {i + 1}/{runs}: {result['store_triples']:,} triples in {result['seconds']:.1f} s")
+        sidecar.write_text(json.dumps(loads), encoding="utf-8")
+    out["reused_store"] = reused
     seconds = common.median([float(r["seconds"]) for r in loads])
     index_seconds = common.median([float(r["index_seconds"]) for r in loads])
     store_triples = int(loads[0]["store_triples"])
@@ -479,6 +488,8 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
         "store_bytes": size,
         "store_bytes_per_triple": size / store_triples,
     }
+    if args.load_only:
+        return out
 
     # -- memory of a serving process ------------------------------------------------------------------
     serve = [child("serve-store", "--store", str(store), "--queries", str(queries)) for _ in range(args.rss_runs)]
@@ -854,6 +865,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nx-max", type=parse_size, default=parse_size("4M"), help="largest size built in networkx")
     parser.add_argument("--virtuoso-max", type=parse_size, default=parse_size("16M"))
     parser.add_argument("--merge", action="store_true", help="keep sizes of the previous results not re-run")
+    parser.add_argument(
+        "--reuse-stores",
+        action="store_true",
+        help="keep a store an earlier run loaded into --workdir (and its load figures) instead of reloading it",
+    )
+    parser.add_argument(
+        "--load-only", action="store_true", help="generate and load the sizes into --workdir, measure nothing else"
+    )
     parser.add_argument("--allow-mismatch", action="store_true", help="exit 0 even when answers differ")
     parser.add_argument(
         "--growth-only", action="store_true", help="only re-run the same-process growth step on the cached stores"
@@ -871,6 +890,9 @@ def main(argv: list[str] | None = None) -> int:
             break
         log(f"size {size_label(triples)}")
         measured[size_label(triples)] = measure_size(triples, args)
+    if args.load_only:
+        log("loaded: " + ", ".join(f"{label} in {s['load']['median_seconds']:.1f} s" for label, s in measured.items()))
+        return 0
     merged = {**previous, **measured}
     sizes = sorted(merged.values(), key=lambda s: s["triples"])
     results: dict[str, Any] = {

@@ -7,9 +7,9 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
 from kg_adapters.errors import InvalidTermError
@@ -248,7 +248,9 @@ class _Adjacency:
 
 class _PairSearch:
     """Bidirectional level-synchronous BFS for one (source, target) pair, advanced in lockstep
-    with the other pairs so that all of them share one batched expansion per round."""
+    with the other pairs so that all of them share one batched expansion per round. It expands the
+    side with fewer nodes (a degree is not known before its ``neighbors`` call); the traversal index
+    expands the side with the smaller total degree. Both find the same paths (:func:`shortest_walks`)."""
 
     def __init__(self, source: str, target: str, direction: Direction, max_hops: int) -> None:
         self.source, self.target = source, target
@@ -299,25 +301,58 @@ class _PairSearch:
             self.done = True
 
     def walks(self) -> Iterator[tuple[Edge, ...]]:
-        for node in self.meeting:
-            for head in parent_chains(self.parents[0], node, self.source):
-                for tail in parent_chains(self.parents[1], node, self.target):
-                    yield tuple(reversed(head)) + tail
+        if self.source == self.target:
+            yield ()
+            return
+        steps = shortest_path_steps(self.parents, self.meeting)
+        yield from shortest_walks(steps, self.source, self.target, edge_sort_key)
 
 
-_N = TypeVar("_N")
+_N = TypeVar("_N", bound=Hashable)
 _E = TypeVar("_E")
 
 
-def parent_chains(parents: Mapping[_N, Sequence[tuple[_N, _E]]], node: _N, root: _N) -> Iterator[tuple[_E, ...]]:
-    """Every parent chain from ``node`` back to ``root``, edges listed from ``node`` outwards (the
-    bidirectional shortest-path search's two halves, on strings here and on integers in the index)."""
-    if node == root:
-        yield ()
-        return
-    for prev, edge in parents.get(node, ()):
-        for rest in parent_chains(parents, prev, root):
-            yield (edge, *rest)
+def shortest_path_steps(
+    parents: tuple[Mapping[_N, Sequence[tuple[_N, _E]]], Mapping[_N, Sequence[tuple[_N, _E]]]], meeting: Iterable[_N]
+) -> dict[_N, list[tuple[_E, _N]]]:
+    """The edges of every shortest path, each as a step ``node -> (edge, next node)`` oriented from the
+    source to the target, from a bidirectional search's parents (per side: node -> its ``(parent,
+    edge)`` one layer nearer that side's root) and the nodes where the two searches met. Generic over
+    ids: strings here, the traversal index's integers in :mod:`kg_adapters.backends.traversal_walks`."""
+    steps: dict[_N, list[tuple[_E, _N]]] = {}
+    for side, found in enumerate(parents):
+        layer = set(meeting)
+        while layer:
+            nearer: set[_N] = set()
+            for node in layer:
+                for parent, edge in found.get(node, ()):
+                    if side == 0:
+                        steps.setdefault(parent, []).append((edge, node))
+                    else:
+                        steps.setdefault(node, []).append((edge, parent))
+                    nearer.add(parent)
+            layer = nearer
+    return steps
+
+
+def shortest_walks(
+    steps: Mapping[_N, Sequence[tuple[_E, _N]]], source: _N, target: _N, key: Callable[[_E], Any]
+) -> Iterator[tuple[_E, ...]]:
+    """Every walk from ``source`` to ``target`` over ``steps`` (:func:`shortest_path_steps`), in the
+    lexicographic order of their edges' ``key`` (``edge_sort_key``: head, relation, tail). All shortest
+    paths of a pair are the same whichever side a bidirectional search expands first; this order does
+    not depend on it either, so every implementation answers alike (and ``max_paths`` cuts alike)."""
+    ordered = {node: sorted(options, key=lambda option: key(option[0])) for node, options in steps.items()}
+
+    def walk(node: _N) -> Iterator[tuple[_E, ...]]:
+        if node == target:
+            yield ()
+            return
+        for edge, nxt in ordered.get(node, ()):
+            for rest in walk(nxt):
+                yield (edge, *rest)
+
+    return walk(source)
 
 
 def all_shortest_paths(
@@ -329,8 +364,10 @@ def all_shortest_paths(
     direction: Direction = "both",
     max_paths: int | None = None,
 ) -> PathResult:
-    """All shortest paths for every (source, target) pair, as RoG extracts its "truth paths".
-    Literal-valued edges are never walked. Cost: at most ``max_hops`` rounds of batched expansion."""
+    """All shortest paths for every (source, target) pair, as RoG extracts its "truth paths": pairs in
+    sources x targets order, the paths of a pair in the lexicographic order of their edges (head,
+    relation, tail of the first edge, then of the second...), which ``max_paths`` cuts. Literal-valued
+    edges are never walked. Cost: at most ``max_hops`` rounds of batched expansion."""
     check_direction(direction)
     hops = check_budget(max_hops, "max_hops", required=True)
     limit = check_budget(max_paths, "max_paths")

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from kg_adapters.algorithms import parent_chains
+from kg_adapters.algorithms import shortest_path_steps, shortest_walks
 from kg_adapters.backends.traversal_index import TraversalIndex
 from kg_adapters.base import Direction
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
@@ -415,6 +415,15 @@ def _walk(
 
 
 # ---------------------------------------------------------------------------- shortest paths
+DEGREE_BY_NUMPY = 512
+"""Frontiers of more nodes than this have their total degree counted by one vectorised
+``searchsorted`` rather than a ``bisect`` per node."""
+
+Reached = list[tuple[int, int, int, bool]] | tuple["Ints", "Ints", "Ints", "Ints", "Ints"]
+"""The edges one expansion followed to new nodes: ``(node, relation, next node, forwards)`` while
+small, else numpy arrays (node, head, relation, tail, next node)."""
+
+
 def shortest_paths(
     hops: Hops,
     pairs: list[tuple[str, str, int | None, int | None]],
@@ -423,9 +432,10 @@ def shortest_paths(
     limit: int | None,
     mask: Mask | None,
 ) -> PathResult:
-    """``algorithms.all_shortest_paths`` on the index: the same bidirectional level-synchronous BFS
-    per (source, target) pair, expanding the side whose layer has fewer nodes (ties: the source),
-    so the paths and their order are the generic algorithm's."""
+    """``algorithms.all_shortest_paths`` on the index: a bidirectional level-synchronous BFS per
+    (source, target) pair that expands the side whose frontier has the smaller total degree (read
+    from the CSR keys; ties: the source), so a hub is expanded only when the other side costs more.
+    Which side grows first changes neither the paths found nor their order (``shortest_walks``)."""
     starts: list[str] = []
     walks: list[tuple[Item, ...]] = []
     truncated = False
@@ -445,49 +455,226 @@ def shortest_paths(
 
 def _pair_walks(
     hops: Hops, same: bool, s: int | None, t: int | None, max_hops: int, direction: Direction, mask: Mask | None
-) -> Iterator[tuple[Item, ...]]:
+) -> Iterator[tuple[Triple, ...]]:
     if same:
-        yield ()
-        return
+        return iter([()])
     if s is None or t is None:
-        return
-    dirs = (direction, _REVERSE[direction])
-    depth: tuple[dict[int, int], dict[int, int]] = ({s: 0}, {t: 0})
-    parents: tuple[dict[int, list[tuple[int, Triple]]], dict[int, list[tuple[int, Triple]]]] = ({}, {})
-    layers = [[s], [t]]
-    radius = [0, 0]
+        return iter(())
+    searches = (_Search(hops, s, direction, mask), _Search(hops, t, _REVERSE[direction], mask))
     meeting: list[int] = []
-    while radius[0] + radius[1] < max_hops and layers[0] and layers[1]:
-        side = 0 if len(layers[0]) <= len(layers[1]) else 1
-        frontier, seen, found = layers[side], depth[side], parents[side]
-        lists = hops.adjacency(frontier, dirs[side], mask=mask, literals=False)
-        radius[side] += 1
-        new_layer: list[int] = []
-        for node, items in zip(frontier, lists, strict=True):
-            for item in items:
-                h, _, t_ = item  # type: ignore[misc]
-                nxt = t_ if h == node else h
-                if nxt == node or nxt in seen:
-                    continue
-                entry = found.get(nxt)
-                if entry is None:
-                    found[nxt] = [(node, item)]  # type: ignore[list-item]
-                    new_layer.append(nxt)
-                else:
-                    entry.append((node, item))  # type: ignore[arg-type]
-        for node in new_layer:
-            seen[node] = radius[side]
-        layers[side] = new_layer
-        other = depth[1 - side]
-        meets = [node for node in new_layer if node in other]
-        if meets:
-            best = min(other[node] for node in meets)
-            meeting = sorted(node for node in meets if other[node] == best)
+    side, depth = 0, 0
+    while searches[0].radius + searches[1].radius < max_hops and searches[0].alive and searches[1].alive:
+        side = _cheaper_side(searches)
+        final = searches[0].radius + searches[1].radius + 1 == max_hops
+        meeting, depth = searches[side].expand(searches[1 - side], final=final)
+        if meeting:
             break
-    for node in meeting:
-        for near in parent_chains(parents[0], node, s):
-            for far in parent_chains(parents[1], node, t):
-                yield tuple(reversed(near)) + far
+    if not meeting:
+        return iter(())
+    depths = (searches[0].radius, depth) if side == 0 else (depth, searches[1].radius)
+    parents = (searches[0].parents(meeting, depths[0]), searches[1].parents(meeting, depths[1]))
+    steps = shortest_path_steps(parents, meeting)
+    hops.prefetch([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])
+    names, relations = hops._names, hops.index.relations
+
+    def key(triple: Triple) -> tuple[str, str, tuple[int, str, str, str]]:
+        return (names[triple[0]], relations[triple[1]], (0, names[triple[2]], "", ""))  # edge_sort_key
+
+    return shortest_walks(steps, s, t, key)
+
+
+def _cheaper_side(searches: tuple[_Search, _Search]) -> int:
+    """The side whose frontier has the smaller total degree (ties: the source). The side with fewer
+    nodes is counted first and the other only until it exceeds that, so a hub on the side not
+    expanded is never counted in full."""
+    first = 0 if len(searches[0].layers[-1]) <= len(searches[1].layers[-1]) else 1
+    bound = searches[first].degree()
+    other = searches[1 - first].degree(bound)
+    if other < bound:
+        return 1 - first
+    return 0 if other == bound else first
+
+
+class _Search:
+    """One side of the bidirectional search: layer k holds the nodes at distance k from the root, and
+    ``reached[k - 1]`` the edges that reached them. Small expansions run node by node in Python over
+    the key ranges counted for the degree; a frontier of total degree above ``SMALL_FRONTIER`` (or of
+    more than ``DEGREE_BY_NUMPY`` nodes) is expanded on numpy arrays, where a hub costs a few
+    vectorised passes instead of Python work per edge."""
+
+    def __init__(self, hops: Hops, root: int, direction: Direction, mask: Mask | None) -> None:
+        index = hops.index
+        self.hops = hops
+        self.mask = mask
+        self.width = index.width
+        self.sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        self.views = [(index.views[f"{side}_key"], index.views[f"{side}_other"], side == "out") for side in self.sides]
+        self.layers: list[list[int] | Ints] = [[root]]
+        self.reached: list[Reached] = []
+        self.depth: dict[int, int] | None = {root: 0}
+        """Every node's distance from the root while all layers are Python lists, else None."""
+        self._spans: list[tuple[int, int, int, int]] = []
+        """(node, view, lo, hi): the frontier's key ranges counted so far, in frontier order."""
+        self._counted = 0
+        self._degree = 0
+        self._exact = False
+
+    @property
+    def radius(self) -> int:
+        return len(self.layers) - 1
+
+    @property
+    def alive(self) -> bool:
+        return len(self.layers[-1]) > 0
+
+    def degree(self, bound: int | None = None) -> int:
+        """The frontier's total degree in this side's direction (CSR key ranges, hidden relations
+        included: what expanding it reads); counting stops once it exceeds ``bound`` (the sum so far,
+        > ``bound``, is returned)."""
+        frontier = self.layers[-1]
+        if self._exact:
+            return self._degree
+        if not isinstance(frontier, list) or len(frontier) > DEGREE_BY_NUMPY:
+            import numpy as np
+
+            starts = np.asarray(frontier, dtype=np.int64) * self.width
+            total = 0
+            for side in self.sides:
+                array = self.hops.index.array(f"{side}_key")
+                total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
+            self._degree, self._exact = total, True
+            return total
+        width, spans, views, total = self.width, self._spans, self.views, self._degree
+        counted = self._counted
+        while counted < len(frontier) and (bound is None or total <= bound):
+            node = frontier[counted]
+            base = node * width
+            for view, (keys, _, _) in enumerate(views):
+                lo = bisect_left(keys, base)
+                hi = bisect_left(keys, base + width, lo)
+                if hi > lo:
+                    spans.append((node, view, lo, hi))
+                    total += hi - lo
+            counted += 1
+        self._counted, self._degree = counted, total
+        self._exact = counted == len(frontier)
+        return total
+
+    def expand(self, other: _Search, *, final: bool) -> tuple[list[int], int]:
+        """Adds the next layer (with ``final``, the last the search may add, only the nodes ``other``
+        has reached). Returns the new nodes ``other`` has reached, those nearest its root (where the
+        shortest paths meet), and their distance from that root; ``[]`` if none."""
+        frontier = self.layers[-1]
+        small = (
+            self.depth is not None
+            and other.depth is not None
+            and isinstance(frontier, list)
+            and len(frontier) <= DEGREE_BY_NUMPY
+            and self.degree() <= SMALL_FRONTIER
+        )
+        found = self._expand_small(other, final) if small else self._expand_large(other)
+        self._spans, self._counted, self._degree, self._exact = [], 0, 0, False
+        return found
+
+    def _expand_small(self, other: _Search, final: bool) -> tuple[list[int], int]:
+        depth, there = self.depth, other.depth
+        assert depth is not None and there is not None
+        reached: list[tuple[int, int, int, bool]] = []
+        new: dict[int, None] = {}
+        width, mask, views = self.width, self.mask, self.views
+        for node, view, lo, hi in self._spans:
+            keys, others, forwards = views[view]
+            base = node * width
+            for key, nxt in zip(keys[lo:hi].tolist(), others[lo:hi].tolist(), strict=True):
+                if nxt in depth or (final and nxt not in there):
+                    continue
+                relation = key - base
+                if mask is None or mask[relation]:
+                    reached.append((node, relation, nxt, forwards))
+                    new[nxt] = None
+        radius = len(self.layers)
+        self.layers.append(list(new))
+        self.reached.append(reached)
+        depth.update(dict.fromkeys(new, radius))
+        meets = [node for node in new if node in there]
+        if not meets:
+            return [], 0
+        best = min(there[node] for node in meets)
+        return [node for node in meets if there[node] == best], best
+
+    def _expand_large(self, other: _Search) -> tuple[list[int], int]:
+        import numpy as np
+
+        frontier = np.asarray(self.layers[-1], dtype=np.int64)
+        parts = [self.hops._side(frontier, side, None, self.mask) for side in self.sides]
+        node = np.concatenate([frontier[owner] for owner, _, _, _ in parts])
+        head = np.concatenate([part[1] for part in parts])
+        rel = np.concatenate([part[2] for part in parts])
+        tail = np.concatenate([part[3] for part in parts])
+        ends = [part[3] if side == "out" else part[1] for side, part in zip(self.sides, parts, strict=True)]
+        nxt = np.concatenate(ends)
+        keep = ~self._holds(nxt)
+        node, head, rel, tail, nxt = node[keep], head[keep], rel[keep], tail[keep], nxt[keep]
+        new = np.unique(nxt)
+        self.layers.append(new)
+        self.reached.append((node, head, rel, tail, nxt))
+        self.depth = None
+        for distance, layer in enumerate(other.layers):
+            hit = _member(_sorted(layer), new)
+            if hit.any():
+                return [int(n) for n in new[hit].tolist()], distance
+        return [], 0
+
+    def _holds(self, values: Ints) -> npt.NDArray[np.bool_]:
+        import numpy as np
+
+        found = np.zeros(values.size, dtype=np.bool_)
+        for layer in self.layers:
+            found |= _member(_sorted(layer), values)
+        return found
+
+    def parents(self, nodes: list[int], distance: int) -> dict[int, list[tuple[int, Triple]]]:
+        """node -> its ``(parent, triple)`` one layer nearer the root, for ``nodes`` (at ``distance``)
+        and, layer by layer, the parents that lead to them: only the edges of shortest paths."""
+        found: dict[int, list[tuple[int, Triple]]] = {}
+        wanted = set(nodes)
+        for radius in range(distance, 0, -1):
+            reached, nearer = self.reached[radius - 1], set()
+            if isinstance(reached, list):
+                for node, relation, nxt, forwards in reached:
+                    if nxt in wanted:
+                        triple = (node, relation, nxt) if forwards else (nxt, relation, node)
+                        found.setdefault(nxt, []).append((node, triple))
+                        nearer.add(node)
+            else:
+                import numpy as np
+
+                node_a, head_a, rel_a, tail_a, nxt_a = reached
+                hit = _member(np.array(sorted(wanted), dtype=np.int64), nxt_a)
+                columns = (a[hit].tolist() for a in (node_a, head_a, rel_a, tail_a, nxt_a))
+                for node, h, r, t, nxt in zip(*columns, strict=True):
+                    found.setdefault(nxt, []).append((node, (h, r, t)))
+                    nearer.add(node)
+            wanted = nearer
+        return found
+
+
+def _sorted(layer: list[int] | Ints) -> Ints:
+    """A layer as a sorted numpy array (layers made by numpy are already)."""
+    import numpy as np
+
+    return np.array(sorted(layer), dtype=np.int64) if isinstance(layer, list) else layer
+
+
+def _member(sorted_values: Ints, values: Ints) -> npt.NDArray[np.bool_]:
+    """Which of ``values`` are in ``sorted_values``."""
+    import numpy as np
+
+    if sorted_values.size == 0:
+        return np.zeros(values.size, dtype=np.bool_)
+    at = np.minimum(sorted_values.searchsorted(values), sorted_values.size - 1)
+    found: npt.NDArray[np.bool_] = sorted_values[at] == values
+    return found
 
 
 # ---------------------------------------------------------------------------------- subgraph
@@ -500,37 +687,65 @@ def k_hop_subgraph(
     mask: Mask | None,
     limit: int | None,
 ) -> EdgeList:
-    """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them)."""
-    result = EdgeList()
+    """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them).
+    An edge can only be met twice when the walk goes ``both`` ways (from its head and from its tail),
+    so only then are edges checked for repeats; the last hop's ends are not collected."""
     items: list[Item] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen_nodes: set[int] = set(frontier)
-    seen_edges: set[Item] = set()
+    seen_triples: set[Item] | None = set() if direction == "both" else None
     truncated = False
-    for _ in range(depth):
+    for hop in range(depth):
         if not frontier:
             break
+        last = hop == depth - 1
         lists = hops.adjacency(frontier, direction, mask=mask, literals=True)
-        next_frontier: list[int] = []
+        reached: list[int] = []
         for node, edges in zip(frontier, lists, strict=True):
-            for item in edges:
-                if item in seen_edges:
-                    continue
-                if limit is not None and len(items) >= limit:
-                    truncated = True
-                    break
-                seen_edges.add(item)
-                items.append(item)
-                if isinstance(item, tuple):
-                    nxt = item[2] if item[0] == node else item[0]
-                    if nxt not in seen_nodes:
-                        seen_nodes.add(nxt)
-                        next_frontier.append(nxt)
+            if seen_triples is not None:
+                edges = [item for item in edges if item not in seen_triples]
+                seen_triples.update(edges)
+            if limit is not None and len(items) + len(edges) > limit:
+                edges = edges[: limit - len(items)]
+                truncated = True
+            items.extend(edges)
+            if not last:
+                for item in edges:
+                    if item.__class__ is tuple:
+                        h, _, t = item
+                        nxt = t if direction == "out" else h if direction == "in" else t if h == node else h
+                        if nxt not in seen_nodes:
+                            seen_nodes.add(nxt)
+                            reached.append(nxt)
             if truncated:
                 break
         if truncated:
             break
-        frontier = next_frontier
-    result.extend(hops.answer_edges(items))
+        frontier = reached
+    result = EdgeList(_distinct_edges(hops, items))
     result.truncated = truncated
     return result
+
+
+def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
+    """The records of ``items`` (distinct edges): one ``Edge`` each, made inline (no cache to fill)."""
+    hops.prefetch([n for item in items if item.__class__ is tuple for n in (item[0], item[2])])
+    names, relations = hops._names, hops.index.relations
+    new, edge_class = _new, Edge
+    set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
+    made: list[Edge] = []
+    append = made.append
+    for item in items:
+        if item.__class__ is tuple:
+            h, r, t = item
+            edge = new(edge_class)
+            set_head(edge, names[h])
+            set_relation(edge, relations[r])
+            set_tail(edge, names[t])
+            set_qualifiers(edge, NO_QUALIFIERS)
+            set_rank(edge, None)
+            set_cvt(edge, ())
+            append(edge)
+        else:
+            append(item)  # type: ignore[arg-type]
+    return made
