@@ -10,14 +10,15 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
 from kg_adapters.backends.traversal_index import TraversalIndex
 from kg_adapters.base import Direction
-from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult, node_sort_key
+from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult
 
 if TYPE_CHECKING:  # numpy is imported only by a hop over a large frontier
     import numpy as np
@@ -231,24 +232,19 @@ class Hops:
         return lists
 
     def _with_literals(self, node: int, items: list[Item], relation_numbers: list[int]) -> list[Item]:
-        """``items`` with ``node``'s literal edges of the relations merged in ``edge_sort_key`` order:
-        after the node's entity edges of the same relation, before its next relation."""
+        """``items`` (entity edges, ``edge_sort_key`` order) with ``node``'s literal edges of the
+        relations (ascending) merged in: after the node's entity edges of the same relation, before
+        its next relation; each relation's literals come in ``node_sort_key`` order."""
         assert self.literals_of is not None
-        head = self.name(node)
-        found: list[Item] = []
-        for r in relation_numbers:
-            relation = self.index.relations[r]
-            found.extend(make_edge(head, relation, value) for value in self.literals_of(node, r))
-        if not found:
-            return items
-
-        def key(item: Item) -> tuple[int, int, int, tuple[int, str, str, str]]:
-            if isinstance(item, tuple):
-                return (item[0], item[1], 0, (0, "", "", ""))
-            assert isinstance(item.tail, Literal)
-            return (node, self.index.relation_number[item.relation], 1, node_sort_key(item.tail))
-
-        return sorted([*items, *found], key=key)
+        head, relations = self.name(node), self.index.relations
+        keys = [(item[0], item[1]) for item in items]  # type: ignore[index]
+        merged = list(items)
+        for r in reversed(relation_numbers):  # from the last place back: earlier places stay valid
+            values = self.literals_of(node, r)
+            if values:
+                at = bisect_right(keys, (node, r))
+                merged[at:at] = [make_edge(head, relations[r], value) for value in values]
+        return merged
 
     # -- answers ------------------------------------------------------------------------------
     def name(self, number: int) -> str:
@@ -416,8 +412,43 @@ def _walk(
 
 # ---------------------------------------------------------------------------- shortest paths
 DEGREE_BY_NUMPY = 512
+OFFSETS_FROM_EDGES = 1 << 16
+"""Indexes with at least this many edges get per-node CSR offsets (:func:`node_offsets`)."""
+Offsets = dict[str, tuple["npt.NDArray[Any]", memoryview]]
+_OFFSETS: weakref.WeakKeyDictionary[TraversalIndex, Offsets] = weakref.WeakKeyDictionary()
+
+
+def node_offsets(index: TraversalIndex) -> Offsets | None:
+    """Per side (``out``/``in``), where each node's keys start: ``offsets[n]:offsets[n + 1]`` is node
+    n's range, one memory read where a ``bisect`` over the keys takes ~log2(edges) scattered reads
+    (~2 us at 4M edges, growing with the graph). Made on first use from the index's keys (one
+    vectorised ``searchsorted``; 4 bytes a node and side while the edges fit in int32) and kept
+    while the index is open; None for small indexes, whose walks stay without numpy."""
+    if index.edge_count < OFFSETS_FROM_EDGES:
+        return None
+    known = _OFFSETS.get(index)
+    if known is not None:
+        return known
+    import numpy as np
+
+    bounds = np.arange(index.entity_count + 1, dtype=np.int64) * index.width
+    dtype = np.int32 if index.edge_count < 2**31 else np.int64
+    found: Offsets = {}
+    for side in ("out", "in"):
+        array: npt.NDArray[Any] = index.array(f"{side}_key").searchsorted(bounds).astype(dtype)
+        found[side] = (array, array.data)
+    _OFFSETS[index] = found
+    return found
+
+
 """Frontiers of more nodes than this have their total degree counted by one vectorised
 ``searchsorted`` rather than a ``bisect`` per node."""
+
+HUB_DEGREE = 128
+"""On the search's last round, nodes of higher degree are hubs: their edges are not read (see ``_join``)."""
+JOIN_SAVING = 16
+"""The last round joins the two frontiers when the hubs it would not read have more edges than this
+many per node of the other frontier (each of which the join must look up)."""
 
 Reached = list[tuple[int, int, int, bool]] | tuple["Ints", "Ints", "Ints", "Ints", "Ints"]
 """The edges one expansion followed to new nodes: ``(node, relation, next node, forwards)`` while
@@ -534,24 +565,43 @@ class _Search:
         frontier = self.layers[-1]
         if self._exact:
             return self._degree
+        offsets = node_offsets(self.hops.index)
         if not isinstance(frontier, list) or len(frontier) > DEGREE_BY_NUMPY:
             import numpy as np
 
-            starts = np.asarray(frontier, dtype=np.int64) * self.width
+            nodes = np.asarray(frontier, dtype=np.int64)
             total = 0
             for side in self.sides:
-                array = self.hops.index.array(f"{side}_key")
-                total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
+                if offsets is not None:
+                    array = offsets[side][0]
+                    total += int((array[nodes + 1] - array[nodes]).sum())
+                else:
+                    array, starts = self.hops.index.array(f"{side}_key"), nodes * self.width
+                    total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
             self._degree, self._exact = total, True
             return total
         width, spans, views, total = self.width, self._spans, self.views, self._degree
         counted = self._counted
+        if offsets is not None:
+            ranges = [offsets[side][1] for side in self.sides]
+            while counted < len(frontier) and (bound is None or total <= bound):
+                node = frontier[counted]
+                for view, starts_at in enumerate(ranges):
+                    lo, hi = starts_at[node], starts_at[node + 1]
+                    if hi > lo:
+                        spans.append((node, view, lo, hi))
+                        total += hi - lo
+                counted += 1
         while counted < len(frontier) and (bound is None or total <= bound):
             node = frontier[counted]
             base = node * width
             for view, (keys, _, _) in enumerate(views):
                 lo = bisect_left(keys, base)
-                hi = bisect_left(keys, base + width, lo)
+                probe = lo + 8  # most nodes have fewer edges: look there before a full bisect
+                if probe >= len(keys) or keys[probe] >= base + width:
+                    hi = bisect_left(keys, base + width, lo, min(probe, len(keys)))
+                else:
+                    hi = bisect_left(keys, base + width, probe + 1)
                 if hi > lo:
                     spans.append((node, view, lo, hi))
                     total += hi - lo
@@ -564,17 +614,82 @@ class _Search:
         """Adds the next layer (with ``final``, the last the search may add, only the nodes ``other``
         has reached). Returns the new nodes ``other`` has reached, those nearest its root (where the
         shortest paths meet), and their distance from that root; ``[]`` if none."""
-        frontier = self.layers[-1]
-        small = (
-            self.depth is not None
-            and other.depth is not None
-            and isinstance(frontier, list)
-            and len(frontier) <= DEGREE_BY_NUMPY
-            and self.degree() <= SMALL_FRONTIER
-        )
-        found = self._expand_small(other, final) if small else self._expand_large(other)
+        lists = self._listed() and other._listed()
+        found = self._join(other) if final and lists and SMALL_FRONTIER > 0 else None
+        if found is None:
+            small = lists and self.degree() <= SMALL_FRONTIER
+            found = self._expand_small(other, final) if small else self._expand_large(other)
         self._spans, self._counted, self._degree, self._exact = [], 0, 0, False
         return found
+
+    def _listed(self) -> bool:
+        """Whether the search is still on Python lists, and its frontier small enough to stay there."""
+        frontier = self.layers[-1]
+        return self.depth is not None and isinstance(frontier, list) and len(frontier) <= DEGREE_BY_NUMPY
+
+    def _spans_by_node(self) -> dict[int, list[tuple[int, int, int]]]:
+        self.degree()
+        found: dict[int, list[tuple[int, int, int]]] = {}
+        for node, view, lo, hi in self._spans:
+            found.setdefault(node, []).append((view, lo, hi))
+        return found
+
+    def _join(self, other: _Search) -> tuple[list[int], int] | None:
+        """The last round as a join of the two frontiers: the edges between them are the shortest
+        paths' middle edges (an edge to a node nearer the other root would have met earlier). Each
+        edge is found from an end of degree <= ``HUB_DEGREE``, or, between two hubs, by a ``bisect``
+        per relation of one hub, so no hub's edges are read. None when the scans would read more
+        than ``SMALL_FRONTIER`` edges (the caller expands instead)."""
+        mine = self._spans_by_node()
+        hubs_here = {node for node, spans in mine.items() if sum(hi - lo for _, lo, hi in spans) > HUB_DEGREE}
+        hub_edges = sum(hi - lo for node in hubs_here for _, lo, hi in mine[node])
+        if hub_edges <= JOIN_SAVING * len(other.layers[-1]):
+            return None  # reading this side's hubs costs less than counting the other frontier's edges
+        theirs = other._spans_by_node()
+        hubs = [
+            hubs_here,
+            {node for node, spans in theirs.items() if sum(hi - lo for _, lo, hi in spans) > HUB_DEGREE},
+        ]
+        hub_edges += sum(hi - lo for node in hubs[1] for _, lo, hi in theirs[node])
+        if self._degree + other._degree - hub_edges > SMALL_FRONTIER:
+            return None
+        assert self.depth is not None
+        width, mask = self.width, self.mask
+        found: dict[tuple[int, int, int, bool], None] = {}
+        ends = (set(other.layers[-1]), set(self.layers[-1]))
+        for flip, (search, spans_of, skip, targets) in enumerate(
+            ((self, mine, hubs[0], ends[0]), (other, theirs, hubs[1], ends[1]))
+        ):
+            views = search.views
+            for node, spans in spans_of.items():
+                if node in skip:
+                    continue
+                base = node * width
+                for view, lo, hi in spans:
+                    keys, others, forwards = views[view]
+                    for key, nxt in zip(keys[lo:hi].tolist(), others[lo:hi].tolist(), strict=True):
+                        if nxt in targets and (mask is None or mask[key - base]):
+                            # as this side walks: node --(relation)--> nxt, the triple's direction by ``forwards``
+                            found[
+                                (nxt, key - base, node, not forwards) if flip else (node, key - base, nxt, forwards)
+                            ] = None
+        for node in hubs[0]:
+            base = node * width
+            for view, lo, hi in mine[node]:
+                keys, others, forwards = self.views[view]
+                for relation, start, stop in _segments(keys, base, lo, hi):
+                    if mask is not None and not mask[relation]:
+                        continue
+                    for hub in hubs[1]:
+                        at = bisect_left(others, hub, start, stop)
+                        if at < stop and others[at] == hub:
+                            found[(node, relation, hub, forwards)] = None
+        reached = list(found)
+        meets = list(dict.fromkeys(entry[2] for entry in reached))
+        self.depth.update(dict.fromkeys(meets, len(self.layers)))
+        self.layers.append(meets)
+        self.reached.append(reached)
+        return (meets, other.radius) if meets else ([], 0)
 
     def _expand_small(self, other: _Search, final: bool) -> tuple[list[int], int]:
         depth, there = self.depth, other.depth
@@ -657,6 +772,15 @@ class _Search:
                     nearer.add(node)
             wanted = nearer
         return found
+
+
+def _segments(keys: memoryview, base: int, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+    """(relation, start, stop) of each relation's run in the sorted keys ``[lo, hi)`` of one node."""
+    while lo < hi:
+        relation = keys[lo] - base
+        stop = bisect_left(keys, base + relation + 1, lo, hi)
+        yield relation, lo, stop
+        lo = stop
 
 
 def _sorted(layer: list[int] | Ints) -> Ints:
