@@ -648,8 +648,9 @@ def cell(seconds: float | None) -> str:
     return "skipped" if seconds is None else common.fmt_seconds(seconds)
 
 
-def notes(sizes: list[dict[str, Any]]) -> list[str]:
-    """What a reader of the tables needs to know, computed from the figures."""
+def notes(sizes: list[dict[str, Any]], config: dict[str, Any] | None = None) -> list[str]:
+    """What a reader of the tables needs to know, computed from the figures (and the run's options)."""
+    config = config or {}
     out = [
         "Notes:",
         "",
@@ -670,14 +671,26 @@ def notes(sizes: list[dict[str, Any]]) -> list[str]:
         "- Virtuoso is queried through our `SparqlGraph` (`sparql+http://...&dialect=virtuoso`) over loopback HTTP, "
         "so its latency includes HTTP and JSON decoding; its RSS is the server's peak (`VmHWM`), buffers sized "
         "at ~200 bytes per triple (`NumberOfBuffers`).",
-        "- `shortest` is a bidirectional BFS that expands whichever side has fewer nodes (the order of its "
-        "answer is that of the generic algorithm, so the index keeps that rule); a typical pair is three hops "
-        "apart through a hub, and hubs' degrees grow with the graph, so the work per query grows although the "
-        "answers do not.",
+        "- `shortest` on the index is a bidirectional BFS that expands the side whose frontier has the smaller "
+        "total degree (per-node CSR offsets), and its last round joins the two frontiers without reading a "
+        "hub's edges (edges between two hubs are looked up per relation); a typical pair is three hops apart "
+        "through a hub, whose degree grows with the graph. Both implementations order a pair's paths by their "
+        "edges, so the answer does not depend on which side grows first. networkx counts the same paths with "
+        "the same search over its dicts (fewer-nodes rule).",
         "- networkx is built from the edges the freebase profile's relation filter keeps (the store hides names "
         "and types from `neighbors`/`subgraph`/`shortest_paths` unless named), so both sides answer the same "
         "question; every answer is compared before timing.",
     ]
+    virtuoso_max = config.get("virtuoso_max")
+    if virtuoso_max is not None and all(not s.get("virtuoso") for s in sizes):
+        out.append(f"- Virtuoso was not run (`--virtuoso-max {virtuoso_max}`): its columns say `skipped`/`n/a`.")
+    reused = [s["label"] for s in sizes if s.get("reused_store")]
+    if reused:
+        out.append(
+            f"- {', '.join(reused)}: the store was loaded by an earlier run into the same work directory "
+            "(`--reuse-stores`); its load and index figures are that run's "
+            f"({', '.join(str(s['load']['runs']) for s in sizes if s['label'] in reused)} load run(s))."
+        )
     for s in sizes:
         index = s.get("index")
         if index:
@@ -905,7 +918,7 @@ def main(argv: list[str] | None = None) -> int:
         "growth": measure_growth(sizes, args),
     }
     results["load_average"] = os.getloadavg()
-    results["notes"] = notes(sizes)
+    results["notes"] = notes(sizes, results["config"])
     results["plots"] = []
     common.write_results(NAME, results, render_markdown(results))  # before plotting: a plot error loses nothing
     try:

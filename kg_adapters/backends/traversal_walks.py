@@ -890,8 +890,9 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
 
 def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
     """The records of ``items`` (distinct edges): one ``Edge`` each, made inline (no cache to fill)."""
-    hops.prefetch([n for item in items if item.__class__ is tuple for n in (item[0], item[2])])
-    names, relations = hops._names, hops.index.relations
+    triples = [item for item in items if item.__class__ is tuple]
+    names = hops.index.names(list({n for h, _, t in triples for n in (h, t)}))
+    relations = hops.index.relations
     new, edge_class = _new, Edge
     set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
     made: list[Edge] = []
