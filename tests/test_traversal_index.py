@@ -216,6 +216,12 @@ def test_bad_input_is_refused_alike(pair: tuple[KnowledgeGraph, KnowledgeGraph])
         with pytest.raises(Exception) as raised:
             kg.subgraph("m.0001", hops=-1)
         assert type(raised.value).__name__ == "InvalidTermError"
+        with pytest.raises(Exception) as raised:
+            kg.shortest_paths("m.0001", "m.0002", max_hops=None)  # type: ignore[arg-type]
+        assert type(raised.value).__name__ == "InvalidTermError"
+        with pytest.raises(Exception) as raised:
+            kg.subgraph("m.0001", hops=None)  # type: ignore[arg-type]
+        assert type(raised.value).__name__ == "InvalidTermError"
 
 
 def test_small_walks_on_the_index_do_not_import_numpy(stores: tuple[Path, Path]) -> None:

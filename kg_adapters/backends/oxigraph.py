@@ -375,7 +375,7 @@ class OxigraphGraph(SparqlGraph):
 
         self._check_open()
         check_direction(direction)
-        hops = check_budget(max_hops, "max_hops")
+        hops = check_budget(max_hops, "max_hops", required=True)
         limit = check_budget(max_paths, "max_paths")
         source_ids, target_ids = canonical_ids(self, sources), canonical_ids(self, targets)
         number = {node: index.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
@@ -399,7 +399,7 @@ class OxigraphGraph(SparqlGraph):
 
         self._check_open()
         check_direction(direction)
-        depth = check_budget(hops, "hops")
+        depth = check_budget(hops, "hops", required=True)
         limit = check_budget(max_edges, "max_edges")
         seed_ids = canonical_ids(self, seeds)
         check_relations(self, relations)
