@@ -56,7 +56,7 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = sparql_endpoint.EndpointLimits(
         timeout=args.timeout, max_result_bytes=args.max_result_bytes, workers=args.workers
     )
-    graphs = _open(args.kg)
+    graphs = _open(args.kg, max_response_bytes=limits.max_result_bytes)
     try:
         sparql_endpoint.serve(
             graphs,
@@ -70,13 +70,31 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(url: str) -> Any:
+def _open(url: str, *, max_response_bytes: int | None = None) -> Any:
+    """The graph a server answers from. ``max_response_bytes``: the server's answer cap, handed to a
+    remote SPARQL backend (unless its URL sets the option) so that it stops reading at the cap
+    instead of buffering a whole answer the server would then refuse."""
     from kg_adapters.serve.current import CurrentGraph
 
+    options: dict[str, Any] = {}
+    if max_response_bytes is not None and _reads_remote_answers(url):
+        options["max_response_bytes"] = max_response_bytes
     try:
-        return CurrentGraph(url)
+        return CurrentGraph(url, **options)
     except TypeError as exc:  # an option the backend does not know
         raise UsageError(str(exc)) from exc
+
+
+def _reads_remote_answers(url: str) -> bool:
+    """The URL names a remote SPARQL endpoint (our HTTP backends) and leaves ``max_response_bytes`` unset."""
+    from kg_adapters.backends.sparql_http import SparqlEndpoint, WikidataQueryService
+    from kg_adapters.registry import backend_class
+    from kg_adapters.url import parse_url
+
+    parsed = parse_url(url)
+    if "max_response_bytes" in parsed.options:
+        return False
+    return backend_class(parsed.scheme) in (SparqlEndpoint, WikidataQueryService)
 
 
 SERVE_COMMANDS: tuple[Command, ...] = (

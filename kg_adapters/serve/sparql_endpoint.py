@@ -12,7 +12,9 @@ rows written as SPARQL JSON and handed to the same serializers, so every backend
 same bytes.
 
 Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
-serialized answer (``--max-result-bytes``); the output sink checks both on every write, so a query
+serialized answer (``--max-result-bytes``), which also bounds what a remote SPARQL backend reads
+(its ``max_response_bytes``, over all the pages of an answer, checked while reading, unless its URL
+sets that option itself); the output sink checks both on every write, so a query
 past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
 message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
 """
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
+from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError, ResponseTooLarge
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
@@ -89,6 +91,14 @@ class HttpError(Exception):
         self.status = status
 
 
+def too_large(cap: int) -> HttpError:
+    return HttpError(
+        500,
+        f"the answer is larger than the server's result cap of {cap} bytes (--max-result-bytes); "
+        "add a LIMIT or narrow the query",
+    )
+
+
 class LimitedSink:
     """Where a serializer writes: refuses to grow past ``cap`` bytes or to write after ``deadline``."""
 
@@ -103,11 +113,7 @@ class LimitedSink:
             raise HttpError(503, "the query ran past the server's time limit (--timeout); narrow it")
         self.size += len(data)
         if self.size > self.cap:
-            raise HttpError(
-                500,
-                f"the answer is larger than the server's result cap of {self.cap} bytes "
-                "(--max-result-bytes); add a LIMIT or narrow the query",
-            )
+            raise too_large(self.cap)
         self.parts.append(bytes(data))
         return len(data)
 
@@ -235,7 +241,10 @@ def answer_query(
                 raise HttpError(400, "default-graph-uri/named-graph-uri are answered only by the embedded store")
             if not isinstance(kg, SparqlQueryable):
                 raise HttpError(400, "this graph does not answer SPARQL")
-            rows = kg.query(request.query)
+            try:
+                rows = kg.query(request.query)
+            except ResponseTooLarge as exc:  # the backend stopped reading at the cap kga serve set on it
+                raise too_large(limits.max_result_bytes) from exc
             solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
             solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
     if name in ("CSV", "TSV"):
