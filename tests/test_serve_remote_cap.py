@@ -2,7 +2,8 @@
 backend's answer, not only when it writes its own: a real ``kga serve`` process in front of a fault
 server whose answer never ends, and in front of a real Virtuoso that caps rows (so the answer comes
 in pages), behind a recording proxy that counts the pages read. The same byte budget holds for a raw
-``query()`` on ``sparql+http://`` (``max_response_bytes``, all pages together)."""
+``query()`` on ``sparql+http://`` (``max_response_bytes``, all pages together). A remote term that
+SPARQL results cannot carry is a one-line error, not a traceback."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kg_adapters import connect
 from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.errors import ResponseTooLarge
-from kg_adapters.testing.fault_server import FaultPlan, FaultServer
+from kg_adapters.testing.fault_server import FaultPlan, FaultServer, json_rewriter
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 
 pytest.importorskip("starlette")
@@ -85,3 +86,24 @@ def test_a_raw_query_holds_max_response_bytes_over_all_its_pages(virtuoso: Virtu
         assert isinstance(kg, RemoteSparqlGraph)
         rows = kg.query(EVERYTHING)
     assert len(rows) == ROWS and len({str(row["s"]) for row in rows}) == ROWS
+
+
+def test_a_remote_term_sparql_results_cannot_carry_is_a_one_line_error() -> None:
+    """Endpoints hold IRIs with spaces (Freebase dumps in Virtuoso do); Oxigraph's serializers refuse them."""
+
+    def spaced(document: dict[str, Any]) -> None:
+        for binding in document.get("results", {}).get("bindings", []):
+            binding["s"] = {"type": "uri", "value": f"{EX}a b"}
+
+    data = f'<{EX}s> <{EX}says> "o" .\n'
+    with FaultServer(data=data, rewrite=json_rewriter(spaced)) as upstream:
+        port = free_port()
+        with running(["serve", "--kg", f"sparql+{upstream.url}?retries=0", "--port", str(port)], port) as process:
+            url = f"http://127.0.0.1:{port}/sparql"
+            status, body = curl_query(url, EVERYTHING)
+            assert status == 500 and body.startswith(b"the graph answered a term SPARQL results cannot carry"), body
+            assert curl_query(url, "ASK { ?s ?p ?o }") == (200, b'{"head":{},"boolean":true}')  # still serving
+            process.terminate()
+            process.wait(timeout=30)
+            assert process.stderr is not None
+            assert "Traceback" not in process.stderr.read().decode()

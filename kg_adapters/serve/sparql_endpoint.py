@@ -245,8 +245,11 @@ def answer_query(
                 rows = kg.query(request.query)
             except ResponseTooLarge as exc:  # the backend stopped reading at the cap kga serve set on it
                 raise too_large(limits.max_result_bytes) from exc
-            solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
-            solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
+            try:
+                solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
+                solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
+            except (SyntaxError, ValueError) as exc:  # e.g. an IRI with a space, which an endpoint may hold
+                raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
     if name in ("CSV", "TSV"):
         media += "; charset=utf-8"
     return b"".join(sink.parts), media
