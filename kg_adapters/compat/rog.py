@@ -148,7 +148,7 @@ def get_truth_paths(
     """The shortest paths (any edge direction) between each question entity and each answer
     entity, in ``q_entity`` then ``a_entity`` order: RoG's training targets."""
     kg = _resolve(graph)
-    check_budget(max_hops, "max_hops", minimum=1)
+    check_budget(max_hops, "max_hops", minimum=1, required=True)
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))
     sources = [h for h in dict.fromkeys(heads) if h in present]
@@ -178,7 +178,7 @@ def get_simple_paths(
         InvalidTermError: more than ``max_paths`` partial paths (raise it, or lower ``hop``).
     """
     kg = _resolve(graph)
-    check_budget(hop, "hop")
+    check_budget(hop, "hop", required=True)
     limit = check_budget(max_paths, "max_paths")
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))
