@@ -12,10 +12,24 @@ from typing import Any
 from kg_adapters.commands import Command, UsageError
 
 
+def port_number(text: str) -> int:
+    """An argparse ``type=`` for ``--port``: a TCP port, 1-65535 (refused here, not by ``bind()`` after
+    the server has announced its address)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port, 1-65535, got {text!r}")
+    return port
+
+
 def mcp_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
-    command.add_argument("--port", type=int, default=8000, help="http: port (default 8000); the endpoint is /mcp")
+    command.add_argument(
+        "--port", type=port_number, default=8000, help="http: port (default 8000); the endpoint is /mcp"
+    )
     command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
     command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
     command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
@@ -23,7 +37,7 @@ def mcp_arguments(command: argparse.ArgumentParser) -> None:
 
 def serve_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    command.add_argument("--port", type=int, default=8890, help="port (default 8890, Virtuoso's)")
+    command.add_argument("--port", type=port_number, default=8890, help="port (default 8890, Virtuoso's)")
     command.add_argument("--timeout", type=float, default=30.0, help="seconds per query, answer included")
     command.add_argument(
         "--max-result-bytes", type=int, default=64 << 20, help="largest serialized answer (default 64 MiB)"
