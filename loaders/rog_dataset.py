@@ -21,9 +21,10 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
   :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
   Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
 * Question ids are unique, as in RoG's published files and as ``kga reason --input`` requires: a row
-  whose id an earlier row of the same load (this file or an earlier one) had is a bad row naming
-  both places, never merged into the first question's subgraph (which would give that question
-  another's triples under ``--scope question``); a lenient load skips it and keeps the first.
+  whose id an earlier row had (of this file, an earlier file of the load, or an earlier load into
+  the store) is a bad row naming both places, never merged into the first question's subgraph
+  (which would give that question another's triples under ``--scope question``); a lenient load
+  skips it and keeps the first.
 * A row whose ``id`` or ``graph`` is malformed or missing, or a JSONL line that is not JSON, is
   bad: a strict load stops with ``LoadError`` naming ``file:row`` (JSONL: the line), a lenient one
   skips the row. A bad row adds nothing. A Parquet file without an ``id`` or ``graph`` column is
@@ -186,7 +187,10 @@ def load_rog_dataset(
             qid, triples = row_triples(row)
             if qid in seen:
                 raise InvalidTermError(f"question id {qid!r:.80} repeated (first at {seen[qid]})")
-            quads = list(name_quads(triples, [default, ox.NamedNode(question_graph_iri(qid))]))
+            graph = ox.NamedNode(question_graph_iri(qid))
+            if store.contains_named_graph(graph):
+                raise InvalidTermError(f"question id {qid!r:.80} is already in the store (an earlier load)")
+            quads = list(name_quads(triples, [default, graph]))
         except (InvalidTermError, ValueError) as exc:
             log.bad(path, number, str(exc))
             continue

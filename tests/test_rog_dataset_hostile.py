@@ -146,6 +146,13 @@ def test_a_repeated_question_id_is_a_bad_row_as_kga_reason_says(tmp_path: Path) 
             assert kg.search("Elsewhere") == []
     assert answers[0] == answers[1] != []  # the first question's subgraph, nothing of the repeat
 
+    # in a later load into the same store too
+    with pytest.raises(LoadError, match="'WebQTest-1' is already in the store") as caught:
+        load_files(
+            [str(write_jsonl(tmp_path / "later.jsonl", [repeat]))], str(tmp_path / "clean"), format="rog-dataset"
+        )
+    assert caught.value.line == 1
+
     # across the files of one load too: the same id in a second shard
     shard = write_jsonl(tmp_path / "shard2.jsonl", [repeat])
     with pytest.raises(LoadError, match="repeated") as caught:
