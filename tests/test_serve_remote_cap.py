@@ -107,3 +107,19 @@ def test_a_remote_term_sparql_results_cannot_carry_is_a_one_line_error() -> None
             process.wait(timeout=30)
             assert process.stderr is not None
             assert "Traceback" not in process.stderr.read().decode()
+
+
+def test_a_stalled_remote_query_gives_its_worker_back_at_the_serve_deadline() -> None:
+    """The serve's --timeout bounds the remote request too: a stalled upstream holds the only worker until
+    the deadline, not for the backend's own 60 s (plus retries), so the next query gets the worker."""
+    data = f'<{EX}s> <{EX}says> "o" .\n'
+    with FaultServer(data=data, plan=FaultPlan(["stall"]), max_stall_seconds=120) as upstream:
+        port = free_port()
+        arguments = ["serve", "--kg", f"sparql+{upstream.url}", "--port", str(port), "--timeout", "3", "--workers", "1"]
+        with running(arguments, port):
+            url = f"http://127.0.0.1:{port}/sparql"
+            status, body = curl_query(url, "ASK { ?s ?p ?o }")
+            assert status == 503 and b"--timeout" in body, body
+            # waits for the worker (inside its own deadline), which the stalled query has given back
+            assert curl_query(url, "ASK { ?s ?p ?o }") == (200, b'{"head":{},"boolean":true}')
+        assert upstream.plan.history == ["stall", "ok"]  # abandoned, not retried

@@ -51,7 +51,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     mcp_server.require_mcp()
     budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
-    graphs = _open(args.kg)
+    graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     try:
         server = mcp_server.build_server(graphs, budgets)
         if args.transport == "http":
@@ -70,7 +70,9 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = sparql_endpoint.EndpointLimits(
         timeout=args.timeout, max_result_bytes=args.max_result_bytes, workers=args.workers
     )
-    graphs = _open(args.kg, max_response_bytes=limits.max_result_bytes)
+    graphs = _open(
+        args.kg, max_response_bytes=limits.max_result_bytes, timeout=limits.timeout, retry_seconds=limits.timeout
+    )
     try:
         sparql_endpoint.serve(
             graphs,
@@ -84,31 +86,31 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(url: str, *, max_response_bytes: int | None = None) -> Any:
-    """The graph a server answers from. ``max_response_bytes``: the server's answer cap, handed to a
-    remote SPARQL backend (unless its URL sets the option) so that it stops reading at the cap
-    instead of buffering a whole answer the server would then refuse."""
+def _open(url: str, **remote: Any) -> Any:
+    """The graph a server answers from. ``remote``: the server's own budgets, handed to a remote SPARQL
+    backend for the options its URL leaves unset -- ``max_response_bytes`` (the answer cap: it stops
+    reading there instead of buffering a whole answer the server would then refuse), ``timeout`` and
+    ``retry_seconds`` (the time budget: a request past it is abandoned by the client too, and keeps its
+    worker no longer than the budget instead of the backend's 60 s plus retries)."""
     from kg_adapters.serve.current import CurrentGraph
 
-    options: dict[str, Any] = {}
-    if max_response_bytes is not None and _reads_remote_answers(url):
-        options["max_response_bytes"] = max_response_bytes
+    options = _unset_remote_options(url, remote)
     try:
         return CurrentGraph(url, **options)
     except TypeError as exc:  # an option the backend does not know
         raise UsageError(str(exc)) from exc
 
 
-def _reads_remote_answers(url: str) -> bool:
-    """The URL names a remote SPARQL endpoint (our HTTP backends) and leaves ``max_response_bytes`` unset."""
+def _unset_remote_options(url: str, remote: dict[str, Any]) -> dict[str, Any]:
+    """``remote`` without the options ``url`` sets; nothing unless it names a remote SPARQL endpoint."""
     from kg_adapters.backends.sparql_http import SparqlEndpoint, WikidataQueryService
     from kg_adapters.registry import backend_class
     from kg_adapters.url import parse_url
 
     parsed = parse_url(url)
-    if "max_response_bytes" in parsed.options:
-        return False
-    return backend_class(parsed.scheme) in (SparqlEndpoint, WikidataQueryService)
+    if not remote or backend_class(parsed.scheme) not in (SparqlEndpoint, WikidataQueryService):
+        return {}
+    return {name: value for name, value in remote.items() if name not in parsed.options}
 
 
 SERVE_COMMANDS: tuple[Command, ...] = (

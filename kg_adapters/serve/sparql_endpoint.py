@@ -12,9 +12,9 @@ rows written as SPARQL JSON and handed to the same serializers, so every backend
 same bytes.
 
 Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
-serialized answer (``--max-result-bytes``), which also bounds what a remote SPARQL backend reads
-(its ``max_response_bytes``, over all the pages of an answer, checked while reading, unless its URL
-sets that option itself); the output sink checks both on every write, so a query
+serialized answer (``--max-result-bytes``), which also bound a remote SPARQL backend (its ``timeout``
+and ``retry_seconds``, and its ``max_response_bytes`` over all the pages of an answer, checked while
+reading, unless its URL sets them); the output sink checks both on every write, so a query
 past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
 message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
 """
