@@ -229,3 +229,10 @@ def test_hop_budgets_are_checked_before_any_walk(bad: object, sample_store_url: 
         rog.get_simple_paths(["a"], ["b"], kg, hop=bad)  # type: ignore[arg-type]
     with connect(sample_store_url) as kg, pytest.raises(InvalidTermError, match="max_hops must be an integer"):
         rog.get_truth_paths(["m.0bxtg"], ["m.0bxtg"], kg, max_hops=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("graph", [[5], [None], 7, None, "abc"])
+def test_a_graph_that_is_not_triples_is_refused(graph: object) -> None:
+    """Numbers or None where triples belong escaped as TypeError."""
+    with pytest.raises(InvalidTermError, match=r"triple 0|the graph must be"):
+        rog.build_graph(graph)  # type: ignore[arg-type]

@@ -39,7 +39,7 @@ Where the answers differ from RoG's own functions over the same triples, ours ke
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph, check_budget
@@ -79,8 +79,12 @@ def build_graph(graph: Iterable[Sequence[str]]) -> KnowledgeGraph:
 
 
 def _triples(graph: Iterable[Sequence[str]]) -> Iterable[Triple]:
+    if isinstance(graph, (str, bytes)) or not isinstance(graph, Iterable):
+        raise InvalidTermError(f"the graph must be a list of [head, relation, tail], got {type(graph).__name__}")
     for number, triple in enumerate(graph):
-        if isinstance(triple, (str, bytes)) or len(triple) != 3 or not all(isinstance(x, str) for x in triple):
+        if not isinstance(triple, Collection) or isinstance(triple, (str, bytes)) or len(triple) != 3:
+            raise InvalidTermError(f"triple {number} is not [head, relation, tail] strings: {triple!r:.120}")
+        if not all(isinstance(x, str) for x in triple):
             raise InvalidTermError(f"triple {number} is not [head, relation, tail] strings: {triple!r:.120}")
         head, relation, tail = triple
         yield head, relation.strip(), tail
