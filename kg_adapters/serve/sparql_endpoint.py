@@ -30,7 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError, ResponseTooLarge
+from kg_adapters.errors import (
+    BackendError,
+    BackendTimeout,
+    InvalidTermError,
+    KGError,
+    QueryError,
+    ResponseTooLarge,
+)
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
@@ -367,7 +374,9 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                 f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
             )
         except KGError as exc:
-            status, body = 500, (str(exc).splitlines()[0] + "\n").encode()
+            # the backend's own deadline (kga serve sets it to its own), retried or not, is a timeout too
+            timed_out = isinstance(exc, BackendTimeout) or isinstance(exc.__cause__, BackendTimeout)
+            status, body = 503 if timed_out else 500, (str(exc).splitlines()[0] + "\n").encode()
         access_log.info(
             '%s "%s %s" %s %s %s %.1fms',
             request.client.host if request.client else "-",
