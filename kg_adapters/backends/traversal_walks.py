@@ -413,32 +413,52 @@ def _walk(
 # ---------------------------------------------------------------------------- shortest paths
 DEGREE_BY_NUMPY = 512
 OFFSETS_FROM_EDGES = 1 << 16
-"""Indexes with at least this many edges get per-node CSR offsets (:func:`node_offsets`)."""
-Offsets = dict[str, tuple["npt.NDArray[Any]", memoryview]]
-_OFFSETS: weakref.WeakKeyDictionary[TraversalIndex, Offsets] = weakref.WeakKeyDictionary()
+"""Indexes with at least this many edges read node ranges from :class:`NodeRanges`."""
+_BLOCK_BITS = 10
+_KEY_ARRAYS = {"out": "out_key", "in": "in_key", "literal": "out_extra"}
 
 
-def node_offsets(index: TraversalIndex) -> Offsets | None:
-    """Per side (``out``/``in``, and ``literal`` for the relations with literal objects), where each
-    node's keys start: ``offsets[n]:offsets[n + 1]`` is node
-    n's range, one memory read where a ``bisect`` over the keys takes ~log2(edges) scattered reads
-    (~2 us at 4M edges, growing with the graph). Made on first use from the index's keys (one
-    vectorised ``searchsorted``; 4 bytes a node and side while the edges fit in int32) and kept
-    while the index is open; None for small indexes, whose walks stay without numpy."""
+class NodeRanges:
+    """Where each node's keys start, per side (``out``/``in``, and ``literal`` for the relations with
+    literal objects): node n's keys are ``[start(n), start(n + 1))``, two memory reads where a
+    ``bisect`` over the keys takes ~log2(edges) scattered ones (~2 us at 4M edges, growing with the
+    graph). Made from the index's keys by one ``searchsorted`` per block of 1,024 nodes, the first
+    time a walk reaches the block, and kept while the index is open: a first query costs no scan
+    of the whole index, and memory follows the nodes walked (at most 8 bytes a node and side)."""
+
+    def __init__(self, index: TraversalIndex) -> None:
+        self.index = index
+        self.blocks: dict[str, dict[int, memoryview]] = {side: {} for side in _KEY_ARRAYS}
+
+    def of(self, side: str, node: int) -> tuple[int, int]:
+        number = node >> _BLOCK_BITS
+        block = self.blocks[side].get(number)
+        if block is None:
+            block = self._make(side, number)
+        at = node - (number << _BLOCK_BITS)
+        return block[at], block[at + 1]
+
+    def _make(self, side: str, number: int) -> memoryview:
+        import numpy as np
+
+        start = number << _BLOCK_BITS
+        stop = min(start + (1 << _BLOCK_BITS), self.index.entity_count)
+        bounds = np.arange(start, stop + 1, dtype=np.int64) * self.index.width
+        array: npt.NDArray[Any] = self.index.array(_KEY_ARRAYS[side]).searchsorted(bounds)
+        block = self.blocks[side][number] = array.data
+        return block
+
+
+_RANGES: weakref.WeakKeyDictionary[TraversalIndex, NodeRanges] = weakref.WeakKeyDictionary()
+
+
+def node_ranges(index: TraversalIndex) -> NodeRanges | None:
+    """The index's :class:`NodeRanges`; None for small indexes, whose walks stay without numpy."""
     if index.edge_count < OFFSETS_FROM_EDGES:
         return None
-    known = _OFFSETS.get(index)
-    if known is not None:
-        return known
-    import numpy as np
-
-    bounds = np.arange(index.entity_count + 1, dtype=np.int64) * index.width
-    dtype = np.int32 if index.edge_count < 2**31 else np.int64
-    found: Offsets = {}
-    for side, name in (("out", "out_key"), ("in", "in_key"), ("literal", "out_extra")):
-        array: npt.NDArray[Any] = index.array(name).searchsorted(bounds).astype(dtype)
-        found[side] = (array, array.data)
-    _OFFSETS[index] = found
+    found = _RANGES.get(index)
+    if found is None:
+        found = _RANGES[index] = NodeRanges(index)
     return found
 
 
@@ -566,29 +586,25 @@ class _Search:
         frontier = self.layers[-1]
         if self._exact:
             return self._degree
-        offsets = node_offsets(self.hops.index)
         if not isinstance(frontier, list) or len(frontier) > DEGREE_BY_NUMPY:
             import numpy as np
 
-            nodes = np.asarray(frontier, dtype=np.int64)
+            starts = np.asarray(frontier, dtype=np.int64) * self.width
             total = 0
             for side in self.sides:
-                if offsets is not None:
-                    array = offsets[side][0]
-                    total += int((array[nodes + 1] - array[nodes]).sum())
-                else:
-                    array, starts = self.hops.index.array(f"{side}_key"), nodes * self.width
-                    total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
+                array = self.hops.index.array(f"{side}_key")
+                total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
             self._degree, self._exact = total, True
             return total
+        ranges = node_ranges(self.hops.index)
         width, spans, views, total = self.width, self._spans, self.views, self._degree
         counted = self._counted
-        if offsets is not None:
-            ranges = [offsets[side][1] for side in self.sides]
+        if ranges is not None:
+            of = ranges.of
             while counted < len(frontier) and (bound is None or total <= bound):
                 node = frontier[counted]
-                for view, starts_at in enumerate(ranges):
-                    lo, hi = starts_at[node], starts_at[node + 1]
+                for view, side in enumerate(self.sides):
+                    lo, hi = of(side, node)
                     if hi > lo:
                         spans.append((node, view, lo, hi))
                         total += hi - lo
@@ -854,13 +870,12 @@ def k_hop_subgraph(
 
 def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | None) -> list[list[Item]]:
     """``hops.adjacency(nodes, direction, mask=mask, literals=True)``, each node's ranges read from
-    the node offsets where the index has them (one read, not two bisects per side)."""
-    offsets = node_offsets(hops.index)
-    if offsets is None or len(nodes) > SMALL_FRONTIER:
+    the :class:`NodeRanges` where the index has them (two reads, not two bisects per side)."""
+    ranges = node_ranges(hops.index)
+    if ranges is None or len(nodes) > SMALL_FRONTIER:
         return hops.adjacency(nodes, direction, mask=mask, literals=True)
-    index = hops.index
+    index, of = hops.index, ranges.of
     width, views = index.width, index.views
-    out_at, in_at, literal_at = offsets["out"][1], offsets["in"][1], offsets["literal"][1]
     out_keys, out_others, in_keys, in_others = views["out_key"], views["out_other"], views["in_key"], views["in_other"]
     literal_keys = views["out_extra"]
     literals = direction != "in" and hops.literals_of is not None
@@ -869,17 +884,17 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
         base = node * width
         triples: list[Triple] = []
         if direction != "in":
-            lo, hi = out_at[node], out_at[node + 1]
+            lo, hi = of("out", node)
             pairs = zip(out_keys[lo:hi].tolist(), out_others[lo:hi].tolist(), strict=True)
             triples = [(node, key - base, other) for key, other in pairs if mask is None or mask[key - base]]
         if direction != "out":
-            lo, hi = in_at[node], in_at[node + 1]
+            lo, hi = of("in", node)
             pairs = zip(in_keys[lo:hi].tolist(), in_others[lo:hi].tolist(), strict=True)
             ins = [(other, key - base, node) for key, other in pairs if mask is None or mask[key - base]]
             triples = sorted(ins) if direction == "in" else sorted({*triples, *ins})
         items = cast(list[Item], triples)
         if literals:
-            lo, hi = literal_at[node], literal_at[node + 1]
+            lo, hi = of("literal", node)
             if hi > lo:
                 found = [key - base for key in literal_keys[lo:hi].tolist() if mask is None or mask[key - base]]
                 if found:
