@@ -11,14 +11,16 @@ goes through a SparqlTransport: HTTP, wrapped by retry and rate-limit transports
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kg_adapters.backends.dialects import Dialect, get_dialect
-from kg_adapters.backends.query_log import count_query, logs_query_counts
+from kg_adapters.backends.query_log import count_query, logs_query_counts, take_count
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
 from kg_adapters.base import Direction, check_budget
 from kg_adapters.budgets import option_count, option_seconds
@@ -40,6 +42,9 @@ _COUNT_PROJECTION = "SELECT ?x (COUNT(*) AS ?n) WHERE"
 _PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)\s*)*", re.I)
 _QUERY_FORM = re.compile(r"\s*(CONSTRUCT|DESCRIBE)\b", re.I)
 _ORDER_BY = re.compile(r"\bORDER\s+BY\b", re.I)
+MIN_PART = 8
+"""Fewest ids in a part of an id chunk sent on its own (``parallel_requests``)."""
+_T = TypeVar("_T")
 _LIMIT_OR_OFFSET = re.compile(r"\b(LIMIT|OFFSET)\s+\d+\s*$", re.I)
 
 
@@ -170,6 +175,7 @@ class RemoteSparqlGraph(SparqlGraph):
         dialect: str | Dialect = "generic",
         max_rows: int | None = None,
         values_chunk: int | None = None,
+        parallel_requests: int | None = None,
     ) -> None:
         super().__init__(get_profile(profile))
         self.dialect = dialect if isinstance(dialect, Dialect) else get_dialect(dialect)
@@ -179,6 +185,12 @@ class RemoteSparqlGraph(SparqlGraph):
         self.explicit_pages = max_rows is not None
         """With ``max_rows`` every query is paged at that size (bounded answers per request)."""
         self.queries_sent = 0
+        self.parallel_requests = check_budget(parallel_requests, "parallel_requests", minimum=1) or (
+            self.dialect.parallel_requests
+        )
+        """Most requests one ``neighbors`` call has in flight (see ``Dialect.parallel_requests``)."""
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     @property
     def endpoint(self) -> str:
@@ -194,7 +206,8 @@ class RemoteSparqlGraph(SparqlGraph):
     def _execute(self, query: str, *, variables: Sequence[str] | None = None) -> SparqlResult:
         """One query, its answer checked against what the query asks (see :func:`fit_result`);
         ``variables`` names the projection of a ``SELECT *`` whose variables the caller knows."""
-        self.queries_sent += 1
+        with self._pool_lock:
+            self.queries_sent += 1
         count_query()
         return fit_result(query, self.transport.execute(query), self.endpoint, variables=variables)
 
@@ -302,14 +315,46 @@ class RemoteSparqlGraph(SparqlGraph):
             return
         build = self._grouped_edge_query(side, relation_iris, literals)
         fixed = relation_iris[0] if relation_iris is not None and len(relation_iris) == 1 else None
-        for chunk in chunks(iris, self.values_chunk):
-            for asked, rows in self._grouped_answers(build, chunk):
+        parts = [part for chunk in chunks(iris, self.values_chunk) for part in self._parts(chunk)]
+        for answers in self._side_by_side(lambda part: list(self._grouped_answers(build, part)), parts):
+            for asked, rows in answers:
                 edges = None if rows is None else self._grouped_edges(side, rows, fixed, canonical_of)
                 if edges is None:
                     super()._collect_edges(side, list(asked), relation_iris, literals, canonical_of, result)
                     continue
                 for node, edge in edges:
                     result[node].append(edge)
+
+    def _parts(self, chunk: Sequence[str]) -> list[Sequence[str]]:
+        """``chunk`` cut into at most ``parallel_requests`` parts of at least ``MIN_PART`` ids."""
+        count = min(self.parallel_requests, len(chunk) // MIN_PART) or 1
+        size = -(-len(chunk) // count)
+        return list(chunks(chunk, size))
+
+    def _side_by_side(self, ask: Callable[[Sequence[str]], _T], parts: list[Sequence[str]]) -> list[_T]:
+        """``ask(part)`` for every part, at most ``parallel_requests`` at once, answers in the parts'
+        order. Every part is finished (or failed) before this returns or raises the first part's
+        error, so nothing is left running; the workers' requests count toward this operation."""
+        if self.parallel_requests == 1 or len(parts) == 1:
+            return [ask(part) for part in parts]
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.parallel_requests, thread_name_prefix="kga-sparql")
+            pool = self._pool
+
+        sent: list[int] = []
+
+        def counted(part: Sequence[str]) -> _T:
+            take_count()
+            try:
+                return ask(part)
+            finally:
+                sent.append(take_count())
+
+        futures = [pool.submit(counted, part) for part in parts]
+        wait(futures)
+        count_query(sum(sent))
+        return [future.result() for future in futures]
 
     def _grouped_edge_query(
         self, side: Direction, relation_iris: list[str] | None, literals: bool
@@ -580,6 +625,10 @@ class RemoteSparqlGraph(SparqlGraph):
 
     def close(self) -> None:
         super().close()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
         self.transport.close()
 
 
@@ -609,6 +658,7 @@ def build_remote(
     if max_sorted_rows is not None:
         dialect = replace(dialect, max_sorted_rows=max_sorted_rows)
     values_chunk = option_count(options, "values_chunk", minimum=1)
+    parallel_requests = option_count(options, "parallel_requests", minimum=1)
     max_response_bytes = option_count(options, "max_response_bytes", minimum=1)
     endpoint, auth = credentials_from_options(endpoint, options)
     wrapper_options = {name: options.pop(name) for name in WRAPPER_OPTIONS if name in options}
@@ -633,7 +683,14 @@ def build_remote(
         auth=auth,
     )
     transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
-    return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
+    return RemoteSparqlGraph(
+        transport,
+        profile=profile,
+        dialect=dialect,
+        max_rows=max_rows,
+        values_chunk=values_chunk,
+        parallel_requests=parallel_requests,
+    )
 
 
 def _quote(value: str) -> str:
