@@ -322,8 +322,8 @@ class RemoteSparqlGraph(SparqlGraph):
                 if edges is None:
                     super()._collect_edges(side, list(asked), relation_iris, literals, canonical_of, result)
                     continue
-                for node, edge in edges:
-                    result[node].append(edge)
+                for node, found in edges:
+                    result[node].extend(found)
 
     def _parts(self, chunk: Sequence[str]) -> list[Sequence[str]]:
         """``chunk`` cut into at most ``parallel_requests`` parts of at least ``MIN_PART`` ids."""
@@ -401,44 +401,50 @@ class RemoteSparqlGraph(SparqlGraph):
 
     def _grouped_edges(
         self, side: Direction, rows: list[Row], fixed: str | None, canonical_of: dict[str, str]
-    ) -> list[tuple[str, Edge]] | None:
-        """(canonical id, edge) for the rows of one grouped answer; None when a group's parts do not
-        number its count."""
+    ) -> list[tuple[str, list[Edge]]] | None:
+        """(canonical id, its edges) for the groups and rows of one grouped answer; None when a
+        group's parts do not number its count (checked for every group before any edge is built)."""
         entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
-        relation_ids: dict[str, str] = {}
-        compact: dict[str, str] = {}
-        found: list[tuple[str, Edge]] = []
+        groups: list[tuple[str, str, list[str] | None, Term | None]] = []
         for row in rows:
             x, other, joined, count = row[0], row[-3], row[-2], row[-1]
-            relation_term = fixed if fixed is not None else row[1]
-            if not isinstance(x, str) or not isinstance(relation_term, str):
+            relation = fixed if fixed is not None else row[1]
+            if not isinstance(x, str) or not isinstance(relation, str):
                 continue
-            relation = relation_ids.get(relation_term)
+            if joined is None:
+                groups.append((x, relation, None, other))
+                continue
+            if not isinstance(joined, Literal):
+                raise ResultMismatch(f"{self.endpoint} answered a concatenation that is not a literal")
+            parts = joined.value.split(" ")
+            if len(parts) != _count_of(count, self.endpoint):
+                return None
+            groups.append((x, relation, parts, None))
+        relation_ids: dict[str, str] = {}
+        compact: dict[str, str] = {}
+        found: list[tuple[str, list[Edge]]] = []
+        for x, relation_iri, parts, other in groups:
+            relation = relation_ids.get(relation_iri)
             if relation is None:
-                relation = relation_ids[relation_term] = relation_id(relation_term)
+                relation = relation_ids[relation_iri] = relation_id(relation_iri)
             node = canonical_of[x]
             ends: list[Node]
-            if joined is not None:
-                if not isinstance(joined, Literal):
-                    raise ResultMismatch(f"{self.endpoint} answered a concatenation that is not a literal")
-                parts = joined.value.split(" ")
-                if len(parts) != _count_of(count, self.endpoint):
-                    return None
-                ends = []
-                for part in parts:
-                    known = compact.get(part)
-                    if known is None:
-                        known = compact[part] = part if part.startswith("_:") else entity_id(part)
-                    ends.append(known)
+            if parts is not None:
+                ends = [
+                    compact[part]
+                    if part in compact
+                    else compact.setdefault(part, part if part.startswith("_:") else entity_id(part))
+                    for part in parts
+                ]
             elif other is not None:
                 ends = [other]
             else:
                 continue
-            for end in ends:
-                if side == "out":
-                    found.append((node, Edge(head=node, relation=relation, tail=end)))
-                elif isinstance(end, str):
-                    found.append((node, Edge(head=end, relation=relation, tail=node)))
+            if side == "out":
+                found.append((node, [Edge(head=node, relation=relation, tail=end) for end in ends]))
+            else:
+                heads = [end for end in ends if isinstance(end, str)]  # a literal is never a subject
+                found.append((node, [Edge(head=head, relation=relation, tail=node) for head in heads]))
         return found
 
     def _unordered(self, build: Callable[[Sequence[str]], str], batch: list[str]) -> list[Row]:
