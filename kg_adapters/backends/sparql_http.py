@@ -423,18 +423,18 @@ class RemoteSparqlGraph(SparqlGraph):
         relation_ids: dict[str, str] = {}
         compact: dict[str, str] = {}
         found: list[tuple[str, list[Edge]]] = []
-        for x, relation_iri, parts, other in groups:
+        for x, relation_iri, named, other in groups:
             relation = relation_ids.get(relation_iri)
             if relation is None:
                 relation = relation_ids[relation_iri] = relation_id(relation_iri)
             node = canonical_of[x]
             ends: list[Node]
-            if parts is not None:
+            if named is not None:
                 ends = [
                     compact[part]
                     if part in compact
                     else compact.setdefault(part, part if part.startswith("_:") else entity_id(part))
-                    for part in parts
+                    for part in named
                 ]
             elif other is not None:
                 ends = [other]
