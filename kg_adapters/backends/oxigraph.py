@@ -29,7 +29,7 @@ from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
     from kg_adapters.backends.traversal_index import TraversalIndex
-    from kg_adapters.backends.traversal_walks import Hops
+    from kg_adapters.backends.traversal_walks import Hops, IndexIds
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
@@ -145,6 +145,7 @@ class OxigraphGraph(SparqlGraph):
         self._use_index = index
         self._masks: dict[tuple[str, bool], bytes | None] = {}
         self._relation_full: dict[str, str] = {}
+        self._ids: IndexIds | None = None
         if path is not None:
             self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
             self.manifest = self._version.manifest
@@ -232,6 +233,15 @@ class OxigraphGraph(SparqlGraph):
         if full is None:
             full = self._relation_full[relation] = self._profile.relation_iri(relation)
         return full
+
+    def _index_ids(self, index: TraversalIndex) -> IndexIds:
+        """The id memo of ``index`` under the current profile (a new one after either changes)."""
+        ids = self._ids
+        if ids is None or ids.index is not index or ids.profile is not self._profile:
+            import kg_adapters.backends.traversal_walks as walks  # (no fromlist: cheap once imported)
+
+            ids = self._ids = walks.IndexIds(index, self._profile)
+        return ids
 
     def _hops(self, index: TraversalIndex) -> Hops:
         from kg_adapters.backends.traversal_walks import Hops
@@ -350,14 +360,23 @@ class OxigraphGraph(SparqlGraph):
             return super().paths(
                 starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
             )
-        from kg_adapters.backends import traversal_walks
-
         self._check_open()
-        start_ids, dirs, limit = path_arguments(self, starts, relation_path, directions, max_paths)
-        profile = self._profile
-        relations = [index.relation_number.get(profile.relation_id(profile.relation_iri(r))) for r in relation_path]
-        numbers = [index.number(start) for start in start_ids]
-        return traversal_walks.constrained_paths(self._hops(index), start_ids, numbers, relations, dirs, limit, simple)
+        ids = self._index_ids(index)
+        start_ids, dirs, limit = path_arguments(
+            self,
+            starts,
+            relation_path,
+            directions,
+            max_paths,
+            canonical=ids.canonical_id,
+            check_relation=ids.relation_number,
+        )
+        relations = [ids.relation_number(r) for r in relation_path]
+        numbers = [ids.number(start) for start in start_ids]
+        import kg_adapters.backends.traversal_walks as walks
+
+        hops = walks.Hops(index, index.literals)
+        return walks.constrained_paths(hops, start_ids, numbers, relations, dirs, limit, simple)
 
     def shortest_paths(
         self,
