@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
-from kg_adapters.base import Direction, Ids, check_budget, check_direction
+from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
@@ -143,7 +143,6 @@ class OxigraphGraph(SparqlGraph):
         self._version: store_layout.OpenVersion | None = None
         self._traversal: TraversalIndex | None = None
         self._use_index = index
-        self._masks: dict[tuple[str, bool], bytes | None] = {}
         self._relation_full: dict[str, str] = {}
         self._ids: IndexIds | None = None
         if path is not None:
@@ -212,13 +211,15 @@ class OxigraphGraph(SparqlGraph):
     def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> bytes | None:
         """Which relation numbers an unnamed walk keeps: the profile's relation filter, and with
         ``layer`` the statement plumbing hidden (as ``neighbors(relations=None)`` answers)."""
-        layer = layer and self._profile.statements is not None
-        key = (self._profile.relation_filter.key, layer)
-        if key not in self._masks:
+        masks = self._index_ids(index).masks  # kept with the index and profile they were made for
+        try:
+            return masks[layer]
+        except KeyError:
+            hide_layer = layer and self._profile.statements is not None
             keeps = self._profile.relation_filter.keeps
-            flags = [keeps(r) and not (layer and self._in_statement_layer(r)) for r in index.relations]
-            self._masks[key] = None if all(flags) else bytes(flags)
-        return self._masks[key]
+            flags = [keeps(r) and not (hide_layer and self._in_statement_layer(r)) for r in index.relations]
+            mask = masks[layer] = None if all(flags) else bytes(flags)
+            return mask
 
     def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> bytes:
         mask = bytearray(max(len(index.relations), 1))
@@ -323,6 +324,85 @@ class OxigraphGraph(SparqlGraph):
                                 result[node].append(make_edge("_:" + other.value, name, node))
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
+
+    def neighbors(
+        self,
+        ids: Ids,
+        *,
+        direction: Direction = "out",
+        relations: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+        literals: bool = True,
+        expand_cvt: bool = False,
+        qualifiers: bool = False,
+    ) -> dict[str, list[Edge]]:
+        """From the index in one pass per entity, edges made in answer order (no sorting of
+        records, no filtering afterwards), when the store's ends are all in the index and no
+        statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
+        index = self._walk_index()
+        profile = self._profile
+        if (
+            index is None
+            or profile.statements is not None
+            or (expand_cvt and profile.has_cvt_nodes)
+            or (isinstance(ids, str) and ids.startswith("_:"))
+        ):
+            return super().neighbors(
+                ids,
+                direction=direction,
+                relations=relations,
+                limit_per_entity=limit_per_entity,
+                literals=literals,
+                expand_cvt=expand_cvt,
+                qualifiers=qualifiers,
+            )
+        import kg_adapters.backends.traversal_walks as walks
+
+        self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+        if direction not in DIRECTIONS:
+            check_direction(direction)
+        limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+        memo = self._index_ids(index)
+        spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+        if any(spelling.startswith("_:") for spelling in spellings):
+            return super().neighbors(
+                ids,
+                direction=direction,
+                relations=relations,
+                limit_per_entity=limit_per_entity,
+                literals=literals,
+                expand_cvt=expand_cvt,
+                qualifiers=qualifiers,
+            )
+        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
+        relation: int | None = None
+        mask: bytes | None = None
+        if relations is None:
+            mask = self._visible_mask(index, layer=False)
+        else:
+            if isinstance(relations, str) or not isinstance(relations, Iterable):
+                raise InvalidTermError("relations must be a list of relation ids, not one string")
+            named = {n for r in relations if (n := memo.relation_number(r)) is not None}  # each one checked
+            if len(named) == 1:
+                relation = named.pop()
+            else:
+                flags = bytearray(index.width)  # none named (or none in the index): no edges
+                for r in named:
+                    flags[r] = 1
+                mask = bytes(flags)
+        found: dict[str, list[Edge]] = {}
+        for node in canonical.values():
+            if node not in found:
+                number = memo.number(node)
+                edges = (
+                    []
+                    if number is None
+                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals)
+                )
+                found[node] = edges[:limit] if limit is not None else edges
+        if len(canonical) == 1:
+            return {spelling: found[node] for spelling, node in canonical.items()}
+        return {spelling: list(found[node]) for spelling, node in canonical.items()}
 
     def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
         index = self._usable_index()

@@ -91,6 +91,8 @@ class IndexIds:
         self._canonical: dict[str, str] = {}
         self._numbers: dict[str, int | None] = {}
         self._relations: dict[str, int | None] = {}
+        self.masks: dict[bool, bytes | None] = {}
+        """The graph's relation masks for unnamed walks (see ``OxigraphGraph._visible_mask``)."""
 
     def canonical_id(self, spelling: str) -> str:
         """``profile.canonical_id(spelling)`` (same answer, same errors)."""
@@ -439,6 +441,110 @@ def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
     owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     starts = lo - (np.cumsum(counts) - counts)
     return np.arange(total, dtype=np.int64) + starts[owner], owner
+
+
+# --------------------------------------------------------------------------------- neighbors
+def _run(keys: memoryview, key: int) -> tuple[int, int]:
+    """The positions ``[lo, hi)`` holding ``key`` in the sorted ``keys``."""
+    size = len(keys)
+    lo = bisect_left(keys, key)
+    if lo == size or keys[lo] != key:
+        return lo, lo
+    end = lo + _RUN if lo + _RUN < size else size  # runs are short: search the next few first
+    hi = bisect_left(keys, key + 1, lo + 1, end)
+    if hi == end < size:
+        hi = bisect_left(keys, key + 1, end)
+    return lo, hi
+
+
+def _side_pairs(
+    index: TraversalIndex, number: int, side: Direction, relation: int | None, mask: Mask | None
+) -> tuple[list[int], list[int]]:
+    """(relations, other ends) of one node's ``side`` edges in CSR order (relation, other end)."""
+    views = index.views
+    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+    base = number * index.width
+    if relation is not None:
+        lo, hi = _run(keys, base + relation)
+        ends = others[lo:hi].tolist()
+        return [relation] * len(ends), ends
+    lo = bisect_left(keys, base)
+    hi = bisect_left(keys, base + index.width, lo)
+    if lo == hi:
+        return [], []
+    relations = [key - base for key in keys[lo:hi].tolist()]
+    ends = others[lo:hi].tolist()
+    if mask is not None and not all([mask[r] for r in relations]):
+        kept = [(r, end) for r, end in zip(relations, ends, strict=True) if mask[r]]
+        relations, ends = [r for r, _ in kept], [end for _, end in kept]
+    return relations, ends
+
+
+def literal_relations(index: TraversalIndex, number: int, relation: int | None, mask: Mask | None) -> list[int]:
+    """The relations (ascending) in which entity ``number`` has literal objects."""
+    if relation is not None and relation not in index.literal_relations:
+        return []
+    keys = index.views["out_extra"]
+    base = number * index.width
+    if relation is not None:
+        lo = bisect_left(keys, base + relation)
+        return [relation] if lo < len(keys) and keys[lo] == base + relation else []
+    lo = bisect_left(keys, base)
+    hi = bisect_left(keys, base + index.width, lo)
+    found = [key - base for key in keys[lo:hi].tolist()]
+    return found if mask is None else [r for r in found if mask[r]]
+
+
+def neighbor_edges(
+    index: TraversalIndex,
+    number: int,
+    name: str,
+    direction: Direction,
+    relation: int | None,
+    mask: Mask | None,
+    literals: bool,
+) -> list[Edge]:
+    """The edges of entity ``number`` (id ``name``) as ``neighbors`` answers them, in
+    ``edge_sort_key`` order: out-edges (literal ones after the entity ones of their relation),
+    in-edges ordered by head, and for ``both`` the in-edges around the out-edges by head (a
+    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all)."""
+    labels, names_of = index.relations, index.names_of
+    edges: list[Edge] = []
+    if direction != "in":
+        relations, tails = _side_pairs(index, number, "out", relation, mask)
+        if tails:
+            edges = [make_edge(name, labels[r], tail) for r, tail in zip(relations, names_of(tails), strict=True)]
+        if literals and index.literal_relations:
+            for r in reversed(literal_relations(index, number, relation, mask)):
+                values = index.literals(number, r)
+                if values:
+                    at = bisect_right(relations, r)  # after the entity edges of the relation
+                    label = labels[r]
+                    edges[at:at] = [make_edge(name, label, value) for value in values]
+        if direction == "out":
+            return edges
+    relations, heads = _side_pairs(index, number, "in", relation, mask)
+    if not heads:
+        return edges
+    if relation is None and len(heads) > 1:
+        pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
+        heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
+    if direction == "in":
+        return [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
+    first = bisect_left(heads, number)
+    last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
+    if first == last == len(heads):
+        return [
+            *[make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)],
+            *edges,
+        ]
+    around = names_of(heads[:first] + heads[last:])
+    relations = relations[:first] + relations[last:]
+    return [
+        *[make_edge(around[i], labels[relations[i]], name) for i in range(first)],
+        *edges,
+        *[make_edge(around[i], labels[relations[i]], name) for i in range(first, len(around))],
+    ]
 
 
 # ------------------------------------------------------------------------------------- paths
