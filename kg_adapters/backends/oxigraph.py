@@ -404,6 +404,43 @@ class OxigraphGraph(SparqlGraph):
             return {spelling: found[node] for spelling, node in canonical.items()}
         return {spelling: list(found[node]) for spelling, node in canonical.items()}
 
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
+        """From the index (relation numbers of each entity, masked by the profile, named in sorted
+        order) when the store's ends are all in the index; else through ``SparqlGraph.relations``."""
+        index = self._walk_index()
+        if (
+            index is None
+            or (expand_cvt and self._profile.has_cvt_nodes)
+            or (isinstance(ids, str) and ids.startswith("_:"))
+        ):
+            return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
+        import kg_adapters.backends.traversal_walks as walks
+
+        self._check_open()  # the checks and their order are SparqlGraph.relations'
+        if direction not in DIRECTIONS:
+            check_direction(direction)
+        spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+        if any(spelling.startswith("_:") for spelling in spellings):
+            return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
+        memo = self._index_ids(index)
+        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
+        mask = self._visible_mask(index, layer=True)
+        sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        labels = index.relations
+        found: dict[str, list[str]] = {}
+        for node in canonical.values():
+            if node in found:
+                continue
+            number = memo.number(node)
+            numbers: set[int] = set()
+            if number is not None:
+                for side in sides:
+                    numbers |= walks.node_relations(index, number, side)
+            found[node] = [labels[r] for r in sorted(numbers) if mask is None or mask[r]]
+        if len(canonical) == 1:
+            return {spelling: found[node] for spelling, node in canonical.items()}
+        return {spelling: list(found[node]) for spelling, node in canonical.items()}
+
     def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
         index = self._usable_index()
         if index is None:

@@ -480,6 +480,25 @@ def _side_pairs(
     return relations, ends
 
 
+def node_relations(index: TraversalIndex, number: int, side: Direction) -> set[int]:
+    """The relations of entity ``number``'s ``side`` (``out``/``in``) edges, literal and blank-node
+    ones included. A long run of one relation is stepped over by search, not read."""
+    views = index.views
+    base, width = number * index.width, index.width
+    found: set[int] = set()
+    for keys in (views["out_key"], views["out_extra"]) if side == "out" else (views["in_key"], views["in_extra"]):
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        if hi - lo <= 4 * _RUN:
+            found.update([key - base for key in keys[lo:hi].tolist()])
+            continue
+        while lo < hi:
+            key = keys[lo]
+            found.add(key - base)
+            lo = bisect_left(keys, key + 1, lo + 1, hi)
+    return found
+
+
 def literal_relations(index: TraversalIndex, number: int, relation: int | None, mask: Mask | None) -> list[int]:
     """The relations (ascending) in which entity ``number`` has literal objects."""
     if relation is not None and relation not in index.literal_relations:
@@ -646,6 +665,38 @@ def constrained_paths(
                 edges.extend(literals)
         found = memo[depth][node] = (ends, edges)
         return found
+
+    if not simple:
+        # Every prefix kept completes (the backward pass saw to it), so expanding hop by hop, in
+        # order, lists the paths in the depth-first order, and ``limit + 1`` prefixes per hop are enough.
+        cap = limit + 1 if limit is not None else None
+        level: list[tuple[str, tuple[Edge, ...], int]] = [
+            (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in alive[0]
+        ]
+        for depth in range(last):
+            found = memo[depth]
+            for node in {node for _, _, node in level}:
+                if node not in found:
+                    options(depth, node)
+            level = [
+                (start, (*prefix, edge), end)
+                for start, prefix, node in level
+                for end, edge in zip(*found[node], strict=True)
+            ]
+            if cap is not None:
+                del level[cap:]
+        found = memo[last]
+        for node in {node for _, _, node in level}:
+            if node not in found:
+                options(last, node)
+        leaves = ((start, prefix, edge) for start, prefix, node in level for edge in found[node][1])
+        if cap is None:
+            return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+        made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
+        if len(made) == cap:
+            del made[-1]
+            return PathResult(made, truncated=True)
+        return PathResult(made)
 
     start = ""
     room: int | None = None
