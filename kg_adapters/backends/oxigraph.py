@@ -337,43 +337,40 @@ class OxigraphGraph(SparqlGraph):
         qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
         """From the index in one pass per entity, edges made in answer order (no sorting of
-        records, no filtering afterwards), when the store's ends are all in the index and no
-        statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
-        index = self._walk_index()
+        records, no filtering afterwards), when the store's ends are all in the index, no id is a
+        blank node and no statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
         profile = self._profile
-        if (
-            index is None
-            or profile.statements is not None
-            or (expand_cvt and profile.has_cvt_nodes)
-            or (isinstance(ids, str) and ids.startswith("_:"))
-        ):
-            return super().neighbors(
-                ids,
-                direction=direction,
-                relations=relations,
-                limit_per_entity=limit_per_entity,
-                literals=literals,
-                expand_cvt=expand_cvt,
-                qualifiers=qualifiers,
-            )
+        index = None if profile.statements is not None or (expand_cvt and profile.has_cvt_nodes) else self._walk_index()
+        if index is not None:
+            self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+            if direction not in DIRECTIONS:
+                check_direction(direction)
+            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+            if not any(spelling.startswith("_:") for spelling in spellings):
+                return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
+        return super().neighbors(
+            ids,
+            direction=direction,
+            relations=relations,
+            limit_per_entity=limit_per_entity,
+            literals=literals,
+            expand_cvt=expand_cvt,
+            qualifiers=qualifiers,
+        )
+
+    def _indexed_neighbors(
+        self,
+        index: TraversalIndex,
+        spellings: list[str],
+        direction: Direction,
+        relations: Sequence[str] | None,
+        limit: int | None,
+        literals: bool,
+    ) -> dict[str, list[Edge]]:
         import kg_adapters.backends.traversal_walks as walks
 
-        self._check_open()  # the checks and their order are SparqlGraph.neighbors'
-        if direction not in DIRECTIONS:
-            check_direction(direction)
-        limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
         memo = self._index_ids(index)
-        spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
-        if any(spelling.startswith("_:") for spelling in spellings):
-            return super().neighbors(
-                ids,
-                direction=direction,
-                relations=relations,
-                limit_per_entity=limit_per_entity,
-                literals=literals,
-                expand_cvt=expand_cvt,
-                qualifiers=qualifiers,
-            )
         canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
         relation: int | None = None
         mask: bytes | None = None
@@ -406,22 +403,23 @@ class OxigraphGraph(SparqlGraph):
 
     def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
         """From the index (relation numbers of each entity, masked by the profile, named in sorted
-        order) when the store's ends are all in the index; else through ``SparqlGraph.relations``."""
-        index = self._walk_index()
-        if (
-            index is None
-            or (expand_cvt and self._profile.has_cvt_nodes)
-            or (isinstance(ids, str) and ids.startswith("_:"))
-        ):
-            return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
+        order) when the store's ends are all in the index and no id is a blank node; else through
+        ``SparqlGraph.relations``."""
+        index = None if expand_cvt and self._profile.has_cvt_nodes else self._walk_index()
+        if index is not None:
+            self._check_open()  # the checks and their order are SparqlGraph.relations'
+            if direction not in DIRECTIONS:
+                check_direction(direction)
+            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+            if not any(spelling.startswith("_:") for spelling in spellings):
+                return self._indexed_relations(index, spellings, direction)
+        return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
+
+    def _indexed_relations(
+        self, index: TraversalIndex, spellings: list[str], direction: Direction
+    ) -> dict[str, list[str]]:
         import kg_adapters.backends.traversal_walks as walks
 
-        self._check_open()  # the checks and their order are SparqlGraph.relations'
-        if direction not in DIRECTIONS:
-            check_direction(direction)
-        spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
-        if any(spelling.startswith("_:") for spelling in spellings):
-            return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
         memo = self._index_ids(index)
         canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
         mask = self._visible_mask(index, layer=True)
