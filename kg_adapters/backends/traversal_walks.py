@@ -84,7 +84,7 @@ class IndexIds:
     bad one is checked, and refused with the same error, on every call. Each table is emptied when
     it reaches ``cap`` entries (memory stays bounded whatever the callers ask)."""
 
-    def __init__(self, index: TraversalIndex, profile: Profile, *, cap: int = 1 << 16) -> None:
+    def __init__(self, index: TraversalIndex, profile: Profile, *, cap: int = 1 << 14) -> None:
         self.index = index
         self.profile = profile
         self.cap = cap
