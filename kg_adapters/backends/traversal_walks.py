@@ -302,19 +302,11 @@ class Hops:
             return lists
         views = self.index.views
         keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-        width, size = self.index.width, len(keys)
+        width = self.index.width
         lists = []
         for node in nodes:
-            key = node * width + relation
-            lo = bisect_left(keys, key)
-            if lo == size or keys[lo] != key:
-                lists.append([])
-                continue
-            end = lo + _RUN if lo + _RUN < size else size  # runs are short: search the next few first
-            hi = bisect_left(keys, key + 1, lo + 1, end)
-            if hi == end < size:
-                hi = bisect_left(keys, key + 1, end)
-            lists.append(others[lo:hi].tolist())
+            lo, hi = _run(keys, node * width + relation)
+            lists.append(others[lo:hi].tolist() if lo < hi else [])
         return lists
 
     def side_lists(
@@ -450,8 +442,10 @@ def _run(keys: memoryview, key: int) -> tuple[int, int]:
     lo = bisect_left(keys, key)
     if lo == size or keys[lo] != key:
         return lo, lo
-    end = lo + _RUN if lo + _RUN < size else size  # runs are short: search the next few first
-    hi = bisect_left(keys, key + 1, lo + 1, end)
+    if lo + 1 == size or keys[lo + 1] != key:  # most runs hold one edge
+        return lo, lo + 1
+    end = lo + _RUN if lo + _RUN < size else size  # and most others a few: search those first
+    hi = bisect_left(keys, key + 1, lo + 2, end)
     if hi == end < size:
         hi = bisect_left(keys, key + 1, end)
     return lo, hi
