@@ -204,6 +204,47 @@ def test_bad_input_is_refused_alike(pair: tuple[KnowledgeGraph, KnowledgeGraph])
         assert type(raised.value).__name__ == "InvalidTermError"
 
 
+BAD_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("neighbors", ("bad id",), {}),
+    ("neighbors", ("m.0001",), {"relations": "film.film.director"}),
+    ("neighbors", ("m.0001",), {"relations": ["bad relation"]}),
+    ("neighbors", ("m.0001",), {"relations": [7]}),
+    ("neighbors", ("m.0001",), {"direction": "sideways"}),
+    ("neighbors", ("m.0001",), {"limit_per_entity": -1}),
+    ("neighbors", (["m.0001", 5],), {}),
+    ("neighbors", (b"m.0001",), {}),
+    ("relations", ("bad id",), {}),
+    ("relations", ("m.0001",), {"direction": "up"}),
+    ("relations", (["m.0001", None],), {}),
+    ("paths", ("bad id", ["film.film.director"]), {}),
+    ("paths", ("m.0001", ["film.film.director", "bad relation"]), {}),
+    ("paths", ("m.0001", [["film.film.director"]]), {}),
+    ("paths", ("m.0001", "film.film.director"), {}),
+    ("paths", ("m.0001", []), {}),
+    ("paths", ("m.0001", ["film.film.director"]), {"directions": ["out", "in"]}),
+    ("paths", ("m.0001", ["film.film.director"]), {"directions": ["down"]}),
+    ("paths", ("m.0001", ["film.film.director"]), {"max_paths": -2}),
+]
+
+
+def test_every_bad_call_gets_the_same_error_on_both_paths_every_time(
+    pair: tuple[KnowledgeGraph, KnowledgeGraph],
+) -> None:
+    """The indexed path remembers the ids it converted; a bad one is never remembered, so it is
+    refused with the Oxigraph path's error on every call, also after good calls with the same ids."""
+    fast, slow = pair
+    for operation, args, options in BAD_CALLS:
+        errors = []
+        for kg in (slow, fast, fast):
+            kg.neighbors("m.0001", relations=["film.film.director"])  # the good ids, converted and remembered
+            kg.paths("m.0001", ["film.film.director"])
+            with pytest.raises(Exception) as raised:
+                getattr(kg, operation)(*args, **options)
+            errors.append((type(raised.value).__name__, str(raised.value)))
+        assert errors[0][0] == "InvalidTermError", (operation, args, options, errors[0])
+        assert errors[1] == errors[2] == errors[0], (operation, args, options)
+
+
 def test_small_walks_on_the_index_do_not_import_numpy(stores: tuple[Path, Path]) -> None:
     """Opening an indexed store and answering small walks maps the index without numpy (its import
     would cost a serving process more time and memory than opening the store)."""

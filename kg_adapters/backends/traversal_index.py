@@ -430,6 +430,11 @@ class TraversalIndex:
         offsets = self._offset_view
         return self._names[offsets[number] : offsets[number + 1]].decode("utf-8")
 
+    def names_of(self, numbers: list[int]) -> list[str]:
+        """The entity ids numbered ``numbers``, in order (one call for a whole list)."""
+        offsets, blob = self._offset_view, self._names
+        return [blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in numbers]
+
     def names(self, numbers: list[int]) -> dict[int, str]:
         offsets, blob = self._offset_view, self._names
         return {n: blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in set(numbers)}
