@@ -62,7 +62,7 @@ class ResultCache(ClosesOnExit):
     ) -> None:
         if mode not in _MODES:
             raise InvalidTermError(f"mode must be one of readwrite, replay, off; got {mode!r}")
-        check_budget(memory_entries, "memory_entries")
+        check_budget(memory_entries, "memory_entries", required=True)
         check_budget(max_disk_bytes, "max_disk_bytes")
         self.mode: CacheMode = mode
         self.path = str(Path(path).expanduser().absolute()) if path is not None else None

@@ -27,6 +27,9 @@ class SparqlResult:
     rows: list[tuple[Term | None, ...]] = field(default_factory=list)
     boolean: bool | None = None
     capped: bool = False
+    size: int = 0
+    """Bytes of the body the answer was read from (0 where unknown), so an answer read in pages
+    can be held to one byte budget."""
 
 
 Req = TypeVar("Req", contravariant=True)

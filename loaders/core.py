@@ -226,6 +226,7 @@ def _build(
     else:
         oxstore = ox.Store(str(data))
     log = SkipLog(lenient=lenient)
+    question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
     total = filtered = repaired = 0
     with tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar:
@@ -244,7 +245,7 @@ def _build(
             if fmt == WIKIDATA_JSON:
                 count = load_wikidata_json(oxstore, path, log=log, progress=tick, **wikidata)
             elif fmt == ROG_DATASET:
-                count = load_rog_dataset(oxstore, path, log=log, progress=tick)
+                count = load_rog_dataset(oxstore, path, log=log, progress=tick, seen=question_ids)
             else:
                 count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
             total += count

@@ -20,7 +20,11 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 * **Streamed**: Parquet through ``pyarrow`` (the ``rog`` extra) by record batches of
   :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
   Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
-* A question id seen again (in this file or an earlier one) adds its triples to the same named graph.
+* Question ids are unique, as in RoG's published files and as ``kga reason --input`` requires: a row
+  whose id an earlier row had (of this file, an earlier file of the load, or an earlier load into
+  the store) is a bad row naming both places, never merged into the first question's subgraph
+  (which would give that question another's triples under ``--scope question``); a lenient load
+  skips it and keeps the first.
 * A row whose ``id`` or ``graph`` is malformed or missing, or a JSONL line that is not JSON, is
   bad: a strict load stops with ``LoadError`` naming ``file:row`` (JSONL: the line), a lenient one
   skips the row. A bad row adds nothing. A Parquet file without an ``id`` or ``graph`` column is
@@ -159,14 +163,18 @@ def row_triples(row: Any) -> tuple[str, list[tuple[str, str, str]]]:
     return str(qid), triples
 
 
-def load_rog_dataset(store: ox.Store, path: str, *, log: SkipLog, progress: Progress) -> int:
+def load_rog_dataset(
+    store: ox.Store, path: str, *, log: SkipLog, progress: Progress, seen: dict[str, str] | None = None
+) -> int:
     """Adds every row's subgraph to ``store`` (the union in the default graph, and each question's
-    own triples in its named graph); returns the triples read.
+    own triples in its named graph); returns the triples read. ``seen`` maps the question ids of
+    the load so far to where they were (``file:row``); pass one dict for all the files of a load.
 
     Raises:
         LoadError: a bad row in a strict load, an unreadable file, or no pyarrow for Parquet.
     """
     read = 0
+    seen = {} if seen is None else seen
     pending: list[ox.Quad] = []
     default = ox.DefaultGraph()
     check_columns(path, ("id", "graph"))
@@ -177,10 +185,16 @@ def load_rog_dataset(store: ox.Store, path: str, *, log: SkipLog, progress: Prog
     for number, row in iter_rows(path, ("id", "graph"), on_bad_line=bad_line):
         try:
             qid, triples = row_triples(row)
-            quads = list(name_quads(triples, [default, ox.NamedNode(question_graph_iri(qid))]))
+            if qid in seen:
+                raise InvalidTermError(f"question id {qid!r:.80} repeated (first at {seen[qid]})")
+            graph = ox.NamedNode(question_graph_iri(qid))
+            if store.contains_named_graph(graph):
+                raise InvalidTermError(f"question id {qid!r:.80} is already in the store (an earlier load)")
+            quads = list(name_quads(triples, [default, graph]))
         except (InvalidTermError, ValueError) as exc:
             log.bad(path, number, str(exc))
             continue
+        seen[qid] = f"{path}:{number}"
         pending.extend(quads)
         read += len(triples)
         progress(len(triples))

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypedDict, runtime_checkable
 from kg_adapters.base import KnowledgeGraph, check_budget
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
+from kg_adapters.sparql_terms import check_text
 from reasoning.scorers import BM25Scorer
 
 
@@ -73,8 +74,9 @@ class Question:
         if not isinstance(data, Mapping):
             raise InvalidTermError(f"a question must be a JSON object, got {type(data).__name__}")
         qid, text = data.get("id"), data.get("question")
-        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
-            raise InvalidTermError(f"question id must be a string, got {qid!r:.80}")
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool) or qid == "":
+            raise InvalidTermError(f"question id must be a non-empty string, got {qid!r:.80}")
+        check_text(str(qid), "question id", max_length=None)  # a lone surrogate fails every write later
         if not isinstance(text, str):
             raise InvalidTermError(f"question {qid}: 'question' must be a string")
         plans = data.get("plans")

@@ -80,7 +80,7 @@ class OpenAIChat:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
-            raise InvalidTermError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+            raise InvalidTermError(f"base_url must be an http(s) URL, got {redact_url(self.base_url)!r}")
         self.endpoint = f"{self.base_url}/chat/completions"
         self.shown_endpoint = redact_url(self.endpoint)
         """The endpoint as messages and logs show it (no credentials)."""

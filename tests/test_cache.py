@@ -538,3 +538,10 @@ def test_normalize_sparql_keeps_literals_and_iris() -> None:
     assert normalize_sparql("SELECT * { <http://e/#x> ?p ?o } # note") == "SELECT * { <http://e/#x> ?p ?o }"
     assert normalize_sparql("SELECT * { ?x ?p '''a\n  # not a comment''' }").endswith("# not a comment''' }")
     assert normalize_sparql("ASK { FILTER(1 < 2 && 3 > 2) }") == "ASK { FILTER(1 < 2 && 3 > 2) }"
+
+
+@pytest.mark.parametrize("bad", [None, -1, 1.5, True])
+def test_result_cache_budgets_are_checked_when_it_opens(bad: object) -> None:
+    """``memory_entries=None`` used to open, then fail on the first put with a TypeError."""
+    with pytest.raises(InvalidTermError, match="memory_entries must be an integer"):
+        ResultCache(None, memory_entries=bad)  # type: ignore[arg-type]

@@ -220,3 +220,19 @@ def test_ids_the_graph_cannot_spell_are_not_in_it(sample_store_url: str) -> None
         assert rog.get_truth_paths(["Barack Obama"], ["m.09c7w0"], kg) == []
         assert rog.get_simple_paths(["m.09c7w0"], ["Honolulu, Hawaii"], kg) == []
         assert rog.bfs_with_rule(kg, "Barack Obama", ["people.person.place_of_birth"]) == []
+
+
+@pytest.mark.parametrize("bad", [None, -1, 2**64, 2.0, True])
+def test_hop_budgets_are_checked_before_any_walk(bad: object, sample_store_url: str) -> None:
+    """``hop=None`` raised TypeError, and ``max_hops=None`` answered [] silently on an indexed store."""
+    with rog.build_graph([("a", "r", "b")]) as kg, pytest.raises(InvalidTermError, match="hop must be an integer"):
+        rog.get_simple_paths(["a"], ["b"], kg, hop=bad)  # type: ignore[arg-type]
+    with connect(sample_store_url) as kg, pytest.raises(InvalidTermError, match="max_hops must be an integer"):
+        rog.get_truth_paths(["m.0bxtg"], ["m.0bxtg"], kg, max_hops=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("graph", [[5], [None], 7, None, "abc"])
+def test_a_graph_that_is_not_triples_is_refused(graph: object) -> None:
+    """Numbers or None where triples belong escaped as TypeError."""
+    with pytest.raises(InvalidTermError, match=r"triple 0|the graph must be"):
+        rog.build_graph(graph)  # type: ignore[arg-type]

@@ -147,3 +147,9 @@ def test_make_llm_and_bad_input() -> None:
     with pytest.raises(InvalidTermError, match="temperature"):
         llm.chat(ASK, temperature=-1)
     assert llm.requests_sent == 0
+
+
+def test_a_refused_base_url_never_shows_its_password() -> None:
+    with pytest.raises(InvalidTermError, match="must be an http") as caught:
+        OpenAIChat("m", base_url="ftp://alice:hunter2@example.org/v1")
+    assert "hunter2" not in str(caught.value) and "alice:***@example.org" in str(caught.value)

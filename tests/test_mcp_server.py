@@ -314,3 +314,25 @@ def test_a_call_past_the_time_budget_is_a_tool_error(sample_store_url: str) -> N
             assert any(word in busy.content[0].text for word in ("busy", "time budget"))  # type: ignore[union-attr]
 
     anyio.run(main)
+
+
+def test_a_stalled_remote_call_frees_the_graph_at_the_time_budget() -> None:
+    """--timeout bounds the remote request too: the next call gets the graph, instead of 'busy' for the
+    backend's own 60 s plus retries."""
+    from kg_adapters.testing.fault_server import FaultPlan, FaultServer
+
+    data = '<http://example.org/s> <http://example.org/p> "o" .\n'
+    with FaultServer(data=data, plan=FaultPlan(["stall"]), max_stall_seconds=120) as upstream:
+        params = StdioServerParameters(command=KGA, args=["mcp", "--kg", f"sparql+{upstream.url}", "--timeout", "3"])
+
+        async def main() -> None:
+            async with Client(params) as client:
+                stalled = await client.call_tool("sparql", {"query": "ASK { ?s ?p ?o }"})
+                message = stalled.content[0].text  # type: ignore[union-attr]
+                # the call's budget, or the backend's (the same length) if that one is noticed first
+                assert stalled.is_error and ("time budget" in message or "took longer than 3 s" in message), message
+                answered = await client.call_tool("sparql", {"query": "ASK { ?s ?p ?o }"})
+                assert not answered.is_error and answered.structured_content == {"boolean": True, "truncated": False}
+
+        anyio.run(main)
+        assert upstream.plan.history == ["stall", "ok"]  # abandoned at the budget, not retried

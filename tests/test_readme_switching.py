@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.rog_files import write_parquet
+from support.rog_files import ROWS, write_parquet
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 OBAMA = [
@@ -68,7 +68,8 @@ def test_dataset_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
     write_parquet(tmp_path / "data" / "test-00000-of-00002.parquet")
-    write_parquet(tmp_path / "data" / "test-00001-of-00002.parquet")
+    second = [{**row, "id": f"{row['id']}-shard2"} for row in ROWS]  # a split's shards hold other questions
+    write_parquet(tmp_path / "data" / "test-00001-of-00002.parquet", second)
     commands = script.replace("\\\n", " ").replace("$PWD", str(tmp_path)).splitlines()
     for command in filter(str.strip, commands):
         argv = shlex.split(command, comments=True)

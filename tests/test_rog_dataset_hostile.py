@@ -12,6 +12,7 @@ import pytest
 from support.rog_files import ROWS, write_jsonl, write_parquet
 
 from kg_adapters import connect
+from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.errors import LoadError
 from loaders import load_files
 
@@ -109,3 +110,53 @@ def test_compressed_jsonl_loads_as_the_plain_file(tmp_path: Path) -> None:
     assert load_files([str(packed)], str(tmp_path / "store"), format="rog-dataset").statements_read == 8
     with connect(f"oxigraph://{tmp_path / 'store'}") as kg:
         assert kg.labels(["Zoë Saldaña"]) == {"Zoë Saldaña": "Zoë Saldaña"}
+
+
+def test_a_repeated_question_id_is_a_bad_row_as_kga_reason_says(tmp_path: Path) -> None:
+    """RoG's files have unique ids; a repeat is a mistake, refused by ``kga load`` as by ``kga reason``
+    (merging it would give the first question the other's triples under ``--scope question``)."""
+    from kg_adapters.profiles.names import question_graph_iri
+
+    repeat = {**ROWS[1], "id": ROWS[0]["id"], "graph": [["Elsewhere", "people.person.place_of_birth", "Nowhere"]]}
+    path = write_jsonl(tmp_path / "rows.jsonl", [*ROWS, repeat])
+    with pytest.raises(LoadError, match=r"question id 'WebQTest-1' repeated \(first at .*rows.jsonl:1\)") as caught:
+        load_files([str(path)], str(tmp_path / "strict"), format="rog-dataset")
+    assert (caught.value.file, caught.value.line) == (str(path), 4)
+    assert not (tmp_path / "strict").exists()
+    reason = ["reason", "--kg", "oxigraph://", "--method", "rog", "--input", str(path), "--out", str(tmp_path / "o")]
+    done = subprocess.run(
+        [sys.executable, "-m", "kg_adapters.cli", *reason],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "'WebQTest-1' repeated" in done.stderr and f"{path}:4" in done.stderr
+
+    report = load_files([str(path)], str(tmp_path / "lenient"), format="rog-dataset", lenient=True)
+    assert [(skipped.line, "repeated" in skipped.reason) for skipped in report.skipped] == [(4, True)]
+    load_files([str(write_jsonl(tmp_path / "clean.jsonl", ROWS))], str(tmp_path / "clean"), format="rog-dataset")
+    first = (
+        f"SELECT ?s ?p ?o WHERE {{ GRAPH <{question_graph_iri(str(ROWS[0]['id']))}> {{ ?s ?p ?o }} }} ORDER BY ?s ?p ?o"
+    )
+    answers = []
+    for store in ("lenient", "clean"):
+        with connect(f"oxigraph://{tmp_path / store}") as kg:
+            assert isinstance(kg, OxigraphGraph)
+            answers.append(kg.query(first))
+            assert kg.search("Elsewhere") == []
+    assert answers[0] == answers[1] != []  # the first question's subgraph, nothing of the repeat
+
+    # in a later load into the same store too
+    with pytest.raises(LoadError, match="'WebQTest-1' is already in the store") as caught:
+        load_files(
+            [str(write_jsonl(tmp_path / "later.jsonl", [repeat]))], str(tmp_path / "clean"), format="rog-dataset"
+        )
+    assert caught.value.line == 1
+
+    # across the files of one load too: the same id in a second shard
+    shard = write_jsonl(tmp_path / "shard2.jsonl", [repeat])
+    with pytest.raises(LoadError, match="repeated") as caught:
+        load_files(
+            [str(write_jsonl(tmp_path / "shard1.jsonl", ROWS)), str(shard)], str(tmp_path / "two"), format="rog-dataset"
+        )
+    assert (caught.value.file, caught.value.line) == (str(shard), 1)

@@ -200,3 +200,17 @@ def test_cli_reason_with_an_llm_and_its_cache(
     assert lines(first)["einstein"]["prediction"] == ["m.03s9v"]
     assert [r["prediction"] for r in lines(second).values()] == [r["prediction"] for r in lines(first).values()]
     assert lines(second)["born"]["llm_calls"] == 2
+
+
+@pytest.mark.parametrize(("qid", "problem"), [('"q\\ud800"', "not valid Unicode"), ('""', "non-empty string")])
+def test_a_question_id_no_file_can_hold_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], qid: str, problem: str
+) -> None:
+    """A lone surrogate (valid JSON escape) failed as "unexpected UnicodeEncodeError" under --scope question."""
+    questions = tmp_path / "q.jsonl"
+    good = '{"id": "ok", "question": "x", "q_entity": ["a"]}'
+    questions.write_text(good + "\n" + f'{{"id": {qid}, "question": "x", "q_entity": ["a"]}}\n', "utf-8")
+    out = str(tmp_path / "out.jsonl")
+    code = main(["reason", "--kg", "oxigraph://", "--method", "rog", "--input", str(questions), "--out", out])
+    error = capsys.readouterr().err
+    assert code != 0 and f"{questions}:2" in error and problem in error and "unexpected" not in error, error

@@ -326,9 +326,13 @@ def test_a_reader_keeps_working_while_kga_load_swaps_a_version_in(tmp_path: Path
     [
         (["serve", "--kg", "oxigraph:///no/such/store"], "no store at /no/such/store"),
         (["serve", "--kg", "oxigraph://", "--workers", "0"], "workers must be an integer >= 1"),
-        (["serve", "--kg", "oxigraph://", "--timeout", "-1"], "timeout must be a positive number"),
+        (["serve", "--kg", "oxigraph://", "--timeout", "-1"], "timeout must be a finite number of seconds > 0"),
+        (["serve", "--kg", "oxigraph://", "--timeout", "nan"], "timeout must be a finite number of seconds > 0"),
+        (["mcp", "--kg", "oxigraph://", "--timeout", "inf"], "timeout must be a finite number of seconds > 0"),
         (["mcp", "--kg", "oxigraph://", "--max-rows", "0"], "max_rows must be an integer >= 1"),
         (["serve", "--kg", "oxigraph://?nonsense=1"], "unknown option"),
+        (["serve", "--kg", "oxigraph://", "--port", "99999"], "expected a TCP port, 1-65535"),
+        (["mcp", "--kg", "oxigraph://", "--transport", "http", "--port", "-1"], "expected a TCP port, 1-65535"),
     ],
 )
 def test_bad_command_lines_fail_with_a_message(arguments: list[str], message: str) -> None:

@@ -520,3 +520,38 @@ def test_each_operation_logs_its_request_count_at_debug(
     counts = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
     assert [message.split(" on ")[0] for message in counts] == ["labels", "paths"]
     assert sum(int(message.rsplit(": ", 1)[1].split()[0]) for message in counts) == sent
+
+
+class _HostileBacklinks(WikidataApiServer):
+    """Answers every backlinks request with one scripted document (the rest as recorded)."""
+
+    def __init__(self, entities: dict[str, Any], answer: Any) -> None:
+        super().__init__(entities)
+        self.answer = answer
+
+    def _backlinks(self, params: Any) -> Any:
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        # the same continuation forever, with nothing new: would page until the process is killed
+        ({"query": {"backlinks": []}, "continue": {"blcontinue": "0|1", "continue": "-||"}}, "no new"),
+        ({"query": {"backlinks": [{"title": "Q1"}]}, "continue": {"blcontinue": "0|1", "continue": "-||"}}, "no new"),
+        ({"query": []}, "not an object"),
+        ({"query": {"backlinks": {"title": "Q1"}}}, "not a list"),
+        ({"query": {"backlinks": ["Q1"]}}, "not a list of page objects"),
+        ({"query": {"backlinks": []}, "continue": ["blcontinue"]}, "not an object"),
+    ],
+)
+def test_a_misbehaving_backlinks_answer_is_a_typed_error(
+    entities: dict[str, Any], clock: FakeClock, answer: Any, problem: str
+) -> None:
+    with (
+        _HostileBacklinks(entities, answer) as server,
+        open_api(server, clock) as kg,
+        pytest.raises(ResultMismatch, match=problem),
+    ):
+        kg.neighbors("Q42", direction="in")
+    assert server.request_count <= 3  # one backlinks page (two for a repeat), nothing more

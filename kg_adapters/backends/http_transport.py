@@ -173,7 +173,7 @@ def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
         answer = data["boolean"]
         if type(answer) is not bool or "results" in data:
             raise ResultMismatch(f"an ASK answer must be true or false, got {answer!r:.40}")
-        return SparqlResult(boolean=answer)
+        return SparqlResult(boolean=answer, size=len(body))
     head, results = data.get("head"), data.get("results")
     names = head.get("vars") if isinstance(head, dict) else None
     bindings = results.get("bindings") if isinstance(results, dict) else None
@@ -204,7 +204,7 @@ def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
             extra = sorted(set(binding) - set(variables))
             raise ResultMismatch(f"a binding names variables the head does not list: {extra!r:.80}")
         rows.append(tuple(row))
-    return SparqlResult(variables=variables, rows=rows, capped=capped)
+    return SparqlResult(variables=variables, rows=rows, capped=capped, size=len(body))
 
 
 def parse_ntriples(body: bytes) -> SparqlResult:
@@ -220,7 +220,7 @@ def parse_ntriples(body: bytes) -> SparqlResult:
         ]
     except SyntaxError as exc:
         raise TransientError(f"malformed or truncated N-Triples body ({len(body)} bytes): {exc}") from exc
-    return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows))
+    return SparqlResult(variables=TRIPLE_VARIABLES, rows=list(rows), size=len(body))
 
 
 DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024

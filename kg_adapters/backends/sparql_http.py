@@ -22,7 +22,7 @@ from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
 from kg_adapters.base import Direction, check_budget
 from kg_adapters.budgets import option_count, option_seconds
-from kg_adapters.errors import InvalidTermError, QueryError, ResultMismatch, ResultTooLarge
+from kg_adapters.errors import InvalidTermError, QueryError, ResponseTooLarge, ResultMismatch, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Entity, Literal, Node
@@ -170,6 +170,7 @@ class RemoteSparqlGraph(SparqlGraph):
         dialect: str | Dialect = "generic",
         max_rows: int | None = None,
         values_chunk: int | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         super().__init__(get_profile(profile))
         self.dialect = dialect if isinstance(dialect, Dialect) else get_dialect(dialect)
@@ -179,6 +180,9 @@ class RemoteSparqlGraph(SparqlGraph):
         self.explicit_pages = max_rows is not None
         """With ``max_rows`` every query is paged at that size (bounded answers per request)."""
         self.queries_sent = 0
+        self.max_answer_bytes = max_answer_bytes
+        """Most bytes read for one raw :meth:`query`, all of its pages together (``max_response_bytes``
+        bounds each page; without this an answer paged past the endpoint's row cap would grow unbounded)."""
 
     @property
     def endpoint(self) -> str:
@@ -310,12 +314,14 @@ class RemoteSparqlGraph(SparqlGraph):
         at_most: int | None = None,
         distinct_rows: bool = True,
         variables: Sequence[str] | None = None,
+        max_bytes: int | None = None,
     ) -> list[Row]:
         """Pages of ``query`` in ``order`` until exhausted (or ``at_most`` rows). Every page must bring
         something new (a server that ignores OFFSET would otherwise be paged forever): with
         ``distinct_rows`` (our own queries, whose rows are distinct) a full page of rows already seen
         is a ResultMismatch; otherwise (raw queries, whose rows may repeat) a page equal to the one
-        before it with more than one distinct row is."""
+        before it with more than one distinct row is. With ``max_bytes`` the pages' bodies together
+        may not exceed that many bytes (ResponseTooLarge)."""
         ceiling = self.dialect.max_sorted_rows
         rows: list[Row] = []
         seen: set[Row] = set()
@@ -333,6 +339,13 @@ class RemoteSparqlGraph(SparqlGraph):
                     f"{self.dialect.name} lets a client page through; narrow the request"
                 )
             result = self._execute(f"{query}{order} LIMIT {size} OFFSET {offset}", variables=variables)
+            if max_bytes is not None:
+                max_bytes -= result.size
+                if max_bytes < 0:
+                    raise ResponseTooLarge(
+                        f"an answer from {self.endpoint} paged past max_response_bytes={self.max_answer_bytes} "
+                        "bytes; narrow the query, or raise the option if such answers are expected"
+                    )
             got = len(result.rows)
             if got > size:
                 raise ResultMismatch(f"{self.endpoint} answered {got} rows to a query with LIMIT {size}")
@@ -368,22 +381,27 @@ class RemoteSparqlGraph(SparqlGraph):
         prologue, body = _split_prologue(sparql)
         rows = result.rows
         if result.capped:
-            rows = self._page_raw(prologue, body, result.variables, max(1, len(rows)))
+            budget = None if self.max_answer_bytes is None else self.max_answer_bytes - result.size
+            rows = self._page_raw(prologue, body, result.variables, max(1, len(rows)), max_bytes=budget)
         names = result.variables
         if _QUERY_FORM.match(body):
             names = TRIPLE_VARIABLES  # fit_result put CONSTRUCT rows in subject, predicate, object order
         return [{name: value for name, value in zip(names, row, strict=True) if value is not None} for row in rows]
 
-    def _page_raw(self, prologue: str, body: str, variables: Sequence[str], page: int) -> list[Row]:
+    def _page_raw(
+        self, prologue: str, body: str, variables: Sequence[str], page: int, *, max_bytes: int | None = None
+    ) -> list[Row]:
         """Pages a raw SELECT the endpoint capped: in the query's own ORDER BY when it has one,
         otherwise wrapped in a sub-select under a total order of its variables."""
         if _LIMIT_OR_OFFSET.search(body):
             raise ResultTooLarge(f"{self.endpoint} capped an answer to a query that has its own LIMIT/OFFSET")
         if _ORDER_BY.search(body):
-            return self._pages(f"{prologue}{body}", "", page, distinct_rows=False, variables=variables)
+            return self._pages(
+                f"{prologue}{body}", "", page, distinct_rows=False, variables=variables, max_bytes=max_bytes
+            )
         order = _total_order(f"?{v}" for v in variables)
         wrapped = f"{prologue}SELECT * WHERE {{ {body} }}"
-        return self._pages(wrapped, order, page, distinct_rows=False, variables=variables)
+        return self._pages(wrapped, order, page, distinct_rows=False, variables=variables, max_bytes=max_bytes)
 
     def _blank_node_edges(
         self, blanks: Sequence[str], side: Direction, relation_iris: Sequence[str] | None
@@ -519,7 +537,14 @@ def build_remote(
         auth=auth,
     )
     transport = guarded(transport, wrapper_options, default_concurrency=default_concurrency)
-    return RemoteSparqlGraph(transport, profile=profile, dialect=dialect, max_rows=max_rows, values_chunk=values_chunk)
+    return RemoteSparqlGraph(
+        transport,
+        profile=profile,
+        dialect=dialect,
+        max_rows=max_rows,
+        values_chunk=values_chunk,
+        max_answer_bytes=max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES,
+    )
 
 
 def _quote(value: str) -> str:

@@ -390,11 +390,21 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
             request[size] = str(min(MAX_LIST, self.max_incoming - len(subjects)))
             count_query()
             answer = self.transport.execute(request)
-            pages = answer.get("query", {}).get(listed, ())
+            listing, more = answer.get("query", {}), answer.get("continue", {})
+            if not isinstance(listing, dict) or not isinstance(more, dict):
+                raise ResultMismatch(f"{self.endpoint}: a {listed} answer whose query or continue is not an object")
+            pages = listing.get(listed, [])
+            if not isinstance(pages, list) or not all(isinstance(page, dict) for page in pages):
+                raise ResultMismatch(f"{self.endpoint}: a {listed} answer that is not a list of page objects")
+            before = len(set(subjects))
             subjects.extend(_title_id(page.get("title")) for page in pages if _title_id(page.get("title")))
-            more = answer.get("continue", {})
             if following not in more:
                 return subjects, True
+            if len(set(subjects)) == before:  # a server repeating itself would be paged forever
+                raise ResultMismatch(
+                    f"{self.endpoint}: a {listed} page with a continuation brought no new subject; "
+                    "the listing makes no progress"
+                )
             if len(subjects) >= self.max_incoming:
                 return subjects[: self.max_incoming], False
             request = {**request, following: str(more[following]), "continue": str(more.get("continue", ""))}

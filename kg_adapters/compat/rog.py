@@ -39,7 +39,7 @@ Where the answers differ from RoG's own functions over the same triples, ours ke
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph, check_budget
@@ -79,8 +79,12 @@ def build_graph(graph: Iterable[Sequence[str]]) -> KnowledgeGraph:
 
 
 def _triples(graph: Iterable[Sequence[str]]) -> Iterable[Triple]:
+    if isinstance(graph, (str, bytes)) or not isinstance(graph, Iterable):
+        raise InvalidTermError(f"the graph must be a list of [head, relation, tail], got {type(graph).__name__}")
     for number, triple in enumerate(graph):
-        if isinstance(triple, (str, bytes)) or len(triple) != 3 or not all(isinstance(x, str) for x in triple):
+        if not isinstance(triple, Collection) or isinstance(triple, (str, bytes)) or len(triple) != 3:
+            raise InvalidTermError(f"triple {number} is not [head, relation, tail] strings: {triple!r:.120}")
+        if not all(isinstance(x, str) for x in triple):
             raise InvalidTermError(f"triple {number} is not [head, relation, tail] strings: {triple!r:.120}")
         head, relation, tail = triple
         yield head, relation.strip(), tail
@@ -148,7 +152,7 @@ def get_truth_paths(
     """The shortest paths (any edge direction) between each question entity and each answer
     entity, in ``q_entity`` then ``a_entity`` order: RoG's training targets."""
     kg = _resolve(graph)
-    check_budget(max_hops, "max_hops", minimum=1)
+    check_budget(max_hops, "max_hops", minimum=1, required=True)
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))
     sources = [h for h in dict.fromkeys(heads) if h in present]
@@ -178,7 +182,7 @@ def get_simple_paths(
         InvalidTermError: more than ``max_paths`` partial paths (raise it, or lower ``hop``).
     """
     kg = _resolve(graph)
-    check_budget(hop, "hop")
+    check_budget(hop, "hop", required=True)
     limit = check_budget(max_paths, "max_paths")
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import importlib
 
-from kg_adapters.base import check_budget
-from kg_adapters.errors import BackendError, InvalidTermError
+from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.errors import BackendError
 
 
 def require_extra(modules: tuple[str, ...], needs: str, install: str) -> None:
@@ -21,10 +21,9 @@ def require_extra(modules: tuple[str, ...], needs: str, install: str) -> None:
 
 
 def check_limits(settings: object, *, counts: tuple[str, ...], seconds: tuple[str, ...]) -> None:
-    """A server's budgets, validated in one place: counts are integers >= 1, seconds positive numbers."""
+    """A server's budgets, validated as every budget is (:mod:`kg_adapters.budgets`): counts are
+    integers >= 1, seconds finite and positive (``inf`` would overflow a lock's or a timer's wait)."""
     for name in counts:
-        check_budget(getattr(settings, name), name, minimum=1)
+        check_count(getattr(settings, name), name, minimum=1, required=True)
     for name in seconds:
-        value = getattr(settings, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise InvalidTermError(f"{name} must be a positive number of seconds, got {value!r}")
+        check_seconds(getattr(settings, name), name, positive=True, required=True)

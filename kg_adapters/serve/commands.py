@@ -12,10 +12,24 @@ from typing import Any
 from kg_adapters.commands import Command, UsageError
 
 
+def port_number(text: str) -> int:
+    """An argparse ``type=`` for ``--port``: a TCP port, 1-65535 (refused here, not by ``bind()`` after
+    the server has announced its address)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a TCP port, 1-65535, got {text!r}")
+    return port
+
+
 def mcp_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
     command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
-    command.add_argument("--port", type=int, default=8000, help="http: port (default 8000); the endpoint is /mcp")
+    command.add_argument(
+        "--port", type=port_number, default=8000, help="http: port (default 8000); the endpoint is /mcp"
+    )
     command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
     command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
     command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
@@ -23,7 +37,7 @@ def mcp_arguments(command: argparse.ArgumentParser) -> None:
 
 def serve_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    command.add_argument("--port", type=int, default=8890, help="port (default 8890, Virtuoso's)")
+    command.add_argument("--port", type=port_number, default=8890, help="port (default 8890, Virtuoso's)")
     command.add_argument("--timeout", type=float, default=30.0, help="seconds per query, answer included")
     command.add_argument(
         "--max-result-bytes", type=int, default=64 << 20, help="largest serialized answer (default 64 MiB)"
@@ -37,7 +51,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     mcp_server.require_mcp()
     budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
-    graphs = _open(args.kg)
+    graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     try:
         server = mcp_server.build_server(graphs, budgets)
         if args.transport == "http":
@@ -56,7 +70,9 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = sparql_endpoint.EndpointLimits(
         timeout=args.timeout, max_result_bytes=args.max_result_bytes, workers=args.workers
     )
-    graphs = _open(args.kg)
+    graphs = _open(
+        args.kg, max_response_bytes=limits.max_result_bytes, timeout=limits.timeout, retry_seconds=limits.timeout
+    )
     try:
         sparql_endpoint.serve(
             graphs,
@@ -70,13 +86,31 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(url: str) -> Any:
+def _open(url: str, **remote: Any) -> Any:
+    """The graph a server answers from. ``remote``: the server's own budgets, handed to a remote SPARQL
+    backend for the options its URL leaves unset -- ``max_response_bytes`` (the answer cap: it stops
+    reading there instead of buffering a whole answer the server would then refuse), ``timeout`` and
+    ``retry_seconds`` (the time budget: a request past it is abandoned by the client too, and keeps its
+    worker no longer than the budget instead of the backend's 60 s plus retries)."""
     from kg_adapters.serve.current import CurrentGraph
 
+    options = _unset_remote_options(url, remote)
     try:
-        return CurrentGraph(url)
+        return CurrentGraph(url, **options)
     except TypeError as exc:  # an option the backend does not know
         raise UsageError(str(exc)) from exc
+
+
+def _unset_remote_options(url: str, remote: dict[str, Any]) -> dict[str, Any]:
+    """``remote`` without the options ``url`` sets; nothing unless it names a remote SPARQL endpoint."""
+    from kg_adapters.backends.sparql_http import SparqlEndpoint, WikidataQueryService
+    from kg_adapters.registry import backend_class
+    from kg_adapters.url import parse_url
+
+    parsed = parse_url(url)
+    if not remote or backend_class(parsed.scheme) not in (SparqlEndpoint, WikidataQueryService):
+        return {}
+    return {name: value for name, value in remote.items() if name not in parsed.options}
 
 
 SERVE_COMMANDS: tuple[Command, ...] = (

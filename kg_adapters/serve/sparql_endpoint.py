@@ -12,7 +12,9 @@ rows written as SPARQL JSON and handed to the same serializers, so every backend
 same bytes.
 
 Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
-serialized answer (``--max-result-bytes``); the output sink checks both on every write, so a query
+serialized answer (``--max-result-bytes``), which also bound a remote SPARQL backend (its ``timeout``
+and ``retry_seconds``, and its ``max_response_bytes`` over all the pages of an answer, checked while
+reading, unless its URL sets them); the output sink checks both on every write, so a query
 past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
 message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
 """
@@ -28,7 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
+from kg_adapters.errors import (
+    BackendError,
+    BackendTimeout,
+    InvalidTermError,
+    KGError,
+    QueryError,
+    ResponseTooLarge,
+)
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
@@ -89,6 +98,14 @@ class HttpError(Exception):
         self.status = status
 
 
+def too_large(cap: int) -> HttpError:
+    return HttpError(
+        500,
+        f"the answer is larger than the server's result cap of {cap} bytes (--max-result-bytes); "
+        "add a LIMIT or narrow the query",
+    )
+
+
 class LimitedSink:
     """Where a serializer writes: refuses to grow past ``cap`` bytes or to write after ``deadline``."""
 
@@ -103,11 +120,7 @@ class LimitedSink:
             raise HttpError(503, "the query ran past the server's time limit (--timeout); narrow it")
         self.size += len(data)
         if self.size > self.cap:
-            raise HttpError(
-                500,
-                f"the answer is larger than the server's result cap of {self.cap} bytes "
-                "(--max-result-bytes); add a LIMIT or narrow the query",
-            )
+            raise too_large(self.cap)
         self.parts.append(bytes(data))
         return len(data)
 
@@ -235,9 +248,15 @@ def answer_query(
                 raise HttpError(400, "default-graph-uri/named-graph-uri are answered only by the embedded store")
             if not isinstance(kg, SparqlQueryable):
                 raise HttpError(400, "this graph does not answer SPARQL")
-            rows = kg.query(request.query)
-            solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
-            solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
+            try:
+                rows = kg.query(request.query)
+            except ResponseTooLarge as exc:  # the backend stopped reading at the cap kga serve set on it
+                raise too_large(limits.max_result_bytes) from exc
+            try:
+                solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
+                solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
+            except (SyntaxError, ValueError) as exc:  # e.g. an IRI with a space, which an endpoint may hold
+                raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
     if name in ("CSV", "TSV"):
         media += "; charset=utf-8"
     return b"".join(sink.parts), media
@@ -355,7 +374,9 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                 f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
             )
         except KGError as exc:
-            status, body = 500, (str(exc).splitlines()[0] + "\n").encode()
+            # the backend's own deadline (kga serve sets it to its own), retried or not, is a timeout too
+            timed_out = isinstance(exc, BackendTimeout) or isinstance(exc.__cause__, BackendTimeout)
+            status, body = 503 if timed_out else 500, (str(exc).splitlines()[0] + "\n").encode()
         access_log.info(
             '%s "%s %s" %s %s %s %.1fms',
             request.client.host if request.client else "-",
