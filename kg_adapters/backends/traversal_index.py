@@ -34,9 +34,7 @@ import ast
 import json
 import mmap
 import os
-import shutil
 import struct
-import uuid
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -122,11 +120,13 @@ def build_index(
     leaves the previous index (or none) and a temporary directory that the next build removes."""
     directory = Path(version_dir)
     remove_stale_builds(directory)
-    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
     try:
         return _build(store, directory, tmp, profile, progress, every)
     except BaseException:
+        import shutil
+
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
@@ -358,7 +358,7 @@ def _swap(tmp: Path, directory: Path) -> None:
     target = directory / INDEX_DIR
     old = None
     if target.exists():
-        old = directory / f"{_TRASH_PREFIX}{uuid.uuid4().hex[:8]}"
+        old = directory / f"{_TRASH_PREFIX}{os.urandom(4).hex()}"
         os.rename(target, old)
     os.rename(tmp, target)
     fd = os.open(directory, os.O_RDONLY)
@@ -367,11 +367,15 @@ def _swap(tmp: Path, directory: Path) -> None:
     finally:
         os.close(fd)
     if old is not None:
+        import shutil
+
         shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:
     """Deletes temporary directories left by index builds that were killed."""
+    import shutil  # shutil and uuid are for building: opening an index imports neither
+
     for entry in Path(version_dir).glob(".traversal-*"):
         if entry.name.startswith(_TRASH_PREFIX):
             shutil.rmtree(entry, ignore_errors=True)
