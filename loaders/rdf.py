@@ -64,6 +64,15 @@ _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 Progress = Callable[[int], None]
 
 
+class TripleSink(Protocol):
+    """Where the loaders write: a pyoxigraph ``Store``, or a wrapper that also sees every triple
+    written (:class:`loaders.indexing.IndexingSink`, which numbers them for the traversal index)."""
+
+    def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None: ...
+
+    def bulk_extend(self, quads: Iterable[ox.Quad]) -> None: ...
+
+
 class LineConverter(Protocol):
     """Turns lines of a converted format into N-Triples text, one unit per input line."""
 
@@ -121,7 +130,7 @@ def _sniff_txt(path: str) -> str:
 
 
 def load_file(
-    store: ox.Store,
+    store: TripleSink,
     path: str,
     format: str,
     *,
@@ -154,7 +163,7 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
 
 
 def _load_lines(
-    store: ox.Store,
+    store: TripleSink,
     path: str,
     format: str,
     *,
@@ -239,7 +248,7 @@ def _count_statements(lines: list[bytes]) -> int:
 
 
 def _insert_chunk(
-    store: ox.Store,
+    store: TripleSink,
     data: bytes,
     units: list[bytes],
     first: int,
@@ -274,7 +283,7 @@ def _insert_chunk(
     return bad
 
 
-def _insert(store: ox.Store, data: bytes, syntax: ox.RdfFormat, prefix: str) -> None:
+def _insert(store: TripleSink, data: bytes, syntax: ox.RdfFormat, prefix: str) -> None:
     """Bulk loads N-Triples bytes directly; N-Quads and blank nodes go through the parser."""
     if syntax == ox.RdfFormat.N_TRIPLES and b"_:" not in data:
         store.bulk_load(data, syntax)
@@ -317,7 +326,7 @@ def _reason(exc: SyntaxError) -> str:
     return _LINE_IN_MESSAGE.sub(lambda m: "Parser error " + ("at column" if m[1] == "column" else "between"), message)
 
 
-def _load_stream(store: ox.Store, path: str, format: str, *, progress: Progress) -> int:
+def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progress) -> int:
     """Parses a whole Turtle / RDF/XML / TriG file (statements may span lines) into ``store``."""
     syntax = RDF_FORMATS[format]
     count = 0
