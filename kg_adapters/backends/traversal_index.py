@@ -311,25 +311,14 @@ def _write(
     width = max(len(relation_names), 1)
 
     heads, rels, tails = collected.edges()
-    h, t, r_ids = entity_rank[heads], entity_rank[tails], relation_rank[rels]
-    del heads, tails, rels
-    out_key = h * width + r_ids
-    order = np.lexsort((t, out_key))
-    out_key, t, h, r_ids = out_key[order], t[order], h[order], r_ids[order]
-    if out_key.size:  # a load may have added a triple twice; the store holds it once
-        first = np.ones(out_key.size, dtype=bool)
-        first[1:] = (out_key[1:] != out_key[:-1]) | (t[1:] != t[:-1])
-        if not first.all():
-            out_key, t, h, r_ids = out_key[first], t[first], h[first], r_ids[first]
-    out_other = t.astype(np.int32)
-    in_key = t * width + r_ids
-    order = np.lexsort((h, in_key))
-    in_key, in_other = in_key[order], h[order].astype(np.int32)
-    del order, h, t, r_ids
+    out_key, out_other, in_key, in_other = _csr(
+        entity_rank[heads], relation_rank[rels], entity_rank[tails], width, max(len(entity_names), 1)
+    )
+    del heads, rels, tails
 
     def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
         nodes, relations = pairs
-        return np.unique(entity_rank[nodes] * width + relation_rank[relations])
+        return _distinct(np.sort(entity_rank[nodes] * width + relation_rank[relations]))
 
     out_extra_pairs, in_extra_pairs = collected.extras()
     literal_rows = collected.literal_rows()
@@ -412,21 +401,64 @@ def _write(
     )
 
 
+def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
+    """(out_key, out_other, in_key, in_other) of the edges (h, r, t), duplicates dropped: one sort of
+    an int64 (key, other) number per direction when it fits (~15x faster than ``lexsort``)."""
+    import numpy as np
+
+    if entities * width * entities < 1 << 63:
+        out = _distinct(np.sort((h * width + r) * entities + t))
+        out_key, out_other = np.divmod(out, entities)
+        h, r = np.divmod(out_key, width)
+        into = np.sort((out_other * width + r) * entities + h)
+        in_key, in_other = np.divmod(into, entities)
+        return out_key, out_other.astype(np.int32), in_key, in_other.astype(np.int32)
+    out_key = h * width + r
+    order = np.lexsort((t, out_key))
+    out_key, t, h, r = out_key[order], t[order], h[order], r[order]
+    if out_key.size:
+        first = np.ones(out_key.size, dtype=bool)
+        first[1:] = (out_key[1:] != out_key[:-1]) | (t[1:] != t[:-1])
+        out_key, t, h, r = out_key[first], t[first], h[first], r[first]
+    in_key = t * width + r
+    order = np.lexsort((h, in_key))
+    return out_key, t.astype(np.int32), in_key[order], h[order].astype(np.int32)
+
+
+def _distinct(ordered: Ints) -> Ints:
+    """A sorted array without its repeats (``np.unique`` sorts again, and is slower)."""
+    import numpy as np
+
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered if first.all() else ordered[first]
+
+
 def _literal_table(
-    rows: list[tuple[int, int, Any]], entity_rank: Ints, relation_rank: Ints, width: int
+    rows: list[tuple[int, int, ox.Literal]], entity_rank: Ints, relation_rank: Ints, width: int
 ) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
     """The literal objects by (entity, relation), each key's literals in answer order
     (``node_sort_key``): keys, tag numbers (``""`` plain, ``@lang``, ``^datatype``), offsets into the
-    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals."""
+    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals
+    (``plain_literal``, which keeps the text and maps the datatype and language: called once per
+    distinct pair)."""
     import numpy as np
 
     from kg_adapters.backends.sparql_graph import plain_literal
 
+    converted: dict[tuple[str, str | None], tuple[str, str]] = {}
+    entity_ranks, relation_ranks = entity_rank.tolist(), relation_rank.tolist()
     entries = []
     for s, r, term in rows:
-        value = plain_literal(str(term.value), str(term.datatype.value), term.language)
-        key = int(entity_rank[s]) * width + int(relation_rank[r])
-        entries.append((key, value.value, value.datatype or "", value.lang or ""))
+        datatype, language = term.datatype.value, term.language
+        pair = converted.get((datatype, language))
+        if pair is None:
+            value = plain_literal("", datatype, language)
+            pair = converted[(datatype, language)] = (value.datatype or "", value.lang or "")
+        entries.append((entity_ranks[s] * width + relation_ranks[r], term.value, *pair))
     entries.sort()
     tag_of: dict[str, int] = {"": 0}
     keys = np.fromiter((entry[0] for entry in entries), dtype=np.int64, count=len(entries))
