@@ -159,6 +159,10 @@ def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, e
             progress(rows)
 
 
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_TYPED_BATCH = 50_000
+"""Typed literals canonicalized together (see ``TripleCollector._add_typed``)."""
+
 _SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$", re.MULTILINE)
 """An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
@@ -186,6 +190,7 @@ class TripleCollector:
         self._distinct = distinct
         self._literal_list: list[tuple[int, int, ox.Literal]] = []
         self._literal_set: set[tuple[int, int, ox.Literal]] = set()
+        self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
         self._blank_count = 0
         self.rows = 0
@@ -238,11 +243,14 @@ class TripleCollector:
                 self._out_extra_nodes.append(s)
                 self._out_extra_rels.append(r)
                 if type(obj) is literal:
-                    row = (s, r, obj)
                     if distinct:
-                        self._literal_list.append(row)
+                        self._literal_list.append((s, r, obj))
+                    elif obj.language is None and obj.datatype.value != _XSD_STRING:
+                        self._typed.append(quad)  # Oxigraph may store it in another spelling
+                        if len(self._typed) >= _TYPED_BATCH:
+                            self._add_typed()
                     else:
-                        self._literal_set.add(row)
+                        self._literal_set.add((s, r, obj))
                     continue
             elif type(obj) is named:
                 self._in_extra_nodes.append(entity(obj.value.encode()))
@@ -286,7 +294,24 @@ class TripleCollector:
         return pair(self._out_extra_nodes, self._out_extra_rels), pair(self._in_extra_nodes, self._in_extra_rels)
 
     def literal_rows(self) -> list[tuple[int, int, ox.Literal]]:
+        self._add_typed()
         return self._literal_list if self._distinct else list(self._literal_set)
+
+    def _add_typed(self) -> None:
+        """Adds the typed literals waiting in ``_typed`` as Oxigraph stores them: it keeps numbers,
+        booleans, dates and durations as values and writes them back canonically (``"01"`` and
+        ``"+1"`` as xsd:integer are both ``"1"``, one triple), so they pass through an in-memory
+        store, which encodes terms as the on-disk one does."""
+        if not self._typed:
+            return
+        canonical = ox.Store()
+        canonical.bulk_extend(self._typed)
+        self._typed.clear()
+        entity, relation = self._entity.__getitem__, self._relation.__getitem__
+        for quad in canonical:
+            subject, obj = quad.subject, quad.object
+            if type(subject) is ox.NamedNode and type(obj) is ox.Literal:  # what was put in
+                self._literal_set.add((entity(subject.value.encode()), relation(quad.predicate.value.encode()), obj))
 
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
