@@ -474,32 +474,56 @@ def _literal_table(
 
     from kg_adapters.backends.sparql_graph import plain_literal
 
-    converted: dict[tuple[str, str | None], tuple[str, str]] = {}
-    entity_ranks, relation_ranks = entity_rank.tolist(), relation_rank.tolist()
-    entries = []
-    for s, r, term in rows:
+    tag_of: dict[tuple[str, str | None], int] = {}  # (datatype, language) -> tag number
+    tags = [""]
+    numbers: dict[str, int] = {"": 0}
+    count = len(rows)
+    heads = np.empty(count, dtype=np.int64)
+    relations = np.empty(count, dtype=np.int64)
+    tag_numbers = np.empty(count, dtype=np.int32)
+    texts: list[str] = []
+    for position, (s, r, term) in enumerate(rows):
         datatype, language = term.datatype.value, term.language
-        pair = converted.get((datatype, language))
-        if pair is None:
-            value = plain_literal("", datatype, language)
-            pair = converted[(datatype, language)] = (value.datatype or "", value.lang or "")
-        entries.append((entity_ranks[s] * width + relation_ranks[r], term.value, *pair))
-    entries.sort()
-    tag_of: dict[str, int] = {"": 0}
-    keys = np.fromiter((entry[0] for entry in entries), dtype=np.int64, count=len(entries))
-    tag_numbers = np.zeros(len(entries), dtype=np.int32)
-    encoded = []
-    for position, (_, text, datatype, lang) in enumerate(entries):
-        tag = f"@{lang}" if lang else f"^{datatype}" if datatype else ""
-        number = tag_of.get(tag)
+        number = tag_of.get((datatype, language))
         if number is None:
-            number = tag_of[tag] = len(tag_of)
-        tag_numbers[position] = number
-        encoded.append(text.encode("utf-8"))
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            value = plain_literal("", datatype, language)
+            tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+            number = numbers.get(tag)
+            if number is None:
+                number = numbers[tag] = len(tags)
+                tags.append(tag)
+            tag_of[(datatype, language)] = number
+        heads[position], relations[position], tag_numbers[position] = s, r, number
+        texts.append(term.value)
+    keys = entity_rank[heads] * width + relation_rank[relations]
+    order = np.argsort(keys, kind="stable").tolist()
+    # answer order within a key: text, then datatype, then language (``node_sort_key``)
+    tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+    key_list = keys.tolist()
+    start = 0
+    while start < count:
+        stop = start + 1
+        key = key_list[order[start]]
+        while stop < count and key_list[order[stop]] == key:
+            stop += 1
+        if stop - start > 1:
+            order[start:stop] = sorted(order[start:stop], key=lambda i: (texts[i], *tag_sort[tag_numbers[i]]))
+        start = stop
+    encoded = [texts[i].encode("utf-8") for i in order]
+    offsets = np.zeros(count + 1, dtype=np.int64)
     if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    return keys, tag_numbers, offsets, b"".join(encoded), list(tag_of)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count), out=offsets[1:])
+    chosen = np.array(order, dtype=np.int64)
+    final = tag_numbers[chosen]
+    # tags numbered in order of first use, "" first: the same files whatever order the rows came in
+    used, first_use = np.unique(final, return_index=True)
+    renumber = np.zeros(len(tags), dtype=np.int32)
+    ordered_tags = [""]
+    for tag_number in used[np.argsort(first_use, kind="stable")].tolist():
+        if tag_number:
+            renumber[tag_number] = len(ordered_tags)
+            ordered_tags.append(tags[tag_number])
+    return keys[chosen], renumber[final], offsets, b"".join(encoded), ordered_tags
 
 
 def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
