@@ -101,6 +101,19 @@ def index_store(store: str, *, progress: Callable[[int], None] | None = None, ev
             version.close()
 
 
+def index_bytes(store: str) -> int:
+    """The size on disk of the traversal index of the store at ``store`` (0 when it has none)."""
+    from kg_adapters import store_layout
+    from kg_adapters.backends import traversal_index
+
+    version = store_layout.open_version(Path(store).expanduser().absolute())
+    try:
+        directory = traversal_index.index_dir(version.directory)
+        return sum(path.stat().st_size for path in directory.iterdir()) if directory.is_dir() else 0
+    finally:
+        version.close()
+
+
 def index_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", required=True, help="store directory")
 
