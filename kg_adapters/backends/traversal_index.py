@@ -25,6 +25,9 @@ into their own memory and know nothing of relations or RDF terms.
 
 Building is atomic: the files are written into a temporary directory inside the version directory
 and renamed to ``traversal`` last (a crash leaves only the temporary directory, never a half index).
+A load numbers the triples as it hands them to Oxigraph (:class:`TripleCollector`) and writes the
+index from those numbers; ``kga index`` and appends read the store back, which costs about as much as
+loading it (Oxigraph looks every IRI of every triple up on disk). Both give the same files.
 Anything the index does not hold (literals, blank nodes, named graphs) is answered by Oxigraph.
 """
 
