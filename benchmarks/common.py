@@ -187,6 +187,16 @@ def source_fingerprint(*packages: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def compile_bytecode(*packages: str) -> bool:
+    """Writes the ``.pyc`` files of this repository's ``packages`` (as ``pip install`` does for an
+    installed package, and as networkx's were), so that child processes time running the code, not
+    compiling it: with PYTHONDONTWRITEBYTECODE set, a child would compile every module it imports
+    (about 40 ms and 1.5 MiB of the store's time to first answer and peak RSS). True if all compiled."""
+    import compileall
+
+    return all([compileall.compile_dir(REPO_ROOT / package, quiet=1) for package in packages])
+
+
 def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Path, Path]:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     json_path = RESULTS_DIR / f"{name}.json"

@@ -38,6 +38,7 @@ import argparse
 import gc
 import gzip
 import json
+import os
 import random
 import sys
 import tempfile
@@ -667,8 +668,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"({cfg['virtuoso_version']}; `ResultSetMaxRows` {cfg['result_set_max_rows']:,}, `MaxSortedTopRows` "
         f"{cfg['max_sorted_top_rows']:,}) on loopback (start {cfg['virtuoso_start_s']:.1f} s, load "
         f"{cfg['virtuoso_load_s']:.1f} s).",
-        f"- Ours: `{cfg['ours_url']}`; each hop is one batched VALUES query per direction, "
-        "chunked/paged/split by the library.",
+        f"- Ours: `{cfg['ours_url']}`; each hop is one batched VALUES query per direction (on Virtuoso the "
+        "IRI ends come grouped per node and relation, `GROUP_CONCAT` checked against `COUNT`), chunked and "
+        "split by the library.",
         f"- ToG: {cfg['tog_client_description']}",
         f"- Queries: {cfg['path_queries']} 2-hop `paths()` queries (start, [r1, r2]) from seeded random walks "
         f"(seed {cfg['seed']}) whose hop-1 frontier has >= {MIN_FRONTIER} entities (median "
@@ -704,7 +706,15 @@ def render_markdown(results: dict[str, Any]) -> str:
             for op, trips in ((op, results["summary"][op]["round_trips"]) for op in OPS)
         )
         + " more per query, median), which this benchmark does not show.",
-        f"- Whole run: {results['run_seconds']:.0f} s.",
+        f"- Whole run: {results['run_seconds']:.0f} s. Load average (1/5/15 min) at the start "
+        + "/".join(f"{x:.1f}" for x in results["load_average_start"])
+        + ", after paths "
+        + "/".join(f"{x:.1f}" for x in results["load_average_after"]["paths"])
+        + ", after subgraph "
+        + "/".join(f"{x:.1f}" for x in results["load_average_after"]["subgraph"])
+        + ", at the end "
+        + "/".join(f"{x:.1f}" for x in results["load_average_end"])
+        + " (2 cores shared with other jobs: above 2 the sides wait for CPU as much as for each other).",
     ]
     prev = results.get("previous_run")
     if prev:
@@ -800,6 +810,8 @@ def main(argv: list[str] | None = None) -> int:
     from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_version
 
     began = time.perf_counter()
+    load_start = os.getloadavg()
+    load_after: dict[str, tuple[float, float, float]] = {}
     data = Path(args.data).resolve()
     log("local copy of the graph (for sampling queries)")
     graph = LocalGraph(data)
@@ -850,6 +862,7 @@ def main(argv: list[str] | None = None) -> int:
                     "rows_received_per_pass": (ours_counts.rows_received - rows0) / args.repeats,
                 }
                 summary = summarise(raw[op])
+                load_after[op] = os.getloadavg()
                 log(
                     f"  round trips ToG/ours {common.fmt_ratio(summary['round_trips']['ratio_median'])}, "
                     f"latency ToG/ours {common.fmt_ratio(summary['latency']['ratio_median'])} "
@@ -944,6 +957,9 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
         results["run_seconds"] = time.perf_counter() - began
+        results["load_average_start"] = load_start
+        results["load_average_after"] = load_after
+        results["load_average_end"] = os.getloadavg()
         prev = previous_headline(config)
         if prev is not None:
             results["previous_run"] = prev
@@ -957,7 +973,8 @@ def main(argv: list[str] | None = None) -> int:
         print(common.text_table(CACHE_HEADERS, cache_rows(results)))
         print(
             f"\n(mismatches: {mismatches}; empty answers: {empty}; ToG capped answers: {tog.capped_answers}; "
-            f"run took {results['run_seconds']:.0f} s)"
+            f"run took {results['run_seconds']:.0f} s; load average at the start {load_start[0]:.1f}, "
+            f"after paths {load_after['paths'][0]:.1f}, after subgraph {load_after['subgraph'][0]:.1f})"
         )
         if (mismatches or empty) and not args.allow_mismatch:
             print(

@@ -18,20 +18,27 @@ from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sor
 _REVERSE: dict[Direction, Direction] = {"out": "in", "in": "out", "both": "both"}
 
 
-def canonical_ids(kg: KnowledgeGraph, ids: Ids) -> list[str]:
-    """The caller's ids validated and in the one spelling edges use (so walks can match them)."""
-    canonical = kg.profile.canonical_id
+def canonical_ids(kg: KnowledgeGraph, ids: Ids, canonical: Callable[[str], str] | None = None) -> list[str]:
+    """The caller's ids validated and in the one spelling edges use (so walks can match them).
+    ``canonical``: the profile's ``canonical_id`` or a backend's memo of it (same answers, same errors)."""
+    canonical = canonical or kg.profile.canonical_id
+    if isinstance(ids, str):  # one id: as as_id_list would give it, without the list's checks
+        return [canonical(ids)]
     return list(dict.fromkeys(canonical(node) for node in as_id_list(ids)))
 
 
-def check_relations(kg: KnowledgeGraph, relations: Sequence[str] | None) -> None:
-    """Validates every relation before any query runs, so a bad one never goes unnoticed."""
+def check_relations(
+    kg: KnowledgeGraph, relations: Sequence[str] | None, check: Callable[[str], object] | None = None
+) -> None:
+    """Validates every relation before any query runs, so a bad one never goes unnoticed.
+    ``check``: the profile's ``relation_iri`` or a backend's memo of it (same errors)."""
     if relations is None:
         return
     if isinstance(relations, str):
         raise InvalidTermError("relations must be a list of relation ids, not one string")
+    check = check or kg.profile.relation_iri
     for relation in relations:
-        kg.profile.relation_iri(relation)
+        check(relation)
 
 
 def other_end(edge: Edge, node: str) -> Node:
@@ -45,18 +52,26 @@ def path_arguments(
     relation_path: Sequence[str],
     directions: Sequence[Direction] | None,
     max_paths: int | None,
+    *,
+    canonical: Callable[[str], str] | None = None,
+    check_relation: Callable[[str], object] | None = None,
 ) -> tuple[list[str], list[Direction], int | None]:
     """The checked arguments of ``paths`` (start ids, one direction per hop, the path budget), for
-    every implementation of it, so all refuse bad input alike."""
-    start_ids = canonical_ids(kg, starts)
+    every implementation of it, so all refuse bad input alike (``canonical``, ``check_relation``:
+    see :func:`canonical_ids`, :func:`check_relations`)."""
+    start_ids = canonical_ids(kg, starts, canonical)
     if isinstance(relation_path, str) or not relation_path:
         raise InvalidTermError("relation_path must be a non-empty list of relations")
-    check_relations(kg, relation_path)
+    check_relations(kg, relation_path, check_relation)
     hops = len(relation_path)
-    dirs: list[Direction] = list(directions) if directions is not None else ["out"] * hops
-    if len(dirs) != hops:
-        raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
-    return start_ids, [check_direction(d) for d in dirs], check_budget(max_paths, "max_paths")
+    if directions is None:
+        dirs: list[Direction] = ["out"] * hops
+    else:
+        dirs = list(directions)
+        if len(dirs) != hops:
+            raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
+        dirs = [check_direction(d) for d in dirs]
+    return start_ids, dirs, None if max_paths is None else check_budget(max_paths, "max_paths")
 
 
 def constrained_paths(

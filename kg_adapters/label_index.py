@@ -27,6 +27,8 @@ _PREFIX_END = "\U0010ffff"
 
 def normalize(text: str) -> str:
     """Case-folded, NFKC, accents removed, whitespace collapsed."""
+    if text.isascii():  # most names: the same result, ~10x faster (a load normalizes every name)
+        return " ".join(text.lower().split())
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(unicodedata.normalize("NFKC", stripped).split())

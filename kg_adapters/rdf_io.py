@@ -4,8 +4,6 @@ our records (IRI strings, ``"_:id"`` blank nodes, :class:`Literal`)."""
 
 from __future__ import annotations
 
-import bz2
-import gzip
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,8 +60,12 @@ def open_maybe_compressed(path: str) -> Iterator[IO[bytes]]:
     lower = path.lower()
     handle: IO[bytes]
     if lower.endswith(".gz"):
+        import gzip  # only when reading such a file
+
         handle = cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 - closed below
     elif lower.endswith(".bz2"):
+        import bz2
+
         handle = cast(IO[bytes], bz2.open(path, "rb"))  # noqa: SIM115
     else:
         handle = open(path, "rb")  # noqa: SIM115

@@ -10,7 +10,6 @@ not know. Third parties register more schemes with :func:`register` or the
 from __future__ import annotations
 
 import importlib
-import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,8 +18,6 @@ from kg_adapters.errors import InvalidTermError, UnknownBackendError
 from kg_adapters.url import KGUrl, local_path, parse_url, redact_url
 
 __all__ = ["BACKENDS", "BackendSpec", "KGUrl", "backend_class", "connect", "local_path", "parse_url", "register"]
-
-logger = logging.getLogger("kg_adapters")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +135,9 @@ def _detect_profile(kg: KnowledgeGraph) -> None:
     except BaseException:
         kg.close()
         raise
-    logger.info("detected profile: %s (%s)", profile.name, profile.detection)
+    import logging  # not imported by connect() otherwise
+
+    logging.getLogger("kg_adapters").info("detected profile: %s (%s)", profile.name, profile.detection)
 
 
 CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")

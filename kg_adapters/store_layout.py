@@ -23,9 +23,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +96,7 @@ def new_temp_dir(store: str | Path) -> Path:
     """A fresh sibling directory to build a store in (same file system, so renames are atomic)."""
     path = Path(store).absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.kga-tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = path.parent / f".{path.name}.kga-tmp-{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
     return tmp
 
@@ -113,6 +111,8 @@ def remove_stale_temps(store: str | Path) -> list[Path]:
         except (ValueError, IndexError):
             continue
         if not _process_alive(pid):
+            import shutil  # not on the read path (opening a store)
+
             shutil.rmtree(candidate, ignore_errors=True)
             removed.append(candidate)
     return removed
@@ -123,7 +123,7 @@ def swap_in(tmp: Path, store: str | Path) -> None:
     ``store``. The caller holds the load lock; ``store`` is a complete store, an empty directory or absent."""
     path = Path(store).absolute()
     manifest = json.loads((tmp / MANIFEST).read_text("utf-8"))
-    name = f"{VERSION_PREFIX}{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    name = f"{VERSION_PREFIX}{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.urandom(4).hex()}"
     (tmp / READERS).touch()
     if (path / MANIFEST).is_file():
         os.rename(tmp, path / name)
@@ -185,6 +185,8 @@ def collect_garbage(store: str | Path) -> list[str]:
     """Deletes the versions of ``store`` that are not current and that no reader holds; returns their names.
 
     Called by loads (under the load lock). A version in use is left for a later load."""
+    import shutil  # not on the read path (opening a store)
+
     path = Path(store)
     current = read_manifest(path).get("data")
     removed = []
@@ -214,11 +216,13 @@ def _claim(directory: Path, doomed: list[Path]) -> bool:
         trash = []
         for item in doomed:
             if item.exists():
-                target = item.parent / f"{TRASH_PREFIX}{item.name}-{uuid.uuid4().hex[:8]}"
+                target = item.parent / f"{TRASH_PREFIX}{item.name}-{os.urandom(4).hex()}"
                 os.rename(item, target)
                 trash.append(target)
     finally:
         os.close(fd)
+    import shutil
+
     for target in trash:
         if target.is_dir():
             shutil.rmtree(target, ignore_errors=True)

@@ -42,7 +42,8 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, load_file, resolve_format
+from loaders.indexing import IndexingSink
+from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
 from loaders.rog_dataset import load_rog_dataset
 from loaders.tsv import SEPARATORS, TsvConverter
@@ -133,7 +134,7 @@ def load_files(
             release_frames(exc)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    statements, log, triples, filtered, repaired = result
+    statements, log, triples, filtered, repaired, index_seconds = result
     return LoadReport(
         store=str(target),
         files=tuple(files),
@@ -145,6 +146,7 @@ def load_files(
         appended=previous is not None,
         lines_filtered=filtered,
         lines_repaired=repaired,
+        index_seconds=index_seconds,
     )
 
 
@@ -218,13 +220,16 @@ def _build(
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
     index: bool,
-) -> tuple[int, SkipLog, int, int, int]:
+) -> tuple[int, SkipLog, int, int, int, float]:
     """Builds the complete store in ``tmp``: data, name index, traversal index, then the manifest."""
     data = tmp / store_layout.DATA_DIR
     if previous is not None:
         oxstore = _checkpoint(store_layout.data_dir(target, previous), data)
     else:
         oxstore = ox.Store(str(data))
+    sink: TripleSink = oxstore
+    if index and previous is None:  # a new store: number its triples as they are loaded
+        sink = IndexingSink(oxstore, traversal_index.TripleCollector())
     log = SkipLog(lenient=lenient)
     question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
@@ -243,11 +248,11 @@ def _build(
             elif fmt == "freebase":
                 converter = FreebaseConverter(dump_filter)
             if fmt == WIKIDATA_JSON:
-                count = load_wikidata_json(oxstore, path, log=log, progress=tick, **wikidata)
+                count = load_wikidata_json(sink, path, log=log, progress=tick, **wikidata)
             elif fmt == ROG_DATASET:
-                count = load_rog_dataset(oxstore, path, log=log, progress=tick, seen=question_ids)
+                count = load_rog_dataset(sink, path, log=log, progress=tick, seen=question_ids)
             else:
-                count = load_file(oxstore, path, fmt, log=log, converter=converter, progress=tick)
+                count = load_file(sink, path, fmt, log=log, converter=converter, progress=tick)
             total += count
             source: dict[str, Any] = {
                 "file": str(Path(path).absolute()),
@@ -262,15 +267,20 @@ def _build(
                 filtered += converter.filtered
                 repaired += converter.repaired
             sources.append(source)
+    collected = sink.collector if isinstance(sink, IndexingSink) else None
+    index_seconds = sink.seconds if isinstance(sink, IndexingSink) else 0.0
+    del sink
     try:
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
-        if index:
-            traversal_index.build_index(oxstore, tmp, get_profile(profile))
+        if index:  # an append reads the store back: its triples are the old ones and the new
+            started = time.perf_counter()
+            traversal_index.build_index(oxstore, tmp, get_profile(profile), collected=collected)
+            index_seconds += time.perf_counter() - started
     except (OSError, sqlite3.Error, BackendError) as exc:
         raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
-    del oxstore
+    del oxstore, collected
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
     now = store_layout.now_iso()
     store_layout.write_manifest(
@@ -285,7 +295,7 @@ def _build(
             "updated": now,
         },
     )
-    return total, log, triples, filtered, repaired
+    return total, log, triples, filtered, repaired, index_seconds
 
 
 def _checkpoint(existing: Path, data: Path) -> ox.Store:

@@ -545,18 +545,21 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
     tmp = store_layout.new_temp_dir(target)
     try:
         oxstore = ox.Store(str(tmp / store_layout.DATA_DIR))
+        collector = traversal_index.TripleCollector()  # the index is written from what goes in
         batch: list[ox.Quad] = []
         for row in state.triples():
             batch.append(_quad(row, profile))
             if len(batch) >= _BUILD_CHUNK:
                 oxstore.bulk_extend(batch)
+                collector.add_quads(batch)
                 batch = []
         oxstore.bulk_extend(batch)
+        collector.add_quads(batch)
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
-        traversal_index.build_index(oxstore, tmp, profile)
-        del oxstore
+        traversal_index.build_index(oxstore, tmp, profile, collected=collector)
+        del oxstore, collector
         gc.collect()  # close the database before the manifest marks it complete and it is renamed
         record = {
             **plan.arguments,

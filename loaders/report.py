@@ -44,6 +44,8 @@ class LoadReport:
     appended: bool
     lines_filtered: int = 0
     lines_repaired: int = 0
+    index_seconds: float = 0.0
+    """The part of ``seconds`` spent on the traversal index (numbering triples as they load, writing it)."""
 
     @property
     def triples_per_second(self) -> float:

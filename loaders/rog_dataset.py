@@ -44,7 +44,7 @@ import pyoxigraph as ox
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
-from loaders.rdf import ROG_DATASET, Progress, read_chunks, read_error
+from loaders.rdf import ROG_DATASET, Progress, TripleSink, read_chunks, read_error
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
@@ -164,7 +164,7 @@ def row_triples(row: Any) -> tuple[str, list[tuple[str, str, str]]]:
 
 
 def load_rog_dataset(
-    store: ox.Store, path: str, *, log: SkipLog, progress: Progress, seen: dict[str, str] | None = None
+    store: TripleSink, path: str, *, log: SkipLog, progress: Progress, seen: dict[str, str] | None = None
 ) -> int:
     """Adds every row's subgraph to ``store`` (the union in the default graph, and each question's
     own triples in its named graph); returns the triples read. ``seen`` maps the question ids of
@@ -206,7 +206,7 @@ def load_rog_dataset(
     return read
 
 
-def _insert(store: ox.Store, quads: list[ox.Quad], path: str) -> None:
+def _insert(store: TripleSink, quads: list[ox.Quad], path: str) -> None:
     try:
         store.bulk_extend(quads)
     except OSError as exc:

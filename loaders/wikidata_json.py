@@ -29,7 +29,7 @@ import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.wikidata_json import entity_ntriples, parse_entity
-from loaders.rdf import Progress, read_chunks, read_error
+from loaders.rdf import Progress, TripleSink, read_chunks, read_error
 from loaders.report import SkipLog
 
 CHUNK_ENTITIES = 1_000
@@ -37,7 +37,7 @@ CHUNK_ENTITIES = 1_000
 
 
 def load_wikidata_json(
-    store: ox.Store,
+    store: TripleSink,
     path: str,
     *,
     log: SkipLog,

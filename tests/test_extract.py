@@ -18,6 +18,7 @@ import pytest
 
 import kg_adapters
 from kg_adapters import connect, store_layout
+from kg_adapters.backends.traversal_index import index_dir
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
@@ -29,6 +30,7 @@ from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 from loaders.extract import STATE_FILE, extract_subgraph, store_snapshot
+from loaders.indexing import index_store
 from loaders.testing.kill import extract_killed_at
 from loaders.testing.malformed_dumps import debris
 
@@ -130,6 +132,17 @@ def test_literals_keep_datatype_and_language(conformance_store: Path, tmp_path: 
     source_data = store_layout.data_dir(conformance_store, store_layout.read_manifest(conformance_store))
     source_triples = {str(q.triple) for q in ox.Store.read_only(str(source_data))}
     assert set(store_snapshot(out)["triples"]) <= source_triples, "every output triple is a source triple, alike"
+    written = _traversal_files(out)  # numbered as the triples went in: the same as read back from the store
+    index_store(str(out))
+    assert _traversal_files(out) == written
+
+
+def _traversal_files(store: Path) -> dict[str, bytes]:
+    version = store_layout.open_version(store)
+    try:
+        return {path.name: path.read_bytes() for path in sorted(index_dir(version.directory).iterdir())}
+    finally:
+        version.close()
 
 
 def test_boundary_entities_get_their_names(conformance_store: Path, tmp_path: Path) -> None:

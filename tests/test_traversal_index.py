@@ -224,6 +224,47 @@ def test_bad_input_is_refused_alike(pair: tuple[KnowledgeGraph, KnowledgeGraph])
         assert type(raised.value).__name__ == "InvalidTermError"
 
 
+BAD_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    ("neighbors", ("bad id",), {}),
+    ("neighbors", ("m.0001",), {"relations": "film.film.director"}),
+    ("neighbors", ("m.0001",), {"relations": ["bad relation"]}),
+    ("neighbors", ("m.0001",), {"relations": [7]}),
+    ("neighbors", ("m.0001",), {"direction": "sideways"}),
+    ("neighbors", ("m.0001",), {"limit_per_entity": -1}),
+    ("neighbors", (["m.0001", 5],), {}),
+    ("neighbors", (b"m.0001",), {}),
+    ("relations", ("bad id",), {}),
+    ("relations", ("m.0001",), {"direction": "up"}),
+    ("relations", (["m.0001", None],), {}),
+    ("paths", ("bad id", ["film.film.director"]), {}),
+    ("paths", ("m.0001", ["film.film.director", "bad relation"]), {}),
+    ("paths", ("m.0001", [["film.film.director"]]), {}),
+    ("paths", ("m.0001", "film.film.director"), {}),
+    ("paths", ("m.0001", []), {}),
+    ("paths", ("m.0001", ["film.film.director"]), {"directions": ["out", "in"]}),
+    ("paths", ("m.0001", ["film.film.director"]), {"directions": ["down"]}),
+    ("paths", ("m.0001", ["film.film.director"]), {"max_paths": -2}),
+]
+
+
+def test_every_bad_call_gets_the_same_error_on_both_paths_every_time(
+    pair: tuple[KnowledgeGraph, KnowledgeGraph],
+) -> None:
+    """The indexed path remembers the ids it converted; a bad one is never remembered, so it is
+    refused with the Oxigraph path's error on every call, also after good calls with the same ids."""
+    fast, slow = pair
+    for operation, args, options in BAD_CALLS:
+        errors = []
+        for kg in (slow, fast, fast):
+            kg.neighbors("m.0001", relations=["film.film.director"])  # the good ids, converted and remembered
+            kg.paths("m.0001", ["film.film.director"])
+            with pytest.raises(Exception) as raised:
+                getattr(kg, operation)(*args, **options)
+            errors.append((type(raised.value).__name__, str(raised.value)))
+        assert errors[0][0] == "InvalidTermError", (operation, args, options, errors[0])
+        assert errors[1] == errors[2] == errors[0], (operation, args, options)
+
+
 def test_small_walks_on_the_index_do_not_import_numpy(stores: tuple[Path, Path]) -> None:
     """Opening an indexed store and answering small walks maps the index without numpy (its import
     would cost a serving process more time and memory than opening the store)."""
@@ -387,3 +428,78 @@ def test_kga_index_command_and_hint(graph_file: Path, tmp_path: Path) -> None:
     with_index = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
     assert "hint" not in with_index.stderr
     assert with_index.stdout == without.stdout
+
+
+# --------------------------------------------------------------------------- the index a load writes
+EX = "http://example.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_HOSTILE_NT = "\n".join(
+    [
+        "# a comment line, then an empty one",
+        "",
+        f"<{EX}a> <{EX}p> <{EX}b> .",
+        f"<{EX}a> <{EX}p> <{EX}b> .",  # twice: the store holds it once
+        f"<{EX}a>\t<{EX}p>  <{EX}c> .",  # tabs and two spaces
+        f"<{EX}a> <{EX}p> <{EX}d>.",  # no space before the dot
+        f"<{EX}a> <{EX}q> <{EX}b> . # a comment > <{EX}x> .",
+        f"<{EX}b> <{EX}q> <{EX}page#top> .",
+        f"<{EX}\\u0041bc> <{EX}p> <{EX}a> .",  # an escaped IRI: the store holds <{EX}Abc>
+        f"<{EX}Abc> <{EX}p> <{EX}b> .",
+        f'<{EX}a> <{EX}n> "01"^^<{XSD}integer> .',  # the store keeps the value: "1"
+        f'<{EX}a> <{EX}n> "+1"^^<{XSD}integer> .',  # the same value again
+        f'<{EX}a> <{EX}n> "1.50"^^<{XSD}decimal> .',
+        f'<{EX}a> <{EX}n> "1"^^<{XSD}boolean> .',
+        f'<{EX}a> <{EX}n> "2020-01-01T00:00:00.000Z"^^<{XSD}dateTime> .',
+        f'<{EX}a> <{EX}n> "07"^^<{XSD}int> .',
+        f'<{EX}a> <{EX}label> "Hello"@EN-gb .',
+        f'<{EX}a> <{EX}label> "x"^^<{XSD}string> .',
+        f'<{EX}a> <{EX}label> "x" .',  # the same term as the line before
+        f'<{EX}a> <{EX}label> "a > <{EX}b> . \\"q\\" \\u00e9\\n" .',
+        f"_:n1 <{EX}p> <{EX}a> .",
+        f"<{EX}c> <{EX}p> _:n1 .",
+        f"_:n1 <{EX}p> _:n2 .",
+        f"<{EX}a> <{EX}p> <{EX}b> .",
+    ]
+)
+_HOSTILE_TTL = f"""@prefix ex: <{EX}> .
+ex:a ex:p ex:e , ex:b ; ex:n "2"^^<{XSD}integer> , "002"^^<{XSD}integer> .
+ex:e ex:q [ ex:p ex:a ] .
+"""
+_HOSTILE_NQ = f"""<{EX}f> <{EX}p> <{EX}a> <{EX}graph> .
+<{EX}f> <{EX}p> "in a named graph"@en <{EX}graph> .
+"""
+
+
+def _index_files(store: Path) -> dict[str, bytes]:
+    directory = _version_dir(store) / INDEX_DIR
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_path: Path, lenient: bool) -> None:
+    """The load numbers triples as they go into the store; the index it writes must be, byte for
+    byte, the one read back from the finished store (escapes, duplicates, typed literals Oxigraph
+    stores canonically, blank nodes, comments, other formats, named graphs moved to the default one),
+    and answer as Oxigraph does."""
+    nt, ttl, nq = tmp_path / "hostile.nt", tmp_path / "hostile.ttl", tmp_path / "hostile.nq"
+    text = _HOSTILE_NT + (f'\n<{EX}a> <{EX}p> "unterminated .' if lenient else "")
+    nt.write_text(text + "\n", encoding="utf-8")
+    ttl.write_text(_HOSTILE_TTL, encoding="utf-8")
+    nq.write_text(_HOSTILE_NQ, encoding="utf-8")
+    files = [str(nt), str(nq)] if lenient else [str(nt), str(ttl), str(nq)]  # lenient: line formats only
+    store = tmp_path / "store"
+    report = load_files(files, str(store), progress=False, lenient=lenient)
+    assert report.index_seconds > 0
+    assert report.lines_skipped == (1 if lenient else 0)
+    written = _index_files(store)
+    index_store(str(store))
+    assert _index_files(store) == written
+    meta = json.loads(written["meta.json"])
+    assert (meta["blank_edges"], meta["literal_edges"]) == ((3, 9) if lenient else (5, 10))  # "01", "+1": one
+    nodes = [f"{EX}{name}" for name in ("a", "b", "c", "d", "e", "f", "Abc", "page#top")]
+    with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
+        assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
+        assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
+        for direction in DIRECTIONS:
+            assert fast.neighbors(nodes, direction=direction) == slow.neighbors(nodes, direction=direction)
+        assert list(fast.subgraph(f"{EX}a", hops=2)) == list(slow.subgraph(f"{EX}a", hops=2))

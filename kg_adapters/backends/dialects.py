@@ -27,11 +27,25 @@ class Dialect:
     method: str = "POST"
     blank_node_prefix: str | None = None
     """IRI prefix by which the engine lets queries name a blank node (Virtuoso: nodeID://)."""
+    parallel_requests: int = 1
+    """Most requests one ``neighbors`` call has in flight (its id chunk split into that many parts,
+    ``parallel_requests=N`` to change): an engine with idle cores answers the parts side by side.
+    One by default: on a busy machine (client and Virtuoso sharing two loaded cores) the parts
+    measured no faster than one request and cost more round trips."""
+    grouped_edges: bool = False
+    """Whether ``neighbors`` asks for the IRI ends of a node's edges grouped per relation
+    (``GROUP_CONCAT``, one row per node and relation): on Virtuoso writing a result row costs far
+    more than evaluating it, so the grouped answer comes about 3x faster and rarely meets the row cap."""
 
 
 DIALECTS: dict[str, Dialect] = {
     "virtuoso": Dialect(
-        name="virtuoso", row_cap=10_000, max_sorted_rows=10_000, values_chunk=1_000, blank_node_prefix="nodeID://"
+        name="virtuoso",
+        row_cap=10_000,
+        max_sorted_rows=10_000,
+        values_chunk=1_000,
+        blank_node_prefix="nodeID://",
+        grouped_edges=True,
     ),
     "wdqs": Dialect(name="wdqs", row_cap=None, max_sorted_rows=None, values_chunk=200),
     "blazegraph": Dialect(name="blazegraph", row_cap=None, max_sorted_rows=None, values_chunk=500),

@@ -355,6 +355,7 @@ class HttpExchange:
         self._session.headers.update({"User-Agent": user_agent, **(headers or {})})
         self._clock = clock
         self.requests_sent = 0
+        self._count_lock = threading.Lock()
 
     @property
     def endpoint(self) -> str:
@@ -369,7 +370,8 @@ class HttpExchange:
     ) -> tuple[bytes, Mapping[str, str]]:
         """Sends ``fields`` (as the query string, or a POSTed form) or ``json_body`` (POSTed as JSON)
         and returns (body, headers)."""
-        self.requests_sent += 1
+        with self._count_lock:  # one connection's calls may send side by side (parallel_requests)
+            self.requests_sent += 1
         watch = _ExchangeWatch()
         timer = threading.Timer(self.timeout, watch.expire)
         timer.daemon = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
+import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import pyoxigraph as ox
 from kg_adapters import store_layout
 from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
-from kg_adapters.base import Direction, Ids, check_budget, check_direction
+from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
@@ -29,7 +30,7 @@ from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
     from kg_adapters.backends.traversal_index import TraversalIndex
-    from kg_adapters.backends.traversal_walks import Hops
+    from kg_adapters.backends.traversal_walks import Hops, IndexIds
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
@@ -143,8 +144,10 @@ class OxigraphGraph(SparqlGraph):
         self._version: store_layout.OpenVersion | None = None
         self._traversal: TraversalIndex | None = None
         self._use_index = index
-        self._masks: dict[tuple[str, bool], bytes | None] = {}
         self._relation_full: dict[str, str] = {}
+        self._ids: IndexIds | None = None
+        self._oxigraph: ox.Store | None = None
+        self._oxigraph_lock = threading.Lock()
         if path is not None:
             self._version = store_layout.open_version(path)  # held until close(): a load cannot delete it
             self.manifest = self._version.manifest
@@ -163,16 +166,42 @@ class OxigraphGraph(SparqlGraph):
                 f"cannot open the store at {path} for writing: its directory or file system is read-only "
                 "(connect without write=True to read it)"
             )
+        if index and not write:
+            self._open_traversal_index()
+            if self._traversal is not None:
+                return  # Oxigraph opens on first use (_store): answers from the index never need it
         try:
-            self._store = ox.Store(data) if write else ox.Store.read_only(data)
+            self._oxigraph = ox.Store(data) if write else ox.Store.read_only(data)
         except OSError as exc:
             self.close_version()
             if write and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
                 raise StoreReadOnly(f"cannot open the store at {path} for writing: {exc}") from exc
             raise StoreNotFound(f"cannot open the Oxigraph store at {path}: {exc}") from exc
-        self._use_index = index
-        if index:
+        if index and write:
             self._open_traversal_index()
+
+    @property
+    def _store(self) -> ox.Store:
+        """The Oxigraph store; a read-only one with a traversal index is opened here, on first use:
+        opening RocksDB costs ~15 ms and ~4 MiB that a process answering from the index never needs."""
+        store = self._oxigraph
+        if store is None:
+            with self._oxigraph_lock:
+                store = self._oxigraph
+                if store is None:
+                    store = self._oxigraph = self._open_read_only()
+        return store
+
+    @_store.setter
+    def _store(self, store: ox.Store) -> None:
+        self._oxigraph = store
+
+    def _open_read_only(self) -> ox.Store:
+        assert self._version is not None  # only on-disk stores defer opening
+        try:
+            return ox.Store.read_only(str(self._version.data))
+        except OSError as exc:
+            raise StoreNotFound(f"cannot open the Oxigraph store at {self.path}: {exc}") from exc
 
     # -- the traversal index (kg_adapters.backends.traversal_index) --------------------------------
     def _open_traversal_index(self) -> None:
@@ -211,13 +240,15 @@ class OxigraphGraph(SparqlGraph):
     def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> bytes | None:
         """Which relation numbers an unnamed walk keeps: the profile's relation filter, and with
         ``layer`` the statement plumbing hidden (as ``neighbors(relations=None)`` answers)."""
-        layer = layer and self._profile.statements is not None
-        key = (self._profile.relation_filter.key, layer)
-        if key not in self._masks:
+        masks = self._index_ids(index).masks  # kept with the index and profile they were made for
+        try:
+            return masks[layer]
+        except KeyError:
+            hide_layer = layer and self._profile.statements is not None
             keeps = self._profile.relation_filter.keeps
-            flags = [keeps(r) and not (layer and self._in_statement_layer(r)) for r in index.relations]
-            self._masks[key] = None if all(flags) else bytes(flags)
-        return self._masks[key]
+            flags = [keeps(r) and not (hide_layer and self._in_statement_layer(r)) for r in index.relations]
+            mask = masks[layer] = None if all(flags) else bytes(flags)
+            return mask
 
     def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> bytes:
         mask = bytearray(max(len(index.relations), 1))
@@ -232,6 +263,15 @@ class OxigraphGraph(SparqlGraph):
         if full is None:
             full = self._relation_full[relation] = self._profile.relation_iri(relation)
         return full
+
+    def _index_ids(self, index: TraversalIndex) -> IndexIds:
+        """The id memo of ``index`` under the current profile (a new one after either changes)."""
+        ids = self._ids
+        if ids is None or ids.index is not index or ids.profile is not self._profile:
+            import kg_adapters.backends.traversal_walks as walks  # (no fromlist: cheap once imported)
+
+            ids = self._ids = walks.IndexIds(index, self._profile)
+        return ids
 
     def _hops(self, index: TraversalIndex) -> Hops:
         from kg_adapters.backends.traversal_walks import Hops
@@ -314,6 +354,120 @@ class OxigraphGraph(SparqlGraph):
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
 
+    def neighbors(
+        self,
+        ids: Ids,
+        *,
+        direction: Direction = "out",
+        relations: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+        literals: bool = True,
+        expand_cvt: bool = False,
+        qualifiers: bool = False,
+    ) -> dict[str, list[Edge]]:
+        """From the index in one pass per entity, edges made in answer order (no sorting of
+        records, no filtering afterwards), when the store's ends are all in the index, no id is a
+        blank node and no statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
+        profile = self._profile
+        index = None if profile.statements is not None or (expand_cvt and profile.has_cvt_nodes) else self._walk_index()
+        if index is not None:
+            self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+            if direction not in DIRECTIONS:
+                check_direction(direction)
+            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+            if not any(spelling.startswith("_:") for spelling in spellings):
+                return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
+        return super().neighbors(
+            ids,
+            direction=direction,
+            relations=relations,
+            limit_per_entity=limit_per_entity,
+            literals=literals,
+            expand_cvt=expand_cvt,
+            qualifiers=qualifiers,
+        )
+
+    def _indexed_neighbors(
+        self,
+        index: TraversalIndex,
+        spellings: list[str],
+        direction: Direction,
+        relations: Sequence[str] | None,
+        limit: int | None,
+        literals: bool,
+    ) -> dict[str, list[Edge]]:
+        import kg_adapters.backends.traversal_walks as walks
+
+        memo = self._index_ids(index)
+        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
+        relation: int | None = None
+        mask: bytes | None = None
+        if relations is None:
+            mask = self._visible_mask(index, layer=False)
+        else:
+            if isinstance(relations, str) or not isinstance(relations, Iterable):
+                raise InvalidTermError("relations must be a list of relation ids, not one string")
+            named = {n for r in relations if (n := memo.relation_number(r)) is not None}  # each one checked
+            if len(named) == 1:
+                relation = named.pop()
+            else:
+                flags = bytearray(index.width)  # none named (or none in the index): no edges
+                for r in named:
+                    flags[r] = 1
+                mask = bytes(flags)
+        found: dict[str, list[Edge]] = {}
+        for node in canonical.values():
+            if node not in found:
+                number = memo.number(node)
+                edges = (
+                    []
+                    if number is None
+                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals)
+                )
+                found[node] = edges[:limit] if limit is not None else edges
+        if len(canonical) == 1:
+            return {spelling: found[node] for spelling, node in canonical.items()}
+        return {spelling: list(found[node]) for spelling, node in canonical.items()}
+
+    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
+        """From the index (relation numbers of each entity, masked by the profile, named in sorted
+        order) when the store's ends are all in the index and no id is a blank node; else through
+        ``SparqlGraph.relations``."""
+        index = None if expand_cvt and self._profile.has_cvt_nodes else self._walk_index()
+        if index is not None:
+            self._check_open()  # the checks and their order are SparqlGraph.relations'
+            if direction not in DIRECTIONS:
+                check_direction(direction)
+            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
+            if not any(spelling.startswith("_:") for spelling in spellings):
+                return self._indexed_relations(index, spellings, direction)
+        return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
+
+    def _indexed_relations(
+        self, index: TraversalIndex, spellings: list[str], direction: Direction
+    ) -> dict[str, list[str]]:
+        import kg_adapters.backends.traversal_walks as walks
+
+        memo = self._index_ids(index)
+        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
+        mask = self._visible_mask(index, layer=True)
+        sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
+        labels = index.relations
+        found: dict[str, list[str]] = {}
+        for node in canonical.values():
+            if node in found:
+                continue
+            number = memo.number(node)
+            numbers: set[int] = set()
+            if number is not None:
+                for side in sides:
+                    numbers |= walks.node_relations(index, number, side)
+            found[node] = [labels[r] for r in sorted(numbers) if mask is None or mask[r]]
+        if len(canonical) == 1:
+            return {spelling: found[node] for spelling, node in canonical.items()}
+        return {spelling: list(found[node]) for spelling, node in canonical.items()}
+
     def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
         index = self._usable_index()
         if index is None:
@@ -350,14 +504,23 @@ class OxigraphGraph(SparqlGraph):
             return super().paths(
                 starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
             )
-        from kg_adapters.backends import traversal_walks
-
         self._check_open()
-        start_ids, dirs, limit = path_arguments(self, starts, relation_path, directions, max_paths)
-        profile = self._profile
-        relations = [index.relation_number.get(profile.relation_id(profile.relation_iri(r))) for r in relation_path]
-        numbers = [index.number(start) for start in start_ids]
-        return traversal_walks.constrained_paths(self._hops(index), start_ids, numbers, relations, dirs, limit, simple)
+        ids = self._index_ids(index)
+        start_ids, dirs, limit = path_arguments(
+            self,
+            starts,
+            relation_path,
+            directions,
+            max_paths,
+            canonical=ids.canonical_id,
+            check_relation=ids.relation_number,
+        )
+        relations = [ids.relation_number(r) for r in relation_path]
+        numbers = [ids.number(start) for start in start_ids]
+        import kg_adapters.backends.traversal_walks as walks
+
+        hops = walks.Hops(index, index.literals)
+        return walks.constrained_paths(hops, start_ids, numbers, relations, dirs, limit, simple)
 
     def shortest_paths(
         self,

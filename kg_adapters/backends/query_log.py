@@ -31,9 +31,17 @@ _OPERATION = threading.local()
 _G = TypeVar("_G")
 
 
-def count_query() -> None:
-    """Counts one request of the operation running in this thread."""
-    _OPERATION.queries = getattr(_OPERATION, "queries", 0) + 1
+def count_query(requests: int = 1) -> None:
+    """Counts ``requests`` requests of the operation running in this thread."""
+    _OPERATION.queries = getattr(_OPERATION, "queries", 0) + requests
+
+
+def take_count() -> int:
+    """The requests counted in this thread since the last call (for a worker thread to hand its
+    count to the operation that started it)."""
+    queries = getattr(_OPERATION, "queries", 0)
+    _OPERATION.queries = 0
+    return int(queries)
 
 
 def logs_query_counts(cls: type[_G]) -> type[_G]:

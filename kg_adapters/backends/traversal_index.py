@@ -25,21 +25,25 @@ into their own memory and know nothing of relations or RDF terms.
 
 Building is atomic: the files are written into a temporary directory inside the version directory
 and renamed to ``traversal`` last (a crash leaves only the temporary directory, never a half index).
+A load numbers the triples as it hands them to Oxigraph (:class:`TripleCollector`) and writes the
+index from those numbers; ``kga index`` and appends read the store back, which costs about as much as
+loading it (Oxigraph looks every IRI of every triple up on disk). Both give the same files.
 Anything the index does not hold (literals, blank nodes, named graphs) is answered by Oxigraph.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import mmap
 import os
-import shutil
+import re
 import struct
-import uuid
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -113,110 +117,240 @@ def build_index(
     *,
     progress: Callable[[int], None] | None = None,
     every: int = 100_000,
+    collected: TripleCollector | None = None,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
-    replacing any index there. ``progress(done)`` reports a running count of work: every ``every``
-    triples read (``done`` = triples read), then once per file written (``done`` = triples + files).
+    replacing any index there. ``collected``, when given, holds every triple of the store's default
+    graph (what a load wrote, see :class:`TripleCollector`), and the store is not read at all;
+    otherwise the store is read back (about as slow as loading it: Oxigraph looks each IRI up on
+    disk). ``progress(done)`` reports a running count of work: every ``every`` triples read
+    (``done`` = triples read; once, for collected triples), then once per file written
+    (``done`` = triples + files).
 
     Atomic: the files go to a temporary directory renamed into place last; a crash at any point
     leaves the previous index (or none) and a temporary directory that the next build removes."""
     directory = Path(version_dir)
     remove_stale_builds(directory)
-    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
     try:
-        return _build(store, directory, tmp, profile, progress, every)
+        if collected is None:
+            collected = TripleCollector(distinct=True)
+            try:
+                collected.add_quads(
+                    _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
+                )
+            except OSError as exc:
+                raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
+        elif progress is not None:
+            progress(collected.rows)
+        return _write(collected, directory, tmp, profile, progress)
     except BaseException:
+        import shutil
+
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
-def _build(
-    store: ox.Store,
+def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, every: int) -> Iterator[ox.Quad]:
+    if progress is None:
+        yield from quads
+        return
+    for rows, quad in enumerate(quads, 1):
+        yield quad
+        if rows % every == 0:
+            progress(rows)
+
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_TYPED_BATCH = 50_000
+"""Typed literals canonicalized together (see ``TripleCollector._add_typed``)."""
+
+_SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$", re.MULTILINE)
+"""An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
+loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
+
+
+class TripleCollector:
+    """The triples a load writes to the default graph, numbered as they go by, so that the load
+    builds the index without reading the store back.
+
+    Entities and relations are numbered by a dict keyed by their IRIs' UTF-8 bytes, in order of
+    first sight (renumbered by id when the index is written). N-Triples text is split by one regular
+    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest
+    (literals, blank nodes, escapes, comments), which Oxigraph's parser reads as quads. A load may
+    add a triple twice (a store is a set): duplicates are dropped when the index is written.
+    ``distinct=True`` says the source has none (a store read back), so blank-node triples and
+    literal triples need not be remembered to be counted once."""
+
+    def __init__(self, *, distinct: bool = False) -> None:
+        self._entity: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+        self._relation: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+        self._edge_chunks: list[tuple[Any, Any, Any]] = []
+        self._heads, self._rels, self._tails = array("i"), array("i"), array("i")
+        self._out_extra_nodes, self._out_extra_rels = array("i"), array("i")
+        self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
+        self._distinct = distinct
+        self._literal_list: list[tuple[int, int, ox.Literal]] = []
+        self._literal_set: set[tuple[int, int, ox.Literal]] = set()
+        self._typed: list[ox.Quad] = []
+        self._blank_set: set[ox.Quad] = set()
+        self._blank_count = 0
+        self.rows = 0
+        """Triples added (duplicates included)."""
+
+    def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
+        """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
+        nodes renamed per call)."""
+        if format != ox.RdfFormat.N_TRIPLES:
+            self.add_quads(ox.parse(data, format, rename_blank_nodes=True))
+            return
+        import numpy as np
+
+        parts = _SIMPLE_TRIPLE.split(data)
+        count = len(parts) // 4
+        if count:
+            entity, relation = self._entity.__getitem__, self._relation.__getitem__
+            self._edge_chunks.append(
+                (
+                    np.fromiter(map(entity, parts[1::4]), dtype=np.int32, count=count),
+                    np.fromiter(map(relation, parts[2::4]), dtype=np.int32, count=count),
+                    np.fromiter(map(entity, parts[3::4]), dtype=np.int32, count=count),
+                )
+            )
+            self.rows += count
+        rest = b"".join(parts[0::4])  # the other lines, with their line breaks
+        if rest.strip():
+            self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+
+    def add_quads(self, quads: Iterable[ox.Quad]) -> None:
+        """Adds the quads of the default graph (others are not indexed)."""
+        entity, relation = self._entity.__getitem__, self._relation.__getitem__
+        heads, rels, tails = self._heads, self._rels, self._tails
+        named, literal, default = ox.NamedNode, ox.Literal, ox.DefaultGraph
+        distinct = self._distinct
+        rows = 0
+        for quad in quads:
+            if type(quad.graph_name) is not default:
+                continue
+            rows += 1
+            subject, obj = quad.subject, quad.object
+            r = relation(quad.predicate.value.encode())
+            if type(subject) is named:
+                s = entity(subject.value.encode())
+                if type(obj) is named:
+                    heads.append(s)
+                    rels.append(r)
+                    tails.append(entity(obj.value.encode()))
+                    continue
+                self._out_extra_nodes.append(s)
+                self._out_extra_rels.append(r)
+                if type(obj) is literal:
+                    if distinct:
+                        self._literal_list.append((s, r, obj))
+                    elif obj.language is None and obj.datatype.value != _XSD_STRING:
+                        self._typed.append(quad)  # Oxigraph may store it in another spelling
+                        if len(self._typed) >= _TYPED_BATCH:
+                            self._add_typed()
+                    else:
+                        self._literal_set.add((s, r, obj))
+                    continue
+            elif type(obj) is named:
+                self._in_extra_nodes.append(entity(obj.value.encode()))
+                self._in_extra_rels.append(r)
+            if distinct:
+                self._blank_count += 1
+            else:
+                self._blank_set.add(quad)
+        self.rows += rows
+
+    # -- what _write reads ------------------------------------------------------------------------
+    def iris(self) -> tuple[list[str], list[str]]:
+        """The entity and the relation IRIs, in number order."""
+        return (
+            [iri.decode("utf-8") for iri in self._entity],
+            [iri.decode("utf-8") for iri in self._relation],
+        )
+
+    def edges(self) -> tuple[Ints, Ints, Ints]:
+        """(heads, relations, tails) of the IRI-to-IRI triples (duplicates included)."""
+        import numpy as np
+
+        chunks = [
+            *self._edge_chunks,
+            tuple(np.frombuffer(a, dtype=np.int32) for a in (self._heads, self._rels, self._tails)),
+        ]
+        return cast(
+            "tuple[Ints, Ints, Ints]",
+            tuple(np.concatenate([chunk[i] for chunk in chunks]).astype(np.int64) for i in range(3)),
+        )
+
+    def extras(self) -> tuple[tuple[Ints, Ints], tuple[Ints, Ints]]:
+        """(nodes, relations) with a literal or blank-node object, and with a blank-node subject."""
+        import numpy as np
+
+        def pair(nodes: array[int], rels: array[int]) -> tuple[Ints, Ints]:
+            return np.frombuffer(nodes, dtype=np.int32).astype(np.int64), np.frombuffer(rels, dtype=np.int32).astype(
+                np.int64
+            )
+
+        return pair(self._out_extra_nodes, self._out_extra_rels), pair(self._in_extra_nodes, self._in_extra_rels)
+
+    def literal_rows(self) -> list[tuple[int, int, ox.Literal]]:
+        self._add_typed()
+        return self._literal_list if self._distinct else list(self._literal_set)
+
+    def _add_typed(self) -> None:
+        """Adds the typed literals waiting in ``_typed`` as Oxigraph stores them: it keeps numbers,
+        booleans, dates and durations as values and writes them back canonically (``"01"`` and
+        ``"+1"`` as xsd:integer are both ``"1"``, one triple), so they pass through an in-memory
+        store, which encodes terms as the on-disk one does."""
+        if not self._typed:
+            return
+        canonical = ox.Store()
+        canonical.bulk_extend(self._typed)
+        self._typed.clear()
+        entity, relation = self._entity.__getitem__, self._relation.__getitem__
+        for quad in canonical:
+            subject, obj = quad.subject, quad.object
+            if type(subject) is ox.NamedNode and type(obj) is ox.Literal:  # what was put in
+                self._literal_set.add((entity(subject.value.encode()), relation(quad.predicate.value.encode()), obj))
+
+    def blank_edges(self) -> int:
+        return self._blank_count if self._distinct else len(self._blank_set)
+
+
+def _write(
+    collected: TripleCollector,
     directory: Path,
     tmp: Path,
     profile: Profile,
     progress: Callable[[int], None] | None,
-    every: int,
 ) -> IndexStats:
     import numpy as np
 
-    entity_of: dict[str, int] = {}
-    relation_of: dict[str, int] = {}
-    heads, rels, tails = array("i"), array("i"), array("i")
-    extra_out: set[tuple[int, int]] = set()
-    extra_in: set[tuple[int, int]] = set()
-    literal_rows: list[tuple[int, int, Any]] = []
-    blank_edges = rows = 0
-    named, literal, blank = ox.NamedNode, ox.Literal, ox.BlankNode
-    try:
-        for quad in store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()):
-            rows += 1
-            if progress is not None and rows % every == 0:
-                progress(rows)
-            subject, obj = quad.subject, quad.object
-            predicate = quad.predicate.value
-            r = relation_of.get(predicate)
-            if r is None:
-                r = relation_of[predicate] = len(relation_of)
-            subject_kind, object_kind = type(subject), type(obj)
-            if subject_kind is named:
-                s_iri = cast(ox.NamedNode, subject).value
-                s = entity_of.get(s_iri)
-                if s is None:
-                    s = entity_of[s_iri] = len(entity_of)
-                if object_kind is named:
-                    o_iri = cast(ox.NamedNode, obj).value
-                    o = entity_of.get(o_iri)
-                    if o is None:
-                        o = entity_of[o_iri] = len(entity_of)
-                    heads.append(s)
-                    rels.append(r)
-                    tails.append(o)
-                else:
-                    extra_out.add((s, r))
-                    if object_kind is literal:
-                        literal_rows.append((s, r, obj))
-                    else:
-                        blank_edges += 1
-            else:
-                blank_edges += 1
-                if object_kind is named:
-                    o_iri = cast(ox.NamedNode, obj).value
-                    o = entity_of.get(o_iri)
-                    if o is None:
-                        o = entity_of[o_iri] = len(entity_of)
-                    extra_in.add((o, r))
-                elif object_kind is blank:
-                    pass
-    except OSError as exc:
-        raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
-
-    entity_names = [profile.entity_id(iri) for iri in entity_of]
-    relation_names = [profile.relation_id(iri) for iri in relation_of]
-    del entity_of, relation_of
+    rows = collected.rows
+    entity_iris, relation_iris = collected.iris()
+    entity_names = [profile.entity_id(iri) for iri in entity_iris]
+    relation_names = [profile.relation_id(iri) for iri in relation_iris]
+    del entity_iris, relation_iris
     entity_rank, entity_order = _ranks(entity_names, "entity")
     relation_rank, relation_order = _ranks(relation_names, "relation")
     width = max(len(relation_names), 1)
 
-    h = entity_rank[np.frombuffer(heads, dtype=np.int32)]
-    t = entity_rank[np.frombuffer(tails, dtype=np.int32)]
-    r_ids = relation_rank[np.frombuffer(rels, dtype=np.int32)]
-    del heads, tails, rels
-    out_key = h * width + r_ids
-    order = np.lexsort((t, out_key))
-    out_key, out_other = out_key[order], t[order].astype(np.int32)
-    in_key = t * width + r_ids
-    order = np.lexsort((h, in_key))
-    in_key, in_other = in_key[order], h[order].astype(np.int32)
-    del order, h, t, r_ids
+    heads, rels, tails = collected.edges()
+    out_key, out_other, in_key, in_other = _csr(
+        entity_rank[heads], relation_rank[rels], entity_rank[tails], width, max(len(entity_names), 1)
+    )
+    del heads, rels, tails
 
-    def extra_keys(pairs: set[tuple[int, int]]) -> Ints:
-        if not pairs:
-            return np.zeros(0, dtype=np.int64)
-        flat = np.array(sorted(pairs), dtype=np.int64)
-        return np.unique(entity_rank[flat[:, 0]] * width + relation_rank[flat[:, 1]])
+    def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
+        nodes, relations = pairs
+        return _distinct(np.sort(entity_rank[nodes] * width + relation_rank[relations]))
 
+    out_extra_pairs, in_extra_pairs = collected.extras()
+    literal_rows = collected.literal_rows()
+    blank_edges = collected.blank_edges()
     literal_key, literal_tag, literal_offsets, literal_values, tags = _literal_table(
         literal_rows, entity_rank, relation_rank, width
     )
@@ -235,8 +369,8 @@ def _build(
         "out_other": out_other,
         "in_key": in_key,
         "in_other": in_other,
-        "out_extra": extra_keys(extra_out),
-        "in_extra": extra_keys(extra_in),
+        "out_extra": extra_keys(out_extra_pairs),
+        "in_extra": extra_keys(in_extra_pairs),
         "literal_key": literal_key,
         "literal_tag": literal_tag,
         "literal_offsets": literal_offsets,
@@ -252,7 +386,7 @@ def _build(
         "literal_relations": sorted(set((arrays["out_extra"] % width).tolist())),
         "literal_tags": tags,
         "blank_edges": blank_edges,
-        "rows": rows,
+        "rows": int(out_key.size) + literal_edges + blank_edges,
     }
     done = rows
 
@@ -295,37 +429,104 @@ def _build(
     )
 
 
+def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
+    """(out_key, out_other, in_key, in_other) of the edges (h, r, t), duplicates dropped: one sort of
+    an int64 (key, other) number per direction when it fits (~15x faster than ``lexsort``)."""
+    import numpy as np
+
+    if entities * width * entities < 1 << 63:
+        out = _distinct(np.sort((h * width + r) * entities + t))
+        out_key, out_other = np.divmod(out, entities)
+        h, r = np.divmod(out_key, width)
+        into = np.sort((out_other * width + r) * entities + h)
+        in_key, in_other = np.divmod(into, entities)
+        return out_key, out_other.astype(np.int32), in_key, in_other.astype(np.int32)
+    out_key = h * width + r
+    order = np.lexsort((t, out_key))
+    out_key, t, h, r = out_key[order], t[order], h[order], r[order]
+    if out_key.size:
+        first = np.ones(out_key.size, dtype=bool)
+        first[1:] = (out_key[1:] != out_key[:-1]) | (t[1:] != t[:-1])
+        out_key, t, h, r = out_key[first], t[first], h[first], r[first]
+    in_key = t * width + r
+    order = np.lexsort((h, in_key))
+    return out_key, t.astype(np.int32), in_key[order], h[order].astype(np.int32)
+
+
+def _distinct(ordered: Ints) -> Ints:
+    """A sorted array without its repeats (``np.unique`` sorts again, and is slower)."""
+    import numpy as np
+
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered if first.all() else ordered[first]
+
+
 def _literal_table(
-    rows: list[tuple[int, int, Any]], entity_rank: Ints, relation_rank: Ints, width: int
+    rows: list[tuple[int, int, ox.Literal]], entity_rank: Ints, relation_rank: Ints, width: int
 ) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
     """The literal objects by (entity, relation), each key's literals in answer order
     (``node_sort_key``): keys, tag numbers (``""`` plain, ``@lang``, ``^datatype``), offsets into the
-    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals."""
+    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals
+    (``plain_literal``, which keeps the text and maps the datatype and language: called once per
+    distinct pair)."""
     import numpy as np
 
     from kg_adapters.backends.sparql_graph import plain_literal
 
-    entries = []
-    for s, r, term in rows:
-        value = plain_literal(str(term.value), str(term.datatype.value), term.language)
-        key = int(entity_rank[s]) * width + int(relation_rank[r])
-        entries.append((key, value.value, value.datatype or "", value.lang or ""))
-    entries.sort()
-    tag_of: dict[str, int] = {"": 0}
-    keys = np.fromiter((entry[0] for entry in entries), dtype=np.int64, count=len(entries))
-    tag_numbers = np.zeros(len(entries), dtype=np.int32)
-    encoded = []
-    for position, (_, text, datatype, lang) in enumerate(entries):
-        tag = f"@{lang}" if lang else f"^{datatype}" if datatype else ""
-        number = tag_of.get(tag)
+    tag_of: dict[tuple[str, str | None], int] = {}  # (datatype, language) -> tag number
+    tags = [""]
+    numbers: dict[str, int] = {"": 0}
+    count = len(rows)
+    heads = np.empty(count, dtype=np.int64)
+    relations = np.empty(count, dtype=np.int64)
+    tag_numbers = np.empty(count, dtype=np.int32)
+    texts: list[str] = []
+    for position, (s, r, term) in enumerate(rows):
+        datatype, language = term.datatype.value, term.language
+        number = tag_of.get((datatype, language))
         if number is None:
-            number = tag_of[tag] = len(tag_of)
-        tag_numbers[position] = number
-        encoded.append(text.encode("utf-8"))
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            value = plain_literal("", datatype, language)
+            tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+            number = numbers.get(tag)
+            if number is None:
+                number = numbers[tag] = len(tags)
+                tags.append(tag)
+            tag_of[(datatype, language)] = number
+        heads[position], relations[position], tag_numbers[position] = s, r, number
+        texts.append(term.value)
+    keys = entity_rank[heads] * width + relation_rank[relations]
+    order = np.argsort(keys, kind="stable").tolist()
+    # answer order within a key: text, then datatype, then language (``node_sort_key``)
+    tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+    key_list = keys.tolist()
+    start = 0
+    while start < count:
+        stop = start + 1
+        key = key_list[order[start]]
+        while stop < count and key_list[order[stop]] == key:
+            stop += 1
+        if stop - start > 1:
+            order[start:stop] = sorted(order[start:stop], key=lambda i: (texts[i], *tag_sort[tag_numbers[i]]))
+        start = stop
+    encoded = [texts[i].encode("utf-8") for i in order]
+    offsets = np.zeros(count + 1, dtype=np.int64)
     if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    return keys, tag_numbers, offsets, b"".join(encoded), list(tag_of)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count), out=offsets[1:])
+    chosen = np.array(order, dtype=np.int64)
+    final = tag_numbers[chosen]
+    # tags numbered in order of first use, "" first: the same files whatever order the rows came in
+    used, first_use = np.unique(final, return_index=True)
+    renumber = np.zeros(len(tags), dtype=np.int32)
+    ordered_tags = [""]
+    for tag_number in used[np.argsort(first_use, kind="stable")].tolist():
+        if tag_number:
+            renumber[tag_number] = len(ordered_tags)
+            ordered_tags.append(tags[tag_number])
+    return keys[chosen], renumber[final], offsets, b"".join(encoded), ordered_tags
 
 
 def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -358,7 +559,7 @@ def _swap(tmp: Path, directory: Path) -> None:
     target = directory / INDEX_DIR
     old = None
     if target.exists():
-        old = directory / f"{_TRASH_PREFIX}{uuid.uuid4().hex[:8]}"
+        old = directory / f"{_TRASH_PREFIX}{os.urandom(4).hex()}"
         os.rename(target, old)
     os.rename(tmp, target)
     fd = os.open(directory, os.O_RDONLY)
@@ -367,11 +568,15 @@ def _swap(tmp: Path, directory: Path) -> None:
     finally:
         os.close(fd)
     if old is not None:
+        import shutil
+
         shutil.rmtree(old, ignore_errors=True)
 
 
 def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:
     """Deletes temporary directories left by index builds that were killed."""
+    import shutil  # shutil and uuid are for building: opening an index imports neither
+
     for entry in Path(version_dir).glob(".traversal-*"):
         if entry.name.startswith(_TRASH_PREFIX):
             shutil.rmtree(entry, ignore_errors=True)
@@ -429,6 +634,11 @@ class TraversalIndex:
         """The entity id numbered ``number``."""
         offsets = self._offset_view
         return self._names[offsets[number] : offsets[number + 1]].decode("utf-8")
+
+    def names_of(self, numbers: list[int]) -> list[str]:
+        """The entity ids numbered ``numbers``, in order (one call for a whole list)."""
+        offsets, blob = self._offset_view, self._names
+        return [blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in numbers]
 
     def names(self, numbers: list[int]) -> dict[int, str]:
         offsets, blob = self._offset_view, self._names

@@ -10,6 +10,7 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
 from kg_adapters.backends.traversal_index import TraversalIndex
 from kg_adapters.base import Direction
+from kg_adapters.profiles import Profile
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult
 
 if TYPE_CHECKING:  # numpy is imported only by a hop over a large frontier
@@ -41,30 +43,107 @@ for limits 48 to unbounded, and staying node by node spares importing numpy (~0.
 peak RSS) in processes whose walks stay small. Larger frontiers take one vectorised hop."""
 
 
-_new = object.__new__
-_EDGE_SLOTS = tuple(getattr(Edge, name).__set__ for name in ("head", "relation", "tail", "qualifiers", "rank", "cvt"))
-_PATH_SLOTS = tuple(getattr(Path, name).__set__ for name in ("start", "edges"))
+class _EdgeRecord:
+    """Builds an :class:`Edge` at a third of the frozen dataclass's keyword ``__init__`` cost
+    (answers are made of thousands of them): a class with the same slots whose plain ``__init__``
+    fills them, then hands the object to ``Edge`` (``__class__`` assignment between classes of one
+    layout). The result is an ordinary frozen ``Edge``: the conformance suite compares."""
+
+    __slots__ = ("head", "relation", "tail", "qualifiers", "rank", "cvt")  # noqa: RUF023 (as Edge declares them)
+
+    def __init__(self, head: str, relation: str, tail: Node) -> None:
+        self.head = head
+        self.relation = relation
+        self.tail = tail
+        self.qualifiers = NO_QUALIFIERS
+        self.rank = None
+        self.cvt = ()
+        self.__class__ = Edge  # type: ignore[assignment]
 
 
-def make_edge(head: str, relation: str, tail: Node) -> Edge:
-    """``Edge(head=, relation=, tail=)`` without the frozen dataclass's keyword ``__init__`` (half
-    the cost; answers are made of thousands of them). Same object: the conformance suite compares."""
-    edge: Edge = _new(Edge)
-    set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
-    set_head(edge, head)
-    set_relation(edge, relation)
-    set_tail(edge, tail)
-    set_qualifiers(edge, NO_QUALIFIERS)
-    set_rank(edge, None)
-    set_cvt(edge, ())
-    return edge
+class _PathRecord:
+    """:class:`Path` built as :class:`_EdgeRecord` builds edges."""
+
+    __slots__ = ("start", "edges")  # noqa: RUF023 (as Path declares them)
+
+    def __init__(self, start: str, edges: tuple[Edge, ...]) -> None:
+        self.start = start
+        self.edges = edges
+        self.__class__ = Path  # type: ignore[assignment]
 
 
-def _path(start: str, edges: tuple[Edge, ...]) -> Path:
-    path: Path = _new(Path)
-    _PATH_SLOTS[0](path, start)
-    _PATH_SLOTS[1](path, edges)
-    return path
+assert _EdgeRecord.__slots__ == Edge.__slots__ and _PathRecord.__slots__ == Path.__slots__
+make_edge = cast(Callable[[str, str, Node], Edge], _EdgeRecord)
+"""``Edge(head=, relation=, tail=)``, the other fields at their defaults."""
+_path = cast(Callable[[str, tuple[Edge, ...]], Path], _PathRecord)
+
+
+class IndexIds:
+    """The id conversions every call on an indexed graph repeats, remembered while the graph's
+    profile and index stay the same: an entity spelling -> its canonical id, a canonical id -> its
+    index number, a relation id -> its number. Only ids the profile accepted are remembered, so a
+    bad one is checked, and refused with the same error, on every call. Each table is emptied when
+    it reaches ``cap`` entries (memory stays bounded whatever the callers ask)."""
+
+    def __init__(self, index: TraversalIndex, profile: Profile, *, cap: int = 1 << 14) -> None:
+        self.index = index
+        self.profile = profile
+        self.cap = cap
+        self._canonical: dict[str, str] = {}
+        self._numbers: dict[str, int | None] = {}
+        self._relations: dict[str, int | None] = {}
+        self.masks: dict[bool, bytes | None] = {}
+        """The graph's relation masks for unnamed walks (see ``OxigraphGraph._visible_mask``)."""
+
+    def canonical_id(self, spelling: str) -> str:
+        """``profile.canonical_id(spelling)`` (same answer, same errors)."""
+        found = self._canonical.get(spelling) if type(spelling) is str else None
+        if found is None:
+            found = self.profile.canonical_id(spelling)
+            if len(self._canonical) >= self.cap:
+                self._canonical.clear()
+            self._canonical[spelling] = found
+        return found
+
+    def number(self, canonical: str) -> int | None:
+        """``index.number(canonical)``: the entity's number, None when the index lacks it."""
+        try:
+            return self._numbers[canonical]
+        except KeyError:
+            found = self.index.number(canonical)
+            if len(self._numbers) >= self.cap:
+                self._numbers.clear()
+            self._numbers[canonical] = found
+            return found
+
+    def relation_number(self, relation: str) -> int | None:
+        """The index number of a relation id after the profile's check (``relation_iri``, whose
+        errors it raises); None when no edge of the index has that relation."""
+        try:
+            return self._relations[relation]
+        except (KeyError, TypeError):  # TypeError: not even hashable; the profile says what is wrong
+            profile = self.profile
+            found = self.index.relation_number.get(profile.relation_id(profile.relation_iri(relation)))
+            if len(self._relations) >= self.cap:
+                self._relations.clear()
+            self._relations[relation] = found
+            return found
+
+
+_RUN = 16
+"""Edges of one (node, relation) looked for right after the first one before a wider search."""
+
+
+class _Names(dict[int, str]):
+    """Entity numbers to ids, each decoded from the index on first use."""
+
+    def __init__(self, index: TraversalIndex) -> None:
+        super().__init__()
+        self._name = index.name
+
+    def __missing__(self, number: int) -> str:
+        name = self[number] = self._name(number)
+        return name
 
 
 class Hops:
@@ -73,7 +152,8 @@ class Hops:
     def __init__(self, index: TraversalIndex, literals_of: LiteralsOf | None) -> None:
         self.index = index
         self.literals_of = literals_of
-        self._names: dict[int, str] = {}
+        self.names = _Names(index)
+        """Entity numbers to ids, decoded once per call (``names[number]``)."""
         self._edges: dict[Triple, Edge] = {}
 
     # -- hops -----------------------------------------------------------------------------------
@@ -170,6 +250,66 @@ class Hops:
             return [(node, r, other) for r, other in pairs]
         return [(other, r, node) for r, other in pairs]
 
+    def relation_steps(
+        self, nodes: list[int], direction: Direction, relation: int, *, literals: bool
+    ) -> list[list[Step]]:
+        """Per node of ``nodes``, its edges of one relation as ``neighbors`` orders them: the other
+        ends (``out``/``in``, ascending), or (head, relation, tail) triples (``both``); with
+        ``literals`` and a direction walking out, the node's literal edges of the relation after
+        the entity edges they sort after."""
+        lists: list[list[Step]]
+        if direction == "both":
+            lists = []
+            for node, outs, ins in zip(
+                nodes,
+                self.relation_ends(nodes, "out", relation),
+                self.relation_ends(nodes, "in", relation),
+                strict=True,
+            ):
+                found = [(node, relation, t) for t in outs]
+                if ins:
+                    found = sorted({*found, *[(h, relation, node) for h in ins]})
+                lists.append(found)  # type: ignore[arg-type]
+        else:
+            lists = self.relation_ends(nodes, direction, relation)  # type: ignore[assignment]
+        if (
+            not literals
+            or direction == "in"
+            or self.literals_of is None
+            or relation not in self.index.literal_relations
+        ):
+            return lists
+        literals_of, names, name = self.literals_of, self.names, self.index.relations[relation]
+        for node, steps in zip(nodes, lists, strict=True):
+            values = literals_of(node, relation)
+            if values:
+                head = names[node]
+                edges = [make_edge(head, name, value) for value in values]
+                # after the entity edges whose head sorts first (out: all of them; both: up to node)
+                at = len(steps) if direction == "out" else bisect_left(cast(list[Triple], steps), (node + 1, -1, -1))
+                steps[at:at] = edges
+        return lists
+
+    def relation_ends(self, nodes: list[int], side: Direction, relation: int) -> list[list[int]]:
+        """Per node of ``nodes``, the other ends of its ``side`` (``out``/``in``) edges of one
+        relation, ascending (CSR order)."""
+        if len(nodes) > SMALL_FRONTIER:
+            import numpy as np
+
+            owner, head, _, tail = self._side(np.array(nodes, dtype=np.int64), side, relation, None)
+            lists: list[list[int]] = [[] for _ in nodes]
+            for position, other in zip(owner.tolist(), (tail if side == "out" else head).tolist(), strict=True):
+                lists[position].append(other)
+            return lists
+        views = self.index.views
+        keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+        width = self.index.width
+        lists = []
+        for node in nodes:
+            lo, hi = _run(keys, node * width + relation)
+            lists.append(others[lo:hi].tolist() if lo < hi else [])
+        return lists
+
     def side_lists(
         self, nodes: list[int], side: Direction, relation: int | None, mask: Mask | None
     ) -> list[list[Triple]]:
@@ -248,21 +388,19 @@ class Hops:
 
     # -- answers ------------------------------------------------------------------------------
     def name(self, number: int) -> str:
-        found = self._names.get(number)
-        if found is None:
-            found = self._names[number] = self.index.name(number)
-        return found
+        return self.names[number]
 
     def prefetch(self, numbers: list[int]) -> None:
-        missing = [n for n in numbers if n not in self._names]
+        names = self.names
+        missing = [n for n in numbers if n not in names]
         if missing:
-            self._names.update(self.index.names(missing))
+            names.update(self.index.names(missing))
 
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
         """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
         triples = [item for item in items if isinstance(item, tuple)]
         self.prefetch([n for triple in triples for n in (triple[0], triple[2])])
-        names, relations, made = self._names, self.index.relations, self._edges
+        names, relations, made = self.names, self.index.relations, self._edges
         for triple in triples:
             if triple not in made:
                 head, relation, tail = triple
@@ -293,29 +431,139 @@ def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
     return np.arange(total, dtype=np.int64) + starts[owner], owner
 
 
-def _ends(adjacency: dict[int, list[Triple]], step: Direction) -> Iterator[int]:
-    """The nodes the entity edges of each node lead to, in order."""
-    for node, triples in adjacency.items():
-        if step == "out":
-            yield from (t for _, _, t in triples)
-        elif step == "in":
-            yield from (h for h, _, _ in triples)
-        else:
-            yield from (t if h == node else h for h, _, t in triples)
+# --------------------------------------------------------------------------------- neighbors
+def _run(keys: memoryview, key: int) -> tuple[int, int]:
+    """The positions ``[lo, hi)`` holding ``key`` in the sorted ``keys``."""
+    size = len(keys)
+    lo = bisect_left(keys, key)
+    if lo == size or keys[lo] != key:
+        return lo, lo
+    if lo + 1 == size or keys[lo + 1] != key:  # most runs hold one edge
+        return lo, lo + 1
+    end = lo + _RUN if lo + _RUN < size else size  # and most others a few: search those first
+    hi = bisect_left(keys, key + 1, lo + 2, end)
+    if hi == end < size:
+        hi = bisect_left(keys, key + 1, end)
+    return lo, hi
 
 
-def _next(item: Item, node: int | str, step: Direction) -> Node | int:
-    """The node an edge leads to from ``node`` (as ``algorithms.other_end`` and its steps)."""
-    if isinstance(item, tuple):
-        if step == "out":
-            return item[2]
-        if step == "in":
-            return item[0]
-        return item[2] if item[0] == node else item[0]
-    return item.tail
+def _side_pairs(
+    index: TraversalIndex, number: int, side: Direction, relation: int | None, mask: Mask | None
+) -> tuple[list[int], list[int]]:
+    """(relations, other ends) of one node's ``side`` edges in CSR order (relation, other end)."""
+    views = index.views
+    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+    base = number * index.width
+    if relation is not None:
+        lo, hi = _run(keys, base + relation)
+        ends = others[lo:hi].tolist()
+        return [relation] * len(ends), ends
+    lo = bisect_left(keys, base)
+    hi = bisect_left(keys, base + index.width, lo)
+    if lo == hi:
+        return [], []
+    relations = [key - base for key in keys[lo:hi].tolist()]
+    ends = others[lo:hi].tolist()
+    if mask is not None and not all([mask[r] for r in relations]):
+        kept = [(r, end) for r, end in zip(relations, ends, strict=True) if mask[r]]
+        relations, ends = [r for r, _ in kept], [end for _, end in kept]
+    return relations, ends
+
+
+def node_relations(index: TraversalIndex, number: int, side: Direction) -> set[int]:
+    """The relations of entity ``number``'s ``side`` (``out``/``in``) edges, literal and blank-node
+    ones included. A long run of one relation is stepped over by search, not read."""
+    views = index.views
+    base, width = number * index.width, index.width
+    found: set[int] = set()
+    for keys in (views["out_key"], views["out_extra"]) if side == "out" else (views["in_key"], views["in_extra"]):
+        lo = bisect_left(keys, base)
+        hi = bisect_left(keys, base + width, lo)
+        if hi - lo <= 4 * _RUN:
+            found.update([key - base for key in keys[lo:hi].tolist()])
+            continue
+        while lo < hi:
+            key = keys[lo]
+            found.add(key - base)
+            lo = bisect_left(keys, key + 1, lo + 1, hi)
+    return found
+
+
+def literal_relations(index: TraversalIndex, number: int, relation: int | None, mask: Mask | None) -> list[int]:
+    """The relations (ascending) in which entity ``number`` has literal objects."""
+    if relation is not None and relation not in index.literal_relations:
+        return []
+    keys = index.views["out_extra"]
+    base = number * index.width
+    if relation is not None:
+        lo = bisect_left(keys, base + relation)
+        return [relation] if lo < len(keys) and keys[lo] == base + relation else []
+    lo = bisect_left(keys, base)
+    hi = bisect_left(keys, base + index.width, lo)
+    found = [key - base for key in keys[lo:hi].tolist()]
+    return found if mask is None else [r for r in found if mask[r]]
+
+
+def neighbor_edges(
+    index: TraversalIndex,
+    number: int,
+    name: str,
+    direction: Direction,
+    relation: int | None,
+    mask: Mask | None,
+    literals: bool,
+) -> list[Edge]:
+    """The edges of entity ``number`` (id ``name``) as ``neighbors`` answers them, in
+    ``edge_sort_key`` order: out-edges (literal ones after the entity ones of their relation),
+    in-edges ordered by head, and for ``both`` the in-edges around the out-edges by head (a
+    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all)."""
+    labels, names_of = index.relations, index.names_of
+    edges: list[Edge] = []
+    if direction != "in":
+        relations, tails = _side_pairs(index, number, "out", relation, mask)
+        if tails:
+            edges = [make_edge(name, labels[r], tail) for r, tail in zip(relations, names_of(tails), strict=True)]
+        if literals and index.literal_relations:
+            for r in reversed(literal_relations(index, number, relation, mask)):
+                values = index.literals(number, r)
+                if values:
+                    at = bisect_right(relations, r)  # after the entity edges of the relation
+                    label = labels[r]
+                    edges[at:at] = [make_edge(name, label, value) for value in values]
+        if direction == "out":
+            return edges
+    relations, heads = _side_pairs(index, number, "in", relation, mask)
+    if not heads:
+        return edges
+    if relation is None and len(heads) > 1:
+        pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
+        heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
+    if direction == "in":
+        return [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
+    first = bisect_left(heads, number)
+    last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
+    if first == last == len(heads):
+        return [
+            *[make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)],
+            *edges,
+        ]
+    around = names_of(heads[:first] + heads[last:])
+    relations = relations[:first] + relations[last:]
+    return [
+        *[make_edge(around[i], labels[relations[i]], name) for i in range(first)],
+        *edges,
+        *[make_edge(around[i], labels[relations[i]], name) for i in range(first, len(around))],
+    ]
 
 
 # ------------------------------------------------------------------------------------- paths
+Step = int | Triple | Edge
+"""One edge of a relation hop inside ``constrained_paths``: its other end (``out``/``in``), its
+(head, relation, tail) numbers (``both``), or a literal edge (last hop only)."""
+Option = tuple[int | Node, Edge]
+"""Where an edge leads from the node it was reached at, and its record."""
+
+
 class _Full(Exception):
     pass
 
@@ -329,85 +577,153 @@ def constrained_paths(
     limit: int | None,
     simple: bool,
 ) -> PathResult:
-    """``algorithms.constrained_paths`` (no CVT steps) on the index."""
-    depth_count = len(relations)
-    layers: list[dict[int, list[Item]]] = []
+    """``algorithms.constrained_paths`` (no CVT steps) on the index: each hop expands its frontier
+    through one relation (plain integer lists, no records), a backward pass keeps the nodes that
+    can still complete the path, and records are made only for edges of answered paths, each
+    once (paths sharing a prefix share its edges)."""
+    last = len(relations) - 1
+    layers: list[dict[int, list[Step]]] = []
     frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
     for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
-        adjacency: dict[int, list[Item]] = {}
-        last = depth == depth_count - 1
-        if relation is not None and frontier:
-            lists = hops.adjacency(frontier, direction, relation=relation, literals=last)
-            adjacency = dict(zip(frontier, lists, strict=True))
-        layers.append(adjacency)
-        if not last:  # before the last hop every item is an entity edge (no literals asked for)
-            frontier = list(dict.fromkeys(_ends(adjacency, direction)))  # type: ignore[arg-type]
-
-    alive: list[set[int]] = [set() for _ in range(depth_count)]
-    alive[-1] = {node for node, edges in layers[-1].items() if edges}
-    for depth in range(depth_count - 2, -1, -1):
-        step, ahead, here = directions[depth], alive[depth + 1], alive[depth]
-        for node, edges in layers[depth].items():
-            triples: list[Triple] = edges  # type: ignore[assignment]
-            if step == "out":
-                found = any(t in ahead for _, _, t in triples)
-            elif step == "in":
-                found = any(h in ahead for h, _, _ in triples)
+        if relation is None or not frontier:
+            layers.append({})
+            frontier = []
+            continue
+        lists = hops.relation_steps(frontier, direction, relation, literals=depth == last)
+        layers.append(dict(zip(frontier, lists, strict=True)))
+        if depth < last:  # before the last hop every step is an entity edge (no literals asked for)
+            if direction == "both":
+                ends = (t if h == node else h for node, steps in zip(frontier, lists, strict=True) for h, _, t in steps)  # type: ignore[misc]
+                frontier = list(dict.fromkeys(ends))
             else:
-                found = any((t if h == node else h) in ahead for h, _, t in triples)
-            if found:
-                here.add(node)
+                frontier = list(dict.fromkeys(itertools.chain.from_iterable(lists)))  # type: ignore[arg-type]
+
+    alive: list[set[int]] = [set() for _ in relations]
+    alive[last] = {node for node, steps in layers[last].items() if steps}
+    for depth in range(last - 1, -1, -1):
+        ahead = alive[depth + 1]
+        if directions[depth] == "both":
+            alive[depth] = {
+                node
+                for node, steps in layers[depth].items()
+                if any((t if h == node else h) in ahead for h, _, t in steps)  # type: ignore[misc]
+            }
+        else:
+            alive[depth] = {node for node, steps in layers[depth].items() if not ahead.isdisjoint(steps)}
+
+    names, names_of = hops.names, hops.index.names_of
+    relation_names = [hops.index.relations[r] if r is not None else "" for r in relations]
+    memo: list[dict[int, tuple[list[Any], list[Edge]]]] = [{} for _ in relations]
+
+    def options(depth: int, node: int) -> tuple[list[Any], list[Edge]]:
+        """Where the edges of ``node`` at ``depth`` lead and their records: those that lead on
+        (every one, at the last hop). Ends are integers; the end of a literal edge is its literal."""
+        steps: list[Any] = layers[depth][node]
+        relation = relation_names[depth]
+        keep = alive[depth + 1] if depth < last else None
+        direction = directions[depth]
+        literals: list[Edge] = []
+        if direction == "both":
+            ends: list[Any] = []
+            edges: list[Edge] = []
+            for step in steps:
+                if type(step) is tuple:
+                    h, _, t = step
+                    nxt = t if h == node else h
+                    if keep is None or nxt in keep:
+                        ends.append(nxt)
+                        edges.append(make_edge(names[h], relation, names[t]))
+                else:
+                    ends.append(step.tail)
+                    edges.append(step)
+        else:
+            if keep is not None:
+                ends = [step for step in steps if step in keep]
+            elif type(steps[-1]) is int:
+                ends = steps
+            else:  # literal edges follow the entity ones (out)
+                ends = [step for step in steps if type(step) is int]
+                literals = steps[len(ends) :]
+            if direction == "out":
+                head = names[node]
+                edges = [make_edge(head, relation, tail) for tail in names_of(ends)]
+            else:
+                tail = names[node]
+                edges = [make_edge(head, relation, tail) for head in names_of(ends)]
+            if literals:
+                ends = [*ends, *(edge.tail for edge in literals)]
+                edges.extend(literals)
+        found = memo[depth][node] = (ends, edges)
+        return found
+
+    if not simple:
+        # Every prefix kept completes (the backward pass saw to it), so expanding hop by hop, in
+        # order, lists the paths in the depth-first order, and ``limit + 1`` prefixes per hop are enough.
+        cap = limit + 1 if limit is not None else None
+        level: list[tuple[str, tuple[Edge, ...], int]] = [
+            (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in alive[0]
+        ]
+        for depth in range(last):
+            found = memo[depth]
+            for node in {node for _, _, node in level}:
+                if node not in found:
+                    options(depth, node)
+            level = [
+                (start, (*prefix, edge), end)
+                for start, prefix, node in level
+                for end, edge in zip(*found[node], strict=True)
+            ]
+            if cap is not None:
+                del level[cap:]
+        found = memo[last]
+        for node in {node for _, _, node in level}:
+            if node not in found:
+                options(last, node)
+        leaves = ((start, prefix, edge) for start, prefix, node in level for edge in found[node][1])
+        if cap is None:
+            return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+        made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
+        if len(made) == cap:
+            del made[-1]
+            return PathResult(made, truncated=True)
+        return PathResult(made)
+
+    start = ""
+    room: int | None = None
+    paths: list[Path] = []
+
+    def walk(depth: int, node: int, prefix: tuple[Edge, ...], visited: tuple[int, ...] | None) -> None:
+        """Appends to ``paths`` every completion of ``prefix`` from ``node`` at ``depth``, depth
+        first in edge order; raises ``_Full`` when one more than ``room`` would be needed."""
+        ends, edges = memo[depth].get(node) or options(depth, node)
+        if depth == last:
+            if visited is not None:
+                edges = [edge for end, edge in zip(ends, edges, strict=True) if end not in visited]
+            if room is not None and len(paths) + len(edges) > room:
+                paths.extend([_path(start, (*prefix, edge)) for edge in edges[: room - len(paths)]])
+                raise _Full
+            paths.extend([_path(start, (*prefix, edge)) for edge in edges])
+            return
+        for end, edge in zip(ends, edges, strict=True):
+            if visited is None:
+                walk(depth + 1, end, (*prefix, edge), None)
+            elif end not in visited:
+                walk(depth + 1, end, (*prefix, edge), (*visited, end))
 
     result = PathResult()
-    for start, number in zip(starts, start_numbers, strict=True):
+    for start, number in zip(starts, start_numbers, strict=True):  # noqa: B007 (walk reads start)
         if number is None or number not in alive[0]:
             continue
-        walks: list[tuple[Item, ...]] = []
-        room = limit - len(result) if limit is not None else -1
+        room = limit - len(result) if limit is not None else None
+        paths = []
         try:
-            _walk(layers, alive, directions, number, 0, (), (number,) if simple else None, walks, room)
+            walk(0, number, (), (number,) if simple else None)
         except _Full:
             result.truncated = True
-        result.extend(hops.answer_paths([start] * len(walks), walks))
+        result.extend(paths)
         if result.truncated:
             return result
     return result
-
-
-def _walk(
-    layers: list[dict[int, list[Item]]],
-    alive: list[set[int]],
-    steps: list[Direction],
-    node: int,
-    depth: int,
-    prefix: tuple[Item, ...],
-    visited: tuple[int | Node, ...] | None,
-    out: list[tuple[Item, ...]],
-    room: int,
-) -> None:
-    last = depth == len(layers) - 1
-    step = steps[depth]
-    ahead = alive[depth + 1] if not last else set()
-    for item in layers[depth].get(node, ()):
-        nxt = _next(item, node, step)
-        if visited is not None and nxt in visited:
-            continue
-        if last:
-            if len(out) == room:
-                raise _Full
-            out.append((*prefix, item))
-        elif isinstance(nxt, int) and nxt in ahead:
-            _walk(
-                layers,
-                alive,
-                steps,
-                nxt,
-                depth + 1,
-                (*prefix, item),
-                None if visited is None else (*visited, nxt),
-                out,
-                room,
-            )
 
 
 # ---------------------------------------------------------------------------- shortest paths
@@ -527,7 +843,7 @@ def _pair_walks(
     parents = (searches[0].parents(meeting, depths[0]), searches[1].parents(meeting, depths[1]))
     steps = shortest_path_steps(parents, meeting)
     hops.prefetch([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])
-    names, relations = hops._names, hops.index.relations
+    names, relations = hops.names, hops.index.relations
 
     def key(triple: Triple) -> tuple[str, str, tuple[int, str, str, str]]:
         return (names[triple[0]], relations[triple[1]], (0, names[triple[2]], "", ""))  # edge_sort_key
@@ -904,25 +1220,12 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
 
 
 def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
-    """The records of ``items`` (distinct edges): one ``Edge`` each, made inline (no cache to fill)."""
+    """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), ids named
+    in one call."""
     triples = [item for item in items if item.__class__ is tuple]
     names = hops.index.names(list({n for h, _, t in triples for n in (h, t)}))
     relations = hops.index.relations
-    new, edge_class = _new, Edge
-    set_head, set_relation, set_tail, set_qualifiers, set_rank, set_cvt = _EDGE_SLOTS
-    made: list[Edge] = []
-    append = made.append
-    for item in items:
-        if item.__class__ is tuple:
-            h, r, t = item
-            edge = new(edge_class)
-            set_head(edge, names[h])
-            set_relation(edge, relations[r])
-            set_tail(edge, names[t])
-            set_qualifiers(edge, NO_QUALIFIERS)
-            set_rank(edge, None)
-            set_cvt(edge, ())
-            append(edge)
-        else:
-            append(item)  # type: ignore[arg-type]
-    return made
+    return [
+        make_edge(names[item[0]], relations[item[1]], names[item[2]]) if item.__class__ is tuple else item  # type: ignore[misc]
+        for item in items
+    ]

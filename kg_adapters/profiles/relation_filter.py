@@ -13,7 +13,6 @@ filtered. ``connect(url, relation_filter=None)`` (or ``?relation_filter=none``) 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -53,6 +52,8 @@ class RelationFilter:
     @property
     def key(self) -> str:
         """A short stable fingerprint (part of cache keys, so two filters never share answers)."""
+        import hashlib  # ~3 MiB of OpenSSL: only when a key is asked for
+
         text = "\n".join(["drop", *sorted(self.drop), "prefixes", *sorted(self.drop_prefixes)])
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

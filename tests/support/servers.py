@@ -7,6 +7,7 @@ import contextlib
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,8 +39,13 @@ def wait_for_port(process: subprocess.Popen[bytes], port: int, *, attempts: int 
 
 @contextlib.contextmanager
 def running(arguments: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """``kga ARGUMENTS`` as a process listening on ``port``; terminated (and reaped) on exit."""
-    process = subprocess.Popen([KGA, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    """``kga ARGUMENTS`` as a process listening on ``port``; terminated (and reaped) on exit.
+
+    Its stderr goes to a file, not a pipe: a server logging every request would fill a pipe that
+    nobody drains and stall mid-test. ``process.stderr`` reads that file from its start."""
+    log = tempfile.NamedTemporaryFile(prefix="kga-server-", suffix=".log")  # noqa: SIM115 (closed below)
+    process = subprocess.Popen([KGA, *arguments], stdout=subprocess.DEVNULL, stderr=log)
+    process.stderr = open(log.name, "rb")  # noqa: SIM115 (closed below)
     try:
         wait_for_port(process, port)
         yield process
@@ -50,5 +56,5 @@ def running(arguments: list[str], port: int) -> Iterator[subprocess.Popen[bytes]
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        process.stderr.close()
+        log.close()
