@@ -10,8 +10,10 @@ exact, prefix, then every token (BM25). Rows keep the full IRI; profiles compact
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterable, Iterator
 
+from kg_adapters.errors import BackendError
 from kg_adapters.label_index import LabelIndex
 
 WORDS_LANG = "x-id"
@@ -72,9 +74,12 @@ class RelationIndex(LabelIndex):
 
         found: dict[str, list[Literal]] = {}
         for iri in iris:
-            rows = self._db.execute(
-                "SELECT label, lang FROM labels WHERE iri = ? AND lang != ? ORDER BY lang, label", (iri, WORDS_LANG)
-            ).fetchall()
+            try:
+                rows = self._db.execute(
+                    "SELECT label, lang FROM labels WHERE iri = ? AND lang != ? ORDER BY lang, label", (iri, WORDS_LANG)
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise BackendError(f"the relation index failed reading the labels of {iri!r:.200}: {exc}") from exc
             if rows:
                 found[iri] = [Literal(value=label, lang=lang or None) for label, lang in rows]
         return {iri: best_label(labels, langs) for iri, labels in found.items()}

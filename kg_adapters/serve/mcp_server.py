@@ -22,6 +22,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Node, Path, PathResult, node_to_json
 from kg_adapters.records import Literal as RdfLiteral
 from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -253,9 +254,7 @@ class GraphTools:
             if not isinstance(kg, SparqlQueryable):
                 raise InvalidTermError("this graph does not answer SPARQL")
             cap = self.budgets.max_rows
-            store = kg
-            while not isinstance(store, OxigraphGraph) and hasattr(store, "inner"):
-                store = store.inner
+            store = embedded_store(kg)
             # the embedded store stops reading at the budget instead of holding every row in memory
             rows = store.query(query, max_rows=cap + 1) if isinstance(store, OxigraphGraph) else kg.query(query)
             if form == "ASK":

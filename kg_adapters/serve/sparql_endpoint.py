@@ -40,6 +40,7 @@ from kg_adapters.errors import (
 )
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
@@ -217,7 +218,7 @@ def answer_query(
     sink = LimitedSink(limits.max_result_bytes, deadline)
     output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
-        inner = getattr(kg, "inner", kg)
+        inner = embedded_store(kg)
         if isinstance(inner, OxigraphGraph):
             options: dict[str, Any] = {}
             try:
