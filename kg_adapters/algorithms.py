@@ -74,6 +74,42 @@ def path_arguments(
     return start_ids, dirs, None if max_paths is None else check_budget(max_paths, "max_paths")
 
 
+def shortest_path_arguments(
+    kg: KnowledgeGraph,
+    sources: Ids,
+    targets: Ids,
+    max_hops: int,
+    direction: Direction,
+    max_paths: int | None,
+) -> tuple[list[str], list[str], int, int | None]:
+    """The checked arguments of ``shortest_paths`` (source ids, target ids, the hop and path budgets),
+    for every implementation of it."""
+    check_direction(direction)
+    hops = check_budget(max_hops, "max_hops", required=True)
+    limit = check_budget(max_paths, "max_paths")
+    assert hops is not None  # required=True
+    return canonical_ids(kg, sources), canonical_ids(kg, targets), hops, limit
+
+
+def subgraph_arguments(
+    kg: KnowledgeGraph,
+    seeds: Ids,
+    hops: int,
+    direction: Direction,
+    relations: Sequence[str] | None,
+    max_edges: int | None,
+) -> tuple[list[str], int, int | None]:
+    """The checked arguments of ``subgraph`` (seed ids, the hop and edge budgets), for every
+    implementation of it."""
+    check_direction(direction)
+    depth = check_budget(hops, "hops", required=True)
+    limit = check_budget(max_edges, "max_edges")
+    seed_ids = canonical_ids(kg, seeds)
+    check_relations(kg, relations)
+    assert depth is not None  # required=True
+    return seed_ids, depth, limit
+
+
 def constrained_paths(
     kg: KnowledgeGraph,
     starts: Ids,
@@ -383,11 +419,8 @@ def all_shortest_paths(
     sources x targets order, the paths of a pair in the lexicographic order of their edges (head,
     relation, tail of the first edge, then of the second...), which ``max_paths`` cuts. Literal-valued
     edges are never walked. Cost: at most ``max_hops`` rounds of batched expansion."""
-    check_direction(direction)
-    hops = check_budget(max_hops, "max_hops", required=True)
-    limit = check_budget(max_paths, "max_paths")
-    source_ids, target_ids = canonical_ids(kg, sources), canonical_ids(kg, targets)
-    searches = [_PairSearch(source, target, direction, hops or 0) for source in source_ids for target in target_ids]
+    source_ids, target_ids, hops, limit = shortest_path_arguments(kg, sources, targets, max_hops, direction, max_paths)
+    searches = [_PairSearch(source, target, direction, hops) for source in source_ids for target in target_ids]
     adjacency = _Adjacency(kg)
     while True:
         needs = [(search, search.need()) for search in searches]
@@ -564,11 +597,7 @@ def k_hop_subgraph(
 ) -> EdgeList:
     """Distinct edges within ``hops`` of the seeds, nearest first; one batched expansion per hop
     (:func:`k_hop_walk` over a :class:`MemoryLedger`)."""
-    check_direction(direction)
-    check_budget(hops, "hops", required=True)
-    check_budget(max_edges, "max_edges")
-    frontier = canonical_ids(kg, seeds)
-    check_relations(kg, relations)
+    frontier, _, _ = subgraph_arguments(kg, seeds, hops, direction, relations, max_edges)
     ledger = MemoryLedger(frontier)
     result = EdgeList()
     for batch in k_hop_walk(kg, ledger, hops=hops, direction=direction, relations=relations, max_edges=max_edges):

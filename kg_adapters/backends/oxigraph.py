@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.algorithms import canonical_ids, check_relations, path_arguments
+from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
 from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
@@ -537,14 +537,13 @@ class OxigraphGraph(SparqlGraph):
         from kg_adapters.backends import traversal_walks
 
         self._check_open()
-        check_direction(direction)
-        hops = check_budget(max_hops, "max_hops", required=True)
-        limit = check_budget(max_paths, "max_paths")
-        source_ids, target_ids = canonical_ids(self, sources), canonical_ids(self, targets)
+        source_ids, target_ids, hops, limit = shortest_path_arguments(
+            self, sources, targets, max_hops, direction, max_paths
+        )
         number = {node: index.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
         pairs = [(s, t, number[s], number[t]) for s in source_ids for t in target_ids]
         mask = self._visible_mask(index, layer=True)
-        return traversal_walks.shortest_paths(self._hops(index), pairs, hops or 0, direction, limit, mask)
+        return traversal_walks.shortest_paths(self._hops(index), pairs, hops, direction, limit, mask)
 
     def subgraph(
         self,
@@ -561,18 +560,14 @@ class OxigraphGraph(SparqlGraph):
         from kg_adapters.backends import traversal_walks
 
         self._check_open()
-        check_direction(direction)
-        depth = check_budget(hops, "hops", required=True)
-        limit = check_budget(max_edges, "max_edges")
-        seed_ids = canonical_ids(self, seeds)
-        check_relations(self, relations)
+        seed_ids, depth, limit = subgraph_arguments(self, seeds, hops, direction, relations, max_edges)
         if relations is None:
             mask = self._visible_mask(index, layer=True)
         else:
             profile = self._profile
             mask = self._named_mask(index, [profile.relation_id(profile.relation_iri(r)) for r in relations])
         numbers = [index.number(seed) for seed in seed_ids]
-        return traversal_walks.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth or 0, direction, mask, limit)
+        return traversal_walks.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth, direction, mask, limit)
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
