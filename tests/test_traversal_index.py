@@ -503,3 +503,28 @@ def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_pat
         for direction in DIRECTIONS:
             assert fast.neighbors(nodes, direction=direction) == slow.neighbors(nodes, direction=direction)
         assert list(fast.subgraph(f"{EX}a", hops=2)) == list(slow.subgraph(f"{EX}a", hops=2))
+
+
+def test_relations_of_a_store_with_blank_nodes_come_from_its_index_as_from_oxigraph(tmp_path: Path) -> None:
+    """Blank nodes keep whole walks off the index, but ``relations`` still reads each IRI's relation
+    numbers from it (literal and blank-node edges included); the answer is Oxigraph's."""
+    ns = "http://rdf.freebase.com/ns/"
+    data = tmp_path / "blank.nt"
+    data.write_text(
+        f"<{ns}m.a> <{ns}r.one> <{ns}m.b> .\n"
+        f"<{ns}m.a> <{ns}r.two> _:x .\n"
+        f'<{ns}m.a> <{ns}r.three> "text" .\n'
+        f"_:x <{ns}r.four> <{ns}m.a> .\n"
+        f"<{ns}m.b> <{ns}r.one> <{ns}m.a> .\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "store"
+    load_files([str(data)], str(store), profile="freebase", progress=False)
+    assert has_index(_version_dir(store))
+    indexed = connect(f"oxigraph://{store.resolve()}?profile=freebase")
+    plain = connect(f"oxigraph://{store.resolve()}?profile=freebase&index=false")
+    for direction in DIRECTIONS:
+        answer = indexed.relations(["m.a", "m.b", "m.none"], direction=direction)
+        assert answer == plain.relations(["m.a", "m.b", "m.none"], direction=direction)
+    assert indexed.relations("m.a", direction="out") == {"m.a": ["r.one", "r.three", "r.two"]}
+    assert indexed.relations("m.a", direction="in") == {"m.a": ["r.four", "r.one"]}

@@ -473,20 +473,14 @@ class OxigraphGraph(SparqlGraph):
         if index is None:
             yield from super()._relation_pairs(side, iris)
             return
-        canonical, views = self._profile.entity_id, index.views
-        keys = (views["out_key"], views["out_extra"]) if side == "out" else (views["in_key"], views["in_extra"])
+        from kg_adapters.backends.traversal_walks import node_relations
+
+        canonical = self._profile.entity_id
         for full in iris:
             number = index.number(canonical(full))
-            if number is None:
-                continue
-            base = number * index.width
-            found: set[int] = set()
-            for view in keys:
-                lo = bisect_left(view, base)
-                hi = bisect_left(view, base + index.width, lo)
-                found.update(key - base for key in view[lo:hi].tolist())
-            for r in sorted(found):
-                yield full, index.relations[r]
+            if number is not None:
+                for r in sorted(node_relations(index, number, side)):
+                    yield full, index.relations[r]
 
     # -- walks on the index (kg_adapters.backends.traversal_walks); else the generic algorithms ----
     def paths(
