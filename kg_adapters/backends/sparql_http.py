@@ -433,13 +433,8 @@ class RemoteSparqlGraph(SparqlGraph):
                 relation = relation_ids[relation_iri] = relation_id(relation_iri)
             node = canonical_of[x]
             ends: list[Node]
-            if named is not None:
-                ends = [
-                    compact[part]
-                    if part in compact
-                    else compact.setdefault(part, part if part.startswith("_:") else entity_id(part))
-                    for part in named
-                ]
+            if named is not None:  # IRIs only (the query keeps blank nodes out of the groups)
+                ends = [compact.get(part) or compact.setdefault(part, entity_id(part)) for part in named]
             elif other is not None:
                 ends = [other]
             else:
