@@ -40,6 +40,7 @@ import mmap
 import os
 import re
 import struct
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
@@ -613,10 +614,14 @@ class TraversalIndex:
         if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
         self.literal_tags: list[str] = list(meta["literal_tags"])
+        self.literal_fields = [_tag_fields(tag) for tag in self.literal_tags]
+        """(datatype, lang) of each tag number: a tag is read once per index, not once per literal."""
         self._literal_values = self._map_blob(directory / "literals.bin")
         with open(directory / "entities.bin", "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        self._name_bytes: npt.NDArray[np.uint8] | None = None
+        """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
 
     # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
     def array(self, name: str) -> Ints:
@@ -636,13 +641,46 @@ class TraversalIndex:
         return self._names[offsets[number] : offsets[number + 1]].decode("utf-8")
 
     def names_of(self, numbers: list[int]) -> list[str]:
-        """The entity ids numbered ``numbers``, in order (one call for a whole list)."""
+        """The entity ids numbered ``numbers``, in order (one call for a whole list). A long list,
+        in a process that has numpy loaded already, is gathered by numpy into one buffer decoded
+        at once: the ids lie scattered over the mapped files, and a vectorised gather waits for
+        those reads together where a loop waits for each in turn."""
+        if len(numbers) >= NAMES_BY_NUMPY and "numpy" in sys.modules:
+            found = self._gathered_names(numbers)
+            if found is not None:
+                return found
         offsets, blob = self._offset_view, self._names
         return [blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in numbers]
 
-    def names(self, numbers: list[int]) -> dict[int, str]:
-        offsets, blob = self._offset_view, self._names
-        return {n: blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in set(numbers)}
+    def names(self, numbers: Iterable[int]) -> dict[int, str]:
+        """Entity number -> id for the distinct ``numbers``, each decoded once."""
+        distinct = list(dict.fromkeys(numbers))
+        return dict(zip(distinct, self.names_of(distinct), strict=True))
+
+    def _gathered_names(self, numbers: list[int]) -> list[str] | None:
+        """``names_of`` by one numpy gather of the ids' bytes, separated by line feeds (which no
+        IRI holds: should an id hold one, the count shows it and None sends the caller the slow way)."""
+        import numpy as np
+
+        blob = self._name_bytes
+        if blob is None:
+            if not len(self._names):
+                return None
+            blob = self._name_bytes = np.frombuffer(self._names, dtype=np.uint8)
+        offsets = self.array("entity_offsets")
+        wanted = np.array(numbers, dtype=np.int64)
+        starts = offsets[wanted]
+        lengths = offsets[wanted + 1] - starts
+        ends = np.cumsum(lengths + 1)  # where each id's separator goes, plus one
+        source = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - (ends - lengths - 1), lengths + 1)
+        np.minimum(source, blob.size - 1, out=source)  # a separator's slot may point past the blob
+        gathered = blob[source]
+        gathered[ends - 1] = 10
+        found = gathered.tobytes().decode("utf-8").split("\n")
+        if len(found) != len(numbers) + 1:
+            return None
+        found.pop()
+        return found
 
     def number(self, name: str) -> int | None:
         """The number of the entity id ``name``, None if the index holds no such entity."""
@@ -669,23 +707,24 @@ class TraversalIndex:
         hi = bisect_right(keys, key, lo)
         if lo == hi:
             return []
-        offsets, tags, blob, names = (
+        return self.literal_records(lo, hi)
+
+    def literal_records(self, lo: int, hi: int) -> list[Literal]:
+        """The literals at positions ``[lo, hi)`` of the literal table, as records."""
+        views = self.views
+        offsets, tags, blob, fields = (
             views["literal_offsets"],
             views["literal_tag"],
             self._literal_values,
-            self.literal_tags,
+            self.literal_fields,
         )
-        found = []
-        for position in range(lo, hi):
-            text = blob[offsets[position] : offsets[position + 1]].decode("utf-8")
-            tag = names[tags[position]]
-            if not tag:
-                found.append(Literal(value=text))
-            elif tag[0] == "@":
-                found.append(Literal(value=text, lang=tag[1:]))
-            else:
-                found.append(Literal(value=text, datatype=tag[1:]))
-        return found
+        if hi - lo == 1:
+            return [_literal(blob[offsets[lo] : offsets[hi]].decode("utf-8"), *fields[tags[lo]])]
+        bounds = offsets[lo : hi + 1].tolist()
+        return [
+            _literal(blob[start:stop].decode("utf-8"), *fields[tag])
+            for start, stop, tag in zip(bounds, bounds[1:], tags[lo:hi].tolist(), strict=False)
+        ]
 
     def _map_blob(self, path: Path) -> mmap.mmap | bytes:
         with open(path, "rb") as handle:
@@ -708,9 +747,41 @@ class TraversalIndex:
         for mapping in self._mappings:
             mapping.close()
         self._mappings = []
+        self._name_bytes = None  # (its buffer export would keep the mapping from closing)
         if isinstance(self._names, mmap.mmap):
             self._names.close()
         self._names = b""
+
+
+NAMES_BY_NUMPY = 48
+"""Lists of at least this many entity numbers are named through one numpy gather (``names_of``)."""
+
+
+def _tag_fields(tag: str) -> tuple[str | None, str | None]:
+    """(datatype, lang) of a literal tag: ``""`` plain, ``@lang``, ``^datatype``."""
+    if not tag:
+        return None, None
+    return (None, tag[1:]) if tag[0] == "@" else (tag[1:], None)
+
+
+class _LiteralRecord:
+    """Builds a :class:`Literal` at a fifth of the frozen dataclass's keyword ``__init__`` cost, as
+    ``traversal_walks._EdgeRecord`` builds edges: a class with the same slots whose plain
+    ``__init__`` fills them, then hands the object to ``Literal`` (``__class__`` assignment between
+    classes of one layout). The result is an ordinary frozen ``Literal``."""
+
+    __slots__ = ("value", "datatype", "lang")  # noqa: RUF023 (as Literal declares them)
+
+    def __init__(self, value: str, datatype: str | None, lang: str | None) -> None:
+        self.value = value
+        self.datatype = datatype
+        self.lang = lang
+        self.__class__ = Literal  # type: ignore[assignment]
+
+
+assert _LiteralRecord.__slots__ == Literal.__slots__
+_literal = cast(Callable[[str, str | None, str | None], Literal], _LiteralRecord)
+"""``Literal(value=, datatype=, lang=)``."""
 
 
 def _load(path: Path) -> Ints:

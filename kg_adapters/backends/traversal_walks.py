@@ -11,6 +11,7 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 from __future__ import annotations
 
 import itertools
+import operator
 import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -130,6 +131,7 @@ class IndexIds:
             return found
 
 
+_head_relation = operator.itemgetter(0, 1)
 _RUN = 16
 """Edges of one (node, relation) looked for right after the first one before a wider search."""
 
@@ -377,13 +379,12 @@ class Hops:
         its next relation; each relation's literals come in ``node_sort_key`` order."""
         assert self.literals_of is not None
         head, relations = self.name(node), self.index.relations
-        keys = [(item[0], item[1]) for item in items]  # type: ignore[index]
         merged = list(items)
         for r in reversed(relation_numbers):  # from the last place back: earlier places stay valid
             values = self.literals_of(node, r)
             if values:
-                at = bisect_right(keys, (node, r))
-                merged[at:at] = [make_edge(head, relations[r], value) for value in values]
+                at = bisect_right(items, (node, r), key=_head_relation)  # type: ignore[arg-type]
+                merged[at:at] = map(make_edge, itertools.repeat(head), itertools.repeat(relations[r]), values)
         return merged
 
     # -- answers ------------------------------------------------------------------------------
@@ -1220,12 +1221,18 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
 
 
 def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
-    """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), ids named
-    in one call."""
-    triples = [item for item in items if item.__class__ is tuple]
-    names = hops.index.names(list({n for h, _, t in triples for n in (h, t)}))
-    relations = hops.index.relations
-    return [
-        make_edge(names[item[0]], relations[item[1]], names[item[2]]) if item.__class__ is tuple else item  # type: ignore[misc]
-        for item in items
-    ]
+    """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), each id
+    decoded once, in one call; literal edges (records already) keep their places."""
+    triples: list[Triple] = [item for item in items if item.__class__ is tuple]  # type: ignore[misc]
+    if not triples:
+        return cast(list[Edge], list(items))
+    heads, relations, tails = zip(*triples, strict=True)
+    numbers = dict.fromkeys(heads)
+    numbers.update(dict.fromkeys(tails))
+    names = hops.index.names(numbers).__getitem__
+    edges = list(map(make_edge, map(names, heads), map(hops.index.relations.__getitem__, relations), map(names, tails)))
+    if len(triples) < len(items):
+        for position, item in enumerate(items):  # in ascending order, each lands where it stood
+            if item.__class__ is not tuple:
+                edges.insert(position, item)  # type: ignore[arg-type]
+    return edges
