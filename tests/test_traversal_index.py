@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from kg_adapters import connect
-from kg_adapters.backends import traversal_walks
+from kg_adapters.backends import traversal_index, traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
@@ -91,6 +91,7 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         ("none", "vectorised"),
         ("default", "hub lookups"),
         ("none", "node offsets"),
+        ("default", "ids by numpy"),
     ],
     ids=lambda param: "-".join(param),
 )
@@ -99,7 +100,8 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     walks expand frontiers node by node (this small graph's frontiers stay below the limit) or, with
     the limit at 0, every frontier through the vectorised numpy hop; with ``hub lookups`` every node
     counts as a hub on a shortest-path search's last round (its edges looked up, never read); with
-    ``node offsets`` the search reads node ranges from the offsets large indexes get."""
+    ``node offsets`` the search reads node ranges from the offsets large indexes get; with ``ids by
+    numpy`` every list of ids is decoded by the numpy gather long lists get."""
     indexed, plain = stores
     relation_filter, frontier = request.param
     query = f"?relation_filter={relation_filter}"
@@ -111,6 +113,10 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
             patch.setattr(traversal_walks, "JOIN_SAVING", 0)
         if frontier == "node offsets":
             patch.setattr(traversal_walks, "OFFSETS_FROM_EDGES", 0)
+        if frontier == "ids by numpy":
+            import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
+
+            patch.setattr(traversal_index, "NAMES_BY_NUMPY", 1)
         with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
             assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
             assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
@@ -528,3 +534,52 @@ def test_relations_of_a_store_with_blank_nodes_come_from_its_index_as_from_oxigr
         assert answer == plain.relations(["m.a", "m.b", "m.none"], direction=direction)
     assert indexed.relations("m.a", direction="out") == {"m.a": ["r.one", "r.three", "r.two"]}
     assert indexed.relations("m.a", direction="in") == {"m.a": ["r.four", "r.one"]}
+
+
+def test_ids_gathered_by_numpy_and_literal_records_are_those_of_the_plain_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long id lists are decoded by one numpy gather: multi-byte UTF-8 ids, empty-looking and long
+    ones, in any order and repeated, must come back as the one-by-one decoding gives them, and the
+    answers built from them (literal objects included) must be Oxigraph's, as real frozen records."""
+    import pickle
+
+    import numpy  # noqa: F401 (the gather is used only where numpy is loaded already)
+
+    from kg_adapters.records import Literal
+
+    spellings = ["a", "é", "日本", "x" * 300, "%0A", "𝔘", "page#top", "b\u00a0c", "z"]
+    lines = [f"<{EX}{a}> <{EX}p> <{EX}{b}> ." for a in spellings for b in spellings if (len(a) + len(b)) % 3]
+    lines += [f'<{EX}{a}> <{EX}label> "{a} ü"@de-CH .' for a in spellings]
+    lines += [f'<{EX}{a}> <{EX}label> "{a}" .' for a in spellings[::2]]
+    lines += [f'<{EX}{a}> <{EX}size> "{len(a)}"^^<{XSD}integer> .' for a in spellings[1::2]]
+    data = tmp_path / "unicode.nt"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = tmp_path / "store"
+    load_files([str(data)], str(store), progress=False)
+    monkeypatch.setattr(traversal_index, "NAMES_BY_NUMPY", 1)
+    nodes = [f"{EX}{spelling}" for spelling in spellings]
+    with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
+        assert isinstance(fast, OxigraphGraph)
+        index = fast.traversal_index
+        assert index is not None
+        numbers = [n for n in range(index.entity_count) for _ in range(2)][::-1]
+        one_by_one = [index.name(n) for n in numbers]
+        assert index._gathered_names(numbers) == one_by_one  # the gather itself, not its fallback
+        assert index.names_of(numbers) == one_by_one and index.names_of([]) == []
+        assert sorted(set(one_by_one)) == sorted(nodes)
+        assert index.names(numbers) == dict(zip(numbers, one_by_one, strict=True))
+        for direction in DIRECTIONS:
+            answer = fast.neighbors(nodes, direction=direction)
+            assert answer == slow.neighbors(nodes, direction=direction)
+            assert list(fast.subgraph(nodes, hops=2, direction=direction)) == list(
+                slow.subgraph(nodes, hops=2, direction=direction)
+            )
+        literals = [edge.tail for edges in answer.values() for edge in edges if not isinstance(edge.tail, str)]
+        assert {literal.lang for literal in literals} == {None, "de-ch"} and any(lit.datatype for lit in literals)
+        for literal in literals:
+            assert type(literal) is Literal
+            made = Literal(value=literal.value, datatype=literal.datatype, lang=literal.lang)
+            assert literal == made and hash(literal) == hash(made) and pickle.loads(pickle.dumps(literal)) == made
+            with pytest.raises(AttributeError):
+                literal.value = "changed"  # type: ignore[misc]
