@@ -397,6 +397,15 @@ class Hops:
         if missing:
             names.update(self.index.names(missing))
 
+    def names_of(self, numbers: list[int]) -> list[str]:
+        """The ids of ``numbers``, in order: those this call named already from ``names``, the
+        others decoded together (and remembered for the rest of the call)."""
+        names = self.names
+        missing = [n for n in numbers if n not in names]
+        if missing:
+            names.update(zip(missing, self.index.names_of(missing), strict=True))
+        return list(map(names.__getitem__, numbers))
+
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
         """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
         triples = [item for item in items if isinstance(item, tuple)]
@@ -518,43 +527,39 @@ def neighbor_edges(
     ``edge_sort_key`` order: out-edges (literal ones after the entity ones of their relation),
     in-edges ordered by head, and for ``both`` the in-edges around the out-edges by head (a
     self-loop once). ``relation`` or ``mask`` keeps relations (neither: all)."""
-    labels, names_of = index.relations, index.names_of
-    edges: list[Edge] = []
+    labels = index.relations
+    out_relations: list[int] = []
+    tails: list[int] = []
     if direction != "in":
-        relations, tails = _side_pairs(index, number, "out", relation, mask)
-        if tails:
-            edges = [make_edge(name, labels[r], tail) for r, tail in zip(relations, names_of(tails), strict=True)]
-        if literals and index.literal_relations:
-            for r in reversed(literal_relations(index, number, relation, mask)):
-                values = index.literals(number, r)
-                if values:
-                    at = bisect_right(relations, r)  # after the entity edges of the relation
-                    label = labels[r]
-                    edges[at:at] = [make_edge(name, label, value) for value in values]
-        if direction == "out":
-            return edges
-    relations, heads = _side_pairs(index, number, "in", relation, mask)
+        out_relations, tails = _side_pairs(index, number, "out", relation, mask)
+    in_relations: list[int] = []
+    heads: list[int] = []
+    first = last = 0
+    if direction != "out":
+        in_relations, heads = _side_pairs(index, number, "in", relation, mask)
+        if relation is None and len(heads) > 1:
+            pairs = sorted(zip(heads, in_relations, strict=True))  # the CSR holds (relation, head)
+            heads, in_relations = [h for h, _ in pairs], [r for _, r in pairs]
+        if direction == "both" and heads:
+            first = bisect_left(heads, number)
+            last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
+            if last > first:
+                heads, in_relations = heads[:first] + heads[last:], in_relations[:first] + in_relations[last:]
+    named = index.names_of(tails + heads if heads else tails) if tails or heads else []  # one call for both sides
+    same = itertools.repeat(name)
+    edges = list(map(make_edge, same, map(labels.__getitem__, out_relations), named[: len(tails)]))
+    if direction != "in" and literals and index.literal_relations:
+        for r in reversed(literal_relations(index, number, relation, mask)):
+            values = index.literals(number, r)
+            if values:
+                at = bisect_right(out_relations, r)  # after the entity edges of the relation
+                edges[at:at] = map(make_edge, same, itertools.repeat(labels[r]), values)
     if not heads:
         return edges
-    if relation is None and len(heads) > 1:
-        pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
-        heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
-    if direction == "in":
-        return [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
-    first = bisect_left(heads, number)
-    last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
-    if first == last == len(heads):
-        return [
-            *[make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)],
-            *edges,
-        ]
-    around = names_of(heads[:first] + heads[last:])
-    relations = relations[:first] + relations[last:]
-    return [
-        *[make_edge(around[i], labels[relations[i]], name) for i in range(first)],
-        *edges,
-        *[make_edge(around[i], labels[relations[i]], name) for i in range(first, len(around))],
-    ]
+    ins = list(map(make_edge, named[len(tails) :], map(labels.__getitem__, in_relations), same))
+    if direction == "in" or first == len(ins):
+        return ins if direction == "in" else [*ins, *edges]
+    return [*ins[:first], *edges, *ins[first:]]
 
 
 # ------------------------------------------------------------------------------------- paths
@@ -612,7 +617,7 @@ def constrained_paths(
         else:
             alive[depth] = {node for node, steps in layers[depth].items() if not ahead.isdisjoint(steps)}
 
-    names, names_of = hops.names, hops.index.names_of
+    names, names_of = hops.names, hops.names_of
     relation_names = [hops.index.relations[r] if r is not None else "" for r in relations]
     memo: list[dict[int, tuple[list[Any], list[Edge]]]] = [{} for _ in relations]
 
@@ -645,12 +650,11 @@ def constrained_paths(
             else:  # literal edges follow the entity ones (out)
                 ends = [step for step in steps if type(step) is int]
                 literals = steps[len(ends) :]
+            same, named = itertools.repeat(names[node]), names_of(ends)
             if direction == "out":
-                head = names[node]
-                edges = [make_edge(head, relation, tail) for tail in names_of(ends)]
+                edges = list(map(make_edge, same, itertools.repeat(relation), named))
             else:
-                tail = names[node]
-                edges = [make_edge(head, relation, tail) for head in names_of(ends)]
+                edges = list(map(make_edge, named, itertools.repeat(relation), same))
             if literals:
                 ends = [*ends, *(edge.tail for edge in literals)]
                 edges.extend(literals)
@@ -680,14 +684,16 @@ def constrained_paths(
         for node in {node for _, _, node in level}:
             if node not in found:
                 options(last, node)
-        leaves = ((start, prefix, edge) for start, prefix, node in level for edge in found[node][1])
-        if cap is None:
-            return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
-        made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
-        if len(made) == cap:
-            del made[-1]
-            return PathResult(made, truncated=True)
-        return PathResult(made)
+        made = PathResult()
+        for start, prefix, node in level:
+            edges = found[node][1]
+            if cap is not None and len(made) + len(edges) >= cap:
+                made += map(_path, itertools.repeat(start), [(*prefix, edge) for edge in edges[: cap - len(made)]])
+                del made[-1]
+                made.truncated = True
+                return made
+            made += map(_path, itertools.repeat(start), [(*prefix, edge) for edge in edges])
+        return made
 
     start = ""
     room: int | None = None
@@ -1223,7 +1229,7 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
 def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
     """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), each id
     decoded once, in one call; literal edges (records already) keep their places."""
-    triples: list[Triple] = [item for item in items if item.__class__ is tuple]  # type: ignore[misc]
+    triples: list[Triple] = [item for item in items if item.__class__ is tuple]
     if not triples:
         return cast(list[Edge], list(items))
     heads, relations, tails = zip(*triples, strict=True)
