@@ -397,15 +397,6 @@ class Hops:
         if missing:
             names.update(self.index.names(missing))
 
-    def names_of(self, numbers: list[int]) -> list[str]:
-        """The ids of ``numbers``, in order: those this call named already from ``names``, the
-        others decoded together (and remembered for the rest of the call)."""
-        names = self.names
-        missing = [n for n in numbers if n not in names]
-        if missing:
-            names.update(zip(missing, self.index.names_of(missing), strict=True))
-        return list(map(names.__getitem__, numbers))
-
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
         """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
         triples = [item for item in items if isinstance(item, tuple)]
@@ -617,7 +608,7 @@ def constrained_paths(
         else:
             alive[depth] = {node for node, steps in layers[depth].items() if not ahead.isdisjoint(steps)}
 
-    names, names_of = hops.names, hops.names_of
+    names, names_of = hops.names, hops.index.names_of
     relation_names = [hops.index.relations[r] if r is not None else "" for r in relations]
     memo: list[dict[int, tuple[list[Any], list[Edge]]]] = [{} for _ in relations]
 
@@ -650,11 +641,12 @@ def constrained_paths(
             else:  # literal edges follow the entity ones (out)
                 ends = [step for step in steps if type(step) is int]
                 literals = steps[len(ends) :]
-            same, named = itertools.repeat(names[node]), names_of(ends)
             if direction == "out":
-                edges = list(map(make_edge, same, itertools.repeat(relation), named))
+                head = names[node]
+                edges = [make_edge(head, relation, tail) for tail in names_of(ends)]
             else:
-                edges = list(map(make_edge, named, itertools.repeat(relation), same))
+                tail = names[node]
+                edges = [make_edge(head, relation, tail) for head in names_of(ends)]
             if literals:
                 ends = [*ends, *(edge.tail for edge in literals)]
                 edges.extend(literals)
@@ -684,16 +676,14 @@ def constrained_paths(
         for node in {node for _, _, node in level}:
             if node not in found:
                 options(last, node)
-        made = PathResult()
-        for start, prefix, node in level:
-            edges = found[node][1]
-            if cap is not None and len(made) + len(edges) >= cap:
-                made += map(_path, itertools.repeat(start), [(*prefix, edge) for edge in edges[: cap - len(made)]])
-                del made[-1]
-                made.truncated = True
-                return made
-            made += map(_path, itertools.repeat(start), [(*prefix, edge) for edge in edges])
-        return made
+        leaves = ((start, prefix, edge) for start, prefix, node in level for edge in found[node][1])
+        if cap is None:
+            return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+        made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
+        if len(made) == cap:
+            del made[-1]
+            return PathResult(made, truncated=True)
+        return PathResult(made)
 
     start = ""
     room: int | None = None
@@ -1235,7 +1225,8 @@ def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
     heads, relations, tails = zip(*triples, strict=True)
     numbers = dict.fromkeys(heads)
     numbers.update(dict.fromkeys(tails))
-    names = hops.index.names(numbers).__getitem__
+    distinct = list(numbers)
+    names = dict(zip(distinct, hops.index.names_of(distinct), strict=True)).__getitem__
     edges = list(map(make_edge, map(names, heads), map(hops.index.relations.__getitem__, relations), map(names, tails)))
     if len(triples) < len(items):
         for position, item in enumerate(items):  # in ascending order, each lands where it stood
