@@ -90,7 +90,7 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         ("default", "vectorised"),
         ("none", "vectorised"),
         ("default", "hub lookups"),
-        ("none", "node offsets"),
+        ("none", "hub lookups"),
     ],
     ids=lambda param: "-".join(param),
 )
@@ -98,8 +98,7 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     """(indexed, Oxigraph-only) graphs, with the profile's relation filter or none; the indexed
     walks expand frontiers node by node (this small graph's frontiers stay below the limit) or, with
     the limit at 0, every frontier through the vectorised numpy hop; with ``hub lookups`` every node
-    counts as a hub on a shortest-path search's last round (its edges looked up, never read); with
-    ``node offsets`` the search reads node ranges from the offsets large indexes get."""
+    counts as a hub on a shortest-path search's last round (its edges looked up, never read)."""
     indexed, plain = stores
     relation_filter, frontier = request.param
     query = f"?relation_filter={relation_filter}"
@@ -109,8 +108,6 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
         if frontier == "hub lookups":
             patch.setattr(traversal_walks, "HUB_DEGREE", 0)
             patch.setattr(traversal_walks, "JOIN_SAVING", 0)
-        if frontier == "node offsets":
-            patch.setattr(traversal_walks, "OFFSETS_FROM_EDGES", 0)
         with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
             assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
             assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
