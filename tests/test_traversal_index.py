@@ -23,7 +23,7 @@ import pytest
 from kg_adapters import connect
 from kg_adapters.backends import traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
-from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
+from kg_adapters.backends.traversal_index import BUILD_FILES, FORMAT_VERSION, INDEX_DIR, STARTS, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import open_version
@@ -425,6 +425,63 @@ def test_kga_index_command_and_hint(graph_file: Path, tmp_path: Path) -> None:
     with_index = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
     assert "hint" not in with_index.stderr
     assert with_index.stdout == without.stdout
+
+
+def test_an_index_of_an_older_format_is_treated_as_absent(
+    graph_file: Path, stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A format-3 index (no start arrays) is not read: the store answers through Oxigraph, exactly as
+    without an index, ``kga`` says how to add one, and ``kga index`` replaces it."""
+    _, plain = stores
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    directory = _version_dir(store) / INDEX_DIR
+    meta = json.loads((directory / "meta.json").read_text("utf-8"))
+    assert meta["version"] == FORMAT_VERSION
+    for start in STARTS.values():
+        (directory / f"{start}.npy").unlink()
+    (directory / "meta.json").write_text(json.dumps({**meta, "version": 3}), encoding="utf-8")
+    with connect(f"oxigraph://{store}") as old, connect(f"oxigraph://{plain}") as slow:
+        assert isinstance(old, OxigraphGraph) and old.traversal_index is None
+        assert old.index_hint() is not None
+        for direction in DIRECTIONS:
+            ids = [f"m.{n:04x}" for n in range(12)]
+            assert old.neighbors(ids, direction=direction) == slow.neighbors(ids, direction=direction)
+        rule = ["film.film.director", "film.film.starring"]
+        assert old.paths("m.0001", rule, directions=["in", "out"]) == slow.paths(
+            "m.0001", rule, directions=["in", "out"]
+        )
+    kga = [sys.executable, "-m", "kg_adapters.cli"]
+    ask = [*kga, "relations", "--kg", f"oxigraph://{store}", "--id", "m.0001"]
+    asked = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert f"kga index --store {store}" in asked.stderr
+    subprocess.run([*kga, "index", "--store", str(store)], check=True, capture_output=True, timeout=300)
+    with connect(f"oxigraph://{store}") as rebuilt:
+        assert isinstance(rebuilt, OxigraphGraph) and rebuilt.traversal_index is not None
+    again = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert "hint" not in again.stderr and again.stdout == asked.stdout
+
+
+@pytest.mark.parametrize("damage", ["short", "wrong end", "not first at zero"])
+def test_an_index_with_damaged_start_arrays_is_not_read(graph_file: Path, tmp_path: Path, damage: str) -> None:
+    """Start arrays that do not cover their keys (a truncated or edited file) leave the store
+    answering through Oxigraph, never from wrong ranges."""
+    import numpy as np
+
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    path = _version_dir(store) / INDEX_DIR / "out_start.npy"
+    starts = np.load(path)
+    if damage == "short":
+        starts = starts[:-1]
+    elif damage == "wrong end":
+        starts[-1] -= 1
+    else:
+        starts[0] = 1
+    np.save(path, starts)
+    with connect(f"oxigraph://{store}") as kg, connect(f"oxigraph://{store}?index=false") as slow:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is None
+        assert kg.neighbors("m.0001", direction="both") == slow.neighbors("m.0001", direction="both")
 
 
 # --------------------------------------------------------------------------- the index a load writes
