@@ -305,11 +305,18 @@ class Hops:
         starts = views["out_start"] if side == "out" else views["in_start"]
         width = self.index.width
         lists = []
+        append = lists.append
         for node in nodes:
             lo, hi = starts[node], starts[node + 1]
-            if lo < hi:
-                lo, hi = _run(keys, node * width + relation, lo, hi)
-            lists.append(others[lo:hi].tolist() if lo < hi else [])
+            if lo == hi:
+                append([])
+                continue
+            key = node * width + relation
+            if hi - lo == 1:  # one edge: the commonest case
+                append([others[lo]] if keys[lo] == key else [])
+                continue
+            lo = bisect_left(keys, key, lo, hi)
+            append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
         return lists
 
     def side_lists(
@@ -450,9 +457,9 @@ def _side_pairs(
         lo, hi = _run(keys, base + relation, lo, hi)
         ends = others[lo:hi].tolist()
         return [relation] * len(ends), ends
-    relations = [key - base for key in keys[lo:hi].tolist()]
+    relations = list(map((-base).__add__, keys[lo:hi].tolist()))
     ends = others[lo:hi].tolist()
-    if mask is not None and not all([mask[r] for r in relations]):
+    if mask is not None and not all(map(mask.__getitem__, relations)):
         kept = [(r, end) for r, end in zip(relations, ends, strict=True) if mask[r]]
         relations, ends = [r for r, _ in kept], [end for _, end in kept]
     return relations, ends
@@ -576,9 +583,7 @@ def constrained_paths(
     frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
     for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
         if relation is None or not frontier:
-            layers.append({})
-            frontier = []
-            continue
+            return PathResult()  # no walk gets past this hop
         lists = hops.relation_steps(frontier, direction, relation, literals=depth == last)
         layers.append(dict(zip(frontier, lists, strict=True)))
         if depth < last:  # before the last hop every step is an entity edge (no literals asked for)
@@ -600,6 +605,8 @@ def constrained_paths(
             }
         else:
             alive[depth] = {node for node, steps in layers[depth].items() if not ahead.isdisjoint(steps)}
+    if not alive[0]:
+        return PathResult()
 
     names, names_of = hops.names, hops.index.names_of
     relation_names = [hops.index.relations[r] if r is not None else "" for r in relations]
