@@ -633,8 +633,9 @@ class TraversalIndex:
         self._arrays: dict[str, Ints] = {}
         self._offset_view = self._view("entity_offsets")
         self.views = {name: self._view(name) for name in _ARRAYS[1:]}
-        """The CSR arrays as memoryviews over their mappings: a one-node hop (``bisect`` and a slice)
-        costs a few microseconds there, against ~20 us of numpy call overhead; opening them needs no
+        """The CSR arrays as memoryviews over their mappings: a one-node hop (two reads of a start
+        array, a ``bisect`` inside the node's keys for one relation, and a slice) costs a few
+        microseconds there, against ~20 us of numpy call overhead; opening them needs no
         numpy (its import alone costs ~0.2 s and ~16 MiB, more than opening the store)."""
         if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
