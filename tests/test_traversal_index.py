@@ -153,6 +153,29 @@ def test_neighbors_and_relations(pair: tuple[KnowledgeGraph, KnowledgeGraph]) ->
     assert nonempty > 50
 
 
+@pytest.mark.parametrize("hub_cut", [False, True], ids=["small-nodes-sliced", "every-node-merged"])
+def test_neighbors_cut_at_every_limit(
+    pair: tuple[KnowledgeGraph, KnowledgeGraph], hub_cut: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``limit_per_entity`` cuts the index's ends before any record is made: at every cut (inside the
+    in-edges before the node, inside its out-edges and their literals, inside the in-edges after
+    it) the answer is the first edges of Oxigraph's; with ``hub_cut`` every node's first edges are
+    found as a hub's are (its relations' runs merged, the rest not read)."""
+    if hub_cut:
+        monkeypatch.setattr(traversal_walks, "_SCAN", -1000)
+    for node in ["m.0000", "m.0001", "m.0002", "m.0049", "m.006e", "m.0090", "m.009f"]:  # hubs, self-loops
+        for direction in DIRECTIONS:
+            full = _same(pair, "neighbors", node, direction=direction)[node]
+            for limit in sorted({*range(len(full) + 2), 0}) if len(full) < 40 else [0, 1, 2, 5, 17, 39, len(full)]:
+                for relations in (None, ["film.film.director", "film.film.starring", "type.object.name"]):
+                    cut = _same(
+                        pair, "neighbors", node, direction=direction, limit_per_entity=limit, relations=relations
+                    )
+                    everything = _same(pair, "neighbors", node, direction=direction, relations=relations)
+                    assert cut[node] == everything[node][:limit]
+            assert full
+
+
 def test_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
     rng = random.Random(2)
     found = truncated = 0

@@ -423,12 +423,11 @@ class OxigraphGraph(SparqlGraph):
         for node in canonical.values():
             if node not in found:
                 number = memo.number(node)
-                edges = (
+                found[node] = (
                     []
                     if number is None
-                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals)
+                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals, limit)
                 )
-                found[node] = edges[:limit] if limit is not None else edges
         if len(canonical) == 1:
             return {spelling: found[node] for spelling, node in canonical.items()}
         return {spelling: list(found[node]) for spelling, node in canonical.items()}

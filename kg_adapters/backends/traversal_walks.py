@@ -10,6 +10,7 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -484,6 +485,37 @@ def node_relations(index: TraversalIndex, number: int, side: Direction) -> set[i
     return found
 
 
+def _first_pairs(
+    index: TraversalIndex, number: int, side: Direction, mask: Mask | None, limit: int
+) -> tuple[list[int], list[int]] | None:
+    """(relations, other ends) of the first ``limit`` of one node's ``side`` edges in answer order
+    (out: by relation, then tail, as the CSR holds them; in: by head, then relation: the relations'
+    runs of heads merged; ``both`` drops the self-loops, which the out-edges hold, after the cut,
+    and the cut keeps enough); the rest of a hub's edges is not read. None for a node with few
+    edges more than ``limit`` (``_side_pairs`` costs less there)."""
+    views = index.views
+    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+    starts = views["out_start"] if side == "out" else views["in_start"]
+    lo, hi = starts[number], starts[number + 1]
+    if hi - lo <= 4 * limit + _SCAN:
+        return None
+    base = number * index.width
+    runs = [(r, start, stop) for r, start, stop in _segments(keys, base, lo, hi) if mask is None or mask[r]]
+    if side == "out":
+        relations: list[int] = []
+        ends: list[int] = []
+        for r, start, stop in runs:
+            take = min(stop - start, limit - len(ends))
+            ends.extend(others[start : start + take].tolist())
+            relations.extend([r] * take)
+            if len(ends) == limit:
+                break
+        return relations, ends
+    merged = heapq.merge(*[zip(others[start:stop], itertools.repeat(r)) for r, start, stop in runs])
+    pairs = list(itertools.islice(merged, limit))
+    return [r for _, r in pairs], [h for h, _ in pairs]
+
+
 def literal_relations(index: TraversalIndex, number: int, relation: int | None, mask: Mask | None) -> list[int]:
     """The relations (ascending) in which entity ``number`` has literal objects."""
     if relation is not None and relation not in index.literal_relations:
@@ -509,48 +541,68 @@ def neighbor_edges(
     relation: int | None,
     mask: Mask | None,
     literals: bool,
+    limit: int | None = None,
 ) -> list[Edge]:
     """The edges of entity ``number`` (id ``name``) as ``neighbors`` answers them, in
     ``edge_sort_key`` order: out-edges (literal ones after the entity ones of their relation),
     in-edges ordered by head, and for ``both`` the in-edges around the out-edges by head (a
-    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all)."""
+    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all). With ``limit``, the
+    first ``limit`` of them: the ends are cut as integers, so no record or id is made for an
+    edge the answer leaves out."""
+    if limit == 0:
+        return []
     labels, names_of = index.relations, index.names_of
     edges: list[Edge] = []
+    first_only = limit if relation is None else None  # (one relation's ends come in answer order)
     if direction != "in":
-        relations, tails = _side_pairs(index, number, "out", relation, mask)
+        found = _first_pairs(index, number, "out", mask, first_only) if first_only is not None else None
+        relations, tails = found or _side_pairs(index, number, "out", relation, mask)
+        if limit is not None and len(tails) > limit:
+            relations, tails = relations[:limit], tails[:limit]
         if tails:
             edges = [make_edge(name, labels[r], tail) for r, tail in zip(relations, names_of(tails), strict=True)]
         if literals and index.literal_relations:
             for r in reversed(literal_relations(index, number, relation, mask)):
+                at = bisect_right(relations, r)  # after the entity edges of the relation
+                if limit is not None and at >= limit:
+                    continue  # past the cut (earlier relations land before it)
                 values = index.literals(number, r)
                 if values:
-                    at = bisect_right(relations, r)  # after the entity edges of the relation
                     label = labels[r]
                     edges[at:at] = [make_edge(name, label, value) for value in values]
+            if limit is not None:
+                del edges[limit:]
         if direction == "out":
             return edges
-    relations, heads = _side_pairs(index, number, "in", relation, mask)
+    found = _first_pairs(index, number, "in", mask, first_only) if first_only is not None else None
+    if found is not None:
+        relations, heads = found  # in answer order already
+    else:
+        relations, heads = _side_pairs(index, number, "in", relation, mask)
+        if relation is None and len(heads) > 1:
+            pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
+            heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
     if not heads:
         return edges
-    if relation is None and len(heads) > 1:
-        pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
-        heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
     if direction == "in":
+        if limit is not None:
+            heads, relations = heads[:limit], relations[:limit]
         return [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
     first = bisect_left(heads, number)
     last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
-    if first == last == len(heads):
-        return [
-            *[make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)],
-            *edges,
-        ]
-    around = names_of(heads[:first] + heads[last:])
-    relations = relations[:first] + relations[last:]
-    return [
-        *[make_edge(around[i], labels[relations[i]], name) for i in range(first)],
-        *edges,
-        *[make_edge(around[i], labels[relations[i]], name) for i in range(first, len(around))],
-    ]
+    if last > first:
+        heads, relations = heads[:first] + heads[last:], relations[:first] + relations[last:]
+    if limit is not None and len(heads) + len(edges) > limit:
+        # the in-edges whose head sorts before ``number``, the out-edges, the other in-edges: cut at ``limit``
+        del edges[max(limit - first, 0) :]
+        keep = limit - len(edges)
+        heads, relations = heads[:keep], relations[:keep]
+        first = min(first, keep)
+    into = [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
+    if first == len(into):
+        into.extend(edges)
+        return into
+    return [*into[:first], *edges, *into[first:]]
 
 
 # ------------------------------------------------------------------------------------- paths
