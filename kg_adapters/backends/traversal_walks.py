@@ -334,9 +334,6 @@ class Hops:
             lists[position].append((h, r, t))
         return lists
 
-    def _node_literal_relations(self, node: int, relation: int | None, mask: Mask | None) -> list[int]:
-        return literal_relations(self.index, node, relation, mask)
-
     def adjacency(
         self,
         nodes: list[int],
@@ -367,7 +364,7 @@ class Hops:
             and (relation is None or relation in self.index.literal_relations)
         ):
             for position, node in enumerate(nodes):
-                relation_numbers = self._node_literal_relations(node, relation, mask)
+                relation_numbers = literal_relations(self.index, node, relation, mask)
                 if relation_numbers:
                     lists[position] = self._with_literals(node, lists[position], relation_numbers)
         return lists
