@@ -37,6 +37,7 @@ import ast
 import itertools
 import json
 import mmap
+import operator
 import os
 import re
 import struct
@@ -569,7 +570,7 @@ def _literal_table(
     from kg_adapters.backends.sparql_graph import RDF_LANG_STRING, plain_literal
 
     count = len(rows)
-    entities, relations, texts, row_tags = zip(*rows, strict=True) if rows else ((), (), (), ())
+    entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))
     tags = [""]
     numbers: dict[str, int] = {"": 0}
     tag_of: dict[bytes, int] = {}  # row tag -> tag number
@@ -590,22 +591,34 @@ def _literal_table(
         entity_rank[np.fromiter(entities, dtype=np.int64, count=count)] * width
         + relation_rank[np.fromiter(relations, dtype=np.int64, count=count)]
     )
-    order_array = np.argsort(keys, kind="stable")
-    order = order_array.tolist()
-    # answer order within a key: text, then datatype, then language (``node_sort_key``)
+    order = np.argsort(keys, kind="stable")
+    # answer order within a key: text, then datatype, then language (``node_sort_key``); only keys
+    # with several literals need it: their rows are sorted together, by key first (so each lands in
+    # its key's places), ties kept in row order as a stable sort would
     if count > 1:
-        sorted_keys = keys[order_array]
-        starts = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1], [True])))
-        tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
-        number_list = tag_numbers.tolist()
-        for group in np.flatnonzero(np.diff(starts) > 1).tolist():
-            start, stop = int(starts[group]), int(starts[group + 1])
-            order[start:stop] = sorted(order[start:stop], key=lambda i: (texts[i], *tag_sort[number_list[i]]))
-    encoded = [texts[i] for i in order]
+        sorted_keys = keys[order]
+        repeated = np.zeros(count, dtype=bool)
+        same = sorted_keys[1:] == sorted_keys[:-1]
+        repeated[1:] |= same
+        repeated[:-1] |= same
+        if repeated.any():
+            tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+            ranked = sorted(tag_sort)
+            tag_rank = [ranked.index(each) for each in tag_sort]
+            positions = order[repeated]
+            here = list(map(texts.__getitem__, positions.tolist()))
+            distinct = sorted(set(here))
+            text_rank = np.fromiter(
+                map(dict(zip(distinct, itertools.count())).__getitem__, here), dtype=np.int64, count=len(here)
+            )
+            tag_order = np.array(tag_rank, dtype=np.int64)[tag_numbers[positions]]
+            order[repeated] = positions[np.lexsort((positions, tag_order, text_rank, keys[positions]))]
+    order_list = order.tolist()
+    encoded = list(map(texts.__getitem__, order_list))
     offsets = np.zeros(count + 1, dtype=np.int64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count), out=offsets[1:])
-    chosen = np.array(order, dtype=np.int64)
+    chosen = order
     final = tag_numbers[chosen]
     # tags numbered in order of first use, "" first: the same files whatever order the rows came in
     used, first_use = np.unique(final, return_index=True)
