@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from kg_adapters.errors import BackendError
 from kg_adapters.label_index import LabelIndex
@@ -51,18 +51,25 @@ def label_subjects(relation_iri: str) -> list[str]:
     return subjects
 
 
-def relation_rows(relations: Iterable[str], labels: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
-    """(relation iri, text, lang) rows: every label of a relation (``labels`` are (subject, label,
-    lang) rows keyed by :func:`label_subjects`), then the words of its id."""
-    named: dict[str, list[tuple[str, str]]] = {}
-    for subject, label, lang in labels:
-        named.setdefault(subject, []).append((label, lang))
+def relation_rows(
+    relations: Iterable[str], labels_of: Callable[[str], Iterable[tuple[str, str]]]
+) -> Iterator[tuple[str, str, str]]:
+    """(relation iri, text, lang) rows, one relation at a time: every (label, lang) ``labels_of``
+    gives for the IRIs that name it (:func:`label_subjects`), then the words of its id."""
     for relation in relations:
         for subject in label_subjects(relation):
-            for label, lang in named.get(subject, ()):
+            for label, lang in labels_of(subject):
                 yield relation, label, lang
         for words in id_words(relation):
             yield relation, words, WORDS_LANG
+
+
+def grouped_labels(labels: Iterable[tuple[str, str, str]]) -> Callable[[str], Iterable[tuple[str, str]]]:
+    """``labels_of`` for :func:`relation_rows` over (subject, label, lang) rows read beforehand."""
+    named: dict[str, list[tuple[str, str]]] = {}
+    for subject, label, lang in labels:
+        named.setdefault(subject, []).append((label, lang))
+    return lambda subject: named.get(subject, ())
 
 
 class RelationIndex(LabelIndex):

@@ -72,24 +72,23 @@ def rebuild_label_index(store: ox.Store, index_path: str) -> int:
 
 def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
     """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
-    distinct predicates (one scan inside Oxigraph), labelled from the store's label triples."""
-    from kg_adapters.relation_index import label_subjects, relation_rows
+    distinct predicates (one scan inside Oxigraph), each labelled from the store's label triples as
+    its rows are written (a Wikidata store's property labels in every language are never all held)."""
+    from kg_adapters.relation_index import relation_rows
+
+    def labels_of(subject: str) -> Iterator[tuple[str, str]]:
+        for predicate in label_predicates:
+            for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None):
+                if type(quad.object) is _Literal:
+                    yield str(quad.object.value), str(quad.object.language or "")
 
     try:
         solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
         assert isinstance(solutions, ox.QuerySolutions)
         relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
-        labels = [
-            (subject, str(quad.object.value), str(quad.object.language or ""))
-            for relation in relations
-            for subject in label_subjects(relation)
-            for predicate in label_predicates
-            for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None)
-            if type(quad.object) is _Literal
-        ]
+        yield from relation_rows(relations, labels_of)
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
-    return relation_rows(relations, labels)
 
 
 def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:

@@ -284,7 +284,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
-        from kg_adapters.relation_index import RelationIndex, label_subjects, relation_rows
+        from kg_adapters.relation_index import RelationIndex, grouped_labels, label_subjects, relation_rows
 
         relations = self._all_relations()
         subjects = sorted({subject for relation in relations for subject in label_subjects(relation)})
@@ -293,7 +293,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             for _, x, value in self._predicate_literals(subjects, list(self._profile.label_predicates))
         ]
         index = RelationIndex()
-        index.add(relation_rows(relations, labels))
+        index.add(relation_rows(relations, grouped_labels(labels)))
         return index
 
     def _all_relations(self) -> list[str]:

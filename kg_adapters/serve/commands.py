@@ -54,9 +54,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     try:
         server = mcp_server.build_server(graphs, budgets)
-        if args.transport == "http":
-            print(f"kga mcp: MCP endpoint at http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-        mcp_server.run(server, transport=args.transport, host=args.host, port=args.port)
+        mcp_server.run(
+            server,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            announce=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     finally:
         graphs.close()
     return 0

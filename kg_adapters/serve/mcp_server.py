@@ -356,9 +356,18 @@ def _tool_message(exc: Exception) -> str:
     return one_line(text)
 
 
-def run(server: MCPServer, *, transport: str, host: str, port: int) -> None:
-    """Serves until the client disconnects (stdio) or the process is interrupted (http)."""
+def run(
+    server: MCPServer, *, transport: str, host: str, port: int, announce: Callable[[str], None] | None = None
+) -> None:
+    """Serves until the client disconnects (stdio) or the process is interrupted (http: on a socket
+    bound before anything is announced, so a bad address or a busy port is a ``ListenError``)."""
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=port, streamable_http_path="/mcp")
+        return
+    from kg_adapters.serve.listen import listening_socket, run_uvicorn
+
+    sock = listening_socket(host, port)
+    if announce is not None:
+        announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
+    run_uvicorn(app, sock, log_level=server.settings.log_level.lower())

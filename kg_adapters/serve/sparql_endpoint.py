@@ -410,11 +410,11 @@ def serve(
     graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
 ) -> None:
     """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
-    import uvicorn
+    from kg_adapters.serve.listen import listening_socket, run_uvicorn
 
     app = build_app(graphs, limits)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning", lifespan="off")
+    sock = listening_socket(host, port)  # a bad address or a busy port: ListenError, before any announcement
     if announce is not None:
         announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
-    uvicorn.Server(config).run()
+    run_uvicorn(app, sock, access_log=False, lifespan="off")

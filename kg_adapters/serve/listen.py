@@ -1,0 +1,51 @@
+"""The listening socket of ``kga serve`` and ``kga mcp --transport http``: bound before the server
+starts and handed to uvicorn, so that an address that does not resolve, one the machine does not
+have, or a port already in use is one typed error naming the address, and the server announces its
+address only once it is listening there."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from kg_adapters.errors import KGError
+
+
+class ListenError(KGError):
+    """A server cannot listen on the address it was given (``kga`` exits 1)."""
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (the first address ``host`` resolves to)."""
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (OSError, UnicodeError) as exc:  # socket.gaierror is an OSError
+        raise ListenError(f"cannot listen on {_where(host, port)}: the address does not resolve ({exc})") from exc
+    sock = socket.socket(family, kind, protocol)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.set_inheritable(True)
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise ListenError(f"cannot listen on {_where(host, port)}: {reason}") from exc
+    return sock
+
+
+def run_uvicorn(app: Any, sock: socket.socket, *, log_level: str = "warning", **config: Any) -> None:
+    """Serves ``app`` on the bound ``sock`` until interrupted (Ctrl-C or SIGTERM)."""
+    import uvicorn
+
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level=log_level, **config)).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _where(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
