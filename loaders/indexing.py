@@ -37,7 +37,7 @@ class IndexingSink:
     chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
 
     The collector numbers a chunk on a worker thread while Oxigraph loads the next one (``bulk_load``
-    releases the GIL and spends most of its time writing files), one chunk at a time and in the order
+    releases the GIL while it parses and writes), one chunk at a time and in the order
     given, so the index is the one a collector fed in the load's own thread would write. ``seconds``
     is the time the load waited for the collector (the index's share of the load's wall time);
     ``cpu_seconds`` the CPU time the collector spent. :meth:`finish` waits for the last chunk."""

@@ -226,8 +226,10 @@ class TripleCollector:
 
     Entities and relations are numbered by a dict keyed by their IRIs' UTF-8 bytes, in order of
     first sight (renumbered by id when the index is written). N-Triples text is split by one regular
-    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest
-    (literals, blank nodes, escapes, comments), which Oxigraph's parser reads as quads. A load may
+    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest; a
+    second one takes the literal lines without escapes whose literal Oxigraph stores as written
+    (:data:`_SIMPLE_LITERAL`, :data:`_CANONICAL`), and Oxigraph's parser reads what is left (other
+    typed literals, blank nodes, escapes, comments) as quads. A load may
     add a triple twice (a store is a set): duplicates are dropped when the index is written.
     ``distinct=True`` says the source has none (a store read back), so blank-node triples and
     literal triples need not be remembered to be counted once."""
