@@ -532,6 +532,20 @@ _HOSTILE_NT = "\n".join(
         f'<{EX}a> <{EX}label> "x"^^<{XSD}string> .',
         f'<{EX}a> <{EX}label> "x" .',  # the same term as the line before
         f'<{EX}a> <{EX}label> "a > <{EX}b> . \\"q\\" \\u00e9\\n" .',
+        f'<{EX}b> <{EX}label> "Hello"@en-GB .',  # the same term as "Hello"@EN-gb above, on another node
+        f"<{EX}b> <{EX}label> \"Grüße, 'x' > <y>\"@DE .",
+        f'<{EX}b> <{EX}n> "12"^^<{XSD}integer> .',  # stored as written (the regex path) ...
+        f'<{EX}b> <{EX}n> "012"^^<{XSD}integer> .',  # ... and the same value through Oxigraph: one triple
+        f'<{EX}b> <{EX}n> "-0"^^<{XSD}integer> .',
+        f'<{EX}b> <{EX}n> "99999999999999999999999"^^<{XSD}integer> .',
+        f'<{EX}b> <{EX}n> "true"^^<{XSD}boolean> .',
+        f'<{EX}b> <{EX}n> "1999-02-30"^^<{XSD}date> .',  # ill-typed: kept as written
+        f'<{EX}b> <{EX}n> "2000-02-29"^^<{XSD}date> .',
+        f'<{EX}b> <{EX}n> "2000-02-29Z"^^<{XSD}date> .',
+        f'<{EX}b> <{EX}n> "" .',
+        f'<{EX}b> <{EX}n> ""@en .',
+        f'<{EX}b>  <{EX}n> "spaced" .',
+        f'<{EX}b> <{EX}n> "x"^^<{EX}custom> .',
         f"_:n1 <{EX}p> <{EX}a> .",
         f"<{EX}c> <{EX}p> _:n1 .",
         f"_:n1 <{EX}p> _:n2 .",
@@ -572,7 +586,8 @@ def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_pat
     index_store(str(store))
     assert _index_files(store) == written
     meta = json.loads(written["meta.json"])
-    assert (meta["blank_edges"], meta["literal_edges"]) == ((3, 9) if lenient else (5, 10))  # "01", "+1": one
+    # "01", "+1": one triple; "12", "012": one
+    assert (meta["blank_edges"], meta["literal_edges"]) == ((3, 22) if lenient else (5, 23))
     nodes = [f"{EX}{name}" for name in ("a", "b", "c", "d", "e", "f", "Abc", "page#top")]
     with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
         assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
@@ -580,6 +595,96 @@ def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_pat
         for direction in DIRECTIONS:
             assert fast.neighbors(nodes, direction=direction) == slow.neighbors(nodes, direction=direction)
         assert list(fast.subgraph(f"{EX}a", hops=2)) == list(slow.subgraph(f"{EX}a", hops=2))
+
+
+def test_an_index_collected_over_many_chunks_equals_the_one_read_back(tmp_path: Path) -> None:
+    """A load numbers each chunk on a worker thread while Oxigraph takes the next: over chunks that
+    fail (a bad line, loaded leniently), repeat earlier ones and mix edges, literals and blank nodes,
+    the index is the one read back from the store."""
+    from loaders.rdf import CHUNK_LINES
+
+    lines = []
+    for number in range(CHUNK_LINES * 2 + 500):
+        kind = number % 10
+        if kind == 7:
+            lines.append(f'<{EX}e{number % 5000}> <{EX}name> "n{number % 3000}"@en .')
+        elif kind == 8:
+            lines.append(f'<{EX}e{number % 5000}> <{EX}n> "{number % 100:02}"^^<{XSD}integer> .')
+        elif kind == 9 and number % 1000 == 9:
+            lines.append(f"_:b{number % 7} <{EX}r{number % 3}> <{EX}e{number % 50}> .")
+        else:
+            lines.append(f"<{EX}e{number % 5000}> <{EX}r{number % 13}> <{EX}e{(number * 7) % 6000}> .")
+    lines[CHUNK_LINES + 42] = f"<{EX}broken iri> <{EX}p> <{EX}o> ."
+    source = tmp_path / "many.nt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = tmp_path / "store"
+    report = load_files([str(source)], str(store), progress=False, lenient=True)
+    assert report.lines_skipped == 1
+    written = _index_files(store)
+    index_store(str(store))
+    assert _index_files(store) == written
+    meta = json.loads(written["meta.json"])
+    assert meta["literal_edges"] > 0 and meta["blank_edges"] > 0 and meta["edges"] > 0
+
+
+def _literal_forms() -> list[str]:
+    """Literal objects of many spellings: the ones the collector reads without Oxigraph and their
+    neighbours that Oxigraph stores in another form."""
+    integers = ["0", "-0", "+0", "00", "1", "01", "+1", "-1", "-01", "10", "1234567890", "9223372036854775807"]
+    integers += ["9223372036854775808", "-9223372036854775808", "-9223372036854775809", "1" + "0" * 30, " 1", "1.0"]
+    integers += ["abc", ""]
+    dates = [
+        f"{y}-{m:02}-{d:02}"
+        for y in ("0000", "0001", "1900", "1999", "2000", "2024", "9999")
+        for m in range(14)
+        for d in range(0, 33, 1 if y in ("1900", "2000") else 7)
+    ]
+    dates += ["1999-01-01Z", "1999-01-01+02:00", "-1999-01-01", "19999-01-01", "1999-1-01", "1999-01-01T00:00:00"]
+    booleans = ["true", "false", "1", "0", "TRUE", "True", ""]
+    forms = [f'"{v}"^^<{XSD}integer>' for v in integers] + [f'"{v}"^^<{XSD}date>' for v in dates]
+    forms += [f'"{v}"^^<{XSD}boolean>' for v in booleans]
+    forms += [
+        f'"{v}"^^<{XSD}{t}>' for t in ("decimal", "double", "int", "gYear", "dateTime") for v in ("1", "01", "1.0")
+    ]
+    forms += ['"plain"', '""', f'"typed"^^<{XSD}string>', '"x"@en', '"x"@EN', '"x"@en-US', '"x"@zh-Hant-TW', '"ü"@de']
+    forms += ['"1"', '"1"@en', f'"1"^^<{EX}custom>', '"\\u0041"', '"a\\"b"', '"tab\\tx"@en']
+    return forms
+
+
+def test_literal_lines_read_without_oxigraph_are_the_literals_oxigraph_stores(tmp_path: Path) -> None:
+    """The collector reads plain, language-tagged and canonical typed literal lines itself: each
+    must be, value and tag, what Oxigraph's store holds (read back), and only the other lines may
+    go to Oxigraph's parser."""
+    import pyoxigraph as ox
+
+    from kg_adapters.backends.traversal_index import TripleCollector
+
+    forms = _literal_forms()
+    text = "\n".join(f"<{EX}s{number % 7}> <{EX}p> {form} ." for number, form in enumerate(forms))
+    data = text.encode()
+    loaded = TripleCollector()
+    loaded.add_rdf(data, ox.RdfFormat.N_TRIPLES)
+    store = ox.Store(str(tmp_path / "store"))
+    store.bulk_load(data, ox.RdfFormat.N_TRIPLES)
+    read_back = TripleCollector(distinct=True)
+    read_back.add_quads(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()))
+
+    def rows(collector: TripleCollector) -> set[tuple[str, str, bytes, bytes]]:
+        entities, relations = collector.iris()
+        return {(entities[s], relations[r], value, tag) for s, r, value, tag in collector.literal_rows()}
+
+    assert rows(loaded) == rows(read_back)
+    assert len(rows(loaded)) == len(store)
+    left = TripleCollector()._add_literal_lines(data).decode()
+    for form in forms:
+        escaped = "\\" in form
+        canonical = form in (
+            f'"{v}"^^<{XSD}{t}>' for t, v in (("integer", "1"), ("integer", "-1"), ("date", "2000-02-29"))
+        )
+        if canonical or form in ('"plain"', '"x"@EN', '"x"@en-US', f'"typed"^^<{XSD}string>'):
+            assert form not in left  # read by the regex
+        if escaped or form in (f'"01"^^<{XSD}integer>', f'"1"^^<{XSD}boolean>', f'"1"^^<{XSD}decimal>'):
+            assert form in left  # left for Oxigraph
 
 
 def test_relations_of_a_store_with_blank_nodes_come_from_its_index_as_from_oxigraph(tmp_path: Path) -> None:
