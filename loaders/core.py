@@ -42,7 +42,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.indexing import IndexingSink
+from loaders.indexing import IndexingSink, joined_on_failure
 from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
 from loaders.rog_dataset import load_rog_dataset
@@ -234,7 +234,10 @@ def _build(
     question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
     total = filtered = repaired = 0
-    with tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar:
+    with (
+        tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar,
+        joined_on_failure(sink),
+    ):
 
         def tick(count: int) -> None:
             bar.update(count)
@@ -267,20 +270,23 @@ def _build(
                 filtered += converter.filtered
                 repaired += converter.repaired
             sources.append(source)
-    collected = sink.collector if isinstance(sink, IndexingSink) else None
-    index_seconds = sink.seconds if isinstance(sink, IndexingSink) else 0.0
+    indexing = sink if isinstance(sink, IndexingSink) else None
     del sink
+    index_seconds = 0.0
     try:
-        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))  # while the last chunk is numbered
         oxstore.flush()
         triples = len(oxstore)
         if index:  # an append reads the store back: its triples are the old ones and the new
+            index_seconds = indexing.seconds if indexing is not None else 0.0  # the load's waits for it
             started = time.perf_counter()
+            collected = indexing.finish() if indexing is not None else None
             traversal_index.build_index(oxstore, tmp, get_profile(profile), collected=collected)
+            del collected
             index_seconds += time.perf_counter() - started
     except (OSError, sqlite3.Error, BackendError) as exc:
         raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
-    del oxstore, collected
+    del oxstore, indexing
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
     now = store_layout.now_iso()
     store_layout.write_manifest(

@@ -10,11 +10,13 @@ only a temporary directory, which the next build removes.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
@@ -33,18 +35,24 @@ class IndexingSink:
     :class:`~kg_adapters.backends.traversal_index.TripleCollector`, so the load writes the traversal
     index without reading the store back. A triple is handed over once Oxigraph has taken it: a
     chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
-    ``seconds`` is the time spent collecting (the index's share of the load)."""
+
+    The collector numbers a chunk on a worker thread while Oxigraph loads the next one (``bulk_load``
+    releases the GIL while it parses and writes), one chunk at a time and in the order
+    given, so the index is the one a collector fed in the load's own thread would write. ``seconds``
+    is the time the load waited for the collector (the index's share of the load's wall time);
+    ``cpu_seconds`` the CPU time the collector spent. :meth:`finish` waits for the last chunk."""
 
     def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
         self.store = store
         self.collector = collector
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        self._pending: threading.Thread | None = None
+        self._outcome = _Outcome()
 
     def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
         self.store.bulk_load(input, format)
-        started = time.perf_counter()
-        self.collector.add_rdf(input, format)
-        self.seconds += time.perf_counter() - started
+        self._hand_over(self.collector.add_rdf, input, format)
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
@@ -57,16 +65,71 @@ class IndexingSink:
                 yield quad
                 batch.append(quad)
                 if len(batch) >= _COLLECT_EVERY:
-                    self._collect(batch)
+                    self._hand_over(self.collector.add_quads, batch.copy())
+                    batch.clear()
 
         self.store.bulk_extend(passing())
-        self._collect(batch)
+        self._hand_over(self.collector.add_quads, batch)
 
-    def _collect(self, batch: list[ox.Quad]) -> None:
-        started = time.perf_counter()
-        self.collector.add_quads(batch)
-        batch.clear()
-        self.seconds += time.perf_counter() - started
+    def finish(self) -> TripleCollector:
+        """The collector, once it holds every triple handed over (raises what it raised)."""
+        self._wait()
+        return self.collector
+
+    def abandon(self) -> None:
+        """Waits for the collector without raising (a load that failed: no thread outlives it)."""
+        if self._pending is not None:
+            self._pending.join()
+            self._pending = None
+
+    def _hand_over(self, add: Callable[..., None], *arguments: Any) -> None:
+        """Starts ``add(*arguments)`` on a worker thread once the previous one is done (at most one
+        chunk waits in memory, and the collector is never used by two threads at once). The thread
+        holds the collector, not this sink: a failed load's store closes as soon as the load lets go."""
+        self._wait()
+        worker = threading.Thread(target=_run, args=(add, arguments, self._outcome), name="kga-index", daemon=True)
+        worker.start()
+        self._pending = worker
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            started = time.perf_counter()
+            self._pending.join()
+            self._pending = None
+            self.seconds += time.perf_counter() - started
+        self.cpu_seconds = self._outcome.cpu_seconds
+        if self._outcome.failure is not None:
+            failure, self._outcome.failure = self._outcome.failure, None
+            raise failure
+
+
+@contextlib.contextmanager
+def joined_on_failure(sink: object) -> Iterator[None]:
+    """Waits for the worker of ``sink`` (when it is an :class:`IndexingSink`) if the block fails."""
+    try:
+        yield
+    except BaseException:
+        if isinstance(sink, IndexingSink):
+            sink.abandon()
+        raise
+
+
+@dataclass
+class _Outcome:
+    """What the collector's worker threads report back: CPU time spent, and what one raised."""
+
+    cpu_seconds: float = 0.0
+    failure: BaseException | None = None
+
+
+def _run(add: Callable[..., None], arguments: tuple[Any, ...], outcome: _Outcome) -> None:
+    started = time.thread_time()
+    try:
+        add(*arguments)
+    except BaseException as exc:  # re-raised in the load's thread by IndexingSink._wait
+        outcome.failure = exc
+    finally:
+        outcome.cpu_seconds += time.thread_time() - started
 
 
 def index_store(store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000) -> IndexStats:

@@ -23,7 +23,7 @@ import pytest
 from kg_adapters import connect
 from kg_adapters.backends import traversal_index, traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
-from kg_adapters.backends.traversal_index import BUILD_FILES, INDEX_DIR, has_index
+from kg_adapters.backends.traversal_index import BUILD_FILES, FORMAT_VERSION, INDEX_DIR, STARTS, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import open_version
@@ -90,7 +90,7 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         ("default", "vectorised"),
         ("none", "vectorised"),
         ("default", "hub lookups"),
-        ("none", "node offsets"),
+        ("none", "hub lookups"),
         ("default", "ids by numpy"),
     ],
     ids=lambda param: "-".join(param),
@@ -100,8 +100,7 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     walks expand frontiers node by node (this small graph's frontiers stay below the limit) or, with
     the limit at 0, every frontier through the vectorised numpy hop; with ``hub lookups`` every node
     counts as a hub on a shortest-path search's last round (its edges looked up, never read); with
-    ``node offsets`` the search reads node ranges from the offsets large indexes get; with ``ids by
-    numpy`` every list of ids is decoded by the numpy gather long lists get."""
+    ``ids by numpy`` every list of ids is decoded by the numpy gather long lists get."""
     indexed, plain = stores
     relation_filter, frontier = request.param
     query = f"?relation_filter={relation_filter}"
@@ -111,8 +110,6 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
         if frontier == "hub lookups":
             patch.setattr(traversal_walks, "HUB_DEGREE", 0)
             patch.setattr(traversal_walks, "JOIN_SAVING", 0)
-        if frontier == "node offsets":
-            patch.setattr(traversal_walks, "OFFSETS_FROM_EDGES", 0)
         if frontier == "ids by numpy":
             import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
 
@@ -160,6 +157,29 @@ def test_neighbors_and_relations(pair: tuple[KnowledgeGraph, KnowledgeGraph]) ->
         nonempty += sum(1 for edges in answer.values() if edges)
         _same(pair, "relations", ids, direction=direction, expand_cvt=expand)
     assert nonempty > 50
+
+
+@pytest.mark.parametrize("hub_cut", [False, True], ids=["small-nodes-sliced", "every-node-merged"])
+def test_neighbors_cut_at_every_limit(
+    pair: tuple[KnowledgeGraph, KnowledgeGraph], hub_cut: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``limit_per_entity`` cuts the index's ends before any record is made: at every cut (inside the
+    in-edges before the node, inside its out-edges and their literals, inside the in-edges after
+    it) the answer is the first edges of Oxigraph's; with ``hub_cut`` every node's first edges are
+    found as a hub's are (its relations' runs merged, the rest not read)."""
+    if hub_cut:
+        monkeypatch.setattr(traversal_walks, "_SCAN", -1000)
+    for node in ["m.0000", "m.0001", "m.0002", "m.0049", "m.006e", "m.0090", "m.009f"]:  # hubs, self-loops
+        for direction in DIRECTIONS:
+            full = _same(pair, "neighbors", node, direction=direction)[node]
+            for limit in sorted({*range(len(full) + 2), 0}) if len(full) < 40 else [0, 1, 2, 5, 17, 39, len(full)]:
+                for relations in (None, ["film.film.director", "film.film.starring", "type.object.name"]):
+                    cut = _same(
+                        pair, "neighbors", node, direction=direction, limit_per_entity=limit, relations=relations
+                    )
+                    everything = _same(pair, "neighbors", node, direction=direction, relations=relations)
+                    assert cut[node] == everything[node][:limit]
+            assert full
 
 
 def test_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
@@ -436,6 +456,63 @@ def test_kga_index_command_and_hint(graph_file: Path, tmp_path: Path) -> None:
     assert with_index.stdout == without.stdout
 
 
+def test_an_index_of_an_older_format_is_treated_as_absent(
+    graph_file: Path, stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A format-3 index (no start arrays) is not read: the store answers through Oxigraph, exactly as
+    without an index, ``kga`` says how to add one, and ``kga index`` replaces it."""
+    _, plain = stores
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    directory = _version_dir(store) / INDEX_DIR
+    meta = json.loads((directory / "meta.json").read_text("utf-8"))
+    assert meta["version"] == FORMAT_VERSION
+    for start in STARTS.values():
+        (directory / f"{start}.npy").unlink()
+    (directory / "meta.json").write_text(json.dumps({**meta, "version": 3}), encoding="utf-8")
+    with connect(f"oxigraph://{store}") as old, connect(f"oxigraph://{plain}") as slow:
+        assert isinstance(old, OxigraphGraph) and old.traversal_index is None
+        assert old.index_hint() is not None
+        for direction in DIRECTIONS:
+            ids = [f"m.{n:04x}" for n in range(12)]
+            assert old.neighbors(ids, direction=direction) == slow.neighbors(ids, direction=direction)
+        rule = ["film.film.director", "film.film.starring"]
+        assert old.paths("m.0001", rule, directions=["in", "out"]) == slow.paths(
+            "m.0001", rule, directions=["in", "out"]
+        )
+    kga = [sys.executable, "-m", "kg_adapters.cli"]
+    ask = [*kga, "relations", "--kg", f"oxigraph://{store}", "--id", "m.0001"]
+    asked = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert f"kga index --store {store}" in asked.stderr
+    subprocess.run([*kga, "index", "--store", str(store)], check=True, capture_output=True, timeout=300)
+    with connect(f"oxigraph://{store}") as rebuilt:
+        assert isinstance(rebuilt, OxigraphGraph) and rebuilt.traversal_index is not None
+    again = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
+    assert "hint" not in again.stderr and again.stdout == asked.stdout
+
+
+@pytest.mark.parametrize("damage", ["short", "wrong end", "not first at zero"])
+def test_an_index_with_damaged_start_arrays_is_not_read(graph_file: Path, tmp_path: Path, damage: str) -> None:
+    """Start arrays that do not cover their keys (a truncated or edited file) leave the store
+    answering through Oxigraph, never from wrong ranges."""
+    import numpy as np
+
+    store = tmp_path / "store"
+    load_files([str(graph_file)], str(store), profile="freebase", progress=False)
+    path = _version_dir(store) / INDEX_DIR / "out_start.npy"
+    starts = np.load(path)
+    if damage == "short":
+        starts = starts[:-1]
+    elif damage == "wrong end":
+        starts[-1] -= 1
+    else:
+        starts[0] = 1
+    np.save(path, starts)
+    with connect(f"oxigraph://{store}") as kg, connect(f"oxigraph://{store}?index=false") as slow:
+        assert isinstance(kg, OxigraphGraph) and kg.traversal_index is None
+        assert kg.neighbors("m.0001", direction="both") == slow.neighbors("m.0001", direction="both")
+
+
 # --------------------------------------------------------------------------- the index a load writes
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -461,6 +538,20 @@ _HOSTILE_NT = "\n".join(
         f'<{EX}a> <{EX}label> "x"^^<{XSD}string> .',
         f'<{EX}a> <{EX}label> "x" .',  # the same term as the line before
         f'<{EX}a> <{EX}label> "a > <{EX}b> . \\"q\\" \\u00e9\\n" .',
+        f'<{EX}b> <{EX}label> "Hello"@en-GB .',  # the same term as "Hello"@EN-gb above, on another node
+        f"<{EX}b> <{EX}label> \"Grüße, 'x' > <y>\"@DE .",
+        f'<{EX}b> <{EX}n> "12"^^<{XSD}integer> .',  # stored as written (the regex path) ...
+        f'<{EX}b> <{EX}n> "012"^^<{XSD}integer> .',  # ... and the same value through Oxigraph: one triple
+        f'<{EX}b> <{EX}n> "-0"^^<{XSD}integer> .',
+        f'<{EX}b> <{EX}n> "99999999999999999999999"^^<{XSD}integer> .',
+        f'<{EX}b> <{EX}n> "true"^^<{XSD}boolean> .',
+        f'<{EX}b> <{EX}n> "1999-02-30"^^<{XSD}date> .',  # ill-typed: kept as written
+        f'<{EX}b> <{EX}n> "2000-02-29"^^<{XSD}date> .',
+        f'<{EX}b> <{EX}n> "2000-02-29Z"^^<{XSD}date> .',
+        f'<{EX}b> <{EX}n> "" .',
+        f'<{EX}b> <{EX}n> ""@en .',
+        f'<{EX}b>  <{EX}n> "spaced" .',
+        f'<{EX}b> <{EX}n> "x"^^<{EX}custom> .',
         f"_:n1 <{EX}p> <{EX}a> .",
         f"<{EX}c> <{EX}p> _:n1 .",
         f"_:n1 <{EX}p> _:n2 .",
@@ -501,7 +592,8 @@ def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_pat
     index_store(str(store))
     assert _index_files(store) == written
     meta = json.loads(written["meta.json"])
-    assert (meta["blank_edges"], meta["literal_edges"]) == ((3, 9) if lenient else (5, 10))  # "01", "+1": one
+    # "01", "+1": one triple; "12", "012": one
+    assert (meta["blank_edges"], meta["literal_edges"]) == ((3, 22) if lenient else (5, 23))
     nodes = [f"{EX}{name}" for name in ("a", "b", "c", "d", "e", "f", "Abc", "page#top")]
     with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
         assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
@@ -509,6 +601,96 @@ def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_pat
         for direction in DIRECTIONS:
             assert fast.neighbors(nodes, direction=direction) == slow.neighbors(nodes, direction=direction)
         assert list(fast.subgraph(f"{EX}a", hops=2)) == list(slow.subgraph(f"{EX}a", hops=2))
+
+
+def test_an_index_collected_over_many_chunks_equals_the_one_read_back(tmp_path: Path) -> None:
+    """A load numbers each chunk on a worker thread while Oxigraph takes the next: over chunks that
+    fail (a bad line, loaded leniently), repeat earlier ones and mix edges, literals and blank nodes,
+    the index is the one read back from the store."""
+    from loaders.rdf import CHUNK_LINES
+
+    lines = []
+    for number in range(CHUNK_LINES * 2 + 500):
+        kind = number % 10
+        if kind == 7:
+            lines.append(f'<{EX}e{number % 5000}> <{EX}name> "n{number % 3000}"@en .')
+        elif kind == 8:
+            lines.append(f'<{EX}e{number % 5000}> <{EX}n> "{number % 100:02}"^^<{XSD}integer> .')
+        elif kind == 9 and number % 1000 == 9:
+            lines.append(f"_:b{number % 7} <{EX}r{number % 3}> <{EX}e{number % 50}> .")
+        else:
+            lines.append(f"<{EX}e{number % 5000}> <{EX}r{number % 13}> <{EX}e{(number * 7) % 6000}> .")
+    lines[CHUNK_LINES + 42] = f"<{EX}broken iri> <{EX}p> <{EX}o> ."
+    source = tmp_path / "many.nt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = tmp_path / "store"
+    report = load_files([str(source)], str(store), progress=False, lenient=True)
+    assert report.lines_skipped == 1
+    written = _index_files(store)
+    index_store(str(store))
+    assert _index_files(store) == written
+    meta = json.loads(written["meta.json"])
+    assert meta["literal_edges"] > 0 and meta["blank_edges"] > 0 and meta["edges"] > 0
+
+
+def _literal_forms() -> list[str]:
+    """Literal objects of many spellings: the ones the collector reads without Oxigraph and their
+    neighbours that Oxigraph stores in another form."""
+    integers = ["0", "-0", "+0", "00", "1", "01", "+1", "-1", "-01", "10", "1234567890", "9223372036854775807"]
+    integers += ["9223372036854775808", "-9223372036854775808", "-9223372036854775809", "1" + "0" * 30, " 1", "1.0"]
+    integers += ["abc", ""]
+    dates = [
+        f"{y}-{m:02}-{d:02}"
+        for y in ("0000", "0001", "1900", "1999", "2000", "2024", "9999")
+        for m in range(14)
+        for d in range(0, 33, 1 if y in ("1900", "2000") else 7)
+    ]
+    dates += ["1999-01-01Z", "1999-01-01+02:00", "-1999-01-01", "19999-01-01", "1999-1-01", "1999-01-01T00:00:00"]
+    booleans = ["true", "false", "1", "0", "TRUE", "True", ""]
+    forms = [f'"{v}"^^<{XSD}integer>' for v in integers] + [f'"{v}"^^<{XSD}date>' for v in dates]
+    forms += [f'"{v}"^^<{XSD}boolean>' for v in booleans]
+    forms += [
+        f'"{v}"^^<{XSD}{t}>' for t in ("decimal", "double", "int", "gYear", "dateTime") for v in ("1", "01", "1.0")
+    ]
+    forms += ['"plain"', '""', f'"typed"^^<{XSD}string>', '"x"@en', '"x"@EN', '"x"@en-US', '"x"@zh-Hant-TW', '"ü"@de']
+    forms += ['"1"', '"1"@en', f'"1"^^<{EX}custom>', '"\\u0041"', '"a\\"b"', '"tab\\tx"@en']
+    return forms
+
+
+def test_literal_lines_read_without_oxigraph_are_the_literals_oxigraph_stores(tmp_path: Path) -> None:
+    """The collector reads plain, language-tagged and canonical typed literal lines itself: each
+    must be, value and tag, what Oxigraph's store holds (read back), and only the other lines may
+    go to Oxigraph's parser."""
+    import pyoxigraph as ox
+
+    from kg_adapters.backends.traversal_index import TripleCollector
+
+    forms = _literal_forms()
+    text = "\n".join(f"<{EX}s{number % 7}> <{EX}p> {form} ." for number, form in enumerate(forms))
+    data = text.encode()
+    loaded = TripleCollector()
+    loaded.add_rdf(data, ox.RdfFormat.N_TRIPLES)
+    store = ox.Store(str(tmp_path / "store"))
+    store.bulk_load(data, ox.RdfFormat.N_TRIPLES)
+    read_back = TripleCollector(distinct=True)
+    read_back.add_quads(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()))
+
+    def rows(collector: TripleCollector) -> set[tuple[str, str, bytes, bytes]]:
+        entities, relations = collector.iris()
+        return {(entities[s], relations[r], value, tag) for s, r, value, tag in collector.literal_rows()}
+
+    assert rows(loaded) == rows(read_back)
+    assert len(rows(loaded)) == len(store)
+    left = TripleCollector()._add_literal_lines(data).decode()
+    for form in forms:
+        escaped = "\\" in form
+        canonical = form in (
+            f'"{v}"^^<{XSD}{t}>' for t, v in (("integer", "1"), ("integer", "-1"), ("date", "2000-02-29"))
+        )
+        if canonical or form in ('"plain"', '"x"@EN', '"x"@en-US', f'"typed"^^<{XSD}string>'):
+            assert form not in left  # read by the regex
+        if escaped or form in (f'"01"^^<{XSD}integer>', f'"1"^^<{XSD}boolean>', f'"1"^^<{XSD}decimal>'):
+            assert form in left  # left for Oxigraph
 
 
 def test_relations_of_a_store_with_blank_nodes_come_from_its_index_as_from_oxigraph(tmp_path: Path) -> None:

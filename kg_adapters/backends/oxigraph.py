@@ -317,17 +317,21 @@ class OxigraphGraph(SparqlGraph):
         extras = index.views["out_extra" if side == "out" else "in_extra"]
         if not len(extras):
             return
+        starts = index.views["out_extra_start" if side == "out" else "in_extra_start"]
         store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
         blanks = index.blank_edges > 0  # only then does Oxigraph hold ends the index lacks
         width = index.width
         try:
             for node, number in present:
-                base = number * width
-                lo, hi = (base + relation, base + relation + 1) if relation is not None else (base, base + width)
-                first = bisect_left(extras, lo)
-                last = bisect_left(extras, hi, first)
+                first, last = starts[number], starts[number + 1]
                 if first == last:
                     continue
+                base = number * width
+                if relation is not None:
+                    first = bisect_left(extras, base + relation, first, last)
+                    if first == last or extras[first] != base + relation:
+                        continue
+                    last = first + 1  # the extra keys are distinct
                 term = _NamedNode(self._profile.entity_iri(node)) if blanks else None
                 for key in extras[first:last].tolist():
                     r = key - base
@@ -419,12 +423,11 @@ class OxigraphGraph(SparqlGraph):
         for node in canonical.values():
             if node not in found:
                 number = memo.number(node)
-                edges = (
+                found[node] = (
                     []
                     if number is None
-                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals)
+                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals, limit)
                 )
-                found[node] = edges[:limit] if limit is not None else edges
         if len(canonical) == 1:
             return {spelling: found[node] for spelling, node in canonical.items()}
         return {spelling: list(found[node]) for spelling, node in canonical.items()}

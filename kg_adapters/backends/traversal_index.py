@@ -13,10 +13,17 @@ A store version directory may hold ``traversal/`` beside ``oxigraph/``::
     out_extra.npy      int64, sorted distinct: node * R + relation where the node has a literal or
                        blank-node object of the relation (those edges stay in Oxigraph)
     in_extra.npy       int64, sorted distinct: node * R + relation with a blank-node subject
+    literal_key.npy    int64, sorted: node * R + relation of each literal object (literal_tag.npy,
+                       literal_offsets.npy and literals.bin hold its datatype or language and text)
+    *_start.npy        int32 (int64 when the keys outgrow int32) [n + 1], one per key array
+                       (out, in, out_extra, in_extra, literal): node n's keys are
+                       ``keys[start[n]:start[n + 1]]``
 
 Entities and relations are numbered in the order of their ids, so integer order is the order answers
-are sorted in (``edge_sort_key``), and a hop is a ``searchsorted`` over memory-mapped arrays: a
-process opens an index in well under a millisecond and pages in only what its queries touch.
+are sorted in (``edge_sort_key``). A node's keys are found by two reads of a start array (a
+``bisect`` over all the keys would cost ~log2(edges) scattered reads, each a Python int); one
+relation of a node by a ``bisect`` bounded to the node's keys. A process opens an index in well
+under a millisecond and pages in only what its queries touch.
 
 numpy, not a graph library (igraph, scipy.sparse, graph-tool): the index needs exactly sorted
 arrays, ``searchsorted`` and memory mapping, which numpy does well and keeps on disk in a plain,
@@ -37,6 +44,7 @@ import ast
 import itertools
 import json
 import mmap
+import operator
 import os
 import re
 import struct
@@ -65,7 +73,8 @@ if TYPE_CHECKING:  # numpy is imported only by a build and by walks over large f
 INDEX_DIR = store_layout.TRAVERSAL
 META = "meta.json"
 FORMAT_NAME = "kga-traversal"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+"""4: per-node start arrays (``*_start.npy``); an index of another version is treated as absent."""
 _TMP_PREFIX = ".traversal-tmp-"
 _TRASH_PREFIX = ".traversal-old-"
 _ARRAYS = (
@@ -79,7 +88,20 @@ _ARRAYS = (
     "literal_key",
     "literal_tag",
     "literal_offsets",
+    "out_start",
+    "in_start",
+    "out_extra_start",
+    "in_extra_start",
+    "literal_start",
 )
+STARTS = {
+    "out_key": "out_start",
+    "in_key": "in_start",
+    "out_extra": "out_extra_start",
+    "in_extra": "in_extra_start",
+    "literal_key": "literal_start",
+}
+"""Each node-keyed array and the array of where each node's keys start in it."""
 BUILD_FILES = len(_ARRAYS) + 4
 """Files a build writes (entities, literal values, the arrays, relations, meta): the progress steps after reading."""
 
@@ -163,13 +185,61 @@ def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, e
             progress(rows)
 
 
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
 """Typed literals canonicalized together (see ``TripleCollector._add_typed``)."""
 
 _SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$", re.MULTILINE)
 """An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
+
+_SIMPLE_LITERAL = re.compile(
+    rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
+    re.MULTILINE,
+)
+"""An N-Triples line ``<s> <p> "text" .``, ``"text"@lang`` or ``"text"^^<datatype>`` with single
+spaces and no escapes: the text is then the literal's value as UTF-8 bytes, and the suffix says its tag."""
+
+_CANONICAL = {
+    (_XSD + "integer").encode(): re.compile(rb"-?[1-9][0-9]*|0"),
+    (_XSD + "date").encode(): re.compile(rb"[0-9]{4}-[0-9]{2}-[0-9]{2}"),
+    (_XSD + "boolean").encode(): re.compile(rb"true|false"),
+}
+"""Typed values Oxigraph stores as written, by datatype: these lexical forms are their values' own
+canonical forms (or, like ``"1999-02-30"``, kept verbatim as ill-typed), so a line spelling one needs no
+canonicalization (``tests/test_traversal_index.py`` compares them with Oxigraph's store form by form).
+Other typed literals go through ``TripleCollector._add_typed``."""
+
+LiteralRow = tuple[int, int, bytes, bytes]
+"""(entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
+plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI``. One shape for
+the regex's lines and the parser's terms, so that a set of rows holds each store triple once."""
+
+
+def _literal_tag(term: ox.Literal) -> bytes:
+    language = term.language
+    if language:
+        return b"@" + language.encode()
+    datatype = term.datatype.value
+    return b"" if datatype == _XSD_STRING else b"^" + datatype.encode()
+
+
+class _SuffixTags(dict[bytes, "bytes | re.Pattern[bytes] | None"]):
+    """The tag of a literal suffix of :data:`_SIMPLE_LITERAL` (cached: a load has few): the tag, the
+    pattern its value must match to be stored as written, or None when Oxigraph must read the line."""
+
+    def __missing__(self, suffix: bytes) -> bytes | re.Pattern[bytes] | None:
+        found: bytes | re.Pattern[bytes] | None
+        if not suffix:
+            found = b""
+        elif suffix[:1] == b"@":
+            found = suffix.lower()  # as Oxigraph's parser writes language tags
+        else:
+            datatype = suffix[3:-1]
+            found = b"" if datatype == _XSD_STRING.encode() else _CANONICAL.get(datatype)
+        self[suffix] = found
+        return found
 
 
 class TripleCollector:
@@ -178,8 +248,10 @@ class TripleCollector:
 
     Entities and relations are numbered by a dict keyed by their IRIs' UTF-8 bytes, in order of
     first sight (renumbered by id when the index is written). N-Triples text is split by one regular
-    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest
-    (literals, blank nodes, escapes, comments), which Oxigraph's parser reads as quads. A load may
+    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest; a
+    second one takes the literal lines without escapes whose literal Oxigraph stores as written
+    (:data:`_SIMPLE_LITERAL`, :data:`_CANONICAL`), and Oxigraph's parser reads what is left (other
+    typed literals, blank nodes, escapes, comments) as quads. A load may
     add a triple twice (a store is a set): duplicates are dropped when the index is written.
     ``distinct=True`` says the source has none (a store read back), so blank-node triples and
     literal triples need not be remembered to be counted once."""
@@ -192,8 +264,9 @@ class TripleCollector:
         self._out_extra_nodes, self._out_extra_rels = array("i"), array("i")
         self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
         self._distinct = distinct
-        self._literal_list: list[tuple[int, int, ox.Literal]] = []
-        self._literal_set: set[tuple[int, int, ox.Literal]] = set()
+        self._literal_list: list[LiteralRow] = []
+        self._literal_set: set[LiteralRow] = set()
+        self._suffix_tags = _SuffixTags()
         self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
         self._blank_count = 0
@@ -222,7 +295,48 @@ class TripleCollector:
             self.rows += count
         rest = b"".join(parts[0::4])  # the other lines, with their line breaks
         if rest.strip():
+            rest = self._add_literal_lines(rest)
+        if rest.strip():
             self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+
+    def _add_literal_lines(self, text: bytes) -> bytes:
+        """Adds the lines of N-Triples ``text`` that :data:`_SIMPLE_LITERAL` splits and whose literal
+        Oxigraph stores as written; returns the other lines, for the parser."""
+        parts = _SIMPLE_LITERAL.split(text)
+        if len(parts) == 1:
+            return text
+        subjects, predicates, values, suffixes = parts[1::5], parts[2::5], parts[3::5], parts[4::5]
+        tags = list(map(self._suffix_tags.__getitem__, suffixes))
+        rest = [b"".join(parts[0::5])]
+        if not all(type(tag) is bytes for tag in tags):  # typed values: canonical ones stay here
+            keep = []
+            for position, tag in enumerate(tags):
+                if isinstance(tag, re.Pattern):
+                    if tag.fullmatch(values[position]):
+                        tags[position] = b"^" + suffixes[position][3:-1]
+                        keep.append(position)
+                        continue
+                elif tag is not None:
+                    keep.append(position)
+                    continue
+                rest.append(
+                    b'\n<%s> <%s> "%s"%s .'
+                    % (subjects[position], predicates[position], values[position], suffixes[position])
+                )
+            subjects, predicates, values, tags = (
+                [column[position] for position in keep] for column in (subjects, predicates, values, tags)
+            )
+        entities = list(map(self._entity.__getitem__, subjects))
+        relations = list(map(self._relation.__getitem__, predicates))
+        self._out_extra_nodes.extend(entities)
+        self._out_extra_rels.extend(relations)
+        rows = cast("Iterator[LiteralRow]", zip(entities, relations, values, tags, strict=True))
+        if self._distinct:
+            self._literal_list.extend(rows)
+        else:
+            self._literal_set.update(rows)
+        self.rows += len(entities)
+        return b"".join(rest)
 
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
         """Adds the quads of the default graph (others are not indexed)."""
@@ -248,13 +362,13 @@ class TripleCollector:
                 self._out_extra_rels.append(r)
                 if type(obj) is literal:
                     if distinct:
-                        self._literal_list.append((s, r, obj))
+                        self._literal_list.append((s, r, obj.value.encode(), _literal_tag(obj)))
                     elif obj.language is None and obj.datatype.value != _XSD_STRING:
                         self._typed.append(quad)  # Oxigraph may store it in another spelling
                         if len(self._typed) >= _TYPED_BATCH:
                             self._add_typed()
                     else:
-                        self._literal_set.add((s, r, obj))
+                        self._literal_set.add((s, r, obj.value.encode(), _literal_tag(obj)))
                     continue
             elif type(obj) is named:
                 self._in_extra_nodes.append(entity(obj.value.encode()))
@@ -297,7 +411,7 @@ class TripleCollector:
 
         return pair(self._out_extra_nodes, self._out_extra_rels), pair(self._in_extra_nodes, self._in_extra_rels)
 
-    def literal_rows(self) -> list[tuple[int, int, ox.Literal]]:
+    def literal_rows(self) -> list[LiteralRow]:
         self._add_typed()
         return self._literal_list if self._distinct else list(self._literal_set)
 
@@ -315,7 +429,8 @@ class TripleCollector:
         for quad in canonical:
             subject, obj = quad.subject, quad.object
             if type(subject) is ox.NamedNode and type(obj) is ox.Literal:  # what was put in
-                self._literal_set.add((entity(subject.value.encode()), relation(quad.predicate.value.encode()), obj))
+                s, r = entity(subject.value.encode()), relation(quad.predicate.value.encode())
+                self._literal_set.add((s, r, obj.value.encode(), _literal_tag(obj)))
 
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
@@ -376,6 +491,11 @@ def _write(
         "literal_tag": literal_tag,
         "literal_offsets": literal_offsets,
     }
+    bounds = np.arange(len(encoded) + 1, dtype=np.int64) * width
+    for keys_name, start_name in STARTS.items():
+        keys = arrays[keys_name]
+        arrays[start_name] = keys.searchsorted(bounds).astype(np.int32 if keys.size < 1 << 31 else np.int64)
+    del bounds
     meta: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -467,57 +587,67 @@ def _distinct(ordered: Ints) -> Ints:
 
 
 def _literal_table(
-    rows: list[tuple[int, int, ox.Literal]], entity_rank: Ints, relation_rank: Ints, width: int
+    rows: list[LiteralRow], entity_rank: Ints, relation_rank: Ints, width: int
 ) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
     """The literal objects by (entity, relation), each key's literals in answer order
-    (``node_sort_key``): keys, tag numbers (``""`` plain, ``@lang``, ``^datatype``), offsets into the
-    UTF-8 value blob, the blob, and the tags. Converted as the backend converts literals
-    (``plain_literal``, which keeps the text and maps the datatype and language: called once per
-    distinct pair)."""
+    (``node_sort_key``; UTF-8 bytes sort as their text does): keys, tag numbers (``""`` plain,
+    ``@lang``, ``^datatype``), offsets into the UTF-8 value blob, the blob, and the tags. Tags are
+    converted as the backend converts literals (``plain_literal``, which keeps the text and maps the
+    datatype and language: called once per distinct tag)."""
     import numpy as np
 
-    from kg_adapters.backends.sparql_graph import plain_literal
+    from kg_adapters.backends.sparql_graph import RDF_LANG_STRING, plain_literal
 
-    tag_of: dict[tuple[str, str | None], int] = {}  # (datatype, language) -> tag number
+    count = len(rows)
+    entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))
     tags = [""]
     numbers: dict[str, int] = {"": 0}
-    count = len(rows)
-    heads = np.empty(count, dtype=np.int64)
-    relations = np.empty(count, dtype=np.int64)
-    tag_numbers = np.empty(count, dtype=np.int32)
-    texts: list[str] = []
-    for position, (s, r, term) in enumerate(rows):
-        datatype, language = term.datatype.value, term.language
-        number = tag_of.get((datatype, language))
+    tag_of: dict[bytes, int] = {}  # row tag -> tag number
+    for row_tag in set(row_tags):
+        text = row_tag[1:].decode("utf-8")
+        if row_tag[:1] == b"@":
+            value = plain_literal("", RDF_LANG_STRING, text)
+        else:
+            value = plain_literal("", text or None, None)
+        tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+        number = numbers.get(tag)
         if number is None:
-            value = plain_literal("", datatype, language)
-            tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
-            number = numbers.get(tag)
-            if number is None:
-                number = numbers[tag] = len(tags)
-                tags.append(tag)
-            tag_of[(datatype, language)] = number
-        heads[position], relations[position], tag_numbers[position] = s, r, number
-        texts.append(term.value)
-    keys = entity_rank[heads] * width + relation_rank[relations]
-    order = np.argsort(keys, kind="stable").tolist()
-    # answer order within a key: text, then datatype, then language (``node_sort_key``)
-    tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
-    key_list = keys.tolist()
-    start = 0
-    while start < count:
-        stop = start + 1
-        key = key_list[order[start]]
-        while stop < count and key_list[order[stop]] == key:
-            stop += 1
-        if stop - start > 1:
-            order[start:stop] = sorted(order[start:stop], key=lambda i: (texts[i], *tag_sort[tag_numbers[i]]))
-        start = stop
-    encoded = [texts[i].encode("utf-8") for i in order]
+            number = numbers[tag] = len(tags)
+            tags.append(tag)
+        tag_of[row_tag] = number
+    tag_numbers = np.fromiter(map(tag_of.__getitem__, row_tags), dtype=np.int32, count=count)
+    keys = (
+        entity_rank[np.fromiter(entities, dtype=np.int64, count=count)] * width
+        + relation_rank[np.fromiter(relations, dtype=np.int64, count=count)]
+    )
+    order = np.argsort(keys, kind="stable")
+    # answer order within a key: text, then datatype, then language (``node_sort_key``); only keys
+    # with several literals need it: their rows are sorted together, by key first (so each lands in
+    # its key's places), ties kept in row order as a stable sort would
+    if count > 1:
+        sorted_keys = keys[order]
+        repeated = np.zeros(count, dtype=bool)
+        same = sorted_keys[1:] == sorted_keys[:-1]
+        repeated[1:] |= same
+        repeated[:-1] |= same
+        if repeated.any():
+            tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+            ranked = sorted(tag_sort)
+            tag_rank = [ranked.index(each) for each in tag_sort]
+            positions = order[repeated]
+            here = list(map(texts.__getitem__, positions.tolist()))
+            distinct = sorted(set(here))
+            text_rank = np.fromiter(
+                map(dict(zip(distinct, itertools.count())).__getitem__, here), dtype=np.int64, count=len(here)
+            )
+            tag_order = np.array(tag_rank, dtype=np.int64)[tag_numbers[positions]]
+            order[repeated] = positions[np.lexsort((positions, tag_order, text_rank, keys[positions]))]
+    order_list = order.tolist()
+    encoded = list(map(texts.__getitem__, order_list))
     offsets = np.zeros(count + 1, dtype=np.int64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count), out=offsets[1:])
-    chosen = np.array(order, dtype=np.int64)
+    chosen = order
     final = tag_numbers[chosen]
     # tags numbered in order of first use, "" first: the same files whatever order the rows came in
     used, first_use = np.unique(final, return_index=True)
@@ -608,11 +738,16 @@ class TraversalIndex:
         self._arrays: dict[str, Ints] = {}
         self._offset_view = self._view("entity_offsets")
         self.views = {name: self._view(name) for name in _ARRAYS[1:]}
-        """The CSR arrays as memoryviews over their mappings: a one-node hop (``bisect`` and a slice)
-        costs a few microseconds there, against ~20 us of numpy call overhead; opening them needs no
+        """The CSR arrays as memoryviews over their mappings: a one-node hop (two reads of a start
+        array, a ``bisect`` inside the node's keys for one relation, and a slice) costs a few
+        microseconds there, against ~20 us of numpy call overhead; opening them needs no
         numpy (its import alone costs ~0.2 s and ~16 MiB, more than opening the store)."""
         if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
+        for keys_name, start_name in STARTS.items():
+            starts = self.views[start_name]
+            if len(starts) != self.entity_count + 1 or starts[0] != 0 or starts[-1] != len(self.views[keys_name]):
+                raise ValueError(f"{start_name} does not cover {keys_name}")
         self.literal_tags: list[str] = list(meta["literal_tags"])
         self.literal_fields = [_tag_fields(tag) for tag in self.literal_tags]
         """(datatype, lang) of each tag number: a tag is read once per index, not once per literal."""
@@ -701,10 +836,14 @@ class TraversalIndex:
     def literals(self, node: int, relation: int) -> list[Literal]:
         """The literal objects of (entity, relation), in ``node_sort_key`` order."""
         views = self.views
+        starts = views["literal_start"]
+        lo, hi = starts[node], starts[node + 1]
+        if lo == hi:
+            return []
         key = node * self.width + relation
         keys = views["literal_key"]
-        lo = bisect_left(keys, key)
-        hi = bisect_right(keys, key, lo)
+        lo = bisect_left(keys, key, lo, hi)
+        hi = bisect_right(keys, key, lo, hi)
         if lo == hi:
             return []
         return self.literal_records(lo, hi)

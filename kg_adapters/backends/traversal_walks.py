@@ -10,15 +10,15 @@ the generic algorithms where the index cannot answer (blank nodes, CVT expansion
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
-import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
-from kg_adapters.backends.traversal_index import TraversalIndex
+from kg_adapters.backends.traversal_index import STARTS, TraversalIndex
 from kg_adapters.base import Direction
 from kg_adapters.profiles import Profile
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult
@@ -132,8 +132,9 @@ class IndexIds:
 
 
 _head_relation = operator.itemgetter(0, 1)
-_RUN = 16
-"""Edges of one (node, relation) looked for right after the first one before a wider search."""
+_SCAN = 64
+"""A node's keys up to this many are read in one slice by ``node_relations``; a longer range is
+stepped over relation by relation."""
 
 
 class _Names(dict[int, str]):
@@ -200,13 +201,12 @@ class Hops:
         index = self.index
         keys, others = index.array(f"{side}_key"), index.array(f"{side}_other")
         width = index.width
-        base = nodes * width
         if relation is not None:
-            lo = keys.searchsorted(base + relation, "left")
-            hi = keys.searchsorted(base + relation, "right")
+            lo = keys.searchsorted(nodes * width + relation, "left")
+            hi = keys.searchsorted(nodes * width + relation, "right")
         else:
-            lo = keys.searchsorted(base, "left")
-            hi = keys.searchsorted(base + width, "left")
+            starts = index.array(f"{side}_start")
+            lo, hi = starts[nodes].astype(np.int64), starts[nodes + 1].astype(np.int64)
         idx, owner = _gather(lo, hi)
         other = np.asarray(others[idx], dtype=np.int64)
         node = nodes[owner]
@@ -235,16 +235,16 @@ class Hops:
     def _node_side(self, node: int, side: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
         views = self.index.views
         keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-        width = self.index.width
-        base = node * width
+        starts = views["out_start"] if side == "out" else views["in_start"]
+        lo, hi = starts[node], starts[node + 1]
+        if lo == hi:
+            return []
+        base = node * self.index.width
         if relation is not None:
-            lo = bisect_left(keys, base + relation)
-            hi = bisect_right(keys, base + relation, lo)
+            lo, hi = _run(keys, base + relation, lo, hi)
             if side == "out":
                 return [(node, relation, other) for other in others[lo:hi].tolist()]
             return [(other, relation, node) for other in others[lo:hi].tolist()]
-        lo = bisect_left(keys, base)
-        hi = bisect_left(keys, base + width, lo)
         pairs = zip([key - base for key in keys[lo:hi].tolist()], others[lo:hi].tolist(), strict=True)
         if mask is not None:
             pairs = ((r, other) for r, other in pairs if mask[r])  # type: ignore[assignment]
@@ -305,11 +305,21 @@ class Hops:
             return lists
         views = self.index.views
         keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+        starts = views["out_start"] if side == "out" else views["in_start"]
         width = self.index.width
         lists = []
+        append = lists.append
         for node in nodes:
-            lo, hi = _run(keys, node * width + relation)
-            lists.append(others[lo:hi].tolist() if lo < hi else [])
+            lo, hi = starts[node], starts[node + 1]
+            if lo == hi:
+                append([])
+                continue
+            key = node * width + relation
+            if hi - lo == 1:  # one edge: the commonest case
+                append([others[lo]] if keys[lo] == key else [])
+                continue
+            lo = bisect_left(keys, key, lo, hi)
+            append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
         return lists
 
     def side_lists(
@@ -325,18 +335,6 @@ class Hops:
         for position, h, r, t in zip(owner.tolist(), head.tolist(), rel.tolist(), tail.tolist(), strict=True):
             lists[position].append((h, r, t))
         return lists
-
-    def _node_literal_relations(self, node: int, relation: int | None, mask: Mask | None) -> list[int]:
-        keys = self.index.views["out_extra"]
-        width = self.index.width
-        base = node * width
-        if relation is not None:
-            lo = bisect_left(keys, base + relation)
-            return [relation] if lo < len(keys) and keys[lo] == base + relation else []
-        lo = bisect_left(keys, base)
-        hi = bisect_left(keys, base + width, lo)
-        found = [key - base for key in keys[lo:hi].tolist()]
-        return found if mask is None else [r for r in found if mask[r]]
 
     def adjacency(
         self,
@@ -368,7 +366,7 @@ class Hops:
             and (relation is None or relation in self.index.literal_relations)
         ):
             for position, node in enumerate(nodes):
-                relation_numbers = self._node_literal_relations(node, relation, mask)
+                relation_numbers = literal_relations(self.index, node, relation, mask)
                 if relation_numbers:
                     lists[position] = self._with_literals(node, lists[position], relation_numbers)
         return lists
@@ -433,19 +431,14 @@ def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
 
 
 # --------------------------------------------------------------------------------- neighbors
-def _run(keys: memoryview, key: int) -> tuple[int, int]:
-    """The positions ``[lo, hi)`` holding ``key`` in the sorted ``keys``."""
-    size = len(keys)
-    lo = bisect_left(keys, key)
-    if lo == size or keys[lo] != key:
+def _run(keys: memoryview, key: int, lo: int, hi: int) -> tuple[int, int]:
+    """The positions holding ``key`` in ``keys[lo:hi]`` (sorted: one node's keys, from its start array)."""
+    lo = bisect_left(keys, key, lo, hi)
+    if lo == hi or keys[lo] != key:
         return lo, lo
-    if lo + 1 == size or keys[lo + 1] != key:  # most runs hold one edge
+    if lo + 1 == hi or keys[lo + 1] != key:  # most runs hold one edge
         return lo, lo + 1
-    end = lo + _RUN if lo + _RUN < size else size  # and most others a few: search those first
-    hi = bisect_left(keys, key + 1, lo + 2, end)
-    if hi == end < size:
-        hi = bisect_left(keys, key + 1, end)
-    return lo, hi
+    return lo, bisect_left(keys, key + 1, lo + 2, hi)
 
 
 def _side_pairs(
@@ -454,18 +447,18 @@ def _side_pairs(
     """(relations, other ends) of one node's ``side`` edges in CSR order (relation, other end)."""
     views = index.views
     keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-    base = number * index.width
-    if relation is not None:
-        lo, hi = _run(keys, base + relation)
-        ends = others[lo:hi].tolist()
-        return [relation] * len(ends), ends
-    lo = bisect_left(keys, base)
-    hi = bisect_left(keys, base + index.width, lo)
+    starts = views["out_start"] if side == "out" else views["in_start"]
+    lo, hi = starts[number], starts[number + 1]
     if lo == hi:
         return [], []
-    relations = [key - base for key in keys[lo:hi].tolist()]
+    base = number * index.width
+    if relation is not None:
+        lo, hi = _run(keys, base + relation, lo, hi)
+        ends = others[lo:hi].tolist()
+        return [relation] * len(ends), ends
+    relations = list(map((-base).__add__, keys[lo:hi].tolist()))
     ends = others[lo:hi].tolist()
-    if mask is not None and not all([mask[r] for r in relations]):
+    if mask is not None and not all(map(mask.__getitem__, relations)):
         kept = [(r, end) for r, end in zip(relations, ends, strict=True) if mask[r]]
         relations, ends = [r for r, _ in kept], [end for _, end in kept]
     return relations, ends
@@ -475,12 +468,12 @@ def node_relations(index: TraversalIndex, number: int, side: Direction) -> set[i
     """The relations of entity ``number``'s ``side`` (``out``/``in``) edges, literal and blank-node
     ones included. A long run of one relation is stepped over by search, not read."""
     views = index.views
-    base, width = number * index.width, index.width
+    base = number * index.width
     found: set[int] = set()
-    for keys in (views["out_key"], views["out_extra"]) if side == "out" else (views["in_key"], views["in_extra"]):
-        lo = bisect_left(keys, base)
-        hi = bisect_left(keys, base + width, lo)
-        if hi - lo <= 4 * _RUN:
+    for name in ("out_key", "out_extra") if side == "out" else ("in_key", "in_extra"):
+        keys, starts = views[name], views[STARTS[name]]
+        lo, hi = starts[number], starts[number + 1]
+        if hi - lo <= _SCAN:
             found.update([key - base for key in keys[lo:hi].tolist()])
             continue
         while lo < hi:
@@ -490,17 +483,50 @@ def node_relations(index: TraversalIndex, number: int, side: Direction) -> set[i
     return found
 
 
+def _first_pairs(
+    index: TraversalIndex, number: int, side: Direction, mask: Mask | None, limit: int
+) -> tuple[list[int], list[int]] | None:
+    """(relations, other ends) of the first ``limit`` of one node's ``side`` edges in answer order
+    (out: by relation, then tail, as the CSR holds them; in: by head, then relation: the relations'
+    runs of heads merged; ``both`` drops the self-loops, which the out-edges hold, after the cut,
+    and the cut keeps enough); the rest of a hub's edges is not read. None for a node with few
+    edges more than ``limit`` (``_side_pairs`` costs less there)."""
+    views = index.views
+    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
+    starts = views["out_start"] if side == "out" else views["in_start"]
+    lo, hi = starts[number], starts[number + 1]
+    if hi - lo <= 4 * limit + _SCAN:
+        return None
+    base = number * index.width
+    runs = [(r, start, stop) for r, start, stop in _segments(keys, base, lo, hi) if mask is None or mask[r]]
+    if side == "out":
+        relations: list[int] = []
+        ends: list[int] = []
+        for r, start, stop in runs:
+            take = min(stop - start, limit - len(ends))
+            ends.extend(others[start : start + take].tolist())
+            relations.extend([r] * take)
+            if len(ends) == limit:
+                break
+        return relations, ends
+    merged = heapq.merge(*[zip(others[start:stop], itertools.repeat(r)) for r, start, stop in runs])
+    pairs = list(itertools.islice(merged, limit))
+    return [r for _, r in pairs], [h for h, _ in pairs]
+
+
 def literal_relations(index: TraversalIndex, number: int, relation: int | None, mask: Mask | None) -> list[int]:
     """The relations (ascending) in which entity ``number`` has literal objects."""
     if relation is not None and relation not in index.literal_relations:
         return []
-    keys = index.views["out_extra"]
+    views = index.views
+    keys, starts = views["out_extra"], views["out_extra_start"]
+    lo, hi = starts[number], starts[number + 1]
+    if lo == hi:
+        return []
     base = number * index.width
     if relation is not None:
-        lo = bisect_left(keys, base + relation)
-        return [relation] if lo < len(keys) and keys[lo] == base + relation else []
-    lo = bisect_left(keys, base)
-    hi = bisect_left(keys, base + index.width, lo)
+        lo = bisect_left(keys, base + relation, lo, hi)
+        return [relation] if lo < hi and keys[lo] == base + relation else []
     found = [key - base for key in keys[lo:hi].tolist()]
     return found if mask is None else [r for r in found if mask[r]]
 
@@ -513,44 +539,68 @@ def neighbor_edges(
     relation: int | None,
     mask: Mask | None,
     literals: bool,
+    limit: int | None = None,
 ) -> list[Edge]:
     """The edges of entity ``number`` (id ``name``) as ``neighbors`` answers them, in
     ``edge_sort_key`` order: out-edges (literal ones after the entity ones of their relation),
     in-edges ordered by head, and for ``both`` the in-edges around the out-edges by head (a
-    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all)."""
-    labels = index.relations
-    out_relations: list[int] = []
-    tails: list[int] = []
+    self-loop once). ``relation`` or ``mask`` keeps relations (neither: all). With ``limit``, the
+    first ``limit`` of them: the ends are cut as integers, so no record or id is made for an
+    edge the answer leaves out."""
+    if limit == 0:
+        return []
+    labels, names_of = index.relations, index.names_of
+    edges: list[Edge] = []
+    first_only = limit if relation is None else None  # (one relation's ends come in answer order)
     if direction != "in":
-        out_relations, tails = _side_pairs(index, number, "out", relation, mask)
-    in_relations: list[int] = []
-    heads: list[int] = []
-    first = last = 0
-    if direction != "out":
-        in_relations, heads = _side_pairs(index, number, "in", relation, mask)
+        found = _first_pairs(index, number, "out", mask, first_only) if first_only is not None else None
+        relations, tails = found or _side_pairs(index, number, "out", relation, mask)
+        if limit is not None and len(tails) > limit:
+            relations, tails = relations[:limit], tails[:limit]
+        if tails:
+            edges = [make_edge(name, labels[r], tail) for r, tail in zip(relations, names_of(tails), strict=True)]
+        if literals and index.literal_relations:
+            for r in reversed(literal_relations(index, number, relation, mask)):
+                at = bisect_right(relations, r)  # after the entity edges of the relation
+                if limit is not None and at >= limit:
+                    continue  # past the cut (earlier relations land before it)
+                values = index.literals(number, r)
+                if values:
+                    label = labels[r]
+                    edges[at:at] = [make_edge(name, label, value) for value in values]
+            if limit is not None:
+                del edges[limit:]
+        if direction == "out":
+            return edges
+    found = _first_pairs(index, number, "in", mask, first_only) if first_only is not None else None
+    if found is not None:
+        relations, heads = found  # in answer order already
+    else:
+        relations, heads = _side_pairs(index, number, "in", relation, mask)
         if relation is None and len(heads) > 1:
-            pairs = sorted(zip(heads, in_relations, strict=True))  # the CSR holds (relation, head)
-            heads, in_relations = [h for h, _ in pairs], [r for _, r in pairs]
-        if direction == "both" and heads:
-            first = bisect_left(heads, number)
-            last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
-            if last > first:
-                heads, in_relations = heads[:first] + heads[last:], in_relations[:first] + in_relations[last:]
-    named = index.names_of(tails + heads if heads else tails) if tails or heads else []  # one call for both sides
-    same = itertools.repeat(name)
-    edges = list(map(make_edge, same, map(labels.__getitem__, out_relations), named[: len(tails)]))
-    if direction != "in" and literals and index.literal_relations:
-        for r in reversed(literal_relations(index, number, relation, mask)):
-            values = index.literals(number, r)
-            if values:
-                at = bisect_right(out_relations, r)  # after the entity edges of the relation
-                edges[at:at] = map(make_edge, same, itertools.repeat(labels[r]), values)
+            pairs = sorted(zip(heads, relations, strict=True))  # the CSR holds (relation, head)
+            heads, relations = [h for h, _ in pairs], [r for _, r in pairs]
     if not heads:
         return edges
-    ins = list(map(make_edge, named[len(tails) :], map(labels.__getitem__, in_relations), same))
-    if direction == "in" or first == len(ins):
-        return ins if direction == "in" else [*ins, *edges]
-    return [*ins[:first], *edges, *ins[first:]]
+    if direction == "in":
+        if limit is not None:
+            heads, relations = heads[:limit], relations[:limit]
+        return [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
+    first = bisect_left(heads, number)
+    last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
+    if last > first:
+        heads, relations = heads[:first] + heads[last:], relations[:first] + relations[last:]
+    if limit is not None and len(heads) + len(edges) > limit:
+        # the in-edges whose head sorts before ``number``, the out-edges, the other in-edges: cut at ``limit``
+        del edges[max(limit - first, 0) :]
+        keep = limit - len(edges)
+        heads, relations = heads[:keep], relations[:keep]
+        first = min(first, keep)
+    into = [make_edge(head, labels[r], name) for head, r in zip(names_of(heads), relations, strict=True)]
+    if first == len(into):
+        into.extend(edges)
+        return into
+    return [*into[:first], *edges, *into[first:]]
 
 
 # ------------------------------------------------------------------------------------- paths
@@ -583,9 +633,7 @@ def constrained_paths(
     frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
     for depth, (relation, direction) in enumerate(zip(relations, directions, strict=True)):
         if relation is None or not frontier:
-            layers.append({})
-            frontier = []
-            continue
+            return PathResult()  # no walk gets past this hop
         lists = hops.relation_steps(frontier, direction, relation, literals=depth == last)
         layers.append(dict(zip(frontier, lists, strict=True)))
         if depth < last:  # before the last hop every step is an entity edge (no literals asked for)
@@ -607,6 +655,8 @@ def constrained_paths(
             }
         else:
             alive[depth] = {node for node, steps in layers[depth].items() if not ahead.isdisjoint(steps)}
+    if not alive[0]:
+        return PathResult()
 
     names, names_of = hops.names, hops.index.names_of
     relation_names = [hops.index.relations[r] if r is not None else "" for r in relations]
@@ -725,58 +775,8 @@ def constrained_paths(
 
 # ---------------------------------------------------------------------------- shortest paths
 DEGREE_BY_NUMPY = 512
-OFFSETS_FROM_EDGES = 1 << 16
-"""Indexes with at least this many edges read node ranges from :class:`NodeRanges`."""
-_BLOCK_BITS = 10
-_KEY_ARRAYS = {"out": "out_key", "in": "in_key", "literal": "out_extra"}
-
-
-class NodeRanges:
-    """Where each node's keys start, per side (``out``/``in``, and ``literal`` for the relations with
-    literal objects): node n's keys are ``[start(n), start(n + 1))``, two memory reads where a
-    ``bisect`` over the keys takes ~log2(edges) scattered ones (~2 us at 4M edges, growing with the
-    graph). Made from the index's keys by one ``searchsorted`` per block of 1,024 nodes, the first
-    time a walk reaches the block, and kept while the index is open: a first query costs no scan
-    of the whole index, and memory follows the nodes walked (at most 8 bytes a node and side)."""
-
-    def __init__(self, index: TraversalIndex) -> None:
-        self.index = index
-        self.blocks: dict[str, dict[int, memoryview]] = {side: {} for side in _KEY_ARRAYS}
-
-    def of(self, side: str, node: int) -> tuple[int, int]:
-        number = node >> _BLOCK_BITS
-        block = self.blocks[side].get(number)
-        if block is None:
-            block = self._make(side, number)
-        at = node - (number << _BLOCK_BITS)
-        return block[at], block[at + 1]
-
-    def _make(self, side: str, number: int) -> memoryview:
-        import numpy as np
-
-        start = number << _BLOCK_BITS
-        stop = min(start + (1 << _BLOCK_BITS), self.index.entity_count)
-        bounds = np.arange(start, stop + 1, dtype=np.int64) * self.index.width
-        array: npt.NDArray[Any] = self.index.array(_KEY_ARRAYS[side]).searchsorted(bounds)
-        block = self.blocks[side][number] = array.data
-        return block
-
-
-_RANGES: weakref.WeakKeyDictionary[TraversalIndex, NodeRanges] = weakref.WeakKeyDictionary()
-
-
-def node_ranges(index: TraversalIndex) -> NodeRanges | None:
-    """The index's :class:`NodeRanges`; None for small indexes, whose walks stay without numpy."""
-    if index.edge_count < OFFSETS_FROM_EDGES:
-        return None
-    found = _RANGES.get(index)
-    if found is None:
-        found = _RANGES[index] = NodeRanges(index)
-    return found
-
-
-"""Frontiers of more nodes than this have their total degree counted by one vectorised
-``searchsorted`` rather than a ``bisect`` per node."""
+"""Frontiers of more nodes than this have their total degree counted by one vectorised pass over
+the start arrays rather than two reads per node."""
 
 HUB_DEGREE = 128
 """On the search's last round, nodes of higher degree are hubs: their edges are not read (see ``_join``)."""
@@ -874,6 +874,7 @@ class _Search:
         self.width = index.width
         self.sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
         self.views = [(index.views[f"{side}_key"], index.views[f"{side}_other"], side == "out") for side in self.sides]
+        self.starts = [index.views[f"{side}_start"] for side in self.sides]
         self.layers: list[list[int] | Ints] = [[root]]
         self.reached: list[Reached] = []
         self.depth: dict[int, int] | None = {root: 0}
@@ -902,36 +903,19 @@ class _Search:
         if not isinstance(frontier, list) or len(frontier) > DEGREE_BY_NUMPY:
             import numpy as np
 
-            starts = np.asarray(frontier, dtype=np.int64) * self.width
+            nodes = np.asarray(frontier, dtype=np.int64)
             total = 0
             for side in self.sides:
-                array = self.hops.index.array(f"{side}_key")
-                total += int((array.searchsorted(starts + self.width) - array.searchsorted(starts)).sum())
+                starts = self.hops.index.array(f"{side}_start")
+                total += int((starts[nodes + 1].astype(np.int64) - starts[nodes]).sum())
             self._degree, self._exact = total, True
             return total
-        ranges = node_ranges(self.hops.index)
-        width, spans, views, total = self.width, self._spans, self.views, self._degree
-        counted = self._counted
-        if ranges is not None:
-            of = ranges.of
-            while counted < len(frontier) and (bound is None or total <= bound):
-                node = frontier[counted]
-                for view, side in enumerate(self.sides):
-                    lo, hi = of(side, node)
-                    if hi > lo:
-                        spans.append((node, view, lo, hi))
-                        total += hi - lo
-                counted += 1
+        spans, total, counted = self._spans, self._degree, self._counted
+        sides = list(enumerate(self.starts))
         while counted < len(frontier) and (bound is None or total <= bound):
             node = frontier[counted]
-            base = node * width
-            for view, (keys, _, _) in enumerate(views):
-                lo = bisect_left(keys, base)
-                probe = lo + 8  # most nodes have fewer edges: look there before a full bisect
-                if probe >= len(keys) or keys[probe] >= base + width:
-                    hi = bisect_left(keys, base + width, lo, min(probe, len(keys)))
-                else:
-                    hi = bisect_left(keys, base + width, probe + 1)
+            for view, node_starts in sides:
+                lo, hi = node_starts[node], node_starts[node + 1]
                 if hi > lo:
                     spans.append((node, view, lo, hi))
                     total += hi - lo
@@ -1183,13 +1167,13 @@ def k_hop_subgraph(
 
 def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | None) -> list[list[Item]]:
     """``hops.adjacency(nodes, direction, mask=mask, literals=True)``, each node's ranges read from
-    the :class:`NodeRanges` where the index has them (two reads, not two bisects per side)."""
-    ranges = node_ranges(hops.index)
-    if ranges is None or len(nodes) > SMALL_FRONTIER:
+    the start arrays in one loop."""
+    if len(nodes) > SMALL_FRONTIER:
         return hops.adjacency(nodes, direction, mask=mask, literals=True)
-    index, of = hops.index, ranges.of
+    index = hops.index
     width, views = index.width, index.views
     out_keys, out_others, in_keys, in_others = views["out_key"], views["out_other"], views["in_key"], views["in_other"]
+    out_starts, in_starts, literal_starts = views["out_start"], views["in_start"], views["out_extra_start"]
     literal_keys = views["out_extra"]
     literals = direction != "in" and hops.literals_of is not None
     lists: list[list[Item]] = []
@@ -1197,17 +1181,17 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
         base = node * width
         triples: list[Triple] = []
         if direction != "in":
-            lo, hi = of("out", node)
+            lo, hi = out_starts[node], out_starts[node + 1]
             pairs = zip(out_keys[lo:hi].tolist(), out_others[lo:hi].tolist(), strict=True)
             triples = [(node, key - base, other) for key, other in pairs if mask is None or mask[key - base]]
         if direction != "out":
-            lo, hi = of("in", node)
+            lo, hi = in_starts[node], in_starts[node + 1]
             pairs = zip(in_keys[lo:hi].tolist(), in_others[lo:hi].tolist(), strict=True)
             ins = [(other, key - base, node) for key, other in pairs if mask is None or mask[key - base]]
             triples = sorted(ins) if direction == "in" else sorted({*triples, *ins})
         items = cast(list[Item], triples)
         if literals:
-            lo, hi = of("literal", node)
+            lo, hi = literal_starts[node], literal_starts[node + 1]
             if hi > lo:
                 found = [key - base for key in literal_keys[lo:hi].tolist() if mask is None or mask[key - base]]
                 if found:
