@@ -48,8 +48,9 @@ KINDS = ("neighbors", "paths2", "paths3", "shortest", "subgraph2")
 SIDES = ("store", "store-oxigraph", "networkx", "virtuoso")
 """store: the embedded store with its traversal index; store-oxigraph: the same store with the index
 unused (``?index=false``, every answer through Oxigraph, as before the index existed). The latency
-runs also time ``records`` (:func:`records_runner`: the answer's records made from ready strings,
-no lookups), the floor under the store's figure; it is not plotted."""
+runs also time ``records`` and ``records+ids`` (:func:`records_runner`: the answer's records made from
+ready strings, or from entity numbers decoded on each call; no lookups), floors under the store's
+figure; they are not plotted."""
 QUERY_COUNTS = {"neighbors": 100, "paths2": 100, "paths3": 100, "shortest": 50, "subgraph2": 100}
 TARGET_GROWTH = 1.5
 TARGET_NX_RATIO = 1.0
@@ -180,34 +181,48 @@ def kg_runner(kg: Any) -> dict[str, Any]:
     }
 
 
-def records_runner(kg: Any) -> dict[str, Any]:
+def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Any]:
     """The answer's records alone, the floor under any implementation that answers with them: each
-    query's answer is read from ``kg`` once (on the untimed first call) as plain strings and literal
-    objects; every call then only makes its ``Edge``/``Path`` records (one per distinct edge, by the
-    index's own fast constructor) and converts them as ``kg_runner`` does. No lookup, no decoding."""
+    query's answer is read from ``kg`` once (on the untimed first call); every call then only makes
+    its ``Edge``/``Path`` records (one per distinct edge, by the index's own fast constructor) and
+    converts them as ``kg_runner`` does. No lookup. ``decode``: the answer is kept as the index's
+    entity numbers, and each call also decodes them (each distinct id once, as the store does), the
+    floor under an answer from this index without names kept in memory across calls."""
     from kg_adapters.backends.traversal_walks import make_edge
     from kg_adapters.records import Path as PathRecord
 
+    index = kg._walk_index() if decode else None
+    number = index.number if index is not None else None
     kept: dict[tuple[str, Any], Any] = {}
+
+    def numbered(triples: list[tuple[str, str, Any]]) -> list[tuple[Any, str, Any]]:
+        """(head, relation, tail) with the entity ends as index numbers (literal tails kept)."""
+        assert number is not None
+        return [(number(h), r, number(t) if isinstance(t, str) else t) for h, r, t in triples]
+
+    def named(triples: list[tuple[Any, str, Any]]) -> list[tuple[str, str, Any]]:
+        if index is None:
+            return triples
+        names = index.names([n for h, _, t in triples for n in (h, t) if type(n) is int])
+        return [(names[h], r, names[t] if type(t) is int else t) for h, r, t in triples]
 
     def edges_of(kind: str, q: Any, read: Any) -> Counter[Any]:
         triples = kept.get((kind, q))
         if triples is None:
-            triples = kept[kind, q] = [e.as_tuple() for e in read(q)]
-        return Counter(make_edge(h, r, t).as_tuple() for h, r, t in triples)
+            triples = [e.as_tuple() for e in read(q)]
+            triples = kept[kind, q] = numbered(triples) if index is not None else triples
+        return Counter(make_edge(h, r, t).as_tuple() for h, r, t in named(triples))
 
     def paths_of(kind: str, q: Any, read: Any) -> Any:
         walks = kept.get((kind, q))
         if walks is None:
-            walks = kept[kind, q] = [(p.start, [e.as_tuple() for e in p.edges]) for p in read(q)]
-        made: dict[tuple[Any, ...], Any] = {}
-        records = [
-            PathRecord(
-                start=start,
-                edges=tuple(made[t] if t in made else made.setdefault(t, make_edge(*t)) for t in edges),
-            )
-            for start, edges in walks
-        ]
+            walks = [(p.start, [e.as_tuple() for e in p.edges]) for p in read(q)]
+            if index is not None:
+                walks = [(start, numbered(edges)) for start, edges in walks]
+            kept[kind, q] = walks
+        distinct = list(dict.fromkeys(t for _, edges in walks for t in edges))
+        made = {t: make_edge(*n) for t, n in zip(distinct, named(distinct), strict=True)}
+        records = [PathRecord(start=start, edges=tuple(made[t] for t in edges)) for start, edges in walks]
         if kind == "shortest":
             return len(records)
         return Counter(tuple(e.as_tuple() for e in p.edges) for p in records)
@@ -348,6 +363,7 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     plain = open_store(args.store, index=False)
     runners["store-oxigraph"] = kg_runner(plain)
     runners["records"] = records_runner(kg)
+    runners["records+ids"] = records_runner(kg, decode=True)
     build_seconds = None
     if args.nx:
         started = time.perf_counter()
@@ -754,7 +770,10 @@ def notes(sizes: list[dict[str, Any]], config: dict[str, Any] | None = None) -> 
             "- `answer records alone` makes each answer's `Edge`/`Path` records from strings read beforehand (no "
             "lookup, no id decoding) and converts them as the store side's timing does: the floor under any "
             "implementation that answers with these records. networkx hands back tuples it already holds. The "
-            f"floor is at most {common.fmt_ratio(worst[2])} of networkx's whole answer ({worst[0]} {worst[1]})."
+            f"floor is at most {common.fmt_ratio(worst[2])} of networkx's whole answer ({worst[0]} {worst[1]}). "
+            "`records + id decoding` keeps the answer as the index's entity numbers and also decodes them on each "
+            "call (each distinct id once, as the store does): the floor under answering from this index without "
+            "keeping names in memory across calls (networkx keeps every name in memory)."
         )
     virtuoso_max = config.get("virtuoso_max")
     if virtuoso_max is not None and all(not s.get("virtuoso") for s in sizes):
@@ -865,6 +884,10 @@ def render_markdown(results: dict[str, Any]) -> str:
                     common.fmt_ratio(common.ratio(med["records"], med["networkx"]))
                     if "records" in med and "networkx" in med
                     else "n/a",
+                    cell(med.get("records+ids")),
+                    common.fmt_ratio(common.ratio(med["records+ids"], med["networkx"]))
+                    if "records+ids" in med and "networkx" in med
+                    else "n/a",
                     cell(med.get("virtuoso")),
                     common.fmt_ratio(common.ratio(store, med["virtuoso"])) if "virtuoso" in med else "n/a",
                     str(k["mismatch_count"]),
@@ -883,6 +906,8 @@ def render_markdown(results: dict[str, Any]) -> str:
                 f"store/nx (target <= {TARGET_NX_RATIO:.1f}x)",
                 "answer records alone",
                 "records alone/nx",
+                "records + id decoding",
+                "records + ids/nx",
                 "Virtuoso",
                 "store/Virtuoso",
                 "answers differing",
