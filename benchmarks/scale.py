@@ -725,9 +725,12 @@ def cell(seconds: float | None) -> str:
     return "skipped" if seconds is None else common.fmt_seconds(seconds)
 
 
-def notes(sizes: list[dict[str, Any]], config: dict[str, Any] | None = None) -> list[str]:
-    """What a reader of the tables needs to know, computed from the figures (and the run's options)."""
+def notes(
+    sizes: list[dict[str, Any]], config: dict[str, Any] | None = None, machine: dict[str, Any] | None = None
+) -> list[str]:
+    """What a reader of the tables needs to know, computed from the figures (and the run's options and machine)."""
     config = config or {}
+    memory = (machine or {}).get("memory_total_bytes")
     out = [
         "Notes:",
         "",
@@ -739,10 +742,13 @@ def notes(sizes: list[dict[str, Any]], config: dict[str, Any] | None = None) -> 
         if not s["serve_nx_peak_rss_bytes"] and measured:
             base = measured[-1]
             estimate = base["serve_nx_peak_rss_bytes"] * s["load"]["store_triples"] / base["load"]["store_triples"]
+            limit = config.get("nx_max")
             out.append(
-                f"- networkx at {s['label']} was not built: scaling its measured "
-                f"{common.fmt_bytes(base['serve_nx_peak_rss_bytes'])} at {base['label']} linearly gives "
-                f"~{estimate / GIB:.1f} GiB, too much for a 24 GiB machine shared with seven other engineers."
+                f"- networkx at {s['label']} was not built"
+                + (f" (`--nx-max {size_label(limit)}`)" if limit else "")
+                + f": scaling its measured {common.fmt_bytes(base['serve_nx_peak_rss_bytes'])} at {base['label']} "
+                f"linearly gives ~{estimate / GIB:.1f} GiB"
+                + (f", against this machine's {memory / GIB:.1f} GiB in all." if memory else ".")
             )
     out += [
         "- Virtuoso is queried through our `SparqlGraph` (`sparql+http://...&dialect=virtuoso`) over loopback HTTP, "
@@ -1026,7 +1032,7 @@ def main(argv: list[str] | None = None) -> int:
         "growth": measure_growth(sizes, args),
     }
     results["load_average"] = os.getloadavg()
-    results["notes"] = notes(sizes, results["config"])
+    results["notes"] = notes(sizes, results["config"], results["machine"])
     results["plots"] = []
     common.write_results(NAME, results, render_markdown(results))  # before plotting: a plot error loses nothing
     try:
