@@ -742,6 +742,11 @@ class TraversalIndex:
         array, a ``bisect`` inside the node's keys for one relation, and a slice) costs a few
         microseconds there, against ~20 us of numpy call overhead; opening them needs no
         numpy (its import alone costs ~0.2 s and ~16 MiB, more than opening the store)."""
+        self.sides = {
+            side: (self.views[f"{side}_key"], self.views[f"{side}_other"], self.views[f"{side}_start"])
+            for side in ("out", "in")
+        }
+        """(keys, other ends, node starts) of the out- and in-edge CSR, by side."""
         if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
         for keys_name, start_name in STARTS.items():

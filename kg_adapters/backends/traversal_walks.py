@@ -233,9 +233,7 @@ class Hops:
         return edges
 
     def _node_side(self, node: int, side: Direction, relation: int | None, mask: Mask | None) -> list[Triple]:
-        views = self.index.views
-        keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-        starts = views["out_start"] if side == "out" else views["in_start"]
+        keys, others, starts = self.index.sides[side]
         lo, hi = starts[node], starts[node + 1]
         if lo == hi:
             return []
@@ -303,9 +301,7 @@ class Hops:
             for position, other in zip(owner.tolist(), (tail if side == "out" else head).tolist(), strict=True):
                 lists[position].append(other)
             return lists
-        views = self.index.views
-        keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-        starts = views["out_start"] if side == "out" else views["in_start"]
+        keys, others, starts = self.index.sides[side]
         width = self.index.width
         lists = []
         append = lists.append
@@ -445,9 +441,7 @@ def _side_pairs(
     index: TraversalIndex, number: int, side: Direction, relation: int | None, mask: Mask | None
 ) -> tuple[list[int], list[int]]:
     """(relations, other ends) of one node's ``side`` edges in CSR order (relation, other end)."""
-    views = index.views
-    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-    starts = views["out_start"] if side == "out" else views["in_start"]
+    keys, others, starts = index.sides[side]
     lo, hi = starts[number], starts[number + 1]
     if lo == hi:
         return [], []
@@ -491,9 +485,7 @@ def _first_pairs(
     runs of heads merged; ``both`` drops the self-loops, which the out-edges hold, after the cut,
     and the cut keeps enough); the rest of a hub's edges is not read. None for a node with few
     edges more than ``limit`` (``_side_pairs`` costs less there)."""
-    views = index.views
-    keys, others = (views["out_key"], views["out_other"]) if side == "out" else (views["in_key"], views["in_other"])
-    starts = views["out_start"] if side == "out" else views["in_start"]
+    keys, others, starts = index.sides[side]
     lo, hi = starts[number], starts[number + 1]
     if hi - lo <= 4 * limit + _SCAN:
         return None
@@ -1207,10 +1199,7 @@ def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
     if not triples:
         return cast(list[Edge], list(items))
     heads, relations, tails = zip(*triples, strict=True)
-    numbers = dict.fromkeys(heads)
-    numbers.update(dict.fromkeys(tails))
-    distinct = list(numbers)
-    names = dict(zip(distinct, hops.index.names_of(distinct), strict=True)).__getitem__
+    names = hops.index.names(itertools.chain(heads, tails)).__getitem__
     edges = list(map(make_edge, map(names, heads), map(hops.index.relations.__getitem__, relations), map(names, tails)))
     if len(triples) < len(items):
         for position, item in enumerate(items):  # in ascending order, each lands where it stood
