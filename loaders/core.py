@@ -285,6 +285,8 @@ def _build(
             del collected
             index_seconds += time.perf_counter() - started
     except (OSError, sqlite3.Error, BackendError) as exc:
+        if indexing is not None:
+            indexing.abandon()  # no collector thread outlives a failed load
         raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
     del oxstore, indexing
     gc.collect()  # close the database before the manifest marks it complete and it is renamed

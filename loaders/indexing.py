@@ -39,14 +39,13 @@ class IndexingSink:
     The collector numbers a chunk on a worker thread while Oxigraph loads the next one (``bulk_load``
     releases the GIL while it parses and writes), one chunk at a time and in the order
     given, so the index is the one a collector fed in the load's own thread would write. ``seconds``
-    is the time the load waited for the collector (the index's share of the load's wall time);
-    ``cpu_seconds`` the CPU time the collector spent. :meth:`finish` waits for the last chunk."""
+    is the time the load waited for the collector (what alone would hide the thread's cost to the
+    load: benchmarks compare loads with and without the index). :meth:`finish` waits for the last chunk."""
 
     def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
         self.store = store
         self.collector = collector
         self.seconds = 0.0
-        self.cpu_seconds = 0.0
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
 
@@ -97,7 +96,6 @@ class IndexingSink:
             self._pending.join()
             self._pending = None
             self.seconds += time.perf_counter() - started
-        self.cpu_seconds = self._outcome.cpu_seconds
         if self._outcome.failure is not None:
             failure, self._outcome.failure = self._outcome.failure, None
             raise failure
@@ -116,20 +114,16 @@ def joined_on_failure(sink: object) -> Iterator[None]:
 
 @dataclass
 class _Outcome:
-    """What the collector's worker threads report back: CPU time spent, and what one raised."""
+    """What the collector's worker threads report back: what one raised."""
 
-    cpu_seconds: float = 0.0
     failure: BaseException | None = None
 
 
 def _run(add: Callable[..., None], arguments: tuple[Any, ...], outcome: _Outcome) -> None:
-    started = time.thread_time()
     try:
         add(*arguments)
     except BaseException as exc:  # re-raised in the load's thread by IndexingSink._wait
         outcome.failure = exc
-    finally:
-        outcome.cpu_seconds += time.thread_time() - started
 
 
 def index_store(store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000) -> IndexStats:
