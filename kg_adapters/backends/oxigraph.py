@@ -511,12 +511,7 @@ class OxigraphGraph(SparqlGraph):
             canonical=ids.canonical_id,
             check_relation=ids.relation_number,
         )
-        relations = [ids.relation_number(r) for r in relation_path]
-        numbers = [ids.number(start) for start in start_ids]
-        import kg_adapters.backends.traversal_walks as walks
-
-        hops = walks.Hops(index, index.literals)
-        return walks.constrained_paths(hops, start_ids, numbers, relations, dirs, limit, simple)
+        return ids.paths(start_ids, relation_path, dirs, limit, simple)
 
     def shortest_paths(
         self,

@@ -130,6 +130,23 @@ class IndexIds:
             self._relations[relation] = found
             return found
 
+    def paths(
+        self,
+        starts: list[str],
+        relation_path: Sequence[str],
+        directions: list[Direction],
+        limit: int | None,
+        simple: bool,
+    ) -> PathResult:
+        """``paths`` on the index for arguments ``algorithms.path_arguments`` checked (``starts``:
+        canonical ids), its ids converted through this memo."""
+        relations = list(map(self.relation_number, relation_path))
+        numbers = list(map(self.number, starts))
+        index = self.index
+        if simple or "both" in directions:
+            return constrained_paths(Hops(index, index.literals), starts, numbers, relations, directions, limit, simple)
+        return directed_paths(index, starts, numbers, relations, directions, limit)
+
 
 _head_relation = operator.itemgetter(0, 1)
 _SCAN = 64
@@ -301,22 +318,7 @@ class Hops:
             for position, other in zip(owner.tolist(), (tail if side == "out" else head).tolist(), strict=True):
                 lists[position].append(other)
             return lists
-        keys, others, starts = self.index.sides[side]
-        width = self.index.width
-        lists = []
-        append = lists.append
-        for node in nodes:
-            lo, hi = starts[node], starts[node + 1]
-            if lo == hi:
-                append([])
-                continue
-            key = node * width + relation
-            if hi - lo == 1:  # one edge: the commonest case
-                append([others[lo]] if keys[lo] == key else [])
-                continue
-            lo = bisect_left(keys, key, lo, hi)
-            append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
-        return lists
+        return _relation_ends(self.index, nodes, side, relation)
 
     def side_lists(
         self, nodes: list[int], side: Direction, relation: int | None, mask: Mask | None
@@ -411,6 +413,26 @@ class Hops:
                 made[item] = item  # literal edges stand for themselves
         lookup = made.__getitem__
         return [_path(start, tuple(map(lookup, walk))) for start, walk in zip(starts, walks, strict=True)]
+
+
+def _relation_ends(index: TraversalIndex, nodes: list[int], side: Direction, relation: int) -> list[list[int]]:
+    """:meth:`Hops.relation_ends` node by node through the memoryviews (any frontier size)."""
+    keys, others, starts = index.sides[side]
+    width = index.width
+    lists: list[list[int]] = []
+    append = lists.append
+    for node in nodes:
+        lo, hi = starts[node], starts[node + 1]
+        if lo == hi:
+            append([])
+            continue
+        key = node * width + relation
+        if hi - lo == 1:  # one edge: the commonest case
+            append([others[lo]] if keys[lo] == key else [])
+            continue
+        lo = bisect_left(keys, key, lo, hi)
+        append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
+    return lists
 
 
 def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
@@ -763,6 +785,98 @@ def constrained_paths(
         if result.truncated:
             return result
     return result
+
+
+def directed_paths(
+    index: TraversalIndex,
+    starts: list[str],
+    start_numbers: list[int | None],
+    relations: list[int | None],
+    directions: list[Direction],
+    limit: int | None,
+) -> PathResult:
+    """:func:`constrained_paths` when every hop walks ``out`` or ``in`` and paths need not be simple
+    (the common call): the same answer, with the hop's ends read straight from the index and each
+    id decoded once (a hop's ends are named with its records and head the next hop's records;
+    starts are named by the caller), without the per-call view, closures and name memo the
+    general walk needs."""
+    last = len(relations) - 1
+    layers: list[dict[int, list[int]]] = []
+    frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
+    for depth, relation in enumerate(relations):
+        if relation is None or not frontier:
+            return PathResult()  # no walk gets past this hop
+        if len(frontier) > SMALL_FRONTIER:
+            lists = Hops(index, None).relation_ends(frontier, directions[depth], relation)
+        else:
+            lists = _relation_ends(index, frontier, directions[depth], relation)
+        layers.append(dict(zip(frontier, lists, strict=True)))
+        if depth < last:  # one node's ends of one relation are distinct already
+            frontier = lists[0] if len(lists) == 1 else list(dict.fromkeys(itertools.chain.from_iterable(lists)))
+    relation = relations[last]
+    literals: dict[int, list[Literal]] = {}
+    if directions[last] == "out" and relation in index.literal_relations:  # the walk can end on a literal
+        literals_of = index.literals
+        for node in frontier:
+            values = literals_of(node, relation)
+            if values:
+                literals[node] = values
+
+    # backward pass: keep the nodes that still complete the path (alive[depth])
+    ahead = {node for node, ends in layers[last].items() if ends}
+    ahead.update(literals)
+    alive = [ahead]
+    for depth in range(last - 1, -1, -1):
+        ahead = {node for node, ends in layers[depth].items() if not ahead.isdisjoint(ends)}
+        alive.append(ahead)
+    if not ahead:
+        return PathResult()
+    alive.reverse()
+
+    # Every prefix kept completes, so expanding hop by hop, in order, lists the paths in the
+    # depth-first order, and ``limit + 1`` prefixes per hop are enough.
+    names_of, labels = index.names_of, index.relations
+    names = {number: start for start, number in zip(starts, start_numbers, strict=True) if number is not None}
+    cap = limit + 1 if limit is not None else None
+    level: list[tuple[str, tuple[Edge, ...], int]] = [
+        (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in ahead
+    ]
+    for depth in range(last):
+        layer, keep, label = layers[depth], alive[depth + 1], labels[relations[depth]]  # type: ignore[index]
+        forwards = directions[depth] == "out"
+        options: dict[int, list[tuple[int, Edge]]] = {}
+        for node in {node for _, _, node in level}:
+            ends = [end for end in layer[node] if end in keep]
+            ids = names_of(ends)
+            names.update(zip(ends, ids, strict=True))  # the next hop's records name these nodes
+            name = names[node]
+            if forwards:
+                options[node] = list(zip(ends, [make_edge(name, label, other) for other in ids], strict=True))
+            else:
+                options[node] = list(zip(ends, [make_edge(other, label, name) for other in ids], strict=True))
+        level = [(start, (*prefix, edge), end) for start, prefix, node in level for end, edge in options[node]]
+        if cap is not None:
+            del level[cap:]
+    layer, label = layers[last], labels[relation]  # type: ignore[index]
+    forwards = directions[last] == "out"
+    finals: dict[int, list[Edge]] = {}
+    for node in {node for _, _, node in level}:
+        name = names[node]
+        if forwards:
+            edges = [make_edge(name, label, other) for other in names_of(layer[node])]
+            if node in literals:  # literal edges follow the entity ones
+                edges.extend([make_edge(name, label, value) for value in literals[node]])
+        else:
+            edges = [make_edge(other, label, name) for other in names_of(layer[node])]
+        finals[node] = edges
+    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in finals[node])
+    if cap is None:
+        return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+    made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
+    if len(made) == cap:
+        del made[-1]
+        return PathResult(made, truncated=True)
+    return PathResult(made)
 
 
 # ---------------------------------------------------------------------------- shortest paths
