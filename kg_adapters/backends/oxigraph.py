@@ -495,6 +495,21 @@ class OxigraphGraph(SparqlGraph):
         simple: bool = False,
         expand_cvt: bool = False,
     ) -> PathResult:
+        ids = self._ids
+        if (
+            ids is not None
+            and directions is None
+            and max_paths is None
+            and not simple
+            and not expand_cvt
+            and not self._closed
+            and ids.index is self._traversal
+            and ids.profile is self._profile
+            and ids.index.blank_edges == 0
+        ):  # the common call, its ids checked by an earlier one: no checks repeated
+            found = ids.remembered_paths(starts, relation_path)
+            if found is not None:
+                return found
         index = self._walk_index()
         if index is None or (expand_cvt and self._profile.has_cvt_nodes):
             return super().paths(

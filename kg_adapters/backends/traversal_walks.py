@@ -130,6 +130,25 @@ class IndexIds:
             self._relations[relation] = found
             return found
 
+    def remembered_paths(self, start: object, relation_path: object) -> PathResult | None:
+        """``paths(start, relation_path)`` with the other arguments at their defaults (every hop
+        ``out``, no limit, not simple) when ``start`` (one id) and every relation of the list are
+        in this memo, so an earlier call checked them all (the same answer as :meth:`paths` after
+        ``path_arguments``, without repeating the checks); None otherwise (the caller checks)."""
+        if type(start) is not str or (type(relation_path) is not list and type(relation_path) is not tuple):
+            return None
+        canonical = self._canonical.get(start)
+        if canonical is None or not relation_path:
+            return None
+        remembered = self._relations
+        relations: list[int | None] = []
+        for relation in relation_path:
+            if type(relation) is not str or relation not in remembered:
+                return None
+            relations.append(remembered[relation])
+        outwards: list[Direction] = ["out"] * len(relations)
+        return directed_paths(self.index, [canonical], [self.number(canonical)], relations, outwards, None)
+
     def paths(
         self,
         starts: list[str],
