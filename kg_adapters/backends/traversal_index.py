@@ -778,7 +778,7 @@ class TraversalIndex:
     def name(self, number: int) -> str:
         """The entity id numbered ``number``."""
         offsets = self._offset_view
-        return self._names[offsets[number] : offsets[number + 1]].decode("utf-8")
+        return self._names[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
 
     def names_of(self, numbers: list[int]) -> list[str]:
         """The entity ids numbered ``numbers``, in order (one call for a whole list). A long list,
@@ -790,7 +790,7 @@ class TraversalIndex:
             if found is not None:
                 return found
         offsets, blob = self._offset_view, self._names
-        return [blob[offsets[n] : offsets[n + 1]].decode("utf-8") for n in numbers]
+        return [blob[offsets[n] : offsets[n + 1]].decode() for n in numbers]  # (UTF-8, as ``name``)
 
     def names(self, numbers: Iterable[int]) -> dict[int, str]:
         """Entity number -> id for the distinct ``numbers``, each decoded once."""

@@ -863,17 +863,21 @@ def directed_paths(
     for depth in range(last):
         layer, keep, label = layers[depth], alive[depth + 1], labels[relations[depth]]  # type: ignore[index]
         forwards = directions[depth] == "out"
-        options: dict[int, list[tuple[int, Edge]]] = {}
+        options: dict[int, tuple[list[int], list[Edge]]] = {}  # per node: where its kept edges lead, their records
         for node in {node for _, _, node in level}:
             ends = [end for end in layer[node] if end in keep]
             ids = names_of(ends)
             names.update(zip(ends, ids, strict=True))  # the next hop's records name these nodes
             name = names[node]
             if forwards:
-                options[node] = list(zip(ends, [make_edge(name, label, other) for other in ids], strict=True))
+                options[node] = (ends, [make_edge(name, label, other) for other in ids])
             else:
-                options[node] = list(zip(ends, [make_edge(other, label, name) for other in ids], strict=True))
-        level = [(start, (*prefix, edge), end) for start, prefix, node in level for end, edge in options[node]]
+                options[node] = (ends, [make_edge(other, label, name) for other in ids])
+        level = [
+            (start, (*prefix, edge), end)
+            for start, prefix, node in level
+            for end, edge in zip(*options[node], strict=True)
+        ]
         if cap is not None:
             del level[cap:]
     layer, label = layers[last], labels[relation]  # type: ignore[index]
@@ -888,9 +892,9 @@ def directed_paths(
         else:
             edges = [make_edge(other, label, name) for other in names_of(layer[node])]
         finals[node] = edges
-    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in finals[node])
     if cap is None:
-        return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+        return PathResult([_path(start, (*prefix, edge)) for start, prefix, node in level for edge in finals[node]])
+    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in finals[node])
     made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
     if len(made) == cap:
         del made[-1]
