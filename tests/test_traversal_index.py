@@ -198,6 +198,31 @@ def test_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
     assert found > 100 and truncated > 3
 
 
+def test_paths_with_remembered_ids_answer_as_checked_ones(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
+    """A call with the default directions, limit and simplicity whose start and relations an earlier
+    call checked skips the checks (``IndexIds.remembered_paths``): its answers stay Oxigraph's, for
+    relation paths given as lists or tuples, ending on literals or not."""
+    rng = random.Random(5)
+    found = 0
+    for _ in range(60):
+        path = [rng.choice([*RELATIONS, "type.object.name"]) for _ in range(rng.randint(1, 3))]
+        start = _ids(rng, 1)[0]
+        first = _same(pair, "paths", start, path)
+        assert _same(pair, "paths", start, tuple(path)) == _same(pair, "paths", start, path) == first
+        found += len(first)
+    assert found > 50
+
+
+def test_a_closed_indexed_graph_refuses_remembered_paths(stores: tuple[Path, Path]) -> None:
+    indexed, _ = stores
+    kg = connect(f"oxigraph://{indexed}")
+    answer = kg.paths("m.0001", ["film.film.director"])
+    assert kg.paths("m.0001", ["film.film.director"]) == answer
+    kg.close()
+    with pytest.raises(Exception, match="closed"):
+        kg.paths("m.0001", ["film.film.director"])
+
+
 def test_shortest_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
     rng = random.Random(3)
     found = truncated = 0
