@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
 import sys
 from dataclasses import asdict
@@ -34,6 +35,7 @@ def main(argv: list[str]) -> int:
     """Runs the worker. ``argv``: the parent's process id (the worker stops when its parent dies)."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the load's to handle: it stops the worker
         _die_with_parent(int(argv[0]) if argv else None)
         import pyoxigraph as ox
 
@@ -94,7 +96,6 @@ def _die_with_parent(parent: int | None) -> None:
     if parent is None or not sys.platform.startswith("linux"):
         return
     import ctypes
-    import signal
 
     pr_set_pdeathsig = 1
     try:
