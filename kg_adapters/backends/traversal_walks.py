@@ -762,11 +762,7 @@ def constrained_paths(
         leaves = ((start, prefix, edge) for start, prefix, node in level for edge in found[node][1])
         if cap is None:
             return PathResult([_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
-        made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
-        if len(made) == cap:
-            del made[-1]
-            return PathResult(made, truncated=True)
-        return PathResult(made)
+        return _first_paths(leaves, cap)
 
     start = ""
     room: int | None = None
@@ -894,7 +890,11 @@ def directed_paths(
         finals[node] = edges
     if cap is None:
         return PathResult([_path(start, (*prefix, edge)) for start, prefix, node in level for edge in finals[node]])
-    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in finals[node])
+    return _first_paths(((start, prefix, edge) for start, prefix, node in level for edge in finals[node]), cap)
+
+
+def _first_paths(leaves: Iterator[tuple[str, tuple[Edge, ...], Edge]], cap: int) -> PathResult:
+    """The paths of the first ``cap - 1`` (start, prefix, last edge) leaves, truncated when there are more."""
     made = [_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
     if len(made) == cap:
         del made[-1]
