@@ -108,8 +108,8 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
         if frontier == "vectorised":
             patch.setattr(traversal_walks, "SMALL_FRONTIER", 0)
         if frontier == "hub lookups":
-            patch.setattr(traversal_walks, "HUB_DEGREE", 0)
-            patch.setattr(traversal_walks, "JOIN_SAVING", 0)
+            patch.setattr(traversal_walks, "PAIR_COST", 0)
+            patch.setattr(traversal_walks, "HUB_COST", 0)
         if frontier == "ids by numpy":
             import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
 
