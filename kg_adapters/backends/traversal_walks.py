@@ -770,6 +770,8 @@ DEGREE_BY_NUMPY = 512
 """Frontiers of more nodes than this have their total degree counted by one vectorised pass over
 the start arrays rather than two reads per node."""
 
+_COUNT_CHUNK = 32
+"""Frontier nodes whose start offsets one step of ``_Search.degree`` reads (it stops at a bound)."""
 PAIR_COST = 32
 """The cost, in edges scanned, of looking up the edges between two unscanned nodes on the search's
 last round (their relations' runs intersected, one ``bisect`` per relation both have); see ``_join``."""
@@ -781,9 +783,17 @@ JOIN_LIMIT = 1 << 16
 """A last round whose join would still scan more edges than this is one vectorised hop instead."""
 
 
-class _Spans(list[tuple[int, int, int, int]]):
-    """(node, view, lo, hi): the key ranges of visible edges one small expansion read, whose other
-    ends are the new layer's nodes or nodes met before (their edges are found again by ``parents``)."""
+class _Spans:
+    """The key ranges ``(node, view, lo, hi)`` of the visible edges one small expansion read, and
+    their other ends in one list (``ends[offsets[k]:]`` starts range k's): the new layer's nodes and
+    nodes met before. ``parents`` finds the edges into a node again by searching ``ends`` at C speed."""
+
+    __slots__ = ("ends", "offsets", "spans")
+
+    def __init__(self, spans: list[tuple[int, int, int, int]], ends: list[int], offsets: list[int]) -> None:
+        self.spans = spans
+        self.ends = ends
+        self.offsets = offsets
 
 
 Reached = list[tuple[int, int, int, bool]] | _Spans | tuple["Ints", "Ints", "Ints", "Ints", "Ints"]
@@ -938,15 +948,25 @@ class _Search:
             self._degree, self._exact = total, True
             return total
         spans, total, counted = self._spans, self._degree, self._counted
-        sides = list(enumerate(self.starts))
         while counted < len(frontier) and (bound is None or total <= bound):
-            node = frontier[counted]
-            for view, node_starts in sides:
-                lo, hi = node_starts[node], node_starts[node + 1]
-                if hi > lo:
-                    spans.append((node, view, lo, hi))
-                    total += hi - lo
-            counted += 1
+            if counted < _COUNT_CHUNK // 4 or len(frontier) - counted < _COUNT_CHUNK // 4:  # one by one
+                node = frontier[counted]
+                for view, node_starts in enumerate(self.starts):
+                    lo, hi = node_starts[node], node_starts[node + 1]
+                    if hi > lo:
+                        spans.append((node, view, lo, hi))
+                        total += hi - lo
+                counted += 1
+                continue
+            chunk = frontier[counted : counted + _COUNT_CHUNK]
+            after = [node + 1 for node in chunk]
+            for view, node_starts in enumerate(self.starts):
+                # the start arrays read at C speed, a chunk of nodes at a time
+                los, his = operator.itemgetter(*chunk)(node_starts), operator.itemgetter(*after)(node_starts)
+                total += sum(his) - sum(los)
+                found = zip(chunk, itertools.repeat(view), los, his)
+                spans.extend(itertools.compress(found, map(operator.ne, los, his)))  # nodes with edges
+            counted += len(chunk)
         self._counted, self._degree = counted, total
         self._exact = counted == len(frontier)
         return total
@@ -976,16 +996,9 @@ class _Search:
         return found
 
     def _visible(self, node: int, lo: int, hi: int, keys: memoryview) -> list[tuple[int, int]]:
-        """The runs of ``[lo, hi)`` (one node's keys) whose relations the mask keeps: the whole range
-        when no hidden relation lies between its first and last key's (two reads and a ``bisect``)."""
-        hidden = self.hidden
-        base = node * self.width
-        if hidden:
-            at = bisect_left(hidden, keys[lo] - base)
-            if at < len(hidden) and hidden[at] <= keys[hi - 1] - base:
-                mask = cast(Mask, self.mask)
-                return [(start, stop) for r, start, stop in _segments(keys, base, lo, hi) if mask[r]]
-        return [(lo, hi)]
+        """The runs of ``[lo, hi)`` (one node's keys) whose relations the mask keeps."""
+        mask = cast(Mask, self.mask)
+        return [(start, stop) for r, start, stop in _segments(keys, node * self.width, lo, hi) if mask[r]]
 
     def _join(self, other: _Search) -> tuple[list[int], int] | None:
         """The last round as a join of the two frontiers: the edges between them are the shortest
@@ -995,25 +1008,40 @@ class _Search:
         ``bisect`` per relation both have. Which nodes stay unscanned is chosen by ``_unscanned``,
         so the work follows the frontiers' sizes, not their hubs' degrees. None when even the
         cheapest choice reads more than ``JOIN_LIMIT`` edges (the caller takes a vectorised hop)."""
-        mine = self._spans_by_node()
-        here = sorted(((sum(hi - lo for _, lo, hi in spans), node) for node, spans in mine.items()), reverse=True)
-        theirs: dict[int, list[tuple[int, int, int]]] = {}
-        bound = self._degree + NODE_COST * len(here)
-        if (here and here[0][0] + NODE_COST > PAIR_COST + HUB_COST) or other.degree(bound) <= bound:
-            theirs = other._spans_by_node()  # else scanning this side alone costs least: the other is not counted
-        there = sorted(((sum(hi - lo for _, lo, hi in spans), node) for node, spans in theirs.items()), reverse=True)
+        found: dict[tuple[int, int, int, bool], None] = {}
+        self.degree()
+        mine: dict[int, list[tuple[int, int, int]]] | None = None
+        hubs_pay = False  # whether leaving this side's largest nodes unscanned may cost less
+        widest = max((hi - lo for _, _, lo, hi in self._spans), default=0)
+        if widest * len(self.sides) + NODE_COST > PAIR_COST + HUB_COST:
+            mine = self._spans_by_node()
+            saving = sum(d for d in map(_degree_of, mine.values()) if d + NODE_COST > PAIR_COST + HUB_COST)
+            hubs_pay = saving > 2 * NODE_COST * len(other.layers[-1]) + HUB_COST  # the other side's scans, at least
+        bound = self._degree + NODE_COST * (len(self.layers[-1]) - len(other.layers[-1]))
+        if not hubs_pay and other.degree(bound) > bound:  # scanning this side alone costs least
+            self._scan(self._spans, set(other.layers[-1]), found, flip=False)
+            return self._joined(found, other)
+        mine = self._spans_by_node() if mine is None else mine
+        theirs = other._spans_by_node()
+        here = sorted(zip(map(_degree_of, mine.values()), mine, strict=True), reverse=True)
+        there = sorted(zip(map(_degree_of, theirs.values()), theirs, strict=True), reverse=True)
         cost, left_here, left_there = _unscanned([d for d, _ in here], [d for d, _ in there])
         if cost > JOIN_LIMIT:
             return None
-        assert self.depth is not None
-        found: dict[tuple[int, int, int, bool], None] = {}
         hubs_here = [node for _, node in here[:left_here]]
         hubs_there = [node for _, node in there[:left_there]]
-        self._scan(mine, [node for _, node in here[left_here:]], set(other.layers[-1]), found, flip=False)
+        scanned = [(node, *span) for _, node in here[left_here:] for span in mine[node]]
+        self._scan(scanned, set(other.layers[-1]), found, flip=False)
         if hubs_here:
-            other._scan(theirs, [node for _, node in there[left_there:]], set(hubs_here), found, flip=True)
+            scanned = [(node, *span) for _, node in there[left_there:] for span in theirs[node]]
+            other._scan(scanned, set(hubs_here), found, flip=True)
         if hubs_here and hubs_there:
             self._probe(mine, hubs_here, other, theirs, hubs_there, found)
+        return self._joined(found, other)
+
+    def _joined(self, found: dict[tuple[int, int, int, bool], None], other: _Search) -> tuple[list[int], int]:
+        """Adds the last layer from the join's edges (``(node, relation, next node, forwards)``)."""
+        assert self.depth is not None
         reached = list(found)
         meets = list(dict.fromkeys(entry[2] for entry in reached))
         self.depth.update(dict.fromkeys(meets, len(self.layers)))
@@ -1023,30 +1051,28 @@ class _Search:
 
     def _scan(
         self,
-        spans_of: dict[int, list[tuple[int, int, int]]],
-        nodes: list[int],
+        spans: list[tuple[int, int, int, int]],
         targets: set[int],
         found: dict[tuple[int, int, int, bool], None],
         *,
         flip: bool,
     ) -> None:
-        """Adds to ``found`` the visible edges from ``nodes`` to ``targets``, as the joining side
-        walks them (``flip``: this is the other side, whose edges run the other way)."""
+        """Adds to ``found`` the visible edges of the key ranges ``spans`` (node, view, lo, hi) whose
+        other end is in ``targets``, as the joining side walks them (``flip``: this is the other
+        side, whose edges run the other way). Each range's other ends are one slice matched against
+        ``targets`` as a set; only the matches are read one by one."""
         width, mask, views = self.width, self.mask, self.views
-        for node in nodes:
-            base = node * width
-            for view, lo, hi in spans_of[node]:
-                keys, others, forwards = views[view]
-                ends = others[lo:hi].tolist()
-                for nxt in targets.intersection(ends):
-                    at = -1
-                    for _ in range(ends.count(nxt)):
-                        at = ends.index(nxt, at + 1)
-                        relation = keys[lo + at] - base
-                        if mask is None or mask[relation]:
-                            found[(nxt, relation, node, not forwards) if flip else (node, relation, nxt, forwards)] = (
-                                None
-                            )
+        for node, view, lo, hi in spans:
+            keys, others, forwards = views[view]
+            ends = others[lo:hi].tolist()
+            for nxt in targets.intersection(ends):
+                at = -1
+                for _ in range(ends.count(nxt)):
+                    at = ends.index(nxt, at + 1)
+                    relation = keys[lo + at] - node * width
+                    if mask is None or mask[relation]:
+                        edge = (nxt, relation, node, not forwards) if flip else (node, relation, nxt, forwards)
+                        found[edge] = None
 
     def _runs(self, spans: list[tuple[int, int, int]], node: int) -> dict[bool, dict[int, tuple[int, int]]]:
         """A node's visible relation runs by direction (``True``: its out-edges): relation -> (start, stop)."""
@@ -1088,14 +1114,24 @@ class _Search:
     def _expand_small(self, other: _Search) -> tuple[list[int], int]:
         depth, there = self.depth, other.depth
         assert depth is not None and there is not None
-        spans = _Spans()
+        views, hidden, width = self.views, self.hidden, self.width
+        kept: list[tuple[int, int, int, int]] = []
         ends: list[int] = []
-        views = self.views
+        offsets: list[int] = []
         for node, view, lo, hi in self._spans:
             keys, others, _ = views[view]
-            for start, stop in self._visible(node, lo, hi, keys):
-                spans.append((node, view, start, stop))
-                ends += others[start:stop].tolist()
+            if hidden:  # a hidden relation between the range's first and last key: its runs, one by one
+                at = bisect_left(hidden, keys[lo] - node * width)
+                if at < len(hidden) and hidden[at] <= keys[hi - 1] - node * width:
+                    for start, stop in self._visible(node, lo, hi, keys):
+                        kept.append((node, view, start, stop))
+                        offsets.append(len(ends))
+                        ends += others[start:stop].tolist()
+                    continue
+            kept.append((node, view, lo, hi))
+            offsets.append(len(ends))
+            ends += others[lo:hi].tolist()
+        spans = _Spans(kept, ends, offsets)
         new = dict.fromkeys(ends)
         for known in new.keys() & depth.keys():
             del new[known]
@@ -1170,24 +1206,25 @@ class _Search:
     def _spans_parents(
         self, spans: _Spans, wanted: set[int], found: dict[int, list[tuple[int, Triple]]], nearer: set[int]
     ) -> None:
-        """``parents`` over one small expansion's key ranges: the edges into ``wanted``, found by
-        set lookups over each range's other ends (the ranges hold visible relations only)."""
-        width, views = self.width, self.views
-        for node, view, lo, hi in spans:
-            keys, others, forwards = views[view]
-            ends = others[lo:hi].tolist()
-            hits = wanted.intersection(ends)
-            if not hits:
-                continue
-            base = node * width
-            nearer.add(node)
-            for nxt in hits:
-                at = -1
-                for _ in range(ends.count(nxt)):
-                    at = ends.index(nxt, at + 1)
-                    relation = keys[lo + at] - base
-                    triple = (node, relation, nxt) if forwards else (nxt, relation, node)
-                    found.setdefault(nxt, []).append((node, triple))
+        """``parents`` over one small expansion's key ranges: the edges into ``wanted``, each found
+        by searching the ranges' other ends (one list) at C speed (the ranges hold visible relations)."""
+        width, views, ends, offsets = self.width, self.views, spans.ends, spans.offsets
+        for nxt in wanted:
+            at = -1
+            for _ in range(ends.count(nxt)):
+                at = ends.index(nxt, at + 1)
+                k = bisect_right(offsets, at) - 1
+                node, view, lo, _ = spans.spans[k]
+                keys, _, forwards = views[view]
+                relation = keys[lo + at - offsets[k]] - node * width
+                triple = (node, relation, nxt) if forwards else (nxt, relation, node)
+                found.setdefault(nxt, []).append((node, triple))
+                nearer.add(node)
+
+
+def _degree_of(spans: list[tuple[int, int, int]]) -> int:
+    """The number of edges in one node's key ranges ``(view, lo, hi)``."""
+    return sum(hi - lo for _, lo, hi in spans)
 
 
 def _unscanned(here: list[int], there: list[int]) -> tuple[int, int, int]:
