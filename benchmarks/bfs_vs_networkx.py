@@ -296,9 +296,10 @@ def child_main(argv: list[str]) -> None:
 
 def build_over_load(loads: list[dict[str, Any]], plain_loads: list[dict[str, Any]]) -> float:
     """What the traversal index adds to a load, over the load without it: median load time with the
-    index minus median without, over the latter. The index is numbered on a second thread while
-    Oxigraph loads, so the time a load waits for it (``index_seconds``) would hide what the thread
-    costs the load; the difference of whole loads does not."""
+    index minus median without, over the latter. The index is numbered by a worker process while
+    Oxigraph loads and written while the load builds its label index, so the time a load waits for
+    it (``index_seconds``) would hide what the worker costs the load (the cores it takes); the
+    difference of whole loads does not."""
     plain = common.median([float(r["seconds"]) for r in plain_loads])
     return (common.median([float(r["seconds"]) for r in loads]) - plain) / plain
 
@@ -663,7 +664,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         if "median_waited_seconds" in index:
             rows.append(
                 [
-                    "  the load's waits for the index (numbered on a second thread beside Oxigraph)",
+                    "  the load's waits for the index (numbered by a worker process beside the load)",
                     f_s(index["median_waited_seconds"]),
                     "",
                     f_r(index["waited_over_load"]),
@@ -792,7 +793,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"subprocesses; figure = the LoadReport's triples_per_second (wall-clock around the call: "
             f"{load['median_wall_triples_per_second']:,.0f} triples/s). Each run is paired with a load without the "
             "traversal index (`index=False`, in alternating order); the index's build time is the difference of "
-            "the two medians, since it is numbered on a second thread while Oxigraph loads."
+            "the two medians, since it is numbered by a worker process while Oxigraph loads."
         )
     return "\n".join(lines) + "\n"
 

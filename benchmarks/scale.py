@@ -799,7 +799,7 @@ def notes(
                 f"{s['load']['median_seconds']:.1f} s load ({index['build_over_load']:.2f}x the "
                 f"{index['load_without_index_seconds']:.1f} s load without it, `index=False`; target <= "
                 f"{TARGET_INDEX_BUILD_RATIO}; the load waited {index['median_waited_seconds']:.1f} s for it, as it is "
-                f"numbered on a second thread while Oxigraph loads) and takes {common.fmt_bytes(index['bytes'])} "
+                f"numbered by a worker process while Oxigraph loads) and takes {common.fmt_bytes(index['bytes'])} "
                 f"({index['size_over_store']:.2f}x the Oxigraph data; target <= {TARGET_INDEX_SIZE_RATIO})."
             )
         latency = s["latency"]

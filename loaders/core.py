@@ -23,6 +23,7 @@ import gc
 import os
 import shutil
 import sqlite3
+import stat
 import struct
 import sys
 import time
@@ -42,7 +43,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.indexing import IndexingSink, joined_on_failure
+from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
 from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
 from loaders.report import LoadReport, SkipLog
 from loaders.rog_dataset import load_rog_dataset
@@ -150,6 +151,20 @@ def load_files(
     )
 
 
+def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
+    """The inputs' size on disk, None when one is not a regular file (a pipe: its size is unknown)."""
+    total = 0
+    for path, _fmt in plan:
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        total += status.st_size
+    return total
+
+
 def resolved_store(store: str | os.PathLike[str]) -> Path:
     """The store's real path (symlinks resolved), so every way of naming one store shares its lock."""
     return Path(store).expanduser().resolve()
@@ -229,7 +244,7 @@ def _build(
         oxstore = ox.Store(str(data))
     sink: TripleSink = oxstore
     if index and previous is None:  # a new store: number its triples as they are loaded
-        sink = IndexingSink(oxstore, traversal_index.TripleCollector())
+        sink = indexing_sink(oxstore, get_profile(profile), _input_bytes(plan))
     log = SkipLog(lenient=lenient)
     question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
     sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
@@ -274,20 +289,24 @@ def _build(
     del sink
     index_seconds = 0.0
     try:
-        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))  # while the last chunk is numbered
+        if indexing is not None:  # numbered and written while the label index is built
+            indexing.start_index(tmp, get_profile(profile))
+        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
-        if index:  # an append reads the store back: its triples are the old ones and the new
-            index_seconds = indexing.seconds if indexing is not None else 0.0  # the load's waits for it
-            started = time.perf_counter()
-            collected = indexing.finish() if indexing is not None else None
-            traversal_index.build_index(oxstore, tmp, get_profile(profile), collected=collected)
-            del collected
-            index_seconds += time.perf_counter() - started
-    except (OSError, sqlite3.Error, BackendError) as exc:
         if indexing is not None:
-            indexing.abandon()  # no collector thread outlives a failed load
-        raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
+            indexing.index_written()
+            index_seconds = indexing.seconds  # the load's waits for it
+        elif index:  # an append reads the store back: its triples are the old ones and the new
+            started = time.perf_counter()
+            traversal_index.build_index(oxstore, tmp, get_profile(profile))
+            index_seconds = time.perf_counter() - started
+    except BaseException as exc:
+        if indexing is not None:
+            indexing.abandon()  # no collector outlives a failed load
+        if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
+            raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
+        raise
     del oxstore, indexing
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
     now = store_layout.now_iso()

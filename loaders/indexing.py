@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
@@ -25,9 +29,16 @@ if TYPE_CHECKING:
     import pyoxigraph as ox
 
     from kg_adapters.backends.traversal_index import IndexStats, TripleCollector
+    from kg_adapters.profiles import Profile
 
 _COLLECT_EVERY = 10_000
 """Quads passed to Oxigraph's ``bulk_extend`` between two handings to the collector."""
+WORKER_MIN_BYTES = 1 << 20
+"""Loads of at least this much input (or of input of unknown size, such as a pipe) number their
+triples in a worker process (:mod:`loaders.index_worker`); smaller ones on a thread, since starting
+the worker (an interpreter and its imports) takes ~0.3 s, longer than such a load."""
+_ANSWER_CAP = 1 << 20
+"""The most bytes read of the worker's one-line answer."""
 
 
 class IndexingSink:
@@ -36,22 +47,20 @@ class IndexingSink:
     index without reading the store back. A triple is handed over once Oxigraph has taken it: a
     chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
 
-    The collector numbers a chunk on a worker thread while Oxigraph loads the next one (``bulk_load``
-    releases the GIL while it parses and writes), one chunk at a time and in the order
-    given, so the index is the one a collector fed in the load's own thread would write. ``seconds``
-    is the time the load waited for the collector (what alone would hide the thread's cost to the
-    load: benchmarks compare loads with and without the index). :meth:`finish` waits for the last chunk."""
+    The collector numbers a chunk while Oxigraph loads the next one, one chunk at a time and in the
+    order given, so the index is the one a collector fed in the load's own thread would write: on a
+    thread (:class:`ThreadIndexingSink`) or in a worker process (:class:`WorkerIndexingSink`).
+    :meth:`start_index` has the index written while the load finishes its other work;
+    :meth:`index_written` waits for it. ``seconds`` is the time the load waited for the collector
+    (what alone would hide its cost to the load: benchmarks compare loads with and without the index)."""
 
-    def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
+    def __init__(self, store: ox.Store) -> None:
         self.store = store
-        self.collector = collector
         self.seconds = 0.0
-        self._pending: threading.Thread | None = None
-        self._outcome = _Outcome()
 
     def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
         self.store.bulk_load(input, format)
-        self._hand_over(self.collector.add_rdf, input, format)
+        self._add_rdf(input, format)
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
@@ -64,24 +73,84 @@ class IndexingSink:
                 yield quad
                 batch.append(quad)
                 if len(batch) >= _COLLECT_EVERY:
-                    self._hand_over(self.collector.add_quads, batch.copy())
+                    self._add_quads(batch.copy())
                     batch.clear()
 
         self.store.bulk_extend(passing())
-        self._hand_over(self.collector.add_quads, batch)
+        self._add_quads(batch)
 
-    def finish(self) -> TripleCollector:
-        """The collector, once it holds every triple handed over (raises what it raised)."""
-        self._wait()
-        return self.collector
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
+        raise NotImplementedError
+
+    def _add_quads(self, quads: list[ox.Quad]) -> None:
+        raise NotImplementedError
+
+    def start_index(self, directory: Path, profile: Profile) -> None:
+        """Starts writing the index of every triple handed over into the version ``directory``."""
+        raise NotImplementedError
+
+    def index_written(self) -> IndexStats:
+        """Waits for the index that :meth:`start_index` started (raises what writing it raised)."""
+        raise NotImplementedError
 
     def abandon(self) -> None:
-        """Waits for the collector without raising (a load that failed: no thread outlives it)."""
+        """Stops the collector without raising (a load that failed: nothing outlives it)."""
+        raise NotImplementedError
+
+
+def indexing_sink(store: ox.Store, profile: Profile, input_bytes: int | None) -> IndexingSink:
+    """The sink for a new store's load: a worker process when the input is large (``input_bytes``
+    at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
+    (the worker finds it by name), else a thread (also when no worker can be started)."""
+    from kg_adapters.backends.traversal_index import TripleCollector
+    from kg_adapters.profiles import PROFILES
+
+    large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
+    if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
+        try:
+            return WorkerIndexingSink(store)
+        except OSError:
+            pass  # no interpreter to start (an embedded Python): the thread numbers them
+    return ThreadIndexingSink(store, TripleCollector())
+
+
+class ThreadIndexingSink(IndexingSink):
+    """Numbers each chunk on a worker thread while Oxigraph loads the next (``bulk_load`` releases
+    the GIL while it parses and writes)."""
+
+    def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
+        super().__init__(store)
+        self.collector = collector
+        self._pending: threading.Thread | None = None
+        self._outcome = _Outcome()
+
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
+        self._hand_over(self.collector.add_rdf, data, format)
+
+    def _add_quads(self, quads: list[ox.Quad]) -> None:
+        self._hand_over(self.collector.add_quads, quads)
+
+    def start_index(self, directory: Path, profile: Profile) -> None:
+        from kg_adapters.backends import traversal_index
+
+        def write(collector: TripleCollector) -> IndexStats:
+            return traversal_index.build_index(None, directory, profile, collected=collector)
+
+        self._hand_over(write, self.collector)
+
+    def index_written(self) -> IndexStats:
+        self._wait()
+        stats, self._outcome.result = self._outcome.result, None
+        if stats is None:
+            raise RuntimeError("index_written() before start_index()")
+        return cast("IndexStats", stats)
+
+    def abandon(self) -> None:
         if self._pending is not None:
             self._pending.join()
             self._pending = None
 
-    def _hand_over(self, add: Callable[..., None], *arguments: Any) -> None:
+    def _hand_over(self, add: Callable[..., Any], *arguments: Any) -> None:
         """Starts ``add(*arguments)`` on a worker thread once the previous one is done (at most one
         chunk waits in memory, and the collector is never used by two threads at once). The thread
         holds the collector, not this sink: a failed load's store closes as soon as the load lets go."""
@@ -101,9 +170,116 @@ class IndexingSink:
             raise failure
 
 
+class WorkerIndexingSink(IndexingSink):
+    """Hands each chunk to a worker process (:mod:`loaders.index_worker`) over a pipe: the numbering
+    runs beside the load instead of taking turns with it for the GIL, and the index is written there
+    while the load builds its label index. A write blocks while the worker still numbers the previous
+    chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
+    :class:`BackendError` (the store is then left as it was)."""
+
+    def __init__(self, store: ox.Store) -> None:
+        super().__init__(store)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "loaders.index_worker", str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # failures come back as the answer
+            env=_worker_environment(),
+        )
+
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
+        from loaders.index_worker import RDF
+
+        self._send(RDF, format.media_type.encode(), data)
+
+    def _add_quads(self, quads: list[ox.Quad]) -> None:
+        import pyoxigraph as ox
+
+        from loaders.index_worker import QUADS
+
+        if quads:
+            self._send(QUADS, b"", ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b"")
+
+    def start_index(self, directory: Path, profile: Profile) -> None:
+        from loaders.index_worker import WRITE
+
+        self._send(WRITE, json.dumps({"directory": str(directory), "profile": profile.name}).encode(), b"")
+        assert self._process.stdin is not None
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()
+
+    def index_written(self) -> IndexStats:
+        from kg_adapters.backends.traversal_index import IndexStats
+
+        started = time.perf_counter()
+        answer = self._answer()
+        self.seconds += time.perf_counter() - started
+        if "stats" not in answer:
+            raise _failure(answer, self._process.returncode)
+        return IndexStats(**answer["stats"])
+
+    def abandon(self) -> None:
+        process = self._process
+        if process.poll() is None:
+            process.kill()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        process.wait()
+
+    def _send(self, kind: bytes, text: bytes, data: bytes) -> None:
+        from loaders.index_worker import HEADER
+
+        stdin = self._process.stdin
+        assert stdin is not None
+        started = time.perf_counter()
+        try:
+            stdin.write(HEADER.pack(kind, len(text), len(data)))
+            stdin.write(text)
+            stdin.write(data)
+            stdin.flush()
+        except OSError as exc:  # the worker is gone: its answer says why
+            raise _failure(self._answer(), self._process.returncode) from exc
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _answer(self) -> dict[str, Any]:
+        """The worker's answer line (empty when it has none), once it has exited."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        line = stdout.readline(_ANSWER_CAP)
+        self.abandon()  # it has answered (or died): reap it
+        try:
+            answer = json.loads(line) if line else {}
+        except ValueError:
+            answer = {}
+        return answer if isinstance(answer, dict) else {}
+
+
+def _failure(answer: dict[str, Any], status: int | None) -> BackendError:
+    error = answer.get("error")
+    if isinstance(error, dict):
+        return BackendError(f"the traversal index worker failed: {error.get('type')}: {error.get('message')}")
+    return BackendError(f"the traversal index worker stopped without an answer (exit status {status})")
+
+
+def _worker_environment() -> dict[str, str]:
+    """This environment, with the directories this process imports ``kg_adapters`` and ``loaders``
+    from first on the worker's path (it must number with the same code)."""
+    import kg_adapters
+    import loaders
+
+    roots = [str(Path(module.__file__ or "").resolve().parent.parent) for module in (kg_adapters, loaders)]
+    environment = dict(os.environ)
+    inherited = environment.get("PYTHONPATH")
+    environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*roots, *([inherited] if inherited else [])]))
+    return environment
+
+
 @contextlib.contextmanager
 def joined_on_failure(sink: object) -> Iterator[None]:
-    """Waits for the worker of ``sink`` (when it is an :class:`IndexingSink`) if the block fails."""
+    """Stops the collector of ``sink`` (when it is an :class:`IndexingSink`) if the block fails."""
     try:
         yield
     except BaseException:
@@ -114,15 +290,16 @@ def joined_on_failure(sink: object) -> Iterator[None]:
 
 @dataclass
 class _Outcome:
-    """What the collector's worker threads report back: what one raised."""
+    """What the collector's worker threads report back: what one raised, what the last returned."""
 
     failure: BaseException | None = None
+    result: Any = None
 
 
-def _run(add: Callable[..., None], arguments: tuple[Any, ...], outcome: _Outcome) -> None:
+def _run(add: Callable[..., Any], arguments: tuple[Any, ...], outcome: _Outcome) -> None:
     try:
-        add(*arguments)
-    except BaseException as exc:  # re-raised in the load's thread by IndexingSink._wait
+        outcome.result = add(*arguments)
+    except BaseException as exc:  # re-raised in the load's thread by ThreadIndexingSink._wait
         outcome.failure = exc
 
 

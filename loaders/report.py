@@ -45,7 +45,9 @@ class LoadReport:
     lines_filtered: int = 0
     lines_repaired: int = 0
     index_seconds: float = 0.0
-    """The part of ``seconds`` spent on the traversal index (numbering triples as they load, writing it)."""
+    """The part of ``seconds`` the load waited for the traversal index: for a new store, numbered beside
+    the load (a worker process, or a thread for small inputs) and written while the label index is
+    built, its waits; for an append, which reads the store back, the whole build."""
 
     @property
     def triples_per_second(self) -> float:

@@ -636,6 +636,82 @@ def test_ctrl_c_removes_the_temp_store_and_keeps_the_old_one(tmp_path: Path) -> 
         assert [e.id for e in kg.search("Bob Builder")] == [EX + "bob"]
 
 
+def _index_worker_of(pid: int) -> int:
+    """The process id of the traversal index worker started by the load in process ``pid``."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "cmdline").read_bytes().split(b"\0")[-3:] == [
+                    b"loaders.index_worker",
+                    str(pid).encode(),
+                    b"",
+                ]:
+                    return int(entry.name)
+    raise AssertionError(f"process {pid} has no index worker")
+
+
+def _exited(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (not a child of this one) ends within ``timeout`` seconds."""
+    import select
+
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([handle], [], [], timeout)[0])
+    finally:
+        os.close(handle)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker through /proc")
+def test_a_killed_index_worker_fails_the_load_and_leaves_no_store(tmp_path: Path) -> None:
+    """A new store's load of unknown size (a pipe) numbers its triples in a worker process; kill -9
+    that worker and the load fails with a clear error, leaving no store and no debris."""
+    store = tmp_path / "store"
+    with loading_from_pipe(tmp_path, store) as (child, writer):
+        worker = _index_worker_of(child.pid)
+        os.kill(worker, signal.SIGKILL)
+        assert _exited(worker, timeout=60)
+        with contextlib.suppress(BrokenPipeError):  # the load may fail before it reads this
+            os.write(writer, ("\n".join(numbered_nt(CHUNK_LINES, start=10**6)) + "\n").encode())  # a chunk to hand over
+        _, stderr = child.communicate(timeout=120)
+        assert child.returncode != 0
+        assert b"traversal index worker stopped without an answer" in stderr
+    assert not store.exists()
+    assert debris(tmp_path) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker through /proc")
+def test_a_killed_load_takes_its_index_worker_with_it(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with loading_from_pipe(tmp_path, store) as (child, _):
+        worker = _index_worker_of(child.pid)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait(timeout=60) == -signal.SIGKILL
+        assert _exited(worker, timeout=60)
+    assert not store.exists()
+
+
+def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
+    """The worker's own failure (here: the index directory is a file) comes back as a typed error."""
+    import pyoxigraph as ox
+
+    from kg_adapters.errors import BackendError
+    from kg_adapters.profiles import get_profile
+    from loaders.indexing import WorkerIndexingSink
+
+    sink = WorkerIndexingSink(ox.Store())
+    try:
+        sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
+        not_a_directory = write(tmp_path / "file", "")
+        sink.start_index(not_a_directory, get_profile("generic"))
+        with pytest.raises(BackendError, match=r"traversal index worker failed: (NotADirectoryError|FileExistsError)"):
+            sink.index_written()
+    finally:
+        sink.abandon()
+
+
 # -- the real graph ------------------------------------------------------------------------------
 
 

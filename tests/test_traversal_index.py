@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import loaders.indexing
 from kg_adapters import connect
 from kg_adapters.backends import traversal_index, traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
@@ -576,12 +577,16 @@ def _index_files(store: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
 
 
+@pytest.mark.parametrize("collector", ["thread", "worker"])
 @pytest.mark.parametrize("lenient", [False, True])
-def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(tmp_path: Path, lenient: bool) -> None:
-    """The load numbers triples as they go into the store; the index it writes must be, byte for
-    byte, the one read back from the finished store (escapes, duplicates, typed literals Oxigraph
-    stores canonically, blank nodes, comments, other formats, named graphs moved to the default one),
-    and answer as Oxigraph does."""
+def test_the_index_a_load_writes_equals_the_one_read_back_from_the_store(
+    tmp_path: Path, lenient: bool, collector: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load numbers triples as they go into the store, on a thread or in a worker process; the
+    index it writes must be, byte for byte, the one read back from the finished store (escapes,
+    duplicates, typed literals Oxigraph stores canonically, blank nodes, comments, other formats,
+    named graphs moved to the default one), and answer as Oxigraph does."""
+    monkeypatch.setattr(loaders.indexing, "WORKER_MIN_BYTES", 0 if collector == "worker" else 1 << 62)
     nt, ttl, nq = tmp_path / "hostile.nt", tmp_path / "hostile.ttl", tmp_path / "hostile.nq"
     text = _HOSTILE_NT + (f'\n<{EX}a> <{EX}p> "unterminated .' if lenient else "")
     nt.write_text(text + "\n", encoding="utf-8")

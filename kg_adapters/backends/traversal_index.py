@@ -134,7 +134,7 @@ def add_hint(store: str | os.PathLike[str]) -> str:
 
 
 def build_index(
-    store: ox.Store,
+    store: ox.Store | None,
     version_dir: str | os.PathLike[str],
     profile: Profile,
     *,
@@ -158,6 +158,8 @@ def build_index(
     tmp.mkdir()
     try:
         if collected is None:
+            if store is None:
+                raise ValueError("build_index needs the store or the collected triples")
             collected = TripleCollector(distinct=True)
             try:
                 collected.add_quads(

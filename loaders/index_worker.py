@@ -1,0 +1,110 @@
+"""The traversal index's collector as a worker process beside a load (``python -m loaders.index_worker``).
+
+Numbering a load's triples is Python work (a regular expression and a dict lookup per IRI); on a
+thread it holds the GIL that the load's own Python (reading and splitting the input, handing chunks to
+Oxigraph) needs, and a load of 1M triples took ~30% longer with the index than without it while the
+machine's cores were not busy. In a process of its own the numbering runs beside the load, and the
+index is written while the load builds its label index. :class:`loaders.indexing.WorkerIndexingSink`
+starts this program and talks to it over its standard input and output.
+
+The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
+the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
+``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``WRITE``
+(text: JSON ``{"directory", "profile"}``: write the index there, then answer). The one answer, on
+standard output, is a JSON line: ``{"stats": IndexStats fields}`` or ``{"error": {"type", "message"}}``
+(also sent, before exiting, when numbering a chunk fails). End of input without ``WRITE`` (the load
+failed or was abandoned) ends the worker without writing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import sys
+from dataclasses import asdict
+from typing import BinaryIO
+
+HEADER = struct.Struct("<cIQ")
+"""Frame header: kind (one byte), text length, data length."""
+RDF, QUADS, WRITE = b"R", b"Q", b"W"
+
+
+def main(argv: list[str]) -> int:
+    """Runs the worker. ``argv``: the parent's process id (the worker stops when its parent dies)."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the load's to handle: it stops the worker
+        _die_with_parent(int(argv[0]) if argv else None)
+        import pyoxigraph as ox
+
+        from kg_adapters.backends import traversal_index
+        from kg_adapters.profiles import get_profile
+
+        collector = traversal_index.TripleCollector()
+        while True:
+            frame = _read_frame(stdin)
+            if frame is None:
+                return 0  # the load stopped before asking for the index: nothing to write
+            kind, text, data = frame
+            if kind == RDF:
+                format = ox.RdfFormat.from_media_type(text.decode())
+                if format is None:
+                    raise ValueError(f"unknown RDF media type {text!r}")
+                collector.add_rdf(data, format)
+            elif kind == QUADS:
+                collector.add_quads(ox.parse(data, ox.RdfFormat.N_QUADS))
+            elif kind == WRITE:
+                request = json.loads(text)
+                stats = traversal_index.build_index(
+                    None, request["directory"], get_profile(request["profile"]), collected=collector
+                )
+                _answer(stdout, {"stats": asdict(stats)})
+                return 0
+            else:
+                raise ValueError(f"unknown frame kind {kind!r}")
+    except BaseException as exc:  # every failure is the answer: the parent raises it in the load
+        _answer(stdout, {"error": {"type": type(exc).__name__, "message": str(exc)}})
+        return 1
+
+
+def _read_frame(stream: BinaryIO) -> tuple[bytes, bytes, bytes] | None:
+    header = stream.read(HEADER.size)
+    if not header:
+        return None
+    if len(header) != HEADER.size:
+        raise EOFError("the load's frame header was cut short")
+    kind, text_size, data_size = HEADER.unpack(header)
+    text, data = stream.read(text_size), stream.read(data_size)
+    if len(text) != text_size or len(data) != data_size:
+        raise EOFError("the load's frame was cut short")
+    return kind, text, data
+
+
+def _answer(stream: BinaryIO, message: dict[str, object]) -> None:
+    try:
+        stream.write(json.dumps(message).encode() + b"\n")
+        stream.flush()
+    except OSError:
+        pass  # the load is gone: nobody to tell
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """On Linux, asks the kernel to kill this process when the load's process dies (a killed load
+    must not leave a worker writing into its abandoned directory); elsewhere end of input stops it."""
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
