@@ -770,8 +770,6 @@ DEGREE_BY_NUMPY = 512
 """Frontiers of more nodes than this have their total degree counted by one vectorised pass over
 the start arrays rather than two reads per node."""
 
-_COUNT_CHUNK = 32
-"""Frontier nodes whose start offsets one step of ``_Search.degree`` reads (it stops at a bound)."""
 PAIR_COST = 32
 """The cost, in edges scanned, of looking up the edges between two unscanned nodes on the search's
 last round (their relations' runs intersected, one ``bisect`` per relation both have); see ``_join``."""
@@ -948,25 +946,15 @@ class _Search:
             self._degree, self._exact = total, True
             return total
         spans, total, counted = self._spans, self._degree, self._counted
+        sides = list(enumerate(self.starts))
         while counted < len(frontier) and (bound is None or total <= bound):
-            if counted < _COUNT_CHUNK // 4 or len(frontier) - counted < _COUNT_CHUNK // 4:  # one by one
-                node = frontier[counted]
-                for view, node_starts in enumerate(self.starts):
-                    lo, hi = node_starts[node], node_starts[node + 1]
-                    if hi > lo:
-                        spans.append((node, view, lo, hi))
-                        total += hi - lo
-                counted += 1
-                continue
-            chunk = frontier[counted : counted + _COUNT_CHUNK]
-            after = [node + 1 for node in chunk]
-            for view, node_starts in enumerate(self.starts):
-                # the start arrays read at C speed, a chunk of nodes at a time
-                los, his = operator.itemgetter(*chunk)(node_starts), operator.itemgetter(*after)(node_starts)
-                total += sum(his) - sum(los)
-                found = zip(chunk, itertools.repeat(view), los, his)
-                spans.extend(itertools.compress(found, map(operator.ne, los, his)))  # nodes with edges
-            counted += len(chunk)
+            node = frontier[counted]
+            for view, node_starts in sides:
+                lo, hi = node_starts[node], node_starts[node + 1]
+                if hi > lo:
+                    spans.append((node, view, lo, hi))
+                    total += hi - lo
+            counted += 1
         self._counted, self._degree = counted, total
         self._exact = counted == len(frontier)
         return total
