@@ -1007,6 +1007,8 @@ class _Search:
             hubs_pay = saving > 2 * NODE_COST * len(other.layers[-1]) + HUB_COST  # the other side's scans, at least
         bound = self._degree + NODE_COST * (len(self.layers[-1]) - len(other.layers[-1]))
         if not hubs_pay and other.degree(bound) > bound:  # scanning this side alone costs least
+            if self._degree > JOIN_LIMIT:
+                return None
             self._scan(self._spans, set(other.layers[-1]), found, flip=False)
             return self._joined(found, other)
         mine = self._spans_by_node() if mine is None else mine
