@@ -92,6 +92,8 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         ("none", "vectorised"),
         ("default", "hub lookups"),
         ("none", "hub lookups"),
+        ("default", "mixed join"),
+        ("none", "mixed join"),
         ("default", "ids by numpy"),
     ],
     ids=lambda param: "-".join(param),
@@ -100,7 +102,8 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     """(indexed, Oxigraph-only) graphs, with the profile's relation filter or none; the indexed
     walks expand frontiers node by node (this small graph's frontiers stay below the limit) or, with
     the limit at 0, every frontier through the vectorised numpy hop; with ``hub lookups`` every node
-    counts as a hub on a shortest-path search's last round (its edges looked up, never read); with
+    counts as a hub on a shortest-path search's last round (its edges looked up, never read), with
+    ``mixed join`` the nodes of higher degree do (the others scanned, on either side); with
     ``ids by numpy`` every list of ids is decoded by the numpy gather long lists get."""
     indexed, plain = stores
     relation_filter, frontier = request.param
@@ -108,9 +111,10 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     with pytest.MonkeyPatch.context() as patch:
         if frontier == "vectorised":
             patch.setattr(traversal_walks, "SMALL_FRONTIER", 0)
-        if frontier == "hub lookups":
-            patch.setattr(traversal_walks, "HUB_DEGREE", 0)
-            patch.setattr(traversal_walks, "JOIN_SAVING", 0)
+        if frontier in ("hub lookups", "mixed join"):
+            patch.setattr(traversal_walks, "PAIR_COST", 0 if frontier == "hub lookups" else 6)
+            patch.setattr(traversal_walks, "HUB_COST", 0)
+            patch.setattr(traversal_walks, "NODE_COST", 0)
         if frontier == "ids by numpy":
             import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
 

@@ -546,7 +546,8 @@ class OxigraphGraph(SparqlGraph):
         source_ids, target_ids, hops, limit = shortest_path_arguments(
             self, sources, targets, max_hops, direction, max_paths
         )
-        number = {node: index.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
+        ids = self._index_ids(index)  # the numbers of ids asked before are remembered, as ``paths`` does
+        number = {node: ids.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
         pairs = [(s, t, number[s], number[t]) for s in source_ids for t in target_ids]
         mask = self._visible_mask(index, layer=True)
         return traversal_walks.shortest_paths(self._hops(index), pairs, hops, direction, limit, mask)
