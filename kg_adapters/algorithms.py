@@ -98,13 +98,15 @@ def subgraph_arguments(
     direction: Direction,
     relations: Sequence[str] | None,
     max_edges: int | None,
+    *,
+    canonical: Callable[[str], str] | None = None,
 ) -> tuple[list[str], int, int | None]:
     """The checked arguments of ``subgraph`` (seed ids, the hop and edge budgets), for every
-    implementation of it."""
+    implementation of it. ``canonical``: as for :func:`canonical_ids`."""
     check_direction(direction)
     depth = check_budget(hops, "hops", required=True)
     limit = check_budget(max_edges, "max_edges")
-    seed_ids = canonical_ids(kg, seeds)
+    seed_ids = canonical_ids(kg, seeds, canonical)
     check_relations(kg, relations)
     assert depth is not None  # required=True
     return seed_ids, depth, limit

@@ -371,10 +371,33 @@ class OxigraphGraph(SparqlGraph):
         """From the index in one pass per entity, edges made in answer order (no sorting of
         records, no filtering afterwards), when the store's ends are all in the index, no id is a
         blank node and no statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
+        memo = self._ids
+        if (
+            memo is not None
+            and type(ids) is str
+            and relations is None
+            and limit_per_entity is None
+            and not expand_cvt
+            and direction in DIRECTIONS
+            and not self._closed
+            and memo.index is self._traversal
+            and memo.profile is self._profile
+            and memo.index.blank_edges == 0
+            and self._profile.statements is None
+            and False in memo.masks
+        ):  # the common call on a graph whose id memo and relation mask an earlier call made
+            found = memo.neighbors(ids, direction, literals, memo.masks[False])
+            if found is not None:
+                return {ids: found}
         profile = self._profile
         index = None if profile.statements is not None or (expand_cvt and profile.has_cvt_nodes) else self._walk_index()
         if index is not None:
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+            if type(ids) is str and relations is None and limit_per_entity is None and direction in DIRECTIONS:
+                mask = self._visible_mask(index, layer=False)
+                found = self._index_ids(index).neighbors(ids, direction, literals, mask)  # the common call
+                if found is not None:
+                    return {ids: found}
             if direction not in DIRECTIONS:
                 check_direction(direction)
             limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
@@ -567,13 +590,16 @@ class OxigraphGraph(SparqlGraph):
         from kg_adapters.backends import traversal_walks
 
         self._check_open()
-        seed_ids, depth, limit = subgraph_arguments(self, seeds, hops, direction, relations, max_edges)
+        memo = self._index_ids(index)
+        seed_ids, depth, limit = subgraph_arguments(
+            self, seeds, hops, direction, relations, max_edges, canonical=memo.canonical_id
+        )
         if relations is None:
             mask = self._visible_mask(index, layer=True)
         else:
             profile = self._profile
             mask = self._named_mask(index, [profile.relation_id(profile.relation_iri(r)) for r in relations])
-        numbers = [index.number(seed) for seed in seed_ids]
+        numbers = list(map(memo.number, seed_ids))
         return traversal_walks.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth, direction, mask, limit)
 
     @classmethod

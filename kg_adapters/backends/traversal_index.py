@@ -52,10 +52,10 @@ import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import pyoxigraph as ox
 
@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # numpy is imported only by a build and by walks over large f
 
     Ints = npt.NDArray[np.int64]
 
+_Value = TypeVar("_Value")
 INDEX_DIR = store_layout.TRAVERSAL
 META = "meta.json"
 FORMAT_NAME = "kga-traversal"
@@ -764,6 +765,10 @@ class TraversalIndex:
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self._name_bytes: npt.NDArray[np.uint8] | None = None
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
+        self.name_cache: DecodedCache[str] = DecodedCache(self.name_from_file, cap=NAME_CACHE_CAP)
+        """Entity number -> id, kept across calls (``name_cache[number]`` decodes on a miss)."""
+        self.literal_cache: DecodedCache[Literal] = DecodedCache(self._literal_at, cap=LITERAL_CACHE_CAP)
+        """Literal table position -> its record, kept across calls (records are immutable)."""
 
     # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
     def array(self, name: str) -> Ints:
@@ -779,23 +784,39 @@ class TraversalIndex:
     # -- ids ----------------------------------------------------------------------------------
     def name(self, number: int) -> str:
         """The entity id numbered ``number``."""
+        return self.name_cache[number]
+
+    def name_from_file(self, number: int) -> str:
+        """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
         offsets = self._offset_view
         return self._names[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
 
     def names_of(self, numbers: list[int]) -> list[str]:
-        """The entity ids numbered ``numbers``, in order (one call for a whole list). A long list,
-        in a process that has numpy loaded already, is gathered by numpy into one buffer decoded
-        at once: the ids lie scattered over the mapped files, and a vectorised gather waits for
-        those reads together where a loop waits for each in turn."""
-        if len(numbers) >= NAMES_BY_NUMPY and "numpy" in sys.modules:
-            found = self._gathered_names(numbers)
+        """The entity ids numbered ``numbers``, in order (one call for a whole list), through the
+        name cache. Many misses at once, in a process that has numpy loaded already, are gathered by
+        numpy into one buffer decoded at once: the ids lie scattered over the mapped files, and a
+        vectorised gather waits for those reads together where a loop waits for each in turn."""
+        if len(numbers) >= NAMES_BY_NUMPY:
+            self.prefetch_names(numbers)
+        return list(map(self.name_cache.__getitem__, numbers))
+
+    def prefetch_names(self, numbers: Sequence[int]) -> None:
+        """Puts the ids of a long list of entity numbers into the name cache by one numpy gather
+        when many are missing and numpy is loaded already (else each is decoded on first use). A
+        list whose first, middle and last numbers are cached is taken as warm, without a scan."""
+        cache = self.name_cache
+        if len(numbers) < NAMES_BY_NUMPY or "numpy" not in sys.modules:
+            return
+        if numbers[0] in cache and numbers[len(numbers) // 2] in cache and numbers[-1] in cache:
+            return
+        missing = [n for n in dict.fromkeys(numbers) if n not in cache]
+        if len(missing) >= NAMES_BY_NUMPY:
+            found = self._gathered_names(missing)
             if found is not None:
-                return found
-        offsets, blob = self._offset_view, self._names
-        return [blob[offsets[n] : offsets[n + 1]].decode() for n in numbers]  # (UTF-8, as ``name``)
+                cache.remember(missing, found)
 
     def names(self, numbers: Iterable[int]) -> dict[int, str]:
-        """Entity number -> id for the distinct ``numbers``, each decoded once."""
+        """Entity number -> id for the distinct ``numbers`` (through the name cache)."""
         distinct = list(dict.fromkeys(numbers))
         return dict(zip(distinct, self.names_of(distinct), strict=True))
 
@@ -856,22 +877,18 @@ class TraversalIndex:
         return self.literal_records(lo, hi)
 
     def literal_records(self, lo: int, hi: int) -> list[Literal]:
-        """The literals at positions ``[lo, hi)`` of the literal table, as records. (Decoding a
-        span at once and slicing it costs more than decoding each text: most spans hold 1-3.)"""
-        views = self.views
-        offsets, tags, blob, fields = (
-            views["literal_offsets"],
-            views["literal_tag"],
-            self._literal_values,
-            self.literal_fields,
-        )
+        """The literals at positions ``[lo, hi)`` of the literal table, as records (through the
+        literal cache)."""
         if hi - lo == 1:
-            return [_literal(blob[offsets[lo] : offsets[hi]].decode("utf-8"), *fields[tags[lo]])]
-        bounds = offsets[lo : hi + 1].tolist()
-        return [
-            _literal(blob[start:stop].decode("utf-8"), *fields[tag])
-            for start, stop, tag in zip(bounds, bounds[1:], tags[lo:hi].tolist(), strict=False)
-        ]
+            return [self.literal_cache[lo]]
+        return list(map(self.literal_cache.__getitem__, range(lo, hi)))
+
+    def _literal_at(self, position: int) -> Literal:
+        """The literal at ``position`` of the literal table, decoded from the files (no cache)."""
+        views = self.views
+        offsets = views["literal_offsets"]
+        text = self._literal_values[offsets[position] : offsets[position + 1]].decode("utf-8")
+        return _literal(text, *self.literal_fields[views["literal_tag"][position]])
 
     def _map_blob(self, path: Path) -> mmap.mmap | bytes:
         with open(path, "rb") as handle:
@@ -895,10 +912,42 @@ class TraversalIndex:
             mapping.close()
         self._mappings = []
         self._name_bytes = None  # (its buffer export would keep the mapping from closing)
+        self.name_cache.clear()
+        self.literal_cache.clear()
         if isinstance(self._names, mmap.mmap):
             self._names.close()
         self._names = b""
 
+
+class DecodedCache(dict[int, _Value]):
+    """Number -> what the index decodes it to (an entity id, a literal record), each decoded on its
+    first use and kept across calls: a walk answers with names, and networkx's speed comes from
+    holding them all as objects. At ``cap`` entries the cache is emptied (memory stays bounded
+    whatever the callers ask). Reads and fills are single dict operations, safe across threads."""
+
+    def __init__(self, decode: Callable[[int], _Value], *, cap: int) -> None:
+        super().__init__()
+        self._decode = decode
+        self.cap = cap
+
+    def __missing__(self, number: int) -> _Value:
+        value = self._decode(number)
+        if len(self) >= self.cap:
+            self.clear()
+        self[number] = value
+        return value
+
+    def remember(self, numbers: list[int], values: list[_Value]) -> None:
+        """Keeps ``values`` for ``numbers`` (decoded together elsewhere)."""
+        if len(self) + len(numbers) > self.cap:
+            self.clear()
+        self.update(zip(numbers[: self.cap], values, strict=False))
+
+
+NAME_CACHE_CAP = 1 << 17
+"""Entity ids an opened index keeps decoded (~140 bytes an entry for Freebase ids: ~18 MiB at most)."""
+LITERAL_CACHE_CAP = 1 << 16
+"""Literal records an opened index keeps decoded (~200 bytes an entry for short texts)."""
 
 NAMES_BY_NUMPY = 96
 """Lists of at least this many entity numbers are named through one numpy gather (``names_of``): its

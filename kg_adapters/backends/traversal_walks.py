@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
-from kg_adapters.backends.traversal_index import STARTS, TraversalIndex
+from kg_adapters.backends.traversal_index import NAMES_BY_NUMPY, STARTS, TraversalIndex
 from kg_adapters.base import Direction
 from kg_adapters.profiles import Profile
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult
@@ -130,6 +130,18 @@ class IndexIds:
             self._relations[relation] = found
             return found
 
+    def neighbors(self, spelling: str, direction: Direction, literals: bool, mask: Mask | None) -> list[Edge] | None:
+        """``neighbors(spelling, direction=direction, literals=literals)`` of one entity id over the
+        relations ``mask`` keeps (the graph checked ``direction``); None for a blank node, which
+        the index does not hold (the caller asks Oxigraph)."""
+        if spelling.startswith("_:"):
+            return None
+        node = self.canonical_id(spelling)
+        number = self.number(node)
+        if number is None:
+            return []
+        return _all_neighbor_edges(self.index, number, node, direction, mask, literals)
+
     def remembered_paths(self, start: object, relation_path: object) -> PathResult | None:
         """``paths(start, relation_path)`` with the other arguments at their defaults (every hop
         ``out``, no limit, not simple) when ``start`` (one id) and every relation of the list are
@@ -173,26 +185,14 @@ _SCAN = 64
 stepped over relation by relation."""
 
 
-class _Names(dict[int, str]):
-    """Entity numbers to ids, each decoded from the index on first use."""
-
-    def __init__(self, index: TraversalIndex) -> None:
-        super().__init__()
-        self._name = index.name
-
-    def __missing__(self, number: int) -> str:
-        name = self[number] = self._name(number)
-        return name
-
-
 class Hops:
     """One call's view of the index: which relations it may walk and how to name the answer."""
 
     def __init__(self, index: TraversalIndex, literals_of: LiteralsOf | None) -> None:
         self.index = index
         self.literals_of = literals_of
-        self.names = _Names(index)
-        """Entity numbers to ids, decoded once per call (``names[number]``)."""
+        self.names = index.name_cache
+        """Entity numbers to ids (``names[number]``), the index's cache across calls."""
         self._edges: dict[Triple, Edge] = {}
 
     # -- hops -----------------------------------------------------------------------------------
@@ -410,7 +410,7 @@ class Hops:
         names = self.names
         missing = [n for n in numbers if n not in names]
         if missing:
-            names.update(self.index.names(missing))
+            self.index.names_of(missing)
 
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
         """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
@@ -580,6 +580,8 @@ def neighbor_edges(
     self-loop once). ``relation`` or ``mask`` keeps relations (neither: all). With ``limit``, the
     first ``limit`` of them: the ends are cut as integers, so no record or id is made for an
     edge the answer leaves out."""
+    if limit is None and relation is None:
+        return _all_neighbor_edges(index, number, name, direction, mask, literals)
     if limit == 0:
         return []
     labels, names_of = index.relations, index.names_of
@@ -634,6 +636,73 @@ def neighbor_edges(
         into.extend(edges)
         return into
     return [*into[:first], *edges, *into[first:]]
+
+
+def _all_neighbor_edges(
+    index: TraversalIndex, number: int, name: str, direction: Direction, mask: Mask | None, literals: bool
+) -> list[Edge]:
+    """``neighbor_edges`` without a limit or a named relation: the common call, kept to the reads
+    and records its answer needs (each side's keys and ends read once, ids from the name cache)."""
+    labels, names = index.relations, index.name_cache
+    edges: list[Edge] = []
+    base = number * index.width
+    if direction != "in":
+        keys, others, starts = index.sides["out"]
+        lo, hi = starts[number], starts[number + 1]
+        relations: list[int] = []
+        if lo < hi:
+            relations = list(map((-base).__add__, keys[lo:hi].tolist()))
+            tails = others[lo:hi].tolist()
+            if mask is not None:
+                kept = bytes(map(mask.__getitem__, relations))
+                if not all(kept):
+                    relations, tails = list(itertools.compress(relations, kept)), list(itertools.compress(tails, kept))
+            edges = list(
+                map(
+                    make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, tails)
+                )
+            )
+        if literals and index.literal_relations:
+            _insert_literal_edges(index, number, name, mask, relations, edges)
+        if direction == "out":
+            return edges
+    keys, others, starts = index.sides["in"]
+    lo, hi = starts[number], starts[number + 1]
+    if lo == hi:
+        return edges
+    width = index.width
+    # the CSR holds a node's in-edges by (relation, head); the answer is ordered by (head, relation)
+    ordered = sorted(
+        map(operator.add, map(width.__mul__, others[lo:hi].tolist()), map((-base).__add__, keys[lo:hi].tolist()))
+    )
+    if mask is not None:
+        ordered = [key for key in ordered if mask[key % width]]
+    if direction == "both":
+        first = bisect_left(ordered, base)
+        last = bisect_left(ordered, base + width, first)  # self-loops: already among the out-edges
+        if last > first:
+            del ordered[first:last]
+    else:
+        first = len(ordered)
+    into = [make_edge(names[key // width], labels[key % width], name) for key in ordered]
+    if not edges:
+        return into
+    if first == len(into):
+        into.extend(edges)
+        return into
+    return [*into[:first], *edges, *into[first:]]
+
+
+def _insert_literal_edges(
+    index: TraversalIndex, number: int, name: str, mask: Mask | None, relations: list[int], edges: list[Edge]
+) -> None:
+    """Puts entity ``number``'s literal edges (relations ``mask`` keeps) into its out-edges
+    ``edges`` (whose relations are ``relations``), each after the entity edges of its relation."""
+    labels = index.relations
+    for r, first, last in reversed(_literal_runs(index, number, mask)):
+        values = index.literal_records(first, last)
+        position = bisect_right(relations, r)  # after the entity edges of the relation
+        edges[position:position] = map(make_edge, itertools.repeat(name), itertools.repeat(labels[r]), values)
 
 
 # ------------------------------------------------------------------------------------- paths
@@ -850,8 +919,8 @@ def directed_paths(
 
     # Every prefix kept completes, so expanding hop by hop, in order, lists the paths in the
     # depth-first order, and ``limit + 1`` prefixes per hop are enough.
-    names_of, labels = index.names_of, index.relations
-    names = {number: start for start, number in zip(starts, start_numbers, strict=True) if number is not None}
+    labels, names = index.relations, index.name_cache  # (a start's name is its canonical id)
+    name_of = names.__getitem__
     cap = limit + 1 if limit is not None else None
     level: list[tuple[str, tuple[Edge, ...], int]] = [
         (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in ahead
@@ -862,8 +931,9 @@ def directed_paths(
         options: dict[int, tuple[list[int], list[Edge]]] = {}  # per node: where its kept edges lead, their records
         for node in {node for _, _, node in level}:
             ends = [end for end in layer[node] if end in keep]
-            ids = names_of(ends)
-            names.update(zip(ends, ids, strict=True))  # the next hop's records name these nodes
+            if len(ends) >= NAMES_BY_NUMPY:
+                index.prefetch_names(ends)
+            ids = list(map(name_of, ends))
             name = names[node]
             if forwards:
                 options[node] = (ends, [make_edge(name, label, other) for other in ids])
@@ -881,12 +951,14 @@ def directed_paths(
     finals: dict[int, list[Edge]] = {}
     for node in {node for _, _, node in level}:
         name = names[node]
+        if len(layer[node]) >= NAMES_BY_NUMPY:
+            index.prefetch_names(layer[node])
         if forwards:
-            edges = [make_edge(name, label, other) for other in names_of(layer[node])]
+            edges = [make_edge(name, label, other) for other in map(name_of, layer[node])]
             if node in literals:  # literal edges follow the entity ones
                 edges.extend([make_edge(name, label, value) for value in literals[node]])
         else:
-            edges = [make_edge(other, label, name) for other in names_of(layer[node])]
+            edges = [make_edge(other, label, name) for other in map(name_of, layer[node])]
         finals[node] = edges
     if cap is None:
         return PathResult([_path(start, (*prefix, edge)) for start, prefix, node in level for edge in finals[node]])
@@ -1420,10 +1492,12 @@ def k_hop_subgraph(
     """``algorithms.k_hop_subgraph`` on the index (literal edges included, as ``neighbors`` gives them).
     An edge can only be met twice when the walk goes ``both`` ways (from its head and from its tail),
     so only then are edges checked for repeats; the last hop's ends are not collected."""
+    if direction != "both":
+        return _one_way_subgraph(hops, seed_numbers, depth, direction, mask, limit)
     items: list[Item] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen_nodes: set[int] = set(frontier)
-    seen_triples: set[Item] | None = set() if direction == "both" else None
+    seen_triples: set[Item] = set()  # (walking both ways, an edge is met from its head and from its tail)
     truncated = False
     for hop in range(depth):
         if not frontier:
@@ -1432,9 +1506,8 @@ def k_hop_subgraph(
         lists = _adjacency(hops, frontier, direction, mask)
         reached: list[int] = []
         for node, edges in zip(frontier, lists, strict=True):
-            if seen_triples is not None:
-                edges = [item for item in edges if item not in seen_triples]
-                seen_triples.update(edges)
+            edges = [item for item in edges if item not in seen_triples]
+            seen_triples.update(edges)
             if limit is not None and len(items) + len(edges) > limit:
                 edges = edges[: limit - len(items)]
                 truncated = True
@@ -1443,7 +1516,7 @@ def k_hop_subgraph(
                 for item in edges:
                     if item.__class__ is tuple:
                         h, _, t = item
-                        nxt = t if direction == "out" else h if direction == "in" else t if h == node else h
+                        nxt = t if h == node else h
                         if nxt not in seen_nodes:
                             seen_nodes.add(nxt)
                             reached.append(nxt)
@@ -1457,6 +1530,97 @@ def k_hop_subgraph(
     return result
 
 
+def _one_way_subgraph(
+    hops: Hops, seed_numbers: list[int | None], depth: int, direction: Direction, mask: Mask | None, limit: int | None
+) -> EdgeList:
+    """:func:`k_hop_subgraph` walking only ``out`` or only ``in``: each edge is met once (from the
+    one node it is read at), so a node's edges become records as they are read, in answer order
+    (out: by relation, then tail, literal edges after the entity edges of their relation; in: by
+    head, then relation), and only the ends that lead on are kept as integers."""
+    index = hops.index
+    keys, others, starts = index.sides[direction]
+    out = direction == "out"
+    literals = out and hops.literals_of is not None and bool(index.literal_relations)
+    records: list[Edge] = []
+    frontier = [n for n in seed_numbers if n is not None]
+    seen = set(frontier)
+    truncated = False
+    for hop in range(depth):
+        if not frontier:
+            break
+        leads_on = hop < depth - 1
+        reached: list[int] = []
+        per_node: list[tuple[list[Edge], list[int]]]
+        if len(frontier) > SMALL_FRONTIER:  # one vectorised hop, its items named as k_hop_subgraph names them
+            per_node = []
+            for items in hops.adjacency(frontier, direction, mask=mask, literals=True):
+                triples = [item for item in items if isinstance(item, tuple)]
+                per_node.append((_distinct_edges(hops, items), [t if out else h for h, _, t in triples]))
+        else:
+            per_node = [_one_way_edges(index, node, out, keys, others, starts, mask, literals) for node in frontier]
+        for edges, ends in per_node:
+            if limit is not None and len(records) + len(edges) > limit:
+                records.extend(edges[: limit - len(records)])
+                truncated = True
+                break
+            records.extend(edges)
+            if leads_on:
+                for end in ends:
+                    if end not in seen:
+                        seen.add(end)
+                        reached.append(end)
+        if truncated:
+            break
+        frontier = reached
+    result = EdgeList(records)
+    result.truncated = truncated
+    return result
+
+
+def _one_way_edges(
+    index: TraversalIndex,
+    node: int,
+    out: bool,
+    keys: memoryview,
+    others: memoryview,
+    starts: memoryview,
+    mask: Mask | None,
+    literals: bool,
+) -> tuple[list[Edge], list[int]]:
+    """(records, other ends) of one node's out- or in-edges in answer order (see :func:`_one_way_subgraph`)."""
+    names, labels = index.name_cache, index.relations
+    lo, hi = starts[node], starts[node + 1]
+    base = node * index.width
+    name = names[node]
+    ends: list[int] = []
+    if out:
+        relations: list[int] = []
+        edges: list[Edge] = []
+        if lo < hi:
+            relations = list(map((-base).__add__, keys[lo:hi].tolist()))
+            ends = others[lo:hi].tolist()
+            if mask is not None:
+                kept = bytes(map(mask.__getitem__, relations))
+                if not all(kept):
+                    relations, ends = list(itertools.compress(relations, kept)), list(itertools.compress(ends, kept))
+            edges = list(
+                map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
+            )
+        if literals:
+            _insert_literal_edges(index, node, name, mask, relations, edges)
+        return edges, ends
+    if lo == hi:
+        return [], ends
+    width = index.width
+    ordered = sorted(
+        map(operator.add, map(width.__mul__, others[lo:hi].tolist()), map((-base).__add__, keys[lo:hi].tolist()))
+    )  # (head, relation) order: the CSR holds a node's in-edges by (relation, head)
+    if mask is not None:
+        ordered = [key for key in ordered if mask[key % width]]
+    ends = [key // width for key in ordered]
+    return [make_edge(names[head], labels[key % width], name) for head, key in zip(ends, ordered, strict=True)], ends
+
+
 def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | None) -> list[list[Item]]:
     """``hops.adjacency(nodes, direction, mask=mask, literals=True)``, each node's ranges read from
     the start arrays in one loop."""
@@ -1465,9 +1629,9 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
     index = hops.index
     width, views = index.width, index.views
     out_keys, out_others, in_keys, in_others = views["out_key"], views["out_other"], views["in_key"], views["in_other"]
-    out_starts, in_starts, literal_starts = views["out_start"], views["in_start"], views["out_extra_start"]
-    literal_keys = views["out_extra"]
-    literals = direction != "in" and hops.literals_of is not None
+    out_starts, in_starts, literal_starts = views["out_start"], views["in_start"], views["literal_start"]
+    literals = direction != "in" and hops.literals_of is not None and bool(index.literal_relations)
+    names = index.name_cache
     lists: list[list[Item]] = []
     for node in nodes:
         base = node * width
@@ -1482,27 +1646,56 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
             ins = [(other, key - base, node) for key, other in pairs if mask is None or mask[key - base]]
             triples = sorted(ins) if direction == "in" else sorted({*triples, *ins})
         items = cast(list[Item], triples)
-        if literals:
-            lo, hi = literal_starts[node], literal_starts[node + 1]
-            if hi > lo:
-                found = [key - base for key in literal_keys[lo:hi].tolist() if mask is None or mask[key - base]]
-                if found:
-                    items = hops._with_literals(node, items, found)
+        if literals and literal_starts[node] < literal_starts[node + 1]:
+            runs = _literal_runs(index, node, mask)
+            if runs:
+                head, labels = names[node], index.relations
+                items = list(items)
+                for r, first, last in reversed(runs):  # from the last place back: earlier places stay valid
+                    at = bisect_left(triples, (node, r + 1))  # after the node's entity edges of the relation
+                    values = index.literal_records(first, last)
+                    items[at:at] = map(make_edge, itertools.repeat(head), itertools.repeat(labels[r]), values)
         lists.append(items)
     return lists
 
 
+def _literal_runs(index: TraversalIndex, number: int, mask: Mask | None) -> list[tuple[int, int, int]]:
+    """(relation, first, last): where entity ``number``'s literal objects of each relation that
+    ``mask`` keeps lie in the literal table, by ascending relation."""
+    views = index.views
+    starts = views["literal_start"]
+    lo, hi = starts[number], starts[number + 1]
+    if lo == hi:
+        return []
+    base = number * index.width
+    if hi - lo == 1:
+        r = views["literal_key"][lo] - base
+        return [(r, lo, hi)] if mask is None or mask[r] else []
+    keys = views["literal_key"][lo:hi].tolist()
+    runs: list[tuple[int, int, int]] = []
+    at = 0
+    while at < len(keys):
+        key = keys[at]
+        end = bisect_right(keys, key, at + 1)
+        r = key - base
+        if mask is None or mask[r]:
+            runs.append((r, lo + at, lo + end))
+        at = end
+    return runs
+
+
 def _distinct_edges(hops: Hops, items: list[Item]) -> list[Edge]:
-    """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), each id
-    decoded once, in one call; literal edges (records already) keep their places."""
+    """The records of ``items`` (distinct edges): one ``Edge`` each (no cache to fill), ids from
+    the name cache; literal edges (records already) keep their places."""
     triples: list[Triple] = [item for item in items if item.__class__ is tuple]
     if not triples:
         return cast(list[Edge], list(items))
     heads, relations, tails = zip(*triples, strict=True)
-    names = hops.index.names(itertools.chain(heads, tails)).__getitem__
-    edges = list(map(make_edge, map(names, heads), map(hops.index.relations.__getitem__, relations), map(names, tails)))
+    index = hops.index
+    index.prefetch_names(heads + tails)
+    names = index.name_cache.__getitem__
+    edges = list(map(make_edge, map(names, heads), map(index.relations.__getitem__, relations), map(names, tails)))
     if len(triples) < len(items):
-        for position, item in enumerate(items):  # in ascending order, each lands where it stood
-            if item.__class__ is not tuple:
-                edges.insert(position, item)  # type: ignore[arg-type]
+        made = iter(edges).__next__
+        edges = [made() if item.__class__ is tuple else item for item in items]  # type: ignore[misc]
     return edges
