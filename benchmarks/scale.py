@@ -31,10 +31,12 @@ import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks import common
+from kg_adapters.backends import traversal_index
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -48,9 +50,10 @@ KINDS = ("neighbors", "paths2", "paths3", "shortest", "subgraph2")
 SIDES = ("store", "store-oxigraph", "networkx", "virtuoso")
 """store: the embedded store with its traversal index; store-oxigraph: the same store with the index
 unused (``?index=false``, every answer through Oxigraph, as before the index existed). The latency
-runs also time ``records`` and ``records+ids`` (:func:`records_runner`: the answer's records made from
-ready strings, or from entity numbers decoded on each call; no lookups), floors under the store's
-figure; they are not plotted."""
+runs also time ``store-cold`` (the store with its caches of decoded ids and literals emptied before
+each call, :func:`cold_runner`), and ``records`` and ``records+ids`` (:func:`records_runner`: the
+answer's records made from ready strings, or from entity numbers decoded on each call; no lookups),
+floors under the store's figure; they are not plotted."""
 QUERY_COUNTS = {"neighbors": 100, "paths2": 100, "paths3": 100, "shortest": 50, "subgraph2": 100}
 TARGET_GROWTH = 1.5
 TARGET_NX_RATIO = 1.0
@@ -164,30 +167,40 @@ def read_query_sets(path: str) -> dict[str, list[Any]]:
 
 
 # ================================================================================================
-# the three sides: one function per (side, kind) returning a comparable answer
+# the sides: per (side, kind) the timed call and how its answer is made comparable (untimed)
 # ================================================================================================
-def kg_runner(kg: Any) -> dict[str, Any]:
-    """Our interface (embedded store or Virtuoso through SparqlGraph): kind -> query -> answer."""
+Side = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+"""(call, comparable): ``call(query)`` is what a user of that side runs and is timed alone;
+``comparable(answer)`` turns its answer into a multiset (or a count) to compare the sides, untimed,
+as ``bfs_vs_networkx`` times ``paths()`` against ``bfs_with_rule``."""
 
-    def paths(q: Any) -> Counter[Any]:
-        return Counter(tuple(e.as_tuple() for e in p.edges) for p in kg.paths(q[0], q[1]))
 
+def edge_multiset(edges: Any) -> Counter[Any]:
+    return Counter(e.as_tuple() for e in edges)
+
+
+def path_multiset(paths: Any) -> Counter[Any]:
+    return Counter(tuple(e.as_tuple() for e in p.edges) for p in paths)
+
+
+def kg_runner(kg: Any) -> dict[str, Side]:
+    """Our interface (embedded store or Virtuoso through SparqlGraph): kind -> (call, comparable)."""
     return {
-        "neighbors": lambda q: Counter(e.as_tuple() for e in kg.neighbors(q, direction="both").get(q, [])),
-        "paths2": paths,
-        "paths3": paths,
-        "shortest": lambda q: len(kg.shortest_paths(q[0], q[1], max_hops=3)),
-        "subgraph2": lambda q: Counter(e.as_tuple() for e in kg.subgraph(q, hops=2, direction="out")),
+        "neighbors": (lambda q: kg.neighbors(q, direction="both").get(q, []), edge_multiset),
+        "paths2": (lambda q: kg.paths(q[0], q[1]), path_multiset),
+        "paths3": (lambda q: kg.paths(q[0], q[1]), path_multiset),
+        "shortest": (lambda q: kg.shortest_paths(q[0], q[1], max_hops=3), len),
+        "subgraph2": (lambda q: kg.subgraph(q, hops=2, direction="out"), edge_multiset),
     }
 
 
-def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Any]:
+def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Side]:
     """The answer's records alone, the floor under any implementation that answers with them: each
     query's answer is read from ``kg`` once (on the untimed first call); every call then only makes
-    its ``Edge``/``Path`` records (one per distinct edge, by the index's own fast constructor) and
-    converts them as ``kg_runner`` does. No lookup. ``decode``: the answer is kept as the index's
-    entity numbers, and each call also decodes them (each distinct id once, as the store does), the
-    floor under an answer from this index without names kept in memory across calls."""
+    its ``Edge``/``Path`` records (one per distinct edge, by the index's own fast constructor). No
+    lookup. ``decode``: the answer is kept as the index's entity numbers, and each call also decodes
+    them (each distinct id once), the floor under an answer from this index without names kept in
+    memory across calls (the index's cache of decoded ids is not used)."""
     from kg_adapters.backends.traversal_walks import make_edge
     from kg_adapters.records import Path as PathRecord
 
@@ -203,17 +216,18 @@ def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Any]:
     def named(triples: list[tuple[Any, str, Any]]) -> list[tuple[str, str, Any]]:
         if index is None:
             return triples
-        names = index.names([n for h, _, t in triples for n in (h, t) if type(n) is int])
+        decode = index.name_from_file  # on each call: not the index's cache of decoded ids
+        names = {n: decode(n) for n in dict.fromkeys(n for h, _, t in triples for n in (h, t) if type(n) is int)}
         return [(names[h], r, names[t] if type(t) is int else t) for h, r, t in triples]
 
-    def edges_of(kind: str, q: Any, read: Any) -> Counter[Any]:
+    def edges_of(kind: str, q: Any, read: Any) -> list[Any]:
         triples = kept.get((kind, q))
         if triples is None:
             triples = [e.as_tuple() for e in read(q)]
             triples = kept[kind, q] = numbered(triples) if index is not None else triples
-        return Counter(make_edge(h, r, t).as_tuple() for h, r, t in named(triples))
+        return [make_edge(h, r, t) for h, r, t in named(triples)]
 
-    def paths_of(kind: str, q: Any, read: Any) -> Any:
+    def paths_of(kind: str, q: Any, read: Any) -> list[Any]:
         walks = kept.get((kind, q))
         if walks is None:
             walks = [(p.start, [e.as_tuple() for e in p.edges]) for p in read(q)]
@@ -222,35 +236,57 @@ def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Any]:
             kept[kind, q] = walks
         distinct = list(dict.fromkeys(t for _, edges in walks for t in edges))
         made = {t: make_edge(*n) for t, n in zip(distinct, named(distinct), strict=True)}
-        records = [PathRecord(start=start, edges=tuple(made[t] for t in edges)) for start, edges in walks]
-        if kind == "shortest":
-            return len(records)
-        return Counter(tuple(e.as_tuple() for e in p.edges) for p in records)
+        return [PathRecord(start=start, edges=tuple(made[t] for t in edges)) for start, edges in walks]
 
     return {
-        "neighbors": lambda q: edges_of("neighbors", q, lambda n: kg.neighbors(n, direction="both").get(n, [])),
-        "paths2": lambda q: paths_of("paths2", q, lambda x: kg.paths(x[0], x[1])),
-        "paths3": lambda q: paths_of("paths3", q, lambda x: kg.paths(x[0], x[1])),
-        "shortest": lambda q: paths_of("shortest", q, lambda x: kg.shortest_paths(x[0], x[1], max_hops=3)),
-        "subgraph2": lambda q: edges_of("subgraph2", q, lambda n: kg.subgraph(n, hops=2, direction="out")),
+        "neighbors": (
+            lambda q: edges_of("neighbors", q, lambda n: kg.neighbors(n, direction="both").get(n, [])),
+            edge_multiset,
+        ),
+        "paths2": (lambda q: paths_of("paths2", q, lambda x: kg.paths(x[0], x[1])), path_multiset),
+        "paths3": (lambda q: paths_of("paths3", q, lambda x: kg.paths(x[0], x[1])), path_multiset),
+        "shortest": (lambda q: paths_of("shortest", q, lambda x: kg.shortest_paths(x[0], x[1], max_hops=3)), len),
+        "subgraph2": (
+            lambda q: edges_of("subgraph2", q, lambda n: kg.subgraph(n, hops=2, direction="out")),
+            edge_multiset,
+        ),
     }
 
 
-def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Any]:
+def cold_runner(kg: Any) -> dict[str, Side]:
+    """``kg_runner`` with the index's caches of decoded ids and literal records emptied before every
+    call: what a call costs when nothing it names was named by an earlier call (``kg`` is a store
+    opened for this side alone, so the other sides' caches stay as they are)."""
+    index = kg._walk_index()
+    runner = kg_runner(kg)
+
+    def cold(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def run(q: Any) -> Any:
+            index.name_cache.clear()
+            index.literal_cache.clear()
+            return call(q)
+
+        return run
+
+    return {kind: (cold(call), comparable) for kind, (call, comparable) in runner.items()}
+
+
+def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Side]:
     """What a networkx user writes for the same questions: RoG's ``bfs_with_rule`` for paths, the graph's
-    adjacency for the rest. Shortest paths use the same bidirectional search as ours over networkx's
-    dicts (``nx.all_shortest_paths`` is a one-sided BFS: through a hub it costs seconds per query)."""
+    adjacency for the rest, each answer as (head, relation, tail) tuples. Shortest paths use the same
+    bidirectional search as ours over networkx's dicts (``nx.all_shortest_paths`` is a one-sided BFS:
+    through a hub it costs seconds per query)."""
     from benchmarks.bfs_vs_networkx import bfs_with_rule
 
     succ, pred = graph.succ, graph.pred
 
-    def neighbors(q: str) -> Counter[Any]:
+    def neighbors(q: str) -> list[tuple[Any, Any, Any]]:
         edges = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
         edges += [(h, r, t) for h, t, r in graph.in_edges(q, keys=True)]
-        return Counter(edges)
+        return edges
 
-    def paths(q: Any) -> Counter[Any]:
-        return Counter(tuple(p) for p in bfs_with_rule(graph, q[0], list(q[1])))
+    def paths(q: Any) -> list[Any]:
+        return bfs_with_rule(graph, q[0], list(q[1]))
 
     def around(node: str) -> dict[str, int]:
         """Entity neighbours of ``node``, either direction, with the number of edges to each."""
@@ -285,15 +321,24 @@ def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Any]:
                 return sum(fresh[n] * counts[1 - side][n] for n in meets if depths[1 - side][n] == best)
         return 0
 
-    def subgraph2(q: str) -> Counter[Any]:
+    def subgraph2(q: str) -> list[tuple[Any, Any, Any]]:
         first = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
         edges = dict.fromkeys(first)
         for _, _, tail in first:
             if isinstance(tail, str) and tail != q:
                 edges.update(dict.fromkeys((h, r, t) for h, t, r in graph.out_edges(tail, keys=True)))
-        return Counter(list(edges))
+        return list(edges)
 
-    return {"neighbors": neighbors, "paths2": paths, "paths3": paths, "shortest": shortest, "subgraph2": subgraph2}
+    def identity(answer: Any) -> Any:
+        return answer
+
+    return {
+        "neighbors": (neighbors, Counter),
+        "paths2": (paths, lambda found: Counter(tuple(p) for p in found)),
+        "paths3": (paths, lambda found: Counter(tuple(p) for p in found)),
+        "shortest": (shortest, identity),
+        "subgraph2": (subgraph2, Counter),
+    }
 
 
 def size_of(answer: Any) -> int:
@@ -348,8 +393,12 @@ def child_main(argv: list[str]) -> None:
     common.emit_child_result(out)
 
 
-def run_all(runner: dict[str, Any], sets: dict[str, list[Any]]) -> int:
-    return sum(size_of(runner[kind](q)) for kind in KINDS for q in sets[kind])
+def run_all(runner: dict[str, Side], sets: dict[str, list[Any]]) -> int:
+    total = 0
+    for kind in KINDS:
+        call, comparable = runner[kind]
+        total += sum(size_of(comparable(call(q))) for q in sets[kind])
+    return total
 
 
 def latency(args: argparse.Namespace) -> dict[str, Any]:
@@ -357,11 +406,12 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bfs_vs_networkx import build_graph, open_store, read_triples
 
     sets = read_query_sets(args.queries)
-    runners: dict[str, dict[str, Any]] = {}
+    runners: dict[str, dict[str, Side]] = {}
     kg = open_store(args.store)
     runners["store"] = kg_runner(kg)
     plain = open_store(args.store, index=False)
     runners["store-oxigraph"] = kg_runner(plain)
+    runners["store-cold"] = cold_runner(open_store(args.store))
     runners["records"] = records_runner(kg)
     runners["records+ids"] = records_runner(kg, decode=True)
     build_seconds = None
@@ -396,7 +446,9 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
         answer_sizes: list[int] = []
         mismatches = []
         for query in sets[kind]:
-            answers = {side: runner[kind](query) for side, runner in runners.items()}  # warm-up + check
+            answers = {
+                side: runner[kind][1](runner[kind][0](query)) for side, runner in runners.items()
+            }  # warm-up, check
             reference = answers["store"]
             answer_sizes.append(size_of(reference))
             for side, answer in answers.items():
@@ -405,10 +457,11 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
                         {"side": side, "query": query, "store": size_of(reference), side: size_of(answer)}
                     )
             for side, runner in runners.items():
+                call = runner[kind][0]
                 timings = []
                 for _ in range(args.repeats):
                     started = time.perf_counter()
-                    runner[kind](query)
+                    call(query)
                     timings.append(time.perf_counter() - started)
                 per_side[side].append(common.median(timings))
         result["kinds"][kind] = {
@@ -453,11 +506,12 @@ def store_growth(stores: list[str], queries: list[str], repeats: int) -> dict[st
         for i in range(min(len(s[kind]) for s in sets)):
             for j, runner in enumerate(runners):
                 query = sets[j][kind][i]
-                runner[kind](query)
+                call = runner[kind][0]
+                call(query)
                 timings = []
                 for _ in range(repeats):
                     started = time.perf_counter()
-                    runner[kind](query)
+                    call(query)
                     timings.append(time.perf_counter() - started)
                 per_size[j].append(common.median(timings))
         medians[kind] = [common.median(values) for values in per_size]
@@ -508,7 +562,7 @@ def measure_size(triples: int, args: argparse.Namespace) -> dict[str, Any]:
     # -- load ------------------------------------------------------------------------------------
     store = workdir / f"store-{label}"
     sidecar = workdir / f"store-{label}.loads.json"
-    runs = args.load_runs if triples <= 1_000_000 else 1
+    runs = args.load_runs if triples <= 4_000_000 else 1
     loads: list[dict[str, Any]] = []
     plain_loads: list[dict[str, Any]] = []  # the same load without the index: what the index adds
     reused = args.reuse_stores and store.is_dir() and sidecar.is_file()
@@ -763,6 +817,10 @@ def notes(
         "- networkx is built from the edges the freebase profile's relation filter keeps (the store hides names "
         "and types from `neighbors`/`subgraph`/`shortest_paths` unless named), so both sides answer the same "
         "question; every answer is compared before timing.",
+        "- Each side's timed call is the call its user makes and nothing else (our `neighbors`/`paths`/"
+        "`shortest_paths`/`subgraph` returning records; networkx's adjacency read into (head, relation, tail) "
+        "tuples, RoG's `bfs_with_rule`), as `bfs_vs_networkx` times `paths()`; turning answers into multisets to "
+        "compare them is done untimed (results before 2026-11-26 timed that conversion too).",
     ]
     floors = [
         (s["label"], kind, common.ratio(med["records"], med["networkx"]))
@@ -774,12 +832,27 @@ def notes(
         worst = max(floors, key=lambda f: f[2])
         out.append(
             "- `answer records alone` makes each answer's `Edge`/`Path` records from strings read beforehand (no "
-            "lookup, no id decoding) and converts them as the store side's timing does: the floor under any "
-            "implementation that answers with these records. networkx hands back tuples it already holds. The "
+            "lookup, no id decoding): the floor under any implementation that answers with these records. "
+            "networkx answers with tuples of the names it holds. The "
             f"floor is at most {common.fmt_ratio(worst[2])} of networkx's whole answer ({worst[0]} {worst[1]}). "
             "`records + id decoding` keeps the answer as the index's entity numbers and also decodes them on each "
-            "call (each distinct id once, as the store does): the floor under answering from this index without "
-            "keeping names in memory across calls (networkx keeps every name in memory)."
+            "call (each distinct id once): the floor under answering from this index without keeping names in "
+            "memory across calls (networkx keeps every name in memory)."
+        )
+    cold = [
+        (s["label"], kind, common.ratio(med["store-cold"], med["store"]))
+        for s in sizes
+        for kind in KINDS
+        if "store-cold" in (med := s["latency"]["kinds"][kind]["median_seconds"])
+    ]
+    if cold:
+        low, high = min(c[2] for c in cold), max(c[2] for c in cold)
+        out.append(
+            "- The store keeps the entity ids and literal records its answers decoded (up to "
+            f"{traversal_index.NAME_CACHE_CAP:,} ids and {traversal_index.LITERAL_CACHE_CAP:,} literals, emptied "
+            "when full) across calls, as networkx keeps every name in memory; each timed query repeats a call, so "
+            "the `store (index)` column is the warm figure. `store, caches cold` empties both caches before every "
+            f"call: {common.fmt_ratio(low)} to {common.fmt_ratio(high)} the warm figure in this run."
         )
     virtuoso_max = config.get("virtuoso_max")
     if virtuoso_max is not None and all(not s.get("virtuoso") for s in sizes):
@@ -826,8 +899,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         "# Scale: load, disk, memory and latency at 1M-16M triples",
         "",
         f"`python -m {MODULE}`; {results['machine']['cpu_usable']} usable cores "
-        f"({results['machine']['cpu_model']}), {common.fmt_bytes(results['machine']['memory_total_bytes'] or 0)}, "
-        f"shared with other engineers. Graphs from `benchmarks/synth_freebase.py` (seed {SEED}); latencies are "
+        f"({results['machine']['cpu_model']}), {common.fmt_bytes(results['machine']['memory_total_bytes'] or 0)}. "
+        f"Graphs from `benchmarks/synth_freebase.py` (seed {SEED}); latencies are "
         f"medians over the queries of each query's median of {results['config']['repeats']} runs, all sides in one "
         "process on the same queries.",
         "",
@@ -880,6 +953,10 @@ def render_markdown(results: dict[str, Any]) -> str:
                     kind,
                     f"{k['median_answer_size']:.0f}",
                     cell(store),
+                    cell(med.get("store-cold")),
+                    common.fmt_ratio(common.ratio(med["store-cold"], med["networkx"]))
+                    if "store-cold" in med and "networkx" in med
+                    else "n/a",
                     cell(med.get("store-oxigraph")),
                     common.fmt_ratio(common.ratio(med["store-oxigraph"], store)) if "store-oxigraph" in med else "n/a",
                     cell(med.get("networkx")),
@@ -906,6 +983,8 @@ def render_markdown(results: dict[str, Any]) -> str:
                 "query",
                 "median answer",
                 "store (index)",
+                "store, caches cold",
+                "cold/nx",
                 "store, Oxigraph only",
                 "index speed-up",
                 "networkx",

@@ -95,6 +95,7 @@ def stores(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         ("default", "mixed join"),
         ("none", "mixed join"),
         ("default", "ids by numpy"),
+        ("default", "tiny caches"),
     ],
     ids=lambda param: "-".join(param),
 )
@@ -104,7 +105,8 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     the limit at 0, every frontier through the vectorised numpy hop; with ``hub lookups`` every node
     counts as a hub on a shortest-path search's last round (its edges looked up, never read), with
     ``mixed join`` the nodes of higher degree do (the others scanned, on either side); with
-    ``ids by numpy`` every list of ids is decoded by the numpy gather long lists get."""
+    ``ids by numpy`` every list of ids is decoded by the numpy gather long lists get; with ``tiny
+    caches`` the index's caches of decoded ids and literals hold 3 and 2 entries (emptied all the time)."""
     indexed, plain = stores
     relation_filter, frontier = request.param
     query = f"?relation_filter={relation_filter}"
@@ -119,6 +121,9 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
             import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
 
             patch.setattr(traversal_index, "NAMES_BY_NUMPY", 1)
+        if frontier == "tiny caches":
+            patch.setattr(traversal_index, "NAME_CACHE_CAP", 3)
+            patch.setattr(traversal_index, "LITERAL_CACHE_CAP", 2)
         with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
             assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
             assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
@@ -799,3 +804,28 @@ def test_ids_gathered_by_numpy_and_literal_records_are_those_of_the_plain_path(
             assert literal == made and hash(literal) == hash(made) and pickle.loads(pickle.dumps(literal)) == made
             with pytest.raises(AttributeError):
                 literal.value = "changed"  # type: ignore[misc]
+
+
+def test_decoded_caches_stay_under_their_caps_and_answer_alike(stores: tuple[Path, Path]) -> None:
+    """The index keeps decoded ids and literal records across calls, never more than its caps: a
+    cache at its cap is emptied before it takes the next entry, and answers stay Oxigraph's."""
+    indexed, plain = stores
+    with connect(f"oxigraph://{indexed}") as fast, connect(f"oxigraph://{plain}") as slow:
+        assert isinstance(fast, OxigraphGraph)
+        index = fast.traversal_index
+        assert index is not None
+        index.name_cache.cap, index.literal_cache.cap = 5, 2
+        rng = random.Random(9)
+        largest = [0, 0]
+        for _ in range(40):
+            node = _ids(rng, 1)[0]
+            assert fast.neighbors(node, direction="both") == slow.neighbors(node, direction="both")
+            assert list(fast.subgraph(node, hops=2, direction="out")) == list(
+                slow.subgraph(node, hops=2, direction="out")
+            )
+            largest = [max(largest[0], len(index.name_cache)), max(largest[1], len(index.literal_cache))]
+        assert largest == [5, 2]  # filled to the caps, never past them
+        first = index.name_cache[0]
+        assert index.name_cache[0] is first  # a kept id is the same object on the next call
+        fast.close()
+        assert len(index.name_cache) == 0 and len(index.literal_cache) == 0

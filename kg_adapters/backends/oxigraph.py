@@ -272,6 +272,20 @@ class OxigraphGraph(SparqlGraph):
             ids = self._ids = walks.IndexIds(index, self._profile)
         return ids
 
+    def _remembered_ids(self) -> IndexIds | None:
+        """The id memo an earlier call made, while it still fits: the graph open, the same index
+        and profile, and the index fit for whole walks (see ``_walk_index``); else None."""
+        memo = self._ids
+        if (
+            memo is None
+            or self._closed
+            or memo.index is not self._traversal
+            or memo.profile is not self._profile
+            or memo.index.blank_edges
+        ):
+            return None
+        return memo
+
     def _hops(self, index: TraversalIndex) -> Hops:
         from kg_adapters.backends.traversal_walks import Hops
 
@@ -371,7 +385,7 @@ class OxigraphGraph(SparqlGraph):
         """From the index in one pass per entity, edges made in answer order (no sorting of
         records, no filtering afterwards), when the store's ends are all in the index, no id is a
         blank node and no statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
-        memo = self._ids
+        memo = self._remembered_ids()
         if (
             memo is not None
             and type(ids) is str
@@ -379,11 +393,7 @@ class OxigraphGraph(SparqlGraph):
             and limit_per_entity is None
             and not expand_cvt
             and direction in DIRECTIONS
-            and not self._closed
-            and memo.index is self._traversal
-            and memo.profile is self._profile
-            and memo.index.blank_edges == 0
-            and self._profile.statements is None
+            and memo.profile.statements is None
             and False in memo.masks
         ):  # the common call on a graph whose id memo and relation mask an earlier call made
             found = memo.neighbors(ids, direction, literals, memo.masks[False])
@@ -518,17 +528,9 @@ class OxigraphGraph(SparqlGraph):
         simple: bool = False,
         expand_cvt: bool = False,
     ) -> PathResult:
-        ids = self._ids
+        ids = self._remembered_ids()
         if (
-            ids is not None
-            and directions is None
-            and max_paths is None
-            and not simple
-            and not expand_cvt
-            and not self._closed
-            and ids.index is self._traversal
-            and ids.profile is self._profile
-            and ids.index.blank_edges == 0
+            ids is not None and directions is None and max_paths is None and not simple and not expand_cvt
         ):  # the common call, its ids checked by an earlier one: no checks repeated
             found = ids.remembered_paths(starts, relation_path)
             if found is not None:

@@ -645,18 +645,9 @@ def _all_neighbor_edges(
     and records its answer needs (each side's keys and ends read once, ids from the name cache)."""
     labels, names = index.relations, index.name_cache
     edges: list[Edge] = []
-    base = number * index.width
     if direction != "in":
-        keys, others, starts = index.sides["out"]
-        lo, hi = starts[number], starts[number + 1]
-        relations: list[int] = []
-        if lo < hi:
-            relations = list(map((-base).__add__, keys[lo:hi].tolist()))
-            tails = others[lo:hi].tolist()
-            if mask is not None:
-                kept = bytes(map(mask.__getitem__, relations))
-                if not all(kept):
-                    relations, tails = list(itertools.compress(relations, kept)), list(itertools.compress(tails, kept))
+        relations, tails = _answer_pairs(index, number, "out", mask)
+        if tails:
             edges = list(
                 map(
                     make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, tails)
@@ -666,31 +657,50 @@ def _all_neighbor_edges(
             _insert_literal_edges(index, number, name, mask, relations, edges)
         if direction == "out":
             return edges
-    keys, others, starts = index.sides["in"]
-    lo, hi = starts[number], starts[number + 1]
-    if lo == hi:
+    relations, heads = _answer_pairs(index, number, "in", mask)
+    if not heads:
         return edges
-    width = index.width
-    # the CSR holds a node's in-edges by (relation, head); the answer is ordered by (head, relation)
-    ordered = sorted(
-        map(operator.add, map(width.__mul__, others[lo:hi].tolist()), map((-base).__add__, keys[lo:hi].tolist()))
-    )
-    if mask is not None:
-        ordered = [key for key in ordered if mask[key % width]]
     if direction == "both":
-        first = bisect_left(ordered, base)
-        last = bisect_left(ordered, base + width, first)  # self-loops: already among the out-edges
+        first = bisect_left(heads, number)
+        last = bisect_right(heads, number, first)  # self-loops: already among the out-edges
         if last > first:
-            del ordered[first:last]
+            del heads[first:last], relations[first:last]
     else:
-        first = len(ordered)
-    into = [make_edge(names[key // width], labels[key % width], name) for key in ordered]
+        first = len(heads)
+    into = list(
+        map(make_edge, map(names.__getitem__, heads), map(labels.__getitem__, relations), itertools.repeat(name))
+    )
     if not edges:
         return into
     if first == len(into):
         into.extend(edges)
         return into
     return [*into[:first], *edges, *into[first:]]
+
+
+def _answer_pairs(
+    index: TraversalIndex, number: int, side: Direction, mask: Mask | None
+) -> tuple[list[int], list[int]]:
+    """(relations, other ends) of entity ``number``'s ``side`` (``out``/``in``) edges whose relation
+    ``mask`` keeps, in answer order: out-edges by (relation, tail), as the CSR holds them; in-edges by
+    (head, relation), which the CSR's (relation, head) order already is when they share one relation."""
+    keys, others, starts = index.sides[side]
+    lo, hi = starts[number], starts[number + 1]
+    if lo == hi:
+        return [], []
+    relations = list(map((-number * index.width).__add__, keys[lo:hi].tolist()))
+    ends = others[lo:hi].tolist()
+    if mask is not None:
+        kept = bytes(map(mask.__getitem__, relations))
+        if not all(kept):
+            relations, ends = list(itertools.compress(relations, kept)), list(itertools.compress(ends, kept))
+    if side == "in" and relations and relations[0] != relations[-1]:
+        pairs = sorted(zip(ends, relations, strict=True))
+        ends, relations = list(map(_first, pairs)), list(map(_second, pairs))
+    return relations, ends
+
+
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _insert_literal_edges(
@@ -1538,7 +1548,6 @@ def _one_way_subgraph(
     (out: by relation, then tail, literal edges after the entity edges of their relation; in: by
     head, then relation), and only the ends that lead on are kept as integers."""
     index = hops.index
-    keys, others, starts = index.sides[direction]
     out = direction == "out"
     literals = out and hops.literals_of is not None and bool(index.literal_relations)
     records: list[Edge] = []
@@ -1557,7 +1566,7 @@ def _one_way_subgraph(
                 triples = [item for item in items if isinstance(item, tuple)]
                 per_node.append((_distinct_edges(hops, items), [t if out else h for h, _, t in triples]))
         else:
-            per_node = [_one_way_edges(index, node, out, keys, others, starts, mask, literals) for node in frontier]
+            per_node = [_one_way_edges(index, node, out, mask, literals) for node in frontier]
         for edges, ends in per_node:
             if limit is not None and len(records) + len(edges) > limit:
                 records.extend(edges[: limit - len(records)])
@@ -1578,47 +1587,22 @@ def _one_way_subgraph(
 
 
 def _one_way_edges(
-    index: TraversalIndex,
-    node: int,
-    out: bool,
-    keys: memoryview,
-    others: memoryview,
-    starts: memoryview,
-    mask: Mask | None,
-    literals: bool,
+    index: TraversalIndex, node: int, out: bool, mask: Mask | None, literals: bool
 ) -> tuple[list[Edge], list[int]]:
     """(records, other ends) of one node's out- or in-edges in answer order (see :func:`_one_way_subgraph`)."""
     names, labels = index.name_cache, index.relations
-    lo, hi = starts[node], starts[node + 1]
-    base = node * index.width
+    relations, ends = _answer_pairs(index, node, "out" if out else "in", mask)
     name = names[node]
-    ends: list[int] = []
     if out:
-        relations: list[int] = []
-        edges: list[Edge] = []
-        if lo < hi:
-            relations = list(map((-base).__add__, keys[lo:hi].tolist()))
-            ends = others[lo:hi].tolist()
-            if mask is not None:
-                kept = bytes(map(mask.__getitem__, relations))
-                if not all(kept):
-                    relations, ends = list(itertools.compress(relations, kept)), list(itertools.compress(ends, kept))
-            edges = list(
-                map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
-            )
+        edges = list(
+            map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
+        )
         if literals:
             _insert_literal_edges(index, node, name, mask, relations, edges)
         return edges, ends
-    if lo == hi:
-        return [], ends
-    width = index.width
-    ordered = sorted(
-        map(operator.add, map(width.__mul__, others[lo:hi].tolist()), map((-base).__add__, keys[lo:hi].tolist()))
-    )  # (head, relation) order: the CSR holds a node's in-edges by (relation, head)
-    if mask is not None:
-        ordered = [key for key in ordered if mask[key % width]]
-    ends = [key // width for key in ordered]
-    return [make_edge(names[head], labels[key % width], name) for head, key in zip(ends, ordered, strict=True)], ends
+    return list(
+        map(make_edge, map(names.__getitem__, ends), map(labels.__getitem__, relations), itertools.repeat(name))
+    ), ends
 
 
 def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | None) -> list[list[Item]]:
