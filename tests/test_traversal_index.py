@@ -829,3 +829,55 @@ def test_decoded_caches_stay_under_their_caps_and_answer_alike(stores: tuple[Pat
         assert index.name_cache[0] is first  # a kept id is the same object on the next call
         fast.close()
         assert len(index.name_cache) == 0 and len(index.literal_cache) == 0
+
+
+@pytest.mark.parametrize("direction", ["out", "in"])
+def test_subgraph_cut_at_every_budget_names_only_what_it_keeps(stores: tuple[Path, Path], direction: Direction) -> None:
+    """``subgraph(max_edges=k)`` walking one way is the first ``k`` edges of Oxigraph's answer at every
+    ``k`` (inside a node's entity edges, inside its literal edges, between nodes), and a hub cut
+    after a few edges names only those: its other ends are cut as integers, before any id is decoded."""
+    indexed, plain = stores
+    hub = "m.0000"  # _random_graph sends ~15% of all edge ends to the three hubs
+    with connect(f"oxigraph://{indexed}") as fast, connect(f"oxigraph://{plain}") as slow:
+        assert isinstance(fast, OxigraphGraph)
+        index = fast.traversal_index
+        assert index is not None
+        whole = slow.subgraph(hub, hops=2, direction=direction)
+        assert len(whole) > 100 and any(not isinstance(edge.tail, str) for edge in slow.subgraph(hub, hops=2))
+        for budget in range(len(whole) + 2):
+            expected = slow.subgraph(hub, hops=2, direction=direction, max_edges=budget)
+            index.name_cache.clear()
+            answer = fast.subgraph(hub, hops=2, direction=direction, max_edges=budget)
+            assert list(answer) == list(expected) and answer.truncated == expected.truncated
+            assert answer.truncated == (budget < len(whole))
+            if budget <= 2:
+                assert len(index.name_cache) <= budget + 1  # the hub and the ends kept, nothing else
+
+
+def test_decoded_caches_stay_under_their_byte_budgets(tmp_path: Path) -> None:
+    """The caches count bytes as well as entries: long literals fill the literal cache's budget, a
+    literal larger than the whole budget is answered but not kept, and the estimate never passes it."""
+    text = "long literal " * 400  # ~5 KB each
+    lines = [f'<{FB}m.{n:04x}> <{FB}film.film.tagline> "{text}{n}" .' for n in range(40)]
+    lines += [f"<{FB}m.{n:04x}> <{FB}film.film.starring> <{FB}m.{n + 1:04x}> ." for n in range(40)]
+    data = tmp_path / "long.nt"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = tmp_path / "store"
+    load_files([str(data)], str(store), profile="freebase", progress=False)
+    with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
+        assert isinstance(fast, OxigraphGraph)
+        index = fast.traversal_index
+        assert index is not None
+        cache = index.literal_cache
+        cache.budget = 3 * len(text.encode()) + 3 * 200  # room for three literals, not four
+        peak = 0
+        for n in range(40):
+            node = f"m.{n:04x}"
+            assert fast.neighbors(node) == slow.neighbors(node)
+            peak = max(peak, cache.bytes)
+            assert cache.bytes <= cache.budget and len(cache) <= 3
+        assert peak > 2 * len(text)
+        cache.clear()
+        cache.budget = 100  # smaller than any one literal: answered, never kept
+        assert fast.neighbors("m.0001") == slow.neighbors("m.0001")
+        assert len(cache) == 0 and cache.bytes == 0

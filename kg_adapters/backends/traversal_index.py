@@ -49,6 +49,8 @@ import os
 import re
 import struct
 import sys
+import threading
+import weakref
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
@@ -765,9 +767,13 @@ class TraversalIndex:
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self._name_bytes: npt.NDArray[np.uint8] | None = None
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
-        self.name_cache: DecodedCache[str] = DecodedCache(self.name_from_file, cap=NAME_CACHE_CAP)
+        self.name_cache: DecodedCache[str] = DecodedCache(
+            self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=_name_size
+        )
         """Entity number -> id, kept across calls (``name_cache[number]`` decodes on a miss)."""
-        self.literal_cache: DecodedCache[Literal] = DecodedCache(self._literal_at, cap=LITERAL_CACHE_CAP)
+        self.literal_cache: DecodedCache[Literal] = DecodedCache(
+            self._literal_at, cap=LITERAL_CACHE_CAP, budget=LITERAL_CACHE_BYTES, size=_literal_size
+        )
         """Literal table position -> its record, kept across calls (records are immutable)."""
 
     # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
@@ -922,32 +928,66 @@ class TraversalIndex:
 class DecodedCache(dict[int, _Value]):
     """Number -> what the index decodes it to (an entity id, a literal record), each decoded on its
     first use and kept across calls: a walk answers with names, and networkx's speed comes from
-    holding them all as objects. At ``cap`` entries the cache is emptied (memory stays bounded
-    whatever the callers ask). Reads and fills are single dict operations, safe across threads."""
+    holding them all as objects. Bounded twice: at ``cap`` entries or ``budget`` bytes (``size`` of
+    each value, an estimate of what it holds) the cache is emptied before it takes more, so memory
+    stays bounded whatever the callers ask. Reads are single dict operations; fills take a lock
+    (threads may share a graph). ``decode`` is held weakly (a bound method of the index that owns
+    the cache would otherwise keep the index, and its mapped files, alive in a reference cycle)."""
 
-    def __init__(self, decode: Callable[[int], _Value], *, cap: int) -> None:
+    def __init__(
+        self, decode: Callable[[int], _Value], *, cap: int, budget: int, size: Callable[[_Value], int]
+    ) -> None:
         super().__init__()
-        self._decode = decode
-        self.cap = cap
+        self._decode = weakref.WeakMethod(decode)
+        self.cap, self.budget, self._size = cap, budget, size
+        self.bytes = 0
+        """The ``size`` of the values kept."""
+        self._lock = threading.Lock()
 
     def __missing__(self, number: int) -> _Value:
-        value = self._decode(number)
-        if len(self) >= self.cap:
-            self.clear()
-        self[number] = value
+        decode = self._decode()
+        if decode is None:
+            raise BackendError("the traversal index this cache decoded from is gone")
+        value: _Value = decode(number)
+        self._keep([(number, value)], self._size(value))
         return value
 
     def remember(self, numbers: list[int], values: list[_Value]) -> None:
         """Keeps ``values`` for ``numbers`` (decoded together elsewhere)."""
-        if len(self) + len(numbers) > self.cap:
-            self.clear()
-        self.update(zip(numbers[: self.cap], values, strict=False))
+        self._keep(list(zip(numbers, values, strict=True)), sum(map(self._size, values)))
+
+    def _keep(self, pairs: list[tuple[int, _Value]], added: int) -> None:
+        with self._lock:
+            if len(self) + len(pairs) > self.cap or self.bytes + added > self.budget:
+                self.clear()
+            if len(pairs) <= self.cap and added <= self.budget:  # (more than the whole cache: not kept)
+                self.update(pairs)
+                self.bytes += added
+
+    def clear(self) -> None:
+        super().clear()
+        self.bytes = 0
 
 
 NAME_CACHE_CAP = 1 << 17
-"""Entity ids an opened index keeps decoded (~140 bytes an entry for Freebase ids: ~18 MiB at most)."""
+"""Entity ids an opened index keeps decoded, at most."""
+NAME_CACHE_BYTES = 32 << 20
+"""... and their estimated memory at most (``_name_size``; Freebase ids take ~100 bytes an entry)."""
 LITERAL_CACHE_CAP = 1 << 16
-"""Literal records an opened index keeps decoded (~200 bytes an entry for short texts)."""
+"""Literal records an opened index keeps decoded, at most."""
+LITERAL_CACHE_BYTES = 16 << 20
+"""... and their estimated memory at most (``_literal_size``): long texts fill it sooner."""
+
+
+def _name_size(name: str) -> int:
+    """What a cached id costs, about: the str (49 bytes + its length), its int key, the dict slot."""
+    return 100 + len(name)
+
+
+def _literal_size(literal: Literal) -> int:
+    """What a cached literal record costs, about: the record, its text, its key, the dict slot."""
+    return 160 + len(literal.value)
+
 
 NAMES_BY_NUMPY = 96
 """Lists of at least this many entity numbers are named through one numpy gather (``names_of``): its

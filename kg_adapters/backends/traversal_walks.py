@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
-from kg_adapters.backends.traversal_index import NAMES_BY_NUMPY, STARTS, TraversalIndex
+from kg_adapters.backends.traversal_index import STARTS, TraversalIndex
 from kg_adapters.base import Direction
 from kg_adapters.profiles import Profile
 from kg_adapters.records import NO_QUALIFIERS, Edge, EdgeList, Literal, Node, Path, PathResult
@@ -704,14 +704,25 @@ _first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _insert_literal_edges(
-    index: TraversalIndex, number: int, name: str, mask: Mask | None, relations: list[int], edges: list[Edge]
+    index: TraversalIndex,
+    number: int,
+    name: str,
+    mask: Mask | None,
+    relations: list[int],
+    edges: list[Edge],
+    room: int | None = None,
 ) -> None:
     """Puts entity ``number``'s literal edges (relations ``mask`` keeps) into its out-edges
-    ``edges`` (whose relations are ``relations``), each after the entity edges of its relation."""
+    ``edges`` (whose relations are ``relations``), each after the entity edges of its relation;
+    with ``room``, only those that land among the first ``room`` edges (no record made for the rest)."""
     labels = index.relations
     for r, first, last in reversed(_literal_runs(index, number, mask)):
-        values = index.literal_records(first, last)
         position = bisect_right(relations, r)  # after the entity edges of the relation
+        if room is not None:
+            if position >= room:
+                continue
+            last = min(last, first + room - position)
+        values = index.literal_records(first, last)
         edges[position:position] = map(make_edge, itertools.repeat(name), itertools.repeat(labels[r]), values)
 
 
@@ -941,8 +952,7 @@ def directed_paths(
         options: dict[int, tuple[list[int], list[Edge]]] = {}  # per node: where its kept edges lead, their records
         for node in {node for _, _, node in level}:
             ends = [end for end in layer[node] if end in keep]
-            if len(ends) >= NAMES_BY_NUMPY:
-                index.prefetch_names(ends)
+            index.prefetch_names(ends)  # (a long list of misses: one numpy gather)
             ids = list(map(name_of, ends))
             name = names[node]
             if forwards:
@@ -961,8 +971,7 @@ def directed_paths(
     finals: dict[int, list[Edge]] = {}
     for node in {node for _, _, node in level}:
         name = names[node]
-        if len(layer[node]) >= NAMES_BY_NUMPY:
-            index.prefetch_names(layer[node])
+        index.prefetch_names(layer[node])
         if forwards:
             edges = [make_edge(name, label, other) for other in map(name_of, layer[node])]
             if node in literals:  # literal edges follow the entity ones
@@ -1546,7 +1555,8 @@ def _one_way_subgraph(
     """:func:`k_hop_subgraph` walking only ``out`` or only ``in``: each edge is met once (from the
     one node it is read at), so a node's edges become records as they are read, in answer order
     (out: by relation, then tail, literal edges after the entity edges of their relation; in: by
-    head, then relation), and only the ends that lead on are kept as integers."""
+    head, then relation), and only the ends that lead on are kept as integers. With ``limit``, a
+    node's ends are cut to the room left before any record is made (a hub costs what is kept)."""
     index = hops.index
     out = direction == "out"
     literals = out and hops.literals_of is not None and bool(index.literal_relations)
@@ -1559,20 +1569,19 @@ def _one_way_subgraph(
             break
         leads_on = hop < depth - 1
         reached: list[int] = []
-        per_node: list[tuple[list[Edge], list[int]]]
-        if len(frontier) > SMALL_FRONTIER:  # one vectorised hop, its items named as k_hop_subgraph names them
-            per_node = []
-            for items in hops.adjacency(frontier, direction, mask=mask, literals=True):
-                triples = [item for item in items if isinstance(item, tuple)]
-                per_node.append((_distinct_edges(hops, items), [t if out else h for h, _, t in triples]))
+        per_node: Iterator[tuple[list[Edge], list[int], bool]]
+        if len(frontier) > SMALL_FRONTIER:  # one vectorised hop
+            per_node = _vectorised_one_way(hops, frontier, direction, mask, limit, records)
         else:
-            per_node = [_one_way_edges(index, node, out, mask, literals) for node in frontier]
-        for edges, ends in per_node:
-            if limit is not None and len(records) + len(edges) > limit:
-                records.extend(edges[: limit - len(records)])
+            per_node = (
+                _one_way_edges(index, node, out, mask, literals, None if limit is None else limit - len(records))
+                for node in frontier
+            )
+        for edges, ends, cut in per_node:
+            records.extend(edges)
+            if cut:
                 truncated = True
                 break
-            records.extend(edges)
             if leads_on:
                 for end in ends:
                     if end not in seen:
@@ -1586,23 +1595,50 @@ def _one_way_subgraph(
     return result
 
 
+def _vectorised_one_way(
+    hops: Hops, frontier: list[int], direction: Direction, mask: Mask | None, limit: int | None, records: list[Edge]
+) -> Iterator[tuple[list[Edge], list[int], bool]]:
+    """``_one_way_edges`` for a frontier read by one vectorised hop: each node's items cut to the
+    room ``records`` leaves under ``limit``, then named as :func:`k_hop_subgraph` names them."""
+    for items in hops.adjacency(frontier, direction, mask=mask, literals=True):
+        room = None if limit is None else limit - len(records)
+        cut = room is not None and len(items) > room
+        if cut:
+            items = items[:room]
+        triples = [item for item in items if isinstance(item, tuple)]
+        yield _distinct_edges(hops, items), [t if direction == "out" else h for h, _, t in triples], cut
+
+
 def _one_way_edges(
-    index: TraversalIndex, node: int, out: bool, mask: Mask | None, literals: bool
-) -> tuple[list[Edge], list[int]]:
-    """(records, other ends) of one node's out- or in-edges in answer order (see :func:`_one_way_subgraph`)."""
+    index: TraversalIndex, node: int, out: bool, mask: Mask | None, literals: bool, room: int | None
+) -> tuple[list[Edge], list[int], bool]:
+    """(records, other ends, cut) of one node's out- or in-edges in answer order (see
+    :func:`_one_way_subgraph`); with ``room``, at most that many records, the ends cut before
+    any record is made, and ``cut`` True when the node had more edges."""
     names, labels = index.name_cache, index.relations
     relations, ends = _answer_pairs(index, node, "out" if out else "in", mask)
-    name = names[node]
-    if out:
-        edges = list(
-            map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
-        )
+    cut = False
+    if room is not None:
+        total = len(ends)
         if literals:
-            _insert_literal_edges(index, node, name, mask, relations, edges)
-        return edges, ends
-    return list(
-        map(make_edge, map(names.__getitem__, ends), map(labels.__getitem__, relations), itertools.repeat(name))
-    ), ends
+            total += sum(last - first for _, first, last in _literal_runs(index, node, mask))
+        if total > room:
+            cut = True
+            relations, ends = relations[:room], ends[:room]
+    name = names[node]
+    if not out:
+        edges = list(
+            map(make_edge, map(names.__getitem__, ends), map(labels.__getitem__, relations), itertools.repeat(name))
+        )
+        return edges, ends, cut
+    edges = list(
+        map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
+    )
+    if literals:
+        _insert_literal_edges(index, node, name, mask, relations, edges, room)
+        if cut:
+            del edges[room:]
+    return edges, ends, cut
 
 
 def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | None) -> list[list[Item]]:
