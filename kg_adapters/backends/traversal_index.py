@@ -50,7 +50,6 @@ import re
 import struct
 import sys
 import threading
-import weakref
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
@@ -767,12 +766,19 @@ class TraversalIndex:
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self._name_bytes: npt.NDArray[np.uint8] | None = None
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
+        self.name_from_file = _name_decoder(self._offset_view, self._names)
+        """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
         self.name_cache: DecodedCache[str] = DecodedCache(
-            self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=_name_size
+            self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=len, overhead=NAME_OVERHEAD
         )
         """Entity number -> id, kept across calls (``name_cache[number]`` decodes on a miss)."""
+        views = self.views
         self.literal_cache: DecodedCache[Literal] = DecodedCache(
-            self._literal_at, cap=LITERAL_CACHE_CAP, budget=LITERAL_CACHE_BYTES, size=_literal_size
+            _literal_decoder(views["literal_offsets"], views["literal_tag"], self._literal_values, self.literal_fields),
+            cap=LITERAL_CACHE_CAP,
+            budget=LITERAL_CACHE_BYTES,
+            size=_text_length,
+            overhead=LITERAL_OVERHEAD,
         )
         """Literal table position -> its record, kept across calls (records are immutable)."""
 
@@ -791,11 +797,6 @@ class TraversalIndex:
     def name(self, number: int) -> str:
         """The entity id numbered ``number``."""
         return self.name_cache[number]
-
-    def name_from_file(self, number: int) -> str:
-        """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
-        offsets = self._offset_view
-        return self._names[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
 
     def names_of(self, numbers: list[int]) -> list[str]:
         """The entity ids numbered ``numbers``, in order (one call for a whole list), through the
@@ -889,13 +890,6 @@ class TraversalIndex:
             return [self.literal_cache[lo]]
         return list(map(self.literal_cache.__getitem__, range(lo, hi)))
 
-    def _literal_at(self, position: int) -> Literal:
-        """The literal at ``position`` of the literal table, decoded from the files (no cache)."""
-        views = self.views
-        offsets = views["literal_offsets"]
-        text = self._literal_values[offsets[position] : offsets[position + 1]].decode("utf-8")
-        return _literal(text, *self.literal_fields[views["literal_tag"][position]])
-
     def _map_blob(self, path: Path) -> mmap.mmap | bytes:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
@@ -928,41 +922,51 @@ class TraversalIndex:
 class DecodedCache(dict[int, _Value]):
     """Number -> what the index decodes it to (an entity id, a literal record), each decoded on its
     first use and kept across calls: a walk answers with names, and networkx's speed comes from
-    holding them all as objects. Bounded twice: at ``cap`` entries or ``budget`` bytes (``size`` of
-    each value, an estimate of what it holds) the cache is emptied before it takes more, so memory
-    stays bounded whatever the callers ask. Reads are single dict operations; fills take a lock
-    (threads may share a graph). ``decode`` is held weakly (a bound method of the index that owns
-    the cache would otherwise keep the index, and its mapped files, alive in a reference cycle)."""
+    holding them all as objects. Bounded twice: at ``cap`` entries or ``budget`` bytes (each value
+    counted as ``overhead + size(value)``, an estimate of what it holds) the cache is emptied before
+    it takes more, so memory stays bounded whatever the callers ask; a value larger than the whole
+    budget is handed back, not kept. Reads are single dict operations; fills take a lock (threads
+    may share a graph). ``decode`` must not hold the index that owns the cache (a reference cycle
+    would keep the index and its mapped files alive until the cyclic collector runs)."""
 
     def __init__(
-        self, decode: Callable[[int], _Value], *, cap: int, budget: int, size: Callable[[_Value], int]
+        self,
+        decode: Callable[[int], _Value],
+        *,
+        cap: int,
+        budget: int,
+        size: Callable[[_Value], int],
+        overhead: int,
     ) -> None:
         super().__init__()
-        self._decode = weakref.WeakMethod(decode)
-        self.cap, self.budget, self._size = cap, budget, size
+        self._decode = decode
+        self.cap, self.budget, self._size, self._overhead = cap, budget, size, overhead
         self.bytes = 0
-        """The ``size`` of the values kept."""
+        """The estimated size of the values kept."""
         self._lock = threading.Lock()
 
     def __missing__(self, number: int) -> _Value:
-        decode = self._decode()
-        if decode is None:
-            raise BackendError("the traversal index this cache decoded from is gone")
-        value: _Value = decode(number)
-        self._keep([(number, value)], self._size(value))
+        value = self._decode(number)
+        added = self._overhead + self._size(value)
+        with self._lock:
+            if len(self) >= self.cap or self.bytes + added > self.budget:
+                self.clear()
+                if added > self.budget:
+                    return value
+            self[number] = value
+            self.bytes += added
         return value
 
     def remember(self, numbers: list[int], values: list[_Value]) -> None:
-        """Keeps ``values`` for ``numbers`` (decoded together elsewhere)."""
-        self._keep(list(zip(numbers, values, strict=True)), sum(map(self._size, values)))
-
-    def _keep(self, pairs: list[tuple[int, _Value]], added: int) -> None:
+        """Keeps ``values`` for ``numbers`` (decoded together elsewhere), as far as they fit."""
+        added = self._overhead * len(values) + sum(map(self._size, values))
+        if len(numbers) > self.cap or added > self.budget:
+            return  # more than the whole cache: each is kept, or not, on its next miss
         with self._lock:
-            if len(self) + len(pairs) > self.cap or self.bytes + added > self.budget:
+            if len(self) + len(numbers) > self.cap or self.bytes + added > self.budget:
                 self.clear()
-            if len(pairs) <= self.cap and added <= self.budget:  # (more than the whole cache: not kept)
-                self.update(pairs)
-                self.bytes += added
+            self.update(zip(numbers, values, strict=True))
+            self.bytes += added
 
     def clear(self) -> None:
         super().clear()
@@ -972,21 +976,42 @@ class DecodedCache(dict[int, _Value]):
 NAME_CACHE_CAP = 1 << 17
 """Entity ids an opened index keeps decoded, at most."""
 NAME_CACHE_BYTES = 32 << 20
-"""... and their estimated memory at most (``_name_size``; Freebase ids take ~100 bytes an entry)."""
+"""... and their estimated memory at most (``NAME_OVERHEAD`` + length each; ~110 bytes a Freebase id)."""
 LITERAL_CACHE_CAP = 1 << 16
 """Literal records an opened index keeps decoded, at most."""
 LITERAL_CACHE_BYTES = 16 << 20
-"""... and their estimated memory at most (``_literal_size``): long texts fill it sooner."""
+"""... and their estimated memory at most (``LITERAL_OVERHEAD`` + text length each): long texts fill it sooner."""
 
 
-def _name_size(name: str) -> int:
-    """What a cached id costs, about: the str (49 bytes + its length), its int key, the dict slot."""
-    return 100 + len(name)
+NAME_OVERHEAD = 100
+"""What a cached id costs beyond its length, about: the str object, its int key, the dict slot."""
+LITERAL_OVERHEAD = 160
+"""What a cached literal record costs beyond its text's length, about: the record, the str, key, slot."""
 
 
-def _literal_size(literal: Literal) -> int:
-    """What a cached literal record costs, about: the record, its text, its key, the dict slot."""
-    return 160 + len(literal.value)
+def _text_length(literal: Literal) -> int:
+    return len(literal.value)
+
+
+def _name_decoder(offsets: memoryview, blob: mmap.mmap | bytes) -> Callable[[int], str]:
+    """Entity number -> id, read from ``entities.bin`` (no cache; holds the buffers, not the index)."""
+
+    def decode(number: int) -> str:
+        return blob[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
+
+    return decode
+
+
+def _literal_decoder(
+    offsets: memoryview, tags: memoryview, blob: mmap.mmap | bytes, fields: list[tuple[str | None, str | None]]
+) -> Callable[[int], Literal]:
+    """Literal table position -> its record, read from the files (no cache; holds the buffers, not the index)."""
+
+    def decode(position: int) -> Literal:
+        text = blob[offsets[position] : offsets[position + 1]].decode("utf-8")
+        return _literal(text, *fields[tags[position]])
+
+    return decode
 
 
 NAMES_BY_NUMPY = 96
