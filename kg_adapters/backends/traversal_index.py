@@ -198,6 +198,21 @@ _SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$
 """An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
 
+
+def _plain_iris(parts: list[bytes]) -> bool:
+    """Whether no group of a :data:`_QUICK_TRIPLE` split holds a byte :data:`_SIMPLE_TRIPLE` refuses
+    (a backslash, ``<``, a line break), so that both split the text alike."""
+    groups = b"".join(parts[1::4] + parts[2::4] + parts[3::4])
+    return b"\\" not in groups and b"<" not in groups and b"\n" not in groups
+
+
+_QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
+""":data:`_SIMPLE_TRIPLE` with each group any run of bytes up to the next ``>`` (one compared byte
+per step: ~1.8x faster). In a valid N-Triples line an IRI holds no ``<``, ``>`` or line break, so
+the lines it splits are those :data:`_SIMPLE_TRIPLE` splits unless a group holds a backslash (an
+escape): ``TripleCollector.add_rdf`` then splits the chunk again with the strict pattern
+(:func:`_plain_iris`)."""
+
 _SIMPLE_LITERAL = re.compile(
     rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
     re.MULTILINE,
@@ -285,7 +300,9 @@ class TripleCollector:
             return
         import numpy as np
 
-        parts = _SIMPLE_TRIPLE.split(data)
+        parts = _QUICK_TRIPLE.split(data)
+        if not _plain_iris(parts):
+            parts = _SIMPLE_TRIPLE.split(data)  # an escape (or stray byte) in a group: the strict split
         count = len(parts) // 4
         if count:
             entity, relation = self._entity.__getitem__, self._relation.__getitem__
