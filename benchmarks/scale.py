@@ -335,10 +335,13 @@ def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Side]:
     def identity(answer: Any) -> Any:
         return answer
 
+    def path_tuples(found: list[Any]) -> Counter[Any]:
+        return Counter(tuple(p) for p in found)
+
     return {
         "neighbors": (neighbors, Counter),
-        "paths2": (paths, lambda found: Counter(tuple(p) for p in found)),
-        "paths3": (paths, lambda found: Counter(tuple(p) for p in found)),
+        "paths2": (paths, path_tuples),
+        "paths3": (paths, path_tuples),
         "shortest": (shortest, identity),
         "subgraph2": (subgraph2, Counter),
     }

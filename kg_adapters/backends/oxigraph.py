@@ -403,11 +403,6 @@ class OxigraphGraph(SparqlGraph):
         index = None if profile.statements is not None or (expand_cvt and profile.has_cvt_nodes) else self._walk_index()
         if index is not None:
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
-            if type(ids) is str and relations is None and limit_per_entity is None and direction in DIRECTIONS:
-                mask = self._visible_mask(index, layer=False)
-                found = self._index_ids(index).neighbors(ids, direction, literals, mask)  # the common call
-                if found is not None:
-                    return {ids: found}
             if direction not in DIRECTIONS:
                 check_direction(direction)
             limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None

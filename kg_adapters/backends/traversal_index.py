@@ -207,11 +207,11 @@ def _plain_iris(parts: list[bytes]) -> bool:
 
 
 _QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
-""":data:`_SIMPLE_TRIPLE` with each group any run of bytes up to the next ``>`` (one compared byte
-per step: ~1.8x faster). In a valid N-Triples line an IRI holds no ``<``, ``>`` or line break, so
-the lines it splits are those :data:`_SIMPLE_TRIPLE` splits unless a group holds a backslash (an
-escape): ``TripleCollector.add_rdf`` then splits the chunk again with the strict pattern
-(:func:`_plain_iris`)."""
+""":data:`_SIMPLE_TRIPLE` with each group any run of bytes up to the next ``>`` (one byte compared
+per step, where the strict pattern tests each byte against a set). In a valid N-Triples line an
+IRI holds no ``<``, ``>`` or line break, so the lines it splits are those :data:`_SIMPLE_TRIPLE`
+splits unless a group holds a backslash (an escape): ``TripleCollector.add_rdf`` then splits the
+chunk again with the strict pattern (:func:`_plain_iris`)."""
 
 _SIMPLE_LITERAL = re.compile(
     rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
@@ -820,8 +820,7 @@ class TraversalIndex:
         name cache. Many misses at once, in a process that has numpy loaded already, are gathered by
         numpy into one buffer decoded at once: the ids lie scattered over the mapped files, and a
         vectorised gather waits for those reads together where a loop waits for each in turn."""
-        if len(numbers) >= NAMES_BY_NUMPY:
-            self.prefetch_names(numbers)
+        self.prefetch_names(numbers)
         return list(map(self.name_cache.__getitem__, numbers))
 
     def prefetch_names(self, numbers: Sequence[int]) -> None:

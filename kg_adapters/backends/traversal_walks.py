@@ -15,6 +15,7 @@ import itertools
 import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
@@ -406,16 +407,10 @@ class Hops:
     def name(self, number: int) -> str:
         return self.names[number]
 
-    def prefetch(self, numbers: list[int]) -> None:
-        names = self.names
-        missing = [n for n in numbers if n not in names]
-        if missing:
-            self.index.names_of(missing)
-
     def answer_edges(self, items: Sequence[Item]) -> list[Edge]:
         """The records of ``items``: ids turned into strings once per call, one ``Edge`` per edge."""
         triples = [item for item in items if isinstance(item, tuple)]
-        self.prefetch([n for triple in triples for n in (triple[0], triple[2])])
+        self.index.prefetch_names([n for triple in triples for n in (triple[0], triple[2])])
         names, relations, made = self.names, self.index.relations, self._edges
         for triple in triples:
             if triple not in made:
@@ -643,18 +638,14 @@ def _all_neighbor_edges(
 ) -> list[Edge]:
     """``neighbor_edges`` without a limit or a named relation: the common call, kept to the reads
     and records its answer needs (each side's keys and ends read once, ids from the name cache)."""
-    labels, names = index.relations, index.name_cache
     edges: list[Edge] = []
     if direction != "in":
         relations, tails = _answer_pairs(index, number, "out", mask)
-        if tails:
-            edges = list(
-                map(
-                    make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, tails)
-                )
-            )
+        edges = _out_records(index, name, relations, tails)
         if literals and index.literal_relations:
-            _insert_literal_edges(index, number, name, mask, relations, edges)
+            _insert_literal_edges(
+                index, name, _literal_runs(index, number, mask), edges, partial(bisect_right, relations)
+            )
         if direction == "out":
             return edges
     relations, heads = _answer_pairs(index, number, "in", mask)
@@ -667,9 +658,7 @@ def _all_neighbor_edges(
             del heads[first:last], relations[first:last]
     else:
         first = len(heads)
-    into = list(
-        map(make_edge, map(names.__getitem__, heads), map(labels.__getitem__, relations), itertools.repeat(name))
-    )
+    into = _in_records(index, heads, relations, name)
     if not edges:
         return into
     if first == len(into):
@@ -703,27 +692,43 @@ def _answer_pairs(
 _first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
 
+def _out_records(index: TraversalIndex, name: str, relations: list[int], tails: list[int]) -> list[Edge]:
+    """The records of entity ``name``'s out-edges of ``relations`` to the entity numbers ``tails``."""
+    labels, names = index.relations, index.name_cache
+    return list(
+        map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, tails))
+    )
+
+
+def _in_records(index: TraversalIndex, heads: list[int], relations: list[int], name: str) -> list[Edge]:
+    """The records of entity ``name``'s in-edges of ``relations`` from the entity numbers ``heads``."""
+    labels, names = index.relations, index.name_cache
+    return list(
+        map(make_edge, map(names.__getitem__, heads), map(labels.__getitem__, relations), itertools.repeat(name))
+    )
+
+
 def _insert_literal_edges(
     index: TraversalIndex,
-    number: int,
     name: str,
-    mask: Mask | None,
-    relations: list[int],
-    edges: list[Edge],
+    runs: list[tuple[int, int, int]],
+    items: list[Any],
+    place: Callable[[int], int],
     room: int | None = None,
 ) -> None:
-    """Puts entity ``number``'s literal edges (relations ``mask`` keeps) into its out-edges
-    ``edges`` (whose relations are ``relations``), each after the entity edges of its relation;
-    with ``room``, only those that land among the first ``room`` edges (no record made for the rest)."""
+    """Puts the literal edges of entity ``name`` (``runs``, from :func:`_literal_runs`) into its
+    ``items`` (records or triples in answer order), each relation's run at ``place(relation)``: after
+    the entity's entity edges of that relation. With ``room``, only those that land among the first
+    ``room`` items (no record made for the rest)."""
     labels = index.relations
-    for r, first, last in reversed(_literal_runs(index, number, mask)):
-        position = bisect_right(relations, r)  # after the entity edges of the relation
+    for r, first, last in reversed(runs):  # from the last place back: earlier places stay valid
+        at = place(r)
         if room is not None:
-            if position >= room:
+            if at >= room:
                 continue
-            last = min(last, first + room - position)
+            last = min(last, first + room - at)
         values = index.literal_records(first, last)
-        edges[position:position] = map(make_edge, itertools.repeat(name), itertools.repeat(labels[r]), values)
+        items[at:at] = map(make_edge, itertools.repeat(name), itertools.repeat(labels[r]), values)
 
 
 # ------------------------------------------------------------------------------------- paths
@@ -1100,7 +1105,7 @@ def _pair_walks(
     depths = (searches[0].radius, depth) if side == 0 else (depth, searches[1].radius)
     parents = (searches[0].parents(meeting, depths[0]), searches[1].parents(meeting, depths[1]))
     steps = shortest_path_steps(parents, meeting)
-    hops.prefetch([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])
+    hops.index.prefetch_names([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])
     names, relations = hops.names, hops.index.relations
 
     def key(triple: Triple) -> tuple[str, str, tuple[int, str, str, str]]:
@@ -1615,27 +1620,18 @@ def _one_way_edges(
     """(records, other ends, cut) of one node's out- or in-edges in answer order (see
     :func:`_one_way_subgraph`); with ``room``, at most that many records, the ends cut before
     any record is made, and ``cut`` True when the node had more edges."""
-    names, labels = index.name_cache, index.relations
     relations, ends = _answer_pairs(index, node, "out" if out else "in", mask)
+    runs = _literal_runs(index, node, mask) if literals else []
     cut = False
-    if room is not None:
-        total = len(ends)
-        if literals:
-            total += sum(last - first for _, first, last in _literal_runs(index, node, mask))
-        if total > room:
-            cut = True
-            relations, ends = relations[:room], ends[:room]
-    name = names[node]
+    if room is not None and len(ends) + sum(last - first for _, first, last in runs) > room:
+        cut = True
+        relations, ends = relations[:room], ends[:room]
+    name = index.name_cache[node]
     if not out:
-        edges = list(
-            map(make_edge, map(names.__getitem__, ends), map(labels.__getitem__, relations), itertools.repeat(name))
-        )
-        return edges, ends, cut
-    edges = list(
-        map(make_edge, itertools.repeat(name), map(labels.__getitem__, relations), map(names.__getitem__, ends))
-    )
-    if literals:
-        _insert_literal_edges(index, node, name, mask, relations, edges, room)
+        return _in_records(index, ends, relations, name), ends, cut
+    edges = _out_records(index, name, relations, ends)
+    if runs:
+        _insert_literal_edges(index, name, runs, edges, partial(bisect_right, relations), room)
         if cut:
             del edges[room:]
     return edges, ends, cut
@@ -1669,14 +1665,15 @@ def _adjacency(hops: Hops, nodes: list[int], direction: Direction, mask: Mask | 
         if literals and literal_starts[node] < literal_starts[node + 1]:
             runs = _literal_runs(index, node, mask)
             if runs:
-                head, labels = names[node], index.relations
                 items = list(items)
-                for r, first, last in reversed(runs):  # from the last place back: earlier places stay valid
-                    at = bisect_left(triples, (node, r + 1))  # after the node's entity edges of the relation
-                    values = index.literal_records(first, last)
-                    items[at:at] = map(make_edge, itertools.repeat(head), itertools.repeat(labels[r]), values)
+                _insert_literal_edges(index, names[node], runs, items, _after_relation(triples, node))
         lists.append(items)
     return lists
+
+
+def _after_relation(triples: list[Triple], node: int) -> Callable[[int], int]:
+    """Where ``node``'s edges of a relation end among ``triples`` (sorted): the place for its literals."""
+    return lambda r: bisect_left(triples, (node, r + 1))
 
 
 def _literal_runs(index: TraversalIndex, number: int, mask: Mask | None) -> list[tuple[int, int, int]]:
