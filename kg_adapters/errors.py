@@ -19,7 +19,8 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
-    └── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+    ├── UnknownBackendError     no backend registered for a URL scheme (carries an install hint)
+    └── MissingDependency       an optional extra a feature needs is not installed (says the install command)
 
 The packages above the core add their own subclasses in their own modules: ``loaders.errors``
 (``ExtractError`` and its kinds) and ``reasoning.errors`` (``LLMError``, ``UnknownMethodError``).
@@ -119,3 +120,7 @@ class LoadError(KGError):
 
 class UnknownBackendError(KGError):
     """No backend is registered for a URL scheme, or its driver is not installed."""
+
+
+class MissingDependency(KGError):
+    """An optional extra that a feature needs is not installed; the message holds the install command."""

