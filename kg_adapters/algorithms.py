@@ -7,7 +7,7 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
@@ -126,39 +126,9 @@ def constrained_paths(
     ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a
     deterministic order, visiting only nodes that can still complete the path."""
     start_ids, dirs, limit = path_arguments(kg, starts, relation_path, directions, max_paths)
-    hops = len(relation_path)
-
     collapsed = {relation: parts for relation in relation_path if (parts := _cvt_step(kg, relation, expand_cvt))}
-    layers: list[dict[str, list[Edge]]] = []
-    frontier: list[str] = start_ids
-    for relation, direction in zip(relation_path, dirs, strict=True):
-        if not frontier:
-            adjacency = {}
-        elif relation in collapsed:
-            adjacency = _through_cvts(kg, frontier, relation, collapsed[relation], direction)
-        else:
-            adjacency = kg.neighbors(frontier, direction=direction, relations=[relation])
-        layers.append(adjacency)
-        reached: dict[str, None] = {}
-        step = _STEPS[direction]
-        for node in frontier:
-            for edge in adjacency.get(node, ()):
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
-                if isinstance(nxt, str):
-                    reached[nxt] = None
-        frontier = list(reached)
-
-    # alive[i]: nodes at depth i from which the rest of the path can be completed.
-    alive: list[set[str]] = [set() for _ in range(hops)]
-    alive[hops - 1] = {node for node, edges in layers[hops - 1].items() if edges}
-    for depth in range(hops - 2, -1, -1):
-        step, ahead, here = _STEPS[dirs[depth]], alive[depth + 1], alive[depth]
-        for node, edges in layers[depth].items():
-            for edge in edges:
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
-                if isinstance(nxt, str) and nxt in ahead:
-                    here.add(node)
-                    break
+    layers = _path_layers(kg, start_ids, relation_path, dirs, collapsed)
+    alive = _completable(layers, dirs)
 
     result = PathResult()
     steps = [_STEPS[d] for d in dirs]
@@ -177,6 +147,49 @@ def constrained_paths(
         if result.truncated:
             return result
     return result
+
+
+def _step_end(step: object, edge: Edge, node: str) -> Node:
+    """Where ``edge`` leads from ``node`` on a hop walked as ``step`` (one of :data:`_STEPS`' values)."""
+    return edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
+
+
+def _path_layers(
+    kg: KnowledgeGraph,
+    start_ids: list[str],
+    relation_path: Sequence[str],
+    dirs: list[Direction],
+    collapsed: Mapping[str, tuple[str, str]],
+) -> list[dict[str, list[Edge]]]:
+    """One adjacency per hop: the edges of that hop's frontier (the distinct nodes reached so far)
+    over its relation, from one batched ``neighbors`` call (or a walk through CVTs)."""
+    layers: list[dict[str, list[Edge]]] = []
+    frontier: list[str] = start_ids
+    for relation, direction in zip(relation_path, dirs, strict=True):
+        if not frontier:
+            adjacency = {}
+        elif relation in collapsed:
+            adjacency = _through_cvts(kg, frontier, relation, collapsed[relation], direction)
+        else:
+            adjacency = kg.neighbors(frontier, direction=direction, relations=[relation])
+        layers.append(adjacency)
+        step = _STEPS[direction]
+        reached = (_step_end(step, edge, node) for node in frontier for edge in adjacency.get(node, ()))
+        frontier = list(dict.fromkeys(node for node in reached if isinstance(node, str)))
+    return layers
+
+
+def _completable(layers: list[dict[str, list[Edge]]], dirs: list[Direction]) -> list[set[str]]:
+    """``alive[i]``: the nodes at depth ``i`` from which the rest of the path can be completed."""
+    hops = len(layers)
+    alive: list[set[str]] = [set() for _ in range(hops)]
+    alive[hops - 1] = {node for node, edges in layers[hops - 1].items() if edges}
+    for depth in range(hops - 2, -1, -1):
+        step, ahead = _STEPS[dirs[depth]], alive[depth + 1]
+        alive[depth] = {
+            node for node, edges in layers[depth].items() if any(_step_end(step, edge, node) in ahead for edge in edges)
+        }
+    return alive
 
 
 def _cvt_step(kg: KnowledgeGraph, relation: str, expand_cvt: bool) -> tuple[str, str] | None:
@@ -535,7 +548,7 @@ def k_hop_walk(
     max_edges: int | None = None,
     batch_size: int | None = None,
     start_hop: int = 0,
-) -> Iterator[HopBatch]:
+) -> Generator[HopBatch, None, None]:
     """The breadth-first k-hop walk, resumable: hop by hop, the frontier the ``ledger`` holds is
     expanded ``batch_size`` ids at a time (all of a hop at once when None), one ``neighbors`` call
     each; every batch is recorded in the ledger, then yielded. Distinct edges come nearest first, in

@@ -223,7 +223,7 @@ def _previous_manifest(target: Path) -> dict[str, Any] | None:
         ) from exc
 
 
-def _build(
+def _build(  # noqa: C901 -- issue 23 reworks the load
     tmp: Path,
     target: Path,
     plan: list[tuple[str, str]],

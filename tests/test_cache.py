@@ -224,7 +224,7 @@ def test_composite_from_cache_is_false_when_any_hop_missed(kg: CachedKG) -> None
 
 
 def test_query_is_cached_by_normalised_text(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
-    assert isinstance(plain, SparqlQueryable)
+    assert isinstance(plain, SparqlQueryable) and isinstance(kg, SparqlQueryable)
     query = f"SELECT ?o WHERE {{ <{A}> ?p ?o }} ORDER BY ?o"
     expected = plain.query(query)
     assert kg.query(query) == expected
@@ -328,6 +328,7 @@ def test_replay_mode_raises_cache_miss_and_never_calls_the_backend(
     replay = cached(counting, cache=ResultCache(cache_file, mode="replay"), namespace=namespace, close_cache=True)
     assert isinstance(replay, CachedKG)
     with replay:
+        assert isinstance(replay, SparqlQueryable)
         assert replay.neighbors([B, A]).from_cache is True  # type: ignore[attr-defined]
         assert replay.search("alpha")
         with pytest.raises(CacheMiss, match="neighbors"):
@@ -423,7 +424,7 @@ def test_one_class_keeps_exactly_the_abilities_of_the_inner_graph(
     with_sparql = cached(counting, cache=ResultCache(), namespace=namespace)
     assert isinstance(with_sparql, CachedKG) and CachedSparqlKG is CachedKG
     assert isinstance(with_sparql, KnowledgeGraph) and isinstance(with_sparql, SparqlQueryable)
-    assert with_sparql.query(f"ASK {{ <{A}> <{R1}> <{B}> }}") == [{"boolean": True}]  # type: ignore[attr-defined]
+    assert with_sparql.query(f"ASK {{ <{A}> <{R1}> <{B}> }}") == [{"boolean": True}]
     no_sparql = connect("wikidata+api:", base_url="http://127.0.0.1:9/w/api.php", user_agent="t/1 (t@example.org)")
     without = cached(no_sparql, cache=ResultCache(), namespace=namespace)
     assert isinstance(without, CachedKG)

@@ -4,7 +4,7 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
+from support.llm_server import LLMServer, Reply
 from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
@@ -115,7 +115,7 @@ def numbers_of(prompt: str, fragment: str) -> str:
 
 def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     through_paris = "Paris -> location.location.country -> France"
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"List the keywords", "country, place of birth"),
         (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "France")),
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), through_paris)),
@@ -145,7 +145,7 @@ def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> No
 
 
 def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"List the keywords", "place of birth"),
         (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "place_of_birth")),
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), "place_of_birth -> Concord")),

@@ -4,7 +4,7 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
+from support.llm_server import LLMServer, Reply
 from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
@@ -186,7 +186,7 @@ def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     def verdict(messages: list[dict[str, str]]) -> str:
         return f"ANSWER: False | FACTS: {line_number(prompt_of(messages), '(Alice Smith, place of birth, Paris)')}"
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"named entities", "Alice Smith\nLyon"),
         (r"commonsense rule", "A person has one place of birth."),
         (r"Using only these facts", verdict),
@@ -244,7 +244,10 @@ def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
         ]
         return f"ANSWER: True | FACTS: {cited[0]}, {cited[1]}"
 
-    rules = [(r"commonsense rule", "People enjoy films of genres they like."), (r"match the user's preferences", judge)]
+    rules: list[tuple[str, Reply]] = [
+        (r"commonsense rule", "People enjoy films of genres they like."),
+        (r"match the user's preferences", judge),
+    ]
     films = ("m.film1", "m.film2", "m.film3", "m.film4")
     with LLMServer(rules) as server, client(server) as llm:
         answer = R3(toy_kg, llm=llm, personal_kg=personal_kg(), user="m.me").answer(
@@ -273,7 +276,7 @@ def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:  # 
     def step(messages: list[dict[str, str]]) -> str:
         return f"ANSWER: Concord | FACTS: {line_number(prompt_of(messages), born)}"
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"commonsense rule", "A person is born at their place of birth."),
         (r"relevant to the axiom", pick),
         (r"Using only these facts", step),

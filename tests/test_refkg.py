@@ -4,7 +4,7 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
+from support.llm_server import LLMServer, Reply
 from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
 
 from kg_adapters.base import KnowledgeGraph
@@ -113,7 +113,7 @@ def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) ->
         wanted = "people.person.place_of_birth" if SUBQUERIES[0] in prompt else "location.location.country"
         return str(line_number(prompt, wanted))
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"Split this question", "1. " + SUBQUERIES[0] + "\n2. " + SUBQUERIES[1]),
         (r"relations lead to the answer", pick),
         (r"Evidence:", "France"),
@@ -148,7 +148,7 @@ def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F8
     def pick(messages: list[dict[str, str]]) -> str:
         return str(line_number(prompt_of(messages), "influence.influence_node.influenced_by"))
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"Split this question", "Who influenced Albert Einstein?"),
         (r"relations lead to the answer", pick),
         (r"Evidence:", "Isaac Newton\nDavid Hume"),

@@ -291,7 +291,7 @@ class OxigraphGraph(SparqlGraph):
 
         return Hops(index, index.literals)
 
-    def _indexed_edges(
+    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
         self,
         index: TraversalIndex,
         side: Direction,

@@ -195,7 +195,7 @@ class ParsedRequest:
     format_override: str | None
 
 
-def answer_query(
+def answer_query(  # noqa: C901 -- issue 20 rework
     graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits, deadline: float
 ) -> tuple[bytes, str]:
     """The serialized answer and its media type (runs in a worker thread)."""
@@ -298,7 +298,7 @@ async def parse_request(request: Request) -> ParsedRequest:
     )
 
 
-def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
+def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:  # noqa: C901 -- issue 20 rework
     """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
     require_serve_extra()
     import anyio

@@ -136,7 +136,7 @@ def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
     with connect(url) as kg:
         assert kg.profile.relation_filter.empty
         assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R2, B), e(A, R3, B)]}
-    with connect(url, relation_filter=RelationFilter(drop={R2})) as kg:
+    with connect(url, relation_filter=RelationFilter(drop=frozenset({R2}))) as kg:
         assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R3, B)]}
         assert kg.neighbors(A, relations=[R2]) == {A: [e(A, R2, B)]}
         assert R2 not in kg.relations(A)[A]
@@ -213,7 +213,7 @@ def test_a_custom_filter_on_the_wikidata_profile(tmp_path: Path) -> None:
         assert {"P31", "P69", "P27"} <= set(relations)
         full = kg.neighbors("Q42", literals=False, qualifiers=True)["Q42"]
         assert {edge.relation for edge in full} >= {"P31", "P69"}
-    hidden = RelationFilter(drop={"P31"}, drop_prefixes=("P6",))
+    hidden = RelationFilter(drop=frozenset({"P31"}), drop_prefixes=("P6",))
     with connect(url, relation_filter=hidden) as kg:
         assert kg.relations("Q42") == {"Q42": [r for r in relations if r != "P31" and not r.startswith("P6")]}
         for statements in (False, True):

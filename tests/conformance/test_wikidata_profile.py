@@ -151,7 +151,7 @@ class TestWikidataVirtuoso(WikidataConformance):
         ):
             with make_kg() as kg:
                 assert isinstance(kg, RemoteSparqlGraph)
-                kg.neighbors(ids, qualifiers=True, **kwargs)  # type: ignore[arg-type]
+                kg.neighbors(ids, qualifiers=True, **kwargs)
                 assert kg.queries_sent == queries, kwargs
 
 

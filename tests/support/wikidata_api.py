@@ -94,6 +94,7 @@ class WikidataApiServer(FaultServer):
 
     def _search_entities(self, params: Mapping[str, str]) -> dict[str, Any]:
         kind = params.get("type", "item")
+        hits: Sequence[Mapping[str, Any]]
         if kind == "property":
             hits = self._property_hits(params.get("search", ""), params.get("language", "en"))
         elif kind == "item":
