@@ -11,7 +11,8 @@ from collections.abc import Callable, Container, Generator, Hashable, Iterable, 
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_direction, forwards
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
 
@@ -71,7 +72,7 @@ def path_arguments(
         if len(dirs) != hops:
             raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
         dirs = [check_direction(d) for d in dirs]
-    return start_ids, dirs, None if max_paths is None else check_budget(max_paths, "max_paths")
+    return start_ids, dirs, None if max_paths is None else check_count(max_paths, "max_paths")
 
 
 def shortest_path_arguments(
@@ -85,8 +86,8 @@ def shortest_path_arguments(
     """The checked arguments of ``shortest_paths`` (source ids, target ids, the hop and path budgets),
     for every implementation of it."""
     check_direction(direction)
-    hops = check_budget(max_hops, "max_hops", required=True)
-    limit = check_budget(max_paths, "max_paths")
+    hops = check_count(max_hops, "max_hops", required=True)
+    limit = check_count(max_paths, "max_paths")
     assert hops is not None  # required=True
     return canonical_ids(kg, sources), canonical_ids(kg, targets), hops, limit
 
@@ -104,8 +105,8 @@ def subgraph_arguments(
     """The checked arguments of ``subgraph`` (seed ids, the hop and edge budgets), for every
     implementation of it. ``canonical``: as for :func:`canonical_ids`."""
     check_direction(direction)
-    depth = check_budget(hops, "hops", required=True)
-    limit = check_budget(max_edges, "max_edges")
+    depth = check_count(hops, "hops", required=True)
+    limit = check_count(max_edges, "max_edges")
     seed_ids = canonical_ids(kg, seeds, canonical)
     check_relations(kg, relations)
     assert depth is not None  # required=True
@@ -555,10 +556,10 @@ def k_hop_walk(
     frontier order, and ``max_edges`` cuts at the same edge whatever the batch size, so a walk resumed
     from a ledger a killed walk committed (``start_hop`` = the hop of its last batch) ends identically.
     The seeds (hop 0) must be in the ledger, canonical, and the relations checked (``check_relations``)."""
-    depth = check_budget(hops, "hops")
+    depth = check_count(hops, "hops")
     check_direction(direction)
-    limit = check_budget(max_edges, "max_edges")
-    size = check_budget(batch_size, "batch_size", minimum=1)
+    limit = check_count(max_edges, "max_edges")
+    size = check_count(batch_size, "batch_size", minimum=1)
     hop = start_hop
     seen_edges, seen_nodes = ledger.seen_edges, ledger.seen_nodes
     while hop < (depth or 0):
@@ -629,47 +630,17 @@ class WalksOverNeighbors:
     """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
     batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
 
-    def paths(
-        self: _OpenGraph,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.paths)
+    def paths(self: _OpenGraph, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
         self._check_open()
-        return constrained_paths(
-            self,
-            starts,
-            relation_path,
-            directions=directions,
-            max_paths=max_paths,
-            simple=simple,
-            expand_cvt=expand_cvt,
-        )
+        return constrained_paths(self, starts, relation_path, **options)
 
-    def shortest_paths(
-        self: _OpenGraph,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.shortest_paths)
+    def shortest_paths(self: _OpenGraph, sources: Ids, targets: Ids, **options: Any) -> PathResult:
         self._check_open()
-        return all_shortest_paths(self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+        return all_shortest_paths(self, sources, targets, **options)
 
-    def subgraph(
-        self: _OpenGraph,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
+    @forwards(KnowledgeGraph.subgraph)
+    def subgraph(self: _OpenGraph, seeds: Ids, **options: Any) -> EdgeList:
         self._check_open()
-        return k_hop_subgraph(self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
+        return k_hop_subgraph(self, seeds, **options)

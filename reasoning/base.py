@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
 from kg_adapters.sparql_terms import check_text
@@ -155,9 +156,9 @@ class KGReasoner:
         counts: Mapping[str, int] | None = None,
     ) -> None:
         for option, value in budgets.items():
-            check_budget(value, option, minimum=1)
+            check_count(value, option, minimum=1)
         for option, value in (counts or {}).items():
-            check_budget(value, option)
+            check_count(value, option)
         self.kg = kg
         self.llm = llm
         self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()

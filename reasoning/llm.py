@@ -27,9 +27,9 @@ from typing import Any
 
 import requests
 
-from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
 from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryError, RateLimited, TransientError
+from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.retry import Retrier

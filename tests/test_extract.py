@@ -19,7 +19,7 @@ import pytest
 import kg_adapters
 from kg_adapters import connect, store_layout
 from kg_adapters.backends.traversal_index import index_dir
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Ids, KnowledgeGraph, forwards
 from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.records import Edge, Literal
@@ -359,7 +359,8 @@ class InterruptedKG(CountingKG):
         super().__init__(inner)
         self.interrupt_at = calls
 
-    def neighbors(self, ids: Any, **options: Any) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         if len(self.calls) + 1 == self.interrupt_at:
             raise KeyboardInterrupt
         return super().neighbors(ids, **options)

@@ -13,10 +13,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kg_adapters import connect
-from kg_adapters.backends.sparql_graph import XSD_STRING
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal
+from kg_adapters.terms import XSD_STRING
 from kg_adapters.testing.fuzz import EX, InjectionFuzz, pieces, write_fuzz_graph
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers.cache import CachedKG
