@@ -532,14 +532,17 @@ class CachedKG(DelegatingGraph):
         decode: Callable[[Any], _A],
     ) -> _A:
         """The whole answer of a native walk under one key of every (checked) argument: remembered
-        decoded, else from the cache, else walked by the inner graph (refused in replay mode)."""
+        decoded, else from the cache file, else walked by the inner graph (refused in replay mode).
+        A cache without a file keeps whole walks only decoded (bounded like the rest of its memory): a
+        JSON copy nobody reads back would cost more than the native walk it saves."""
         profile = self.profile
         memo_key = (profile.key, *(_frozen(part) for part in key_parts))
         answer: _A | None = self._recall({"": memo_key}).get("")
         from_cache = answer is not None
         if answer is None:
             key = self._key(profile, *key_parts)
-            stored = self.cache.lookup([key])
+            on_disk = self.cache.path is not None
+            stored = self.cache.lookup([key]) if on_disk else {}
             from_cache = 0 in stored
             if from_cache:
                 answer = decode(stored[0])
@@ -548,7 +551,8 @@ class CachedKG(DelegatingGraph):
                 ids = key_parts[1]
                 self._refuse_in_replay(str(key_parts[0]), ids if isinstance(ids, list) else [repr(ids)])
                 answer = walk()
-                self.cache.put(key, encode(answer))
+                if on_disk:
+                    self.cache.put(key, encode(answer))
             self._memorize({memo_key: answer})
         if from_cache:
             self._count(hits=1)
