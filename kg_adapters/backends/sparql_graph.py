@@ -34,20 +34,13 @@ from kg_adapters.records import (
     statement_sort_key,
 )
 from kg_adapters.sparql_terms import check_text, exclude_relations, iri, string_literal, values_block
-from kg_adapters.terms import Term
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES, Term
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
 Row = tuple[Term | None, ...]
-INDEXED_LABEL_PREDICATES = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://rdf.freebase.com/ns/type.object.name",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://schema.org/name",
-    "http://xmlns.com/foaf/0.1/name",
-)
 
 
 CVT_DESCRIPTION_PARTS = 8
