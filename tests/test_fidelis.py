@@ -70,7 +70,7 @@ def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:  # noqa
 
 def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     with pytest.raises(TypeError):
-        FiDeLiS(toy_kg, top_k=2)  # type: ignore[call-arg]
+        FiDeLiS(toy_kg, top_k=2)
     with pytest.raises(InvalidTermError):
         FiDeLiS(toy_kg, beam_width=0)
 

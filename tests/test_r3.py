@@ -114,7 +114,7 @@ def test_questions_also_reason_over_the_personal_kg(toy_kg: KnowledgeGraph) -> N
 
 def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     with pytest.raises(TypeError):
-        R3(toy_kg, beam=3)  # type: ignore[call-arg]
+        R3(toy_kg, beam=3)
     with pytest.raises(InvalidTermError):
         R3(toy_kg, max_depth=0)
     with pytest.raises(TypeError, match="user"):

@@ -71,7 +71,7 @@ def test_entity_linking_and_relation_selection_follow_the_question(toy_kg: Knowl
 
 def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     with pytest.raises(TypeError):
-        RefKG(toy_kg, beam_width=2)  # type: ignore[call-arg]
+        RefKG(toy_kg, beam_width=2)
     with pytest.raises(InvalidTermError):
         RefKG(toy_kg, alpha=1.5)
     with pytest.raises(InvalidTermError):
