@@ -16,6 +16,7 @@ from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.testing.freebase_graph import write_freebase_cvt_graph
 from kg_adapters.testing.freebase_suite import FreebaseConformance
+from kg_adapters.testing.suite import graph_fixture
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers import CachedKG
 
@@ -32,27 +33,23 @@ def fb_store(fb_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store.resolve()
 
 
-class TestOxigraphInMemory(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_file: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            kg = connect("oxigraph://?profile=freebase", **options)
-            assert isinstance(kg, OxigraphGraph)
-            kg.load(str(fb_file))
-            return kg
+def make_oxigraph_in_memory(fb_file: Path, **options: Any) -> KnowledgeGraph:
+    kg = connect("oxigraph://?profile=freebase", **options)
+    assert isinstance(kg, OxigraphGraph)
+    kg.load(str(fb_file))
+    return kg
 
-        return make
+
+class TestOxigraphInMemory(FreebaseConformance):
+    make_fb_kg = graph_fixture(make_oxigraph_in_memory, "fb_file", name="make_fb_kg")
+
+
+def make_oxigraph_on_disk(fb_store: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"oxigraph://{fb_store}?profile=freebase", **options)
 
 
 class TestOxigraphOnDisk(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_store: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            return connect(f"oxigraph://{fb_store}?profile=freebase", **options)
-
-        return make
+    make_fb_kg = graph_fixture(make_oxigraph_on_disk, "fb_store", name="make_fb_kg")
 
     def test_url_option(self, fb_store: Path) -> None:
         with connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none") as kg:
@@ -61,28 +58,24 @@ class TestOxigraphOnDisk(FreebaseConformance):
             connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none", relation_filter="default")
 
 
-class TestRdflib(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_file: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            return connect(f"rdflib://{fb_file.resolve()}?profile=freebase", **options)
+def make_rdflib(fb_file: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"rdflib://{fb_file.resolve()}?profile=freebase", **options)
 
-        return make
+
+class TestRdflib(FreebaseConformance):
+    make_fb_kg = graph_fixture(make_rdflib, "fb_file", name="make_fb_kg")
+
+
+def make_cached_on_disk(fb_store: Path, **options: Any) -> KnowledgeGraph:
+    kg = connect(f"oxigraph://{fb_store}?profile=freebase", cache="memory", **options)
+    assert isinstance(kg, CachedKG)
+    return kg
 
 
 class TestCachedOnDisk(FreebaseConformance):
     """The cache keeps ``Edge.cvt`` and keys answers by the relation filter too."""
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_store: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{fb_store}?profile=freebase", cache="memory", **options)
-            assert isinstance(kg, CachedKG)
-            return kg
-
-        return make
+    make_fb_kg = graph_fixture(make_cached_on_disk, "fb_store", name="make_fb_kg")
 
     def test_cached_cvt_answers_come_back_whole(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
         with make_fb_kg() as kg:
@@ -99,15 +92,13 @@ def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, fb_file: Pa
     return virtuoso_fixture(tmp_path_factory, [fb_file], request=request)
 
 
-class TestVirtuoso(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, virtuoso: VirtuosoServer) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            url = "sparql+" + virtuoso.sparql_url
-            return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
+def make_virtuoso(virtuoso: VirtuosoServer, **options: Any) -> KnowledgeGraph:
+    url = "sparql+" + virtuoso.sparql_url
+    return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
 
-        return make
+
+class TestVirtuoso(FreebaseConformance):
+    make_fb_kg = graph_fixture(make_virtuoso, "virtuoso", name="make_fb_kg")
 
     def test_cvt_work_is_batched(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
         """However many ids: one edge query per direction, one name query for the far ends, one

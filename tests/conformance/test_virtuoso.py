@@ -15,7 +15,7 @@ from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import ResultTooLarge
 from kg_adapters.testing.graph import A, write_graph
-from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 
 
@@ -41,18 +41,22 @@ def endpoint(server: VirtuosoServer) -> str:
     return "sparql+" + server.sparql_url
 
 
+def make_virtuoso(virtuoso: VirtuosoServer) -> KnowledgeGraph:
+    kg = connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0)
+    assert isinstance(kg, RemoteSparqlGraph)
+    return kg
+
+
 class TestVirtuoso(KGConformance):
     accent_insensitive_search = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
+    make_kg = graph_fixture(make_virtuoso, "virtuoso")
 
-        return make
+
+def make_virtuoso_tiny_pages(capped_virtuoso: VirtuosoServer) -> KnowledgeGraph:
+    kg = connect(endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0)
+    assert isinstance(kg, RemoteSparqlGraph)
+    return kg
 
 
 class TestVirtuosoTinyPages(KGConformance):
@@ -60,15 +64,7 @@ class TestVirtuosoTinyPages(KGConformance):
 
     accent_insensitive_search = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, capped_virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(make_virtuoso_tiny_pages, "capped_virtuoso")
 
     def test_answers_really_were_paged(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         kg = make_kg()

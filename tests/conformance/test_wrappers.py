@@ -20,7 +20,7 @@ from kg_adapters.base import (
 )
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.testing.graph import A, write_freebase_graph, write_graph
-from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from kg_adapters.wrappers import CachedKG, CountingKG, ResultCache
 from kg_adapters.wrappers.base import DelegatingGraph
 
@@ -48,10 +48,7 @@ def loaded(wrapper: KnowledgeGraph, graph_file: Path) -> KnowledgeGraph:
 
 
 class TestCachedKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(cached(connect("oxigraph://")), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(cached(connect("oxigraph://")), path), "graph_file")
 
     def test_answers_come_from_the_cache_the_second_time(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as kg:
@@ -61,17 +58,11 @@ class TestCachedKG(KGConformance):
 
 
 class TestCountingKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(CountingKG(connect("oxigraph://")), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(CountingKG(connect("oxigraph://")), path), "graph_file")
 
 
 class TestCountingOverCachedKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(CountingKG(cached(connect("oxigraph://"))), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(CountingKG(cached(connect("oxigraph://"))), path), "graph_file")
 
 
 @pytest.mark.parametrize("url_kind", ["memory", "disk", "rdflib", "wikidata+api"])
