@@ -6,6 +6,7 @@ and answers the whole batch with a bounded number of backend queries.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
@@ -201,6 +202,23 @@ def forwards(
         return forwarder
 
     return adopt
+
+
+@functools.cache
+def _keyword_defaults(operation: Callable[..., Any]) -> Mapping[str, Any]:
+    parameters = inspect.signature(operation).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def call_options(operation: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every keyword option of ``operation`` (a Protocol method), the given ``options`` over the defaults
+    the Protocol declares: for an implementation that takes ``**options`` (:func:`forwards`) and needs
+    their values. An unknown option is a TypeError, as a call with it would be."""
+    defaults = _keyword_defaults(operation)
+    unknown = sorted(options.keys() - defaults.keys())
+    if unknown:
+        raise TypeError(f"{operation.__name__}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    return {**defaults, **options}
 
 
 class HoldsConnection:

@@ -171,3 +171,16 @@ def test_a_signature_that_drifts_is_caught() -> None:
         def neighbors(self, ids: Any, *, direction: str = "in") -> None: ...
 
     assert differences(Drifted.neighbors, KnowledgeGraph.neighbors)
+
+
+def test_call_options_fill_the_protocols_defaults_and_refuse_unknown_ones() -> None:
+    from kg_adapters.base import call_options
+
+    assert call_options(KnowledgeGraph.subgraph, {"hops": 1}) == {
+        "hops": 1,
+        "direction": "both",
+        "relations": None,
+        "max_edges": None,
+    }
+    with pytest.raises(TypeError, match="sideways"):
+        call_options(KnowledgeGraph.subgraph, {"sideways": True})

@@ -26,7 +26,6 @@ The cache does not see writes to the wrapped KG: clear it after changing the dat
 
 from __future__ import annotations
 
-import inspect
 import re
 import threading
 from collections import OrderedDict
@@ -44,6 +43,7 @@ from kg_adapters.base import (
     Langs,
     NativeWalks,
     as_id_list,
+    call_options,
     check_direction,
     forwards,
 )
@@ -147,26 +147,6 @@ def _frozen(value: object) -> object:
     if isinstance(value, dict):
         return tuple((key, _frozen(item)) for key, item in value.items())
     return value
-
-
-_WALK_OPTIONS = {
-    operation: {
-        parameter.name: parameter.default
-        for parameter in inspect.signature(getattr(KnowledgeGraph, operation)).parameters.values()
-        if parameter.kind is parameter.KEYWORD_ONLY
-    }
-    for operation in ("paths", "shortest_paths", "subgraph")
-}
-"""Each walk's options and their defaults, read from the Protocol: a whole answer's key holds them all."""
-
-
-def _walk_settings(operation: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option of ``operation``, the given ones over the defaults; an unknown one is a TypeError."""
-    defaults = _WALK_OPTIONS[operation]
-    unknown = sorted(options.keys() - defaults.keys())
-    if unknown:
-        raise TypeError(f"{operation}() got unexpected keyword argument(s): {', '.join(unknown)}")
-    return {**defaults, **options}
 
 
 _STRING = (
@@ -277,42 +257,28 @@ class CachedKG(DelegatingGraph):
         self._fresh_state()
 
     # -- KnowledgeGraph ------------------------------------------------------------------------
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         self._check_open()
-        check_direction(direction)
-        limit = check_count(limit_per_entity, "limit_per_entity")
+        settings = call_options(KnowledgeGraph.neighbors, options)
+        direction = check_direction(settings["direction"])
+        limit = settings["limit_per_entity"] = check_count(settings["limit_per_entity"], "limit_per_entity")
+        relations = settings["relations"]
         if relations is not None and not isinstance(relations, str):
-            relations = list(relations)
+            relations = settings["relations"] = list(relations)
         algorithms.check_relations(self, relations)
         relation_key = self._relation_key(relations)
-        flag = bool(literals)
-        cvt, statements = bool(expand_cvt), bool(qualifiers)
+        for name in ("literals", "expand_cvt", "qualifiers"):
+            settings[name] = bool(settings[name])
+        flags = (settings["literals"], settings["expand_cvt"], settings["qualifiers"])
 
         def fetch(missing: list[str]) -> dict[str, Any]:
-            answer = self.inner.neighbors(
-                missing,
-                direction=direction,
-                relations=relations,
-                limit_per_entity=limit,
-                literals=flag,
-                expand_cvt=cvt,
-                qualifiers=statements,
-            )
+            answer = self.inner.neighbors(missing, **settings)
             return {node: [edge_to_json(edge) for edge in answer.get(node, [])] for node in missing}
 
         return self._per_entity(
             ids,
-            lambda node: ("neighbors", node, direction, relation_key, limit, flag, cvt, statements),
+            lambda node: ("neighbors", node, direction, relation_key, limit, *flags),
             fetch,
             lambda stored: [edge_from_json(item) for item in stored],
         )
@@ -398,13 +364,10 @@ class CachedKG(DelegatingGraph):
     def paths(self, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
         self._check_open()
         if not self._native:
-            with self._tracking() as tracker:
-                result = algorithms.constrained_paths(self, starts, relation_path, **options)
-            result.from_cache = tracker.all_hit
-            return result
+            return self._hop_by_hop(algorithms.constrained_paths, starts, relation_path, **options)
         if not isinstance(relation_path, (str, Sequence)):
             relation_path = list(relation_path)  # read once: for the key and for the inner graph
-        settings = _walk_settings("paths", options)
+        settings = call_options(KnowledgeGraph.paths, options)
         _, dirs, limit = algorithms.path_arguments(
             self, starts, relation_path, settings["directions"], settings["max_paths"]
         )
@@ -421,11 +384,8 @@ class CachedKG(DelegatingGraph):
     def shortest_paths(self, sources: Ids, targets: Ids, **options: Any) -> PathResult:
         self._check_open()
         if not self._native:
-            with self._tracking() as tracker:
-                result = algorithms.all_shortest_paths(self, sources, targets, **options)
-            result.from_cache = tracker.all_hit
-            return result
-        settings = _walk_settings("shortest_paths", options)
+            return self._hop_by_hop(algorithms.all_shortest_paths, sources, targets, **options)
+        settings = call_options(KnowledgeGraph.shortest_paths, options)
         _, _, hops, limit = algorithms.shortest_path_arguments(
             self, sources, targets, settings["max_hops"], settings["direction"], settings["max_paths"]
         )
@@ -441,11 +401,8 @@ class CachedKG(DelegatingGraph):
     def subgraph(self, seeds: Ids, **options: Any) -> EdgeList:
         self._check_open()
         if not self._native:
-            with self._tracking() as tracker:
-                result = algorithms.k_hop_subgraph(self, seeds, **options)
-            result.from_cache = tracker.all_hit
-            return result
-        settings = _walk_settings("subgraph", options)
+            return self._hop_by_hop(algorithms.k_hop_subgraph, seeds, **options)
+        settings = call_options(KnowledgeGraph.subgraph, options)
         relations = settings["relations"]
         if relations is not None and not isinstance(relations, (str, Sequence)):
             relations = options["relations"] = list(relations)  # read once: for the key and for the inner graph
@@ -523,6 +480,14 @@ class CachedKG(DelegatingGraph):
         return CachedDict(
             {spelling: _copy(decoded[canonical[spelling]]) for spelling in spellings}, from_cache=not missing
         )
+
+    def _hop_by_hop(self, walk: Callable[..., _A], *arguments: Any, **options: Any) -> _A:
+        """``walk`` (an algorithm of :mod:`kg_adapters.algorithms`) over this wrapper, so every hop goes
+        through the cache; ``from_cache`` when every hop was a hit."""
+        with self._tracking() as tracker:
+            result = walk(self, *arguments, **options)
+        result.from_cache = tracker.all_hit
+        return result
 
     def _whole_walk(
         self,
