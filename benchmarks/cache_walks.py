@@ -213,8 +213,8 @@ def render(data: dict[str, Any]) -> str:
         f'`cache`: whole answers of the native walks (`cache="memory"`); `cache file`: the same with a SQLite '
         f"file (a miss also writes the answer); `hop by hop`: the walks over the cache, as "
         f"before. First call: the first call of a query, meeting an empty cache.\n\n"
-        f"Load average (1/5/15 min): {' / '.join(f'{x:.1f}' for x in data['load_average_start'])} at the start, "
-        f"{' / '.join(f'{x:.1f}' for x in data['load_average_end'])} at the end; run on {data['date']}.\n"
+        f"Load average (1/5/15 min): {common.load_average_text(data['load_average_start'], data['load_average_end'])}; "
+        f"run on {data['date']}.\n"
     )
 
 
@@ -248,9 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": common.machine_info(("pyoxigraph", "kg-adapters")),
     }
     markdown = render(data)
-    json_path, md_path = common.write_results(NAME, data, markdown)
     print(markdown)
-    common.log(f"wrote {json_path} and {md_path}")
+    common.save_report(NAME, data, markdown)
     return 0
 
 
