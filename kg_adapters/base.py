@@ -218,6 +218,9 @@ def call_options(operation: Callable[..., Any], options: Mapping[str, Any]) -> d
     unknown = sorted(options.keys() - defaults.keys())
     if unknown:
         raise TypeError(f"{operation.__name__}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    missing = [name for name, default in defaults.items() if default is inspect.Parameter.empty and name not in options]
+    if missing:
+        raise TypeError(f"{operation.__name__}() missing keyword argument(s): {', '.join(missing)}")
     return {**defaults, **options}
 
 

@@ -5,24 +5,29 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply
-from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+from support.toy_kg import (  # noqa: F401 (fixtures)
+    BORN,
+    PARIS_IN_FRANCE,
+    TWO_HOPS,
+    ask,
+    line_number,
+    personal_kg,
+    prompt_of,
+    sample_kg,
+    toy_kg,
+    triples,
+    wikidata_toy_kg,
+)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Question, Reasoner
+from reasoning.base import Reasoner
 from reasoning.llm import OpenAIChat
 from reasoning.r3 import R3, is_claim
 
-BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
-PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
-TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
 # a literal tail in the records codec's shape (reasoning paths are lossless: Answer.to_json)
 PARIS_IS_CAPITAL = ("m.paris", "is", {"value": "capital city of France", "datatype": None, "lang": None})
-
-
-def ask(text: str, *entities: str, choices: tuple[str, ...] | None = None) -> Question:
-    return Question(id="q", question=text, q_entity=entities, choices=choices)
 
 
 def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:  # noqa: F811

@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply
-from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+from support.toy_kg import (  # noqa: F401 (fixtures)
+    BORN,
+    PARIS_IN_FRANCE,
+    TWO_HOPS,
+    ask,
+    line_number,
+    prompt_of,
+    sample_kg,
+    toy_kg,
+    triples,
+    wikidata_toy_kg,
+)
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Question, Reasoner
+from reasoning.base import Reasoner
 from reasoning.llm import OpenAIChat
 from reasoning.refkg import RefKG
-
-BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
-PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
-TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
-
-
-def ask(text: str, *entities: str) -> Question:
-    return Question(id="q", question=text, q_entity=entities)
 
 
 def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:  # noqa: F811

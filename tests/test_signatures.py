@@ -30,6 +30,7 @@ from kg_adapters.base import (
 )
 from kg_adapters.records import Entity
 from kg_adapters.wrappers.base import DelegatingGraph
+from reasoning.base import CandidateLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -184,3 +185,5 @@ def test_call_options_fill_the_protocols_defaults_and_refuse_unknown_ones() -> N
     }
     with pytest.raises(TypeError, match="sideways"):
         call_options(KnowledgeGraph.subgraph, {"sideways": True})
+    with pytest.raises(TypeError, match=r"missing keyword argument.*: n"):
+        call_options(CandidateLLM.candidates, {"beam_search": True})  # a required option has no default
