@@ -11,6 +11,9 @@ from hypothesis import HealthCheck, settings
 
 from kg_adapters.testing.virtuoso import in_ci
 
+pytest_plugins = ("support.toy_kg",)
+"""The toy graphs' fixtures (``toy_kg``, ``sample_kg``, ``wikidata_toy_kg``) for every test module."""
+
 settings.register_profile(
     "kga",
     max_examples=150,

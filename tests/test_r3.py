@@ -5,19 +5,7 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply
-from support.toy_kg import (  # noqa: F401 (fixtures)
-    BORN,
-    PARIS_IN_FRANCE,
-    TWO_HOPS,
-    ask,
-    line_number,
-    personal_kg,
-    prompt_of,
-    sample_kg,
-    toy_kg,
-    triples,
-    wikidata_toy_kg,
-)
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, personal_kg, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
@@ -30,7 +18,7 @@ from reasoning.r3 import R3, is_claim
 PARIS_IS_CAPITAL = ("m.paris", "is", {"value": "capital city of France", "datatype": None, "lang": None})
 
 
-def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     reasoner = R3(counted)
     assert isinstance(reasoner, Reasoner)
@@ -44,7 +32,7 @@ def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeG
     assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
 
 
-def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = R3(counted).answer(ask("Which country is the place of birth of Alice Smith in?", "m.alice"))
     assert answer.prediction == ("m.france",)
@@ -54,7 +42,7 @@ def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> 
     assert expansions == [["m.alice"], ["m.paris", "m.lyon"], ["m.france", "m.acme"]]
 
 
-def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = R3(counted, max_depth=1).answer(ask("Which country is the place of birth of Alice Smith in?", "m.alice"))
     assert answer.prediction == ("m.paris",)
@@ -72,7 +60,7 @@ def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None
     ],
 )
 def test_claims_get_grounded_verdicts(
-    toy_kg: KnowledgeGraph,  # noqa: F811
+    toy_kg: KnowledgeGraph,
     claim: str,
     verdict: str,
     cited: list[list[list[object]]],
@@ -90,7 +78,7 @@ def test_claim_detection() -> None:
     assert not is_claim(ask("which films did he make"))
 
 
-def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:
     big, personal = CountingKG(toy_kg), CountingKG(personal_kg())
     films = ("m.film1", "m.film2", "m.film3", "m.film4")
     answer = R3(big, personal_kg=personal, user="m.me").answer(ask("Which film should I watch tonight?", choices=films))
@@ -111,13 +99,13 @@ def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:
     assert answer.kg_calls == len(big.calls) + len(personal.calls)
 
 
-def test_questions_also_reason_over_the_personal_kg(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_questions_also_reason_over_the_personal_kg(toy_kg: KnowledgeGraph) -> None:
     answer = R3(toy_kg, personal_kg=personal_kg(), user="m.me").answer(ask("What is Me allergic to?", "m.me"))
     assert answer.prediction == ("m.peanut",)
     assert answer.to_json("q")["reasoning_paths"] == [triples(("m.me", "user.preference.allergic_to", "m.peanut"))]
 
 
-def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
         R3(toy_kg, beam=3)
     with pytest.raises(InvalidTermError):
@@ -126,7 +114,7 @@ def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
         R3(toy_kg, personal_kg=personal_kg()).answer(ask("Which film?", choices=("m.film1",)))
 
 
-def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
     reasoner = R3(sample_kg)
     born = reasoner.answer(ask("What is the place of birth of Tom Hanks?"))
     assert born.prediction == ("m.0qymv",)
@@ -147,7 +135,7 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
 WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
 
 
-def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:
     answer = R3(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
     assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
     assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
@@ -168,7 +156,7 @@ def client(server: LLMServer) -> OpenAIChat:
 AXIOM = "A place of birth lies in the country that contains it."
 
 
-def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) -> None:
     def step(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
         if "(Paris, country, France)" in prompt:
@@ -187,7 +175,7 @@ def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) 
     assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]  # the entity the LLM asked for
 
 
-def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:
     def verdict(messages: list[dict[str, str]]) -> str:
         return f"ANSWER: False | FACTS: {line_number(prompt_of(messages), '(Alice Smith, place of birth, Paris)')}"
 
@@ -204,7 +192,7 @@ def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     assert out["reasoning_paths"] == [triples(BORN)]
 
 
-def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
     rules = [(r"commonsense rule", "A person has one place of birth."), (r"Using only these facts", "ANSWER: True")]
     with LLMServer(rules) as server, client(server) as llm:
         claim = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon"))
@@ -218,7 +206,7 @@ def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: Knowled
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
 
 
-def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: KnowledgeGraph) -> None:
     rules = [
         (r"commonsense rule", "A person has one place of birth."),
         (r"Using only these facts", "ANSWER: I don't know"),
@@ -238,7 +226,7 @@ def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: Knowled
     assert (entity.prediction, entity.answer_text) == ((), "I don't know")
 
 
-def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:
     def judge(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
         if "Does Space Saga match" not in prompt:
@@ -271,7 +259,7 @@ def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     ]
 
 
-def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:
     born = "(Tom Hanks, place of birth, Concord)"
 
     def pick(messages: list[dict[str, str]]) -> str:
