@@ -10,6 +10,7 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 from qwikidata.snak import WikidataSnak
+from support.wikidata_api import Q42_SCHOOLS, date
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Qualifiers
@@ -28,10 +29,6 @@ from kg_adapters.wikidata_json import (
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 JULIAN = "http://www.wikidata.org/entity/Q1985786"
 NEIGHBOURS = RECORDED / "neighbours.json"
-
-
-def date(text: str) -> Literal:
-    return Literal(value=text, datatype=XSD_DATETIME)
 
 
 @pytest.fixture(scope="module")
@@ -183,29 +180,7 @@ def test_q42_truthy_edges_take_the_best_rank(q42_json: dict[str, Any]) -> None:
 def test_q42_statements_carry_qualifiers_and_ranks(q42_json: dict[str, Any]) -> None:
     statements = parse_entity(q42_json).statement_edges()
     assert len(statements) == 331  # every statement but the deprecated P18
-    assert [e for e in statements if e.relation == "P69"] == [
-        Edge(
-            head="Q42",
-            relation="P69",
-            tail="Q4961791",
-            rank="normal",
-            qualifiers=Qualifiers({"P580": [date("1959-01-01T00:00:00Z")], "P582": [date("1970-01-01T00:00:00Z")]}),
-        ),
-        Edge(
-            head="Q42",
-            relation="P69",
-            tail="Q691283",
-            rank="normal",
-            qualifiers=Qualifiers(
-                {
-                    "P580": [date("1971-01-01T00:00:00Z")],
-                    "P582": [date("1974-01-01T00:00:00Z")],
-                    "P512": ["Q1765120"],
-                    "P812": ["Q109587623"],
-                }
-            ),
-        ),
-    ]
+    assert [e for e in statements if e.relation == "P69"] == Q42_SCHOOLS
     assert sorted(str(e.rank) for e in statements if e.relation == "P998") == ["normal"] * 5 + ["preferred"]
     assert [e.qualifiers for e in statements if e.relation == "P735"] == [
         Qualifiers({"P1545": [Literal(value="1")], "P3831": ["Q3409033"]}),
