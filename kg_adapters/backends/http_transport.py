@@ -13,14 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
-
-import requests
-import requests.adapters
-import requests.auth
 
 from kg_adapters.errors import (
     InvalidTermError,
@@ -28,8 +23,6 @@ from kg_adapters.errors import (
     TransientError,
 )
 from kg_adapters.http_exchange import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_USER_AGENT,
     HttpExchange,
     split_credentials,
 )
@@ -190,28 +183,16 @@ class HttpSparqlTransport(HttpExchange):
         self,
         endpoint: str,
         *,
-        timeout: float = 60.0,
-        user_agent: str = DEFAULT_USER_AGENT,
         method: str = "POST",
         get_max_bytes: int = 2000,
         headers: Mapping[str, str] | None = None,
-        session: requests.Session | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        auth: tuple[str, str] | requests.auth.AuthBase | None = None,
+        **options: Any,
     ) -> None:
+        """``options``: the exchange's (:class:`HttpExchange`: ``timeout``, ``user_agent``, ``session``,
+        ``clock``, ``max_response_bytes``, ``auth``); the SPARQL answer formats join ``headers``."""
         if method not in ("GET", "POST"):
             raise InvalidTermError(f"method must be GET or POST, got {method!r}")
-        super().__init__(
-            endpoint,
-            timeout=timeout,
-            user_agent=user_agent,
-            headers={"Accept": ACCEPT, **(headers or {})},
-            session=session,
-            clock=clock,
-            max_response_bytes=max_response_bytes,
-            auth=auth,
-        )
+        super().__init__(endpoint, headers={"Accept": ACCEPT, **(headers or {})}, **options)
         self.method = method
         self.get_max_bytes = get_max_bytes
 

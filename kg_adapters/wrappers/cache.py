@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from kg_adapters import algorithms
 from kg_adapters.base import (
@@ -138,6 +138,14 @@ def _copy(value: Any) -> Any:
 def _hashable(parts: tuple[object, ...]) -> tuple[object, ...]:
     """A key tuple with its lists turned into tuples, for an in-memory dict."""
     return tuple(tuple(part) if isinstance(part, list) else part for part in parts)
+
+
+_WALK_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], PathResult | EdgeList]]] = {
+    "paths": (path_result_to_json, path_result_from_json),
+    "shortest_paths": (path_result_to_json, path_result_from_json),
+    "subgraph": (edge_list_to_json, edge_list_from_json),
+}
+"""How each walk's whole answer is written to the cache file and read back."""
 
 
 def _frozen(value: object) -> object:
@@ -373,12 +381,7 @@ class CachedKG(DelegatingGraph):
         )
         settings.update(directions=dirs, max_paths=limit, simple=bool(settings["simple"]))
         settings["expand_cvt"] = bool(settings["expand_cvt"])
-        return self._whole_walk(
-            ("paths", as_id_list(starts), list(relation_path), settings),
-            lambda: self.inner.paths(starts, relation_path, **options),
-            path_result_to_json,
-            path_result_from_json,
-        )
+        return self._whole_walk(PathResult, "paths", (starts, relation_path), options, list(relation_path), settings)
 
     @forwards(KnowledgeGraph.shortest_paths)
     def shortest_paths(self, sources: Ids, targets: Ids, **options: Any) -> PathResult:
@@ -391,10 +394,7 @@ class CachedKG(DelegatingGraph):
         )
         settings.update(max_hops=hops, max_paths=limit)
         return self._whole_walk(
-            ("shortest_paths", as_id_list(sources), as_id_list(targets), settings),
-            lambda: self.inner.shortest_paths(sources, targets, **options),
-            path_result_to_json,
-            path_result_from_json,
+            PathResult, "shortest_paths", (sources, targets), options, as_id_list(targets), settings
         )
 
     @forwards(KnowledgeGraph.subgraph)
@@ -410,12 +410,7 @@ class CachedKG(DelegatingGraph):
             self, seeds, settings["hops"], settings["direction"], relations, settings["max_edges"]
         )
         settings.update(hops=depth, max_edges=limit, relations=None if relations is None else list(relations))
-        return self._whole_walk(
-            ("subgraph", as_id_list(seeds), settings),
-            lambda: self.inner.subgraph(seeds, **options),
-            edge_list_to_json,
-            edge_list_from_json,
-        )
+        return self._whole_walk(EdgeList, "subgraph", (seeds,), options, settings)
 
     def close(self) -> None:
         if self._closed:
@@ -490,16 +485,15 @@ class CachedKG(DelegatingGraph):
         return result
 
     def _whole_walk(
-        self,
-        key_parts: tuple[object, ...],
-        walk: Callable[[], _A],
-        encode: Callable[[_A], Any],
-        decode: Callable[[Any], _A],
+        self, kind: type[_A], operation: str, arguments: tuple[Any, ...], options: dict[str, Any], *checked: object
     ) -> _A:
-        """The whole answer of a native walk under one key of every (checked) argument: remembered
-        decoded, else from the cache file, else walked by the inner graph (refused in replay mode).
-        A cache without a file keeps whole walks only decoded (bounded like the rest of its memory): a
-        JSON copy nobody reads back would cost more than the native walk it saves."""
+        """The whole answer of the native walk ``operation(*arguments, **options)``, under one key of every
+        argument, ``checked`` (the first argument's ids, the other arguments and the options as checked):
+        remembered decoded, else from the cache file, else walked by the inner graph (refused in replay
+        mode). A cache without a file keeps whole walks only decoded (bounded like the rest of its
+        memory): a JSON copy nobody reads back would cost more than the native walk it saves."""
+        encode, decode = _WALK_CODECS[operation]
+        key_parts: tuple[object, ...] = (operation, as_id_list(arguments[0]), *checked)
         profile = self.profile
         memo_key = (profile.key, *(_frozen(part) for part in key_parts))
         answer: _A | None = self._recall({"": memo_key}).get("")
@@ -510,19 +504,18 @@ class CachedKG(DelegatingGraph):
             stored = self.cache.lookup([key]) if on_disk else {}
             from_cache = 0 in stored
             if from_cache:
-                answer = decode(stored[0])
+                answer = cast(_A, decode(stored[0]))
             else:
                 self._count(misses=1)
                 ids = key_parts[1]
                 self._refuse_in_replay(str(key_parts[0]), ids if isinstance(ids, list) else [repr(ids)])
-                answer = walk()
+                answer = cast(_A, getattr(self.inner, operation)(*arguments, **options))
                 if on_disk:
                     self.cache.put(key, encode(answer))
             self._memorize({memo_key: answer})
         if from_cache:
             self._count(hits=1)
-        copy = type(answer)(list(answer), truncated=answer.truncated, from_cache=from_cache)
-        return copy
+        return kind(list(answer), truncated=answer.truncated, from_cache=from_cache)
 
     def _recall(self, memo_keys: dict[str, tuple[object, ...]]) -> dict[str, Any]:
         """Decoded answers remembered in this process (dropped when the cache was cleared)."""

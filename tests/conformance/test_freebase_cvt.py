@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
@@ -17,65 +16,60 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.testing.freebase_graph import write_freebase_cvt_graph
 from kg_adapters.testing.freebase_suite import FreebaseConformance
 from kg_adapters.testing.suite import graph_fixture
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 from kg_adapters.wrappers import CachedKG
+
+STORE_OPTIONS = {"profile": "freebase"}
+"""How the conftest's disk_store loads this module's graph."""
 
 
 @pytest.fixture(scope="module")
-def fb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_freebase_cvt_graph(tmp_path_factory.mktemp("freebase-cvt"))
 
 
-@pytest.fixture(scope="module")
-def fb_store(fb_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("freebase-cvt-store") / "store"
-    loaders.load_files([str(fb_file)], str(store), profile="freebase", progress=False)
-    return store.resolve()
-
-
-def make_oxigraph_in_memory(fb_file: Path, **options: Any) -> KnowledgeGraph:
+def make_oxigraph_in_memory(graph_file: Path, **options: Any) -> KnowledgeGraph:
     kg = connect("oxigraph://?profile=freebase", **options)
     assert isinstance(kg, OxigraphGraph)
-    kg.load(str(fb_file))
+    kg.load(str(graph_file))
     return kg
 
 
 class TestOxigraphInMemory(FreebaseConformance):
-    make_fb_kg = graph_fixture(make_oxigraph_in_memory, "fb_file", name="make_fb_kg")
+    make_fb_kg = graph_fixture(make_oxigraph_in_memory, "graph_file", name="make_fb_kg")
 
 
-def make_oxigraph_on_disk(fb_store: Path, **options: Any) -> KnowledgeGraph:
-    return connect(f"oxigraph://{fb_store}?profile=freebase", **options)
+def make_oxigraph_on_disk(disk_store: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"oxigraph://{disk_store}?profile=freebase", **options)
 
 
 class TestOxigraphOnDisk(FreebaseConformance):
-    make_fb_kg = graph_fixture(make_oxigraph_on_disk, "fb_store", name="make_fb_kg")
+    make_fb_kg = graph_fixture(make_oxigraph_on_disk, "disk_store", name="make_fb_kg")
 
-    def test_url_option(self, fb_store: Path) -> None:
-        with connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none") as kg:
+    def test_url_option(self, disk_store: Path) -> None:
+        with connect(f"oxigraph://{disk_store}?profile=freebase&relation_filter=none") as kg:
             assert "type.object.type" in kg.relations("m.pacino")["m.pacino"]
         with pytest.raises(TypeError):
-            connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none", relation_filter="default")
+            connect(f"oxigraph://{disk_store}?profile=freebase&relation_filter=none", relation_filter="default")
 
 
-def make_rdflib(fb_file: Path, **options: Any) -> KnowledgeGraph:
-    return connect(f"rdflib://{fb_file.resolve()}?profile=freebase", **options)
+def make_rdflib(graph_file: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"rdflib://{graph_file.resolve()}?profile=freebase", **options)
 
 
 class TestRdflib(FreebaseConformance):
-    make_fb_kg = graph_fixture(make_rdflib, "fb_file", name="make_fb_kg")
-
-
-def make_cached_on_disk(fb_store: Path, **options: Any) -> KnowledgeGraph:
-    kg = connect(f"oxigraph://{fb_store}?profile=freebase", cache="memory", **options)
-    assert isinstance(kg, CachedKG)
-    return kg
+    make_fb_kg = graph_fixture(make_rdflib, "graph_file", name="make_fb_kg")
 
 
 class TestCachedOnDisk(FreebaseConformance):
     """The cache keeps ``Edge.cvt`` and keys answers by the relation filter too."""
 
-    make_fb_kg = graph_fixture(make_cached_on_disk, "fb_store", name="make_fb_kg")
+    make_fb_kg = graph_fixture(
+        lambda disk_store, **options: connect(f"oxigraph://{disk_store}?profile=freebase", cache="memory", **options),
+        "disk_store",
+        kind=CachedKG,
+        name="make_fb_kg",
+    )
 
     def test_cached_cvt_answers_come_back_whole(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
         with make_fb_kg() as kg:
@@ -85,11 +79,6 @@ class TestCachedOnDisk(FreebaseConformance):
             assert again == first and getattr(again, "from_cache", False) is True
             assert [edge.tail for edge in again["m.portman"]] == ["m.perf1", "m.perf2", "m.mar1"]
             assert all(edge.cvt for edge in again["m.portman"])
-
-
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, fb_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [fb_file], request=request)
 
 
 def make_virtuoso(virtuoso: VirtuosoServer, **options: Any) -> KnowledgeGraph:
@@ -133,12 +122,12 @@ def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
         assert R2 not in kg.relations(A)[A]
 
 
-def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_expand_cvt(disk_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     from kg_adapters.cli import main
 
-    url = f"oxigraph://{fb_store}?profile=freebase"
+    url = f"oxigraph://{disk_store}?profile=freebase"
     assert (
         main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt", "--json"])
         == 0

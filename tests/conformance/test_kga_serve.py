@@ -43,16 +43,14 @@ def served_rdflib(graph_file: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/sparql"
 
 
-def make_through_kga_serve(served: str) -> KnowledgeGraph:
-    kg = connect("sparql+" + served, dialect="oxigraph", timeout=30, retries=0)
-    assert isinstance(kg, RemoteSparqlGraph)
-    return kg
-
-
 class TestThroughKgaServe(KGConformance):
     accent_insensitive_search = False  # remote search matches at the server (see RemoteSparqlGraph.search)
 
-    make_kg = graph_fixture(make_through_kga_serve, "served")
+    make_kg = graph_fixture(
+        lambda served: connect("sparql+" + served, dialect="oxigraph", timeout=30, retries=0),
+        "served",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_answers_came_over_http(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as kg:

@@ -25,11 +25,6 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
-
-
-@pytest.fixture(scope="module")
 def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
     """ResultSetMaxRows 3 and MaxSortedTopRows 12: most answers need several pages."""
     return virtuoso_fixture(
@@ -41,22 +36,14 @@ def endpoint(server: VirtuosoServer) -> str:
     return "sparql+" + server.sparql_url
 
 
-def make_virtuoso(virtuoso: VirtuosoServer) -> KnowledgeGraph:
-    kg = connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0)
-    assert isinstance(kg, RemoteSparqlGraph)
-    return kg
-
-
 class TestVirtuoso(KGConformance):
     accent_insensitive_search = False
 
-    make_kg = graph_fixture(make_virtuoso, "virtuoso")
-
-
-def make_virtuoso_tiny_pages(capped_virtuoso: VirtuosoServer) -> KnowledgeGraph:
-    kg = connect(endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0)
-    assert isinstance(kg, RemoteSparqlGraph)
-    return kg
+    make_kg = graph_fixture(
+        lambda virtuoso: connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0),
+        "virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
 
 class TestVirtuosoTinyPages(KGConformance):
@@ -64,7 +51,13 @@ class TestVirtuosoTinyPages(KGConformance):
 
     accent_insensitive_search = False
 
-    make_kg = graph_fixture(make_virtuoso_tiny_pages, "capped_virtuoso")
+    make_kg = graph_fixture(
+        lambda capped_virtuoso: connect(
+            endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0
+        ),
+        "capped_virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_answers_really_were_paged(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         kg = make_kg()

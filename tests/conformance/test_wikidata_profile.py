@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from support.wikidata_api import WikidataApiServer
 
-import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.rdflib_backend import RdflibGraph
@@ -36,31 +35,16 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_wikidata_graph(tmp_path_factory.mktemp("wikidata-graph"))
 
 
-@pytest.fixture(scope="module")
-def disk_store(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("wikidata-store") / "store"
-    loaders.load_files([str(graph_file)], str(store), progress=False)
-    return store.resolve()
-
-
-def make_wikidata_oxigraph_on_disk(disk_store: Path) -> KnowledgeGraph:
-    kg = connect(f"oxigraph://{disk_store}?profile=wikidata")
-    assert isinstance(kg, OxigraphGraph)
-    return kg
-
-
 class TestWikidataOxigraphOnDisk(WikidataConformance):
-    make_kg = graph_fixture(make_wikidata_oxigraph_on_disk, "disk_store")
-
-
-def make_wikidata_rdflib(graph_file: Path) -> KnowledgeGraph:
-    kg = connect(f"rdflib://{graph_file}", profile="wikidata")
-    assert isinstance(kg, RdflibGraph)
-    return kg
+    make_kg = graph_fixture(
+        lambda disk_store: connect(f"oxigraph://{disk_store}?profile=wikidata"), "disk_store", kind=OxigraphGraph
+    )
 
 
 class TestWikidataRdflib(WikidataConformance):
-    make_kg = graph_fixture(make_wikidata_rdflib, "graph_file")
+    make_kg = graph_fixture(
+        lambda graph_file: connect(f"rdflib://{graph_file}", profile="wikidata"), "graph_file", kind=RdflibGraph
+    )
 
 
 def make_wikidata_cached(disk_store: Path) -> KnowledgeGraph:
@@ -89,12 +73,6 @@ def wikibase_api() -> Iterator[WikidataApiServer]:
         yield server
 
 
-def make_wikidata_entity_api(wikibase_api: WikidataApiServer) -> KnowledgeGraph:
-    kg = connect("wikidata+api:", base_url=wikibase_api.url, user_agent="kga-tests/1 (t@example.org)")
-    assert isinstance(kg, WikidataApiGraph)
-    return kg
-
-
 class TestWikidataEntityApi(WikidataConformance):
     """``wikidata+api:`` reads entity JSON: its ``neighbors`` answers Wikidata properties only (names come
     from ``labels``/``describe``) and it has no statement nodes, both declared rather than skipped."""
@@ -102,12 +80,13 @@ class TestWikidataEntityApi(WikidataConformance):
     name_edges = False
     statement_layer_relations = False
 
-    make_kg = graph_fixture(make_wikidata_entity_api, "wikibase_api")
-
-
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
+    make_kg = graph_fixture(
+        lambda wikibase_api: connect(
+            "wikidata+api:", base_url=wikibase_api.url, user_agent="kga-tests/1 (t@example.org)"
+        ),
+        "wikibase_api",
+        kind=WikidataApiGraph,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -118,16 +97,14 @@ def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, grap
     )
 
 
-def make_wikidata_virtuoso(virtuoso: VirtuosoServer) -> KnowledgeGraph:
-    kg = connect("sparql+" + virtuoso.sparql_url, profile="wikidata", dialect="virtuoso", retries=0)
-    assert isinstance(kg, RemoteSparqlGraph)
-    return kg
-
-
 class TestWikidataVirtuoso(WikidataConformance):
     wkt_point = "POINT(0.1218 52.2053)"
 
-    make_kg = graph_fixture(make_wikidata_virtuoso, "virtuoso")
+    make_kg = graph_fixture(
+        lambda virtuoso: connect("sparql+" + virtuoso.sparql_url, profile="wikidata", dialect="virtuoso", retries=0),
+        "virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_statements_are_batched(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         """Per direction and id chunk: one ordinary query and one statement query, whatever the
