@@ -21,6 +21,7 @@ import pytest
 
 from kg_adapters import algorithms, connect
 from kg_adapters.base import (
+    EmbeddedSparql,
     KnowledgeGraph,
     ProfileDetecting,
     RelationFilterable,
@@ -48,6 +49,9 @@ OPERATIONS = (
 )
 ABILITIES: dict[str, Callable[..., Any]] = {
     "query": SparqlQueryable.query,
+    "reader_url": EmbeddedSparql.reader_url,
+    "sparql_rows": EmbeddedSparql.sparql_rows,
+    "sparql_write": EmbeddedSparql.sparql_write,
     "detect_profile": ProfileDetecting.detect_profile,
     "use_relation_filter": RelationFilterable.use_relation_filter,
     "add": WritableGraph.add,

@@ -4,8 +4,9 @@
 overrides only what it changes. Its forwarders take their signatures from the Protocol
 (:func:`~kg_adapters.base.forwards`), so an operation's options are written once, in ``base.py``.
 
-The optional abilities (:data:`ABILITIES`: ``query``, ``detect_profile``, ``use_relation_filter``,
-``add``/``load``, ``native_walks``) are forwarded too, but only when ``inner`` has them:
+The optional abilities (:data:`ABILITIES`: ``query``, the embedded store's ``reader_url``/``sparql_rows``/
+``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``, ``native_walks``) are
+forwarded too, but only when ``inner`` has them:
 ``isinstance(wrapper, SparqlQueryable)`` must answer what ``isinstance(inner, SparqlQueryable)``
 answers, and the runtime-checkable Protocols look only at which attributes exist. So a wrapper puts
 the forwarder of each ability ``inner`` has on the instance when it is made (the bound method in its
@@ -19,16 +20,18 @@ No ``__getattr__``: every forwarded method is written out once, here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from kg_adapters.base import (
     ClosesOnExit,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
     NativeWalks,
     ProfileDetecting,
     RelationFilterable,
     SparqlQueryable,
+    SparqlRunner,
     WritableGraph,
     forwards,
 )
@@ -39,6 +42,7 @@ __all__ = ["ABILITIES", "DelegatingGraph", "abilities_of"]
 
 ABILITIES: tuple[tuple[type, tuple[str, ...]], ...] = (
     (SparqlQueryable, ("query",)),
+    (EmbeddedSparql, ("reader_url", "sparql_rows", "sparql_write")),
     (ProfileDetecting, ("detect_profile",)),
     (RelationFilterable, ("use_relation_filter",)),
     (WritableGraph, ("add", "load")),
@@ -161,6 +165,33 @@ class DelegatingGraph(ClosesOnExit):
         """:class:`SparqlQueryable`, forwarded."""
         self._calling("query", [sparql])
         return cast(SparqlQueryable, self.inner).query(sparql)
+
+    def _reader_url(self) -> str | None:
+        """:class:`EmbeddedSparql`, forwarded."""
+        return cast(EmbeddedSparql, self.inner).reader_url()
+
+    def _sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
+        self._calling("query", [sparql])
+        return cast(EmbeddedSparql, self.inner).sparql_rows(sparql, max_rows=max_rows, runner=runner)
+
+    def _sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
+        self._calling("query", [sparql])
+        cast(EmbeddedSparql, self.inner).sparql_write(
+            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
+        )
 
     def _detect_profile(self) -> Profile:
         """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import IO, Any, TypeVar, cast
 
 from kg_adapters import algorithms
 from kg_adapters.base import (
@@ -42,6 +42,7 @@ from kg_adapters.base import (
     KnowledgeGraph,
     Langs,
     NativeWalks,
+    SparqlRunner,
     as_id_list,
     call_options,
     check_direction,
@@ -214,7 +215,8 @@ class CachedKG(DelegatingGraph):
     """A :class:`KnowledgeGraph` answering from ``cache`` and asking ``inner`` only for misses.
 
     Built on :class:`~kg_adapters.wrappers.base.DelegatingGraph`: it keeps the inner graph's optional
-    abilities (raw ``query``, cached here by the whitespace-normalised query text; ``detect_profile``,
+    abilities (raw ``query`` and the embedded store's ``sparql_rows``, cached here by the
+    whitespace-normalised query text; ``sparql_write``, ``detect_profile``,
     ``use_relation_filter``, writing and native walks, forwarded). The profile is read from ``inner``
     on every call, so keys follow a profile the backend switches later. ``inner``, ``cache`` and
     ``namespace`` are exposed for callers that need them. ``close()`` closes ``inner`` (and the cache
@@ -367,6 +369,43 @@ class CachedKG(DelegatingGraph):
         answer = super()._query(sparql)
         self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
+
+    def _sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        """The embedded store's server-side queries (:class:`~kg_adapters.base.EmbeddedSparql`): rows cached
+        as ``query`` answers are (under the row budget asked for)."""
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        key = self._key(self.profile, "query_rows", max_rows, normalize_sparql(sparql))
+        stored = self.cache.lookup([key])
+        if 0 in stored:
+            self._count(hits=1)
+            return CachedList([{n: term_from_json(v) for n, v in row.items()} for row in stored[0]], from_cache=True)
+        self._count(misses=1)
+        self._refuse_in_replay("query", [repr(sparql[:200])])
+        answer = super()._sparql_rows(sparql, max_rows=max_rows, runner=runner)
+        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
+        return CachedList(answer, from_cache=False)
+
+    def _sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        """A serialized answer of the embedded store, written by the store each time (its bytes are not
+        kept), and refused in replay mode like any miss."""
+        self._check_open()
+        self._refuse_in_replay("query", [repr(str(sparql)[:200])])
+        super()._sparql_write(
+            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
+        )
 
     @forwards(KnowledgeGraph.paths)
     def paths(self, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:

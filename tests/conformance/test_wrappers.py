@@ -11,6 +11,7 @@ import pytest
 
 from kg_adapters import connect
 from kg_adapters.base import (
+    EmbeddedSparql,
     KnowledgeGraph,
     NativeWalks,
     ProfileDetecting,
@@ -24,7 +25,7 @@ from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from kg_adapters.wrappers import CachedKG, CountingKG, ResultCache
 from kg_adapters.wrappers.base import DelegatingGraph
 
-ABILITIES = (SparqlQueryable, ProfileDetecting, RelationFilterable, WritableGraph, NativeWalks)
+ABILITIES = (SparqlQueryable, ProfileDetecting, RelationFilterable, WritableGraph, NativeWalks, EmbeddedSparql)
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +83,9 @@ def test_wrappers_claim_exactly_the_abilities_of_the_inner_graph(
         inner = wikidata_api()
     expected = [isinstance(inner, ability) for ability in ABILITIES]
     if url_kind == "wikidata+api":
-        assert expected == [False, False, True, False, False]
+        assert expected == [False, False, True, False, False, False]
     if url_kind in ("memory", "disk"):
-        assert expected[-1], "the embedded store walks natively"
+        assert expected[-2] and expected[-1], "the embedded store walks natively and evaluates SPARQL itself"
     wrappers = [cached(inner), CountingKG(inner), CountingKG(cached(inner)), cached(CountingKG(inner))]
     for wrapper in wrappers:
         assert isinstance(wrapper, KnowledgeGraph)
