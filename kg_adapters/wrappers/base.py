@@ -31,7 +31,6 @@ from kg_adapters.base import (
     ProfileDetecting,
     RelationFilterable,
     SparqlQueryable,
-    SparqlRunner,
     WritableGraph,
     forwards,
 )
@@ -170,28 +169,17 @@ class DelegatingGraph(ClosesOnExit):
         """:class:`EmbeddedSparql`, forwarded."""
         return cast(EmbeddedSparql, self.inner).reader_url()
 
-    def _sparql_rows(
-        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
-    ) -> list[dict[str, Node | bool]]:
+    @forwards(EmbeddedSparql.sparql_rows)
+    def _sparql_rows(self, sparql: str, **options: Any) -> list[dict[str, Node | bool]]:
         """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
         self._calling("query", [sparql])
-        return cast(EmbeddedSparql, self.inner).sparql_rows(sparql, max_rows=max_rows, runner=runner)
+        return cast(EmbeddedSparql, self.inner).sparql_rows(sparql, **options)
 
-    def _sparql_write(
-        self,
-        sparql: str,
-        output: IO[bytes],
-        *,
-        format: str,
-        default_graphs: Sequence[str] = (),
-        named_graphs: Sequence[str] = (),
-        runner: SparqlRunner | None = None,
-    ) -> None:
+    @forwards(EmbeddedSparql.sparql_write)
+    def _sparql_write(self, sparql: str, output: IO[bytes], **options: Any) -> None:
         """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
         self._calling("query", [sparql])
-        cast(EmbeddedSparql, self.inner).sparql_write(
-            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
-        )
+        cast(EmbeddedSparql, self.inner).sparql_write(sparql, output, **options)
 
     def _detect_profile(self) -> Profile:
         """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""

@@ -38,11 +38,11 @@ from typing import IO, Any, TypeVar, cast
 from kg_adapters import algorithms
 from kg_adapters.base import (
     Direction,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
     Langs,
     NativeWalks,
-    SparqlRunner,
     as_id_list,
     call_options,
     check_direction,
@@ -370,14 +370,14 @@ class CachedKG(DelegatingGraph):
         self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
 
-    def _sparql_rows(
-        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
-    ) -> list[dict[str, Node | bool]]:
+    @forwards(EmbeddedSparql.sparql_rows)
+    def _sparql_rows(self, sparql: str, **options: Any) -> list[dict[str, Node | bool]]:
         """The embedded store's server-side queries (:class:`~kg_adapters.base.EmbeddedSparql`): rows cached
         as ``query`` answers are (under the row budget asked for)."""
         self._check_open()
         if not isinstance(sparql, str):
             raise InvalidTermError("the query must be a string")
+        max_rows = call_options(EmbeddedSparql.sparql_rows, options)["max_rows"]
         key = self._key(self.profile, "query_rows", max_rows, normalize_sparql(sparql))
         stored = self.cache.lookup([key])
         if 0 in stored:
@@ -385,27 +385,17 @@ class CachedKG(DelegatingGraph):
             return CachedList([{n: term_from_json(v) for n, v in row.items()} for row in stored[0]], from_cache=True)
         self._count(misses=1)
         self._refuse_in_replay("query", [repr(sparql[:200])])
-        answer = super()._sparql_rows(sparql, max_rows=max_rows, runner=runner)
+        answer = super()._sparql_rows(sparql, **options)
         self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
         return CachedList(answer, from_cache=False)
 
-    def _sparql_write(
-        self,
-        sparql: str,
-        output: IO[bytes],
-        *,
-        format: str,
-        default_graphs: Sequence[str] = (),
-        named_graphs: Sequence[str] = (),
-        runner: SparqlRunner | None = None,
-    ) -> None:
+    @forwards(EmbeddedSparql.sparql_write)
+    def _sparql_write(self, sparql: str, output: IO[bytes], **options: Any) -> None:
         """A serialized answer of the embedded store, written by the store each time (its bytes are not
         kept), and refused in replay mode like any miss."""
         self._check_open()
         self._refuse_in_replay("query", [repr(str(sparql)[:200])])
-        super()._sparql_write(
-            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
-        )
+        super()._sparql_write(sparql, output, **options)
 
     @forwards(KnowledgeGraph.paths)
     def paths(self, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
