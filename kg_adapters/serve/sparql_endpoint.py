@@ -41,6 +41,7 @@ from kg_adapters.errors import (
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.current import embedded_store
+from kg_adapters.serve.formats import FORMAT_PARAMETERS, GRAPH_FORMATS, RESULT_FORMATS, NotAcceptable, choose_format
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
@@ -55,25 +56,6 @@ INSTALL = "pip install 'kg-adapters[serve]'"
 MAX_REQUEST_BYTES = 1 << 20
 """Largest request body (a query) accepted."""
 access_log = logging.getLogger("kg_adapters.serve.access")
-
-RESULT_TYPES: dict[str, str] = {
-    "application/sparql-results+json": "JSON",
-    "application/json": "JSON",
-    "application/sparql-results+xml": "XML",
-    "application/xml": "XML",
-    "text/xml": "XML",
-    "text/csv": "CSV",
-    "text/tab-separated-values": "TSV",
-}
-GRAPH_TYPES: dict[str, str] = {
-    "application/n-triples": "N_TRIPLES",
-    "text/plain": "N_TRIPLES",
-    "text/turtle": "TURTLE",
-    "application/x-turtle": "TURTLE",
-    "application/rdf+xml": "RDF_XML",
-}
-FORMAT_NAMES = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV", "turtle": "TURTLE", "ntriples": "N_TRIPLES"}
-"""``format=``/``output=`` request parameters (what Virtuoso-minded clients such as SPARQLWrapper send)."""
 
 
 def require_serve_extra() -> None:
@@ -129,40 +111,6 @@ class LimitedSink:
         pass
 
 
-def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, str]:
-    """(media type, format name) the ``Accept`` header prefers among ``offered``; ``default`` for
-    ``*/*`` or no header. Raises HttpError 406 when nothing offered is acceptable."""
-    if not accept.strip():
-        return default, offered[default]
-    choices: list[tuple[float, int, str]] = []
-    refused: set[str] = set()
-    for position, part in enumerate(accept.split(",")):
-        fields = [field.strip() for field in part.split(";")]
-        media = fields[0].lower()
-        quality = 1.0
-        for parameter in fields[1:]:
-            name, _, value = parameter.partition("=")
-            if name.strip() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if quality > 0 and media:
-            choices.append((-quality, position, media))
-        elif media:
-            refused.add(media)  # q=0: "not this one", even where a wildcard would match it
-    for _, _, media in sorted(choices):
-        if media in offered:
-            return media, offered[media]
-        if media in ("*/*", "application/*", "text/*"):
-            kind = media.split("/")[0]
-            candidates = [default, *offered] if kind == "*" or default.startswith(kind + "/") else list(offered)
-            for candidate in candidates:
-                if candidate.startswith(kind + "/" if kind != "*" else "") and candidate not in refused:
-                    return candidate, offered[candidate]
-    raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
-
-
 def rows_as_json(rows: list[dict[str, Any]]) -> bytes:
     """SPARQL JSON results of ``query()`` rows (full IRIs, ``_:`` blank nodes, Literal values)."""
     if len(rows) == 1 and set(rows[0]) == {"boolean"} and isinstance(rows[0]["boolean"], bool):
@@ -192,7 +140,8 @@ class ParsedRequest:
     query: str
     default_graphs: tuple[str, ...]
     named_graphs: tuple[str, ...]
-    format_override: str | None
+    formats: tuple[str, ...]
+    """The ``format=``/``output=``/``results=`` values, in order (:mod:`kg_adapters.serve.formats`)."""
 
 
 def answer_query(
@@ -206,15 +155,13 @@ def answer_query(
 
     form = query_form(request.query)
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
-    offered = GRAPH_TYPES if graph_form else RESULT_TYPES
-    default = "application/n-triples" if graph_form else "application/sparql-results+json"
-    if request.format_override is not None:
-        name = FORMAT_NAMES.get(request.format_override.lower()) or offered.get(request.format_override.lower())
-        if name is None or name not in offered.values():
-            raise HttpError(406, f"unknown or unsuitable format {request.format_override!r} for a {form} query")
-        media = next(media for media, value in offered.items() if value == name)
-    else:
-        media, name = negotiate(accept, offered, default)
+    try:
+        chosen = choose_format(
+            GRAPH_FORMATS if graph_form else RESULT_FORMATS, accept, request.formats, what=f"a {form} query"
+        )
+    except NotAcceptable as exc:
+        raise HttpError(406, str(exc)) from exc
+    name = chosen.name
     sink = LimitedSink(limits.max_result_bytes, deadline)
     output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
@@ -258,9 +205,7 @@ def answer_query(
                 solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
             except (SyntaxError, ValueError) as exc:  # e.g. an IRI with a space, which an endpoint may hold
                 raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
-    if name in ("CSV", "TSV"):
-        media += "; charset=utf-8"
-    return b"".join(sink.parts), media
+    return b"".join(sink.parts), chosen.content_type
 
 
 async def parse_request(request: Request) -> ParsedRequest:
@@ -289,12 +234,11 @@ async def parse_request(request: Request) -> ParsedRequest:
     queries = [value for name, value in params if name == "query"]
     if len(queries) != 1:
         raise HttpError(400, "give exactly one query parameter" if queries else "no query given (query=...)")
-    override = next((value for name, value in params if name in ("format", "output", "results") and value), None)
     return ParsedRequest(
         query=queries[0],
         default_graphs=tuple(value for name, value in params if name == "default-graph-uri"),
         named_graphs=tuple(value for name, value in params if name == "named-graph-uri"),
-        format_override=override,
+        formats=tuple(value for name, value in params if name in FORMAT_PARAMETERS),
     )
 
 
