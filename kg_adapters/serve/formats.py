@@ -15,10 +15,13 @@ Clients ask in two ways, and this module takes both as they are sent:
 - ``format=`` / ``output=`` / ``results=`` parameters, in the spellings Virtuoso taught clients:
   SPARQLWrapper sends its return format under all three names (``xml`` by default, also ``json``,
   ``n3``, ``turtle``, ``rdf+xml``, ``json-ld``, ``csv``, ``tsv``), some values twice, the second time
-  as a media type list; ``xml`` means SPARQL XML for a SELECT and RDF/XML for a CONSTRUCT, ``json``
-  SPARQL JSON or JSON-LD. A spelling wins over ``Accept``. One that names only formats of the other
-  kind (``turtle`` for a SELECT) is set aside for ``Accept``, as servers that know it do; one that
-  names no format at all is refused (406), as is an ``Accept`` that nothing offered satisfies.
+  as a media type list. A spelling wins over ``Accept``. One that names only formats of the other
+  kind (``turtle`` for a SELECT) is set aside for ``Accept``; one that names no format at all is
+  refused (406), as is an ``Accept`` that nothing offered satisfies.
+
+``xml`` means SPARQL XML for a SELECT and RDF/XML for a CONSTRUCT, ``json`` SPARQL JSON or JSON-LD,
+whether spelled or asked by media type: rdflib's SPARQLStore set to ``json`` asks for a CONSTRUCT
+answer as ``application/sparql-results+json``, and parses the JSON-LD it gets.
 """
 
 from __future__ import annotations
@@ -92,14 +95,14 @@ GRAPH_FORMATS: tuple[Format, ...] = (
     Format(
         name="RDF_XML",
         media="application/rdf+xml",
-        aliases=("application/xml", "text/xml"),
+        aliases=("application/xml", "text/xml", "application/sparql-results+xml"),
         spellings=("xml", "rdf+xml", "rdfxml", "rdf/xml", "rdf"),
         iri=W3C_FORMATS + "RDF_XML",
     ),
     Format(
         name="JSON_LD",
         media="application/ld+json",
-        aliases=("application/json", "application/x-json+ld"),
+        aliases=("application/json", "application/x-json+ld", "application/sparql-results+json"),
         spellings=("json-ld", "jsonld", "json"),
         iri=W3C_FORMATS + "JSON-LD",
     ),

@@ -39,9 +39,11 @@ from kg_adapters.errors import (
     ResponseTooLarge,
 )
 from kg_adapters.records import Literal
-from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve import check_limits, require_extra, service_description
+from kg_adapters.serve.cors import cors_middleware
 from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.formats import FORMAT_PARAMETERS, GRAPH_FORMATS, RESULT_FORMATS, NotAcceptable, choose_format
+from kg_adapters.serve.page import page_routes
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
@@ -242,8 +244,9 @@ async def parse_request(request: Request) -> ParsedRequest:
     )
 
 
-def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
-    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
+def build_app(graphs: CurrentGraph, limits: EndpointLimits, *, cors: tuple[str, ...] = ()) -> Starlette:
+    """The Starlette application: ``/sparql`` (GET, POST), ``/health`` and the query page (``/``,
+    ``/static/``); cross-origin reads for the ``cors`` origins only (:mod:`kg_adapters.serve.cors`)."""
     require_serve_extra()
     import anyio
     import anyio.from_thread
@@ -340,8 +343,20 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
-    routes = [Route("/sparql", sparql, methods=["GET", "POST"]), Route("/health", health, methods=["GET"])]
-    return Starlette(routes=routes)
+    describe_service = service_description.handler(graphs)
+
+    async def endpoint(request: Request) -> Response:
+        """``/sparql``: a query, or without one (GET) the service description."""
+        if request.method == "GET" and service_description.asked(request.url.query):
+            return await describe_service(request)
+        return await sparql(request)
+
+    routes = [
+        Route("/sparql", endpoint, methods=["GET", "POST"]),
+        Route("/health", health, methods=["GET"]),
+        *page_routes(),
+    ]
+    return Starlette(routes=routes, middleware=cors_middleware(cors))
 
 
 def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> Response:
@@ -351,14 +366,20 @@ def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> 
 
 
 def serve(
-    graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
+    graphs: CurrentGraph,
+    *,
+    host: str,
+    port: int,
+    limits: EndpointLimits,
+    cors: tuple[str, ...] = (),
+    announce: Callable[[str], None] | None = None,
 ) -> None:
     """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
     from kg_adapters.serve.listen import listening_socket, run_uvicorn
 
-    app = build_app(graphs, limits)
+    app = build_app(graphs, limits, cors=cors)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     sock = listening_socket(host, port)  # a bad address or a busy port: ListenError, before any announcement
     if announce is not None:
-        announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
+        announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql, query page at http://{host}:{port}/")
     run_uvicorn(app, sock, access_log=False, lifespan="off")
