@@ -54,14 +54,15 @@ if TYPE_CHECKING:
 
     from kg_adapters.serve.current import CurrentGraph
 
-INSTALL = "pip install 'kg-adapters[serve]'"
 MAX_REQUEST_BYTES = 1 << 20
 """Largest request body (a query) accepted."""
 access_log = logging.getLogger("kg_adapters.serve.access")
 
 
 def require_serve_extra() -> None:
-    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", install_command("serve"))
 
 
 @dataclass(frozen=True, kw_only=True)
