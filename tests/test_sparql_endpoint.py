@@ -20,6 +20,7 @@ from support.servers import KGA, free_port, running
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
+from kg_adapters.extras import install_command
 from loaders import load_files
 
 pytest.importorskip("starlette")
@@ -202,12 +203,12 @@ def test_refusals_say_why(
 def test_no_file_or_directory_is_served(endpoint: str, sample_store_url: str) -> None:
     base = endpoint.removesuffix("/sparql")
     for path in [
-        "/",
         "/kga-store.json",
         "/etc/passwd",
         "/sparql/../kga-store.json",
         "/%2e%2e/kga-store.json",
         "/static/",
+        "/static/../kga-store.json",
     ]:
         status, _, body = curl("--path-as-is", base + path)
         assert status == 404 and b"kga-store" not in body and b"root:" not in body, path
@@ -342,7 +343,7 @@ def test_bad_command_lines_fail_with_a_message(arguments: list[str], message: st
 
 @pytest.mark.parametrize(
     ("command", "missing", "install"),
-    [("mcp", "mcp", "pip install 'kg-adapters[mcp]'"), ("serve", "uvicorn", "pip install 'kg-adapters[serve]'")],
+    [("mcp", "mcp", "pip install 'kg-adapters[mcp]'"), ("serve", "uvicorn", install_command("serve"))],
 )
 def test_without_the_extra_the_command_says_how_to_install_it(
     tmp_path: Path, command: str, missing: str, install: str
