@@ -140,12 +140,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from reasoning.demo import run_demo
 
-    run_demo(Path(args.store))
+    run_demo(Path(args.store), as_json=args.json)
     return 0
 
 
 def demo_arguments(demo: argparse.ArgumentParser) -> None:
-    demo.add_argument("--store", default=".kga/demo-store")
+    demo.add_argument(
+        "--store",
+        default=".kga/demo-store",
+        help="store directory, created from the bundled sample when absent (default: .kga/demo-store)",
+    )
 
 
 def reason_arguments(reason: argparse.ArgumentParser) -> None:
