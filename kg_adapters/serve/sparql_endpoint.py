@@ -2,11 +2,14 @@
 
 Built on Starlette (routing, request parsing) served by uvicorn: a small, well-kept ASGI stack that
 the MCP SDK's streamable HTTP transport uses too, so ``kga mcp --transport http`` and ``kga serve``
-share one HTTP stack and one extra. Only two routes exist (``/sparql`` and ``/health``): no static
-files, no directory listing.
+share one HTTP stack and one extra. Routes: ``/sparql`` (a query; without one, the service
+description of :mod:`~kg_adapters.serve.service_description`), ``/health``, and the query page ``/``
+with its own files under ``/static/`` (:mod:`~kg_adapters.serve.page`); no store file, no directory
+listing. Cross-origin reads only for ``--cors`` origins (:mod:`~kg_adapters.serve.cors`).
 
-Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle,
-RDF/XML for CONSTRUCT/DESCRIBE) chosen by content negotiation. The embedded store streams its
+Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle, N3,
+RDF/XML, JSON-LD for CONSTRUCT/DESCRIBE) chosen by ``Accept`` and the ``format=`` spellings clients
+send (:mod:`~kg_adapters.serve.formats`). The embedded store streams its
 solutions straight into them; any other backend answers through ``query()`` (SELECT and ASK), its
 rows written as SPARQL JSON and handed to the same serializers, so every backend answers in the
 same bytes.
