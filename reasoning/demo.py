@@ -124,7 +124,10 @@ def _answer_record(
     return {
         "question": item.question,
         "topic": item.topic,
-        "plan": {"relations": list(item.relation_path), "directions": list(item.directions or ["out"] * len(item.relation_path))},
+        "plan": {
+            "relations": list(item.relation_path),
+            "directions": list(item.directions or ["out"] * len(item.relation_path)),
+        },
         "paths": len(found),
         "truncated": found.truncated,
         "answers": [

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
     from kg_adapters.backends.oxigraph import OxigraphGraph
-    from kg_adapters.backends.traversal_index import TraversalIndex
     from kg_adapters.base import KnowledgeGraph
+    from kg_adapters.index.read import TraversalIndex
     from kg_adapters.serve.current import CurrentGraph
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
