@@ -101,6 +101,8 @@ def test_json_ld_by_accept_says_the_same(endpoint: str, arguments: list[str]) ->
 
 
 def test_the_description_refuses_what_it_cannot_write_and_the_rest_stays(endpoint: str) -> None:
+    head = curl("-I", endpoint)  # HEAD: the description's headers
+    assert (head.status, head.media) == (200, "text/turtle") and int(head.headers["content-length"]) > 1000
     refused = curl("-G", endpoint, "-H", "Accept: text/csv")
     assert refused.status == 406 and b"available:" in refused.body
     assert curl("-G", endpoint, "--data-urlencode", "update=CLEAR ALL").status == 403

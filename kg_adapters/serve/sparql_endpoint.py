@@ -351,7 +351,7 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits, *, cors: tuple[str, 
 
     async def endpoint(request: Request) -> Response:
         """``/sparql``: a query, or without one (GET) the service description."""
-        if request.method == "GET" and service_description.asked(request.url.query):
+        if request.method in ("GET", "HEAD") and service_description.asked(request.url.query):
             return await describe_service(request)
         return await sparql(request)
 
