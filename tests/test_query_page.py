@@ -72,10 +72,8 @@ def browser(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def server(sample_store_url: str) -> Iterator[str]:
-    port = free_port()
-    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
-        yield f"http://127.0.0.1:{port}"
+def server(sample_endpoint: str) -> str:
+    return sample_endpoint.removesuffix("/sparql")
 
 
 class Visit:

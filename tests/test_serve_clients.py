@@ -7,7 +7,6 @@ write them; 406 only where no format can answer."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 
 import pyoxigraph as ox
 import pytest
@@ -16,9 +15,7 @@ import requests
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from SPARQLWrapper import SPARQLWrapper
 from support.curl import curl
-from support.servers import free_port, running
 
-from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
@@ -45,20 +42,6 @@ RESULT_MEDIA = {
     "text/csv": ox.QueryResultsFormat.CSV,
     "text/tab-separated-values": ox.QueryResultsFormat.TSV,
 }
-
-
-@pytest.fixture(scope="module")
-def store(sample_store_url: str) -> Iterator[OxigraphGraph]:
-    with connect(sample_store_url) as kg:
-        assert isinstance(kg, OxigraphGraph)
-        yield kg
-
-
-@pytest.fixture(scope="module")
-def endpoint(sample_store_url: str) -> Iterator[str]:
-    port = free_port()
-    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
-        yield f"http://127.0.0.1:{port}/sparql"
 
 
 def oracle_bytes(store: OxigraphGraph, query: str, media: str) -> bytes:
@@ -90,31 +73,33 @@ def oracle_rows(store: OxigraphGraph, query: str) -> list[tuple[str, ...]] | boo
     return rows(oracle_bytes(store, query, "application/sparql-results+json"), "application/sparql-results+json")
 
 
-def test_sparqlwrapper_with_its_defaults_runs_every_query_form(endpoint: str, store: OxigraphGraph) -> None:
+def test_sparqlwrapper_with_its_defaults_runs_every_query_form(
+    sample_endpoint: str, sample_store: OxigraphGraph
+) -> None:
     """SPARQLWrapper's default return format is XML: it sends ``format=xml`` (also as ``output`` and
     ``results``) and asks for SPARQL XML or RDF/XML by the query's form; convert() parses what it gets."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # SPARQLWrapper warns when an answer is not what it asked
         warnings.simplefilter("ignore", DeprecationWarning)  # rdflib's ConjunctiveGraph inside SPARQLWrapper
-        select = SPARQLWrapper(endpoint)
+        select = SPARQLWrapper(sample_endpoint)
         select.setQuery(SELECT)
         answer = select.query()
         assert answer.info()["content-type"].startswith("application/sparql-results+xml")
         document = answer.convert()
         names = [node.firstChild.data for node in document.getElementsByTagName("literal")]
         assert names == ["Barack Obama", "Tom Hanks"]
-        ask = SPARQLWrapper(endpoint)
+        ask = SPARQLWrapper(sample_endpoint)
         ask.setQuery(ASK)
         assert ask.query().convert().getElementsByTagName("boolean")[0].firstChild.data == "true"
         for query in (CONSTRUCT, DESCRIBE):
-            graph = SPARQLWrapper(endpoint)
+            graph = SPARQLWrapper(sample_endpoint)
             graph.setQuery(query)
             answer = graph.query()
             assert answer.info()["content-type"] == "application/rdf+xml"
             converted = answer.convert()
             assert isinstance(converted, rdflib.Graph)
             got = {(t[0].n3(), t[1].n3(), t[2].n3()) for t in converted.triples((None, None, None))}
-            assert got == oracle_triples(store, query) and len(got) > 10
+            assert got == oracle_triples(sample_store, query) and len(got) > 10
 
 
 SPARQLWRAPPER_ANSWERS = {
@@ -134,11 +119,11 @@ SPARQLWRAPPER_ANSWERS = {
 @pytest.mark.parametrize("return_format", sorted(SPARQLWRAPPER_ANSWERS))
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_sparqlwrapper_every_return_format(
-    endpoint: str, store: OxigraphGraph, return_format: str, method: str
+    sample_endpoint: str, sample_store: OxigraphGraph, return_format: str, method: str
 ) -> None:
     for query in (SELECT, ASK, CONSTRUCT, DESCRIBE):
         graph_form = query in (CONSTRUCT, DESCRIBE)
-        client = SPARQLWrapper(endpoint, returnFormat=return_format)
+        client = SPARQLWrapper(sample_endpoint, returnFormat=return_format)
         client.setMethod(method)
         client.setQuery(query)
         with warnings.catch_warnings():
@@ -146,44 +131,54 @@ def test_sparqlwrapper_every_return_format(
             answer = client.query()
         media = answer.info()["content-type"].split(";")[0]
         assert media == SPARQLWRAPPER_ANSWERS[return_format][graph_form], (query, return_format)
-        assert answer.response.read() == oracle_bytes(store, query, media)
+        assert answer.response.read() == oracle_bytes(sample_store, query, media)
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "POST_FORM"])
-def test_rdflib_sparqlstore(endpoint: str, store: OxigraphGraph, method: str) -> None:
+def test_rdflib_sparqlstore(sample_endpoint: str, sample_store: OxigraphGraph, method: str) -> None:
     """rdflib's SPARQLStore asks with its default ``xml`` Accept list (RDF/XML and SPARQL XML together)."""
-    graph = rdflib.Graph(store=SPARQLStore(endpoint, method=method))
+    graph = rdflib.Graph(store=SPARQLStore(sample_endpoint, method=method))
     assert [(str(row[0]), str(row[1])) for row in graph.query(SELECT)] == [
         (r[0].strip("<>"), r[1].split('"')[1])
-        for r in oracle_rows(store, SELECT)  # type: ignore[union-attr]
+        for r in oracle_rows(sample_store, SELECT)  # type: ignore[union-attr]
     ]
     assert graph.query(ASK).askAnswer is True
     for query in (CONSTRUCT, DESCRIBE):
         answer = graph.query(query).graph
         assert answer is not None
         got = {(t[0].n3(), t[1].n3(), t[2].n3()) for t in answer.triples((None, None, None))}
-        assert got == oracle_triples(store, query)
+        assert got == oracle_triples(sample_store, query)
 
 
-def test_rdflib_sparqlstore_set_to_json_gets_graphs_as_json_ld(endpoint: str, store: OxigraphGraph) -> None:
-    graph = rdflib.Graph(store=SPARQLStore(endpoint, returnFormat="json"))
+def test_rdflib_sparqlstore_set_to_json_gets_graphs_as_json_ld(
+    sample_endpoint: str, sample_store: OxigraphGraph
+) -> None:
+    graph = rdflib.Graph(store=SPARQLStore(sample_endpoint, returnFormat="json"))
     assert len(list(graph.query(SELECT))) == 2 and graph.query(ASK).askAnswer is True
     answer = graph.query(CONSTRUCT).graph
     assert answer is not None
     assert {(t[0].n3(), t[1].n3(), t[2].n3()) for t in answer.triples((None, None, None))} == oracle_triples(
-        store, CONSTRUCT
+        sample_store, CONSTRUCT
     )
 
 
 @pytest.mark.parametrize("media", sorted(GRAPH_MEDIA))
-def test_graphs_in_every_rdf_format_as_oxigraph_writes_them(endpoint: str, store: OxigraphGraph, media: str) -> None:
+def test_graphs_in_every_rdf_format_as_oxigraph_writes_them(
+    sample_endpoint: str, sample_store: OxigraphGraph, media: str
+) -> None:
     for query in (CONSTRUCT, DESCRIBE):
-        expected = oracle_bytes(store, query, media)
-        got = curl("-G", endpoint, "--data-urlencode", f"query={query}", "-H", f"Accept: {media}")
+        expected = oracle_bytes(sample_store, query, media)
+        got = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "-H", f"Accept: {media}")
         assert (got.status, got.media, got.body) == (200, media, expected)
-        assert triples(got.body, media) == oracle_triples(store, query)
+        assert triples(got.body, media) == oracle_triples(sample_store, query)
         posted = curl(
-            endpoint, "--data-binary", query, "-H", "Content-Type: application/sparql-query", "-H", f"Accept: {media}"
+            sample_endpoint,
+            "--data-binary",
+            query,
+            "-H",
+            "Content-Type: application/sparql-query",
+            "-H",
+            f"Accept: {media}",
         )
         assert (posted.status, posted.body) == (200, expected)
 
@@ -212,8 +207,8 @@ def test_graphs_in_every_rdf_format_as_oxigraph_writes_them(endpoint: str, store
 )
 @pytest.mark.parametrize("parameter", ["format", "output", "results"])
 def test_format_spellings(
-    endpoint: str,
-    store: OxigraphGraph,
+    sample_endpoint: str,
+    sample_store: OxigraphGraph,
     spelling: str,
     select_media: str | None,
     construct_media: str | None,
@@ -223,12 +218,12 @@ def test_format_spellings(
     for a SELECT) leaves the choice to Accept."""
     for query, media in ((SELECT, select_media), (CONSTRUCT, construct_media)):
         got = curl(
-            "-G", endpoint, "--data-urlencode", f"query={query}", "--data-urlencode", f"{parameter}={spelling}",
+            "-G", sample_endpoint, "--data-urlencode", f"query={query}", "--data-urlencode", f"{parameter}={spelling}",
             "-H", "Accept: text/csv, application/n-triples;q=0.9, */*;q=0.1",
         )  # fmt: skip
         fallback = "text/csv" if query == SELECT else "application/n-triples"
         assert (got.status, got.media) == (200, media or fallback), (query, spelling)
-        assert got.body == oracle_bytes(store, query, media or fallback)
+        assert got.body == oracle_bytes(sample_store, query, media or fallback)
 
 
 @pytest.mark.parametrize(
@@ -272,30 +267,36 @@ def test_format_spellings(
     ],
 )
 def test_accept_negotiation(
-    endpoint: str, store: OxigraphGraph, accept: str, select_media: str | None, construct_media: str | None
+    sample_endpoint: str,
+    sample_store: OxigraphGraph,
+    accept: str,
+    select_media: str | None,
+    construct_media: str | None,
 ) -> None:
     """What a header prefers is answered; a form no acceptable format can carry is 406 with the list."""
     for query, media in ((SELECT, select_media), (CONSTRUCT, construct_media)):
-        got = curl("-G", endpoint, "--data-urlencode", f"query={query}", "-H", f"Accept: {accept}")
+        got = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "-H", f"Accept: {accept}")
         if media is None:
             assert got.status == 406 and got.media == "text/plain" and b"available:" in got.body, (query, got)
         else:
-            assert (got.status, got.media, got.body) == (200, media, oracle_bytes(store, query, media)), query
+            assert (got.status, got.media, got.body) == (200, media, oracle_bytes(sample_store, query, media)), query
 
 
-def test_unknown_spellings_are_refused_with_the_ones_known(endpoint: str) -> None:
+def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str) -> None:
     for spelling in ("html", "text/html", "rdf/json"):
-        got = curl("-G", endpoint, "--data-urlencode", f"query={SELECT}", "--data-urlencode", f"format={spelling}")
+        got = curl(
+            "-G", sample_endpoint, "--data-urlencode", f"query={SELECT}", "--data-urlencode", f"format={spelling}"
+        )
         assert got.status == 406 and b"format= takes" in got.body and b"json" in got.body, spelling
 
 
-def test_yasguis_requests(endpoint: str, store: OxigraphGraph) -> None:
+def test_yasguis_requests(sample_endpoint: str, sample_store: OxigraphGraph) -> None:
     """YASGUI (the query page's editor) POSTs a form with its own Accept headers per query form."""
     accept = {"SELECT": "application/sparql-results+json,*/*;q=0.9", "CONSTRUCT": "application/n-triples,*/*;q=0.9"}
     for form, query, media in (
         ("SELECT", SELECT, "application/sparql-results+json"),
         ("CONSTRUCT", CONSTRUCT, "application/n-triples"),
     ):
-        answer = requests.post(endpoint, data={"query": query}, headers={"Accept": accept[form]}, timeout=60)
+        answer = requests.post(sample_endpoint, data={"query": query}, headers={"Accept": accept[form]}, timeout=60)
         assert answer.status_code == 200 and answer.headers["content-type"] == media
-        assert answer.content == oracle_bytes(store, query, media)
+        assert answer.content == oracle_bytes(sample_store, query, media)

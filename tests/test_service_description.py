@@ -7,7 +7,6 @@ Turtle or JSON-LD by ``Accept``; following ``kga load``."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,10 +31,8 @@ GROUP_BY = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p"
 
 
 @pytest.fixture(scope="module")
-def endpoint(sample_store_url: str) -> Iterator[str]:
-    port = free_port()
-    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
-        yield f"http://127.0.0.1:{port}/sparql"
+def endpoint(sample_endpoint: str) -> str:
+    return sample_endpoint
 
 
 def relation_counts(store_url: str) -> dict[str, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -18,7 +17,6 @@ import pytest
 from SPARQLWrapper import JSON, POST, POSTDIRECTLY, SPARQLWrapper
 from support.servers import KGA, free_port, running
 
-from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.extras import install_command
 from loaders import load_files
@@ -78,18 +76,14 @@ def curl(*arguments: str) -> tuple[int, str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def store(sample_store_url: str) -> Iterator[OxigraphGraph]:
+def store(sample_store: OxigraphGraph) -> OxigraphGraph:
     """The same store, opened directly: the oracle."""
-    with connect(sample_store_url) as kg:
-        assert isinstance(kg, OxigraphGraph)
-        yield kg
+    return sample_store
 
 
 @pytest.fixture(scope="module")
-def endpoint(sample_store_url: str) -> Iterator[str]:
-    port = free_port()
-    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
-        yield f"http://127.0.0.1:{port}/sparql"
+def endpoint(sample_endpoint: str) -> str:
+    return sample_endpoint
 
 
 def oracle(store: OxigraphGraph, query: str, fmt: ox.QueryResultsFormat = ox.QueryResultsFormat.JSON) -> bytes:

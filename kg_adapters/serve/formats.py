@@ -52,68 +52,36 @@ class Format:
         return self.media + "; charset=utf-8" if self.media.startswith("text/") else self.media
 
 
-RESULT_FORMATS: tuple[Format, ...] = (
-    Format(
-        name="JSON",
-        media="application/sparql-results+json",
-        aliases=(
-            "application/json",
-            "application/x-sparqlstar-results+json",
-            "text/javascript",
-            "application/javascript",
-        ),
-        spellings=("json", "srj", "sparql-results+json"),
-        iri=W3C_FORMATS + "SPARQL_Results_JSON",
-    ),
-    Format(
-        name="XML",
-        media="application/sparql-results+xml",
-        aliases=("application/xml", "text/xml"),
-        spellings=("xml", "srx", "sparql-results+xml"),
-        iri=W3C_FORMATS + "SPARQL_Results_XML",
-    ),
-    Format(name="CSV", media="text/csv", spellings=("csv",), iri=W3C_FORMATS + "SPARQL_Results_CSV"),
-    Format(name="TSV", media="text/tab-separated-values", spellings=("tsv",), iri=W3C_FORMATS + "SPARQL_Results_TSV"),
-)
+def _table(*rows: tuple[str, str, str, str, str]) -> tuple[Format, ...]:
+    """Formats from rows of (pyoxigraph name, media type, W3C format name, spellings, other media
+    types), the last two space-separated."""
+    return tuple(
+        Format(
+            name=name, media=media, iri=W3C_FORMATS + w3c, spellings=tuple(spelled.split()), aliases=tuple(more.split())
+        )
+        for name, media, w3c, spelled, more in rows
+    )
+
+
+RESULT_FORMATS: tuple[Format, ...] = _table(
+    ("JSON", "application/sparql-results+json", "SPARQL_Results_JSON", "json srj sparql-results+json",
+     "application/json application/x-sparqlstar-results+json text/javascript application/javascript"),
+    ("XML", "application/sparql-results+xml", "SPARQL_Results_XML", "xml srx sparql-results+xml",
+     "application/xml text/xml"),
+    ("CSV", "text/csv", "SPARQL_Results_CSV", "csv", ""),
+    ("TSV", "text/tab-separated-values", "SPARQL_Results_TSV", "tsv", ""),
+)  # fmt: skip
 """SELECT and ASK answers; the first is the default."""
 
-GRAPH_FORMATS: tuple[Format, ...] = (
-    Format(
-        name="N_TRIPLES",
-        media="application/n-triples",
-        aliases=("text/plain",),
-        spellings=("nt", "ntriples", "n-triples"),
-        iri=W3C_FORMATS + "N-Triples",
-    ),
-    Format(
-        name="TURTLE",
-        media="text/turtle",
-        aliases=("application/turtle", "application/x-turtle"),
-        spellings=("turtle", "ttl"),
-        iri=W3C_FORMATS + "Turtle",
-    ),
-    Format(
-        name="RDF_XML",
-        media="application/rdf+xml",
-        aliases=("application/xml", "text/xml", "application/sparql-results+xml"),
-        spellings=("xml", "rdf+xml", "rdfxml", "rdf/xml", "rdf"),
-        iri=W3C_FORMATS + "RDF_XML",
-    ),
-    Format(
-        name="JSON_LD",
-        media="application/ld+json",
-        aliases=("application/json", "application/x-json+ld", "application/sparql-results+json"),
-        spellings=("json-ld", "jsonld", "json"),
-        iri=W3C_FORMATS + "JSON-LD",
-    ),
-    Format(
-        name="N3",
-        media="text/n3",
-        aliases=("text/rdf+n3", "application/n3"),
-        spellings=("n3",),
-        iri=W3C_FORMATS + "N3",
-    ),
-)
+GRAPH_FORMATS: tuple[Format, ...] = _table(
+    ("N_TRIPLES", "application/n-triples", "N-Triples", "nt ntriples n-triples", "text/plain"),
+    ("TURTLE", "text/turtle", "Turtle", "turtle ttl", "application/turtle application/x-turtle"),
+    ("RDF_XML", "application/rdf+xml", "RDF_XML", "xml rdf+xml rdfxml rdf/xml rdf",
+     "application/xml text/xml application/sparql-results+xml"),
+    ("JSON_LD", "application/ld+json", "JSON-LD", "json-ld jsonld json",
+     "application/json application/x-json+ld application/sparql-results+json"),
+    ("N3", "text/n3", "N3", "n3", "text/rdf+n3 application/n3"),
+)  # fmt: skip
 """CONSTRUCT and DESCRIBE answers (and the service description); the first is the default."""
 
 ALL_FORMATS: tuple[Format, ...] = RESULT_FORMATS + GRAPH_FORMATS
