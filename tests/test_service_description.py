@@ -18,6 +18,7 @@ from support.servers import KGA, free_port, running
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
+from kg_adapters.base import CountsRelations
 from kg_adapters.serve import service_description
 from kg_adapters.serve.formats import ALL_FORMATS
 from loaders import load_files
@@ -125,17 +126,24 @@ def test_a_remote_graph_is_described_without_statistics(endpoint: str) -> None:
     assert statistics(graph) == (None, None, {})
 
 
-def test_the_list_of_relations_is_capped(sample_store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service_description, "MAX_PARTITIONS", 5)
+def test_the_list_of_relations_is_capped(sample_store_url: str) -> None:
     counts = relation_counts(sample_store_url)
     with connect(sample_store_url) as kg:
-        stats = service_description.statistics(kg)
+        assert isinstance(kg, CountsRelations)
+        stats = kg.relation_counts(max_relations=5)
     largest = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:5]
-    assert list(stats.partitions) == largest and stats.relations == len(counts)
+    assert list(stats.per_relation) == largest and stats.relations == len(counts)
     graph = rdflib.Graph()
     for triple in service_description.describe("http://127.0.0.1:1/sparql", stats):
         graph.parse(data=str(triple) + " .", format="nt")
     assert "5 relations with the most triples" in " ".join(str(o) for o in graph.objects(None, RDFS.comment))
+
+
+def test_wrappers_pass_the_counts_on(sample_store_url: str) -> None:
+    """A cached graph (a wrapper) has the store's ability to count, and counts the same."""
+    with connect(sample_store_url) as plain, connect(sample_store_url, cache="memory") as cached:
+        assert isinstance(plain, CountsRelations) and isinstance(cached, CountsRelations)
+        assert cached.relation_counts() == plain.relation_counts()
 
 
 def test_blank_node_edges_leave_their_relations_uncounted_not_miscounted(tmp_path: Path) -> None:
@@ -151,7 +159,7 @@ def test_blank_node_edges_leave_their_relations_uncounted_not_miscounted(tmp_pat
     counts = relation_counts(url)
     with connect(url) as kg:
         stats = service_description.statistics(kg)
-    stated = dict(stats.partitions)
+    stated = dict(stats.per_relation)
     assert set(stated) == set(counts) and stats.triples == sum(counts.values()) == 7
     assert all(size == counts[relation] for relation, size in stated.items() if size is not None)
     assert stated["http://example.org/knows"] == 3 and stated["http://example.org/city"] is None
