@@ -264,6 +264,9 @@ def test_format_spellings(
         ("text/csv", "text/csv", None),
         ("text/turtle", None, "text/turtle"),
         ("*/*;q=0", None, None),
+        (",", "application/sparql-results+json", "application/n-triples"),  # names nothing: as if absent
+        ("text/csv;q=nan, text/tab-separated-values;q=inf", "text/tab-separated-values", None),
+        ("text/csv;q=oops, */*;q=0.5", "application/sparql-results+json", "application/n-triples"),
     ],
 )
 def test_accept_negotiation(
@@ -283,11 +286,12 @@ def test_accept_negotiation(
 
 
 def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str) -> None:
-    for spelling in ("html", "text/html", "rdf/json"):
+    for spelling in ("html", "text/html", "rdf/json", "é" * 5000):
         got = curl(
             "-G", sample_endpoint, "--data-urlencode", f"query={SELECT}", "--data-urlencode", f"format={spelling}"
         )
         assert got.status == 406 and b"format= takes" in got.body and b"json" in got.body, spelling
+        assert len(got.body) < 1000  # the message quotes a bounded part of what it was given
 
 
 def test_yasguis_requests(sample_endpoint: str, sample_store: OxigraphGraph) -> None:

@@ -114,11 +114,13 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
             unknown.append(value)
     if unknown:
         names = sorted({s for f in offered for s in f.spellings})
-        raise NotAcceptable(f"unknown format {unknown[0]!r} for {what}; format= takes {', '.join(names)}")
-    found = negotiate(offered, accept) if accept.strip() else offered[0]
+        raise NotAcceptable(f"unknown format {unknown[0][:80]!r} for {what}; format= takes {', '.join(names)}")
+    if not any(_media_ranges(accept)):  # no header, or nothing in it that names a media range
+        return offered[0]
+    found = negotiate(offered, accept)
     if found is None:
         available = ", ".join(f.media for f in offered)
-        raise NotAcceptable(f"cannot answer {what} in {accept.strip()!r}; available: {available}")
+        raise NotAcceptable(f"cannot answer {what} in {accept.strip()[:200]!r}; available: {available}")
     return found
 
 
