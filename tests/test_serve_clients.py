@@ -251,7 +251,14 @@ def test_format_spellings(
         ("text/plain", None, "application/n-triples"),
         ("text/rdf+n3", None, "text/n3"),
         ("application/x-turtle;charset=utf-8", None, "text/turtle"),
-        ("application/sparql-results+json,*/*;q=0.9", "application/sparql-results+json", "application/ld+json"),
+        ("application/sparql-results+json,*/*;q=0.9", "application/sparql-results+json", "application/n-triples"),
+        ("application/sparql-results+json", "application/sparql-results+json", "application/ld+json"),
+        # our own sparql+http client: JSON where it can, else the N-Triples it names
+        (
+            "application/sparql-results+json, application/n-triples;q=0.5",
+            "application/sparql-results+json",
+            "application/n-triples",
+        ),
         ("application/n-triples,*/*;q=0.9", "application/sparql-results+json", "application/n-triples"),  # YASGUI
         (
             "application/sparql-results+xml, application/rdf+xml",

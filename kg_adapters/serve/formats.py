@@ -20,8 +20,9 @@ Clients ask in two ways, and this module takes both as they are sent:
   refused (406), as is an ``Accept`` that nothing offered satisfies.
 
 ``xml`` means SPARQL XML for a SELECT and RDF/XML for a CONSTRUCT, ``json`` SPARQL JSON or JSON-LD,
-whether spelled or asked by media type: rdflib's SPARQLStore set to ``json`` asks for a CONSTRUCT
-answer as ``application/sparql-results+json``, and parses the JSON-LD it gets.
+whether spelled or asked by media type -- the latter only as a last resort, when no graph format is
+acceptable (:data:`LAST_RESORT`): rdflib's SPARQLStore set to ``json`` asks for a CONSTRUCT answer as
+``application/sparql-results+json`` alone, and parses the JSON-LD it gets.
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ GRAPH_FORMATS: tuple[Format, ...] = _table(
     ("N_TRIPLES", "application/n-triples", "N-Triples", "nt ntriples n-triples", "text/plain"),
     ("TURTLE", "text/turtle", "Turtle", "turtle ttl", "application/turtle application/x-turtle"),
     ("RDF_XML", "application/rdf+xml", "RDF_XML", "xml rdf+xml rdfxml rdf/xml rdf",
-     "application/xml text/xml application/sparql-results+xml"),
+     "application/xml text/xml"),
     ("JSON_LD", "application/ld+json", "JSON-LD", "json-ld jsonld json",
-     "application/json application/x-json+ld application/sparql-results+json"),
+     "application/json application/x-json+ld"),
     ("N3", "text/n3", "N3", "n3", "text/rdf+n3 application/n3"),
 )  # fmt: skip
 """CONSTRUCT and DESCRIBE answers (and the service description); the first is the default."""
@@ -124,9 +125,26 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
     return found
 
 
+LAST_RESORT = {
+    "application/sparql-results+json": "application/ld+json",
+    "application/sparql-results+xml": "application/rdf+xml",
+}
+"""What a request naming only results formats gets for a graph: the same syntax family, which is what
+rdflib's SPARQLStore set to ``json`` parses. Only when nothing named is a graph format: a client that
+also names one (ours asks ``application/sparql-results+json, application/n-triples;q=0.5``) gets it."""
+
+
 def negotiate(offered: Sequence[Format], accept: str) -> Format | None:
-    """The format of ``offered`` the ``Accept`` header weighs highest, None when it refuses them all."""
+    """The format of ``offered`` the ``Accept`` header weighs highest, None when it refuses them all
+    (after reading SPARQL JSON/XML as JSON-LD/RDF-XML where nothing else fits: :data:`LAST_RESORT`)."""
     ranges = list(_media_ranges(accept))
+    chosen = _best(offered, ranges)
+    if chosen is None and any(media in LAST_RESORT for media, _, _ in ranges):
+        chosen = _best(offered, [(LAST_RESORT.get(media, media), q, position) for media, q, position in ranges])
+    return chosen
+
+
+def _best(offered: Sequence[Format], ranges: list[tuple[str, float, int]]) -> Format | None:
     best: tuple[float, int, int, int] | None = None
     chosen: Format | None = None
     for order, candidate in enumerate(offered):
