@@ -12,7 +12,7 @@ from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 from typing import Literal as TypingLiteral
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -219,6 +219,18 @@ class RelationFilterable(Protocol):
         Raises:
             InvalidTermError: any other value.
         """
+        ...
+
+
+@runtime_checkable
+class CountsRelations(Protocol):
+    """A graph that knows its size without scanning it (from an index, or because it is small): the
+    statistics a SPARQL service description gives (``kga serve``)."""
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """Triples of the default graph, its number of relations and the triples of the
+        ``max_relations`` largest (full IRIs); what is not known cheaply is left out, never counted
+        by a scan of a large graph."""
         ...
 
 

@@ -20,6 +20,7 @@ from typing import IO, Any, ClassVar, TypeVar, cast
 
 from kg_adapters.base import (
     ClosesOnExit,
+    CountsRelations,
     Direction,
     EmbeddedSparql,
     Ids,
@@ -32,7 +33,7 @@ from kg_adapters.base import (
     WritableGraph,
 )
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 __all__ = [
     "CAPABILITIES",
@@ -41,6 +42,7 @@ __all__ = [
     "ForwardsEmbeddedSparql",
     "ForwardsProfileDetection",
     "ForwardsQuery",
+    "ForwardsRelationCounts",
     "ForwardsRelationFilter",
     "ForwardsWriting",
 ]
@@ -115,12 +117,20 @@ class ForwardsWriting(ForwardingMixin):
         cast(WritableGraph, self.inner).load(path, format=format)
 
 
+class ForwardsRelationCounts(ForwardingMixin):
+    """:class:`CountsRelations`, forwarded."""
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        return cast(CountsRelations, self.inner).relation_counts(max_relations=max_relations)
+
+
 CAPABILITIES: tuple[tuple[type, type[ForwardingMixin]], ...] = (
     (SparqlQueryable, ForwardsQuery),
     (EmbeddedSparql, ForwardsEmbeddedSparql),
     (ProfileDetecting, ForwardsProfileDetection),
     (RelationFilterable, ForwardsRelationFilter),
     (WritableGraph, ForwardsWriting),
+    (CountsRelations, ForwardsRelationCounts),
 )
 """Each optional ability (a runtime-checkable Protocol) and the mixin that forwards it."""
 
