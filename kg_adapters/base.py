@@ -14,7 +14,7 @@ from typing import IO, Any, Concatenate, ParamSpec, Protocol, SupportsIndex, Typ
 from typing import Literal as TypingLiteral
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -289,6 +289,18 @@ class HoldsConnection:
             f"a {type(self).__name__} holds an open store or connection and cannot be pickled; "
             "give the other process its URL and connect() there"
         )
+
+
+@runtime_checkable
+class CountsRelations(Protocol):
+    """A graph that knows its size without scanning it (from an index, or because it is small): the
+    statistics a SPARQL service description gives (``kga serve``)."""
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """Triples of the default graph, its number of relations and the triples of the
+        ``max_relations`` largest (full IRIs); what is not known cheaply is left out, never counted
+        by a scan of a large graph."""
+        ...
 
 
 class _Closable(Protocol):

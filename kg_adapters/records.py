@@ -146,6 +146,19 @@ class Entity:
     description: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GraphCounts:
+    """The size of a graph's default graph as far as it is known without scanning it (what a SPARQL
+    service description states in VoID); None or empty where it is not known."""
+
+    triples: int | None = None
+    relations: int | None = None
+    """How many distinct relations (predicates) it has."""
+    per_relation: tuple[tuple[str, int | None], ...] = ()
+    """(relation IRI, its triples, or None where not known), the largest first; possibly only the
+    largest few (``relations`` tells how many there are)."""
+
+
 class PathResult(list[Path]):
     """Paths answered by ``paths``/``shortest_paths``; ``truncated`` is True when a budget cut
     the answer short, so an incomplete answer is never mistaken for a complete one.

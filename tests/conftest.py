@@ -4,7 +4,9 @@ enough for CI, and the location of the shared benchmark data (``../shared/data``
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -14,6 +16,9 @@ from loaders import load_files
 
 pytest_plugins = ("support.toy_kg",)
 """The toy graphs' fixtures (``toy_kg``, ``sample_kg``, ``wikidata_toy_kg``) for every test module."""
+
+if TYPE_CHECKING:
+    from kg_adapters.backends.oxigraph import OxigraphGraph
 
 settings.register_profile(
     "kga",
@@ -67,3 +72,24 @@ def virtuoso(
 ) -> VirtuosoServer:
     """A throwaway Virtuoso on loopback holding the module's ``graph_file``."""
     return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
+
+
+@pytest.fixture(scope="module")
+def sample_store(sample_store_url: str) -> Iterator[OxigraphGraph]:
+    """The sample store opened directly: the oracle for a server answering from it."""
+    from kg_adapters import connect
+    from kg_adapters.backends.oxigraph import OxigraphGraph
+
+    with connect(sample_store_url) as kg:
+        assert isinstance(kg, OxigraphGraph)
+        yield kg
+
+
+@pytest.fixture(scope="module")
+def sample_endpoint(sample_store_url: str) -> Iterator[str]:
+    """A real ``kga serve`` process on the sample store (one per test module); its ``/sparql`` URL."""
+    from support.servers import free_port, running
+
+    port = free_port()
+    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
+        yield f"http://127.0.0.1:{port}/sparql"

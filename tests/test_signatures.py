@@ -21,6 +21,7 @@ import pytest
 
 from kg_adapters import algorithms, connect
 from kg_adapters.base import (
+    CountsRelations,
     EmbeddedSparql,
     KnowledgeGraph,
     ProfileDetecting,
@@ -49,6 +50,7 @@ OPERATIONS = (
 )
 ABILITIES: dict[str, Callable[..., Any]] = {
     "query": SparqlQueryable.query,
+    "relation_counts": CountsRelations.relation_counts,
     "reader_url": EmbeddedSparql.reader_url,
     "sparql_rows": EmbeddedSparql.sparql_rows,
     "sparql_write": EmbeddedSparql.sparql_write,

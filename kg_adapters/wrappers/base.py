@@ -5,7 +5,8 @@ overrides only what it changes. Its forwarders take their signatures from the Pr
 (:func:`~kg_adapters.base.forwards`), so an operation's options are written once, in ``base.py``.
 
 The optional abilities (:data:`ABILITIES`: ``query``, the embedded store's ``reader_url``/``sparql_rows``/
-``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``, ``native_walks``) are
+``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``, ``native_walks``,
+``relation_counts``) are
 forwarded too, but only when ``inner`` has them:
 ``isinstance(wrapper, SparqlQueryable)`` must answer what ``isinstance(inner, SparqlQueryable)``
 answers, and the runtime-checkable Protocols look only at which attributes exist. So a wrapper puts
@@ -24,6 +25,7 @@ from typing import IO, Any, cast
 
 from kg_adapters.base import (
     ClosesOnExit,
+    CountsRelations,
     EmbeddedSparql,
     Ids,
     KnowledgeGraph,
@@ -35,7 +37,7 @@ from kg_adapters.base import (
     forwards,
 )
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 __all__ = ["ABILITIES", "DelegatingGraph", "abilities_of"]
 
@@ -46,6 +48,7 @@ ABILITIES: tuple[tuple[type, tuple[str, ...]], ...] = (
     (RelationFilterable, ("use_relation_filter",)),
     (WritableGraph, ("add", "load")),
     (NativeWalks, ("native_walks",)),
+    (CountsRelations, ("relation_counts",)),
 )
 """Each optional ability (a runtime-checkable Protocol) and the attributes that make it up."""
 
@@ -180,6 +183,10 @@ class DelegatingGraph(ClosesOnExit):
         """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
         self._calling("query", [sparql])
         cast(EmbeddedSparql, self.inner).sparql_write(sparql, output, **options)
+
+    def _relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """:class:`CountsRelations`, forwarded."""
+        return cast(CountsRelations, self.inner).relation_counts(max_relations=max_relations)
 
     def _detect_profile(self) -> Profile:
         """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""
