@@ -43,17 +43,18 @@ from tqdm import tqdm
 import kg_adapters
 from kg_adapters import store_layout
 from kg_adapters.algorithms import HopBatch, canonical_ids, check_relations, k_hop_walk
-from kg_adapters.backends import traversal_index
-from kg_adapters.backends.oxigraph import rebuild_label_index
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget, check_direction
+from kg_adapters.base import Direction, KnowledgeGraph, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
+from kg_adapters.index import build as index_build
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.rdf_io import to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
-from loaders.core import exclusive_load_lock, release_frames, resolved_store
+from kg_adapters.store_build import rebuild_label_index
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
+from loaders.core import release_frames
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
 DEFAULT_BATCH_SIZE = 500
@@ -138,7 +139,7 @@ def extract_subgraph(
     try:
         url = _public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
-        target = resolved_store(store)
+        target = store_layout.resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
         with _locked(target):
             record = _finished_record(target, plan.arguments)
@@ -170,7 +171,7 @@ def _locked(target: Path) -> Iterator[None]:
     """The store's lock (shared with ``kga load``), its failures as :class:`ExtractError`."""
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(exclusive_load_lock(target))
+            stack.enter_context(store_layout.exclusive_load_lock(target))
         except OSError as exc:
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc
         except LoadError as exc:
@@ -201,11 +202,11 @@ def _plan(
     max_edges: int | None,
     batch_size: int,
 ) -> _Plan:
-    depth = check_budget(hops, "hops", required=True)
+    depth = check_count(hops, "hops", required=True)
     assert depth is not None
     walk = check_direction(direction)
-    limit = check_budget(max_edges, "max_edges")
-    size = check_budget(batch_size, "batch_size", minimum=1)
+    limit = check_count(max_edges, "max_edges")
+    size = check_count(batch_size, "batch_size", minimum=1)
     seed_ids = canonical_ids(kg, seeds)
     if not seed_ids:
         raise InvalidTermError("give at least one seed id")
@@ -545,7 +546,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
     tmp = store_layout.new_temp_dir(target)
     try:
         oxstore = ox.Store(str(tmp / store_layout.DATA_DIR))
-        collector = traversal_index.TripleCollector()  # the index is written from what goes in
+        collector = index_build.TripleCollector()  # the index is written from what goes in
         batch: list[ox.Quad] = []
         for row in state.triples():
             batch.append(_quad(row, profile))
@@ -558,7 +559,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
-        traversal_index.build_index(oxstore, tmp, profile, collected=collector)
+        index_build.build_index(oxstore, tmp, profile, collected=collector)
         del oxstore, collector
         gc.collect()  # close the database before the manifest marks it complete and it is renamed
         record = {

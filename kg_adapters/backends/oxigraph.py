@@ -13,24 +13,30 @@ import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
+from typing import Literal as TypingLiteral
+from urllib.parse import quote
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES, Row, SparqlGraph, Term
-from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph
+from kg_adapters.base import DIRECTIONS, Direction, Ids, SparqlRunner, as_id_list, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
-from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, GraphCounts, Literal, Node, PathResult
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
+from kg_adapters.store_build import rebuild_label_index, store_label_rows, store_relation_rows
+from kg_adapters.terms import Term
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
-    from kg_adapters.backends.traversal_index import TraversalIndex
-    from kg_adapters.backends.traversal_walks import Hops, IndexIds
+    from kg_adapters.index.hops import Hops
+    from kg_adapters.index.ids import IndexIds
+    from kg_adapters.index.read import TraversalIndex
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
@@ -47,59 +53,6 @@ def _flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidTermError(f"option {name} must be true or false, got {value!r:.40}")
     return value
-
-
-def rebuild_label_index(store: ox.Store, index_path: str) -> int:
-    """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
-    relation index (``relations.sqlite``) beside it."""
-    from kg_adapters.label_index import LabelIndex  # sqlite3: only when a name index is used
-    from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
-
-    index = LabelIndex(index_path)
-    try:
-        index.clear()
-        count = index.add(store_label_rows(store))
-    finally:
-        index.close()
-    relations = RelationIndex(str(Path(index_path).with_name(RELATIONS_FILE)))
-    try:
-        relations.clear()
-        relations.add(store_relation_rows(store, INDEXED_LABEL_PREDICATES))
-    finally:
-        relations.close()
-    return count
-
-
-def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
-    """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
-    distinct predicates (one scan inside Oxigraph), each labelled from the store's label triples as
-    its rows are written (a Wikidata store's property labels in every language are never all held)."""
-    from kg_adapters.relation_index import relation_rows
-
-    def labels_of(subject: str) -> Iterator[tuple[str, str]]:
-        for predicate in label_predicates:
-            for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None):
-                if type(quad.object) is _Literal:
-                    yield str(quad.object.value), str(quad.object.language or "")
-
-    try:
-        solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
-        assert isinstance(solutions, ox.QuerySolutions)
-        relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
-        yield from relation_rows(relations, labels_of)
-    except OSError as exc:
-        raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
-
-
-def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:
-    """(iri, label, lang) of every indexed label triple of the default graph (the graph every
-    operation reads; named graphs such as a RoG dataset's per-question copies are not indexed again),
-    read straight from the store's index (about 3x faster than the equivalent SELECT on millions of names)."""
-    for predicate in INDEXED_LABEL_PREDICATES:
-        for quad in store.quads_for_pattern(None, _NamedNode(predicate), None, graph_name=ox.DefaultGraph()):
-            subject, label = quad.subject, quad.object
-            if type(subject) is _NamedNode and type(label) is _Literal:
-                yield str(subject.value), str(label.value), str(label.language or "")
 
 
 def select_rows(store: ox.Store, query: str) -> list[Row]:
@@ -125,8 +78,14 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
+SMALL_STORE = 200_000
+"""Triples up to which a store without a traversal index counts its relations by a query."""
+
+
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
+
+    native_walks: TypingLiteral[True] = True  # NativeWalks: paths, shortest_paths, subgraph walk the traversal index
 
     values_chunk = 2000
     direct_lookup_max = 64
@@ -144,6 +103,7 @@ class OxigraphGraph(SparqlGraph):
         self._traversal: TraversalIndex | None = None
         self._use_index = index
         self._relation_full: dict[str, str] = {}
+        self._relation_counts: tuple[int, list[tuple[str, int | None]]] | None = None
         self._ids: IndexIds | None = None
         self._oxigraph: ox.Store | None = None
         self._oxigraph_lock = threading.Lock()
@@ -202,11 +162,11 @@ class OxigraphGraph(SparqlGraph):
         except OSError as exc:
             raise StoreNotFound(f"cannot open the Oxigraph store at {self.path}: {exc}") from exc
 
-    # -- the traversal index (kg_adapters.backends.traversal_index) --------------------------------
+    # -- the traversal index (kg_adapters.index) ---------------------------------------------------
     def _open_traversal_index(self) -> None:
         if self._version is None or not (self._version.directory / store_layout.TRAVERSAL).is_dir():
             return
-        from kg_adapters.backends.traversal_index import open_index  # numpy: only for indexed stores
+        from kg_adapters.index.read import open_index  # numpy: only for indexed stores
 
         self._traversal = open_index(self._version.directory)
 
@@ -219,7 +179,7 @@ class OxigraphGraph(SparqlGraph):
         """The line telling how to add a traversal index, for an on-disk store without one."""
         if self.path is None or self._traversal is not None or not self._use_index:
             return None
-        from kg_adapters.backends.traversal_index import add_hint
+        from kg_adapters.index.layout import add_hint
 
         return add_hint(self.path)
 
@@ -267,9 +227,9 @@ class OxigraphGraph(SparqlGraph):
         """The id memo of ``index`` under the current profile (a new one after either changes)."""
         ids = self._ids
         if ids is None or ids.index is not index or ids.profile is not self._profile:
-            import kg_adapters.backends.traversal_walks as walks  # (no fromlist: cheap once imported)
+            import kg_adapters.index.ids as index_ids  # (no fromlist: cheap once imported)
 
-            ids = self._ids = walks.IndexIds(index, self._profile)
+            ids = self._ids = index_ids.IndexIds(index, self._profile)
         return ids
 
     def _remembered_ids(self) -> IndexIds | None:
@@ -287,11 +247,11 @@ class OxigraphGraph(SparqlGraph):
         return memo
 
     def _hops(self, index: TraversalIndex) -> Hops:
-        from kg_adapters.backends.traversal_walks import Hops
+        from kg_adapters.index.hops import Hops
 
         return Hops(index, index.literals)
 
-    def _indexed_edges(
+    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
         self,
         index: TraversalIndex,
         side: Direction,
@@ -302,7 +262,8 @@ class OxigraphGraph(SparqlGraph):
         result: dict[str, list[Edge]],
     ) -> None:
         """``_collect_edges`` from the index (literal objects included); blank-node ends from Oxigraph."""
-        from kg_adapters.backends.traversal_walks import Hops, make_edge
+        from kg_adapters.index.hops import Hops
+        from kg_adapters.index.records import make_edge
 
         known = [(canonical_of[full], index.number(canonical_of[full])) for full in iris]
         present = [(node, number) for node, number in known if number is not None]
@@ -405,7 +366,7 @@ class OxigraphGraph(SparqlGraph):
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            limit = check_count(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
             spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
             if not any(spelling.startswith("_:") for spelling in spellings):
                 return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
@@ -428,7 +389,7 @@ class OxigraphGraph(SparqlGraph):
         limit: int | None,
         literals: bool,
     ) -> dict[str, list[Edge]]:
-        import kg_adapters.backends.traversal_walks as walks
+        import kg_adapters.index.neighbors as walks
 
         memo = self._index_ids(index)
         canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
@@ -477,7 +438,7 @@ class OxigraphGraph(SparqlGraph):
     def _indexed_relations(
         self, index: TraversalIndex, spellings: list[str], direction: Direction
     ) -> dict[str, list[str]]:
-        import kg_adapters.backends.traversal_walks as walks
+        import kg_adapters.index.neighbors as walks
 
         memo = self._index_ids(index)
         canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
@@ -503,7 +464,7 @@ class OxigraphGraph(SparqlGraph):
         if index is None:
             yield from super()._relation_pairs(side, iris)
             return
-        from kg_adapters.backends.traversal_walks import node_relations
+        from kg_adapters.index.neighbors import node_relations
 
         canonical = self._profile.entity_id
         for full in iris:
@@ -512,7 +473,7 @@ class OxigraphGraph(SparqlGraph):
                 for r in sorted(node_relations(index, number, side)):
                     yield full, index.relations[r]
 
-    # -- walks on the index (kg_adapters.backends.traversal_walks); else the generic algorithms ----
+    # -- walks on the index (kg_adapters.index); else the generic algorithms -----------------------
     def paths(
         self,
         starts: Ids,
@@ -560,7 +521,7 @@ class OxigraphGraph(SparqlGraph):
         index = self._walk_index()
         if index is None:
             return super().shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
-        from kg_adapters.backends import traversal_walks
+        from kg_adapters.index import shortest
 
         self._check_open()
         source_ids, target_ids, hops, limit = shortest_path_arguments(
@@ -570,7 +531,7 @@ class OxigraphGraph(SparqlGraph):
         number = {node: ids.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
         pairs = [(s, t, number[s], number[t]) for s in source_ids for t in target_ids]
         mask = self._visible_mask(index, layer=True)
-        return traversal_walks.shortest_paths(self._hops(index), pairs, hops, direction, limit, mask)
+        return shortest.shortest_paths(self._hops(index), pairs, hops, direction, limit, mask)
 
     def subgraph(
         self,
@@ -584,7 +545,7 @@ class OxigraphGraph(SparqlGraph):
         index = self._walk_index()
         if index is None:
             return super().subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
-        from kg_adapters.backends import traversal_walks
+        from kg_adapters.index import subgraph
 
         self._check_open()
         memo = self._index_ids(index)
@@ -597,7 +558,7 @@ class OxigraphGraph(SparqlGraph):
             profile = self._profile
             mask = self._named_mask(index, [profile.relation_id(profile.relation_iri(r)) for r in relations])
         numbers = list(map(memo.number, seed_ids))
-        return traversal_walks.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth, direction, mask, limit)
+        return subgraph.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth, direction, mask, limit)
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
@@ -705,6 +666,7 @@ class OxigraphGraph(SparqlGraph):
             raise InvalidTermError("the query must be a string")
         if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
             raise InvalidTermError(f"max_rows must be an integer >= 0, got {max_rows!r}")
+        answer: Any = None
         try:
             answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
@@ -730,6 +692,73 @@ class OxigraphGraph(SparqlGraph):
             raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
+
+    # -- EmbeddedSparql: a server runs others' queries in a worker process it can stop ---------------
+    def reader_url(self) -> str | None:
+        """The store's URL for a reader in another process (its traversal index unused: SPARQL only)."""
+        if self.path is None or self.write:
+            return None
+        return "oxigraph://" + quote(str(Path(self.path).absolute())) + "?index=false"
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            rows: list[dict[str, Node | bool]] = runner(
+                source, "sparql_rows", {"sparql": sparql, "max_rows": max_rows}, None
+            )
+            return rows
+        return self.query(sparql, max_rows=max_rows)
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            arguments = {
+                "sparql": sparql,
+                "format": format,
+                "default_graphs": tuple(default_graphs),
+                "named_graphs": tuple(named_graphs),
+            }
+            runner(source, "sparql_write", arguments, output)
+            return
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        options: dict[str, Any] = {}
+        try:
+            if default_graphs:
+                options["default_graph"] = [_NamedNode(graph) for graph in default_graphs]
+            if named_graphs:
+                options["named_graphs"] = [_NamedNode(graph) for graph in named_graphs]
+        except (TypeError, ValueError) as exc:
+            raise InvalidTermError(f"dataset graphs must be absolute IRIs: {exc}") from exc
+        answer: Any = None
+        try:
+            answer = self._store.query(expand_dotted_prefixed_names(sparql), **options)
+            kind = ox.RdfFormat if isinstance(answer, ox.QueryTriples) else ox.QueryResultsFormat
+            written = getattr(kind, format, None) if format.isupper() else None
+            if not isinstance(written, kind):
+                form = "CONSTRUCT/DESCRIBE" if kind is ox.RdfFormat else "SELECT/ASK"
+                raise QueryError(f"{format!r} is no format for a {form} answer")
+            answer.serialize(output, written)
+        except (SyntaxError, ValueError) as exc:
+            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
 
     def _open_label_index(self) -> LabelIndex:
         from kg_adapters.label_index import LabelIndex  # sqlite3: only when search() needs it
@@ -797,12 +826,50 @@ class OxigraphGraph(SparqlGraph):
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
             if self._traversal is not None:
-                from kg_adapters.backends.traversal_index import build_index
+                from kg_adapters.index.build import build_index
 
                 self._traversal.close()
                 self._traversal = None
                 build_index(self._store, self._version.directory, get_profile(self.manifest.get("profile", "generic")))
                 self._open_traversal_index()
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """The default graph's size from the traversal index (one pass over its arrays, kept for the
+        life of this read-only graph: a store version never changes); without an index, by one
+        ``GROUP BY`` query when the store holds at most SMALL_STORE triples, else nothing."""
+        from kg_adapters.budgets import check_count
+
+        check_count(max_relations, "max_relations", required=True)
+        self._check_open()
+        counted = self._relation_counts
+        if counted is None:
+            if self._traversal is not None:
+                from kg_adapters.index.counts import relation_counts
+
+                counted = relation_counts(self._traversal)
+            else:
+                counted = self._relation_counts_by_query()
+            if not self.write:
+                self._relation_counts = counted
+        if counted is None:
+            return GraphCounts()
+        triples, per_relation = counted
+        return GraphCounts(
+            triples=triples, relations=len(per_relation), per_relation=tuple(per_relation[:max_relations])
+        )
+
+    def _relation_counts_by_query(self) -> tuple[int, list[tuple[str, int | None]]] | None:
+        size = self.manifest.get("triples") if self._version is not None else len(self._store)
+        if not isinstance(size, int) or size > SMALL_STORE:
+            return None
+        try:
+            solutions = self._store.query("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")
+            assert isinstance(solutions, ox.QuerySolutions)
+            rows: list[tuple[str, int | None]] = [(str(row["p"].value), int(row["n"].value)) for row in solutions]
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed counting relations: {exc}") from exc
+        rows.sort(key=lambda row: (-(row[1] or 0), row[0]))
+        return sum(n or 0 for _, n in rows), rows
 
     def _check_writable(self) -> None:
         self._check_open()
