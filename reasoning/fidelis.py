@@ -15,15 +15,20 @@ already entails the answer, and the search stops at the first verified path(s).
 
 Choices where the paper is vague or needs an LLM:
 
+* Scores are read in the scorer's calibrated units (:meth:`reasoning.relevance.Judge.calibrated`: 0 for
+  an unrelated text, 1 for one stating every keyword), so sums, ``alpha`` and ``verify_threshold`` mean
+  the same on every scorer's scale.
 * A path's score is the sum of its step scores; ``sim`` of a step is the scorer on the step's
   relation words and entity name; the neighbourhood term is the best-scoring relation name around
   the step's entity.
 * Offline, the beam is the top ``beam_width`` candidates by score, and a path is verified when the
-  scorer, on that path's words alone, scores the keywords at least ``verify_threshold`` (0.9: with
-  BM25 that means nearly every keyword is stated by the path). An LLM verification reply naming no
-  path and not saying "none" is malformed and falls back to this check.
-* When no path is verified within ``max_depth`` steps, the answer rests on the paths (of any depth)
-  that came closest to verification, shortest first; ``details["verified"]`` says which case held.
+  scorer, on the words of that path's relations alone, scores the keywords at least
+  ``verify_threshold`` (0.9: with BM25 that means nearly every keyword is stated by the path); a scorer
+  that declares no calibration verifies nothing offline (its scores have no level to meet). An LLM
+  verification reply naming no path and not saying "none" is malformed and falls back to this check.
+* When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
+  depth) that came closest to verification, scored together, less a cost per extra hop
+  (:func:`reasoning.relevance.path_cost`), shortest first; ``details["verified"]`` says which case held.
 * The answer is the end entities of the verified paths, best first; each cites its path.
 """
 
@@ -51,8 +56,10 @@ from reasoning.grounding import (
     parse_numbers,
     ranked,
     relation_phrase,
+    relation_terms,
     start,
 )
+from reasoning.relevance import Judge, calibration, path_cost
 from reasoning.scorers import tokens
 from reasoning.text import node_text, parse_list
 
@@ -164,19 +171,19 @@ class FiDeLiS(KGReasoner):
     def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
-        relation_scores = run.scorer.score(query, [relation_phrase(rel, names) for rel in relations])
+        judge = Judge(run.scorer, query)
+        relation_scores = judge.scores([relation_phrase(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
-        similarity = run.scorer.score(query, texts)
+        similarity = judge.calibrated(judge.scores(texts))
         shortlist = ranked(similarity, self.candidates * 2)
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
         fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
-        vocabulary_scores = dict(
-            zip(vocabulary, run.scorer.score(query, [relation_phrase(r, names) for r in vocabulary]), strict=True)
-        )
+        around_scores = judge.calibrated(judge.scores([relation_phrase(r, names) for r in vocabulary]))
+        vocabulary_scores = dict(zip(vocabulary, around_scores, strict=True))
         scored = []
         for i in shortlist:
             step = kept[i]
@@ -212,17 +219,20 @@ class FiDeLiS(KGReasoner):
                 return [beam[i] for i in picks]
             if reply is not None and re.search(r"\bnone\b", reply, re.I):
                 return []
+        if calibration(run.scorer) is None:
+            return []
         entailment = self._entailment(run, query, beam, names, entailed)
         return [path for path, score in zip(beam, entailment, strict=True) if score >= self.verify_threshold]
 
     def _entailment(
         self, run: Run, query: str, paths: list[Beam], names: Names, entailed: dict[Chain, float]
     ) -> list[float]:
-        """How fully each path, read alone, states the keywords (the offline verifier); each chain is
-        scored once per question (``entailed``), though verification and the fallback both ask."""
+        """How fully each path's relations, read alone, state the keywords, in the scorer's declared units
+        (the offline verifier); each chain is scored once per question (``entailed``)."""
+        judge = Judge(run.scorer, query)
         for path in paths:
             if path.chain not in entailed:
-                entailed[path.chain] = run.scorer.score(query, [run.terms(path.chain, names)])[0]
+                entailed[path.chain] = judge.calibrated(judge.scores([relation_terms(path.chain, names)]))[0]
         return [entailed[path.chain] for path in paths]
 
     def _closest(
@@ -231,11 +241,16 @@ class FiDeLiS(KGReasoner):
         """Without a verified path: the explored paths closest to verification, shortest first."""
         if not explored:
             return []
-        entailment = self._entailment(run, query, explored, names, entailed)
-        best = max(entailment)
-        if best <= 0.0:
+        if calibration(run.scorer) is not None:
+            entailment = self._entailment(run, query, explored, names, entailed)
+        else:  # no declared levels: the paths compare only when scored together
+            judge = Judge(run.scorer, query)
+            entailment = judge.calibrated(judge.scores([relation_terms(path.chain, names) for path in explored]))
+        if max(entailment) <= 0.0:
             return []
-        top = [path for path, score in zip(explored, entailment, strict=True) if score >= best - 1e-9]
+        levels = [score - path_cost(len(path.chain)) for path, score in zip(explored, entailment, strict=True)]
+        best = max(levels)
+        top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]
         shortest = min(len(path.chain) for path in top)
         return sorted((path for path in top if len(path.chain) == shortest), key=lambda path: -path.score)
 

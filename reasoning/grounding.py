@@ -16,6 +16,7 @@ from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
+from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
 from reasoning.text import node_text, node_value, parse_list, schema_relations
 
@@ -184,17 +185,34 @@ def chain_text(chain: Chain, names: Mapping[str, str]) -> str:
     return " ".join(sentence(edge, names) for edge in chain)
 
 
+def distinct_words(text: str) -> str:
+    """The words of ``text`` as written (lower-cased), each stem once: a text repeating a relevant word
+    is no more relevant, and a sentence encoder reads words, not stems."""
+    kept: dict[str, str] = {}
+    for word in _WORD.findall(text.lower()):
+        for token in tokens(word):
+            kept.setdefault(token, word)
+    return " ".join(kept.values())
+
+
 def chain_terms(chain: Chain, names: Mapping[str, str]) -> str:
-    """A chain's distinct tokens, for scoring: a chain repeating a relevant word is no more relevant."""
-    return " ".join(dict.fromkeys(tokens(chain_text(chain, names))))
+    """A chain's distinct words, for scoring (:func:`distinct_words`)."""
+    return distinct_words(chain_text(chain, names))
 
 
 def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
     """The distinct words of what a chain states, not whom it names: its relations, and the text
-    of its ``(entity, is, description)`` facts."""
+    of its ``(entity, is, description)`` facts. Every fact along one relation path reads the same, so
+    its answers tie and are judged by what the path asks, not by how their names sound."""
     words = [relation_phrase(edge.relation, names) for edge in chain]
     words += [edge.tail.value for edge in chain if edge.relation == DESCRIBED_AS and isinstance(edge.tail, Literal)]
-    return " ".join(dict.fromkeys(tokens(" ".join(words))))
+    return distinct_words(" ".join(words))
+
+
+def path_levels(judge: Judge, scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
+    """Each fact's score in the judge's calibrated units less the cost of its chain's length
+    (:func:`reasoning.relevance.path_cost`): a longer chain must state the question better to win."""
+    return [level - path_cost(len(fact.chain)) for level, fact in zip(judge.calibrated(scores), facts, strict=True)]
 
 
 class Names(dict[str, str]):

@@ -66,11 +66,13 @@ from reasoning.grounding import (
     other_end,
     parse_numbers,
     parse_verdict,
+    path_levels,
     ranked,
     relation_phrase,
     relation_terms,
     start,
 )
+from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import node_text
 
@@ -144,7 +146,7 @@ class R3(KGReasoner):
             return self._match_preferences(run, question)
         anchors = link_entities(run, question)
         claim = is_claim(question)
-        names = Names()
+        names = fetch_names([run.kg, *run.extra_kgs], anchors, Names())
         axioms: list[str] = []
         outcome = _Outcome(answered=False)
         for _ in range(self.max_axioms if run.llm is not None else 1):
@@ -183,6 +185,7 @@ class R3(KGReasoner):
             if user is not None and user not in reached:
                 reached[user] = (user, ())
                 frontier.append(user)
+        judge = Judge(run.scorer, focus(question, axiom), [names.get(anchor, anchor) for anchor in anchors])
         pool: dict[Edge, Fact] = {}
         visited: set[str] = set()
         outcome = _Outcome(answered=False)
@@ -191,7 +194,7 @@ class R3(KGReasoner):
                 break
             visited.update(frontier)
             new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.edge not in pool]
-            fresh = self._prune(run, question, axiom, new, names)
+            fresh = self._prune(run, judge, axiom, new, names)
             for fact in fresh:
                 pool[fact.edge] = fact
                 if isinstance(fact.end, str):
@@ -199,7 +202,7 @@ class R3(KGReasoner):
             final = depth == self.max_depth - 1
             facts = list(pool.values())
             step = _State(facts=facts, fresh={fact.edge for fact in fresh}, visited=visited, anchors=anchors)
-            outcome = self._step(run, question, axiom, step, names, claim, final=final)
+            outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
             frontier = [node for node in outcome.expand if node not in visited][: self.breadth]
@@ -224,11 +227,13 @@ class R3(KGReasoner):
         fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
         return facts
 
-    def _prune(self, run: Run, question: Question, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
-        """The ``top_k`` facts most similar to the axiom, plus the LLM's picks among the next ones."""
+    def _prune(self, run: Run, judge: Judge, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
+        """The ``top_k`` facts whose chains' relations are most similar to the question and axiom (names
+        left out: they say whom a fact is about, not what it states), plus the LLM's picks among the next
+        ones."""
         if not facts:
             return []
-        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+        scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
         order = ranked(scores)
         keep = order[: self.top_k]
         candidates = order[self.top_k : self.top_k + self.llm_candidates]
@@ -245,6 +250,7 @@ class R3(KGReasoner):
         run: Run,
         question: Question,
         axiom: str,
+        judge: Judge,
         state: _State,
         names: Names,
         claim: bool,
@@ -260,13 +266,13 @@ class R3(KGReasoner):
             if decided is not None and (decided.answered or decided.expand):
                 return decided
             if decided is not None:  # the LLM does not know yet: expand where the scorer points
-                scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+                scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = run.scorer.score(focus(question, axiom), [run.terms(fact.chain, names) for fact in facts])
+        scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_pattern(candidates, scores, facts)]
+        winners = [facts[i] for i in best_pattern(candidates, path_levels(judge, scores, facts), facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
@@ -274,12 +280,13 @@ class R3(KGReasoner):
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
-        relevant chains score at least ``stop_score`` times the best relation score."""
+        relevant chains score at least ``stop_score`` times the best, in the scorer's calibrated units
+        (:meth:`Judge.calibrated`), so the rule means the same on every scorer's scale."""
         facts = state.facts
         claim_tokens = set(tokens(question.question))
         anchor_names = [names.get(anchor, anchor) for anchor in state.anchors]
-        query = " ".join(keywords(question.question, drop=anchor_names))
-        scores = run.scorer.score(query, [relation_terms(fact.chain, names) for fact in facts])
+        judge = Judge(run.scorer, " ".join(keywords(question.question, drop=anchor_names)))
+        scores = judge.calibrated(judge.scores([relation_terms(fact.chain, names) for fact in facts]))
         best = max(scores)
         relevant = [i for i in ranked(scores) if best > 0 and scores[i] >= self.stop_score * best]
 

@@ -5,17 +5,23 @@ Per question: query decoupling into single-hop sub-queries (LLM); for each sub-q
 top ``top_k`` relations of each frontier entity (``relations``, both directions; LLM picks, else
 the scorer) are followed with one batched ``neighbors`` call per direction, building the evidence
 subgraph as chains of facts from the anchors; the chains are refined by the scorer against the
-question, keeping those scoring at least ``alpha`` (0.6, the paper's threshold); the kept triples
+question, keeping those scoring at least ``alpha`` (0.6, the paper's threshold) times the best chain;
+the kept triples
 are verbalised as sentences and the LLM answers from that evidence.
 
 Choices where the paper is vague or needs an LLM:
 
+* Every score is read in the scorer's calibrated units (:meth:`reasoning.relevance.Judge.calibrated`:
+  0 for an unrelated text, 1 for one stating the question), against the question without the anchors'
+  names, so the rules below mean the same on every scorer's scale.
 * Without an LLM, decoupling yields the whole question once per hop (up to ``max_hops``); a hop
-  after the first follows only relations the scorer finds relevant (score > 0), never the relation
+  after the first follows only relations the scorer finds relevant (above 0), never the relation
   a chain just walked, and the search stops when no relation is relevant.
-* A chain is refined as a whole (its distinct words), so a second-hop triple is judged in the
-  context of the first; scores are the scorer's, scaled into [0, 1] (BM25Scorer by default).
-* The answer offline is the end of the best-scoring kept chains (shortest among ties); with an LLM
+* A chain is refined as a whole (the distinct words of its relations), so a second-hop triple is judged
+  in the context of the first, and every answer of one relation path scores alike; ``alpha`` is relative
+  to the best chain (an absolute level would mean something else on each scorer).
+* The answer offline is the end of the kept chains whose relation path scores best less a cost per
+  extra hop (:func:`reasoning.relevance.path_cost`; shortest among ties); with an LLM
   the reply's names are matched to entities of the kept evidence, and an unusable reply falls back
   to the offline answer. Without kept evidence the answer is ``I don't know``.
 * The LLM picks relations once per hop from the union of the frontier's relations (one call, not
@@ -44,11 +50,14 @@ from reasoning.grounding import (
     needs_label,
     other_end,
     parse_numbers,
+    path_levels,
     ranked,
     relation_phrase,
+    relation_terms,
     sentence,
     start,
 )
+from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import node_text
 
@@ -66,15 +75,21 @@ class RefKG(KGReasoner):
     max_hops: int = budget(3)
     entities_per_hop: int = budget(30)
     edges_per_entity: int = budget(200)
+    _anchor_names: tuple[str, ...] = ()
 
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)
         anchors = link_entities(run, question)
         subqueries = self._decouple(run, question)
-        names = Names()
+        names = fetch_names([run.kg], anchors, Names())
+        self._anchor_names = tuple(names.get(anchor, anchor) for anchor in anchors)
         evidence = self._retrieve(run, anchors, subqueries, names)
-        scores = run.scorer.score(question.question, [run.terms(fact.chain, names) for fact in evidence])
-        kept = [i for i in ranked(scores) if scores[i] >= self.alpha and evidence[i].end not in anchors]
+        judge = Judge(run.scorer, question.question, self._anchor_names)
+        scores = judge.scores([relation_terms(fact.chain, names) for fact in evidence])
+        levels = judge.calibrated(scores)
+        answers = [i for i in ranked(levels) if evidence[i].end not in anchors]
+        best = max((levels[i] for i in answers), default=0.0)
+        kept = [i for i in answers if best > 0 and levels[i] >= self.alpha * best]
         facts = [evidence[i] for i in kept]
         text = verbalise(facts, names)
         details = {"subqueries": subqueries, "anchors": anchors, "evidence": text, "retrieved": len(evidence)}
@@ -82,8 +97,8 @@ class RefKG(KGReasoner):
             return run.finish(prediction=[], paths=[], answer_text=VERDICT_UNKNOWN, details=details)
         chosen = self._llm_answer(run, question, facts, text, names)
         if chosen is None:
-            best = best_pattern(range(len(kept)), [scores[i] for i in kept], facts)
-            chosen = [facts[i] for i in best]
+            winners = best_pattern(range(len(kept)), path_levels(judge, [scores[i] for i in kept], facts), facts)
+            chosen = [facts[i] for i in winners]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
         answer_text = ", ".join(node_text(node, names) for node in prediction)
         return run.finish(
@@ -136,7 +151,8 @@ class RefKG(KGReasoner):
     ) -> dict[str, tuple[str, Chain]]:
         """The next frontier: the ``entities_per_hop`` entities whose chains best match the sub-query."""
         items = list(reached.items())
-        scores = run.scorer.score(subquery, [run.terms(chain, names) for _, (_, chain) in items])
+        judge = Judge(run.scorer, subquery, self._anchor_names)
+        scores = judge.scores([relation_terms(chain, names) for _, (_, chain) in items])
         return dict(items[i] for i in ranked(scores, self.entities_per_hop))
 
     def _select_relations(
@@ -156,7 +172,8 @@ class RefKG(KGReasoner):
             if picked is not None:
                 chosen = [pair for pair in pairs if pair in picked]
             else:
-                scores = run.scorer.score(subquery, [relation_phrase(rel, names) for rel, _ in pairs])
+                judge = Judge(run.scorer, subquery, self._anchor_names)
+                scores = judge.calibrated(judge.scores([relation_phrase(rel, names) for rel, _ in pairs]))
                 chosen = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
             choice[node] = chosen
         return choice

@@ -11,6 +11,12 @@ something else on each, so the methods decide only by
   median score of the texts judged together, most of which are unrelated -- and the best score, so 0 is
   "like an unrelated text" and 1 "like the best one" on every scorer (unchanged by any increasing affine
   change of the scores);
+* calibrated units (:meth:`Judge.calibrated`) where a rule needs a level that holds across calls (a
+  threshold, a product of scores from different calls): a scorer may declare ``unrelated`` and ``stated``
+  -- what a text unrelated to the query scores, and one stating what the query asks (BM25: 0 and 1, so
+  its scores are already in these units; MiniLM: the cosines measured for relation names against
+  questions) -- and a score becomes ``(score - unrelated) / (stated - unrelated)`` clipped to [0, 1]; an
+  undeclared scorer's scores are read in relevance units of their own call instead;
 * comparisons of texts scored in one call, in those units: a tie band (:meth:`Judge.leaders`) stands in
   for BM25's exact ties, and a longer relation path must beat a shorter one by a cost per extra hop
   (:func:`path_cost`, :meth:`Judge.order`), where BM25 relied on an irrelevant relation adding no word.
@@ -69,6 +75,15 @@ class Judge:
         """Scores of ``texts`` against the focus, in one scorer call."""
         return self.scorer.score(self.focus, list(texts)) if texts else []
 
+    def calibrated(self, scores: Sequence[float]) -> list[float]:
+        """Scores in the scorer's declared units (see the module docstring), else in relevance units of
+        this call: 0 for an unrelated text, 1 for one stating the query."""
+        levels = calibration(self.scorer)
+        if levels is None:
+            return self.relevance(scores)
+        unrelated, stated = levels
+        return [min(1.0, max(0.0, (score - unrelated) / (stated - unrelated))) for score in scores]
+
     def floor(self, scores: Sequence[float]) -> float:
         """What an unrelated text scores in this call: the scorer's declared ``unrelated`` level, else
         the median of ``scores`` (most texts a method weighs are unrelated)."""
@@ -96,6 +111,15 @@ class Judge:
         levels = self.relevance(scores)
         keys = [(levels[i] - cost(items[i]), -cost(items[i]), scores[i]) for i in range(len(items))]
         return [items[i] for i in sorted(range(len(items)), key=lambda i: tuple(-k for k in keys[i]))]
+
+
+def calibration(scorer: Scorer) -> tuple[float, float] | None:
+    """The scorer's declared ``(unrelated, stated)`` levels, or None when it declares none (or nonsense)."""
+    levels = [getattr(scorer, name, None) for name in ("unrelated", "stated")]
+    numbers = [float(v) for v in levels if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) != 2 or not numbers[0] < numbers[1]:
+        return None
+    return numbers[0], numbers[1]
 
 
 def path_cost(hops: int, inverse: int = 0) -> float:

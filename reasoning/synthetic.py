@@ -51,7 +51,7 @@ def wordings_from_json(entries: object) -> dict[str, Wording]:
         ids, phrases, questions = (entry.get(key) if isinstance(entry, dict) else None for key in ("ids", "np", "q"))
         templates = [*(phrases or []), *(questions or [])]
         if not ids or not phrases or not questions or not all(isinstance(t, str) and "{x}" in t for t in templates):
-            raise InvalidTermError(f"wordings: an entry needs ids, np and q templates holding {{x}}, got {entry!r:.120}")
+            raise InvalidTermError(f"wordings: an entry needs ids, np and q templates with {{x}}, got {entry!r:.100}")
         for relation in ids:
             found[str(relation)] = Wording(phrases=tuple(phrases), questions=tuple(questions))
     return found

@@ -14,9 +14,11 @@ From the topic entities, each depth (up to ``depth``, 3 in the paper) does
    on Yes it answers from them, otherwise the search goes one level deeper; at the last depth it
    answers from what it has.
 
-Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation:
-relations by their raw similarity to the question (when none shares a word with it, all are
-explored in order with a tiny score), entities by ``0.5 + 0.5 * similarity`` (an entity's name
+Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation, on the
+question without the topic entities' names and in the scorer's calibrated units
+(:meth:`reasoning.relevance.Judge.calibrated`: 0 unrelated, 1 stating the question, whatever the
+scorer's scale): relations by that relevance (a relation at 0 is dropped; when none rises above 0, all
+are explored in order with a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
 rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
 relation with many tails is not diluted as scores summing to 1 would dilute it) and
 the stop rule is: go deeper only while the best extended chain's relations match the question
@@ -35,6 +37,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
+from reasoning.relevance import Judge
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -102,12 +105,14 @@ class ThinkOnGraph(KGReasoner):
         self._names: dict[str, str] = {}
         self._nameless: set[str] = set()
         self.relation_names = RelationNames(kg)
+        self._judge = Judge(self.scorer, "")
 
     def answer(self, question: Question) -> Answer:
         topics = list(question.q_entity)
         if not topics:
             return Answer(prediction=(), details={"error": "no topic entity"})
         self._learn_names(topics)
+        self._judge = Judge(self.scorer, question.question, [self._names[t] for t in topics if t in self._names])
         beam = [Chain(edges=(), node=topic, score=1.0) for topic in topics]
         reply = ""
         stopped = "depth limit"
@@ -176,7 +181,7 @@ class ThinkOnGraph(KGReasoner):
 
     def _relation_scores(self, question: Question, entity: str, relations: list[str]) -> list[float]:
         if self.llm is None:
-            scores = self.scorer.score(question.question, [self._words((), r) for r in relations])
+            scores = self._judge.calibrated(self._judge.scores([self._words((), r) for r in relations]))
             return scores if any(scores) else [1e-6 for _ in scores]  # nothing matches: explore in order
         self.relation_names.words(relations)
         prompt = RELATION_PROMPT.format(
@@ -199,7 +204,7 @@ class ThinkOnGraph(KGReasoner):
         every current chain's (both scored in one call, so the scores compare)."""
         current = [self._words(chain.edges) for chain in beam]
         extended = [self._words(chain.edges, relation) for chain, relation, _, _ in scored]
-        scores = self.scorer.score(question.question, [*current, *extended])
+        scores = self._judge.scores([*current, *extended])
         return max(scores[len(current) :], default=0.0) > max(scores[: len(current)], default=0.0)
 
     # -- entity exploration and pruning -------------------------------------------------------------
@@ -234,7 +239,7 @@ class ThinkOnGraph(KGReasoner):
     def _entity_scores(self, question: Question, relation: str, nodes: list[Node]) -> list[float]:
         texts = [node_text(node, self._names) for node in nodes]
         if self.llm is None:
-            return [0.5 + 0.5 * score for score in self.scorer.score(question.question, texts)]
+            return [0.5 + 0.5 * score for score in self._judge.calibrated(self._judge.scores(texts))]
         if len(nodes) == 1:
             return [1.0]
         prompt = ENTITY_PROMPT.format(question=question.question, relation=relation, entities="; ".join(texts))
