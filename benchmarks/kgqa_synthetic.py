@@ -236,7 +236,11 @@ def report_markdown(
     scorers = list(dict.fromkeys(key.split("|")[1] for key in runs if "|" in key))
     counts = {h: sum(1 for q in questions if q["hops"] == h) for h in (1, 2, 3)}
     answers = answer_counts(questions)
-    source = {"sample": "the bundled FB15k-237 sample", "fb15k237": "FB15k-237", "wikidata": "FB15k-237 as a Wikidata-profile graph"}[args.graph]
+    source = {
+        "sample": "the bundled FB15k-237 sample",
+        "fb15k237": "FB15k-237",
+        "wikidata": "FB15k-237 as a Wikidata-profile graph",
+    }[args.graph]
 
     def hits(key: str, wording: str, hops: str) -> str:
         summary = runs.get(key, {}).get(wording, {})
@@ -278,7 +282,12 @@ def report_markdown(
                 )
     cost = []
     for scorer in scorers:
-        per_method = [runs[f"{m}|{scorer}"][w] for m in methods for w in wordings if "all" in runs.get(f"{m}|{scorer}", {}).get(w, {})]
+        per_method = [
+            runs[f"{m}|{scorer}"][w]
+            for m in methods
+            for w in wordings
+            if "all" in runs.get(f"{m}|{scorer}", {}).get(w, {})
+        ]
         if per_method:
             cost.append(
                 [
@@ -309,7 +318,19 @@ def report_markdown(
             "Per method (Hits@1 by hops 1 / 2 / 3; time and the scorer's share are medians / means per question):",
             "",
             markdown_table(
-                ["method", "scorer", "wording", "Hits@1", "by hops", "F1", "path coverage", "KG calls", "ms", "scorer ms", "texts scored"],
+                [
+                    "method",
+                    "scorer",
+                    "wording",
+                    "Hits@1",
+                    "by hops",
+                    "F1",
+                    "path coverage",
+                    "KG calls",
+                    "ms",
+                    "scorer ms",
+                    "texts scored",
+                ],
                 detail,
             ),
             "",

@@ -167,7 +167,13 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
     reason.add_argument("--out", required=True, help="results JSONL (appended to; ids already there are skipped)")
     reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
     reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
-    reason.add_argument("--scorer", default="bm25", help="bm25 (default) or minilm (needs the embeddings extra)")
+    reason.add_argument(
+        "--scorer",
+        default="auto",
+        help="auto (default): hybrid where the embeddings extra is installed, else bm25; hybrid (the semantic "
+        "scorer: all-MiniLM-L6-v2, the encoder relation search uses too, fused with BM25), minilm (cosine "
+        "only) or bm25 (lexical, no dependencies)",
+    )
     reason.add_argument("--workers", type=count(1), default=1, help="questions answered at once")
     reason.add_argument("--limit", type=count(), help="only the first N questions")
     reason.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option (repeatable)")

@@ -19,9 +19,13 @@ METHODS: dict[str, str] = {
     "tog": "reasoning.tog:ThinkOnGraph",
 }
 
+AUTO = "auto"
+"""The scorer name that picks :func:`default_scorer_name`: what a user gets without asking."""
+
 SCORERS: dict[str, str] = {
     "bm25": "reasoning.scorers:BM25Scorer",
     "minilm": "reasoning.scorers:MiniLMScorer",
+    "hybrid": "reasoning.scorers:HybridScorer",
 }
 
 
@@ -59,10 +63,20 @@ def method_class(name: str) -> MethodFactory:
     return factory
 
 
-def make_scorer(name: str = "bm25", **options: Any) -> Scorer:
-    """A scorer by name (``bm25``, ``minilm``); unknown options raise TypeError, a missing extra
-    UnknownMethodError with its install hint."""
+def default_scorer_name() -> str:
+    """``hybrid`` (MiniLM fused with BM25) where the embeddings extra is installed: it understands a
+    reworded question and keeps BM25's exact matches; else ``bm25``."""
+    from kg_adapters.encoder import minilm_installed
+
+    return "hybrid" if minilm_installed() else "bm25"
+
+
+def make_scorer(name: str = AUTO, **options: Any) -> Scorer:
+    """A scorer by name (``bm25``, ``minilm``, or ``auto``: :func:`default_scorer_name`); unknown options
+    raise TypeError, a missing extra UnknownMethodError with its install hint."""
+    if name == AUTO:
+        name = default_scorer_name()
     if name not in SCORERS:
-        raise UnknownMethodError(f"no scorer {name!r}; known: {', '.join(sorted(SCORERS))}")
+        raise UnknownMethodError(f"no scorer {name!r}; known: {AUTO}, {', '.join(sorted(SCORERS))}")
     scorer: Scorer = _import(SCORERS[name], f"scorer {name!r}")(**options)
     return scorer

@@ -20,6 +20,8 @@ from typing import Any
 
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.errors import InvalidTermError
+from kg_adapters.records import Edge
+from reasoning.scorers import tokens
 from reasoning.text import RelationNames, relation_tail, relation_words, schema_relations
 
 ANSWER_BUCKETS = ((1, 1), (2, 3), (4, 1_000_000))
@@ -158,6 +160,18 @@ def generate(
     return questions
 
 
+def _ambiguous(relation: str, edges: Sequence[Edge], schema: frozenset[str]) -> bool:
+    """Whether another relation at the node reads as ``relation`` does to a reader of words (the same
+    stems: "award" and "award winner", "won" and "winner" stemming alike): a label-worded question
+    could not tell them apart, so the walk is not asked."""
+    words = set(tokens(relation_tail(relation)))
+    return any(
+        set(tokens(relation_tail(edge.relation))) == words
+        for edge in edges
+        if edge.relation != relation and edge.relation not in schema
+    )
+
+
 def _walk(
     kg: KnowledgeGraph,
     topic: str,
@@ -182,6 +196,8 @@ def _walk(
             return None
         by_relation = sorted({edge.relation for edge in edges})
         relation = by_relation[rng.randrange(len(by_relation))]
+        if _ambiguous(relation, kg.neighbors(node, direction="both", literals=False).get(node, []), schema):
+            return None
         tails = [edge.tail for edge in edges if edge.relation == relation and isinstance(edge.tail, str)]
         relations.append(relation)
         node = tails[rng.randrange(len(tails))]

