@@ -7,10 +7,14 @@ relations' labels ("What is the place of birth of the spouse of X?") and as a pe
 the paraphrase templates of ``benchmarks/data/wordings.json`` ("Where was the wife of X born?"; only
 relations with templates are walked). The reasoners never see the templates.
 
-Every method runs on both wordings with each scorer (``bm25``; ``minilm`` when the embeddings extra is
-installed), one worker; reports Hits@1 / F1 per method, scorer, wording and hop count, and the cost per
-question: median seconds and KG calls, and the scorer's own time and texts scored per question. The
-"rog (gold plans)" run gets the gold relation path as its plan and must reach every answer (checked).
+Every method runs on both wordings with each scorer (``bm25``; ``minilm`` and ``hybrid``, the default
+where the embeddings extra is installed), one worker; reports Hits@1 / F1 per method, scorer, wording and
+hop count, and the cost per question: median seconds and KG calls, and the scorer's own time and texts
+scored per question. The "rog (gold plans)" run gets the gold relation path as its plan and must reach
+every answer (checked).
+
+Run with ``OPENBLAS_NUM_THREADS=1``: on a shared machine numpy's threaded BLAS makes the encoder several
+times slower.
 
     python -m benchmarks.kgqa_synthetic                     # the bundled FB15k-237 sample
     python -m benchmarks.kgqa_synthetic --graph fb15k237    # FB15k-237 (../shared/data)
@@ -151,7 +155,7 @@ def main() -> None:
     parser.add_argument("--max-answers", type=int, default=10)
     parser.add_argument("--pool", type=int, default=20_000, help="topic entities to sample from")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--scorers", default="bm25,minilm")
+    parser.add_argument("--scorers", default="bm25,minilm,hybrid")
     parser.add_argument("--wordings", default="labels,natural")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--label", help="suffix of the result files (default: the graph's name; none for sample)")
@@ -303,9 +307,10 @@ def report_markdown(
             f"# Synthetic KGQA on {source}: every method offline, per scorer and wording",
             "",
             f"{len(questions)} generated questions (1/2/3 hops: {counts[1]}/{counts[2]}/{counts[3]}; answers 1 / 2-3 / "
-            f"4-{args.max_answers}: {answers['1']}/{answers['2-3']}/{answers['4+']}), seed {args.seed}, each worded with the "
-            "relations' labels and naturally (benchmarks/data/wordings.json). One worker; medians per question. Load "
-            f"average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end (2 cores shared).",
+            f"4-{args.max_answers}: {answers['1']}/{answers['2-3']}/{answers['4+']}), seed {args.seed}, "
+            "each worded with the relations' labels and naturally (benchmarks/data/wordings.json). "
+            "One worker; medians per question. "
+            f"Load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end (2 cores shared).",
             "",
             "Hits@1, all hops:",
             "",
@@ -338,7 +343,8 @@ def report_markdown(
             "",
             markdown_table(["scorer", "ms per question", "scorer ms per question", "texts scored per question"], cost),
             "",
-            f"RoG with the gold relation paths as plans: Hits@1 {gold['hits1']:.3f}, recall {gold['recall']:.3f} (must be 1).",
+            f"RoG with the gold relation paths as plans: Hits@1 {gold['hits1']:.3f}, "
+            f"recall {gold['recall']:.3f} (must be 1).",
         ]
     )
 
