@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 TIE_BAND = 0.1
 """Scores closer than this share of the background-to-best height count as a tie."""
-HOP_COST = 0.1
+HOP_COST = 0.02
 INVERSE_COST = 0.2
 
 
