@@ -38,7 +38,12 @@ T = TypeVar("T")
 TIE_BAND = 0.1
 """Scores closer than this share of the background-to-best height count as a tie."""
 HOP_COST = 0.02
+"""What each hop after the first must add, in relevance units: enough to break a near tie in favour of the
+shorter path, not so much that a path naming the question's relations loses to a prefix of it that
+already scores near the top (a semantic scorer rates "place of birth" close to "place of birth, country"
+for "Which country is the place of birth of X in?")."""
 INVERSE_COST = 0.2
+"""What each hop walked against its edge's direction must add (a question usually asks along an edge)."""
 
 
 def question_focus(question: str, names: Iterable[str]) -> str:

@@ -181,7 +181,9 @@ def _walk(
     rng: random.Random,
 ) -> tuple[str, ...] | None:
     """A random relation path of ``hops`` out-edges to entities from ``topic`` (worded relations only,
-    when wordings are given); None when the walk dead-ends."""
+    when wordings are given), never one relation twice in a row ("the genre of the genre of X" reads as
+    "the genre of X" once a reader drops the repeated words); None when the walk dead-ends or a step is
+    :func:`_ambiguous`."""
     relations: list[str] = []
     node = topic
     for _ in range(hops):
@@ -194,7 +196,9 @@ def _walk(
         ]
         if not edges:
             return None
-        by_relation = sorted({edge.relation for edge in edges})
+        by_relation = sorted({edge.relation for edge in edges} - set(relations[-1:]))
+        if not by_relation:
+            return None
         relation = by_relation[rng.randrange(len(by_relation))]
         if _ambiguous(relation, kg.neighbors(node, direction="both", literals=False).get(node, []), schema):
             return None

@@ -17,8 +17,9 @@ From the topic entities, each depth (up to ``depth``, 3 in the paper) does
 Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation, on the
 question without the topic entities' names and in the scorer's calibrated units
 (:meth:`reasoning.relevance.Judge.calibrated`: 0 unrelated, 1 stating the question, whatever the
-scorer's scale): relations by that relevance (a relation at 0 is dropped; when none rises above 0, all
-are explored in order with a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
+scorer's scale): relations by that relevance, an edge walked against its direction at ``1 -
+INVERSE_COST`` of it (a relation at 0 is dropped; when none rises above 0, all are explored in order with
+a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
 rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
 relation with many tails is not diluted as scores summing to 1 would dilute it) and
 the stop rule is: go deeper only while the best extended chain's relations match the question
@@ -37,7 +38,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
-from reasoning.relevance import Judge
+from reasoning.relevance import INVERSE_COST, Judge
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -175,6 +176,9 @@ class ThinkOnGraph(KGReasoner):
             if not options:
                 continue
             scores = self._relation_scores(question, chain.node, [r for r, _ in options])
+            if self.llm is None:  # a question asks along an edge: an edge walked backwards ranks below
+                backwards = [side == "in" for _, side in options]
+                scores = [s * (1.0 - INVERSE_COST) if back else s for s, back in zip(scores, backwards, strict=True)]
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
             kept.extend((chain, options[i][0], options[i][1], scores[i]) for i in order if scores[i] > 0)
         return kept
