@@ -184,6 +184,11 @@ class EmbeddingCache:
         self._vectors: OrderedDict[str, Array] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forgets every embedding (a benchmark measuring a cold start)."""
+        with self._lock:
+            self._vectors.clear()
+
     def embed(self, texts: Sequence[str]) -> Array:
         """One row per text, in order."""
         with self._lock:
