@@ -219,7 +219,9 @@ def given(default: Any = None) -> Any:
 
 class KGReasoner:
     """What every method's constructor does, once: keep the KG it reads, the LLM that judges (``None``:
-    offline, the scorer judges instead) and the scorer (BM25 unless given), and take its options.
+    offline, the scorer judges instead) and the scorer (BM25 unless given: a library caller chooses; the
+    ``kga reason`` default, ``make_scorer()``, is the hybrid semantic scorer where it is installed), and take
+    its options.
 
     A method declares each option once, as a class attribute with its default and its check
     (``beam_width: int = budget(4)``, ``alpha: float = fraction(0.6)``: :func:`budget`, :func:`count`,
