@@ -59,7 +59,7 @@ from reasoning.grounding import (
     relation_terms,
     start,
 )
-from reasoning.relevance import Judge, calibration, path_cost
+from reasoning.relevance import Judge, calibration, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import node_text, parse_list
 
@@ -100,7 +100,9 @@ class FiDeLiS(KGReasoner):
         anchors = link_entities(run, question)
         names = fetch_names([run.kg], anchors, Names())
         words = self._keywords(run, question, [names.get(anchor, anchor) for anchor in anchors])
-        query = " ".join(words)
+        # offline the question itself, its topics' names left out, is what the scorer reads: the same
+        # words to BM25 (its stop words dropped), and to a sentence encoder the wording ("where ... born")
+        query = " ".join(words) if run.llm is not None else question_focus(question.question, names.values())
         indexed = self._index_entities(run, words)
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
