@@ -578,13 +578,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
-        """Whether ``relation`` (an id of this profile) is statement plumbing (truthy edges count
-        only with ``truthy``)."""
-        model = self._profile.statements
-        if model is None:
-            return False
-        full = self._profile.relation_iri(relation)
-        return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
+        return in_statement_layer(self._profile, relation, truthy=truthy)
 
     def _statements(
         self, side: Direction, nodes: _Resolved, properties: list[str] | None, literals: bool
@@ -670,6 +664,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
         return label_rows(self._select)
+
+
+def in_statement_layer(profile: Profile, relation: str, *, truthy: bool = False) -> bool:
+    """Whether ``relation`` (an id of ``profile``) is statement plumbing (truthy edges count only
+    with ``truthy``)."""
+    model = profile.statements
+    if model is None:
+        return False
+    full = profile.relation_iri(relation)
+    return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
 
 
 def label_rows(select: Callable[[str], list[Row]]) -> Iterator[tuple[str, str, str]]:
