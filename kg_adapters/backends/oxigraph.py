@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
+from kg_adapters.algorithms import shortest_path_arguments, subgraph_arguments
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
 from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_direction
 from kg_adapters.budgets import check_count
@@ -173,7 +173,8 @@ class OxigraphGraph(SparqlGraph):
     def _index_backend(self) -> IndexBackend | None:
         """The index as the backend of this graph's operations (:mod:`kg_adapters.index.backend`), made
         for the current profile (a new one once it changes); None when the store has no index, or one
-        numbering ids as another profile spells them."""
+        numbering ids as another profile spells them, and once the graph is closed (so the generic
+        code refuses the call)."""
         backend = self._backend
         if backend is not None and backend.profile is self._profile:
             return backend
@@ -201,7 +202,7 @@ class OxigraphGraph(SparqlGraph):
         ``SparqlGraph.neighbors``, whose edges are still read from the index (``_collect_edges``)."""
         backend = self._index_backend()
         if backend is not None:
-            self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+            # the checks and their order are SparqlGraph.neighbors' (a closed graph has no backend)
             if direction not in DIRECTIONS:
                 check_direction(direction)
             limit = None if limit_per_entity is None else check_count(limit_per_entity, "limit_per_entity")
@@ -223,7 +224,7 @@ class OxigraphGraph(SparqlGraph):
         relations are still read from the index (``_relation_pairs``)."""
         backend = self._index_backend()
         if backend is not None:
-            self._check_open()  # the checks and their order are SparqlGraph.relations'
+            # the checks and their order are SparqlGraph.relations' (a closed graph has no backend)
             if direction not in DIRECTIONS:
                 check_direction(direction)
             spellings = [ids] if type(ids) is str else as_id_list(ids)
@@ -243,18 +244,8 @@ class OxigraphGraph(SparqlGraph):
     ) -> PathResult:
         backend = self._index_backend()
         if backend is not None and backend.can_answer("paths", expand_cvt=expand_cvt):
-            self._check_open()
-            ids = backend.ids
-            start_ids, dirs, limit = path_arguments(
-                self,
-                starts,
-                relation_path,
-                directions,
-                max_paths,
-                canonical=ids.canonical_id,
-                check_relation=ids.relation_number,
-            )
-            return backend.paths(start_ids, relation_path, dirs, limit, simple)
+            checked = backend.ids.checked_paths(self, starts, relation_path, directions, max_paths)
+            return backend.paths(checked, simple)
         return super().paths(
             starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
         )
@@ -270,7 +261,6 @@ class OxigraphGraph(SparqlGraph):
     ) -> PathResult:
         backend = self._index_backend()
         if backend is not None and backend.can_answer("shortest_paths"):
-            self._check_open()
             source_ids, target_ids, hops, limit = shortest_path_arguments(
                 self, sources, targets, max_hops, direction, max_paths
             )
@@ -288,7 +278,6 @@ class OxigraphGraph(SparqlGraph):
     ) -> EdgeList:
         backend = self._index_backend()
         if backend is not None and backend.can_answer("subgraph"):
-            self._check_open()
             seed_ids, depth, limit = subgraph_arguments(
                 self, seeds, hops, direction, relations, max_edges, canonical=backend.ids.canonical_id
             )

@@ -15,7 +15,7 @@ from kg_adapters.backends.sparql_graph import in_statement_layer
 from kg_adapters.base import Direction
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.index.edges import edge_records, read_edges
-from kg_adapters.index.ids import IndexIds
+from kg_adapters.index.ids import CheckedPaths, IndexIds
 from kg_adapters.index.paths import index_paths
 from kg_adapters.index.read import Mask, TraversalIndex
 from kg_adapters.index.shortest import shortest_paths
@@ -41,6 +41,12 @@ class IndexBackend:
         self.ids = IndexIds(index, profile)
         """The id memo: spellings, canonical ids and relation ids converted by earlier calls."""
         self._masks: dict[bool, Mask | None] = {}
+        walks = not index.blank_edges  # walks pass through blank nodes, and the index holds none
+        self._answers = dict.fromkeys(PARTS, True) | dict.fromkeys(WHOLE, walks)
+        """Whether the index answers each operation on this store and profile, whatever the arguments."""
+        if profile.statements is not None:  # its statement layer is read from Oxigraph
+            self._answers["neighbors"] = False
+        self._cvts = profile.has_cvt_nodes
 
     # -- dispatch ---------------------------------------------------------------------------------
     def can_answer(self, operation: str, *, ids: Sequence[str] = (), expand_cvt: bool = False) -> bool:
@@ -50,16 +56,15 @@ class IndexBackend:
         without blank nodes (walks pass through them, and the index holds none), no blank node among
         ``ids``, no CVT expansion on a profile with CVT nodes, and for ``neighbors`` a profile without
         a statement layer (read from Oxigraph)."""
-        if operation in PARTS:
-            return True
-        if operation not in WHOLE:
+        answers = self._answers.get(operation)
+        if answers is None:
             raise ValueError(f"the traversal index has no operation {operation!r}")
-        profile = self.profile
-        if self.index.blank_edges or (expand_cvt and profile.has_cvt_nodes):
+        if not answers or (expand_cvt and self._cvts):
             return False
-        if operation == "neighbors" and profile.statements is not None:
-            return False
-        return not any(spelling.startswith("_:") for spelling in ids)
+        for spelling in ids:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
+            if spelling[:2] == "_:":
+                return False
+        return True
 
     # -- whole operations (arguments checked by the graph) ------------------------------------------
     def neighbors(
@@ -72,6 +77,18 @@ class IndexBackend:
     ) -> dict[str, list[Edge]]:
         """``neighbors`` of entity ids (the caller's spellings) in answer order, each edge made once."""
         index, ids = self.index, self.ids
+        if len(spellings) == 1:  # the common call
+            spelling = spellings[0]
+            node = ids.canonical[spelling]  # (a string: checked by the caller)
+            relation, mask = self._relation_choice(relations, layer=False)
+            number = ids.numbers[node]
+            if number is None:
+                return {spelling: []}
+            return {
+                spelling: edge_records(
+                    index, node, read_edges(index, number, direction, relation, mask, limit, literals)
+                )
+            }
         canonical = dict(zip(spellings, map(ids.canonical_id, spellings), strict=True))
         relation, mask = self._relation_choice(relations, layer=False)
         found: dict[str, list[Edge]] = {}
@@ -110,19 +127,9 @@ class IndexBackend:
             return {spelling: found[node] for spelling, node in canonical.items()}
         return {spelling: list(found[node]) for spelling, node in canonical.items()}
 
-    def paths(
-        self,
-        starts: list[str],
-        relation_path: Sequence[str],
-        directions: list[Direction],
-        limit: int | None,
-        simple: bool,
-    ) -> PathResult:
-        """``paths`` from canonical start ids."""
-        ids = self.ids
-        relations = list(map(ids.relation_number, relation_path))
-        numbers = list(map(ids.number, starts))
-        return index_paths(self.index, starts, numbers, relations, directions, limit, simple)
+    def paths(self, checked: CheckedPaths, simple: bool) -> PathResult:
+        """``paths`` for arguments checked by :meth:`IndexIds.checked_paths`."""
+        return index_paths(self.index, *checked, simple)
 
     def shortest_paths(
         self, sources: list[str], targets: list[str], max_hops: int, direction: Direction, limit: int | None
@@ -215,7 +222,10 @@ class IndexBackend:
     def _relation_choice(self, relations: Sequence[str] | None, *, layer: bool) -> tuple[int | None, Mask | None]:
         """(one relation number, None) or (None, a mask) for ``relations`` (the caller's, each checked)."""
         if relations is None:
-            return None, self.mask(layer=layer)
+            try:
+                return None, self._masks[layer]
+            except KeyError:
+                return None, self.mask(layer=layer)
         if isinstance(relations, str) or not isinstance(relations, Iterable):
             raise InvalidTermError("relations must be a list of relation ids, not one string")
         named = {n for r in relations if (n := self.ids.relation_number(r)) is not None}  # each one checked

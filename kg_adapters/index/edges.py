@@ -150,13 +150,18 @@ def edge_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edg
     """The records of what :func:`read_edges` read of the entity ``name``, in answer order (its ids
     decoded together, through the name cache)."""
     (relations, tails), runs, (in_relations, heads), split, _ = edges
-    labels = index.relations.__getitem__
-    out = list(map(make_edge, _repeat(name), map(labels, relations), index.names_of(tails)))
+    cache = index.name_cache
+    labels, names = index.relations.__getitem__, cache.__getitem__
+    if tails and (tails[0] not in cache or tails[-1] not in cache):  # (decode_names' own test, spared a call)
+        index.decode_names(tails)
+    out = list(map(make_edge, _repeat(name), map(labels, relations), map(names, tails)))
     if runs:
         place_literals(out, relations, runs, index.literal_records(runs), _literal_edges(index, name))
     if not heads:
         return out
-    into = list(map(make_edge, index.names_of(heads), map(labels, in_relations), _repeat(name)))
+    if heads[0] not in cache or heads[-1] not in cache:
+        index.decode_names(heads)
+    into = list(map(make_edge, map(names, heads), map(labels, in_relations), _repeat(name)))
     return merge_both(into, split, out)
 
 
@@ -164,12 +169,12 @@ def edge_items(index: TraversalIndex, node: int, edges: NodeEdges) -> list[Item]
     """What :func:`read_edges` read of ``node`` in answer order as walks use it: entity edges as
     (head, relation, tail) numbers, literal edges as records."""
     (relations, tails), runs, (in_relations, heads), split, _ = edges
-    out: list[Item] = list(zip(_repeat(node), relations, tails, strict=False))
+    out: list[Item] = list(zip(_repeat(node), relations, tails))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
     if runs:
         place_literals(out, relations, runs, index.literal_records(runs), _literal_edges(index, index.name(node)))
     if not heads:
         return out
-    return merge_both(list(zip(heads, in_relations, _repeat(node), strict=False)), split, out)
+    return merge_both(list(zip(heads, in_relations, _repeat(node))), split, out)  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
 
 
 def triple_records(index: TraversalIndex, items: list[Item]) -> list[Edge]:
@@ -178,7 +183,7 @@ def triple_records(index: TraversalIndex, items: list[Item]) -> list[Edge]:
     triples: list[Triple] = [item for item in items if item.__class__ is tuple]
     if not triples:
         return items  # type: ignore[return-value]
-    heads, relations, tails = zip(*triples, strict=True)
+    heads, relations, tails = zip(*triples)  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
     names = index.names_of([*heads, *tails])
     count = len(heads)
     made = list(map(make_edge, names[:count], map(index.relations.__getitem__, relations), names[count:]))

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from kg_adapters.algorithms import path_arguments
+from kg_adapters.base import Direction, Ids, KnowledgeGraph
 from kg_adapters.index.memo import BoundedMemo
 from kg_adapters.index.read import TraversalIndex
 from kg_adapters.profiles import Profile
+
+CheckedPaths = tuple[list[str], list["int | None"], list["int | None"], list[Direction], "int | None"]
+"""A ``paths`` call's checked arguments: the canonical start ids, their numbers, the relation
+numbers, one direction per hop, the path budget (lists the walks only read)."""
 
 IDS_CAP = 1 << 14
 """Spellings, ids and relations each memo of :class:`IndexIds` keeps, at most."""
@@ -32,6 +40,9 @@ class IndexIds:
         self.relations: BoundedMemo[str, int | None] = BoundedMemo(relation_number, cap=cap)
         """Relation id -> its index number after the profile's check (``relation_iri``, whose errors
         it raises), None when no edge of the index has that relation."""
+        self.path_calls: BoundedMemo[tuple[str, tuple[str, ...]], CheckedPaths] = BoundedMemo(None, cap=cap)
+        """(start id, relation path) -> :data:`CheckedPaths` of a ``paths`` call with the default
+        directions and budget, remembered whole once checked."""
 
     def canonical_id(self, spelling: str) -> str:
         """``profile.canonical_id(spelling)`` (same answer, same errors)."""
@@ -42,6 +53,42 @@ class IndexIds:
     def number(self, canonical: str) -> int | None:
         """``index.number(canonical)``: the entity's number, None when the index lacks it."""
         return self.numbers[canonical]
+
+    def checked_paths(
+        self,
+        kg: KnowledgeGraph,
+        starts: Ids,
+        relation_path: Sequence[str],
+        directions: Sequence[Direction] | None,
+        max_paths: int | None,
+    ) -> CheckedPaths:
+        """``paths``' arguments checked by ``algorithms.path_arguments`` through this memo, with the numbers
+        of the start ids and relations. A call with one start id, the default directions and budget
+        is remembered whole (:attr:`path_calls`): repeating it checks nothing again."""
+        key = None
+        if directions is None and max_paths is None and type(starts) is str and type(relation_path) in (list, tuple):
+            key = (starts, tuple(relation_path))
+            try:
+                found = self.path_calls.get(key)
+            except TypeError:  # an unhashable relation: refused below
+                key = None
+            else:
+                if found is not None:
+                    return found
+        start_ids, dirs, limit = path_arguments(
+            kg,
+            starts,
+            relation_path,
+            directions,
+            max_paths,
+            canonical=self.canonical_id,
+            check_relation=self.relation_number,
+        )
+        numbers, relations = self.numbers.__getitem__, self.relations.__getitem__
+        checked = (start_ids, list(map(numbers, start_ids)), list(map(relations, relation_path)), dirs, limit)
+        if key is not None:
+            self.path_calls.remember([key], [checked])
+        return checked
 
     def relation_number(self, relation: str) -> int | None:
         """The index number of a relation id (see :attr:`relations`)."""

@@ -17,7 +17,8 @@ def _no_size(value: object) -> int:
 
 
 class BoundedMemo(dict[_Key, _Value]):
-    """``key -> compute(key)``, each computed on its first use (``memo[key]``) and kept across calls.
+    """``key -> compute(key)``, each computed on its first use (``memo[key]``) and kept across calls
+    (a memo without ``compute`` holds what its owner computed and kept with :meth:`remember`).
 
     Bounded twice: at ``cap`` entries, or once the values' estimated size (``overhead + size(value)``
     each) would pass ``budget`` bytes, the memo is emptied before it takes more, so memory stays
@@ -29,7 +30,7 @@ class BoundedMemo(dict[_Key, _Value]):
 
     def __init__(
         self,
-        compute: Callable[[_Key], _Value],
+        compute: Callable[[_Key], _Value] | None,
         *,
         cap: int,
         budget: int | None = None,
@@ -47,6 +48,8 @@ class BoundedMemo(dict[_Key, _Value]):
         self._lock = threading.Lock()
 
     def __missing__(self, key: _Key) -> _Value:
+        if self._compute is None:  # a memo filled by its owner (``remember``)
+            raise KeyError(key)
         value = self._compute(key)
         self.remember([key], [value])
         return value

@@ -3,27 +3,28 @@ answers (no CVT steps), hop by hop on integers.
 
 Each hop expands its frontier (distinct nodes) through one relation, a backward pass keeps the
 nodes that can still complete the path, and records are made only for edges of answered paths,
-each once (paths sharing a prefix share its edges). The common call (every hop ``out`` or ``in``,
-paths need not be simple) reads each hop's ends for the whole frontier at once
-(:meth:`Side.ends <kg_adapters.index.read.Side.ends>`); the others read each node's edges as the
-walks do (:func:`~kg_adapters.index.edges.read_edges`).
+each once (paths sharing a prefix share its edges), a hop's ids decoded together. The common call
+(every hop ``out`` or ``in``, paths need not be simple) reads each hop's ends for the whole frontier
+at once (:meth:`Side.ends <kg_adapters.index.read.Side.ends>`); the others read each node's edges as
+every walk does (:func:`~kg_adapters.index.edges.read_edges`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 from kg_adapters.base import Direction
 from kg_adapters.index.edges import Item, edge_items, place_literals, read_edges, triple_records
 from kg_adapters.index.read import Runs, TraversalIndex
 from kg_adapters.index.records import make_edge, make_path
-from kg_adapters.records import Edge, Node, Path, PathResult
+from kg_adapters.records import Edge, Literal, Node, Path, PathResult
 
-Options = tuple[list[Any], list[Edge]]
-"""A node's edges on one hop that lead on: where each leads (a node number, or the literal a last
-hop ends on) and their records."""
+Hop = Callable[[int, Iterable[int]], tuple[dict[int, list[Any]], dict[int, list[Edge]]]]
+"""``hop(depth, nodes)``: where the edges of each of ``nodes`` that lead on (every one, on the last
+hop) go on the hop at ``depth`` (a node number, or the literal a last hop ends on), and their records."""
 _repeat = itertools.repeat
 
 
@@ -60,41 +61,56 @@ def _directed_paths(
         if relation is None or not frontier:
             return PathResult()  # no walk gets past this hop
         lists = index.sides[directions[depth]].ends(frontier, relation)
-        layers.append(dict(zip(frontier, lists, strict=True)))
+        layers.append(dict(zip(frontier, lists)))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
         if depth < last:  # one node's ends of one relation are distinct already
             frontier = lists[0] if len(lists) == 1 else list(dict.fromkeys(itertools.chain.from_iterable(lists)))
-    relation = relations[last]
     runs: dict[int, Runs] = {}
-    if directions[last] == "out" and relation in index.literal_relations:  # the walk can end on a literal
+    if directions[last] == "out" and relations[last] in index.literal_relations:  # the walk can end on a literal
         for node in frontier:
-            found = index.literal_runs(node, relation)
+            found = index.literal_runs(node, relations[last])
             if found:
                 runs[node] = found
     ending = {node for node, ends in layers[last].items() if ends}
     ending.update(runs)
     alive = _alive(layers, ending)
-    labels = index.relations
-
-    def options(depth: int, node: int) -> Options:
-        ends = layers[depth][node]
-        if depth < last:
-            keep = alive[depth + 1]
-            ends = [end for end in ends if end in keep]
-        name, label = index.name(node), labels[relations[depth]]  # type: ignore[index]
-        if directions[depth] == "out":
-            edges = list(map(make_edge, _repeat(name), _repeat(label), index.names_of(ends)))
+    # expanded hop by hop as _expand does, each hop's records made here from its ends (the common call)
+    labels, names = index.relations, index.name_cache
+    cap = limit + 1 if limit is not None else None
+    level: list[tuple[str, tuple[Edge, ...], int]] = [
+        (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in alive[0]
+    ]
+    for depth in range(last):
+        layer, keep, label = layers[depth], alive[depth + 1], labels[relations[depth]]  # type: ignore[index]
+        forwards = directions[depth] == "out"
+        options: dict[int, list[tuple[int, Edge]]] = {}  # per node: (where each kept edge leads, its record)
+        for node in {node for _, _, node in level}:
+            ends = [end for end in layer[node] if end in keep]
+            name = names[node]
+            if forwards:
+                edges = [make_edge(name, label, other) for other in index.names_of(ends)]
+            else:
+                edges = [make_edge(other, label, name) for other in index.names_of(ends)]
+            options[node] = list(zip(ends, edges))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
+        level = [(start, (*prefix, edge), end) for start, prefix, node in level for end, edge in options[node]]
+        if cap is not None:
+            del level[cap:]
+    layer, label = layers[last], labels[relations[last]]  # type: ignore[index]
+    forwards = directions[last] == "out"
+    finals: dict[int, list[Edge]] = {}
+    for node in {node for _, _, node in level}:
+        name = names[node]
+        if forwards:
+            finals[node] = edges = [make_edge(name, label, other) for other in index.names_of(layer[node])]
+            if node in runs:  # its literal edges, after the entity ones
+                found = runs[node]
+                literals = index.literal_records(found)
+                place_literals(edges, [found[0][0]] * len(edges), found, literals, _literal_maker(name, label))
         else:
-            edges = list(map(make_edge, index.names_of(ends), _repeat(label), _repeat(name)))
-        if depth == last and node in runs:  # (a last hop's ends are not used: only its records)
-            literal = _literal_maker(name, label)
-            found = runs[node]
-            place_literals(edges, [found[0][0]] * len(edges), found, index.literal_records(found), literal)
-        return ends, edges
-
-    return _expand(starts, start_numbers, alive, _memos(options, last), limit)
+            finals[node] = [make_edge(other, label, name) for other in index.names_of(layer[node])]
+    return _paths_of(level, finals, cap)
 
 
-def _literal_maker(name: str, label: str) -> Callable[[int, list[Any]], Iterator[Edge]]:
+def _literal_maker(name: str, label: str) -> Callable[[int, list[Literal]], Iterable[Edge]]:
     return lambda _, values: map(make_edge, _repeat(name), _repeat(label), values)
 
 
@@ -127,19 +143,31 @@ def _constrained_paths(
         if depth < last:  # (no literal edges before the last hop)
             frontier = list(dict.fromkeys(cast(Iterable[int], itertools.chain.from_iterable(ends.values()))))
     alive = _alive(ends_layers, {node for node, items in layers[last].items() if items})
-
-    def options(depth: int, node: int) -> Options:
-        items, ends = layers[depth][node], ends_layers[depth][node]
-        if depth < last:
-            keep = alive[depth + 1]
-            items = [item for item, end in zip(items, ends, strict=True) if end in keep]
-            ends = [end for end in ends if end in keep]
-        return ends, triple_records(index, items)
-
-    memos = _memos(options, last)
+    hop = partial(_constrained_hop, index, layers, ends_layers, alive)
     if not simple:
-        return _expand(starts, start_numbers, alive, memos, limit)
-    return _simple_paths(starts, start_numbers, alive, memos, limit)
+        return _expand(starts, start_numbers, alive, hop, limit)
+    return _simple_paths(starts, start_numbers, alive, hop, limit)
+
+
+def _constrained_hop(
+    index: TraversalIndex,
+    layers: list[dict[int, list[Item]]],
+    ends_layers: list[dict[int, list[Any]]],
+    alive: list[set[int]],
+    depth: int,
+    nodes: Iterable[int],
+) -> tuple[dict[int, list[Any]], dict[int, list[Edge]]]:
+    """A :data:`Hop` of :func:`_constrained_paths`."""
+    keep = alive[depth + 1] if depth + 1 < len(alive) else None
+    ends: dict[int, list[Any]] = {}
+    records: dict[int, list[Edge]] = {}
+    for node in nodes:
+        items, found = layers[depth][node], ends_layers[depth][node]
+        if keep is not None:
+            items = [item for item, end in zip(items, found, strict=True) if end in keep]
+            found = [end for end in found if end in keep]
+        ends[node], records[node] = found, triple_records(index, items)
+    return ends, records
 
 
 def _end(item: Item, node: int) -> int | Node:
@@ -162,43 +190,40 @@ def _alive(layers: Sequence[Mapping[int, list[Any]]], ending: set[int]) -> list[
     return alive
 
 
-class _Options(dict[int, Options]):
-    """``options(depth, node)`` of one hop by node, each made once per call (``hop[node]``)."""
-
-    def __init__(self, options: Callable[[int, int], Options], depth: int) -> None:
-        super().__init__()
-        self.options = options
-        self.depth = depth
-
-    def __missing__(self, node: int) -> Options:
-        found = self[node] = self.options(self.depth, node)
-        return found
-
-
-def _memos(options: Callable[[int, int], Options], last: int) -> list[_Options]:
-    return [_Options(options, depth) for depth in range(last + 1)]
-
-
 def _expand(
-    starts: list[str], start_numbers: list[int | None], alive: list[set[int]], hops: list[_Options], limit: int | None
+    starts: list[str], start_numbers: list[int | None], alive: list[set[int]], hop: Hop, limit: int | None
 ) -> PathResult:
     """The paths, not necessarily simple: every prefix kept completes (the backward pass saw to it),
     so expanding hop by hop, in order, lists them in depth-first order, and ``limit + 1`` prefixes
     per hop are enough."""
+    last = len(alive) - 1
     cap = limit + 1 if limit is not None else None
     level: list[tuple[str, tuple[Edge, ...], Any]] = [
         (start, (), number) for start, number in zip(starts, start_numbers, strict=True) if number in alive[0]
     ]
-    for hop in hops[:-1]:
+    for depth in range(last):
+        ends, records = hop(depth, {node for _, _, node in level})
         level = [
-            (start, (*prefix, edge), end) for start, prefix, node in level for end, edge in zip(*hop[node], strict=True)
+            (start, (*prefix, edge), end)
+            for start, prefix, node in level
+            for end, edge in zip(ends[node], records[node])  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
         ]
         if cap is not None:
             del level[cap:]
-    final = hops[-1]
-    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in final[node][1])
+    _, records = hop(last, {node for _, _, node in level})
+    return _paths_of(level, records, cap)
+
+
+def _paths_of(
+    level: list[tuple[str, tuple[Edge, ...], Any]], records: dict[int, list[Edge]], cap: int | None
+) -> PathResult:
+    """The paths ending with each prefix of ``level`` (start, edges, last node) continued by each of
+    that node's last-hop ``records``; with ``cap``, the first ``cap - 1`` (``truncated`` if there are more)."""
     if cap is None:
-        return PathResult([make_path(start, (*prefix, edge)) for start, prefix, edge in leaves])
+        return PathResult(
+            [make_path(start, (*prefix, edge)) for start, prefix, node in level for edge in records[node]]
+        )
+    leaves = ((start, prefix, edge) for start, prefix, node in level for edge in records[node])
     made = [make_path(start, (*prefix, edge)) for start, prefix, edge in itertools.islice(leaves, cap)]
     if len(made) == cap:
         del made[-1]
@@ -211,10 +236,11 @@ class _Full(Exception):
 
 
 def _simple_paths(
-    starts: list[str], start_numbers: list[int | None], alive: list[set[int]], hops: list[_Options], limit: int | None
+    starts: list[str], start_numbers: list[int | None], alive: list[set[int]], hop: Hop, limit: int | None
 ) -> PathResult:
     """The simple paths (no node twice), depth first in edge order from each start."""
-    last = len(hops) - 1
+    last = len(alive) - 1
+    memo: list[dict[int, tuple[list[Any], list[Edge]]]] = [{} for _ in alive]
     start = ""
     room: int | None = None
     paths: list[Path] = []
@@ -222,15 +248,19 @@ def _simple_paths(
     def walk(depth: int, node: int, prefix: tuple[Edge, ...], visited: tuple[int, ...]) -> None:
         """Appends to ``paths`` every completion of ``prefix`` from ``node`` at ``depth``; raises
         ``_Full`` when one more than ``room`` would be needed."""
-        ends, edges = hops[depth][node]
+        options = memo[depth].get(node)
+        if options is None:
+            ends, records = hop(depth, (node,))
+            options = memo[depth][node] = (ends[node], records[node])
+        ends_of, edges = options
         if depth == last:
-            edges = [edge for end, edge in zip(ends, edges, strict=True) if end not in visited]
+            edges = [edge for end, edge in zip(ends_of, edges, strict=True) if end not in visited]
             if room is not None and len(paths) + len(edges) > room:
                 paths.extend([make_path(start, (*prefix, edge)) for edge in edges[: room - len(paths)]])
                 raise _Full
             paths.extend([make_path(start, (*prefix, edge)) for edge in edges])
             return
-        for end, edge in zip(ends, edges, strict=True):
+        for end, edge in zip(ends_of, edges, strict=True):
             if end not in visited:
                 walk(depth + 1, end, (*prefix, edge), (*visited, end))
 

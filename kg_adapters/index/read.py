@@ -21,7 +21,7 @@ import os
 import struct
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -149,7 +149,7 @@ class Side:
             if not all(kept):
                 relations, ends = list(itertools.compress(relations, kept)), list(itertools.compress(ends, kept))
         if not self.out and relations and relations[0] != relations[-1]:  # stored by relation, then head
-            pairs = sorted(zip(ends, relations, strict=True))
+            pairs = sorted(zip(ends, relations))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
             ends, relations = list(map(_first, pairs)), list(map(_second, pairs))
         if limit is not None and len(ends) > limit:
             del relations[limit:], ends[limit:]
@@ -329,23 +329,30 @@ class TraversalIndex:
         """The entity id numbered ``number``."""
         return self.name_cache[number]
 
-    def names_of(self, numbers: list[int]) -> list[str]:
-        """The entity ids numbered ``numbers``, in order, through the name cache. The ids it misses are
-        decoded together and kept under one lock: by one numpy gather for a long list in a process
-        that has numpy loaded already (the ids lie scattered over the mapped file, and a vectorised
-        gather waits for those reads together where a loop waits for each in turn), else in one loop."""
-        found = list(map(self.name_cache.get, numbers))
-        if all(found):  # (an id is never empty: an empty one only takes the longer way)
-            return found  # type: ignore[return-value]
-        missing = list(dict.fromkeys(number for number, name in zip(numbers, found, strict=True) if name is None))
+    def decode_names(self, numbers: Sequence[int]) -> None:
+        """Puts the ids of ``numbers`` that the name cache lacks into it, decoded together and kept
+        under one lock (what a call's answer names is decoded in one batch, not id by id): by one
+        numpy gather for a long list in a process that has numpy loaded already (the ids lie scattered
+        over the mapped file, and a vectorised gather waits for those reads together where a loop
+        waits for each in turn), else in one loop. A list whose first and last ids are cached is taken
+        as cached (a warm call checks no more); what it still misses, and a batch larger than the
+        cache (not kept), is decoded id by id when read (``name_cache[number]``)."""
+        cache = self.name_cache
+        if not numbers or (numbers[0] in cache and numbers[-1] in cache):
+            return
+        missing = [number for number in dict.fromkeys(numbers) if number not in cache]
         names = None
         if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
             names = self._gathered_names(missing)
         if names is None:
             names = list(map(self.name_from_file, missing))
-        self.name_cache.remember(missing, names)
-        decoded = dict(zip(missing, names, strict=True))
-        return [decoded[number] if name is None else name for number, name in zip(numbers, found, strict=True)]
+        cache.remember(missing, names)
+
+    def names_of(self, numbers: list[int]) -> list[str]:
+        """The entity ids numbered ``numbers``, in order, through the name cache (its misses decoded
+        together: :meth:`decode_names`)."""
+        self.decode_names(numbers)
+        return list(map(self.name_cache.__getitem__, numbers))
 
     def names(self, numbers: Iterable[int]) -> dict[int, str]:
         """Entity number -> id for the distinct ``numbers`` (through the name cache)."""
@@ -427,9 +434,13 @@ class TraversalIndex:
         """The literal records of ``runs``, one list in their order, through the literal cache; the
         ones it misses are decoded together and kept under one lock."""
         cache = self.literal_cache
-        if len(runs) == 1 and runs[0][2] - runs[0][1] == 1:
-            return [cache[runs[0][1]]]
-        positions = [p for _, first, last in runs for p in range(first, last)]
+        if len(runs) == 1:
+            _, first, last = runs[0]
+            if last - first == 1:
+                return [cache[first]]
+            positions: Iterable[int] = range(first, last)
+        else:
+            positions = [p for _, first, last in runs for p in range(first, last)]
         found = list(map(cache.get, positions))
         if all(found):  # (records are never false)
             return found  # type: ignore[return-value]

@@ -74,6 +74,7 @@ def _one_way_subgraph(
     lead on are kept as integers. With ``limit``, a node's edges are cut to the room left before any
     id is decoded (a hub costs what is kept)."""
     out = direction == "out"
+    names = index.name_cache
     records: list[Edge] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen = set(frontier)
@@ -85,7 +86,7 @@ def _one_way_subgraph(
         for node in frontier:
             room = None if limit is None else limit - len(records)
             edges = read_edges(index, node, direction, None, mask, room, out)
-            records.extend(edge_records(index, index.name(node), edges))
+            records.extend(edge_records(index, names[node], edges))
             if edges[4]:  # cut: the budget is spent
                 return EdgeList(records, truncated=True)
             if leads_on:
