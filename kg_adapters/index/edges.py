@@ -152,15 +152,15 @@ def edge_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edg
     (relations, tails), runs, (in_relations, heads), split, _ = edges
     cache = index.name_cache
     labels, names = index.relations.__getitem__, cache.__getitem__
-    if tails and (tails[0] not in cache or tails[-1] not in cache):  # (decode_names' own test, spared a call)
-        index.decode_names(tails)
+    if (tails and (tails[0] not in cache or tails[-1] not in cache)) or (
+        heads and (heads[0] not in cache or heads[-1] not in cache)
+    ):  # (decode_names' own test, spared a call when the ids are cached)
+        index.decode_names(tails + heads)
     out = list(map(make_edge, _repeat(name), map(labels, relations), map(names, tails)))
     if runs:
         place_literals(out, relations, runs, index.literal_records(runs), _literal_edges(index, name))
     if not heads:
         return out
-    if heads[0] not in cache or heads[-1] not in cache:
-        index.decode_names(heads)
     into = list(map(make_edge, map(names, heads), map(labels, in_relations), _repeat(name)))
     return merge_both(into, split, out)
 

@@ -51,7 +51,15 @@ class BoundedMemo(dict[_Key, _Value]):
         if self._compute is None:  # a memo filled by its owner (``remember``)
             raise KeyError(key)
         value = self._compute(key)
-        self.remember([key], [value])
+        budget = self.budget
+        added = 0 if budget is None else self._overhead + self._size(value)
+        with self._lock:
+            if len(self) >= self.cap or (budget is not None and self.bytes + added > budget):
+                self.clear()
+                if budget is not None and added > budget:
+                    return value  # larger than the whole memo: answered, not kept
+            self[key] = value
+            self.bytes += added
         return value
 
     def remember(self, keys: Sequence[_Key], values: Sequence[_Value]) -> None:
