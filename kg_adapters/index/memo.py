@@ -71,7 +71,7 @@ class BoundedMemo(dict[_Key, _Value]):
         with self._lock:
             if len(self) + len(keys) > self.cap or (budget is not None and self.bytes + added > budget):
                 self.clear()
-            self.update(zip(keys, values, strict=True))
+            self.update(zip(keys, values))  # noqa: B905 (as many values as keys: the caller's)
             self.bytes += added
 
     def clear(self) -> None:

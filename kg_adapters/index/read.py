@@ -340,12 +340,13 @@ class TraversalIndex:
         cache = self.name_cache
         if not numbers or (numbers[0] in cache and numbers[-1] in cache):
             return
-        missing = [number for number in dict.fromkeys(numbers) if number not in cache]
+        missing = list(set(numbers).difference(cache))
         names = None
         if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
             names = self._gathered_names(missing)
         if names is None:
-            names = list(map(self.name_from_file, missing))
+            offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
+            names = [blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
         cache.remember(missing, names)
 
     def names_of(self, numbers: list[int]) -> list[str]:
