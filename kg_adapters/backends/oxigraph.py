@@ -129,7 +129,8 @@ class OxigraphGraph(SparqlGraph):
     @property
     def _store(self) -> ox.Store:
         """The Oxigraph store; a read-only one with a traversal index is opened here, on first use:
-        opening RocksDB costs ~15 ms and ~4 MiB that a process answering from the index never needs."""
+        opening RocksDB costs time and memory (``benchmarks.bfs_vs_networkx``'s time to first answer
+        and peak RSS count them) that a process answering from the index never needs."""
         store = self._oxigraph
         if store is None:
             with self._oxigraph_lock:
@@ -153,7 +154,7 @@ class OxigraphGraph(SparqlGraph):
     def _open_traversal_index(self) -> None:
         if self._version is None or not (self._version.directory / store_layout.TRAVERSAL).is_dir():
             return
-        from kg_adapters.index.read import open_index  # numpy: only for indexed stores
+        from kg_adapters.index.read import open_index  # (memory-mapped files: only for indexed stores)
 
         self._traversal = open_index(self._version.directory)
 

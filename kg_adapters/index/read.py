@@ -509,7 +509,7 @@ class TraversalIndex:
 NAME_CACHE_CAP = 1 << 17
 """Entity ids an opened index keeps decoded, at most."""
 NAME_CACHE_BYTES = 32 << 20
-"""... and their estimated memory at most (``NAME_OVERHEAD`` + length each; ~110 bytes a Freebase id)."""
+"""... and their estimated memory at most (``NAME_OVERHEAD`` + length each)."""
 LITERAL_CACHE_CAP = 1 << 16
 """Literal records an opened index keeps decoded, at most."""
 LITERAL_CACHE_BYTES = 16 << 20
@@ -555,8 +555,8 @@ def _tag_fields(tag: str) -> tuple[str | None, str | None]:
 
 
 def _load(path: Path) -> Ints:
-    """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds ~1 us
-    to every indexing operation)."""
+    """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds work to
+    every indexing operation)."""
     import numpy as np
 
     values = np.load(path, mmap_mode="r", allow_pickle=False)
