@@ -129,7 +129,7 @@ class IndexBackend:
 
     def paths(self, checked: CheckedPaths, simple: bool) -> PathResult:
         """``paths`` for arguments checked by :meth:`IndexIds.checked_paths`."""
-        return index_paths(self.index, *checked, simple)
+        return index_paths(self.index, checked, simple)
 
     def shortest_paths(
         self, sources: list[str], targets: list[str], max_hops: int, direction: Direction, limit: int | None

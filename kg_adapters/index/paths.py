@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, cast
 
-from kg_adapters.base import Direction
 from kg_adapters.index.edges import Item, edge_items, place_literals, read_edges, triple_records
+from kg_adapters.index.ids import CheckedPaths
 from kg_adapters.index.read import Runs, TraversalIndex
 from kg_adapters.index.records import make_edge, make_path
 from kg_adapters.records import Edge, Literal, Node, Path, PathResult
@@ -28,32 +28,19 @@ hop) go on the hop at ``depth`` (a node number, or the literal a last hop ends o
 _repeat = itertools.repeat
 
 
-def index_paths(
-    index: TraversalIndex,
-    starts: list[str],
-    start_numbers: list[int | None],
-    relations: list[int | None],
-    directions: list[Direction],
-    limit: int | None,
-    simple: bool,
-) -> PathResult:
-    """``paths`` for checked arguments: ``starts`` (canonical ids) and their numbers, one relation
-    number per hop (None: the index has no such edge) and one direction per hop."""
-    if simple or "both" in directions:
-        return _constrained_paths(index, starts, start_numbers, relations, directions, limit, simple)
-    return _directed_paths(index, starts, start_numbers, relations, directions, limit)
+def index_paths(index: TraversalIndex, checked: CheckedPaths, simple: bool) -> PathResult:
+    """``paths`` for checked arguments (:meth:`IndexIds.checked_paths`: the canonical start ids and
+    their numbers, one relation number per hop, None where the index has no such edge, one direction
+    per hop, the path budget)."""
+    if simple or "both" in checked[3]:
+        return _constrained_paths(index, checked, simple)
+    return _directed_paths(index, checked)
 
 
-def _directed_paths(
-    index: TraversalIndex,
-    starts: list[str],
-    start_numbers: list[int | None],
-    relations: list[int | None],
-    directions: list[Direction],
-    limit: int | None,
-) -> PathResult:
+def _directed_paths(index: TraversalIndex, checked: CheckedPaths) -> PathResult:
     """Every hop ``out`` or ``in``, paths not necessarily simple: each hop's ends read for the whole
     frontier at once, and only the last hop's literal runs looked up."""
+    starts, start_numbers, relations, directions, limit = checked
     last = len(relations) - 1
     layers: list[dict[int, list[int]]] = []
     frontier = [n for n in dict.fromkeys(start_numbers) if n is not None]
@@ -114,17 +101,10 @@ def _literal_maker(name: str, label: str) -> Callable[[int, list[Literal]], Iter
     return lambda _, values: map(make_edge, _repeat(name), _repeat(label), values)
 
 
-def _constrained_paths(
-    index: TraversalIndex,
-    starts: list[str],
-    start_numbers: list[int | None],
-    relations: list[int | None],
-    directions: list[Direction],
-    limit: int | None,
-    simple: bool,
-) -> PathResult:
+def _constrained_paths(index: TraversalIndex, checked: CheckedPaths, simple: bool) -> PathResult:
     """The general walk: hops may go ``both`` ways, paths may have to be simple. Each node's edges are
     read as :func:`read_edges` gives them (literal edges on the last hop)."""
+    starts, start_numbers, relations, directions, limit = checked
     last = len(relations) - 1
     layers: list[dict[int, list[Item]]] = []
     ends_layers: list[dict[int, list[Any]]] = []
