@@ -361,8 +361,9 @@ class _Search:
             side = sides[view]
             others = side.others
             if hidden:  # a hidden relation between the range's first and last key: its runs, one by one
-                at = bisect_left(hidden, side.relation_at(node, lo))
-                if at < len(hidden) and hidden[at] <= side.relation_at(node, hi - 1):
+                base, keys = node * side.width, side.keys  # (Side.relation_at, inlined: once per key range)
+                at = bisect_left(hidden, keys[lo] - base)
+                if at < len(hidden) and hidden[at] <= keys[hi - 1] - base:
                     for start, stop in self._visible(node, lo, hi, side):
                         kept.append((node, view, start, stop))
                         offsets.append(len(ends))
