@@ -320,6 +320,11 @@ class TraversalIndex:
         )
         """Literal table position -> its record, kept across calls (records are immutable)."""
 
+    @property
+    def literal_count(self) -> int:
+        """How many literal objects the literal table holds."""
+        return len(self._views["literal_key"])
+
     def array(self, name: str) -> Ints:
         """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use."""
         return self._arrays[name]
