@@ -33,7 +33,6 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
@@ -86,7 +86,7 @@ def iter_rows(
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
+                row = json_text.loads(raw)
             except ValueError as exc:  # UnicodeDecodeError included
                 if on_bad_line is None:
                     raise LoadError(f"not a JSON line: {exc}", file=path, line=first + offset) from exc

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import json
 import os
 import re
 import socket
@@ -28,9 +27,10 @@ import urllib3
 import urllib3.connection
 import urllib3.connectionpool
 
+from kg_adapters import json_text
 from kg_adapters._version import __version__
 from kg_adapters.backends.sparql_graph import plain_literal
-from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.budgets import ascii_integer, check_count, check_seconds
 from kg_adapters.errors import (
     BackendError,
     BackendTimeout,
@@ -41,6 +41,7 @@ from kg_adapters.errors import (
     ResultMismatch,
     TransientError,
 )
+from kg_adapters.json_text import BadJsonText
 from kg_adapters.transport import SparqlResult, Term
 from kg_adapters.url import redact_url
 
@@ -123,8 +124,9 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    seconds = ascii_integer(value)
+    if seconds is not None:
+        return float(seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -164,7 +166,9 @@ def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
     variables that are not names, a binding of a variable the head does not list, a malformed
     term -- raises ResultMismatch."""
     try:
-        data = json.loads(body)
+        data = json_text.loads(body)
+    except BadJsonText as exc:
+        raise ResultMismatch(f"a SPARQL result document that cannot be read: {exc}") from exc
     except ValueError as exc:
         raise TransientError(f"malformed or truncated SPARQL result body ({len(body)} bytes): {exc}") from exc
     if not isinstance(data, dict):
@@ -444,10 +448,10 @@ class HttpExchange:
         raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
     def _read_body(self, response: requests.Response, deadline: float) -> bytes:
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_response_bytes:
+        declared = ascii_integer(response.headers.get("Content-Length", "").strip(), max_digits=30)
+        if declared is not None and declared > self.max_response_bytes:
             raise ResponseTooLarge(
-                f"{self._endpoint} announced a {int(declared):,}-byte answer, over max_response_bytes="
+                f"{self._endpoint} announced a {declared:,}-byte answer, over max_response_bytes="
                 f"{self.max_response_bytes}"
             )
         chunks: list[bytes] = []

@@ -46,6 +46,18 @@ def _lexical_forms_kept(rdflib: Any) -> Iterator[None]:
         rdflib.NORMALIZE_LITERALS = previous
 
 
+def _check_unicode(graph: Any, path: str) -> None:
+    """LoadError naming ``path`` if a term of ``graph`` holds text that is not valid Unicode (rdflib reads
+    ``\\uD800`` escapes into lone surrogates, which no later step could store, send or print)."""
+    for triple in graph:
+        for term in triple:
+            for text in (str(term), getattr(term, "language", None) or "", str(getattr(term, "datatype", "") or "")):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise LoadError(f"a term holds text that is not valid Unicode ({exc.reason})", file=path) from None
+
+
 class RdflibGraph(SparqlGraph):
     """An rdflib ``Graph`` (or ``Dataset`` for quad formats) behind :class:`KnowledgeGraph`."""
 
@@ -152,21 +164,24 @@ class RdflibGraph(SparqlGraph):
         self._check_open()
         fmt = rdf_format(path, format)
         name = _RDFLIB_FORMATS[fmt.file_extension]
+        loaded = self._rdflib.Graph()
         try:
             with open_maybe_compressed(path) as handle, _lexical_forms_kept(self._rdflib):
                 if name in _QUAD_FORMATS:
                     dataset = self._rdflib.Dataset()
                     dataset.parse(handle, format=name)
                     for s, p, o, _graph in dataset.quads():
-                        self._graph.add((s, p, o))
+                        loaded.add((s, p, o))
                 else:
-                    self._graph.parse(handle, format=name)
+                    loaded.parse(handle, format=name)
         except FileNotFoundError as exc:
             raise StoreNotFound(f"no such file: {path}") from exc
         except OSError as exc:
             raise BackendError(f"cannot read {path}: {exc}") from exc
         except Exception as exc:
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
+        _check_unicode(loaded, path)
+        self._graph += loaded
         self._drop_index()
 
     def _drop_index(self) -> None:

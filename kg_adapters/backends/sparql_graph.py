@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import abc
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
 from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
-from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
+from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 Term = str | Literal
 Row = tuple[Term | None, ...]
+_V = TypeVar("_V")
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -138,9 +139,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         else:
             key = edge_sort_key
         for canonical, edges in found.items():
-            if direction == "both":
+            if len(edges) > 1:  # an answer is a set of edges, however often a server repeats one
                 edges = list(dict.fromkeys(edges))
-            if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
         if expand_cvt and self._profile.has_cvt_nodes:
@@ -186,9 +186,10 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
 
         relation_id = self._profile.relation_id
+        asked = dict.fromkeys(iris, True)
         for x, r, *_ in self._select_chunked(build, iris):
-            if isinstance(x, str) and isinstance(r, str):
-                yield x, relation_id(r)
+            self._asked(x, asked)
+            yield str(x), relation_id(self._relation_of(r))
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
@@ -243,11 +244,15 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         def build(chunk: Sequence[str]) -> str:
             return f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
 
+        asked = dict.fromkeys(iris, True)
         for row in self._select_chunked(build, iris):
             x, value = row[0], row[1]
             predicate = row[2] if len(predicates) > 1 else predicates[0]
-            if isinstance(x, str) and isinstance(value, Literal) and isinstance(predicate, str):
-                yield position.get(predicate, len(position)), x, value
+            self._asked(x, asked)
+            if not isinstance(value, Literal):
+                raise self._mismatch("a value that is not a literal where the query asks for literals", value)
+            where = self._asked(predicate, position)
+            yield where, str(x), value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
@@ -299,7 +304,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     def _all_relations(self) -> list[str]:
         """Every predicate IRI of the graph."""
         rows = self._select("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
-        return sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+        return sorted({self._relation_of(p) for p, *_ in rows})
 
     def close(self) -> None:
         for index in (self._index, self._relation_index):
@@ -501,14 +506,12 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         compact_other: dict[str, str] = {}  # entity_id of each IRI, computed once per call
         for row in self._select_chunked(build, iris):
             x, other = row[0], row[1]
-            if not isinstance(x, str) or other is None:
-                continue
-            relation = fixed_relation if single is not None else row[2]
-            if not isinstance(relation, str):
-                continue
-            if single is None:
-                relation = relation_id(relation)
-            node = canonical_of[x]
+            node = self._asked(x, canonical_of)
+            if other is None:
+                raise self._mismatch("an edge without its other end", row)
+            relation = fixed_relation if single is not None else relation_id(self._relation_of(row[2]))
+            if isinstance(other, Literal) and (side == "in" or not literals):
+                raise self._mismatch("a literal where the query asks for a node", other)
             other_node: Node
             if isinstance(other, str) and not other.startswith("_:"):
                 known = compact_other.get(other)
@@ -519,8 +522,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
                 other_node = other
             if side == "out":
                 result[node].append(Edge(head=node, relation=relation, tail=other_node))
-            elif isinstance(other_node, str):
-                result[node].append(Edge(head=other_node, relation=relation, tail=node))
+            else:
+                result[node].append(Edge(head=str(other_node), relation=relation, tail=node))
 
     # -- full statements: neighbors(..., qualifiers=True) on a profile with a StatementModel ------
     def _statement_neighbors(
@@ -617,13 +620,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
         grouped: dict[tuple[str, Term], _Statement] = {}
         for row in self._select_chunked(build, list(nodes.iris)):
-            x, st, claim, rank, sp, value = row[:6]
+            asked, st, claim, rank, sp, value = row[:6]
+            self._asked(asked, nodes.iris)
+            x = str(asked)
             subject = row[6] if side == "in" else x
-            if not (isinstance(x, str) and isinstance(claim, str) and isinstance(sp, str) and isinstance(subject, str)):
-                continue
+            claim, sp = self._relation_of(claim), self._relation_of(sp)
+            rank_name = self._asked(rank, model.ranks)
+            if not isinstance(subject, str) or st is None or value is None:
+                raise self._mismatch("a statement row without its subject, statement or value", row)
             prop = model.property_of(claim, model.claim_namespace)
-            rank_name = model.ranks.get(rank) if isinstance(rank, str) else None
-            if prop is None or rank_name is None or st is None or value is None:
+            if prop is None:
                 continue
             found = grouped.setdefault((x, st), _Statement(subject=subject, prop=prop, rank=rank_name))
             if sp == model.value_namespace + prop:
@@ -653,6 +659,29 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
                 edge = Edge(head=head, relation=relation, tail=tail, qualifiers=qualifiers, rank=found.rank)
                 yield canonical, (st, head, tail), edge
 
+    # -- answers checked against their questions -----------------------------------------------------
+    def _answerer(self) -> str:
+        """Who answered, for messages (an endpoint names its URL)."""
+        return type(self).__name__
+
+    def _mismatch(self, what: str, value: object) -> ResultMismatch:
+        """The error for an answer that does not fit the query it answers: never dropped, never guessed at."""
+        return ResultMismatch(f"{self._answerer()} answered {what}: {value!r:.100}")
+
+    def _asked(self, value: object, asked: Mapping[str, _V]) -> _V:
+        """What ``asked`` holds for ``value``, a term the query bound to one of its keys (a VALUES list)."""
+        if isinstance(value, str):
+            found = asked.get(value)
+            if found is not None:
+                return found
+        raise self._mismatch("a row about something the query did not ask about", value)
+
+    def _relation_of(self, term: object) -> str:
+        """``term``, a predicate: an IRI (never a literal, a blank node or unbound)."""
+        if isinstance(term, str) and not is_blank_node(term):
+            return term
+        raise self._mismatch("a relation that is not an IRI", term)
+
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Rows of ``build(chunk)`` for every VALUES-sized chunk of ``iris``. A chunk whose answer is
         too large for the endpoint to page through is split in half until it fits."""
@@ -669,18 +698,24 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
             return self._select_split(build, chunk[:middle]) + self._select_split(build, chunk[middle:])
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
-        return label_rows(self._select)
+        return self._named(self._select(LABEL_ROWS))
 
-
-def label_rows(select: Callable[[str], list[Row]]) -> Iterator[tuple[str, str, str]]:
-    """(iri, label, lang) for every literal of a known label predicate, to fill the name index."""
-    query = (
-        f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
-        "FILTER(isIRI(?x) && isLiteral(?l)) }"
-    )
-    for x, label, *_ in select(query):
-        if isinstance(x, str) and isinstance(label, Literal):
+    def _named(self, rows: Iterable[Row]) -> Iterator[tuple[str, str, str]]:
+        """(iri, label, lang) of rows that bind ``?x`` to an IRI and ``?l`` to a literal (as the query
+        filters them); any other row is a ResultMismatch."""
+        for x, label, *_ in rows:
+            if not isinstance(x, str) or is_blank_node(x):
+                raise self._mismatch("a name of something that is not an IRI", x)
+            if not isinstance(label, Literal):
+                raise self._mismatch("a name that is not a literal", label)
             yield x, label.value, label.lang or ""
+
+
+LABEL_ROWS = (
+    f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
+    "FILTER(isIRI(?x) && isLiteral(?l)) }"
+)
+"""Every literal of a known label predicate, to fill the name index."""
 
 
 @dataclass
