@@ -184,8 +184,17 @@ def test_an_rdflib_file_with_a_lone_surrogate_is_a_load_error(tmp_path: Path) ->
     assert raised.value.file == str(data)
 
 
+DEEP_TEXT = "[" * 100_000 + "]" * 100_000
+
+
 @pytest.mark.parametrize(
-    ("line", "reason"), [("[" * 100_000 + "]" * 100_000, "too deeply"), ('{"id": "q\\ud800"}', "not valid Unicode")]
+    ("line", "reason"),
+    [
+        (DEEP_TEXT, "a row must be an object"),
+        ('{"id": "q", "graph": [' + DEEP_TEXT + "]}", "not three non-empty strings"),
+        ('{"id": "q\\ud800", "graph": []}', "not valid Unicode"),
+        ('{"id": "q", "graph": [["a", "r\\udc00", "b"]]}', "not valid Unicode"),
+    ],
 )
 def test_a_dataset_line_too_deep_or_not_unicode_is_a_load_error(tmp_path: Path, line: str, reason: str) -> None:
     from loaders import load_files
@@ -195,6 +204,24 @@ def test_a_dataset_line_too_deep_or_not_unicode_is_a_load_error(tmp_path: Path, 
     with pytest.raises(LoadError, match=reason) as raised:
         load_files([str(data)], str(tmp_path / "store"), format="rog-dataset", progress=False)
     assert (raised.value.file, raised.value.line) == (str(data), 1)
+
+
+def test_what_a_load_does_not_read_may_be_nested_deeply(tmp_path: Path) -> None:
+    from loaders import load_files
+
+    data = tmp_path / "questions.jsonl"
+    data.write_text('{"id": "q", "choices": ' + DEEP_TEXT + ', "graph": [["a", "r", "b"]]}\n', encoding="utf-8")
+    report = load_files([str(data)], str(tmp_path / "store"), format="rog-dataset", progress=False)
+    assert report.statements_read == 1
+
+
+def test_a_results_file_line_nested_too_deeply_is_a_load_error(tmp_path: Path) -> None:
+    from reasoning.metrics import read_jsonl
+
+    results = tmp_path / "results.jsonl"
+    results.write_text(DEEP_TEXT + "\n", encoding="utf-8")
+    with pytest.raises(LoadError, match="too deeply"):
+        read_jsonl(results)
 
 
 def test_an_llm_server_with_odd_retry_after_and_invalid_text() -> None:
