@@ -851,15 +851,25 @@ class OxigraphGraph(SparqlGraph):
 
     def load(self, path: str, *, format: str | None = None) -> None:
         """Adds an RDF file (``.gz``/``.bz2`` read on the fly) in one transaction."""
+        from kg_adapters.errors import LoadError
+        from kg_adapters.rdf_guard import LineCounter, check_xml_entities, is_buffer_overflow, token_too_long
+
         self._check_writable()
         fmt = rdf_format(path, format)
+        reader: LineCounter | None = None
         try:
+            if fmt == ox.RdfFormat.RDF_XML:
+                with open_maybe_compressed(path) as handle:
+                    check_xml_entities(path, handle)
             with open_maybe_compressed(path) as handle:
-                self._store.load(handle, format=fmt)
+                reader = LineCounter(handle)
+                self._store.load(reader.stream_for_parser(), format=fmt)
         except SyntaxError as exc:
-            from kg_adapters.errors import LoadError
-
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
+        except MemoryError as exc:
+            if not is_buffer_overflow(exc):
+                raise
+            raise token_too_long(path, reader.line if reader is not None else None) from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed to load {path}: {exc}") from exc
         self._invalidate_index()
