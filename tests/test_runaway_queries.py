@@ -210,3 +210,37 @@ def test_kga_mcp_exits_when_its_stdin_closes_during_a_runaway(sample_store_url: 
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_concurrent_mcp_calls_answer_as_one_at_a_time(sample_store_url: str) -> None:
+    """No lock serialises the calls any more: many at once on a fresh graph (its indexes opened by
+    whichever call comes first) answer exactly as the direct calls do."""
+    from test_mcp_server import expected_calls
+
+    from kg_adapters import connect
+    from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.mcp_server import build_server
+
+    with connect(sample_store_url) as kg:
+        calls = expected_calls(kg) * 5
+    graphs = CurrentGraph(sample_store_url)
+    server = build_server(graphs)
+    answers: dict[int, Any] = {}
+
+    async def main() -> None:
+        async with Client(server) as client:
+
+            async def call(number: int, tool: str, arguments: dict[str, Any]) -> None:
+                answers[number] = await client.call_tool(tool, arguments)
+
+            async with anyio.create_task_group() as group:
+                for number, (tool, arguments, _) in enumerate(calls):
+                    group.start_soon(call, number, tool, arguments)
+
+    try:
+        anyio.run(main)
+    finally:
+        graphs.close()
+    for number, (tool, _, expected) in enumerate(calls):
+        assert not answers[number].is_error, (tool, answers[number].content)
+        assert answers[number].structured_content == expected, tool

@@ -9,6 +9,7 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
+import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 Term = str | Literal
 Row = tuple[Term | None, ...]
 _V = TypeVar("_V")
+_I = TypeVar("_I")
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
@@ -86,6 +88,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._profile = profile
         self._index: LabelIndex | None = None
         self._relation_index: RelationIndex | None = None
+        self._opening = threading.Lock()
         self._closed = False
         self._pushed_filters: dict[str, str] = {}
 
@@ -258,10 +261,9 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._check_open()
         check_text(text, "search text")
         check_budget(limit, "limit", required=True)
-        if self._index is None:
-            self._index = self._open_label_index()
+        index = self._opened("_index", self._open_label_index)
         entity_id = self._profile.entity_id
-        return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
+        return [Entity(id=entity_id(found), label=label) for found, label in index.search(text, limit)]
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Relations whose label, or the words of whose id, match ``text`` (see
@@ -270,9 +272,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         check_text(text, "search text")
         if check_budget(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
-        if self._relation_index is None:
-            self._relation_index = self._open_relation_index()
-        index, relation_id = self._relation_index, self._profile.relation_id
+        index = self._opened("_relation_index", self._open_relation_index)
+        relation_id = self._profile.relation_id
         keeps = self._profile.relation_filter.keeps
         asked = limit
         while True:
@@ -286,6 +287,18 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         kept = kept[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
+
+    def _opened(self, name: str, open_index: Callable[[], _I]) -> _I:
+        """The index kept in attribute ``name``, opened on first use by one thread (concurrent callers,
+        such as a server's, wait for it rather than open one each)."""
+        index: _I | None = getattr(self, name)
+        if index is None:
+            with self._opening:
+                index = getattr(self, name)
+                if index is None:
+                    index = open_index()
+                    setattr(self, name, index)
+        return index
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
