@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import signal
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
+from kg_adapters.testing.server_processes import McpStdio, all_gone, cpu_seconds, one_busy, poll_until, worker_pids
 
 log = common.log
 KGA = [sys.executable, "-m", "kg_adapters.cli"]
@@ -82,46 +82,6 @@ def _server(arguments: list[str], port: int) -> Iterator[subprocess.Popen[bytes]
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=60)
-
-
-def _workers(pid: int) -> set[int]:
-    import psutil
-
-    found = set()
-    for child in psutil.Process(pid).children():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if "kg_adapters.serve.workers" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                found.add(child.pid)
-    return found
-
-
-def _gone(pids: set[int]) -> bool:
-    import psutil
-
-    for pid in pids:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return False
-    return True
-
-
-def _busy(pids: set[int], baseline: dict[int, float]) -> bool:
-    import psutil
-
-    for pid in pids:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if sum(psutil.Process(pid).cpu_times()[:2]) > baseline.get(pid, 0.0) + 0.3:
-                return True
-    return False
-
-
-def _poll(condition: Callable[[], bool], attempts: int = 1200) -> bool:
-    pause = threading.Event()
-    for _ in range(attempts):
-        if condition():
-            return True
-        pause.wait(0.05)
-    return False
 
 
 # -- 1. no outbound request ----------------------------------------------------------------------------
@@ -244,7 +204,7 @@ def deadline_cases(store_url: str) -> list[Row]:
         url = f"http://127.0.0.1:{port}/sparql"
         arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
         with _server(arguments, port) as server:
-            before = _workers(server.pid)
+            before = worker_pids(server.pid)
             answered: dict[str, Any] = {}
 
             def ask(query: str = runaway, into: dict[str, Any] = answered, target: str = url) -> None:
@@ -259,9 +219,9 @@ def deadline_cases(store_url: str) -> list[Row]:
             quick_seconds = time.perf_counter() - started
             during = thread.is_alive()
             thread.join()
-            after = _workers(server.pid)
+            after = worker_pids(server.pid)
             stopped = before - after
-            freed = len(stopped) == 1 and len(after) == 2 and _gone(stopped)
+            freed = len(stopped) == 1 and len(after) == 2 and all_gone(stopped)
             next_status = requests.post(url, data={"query": quick}, timeout=600).status_code
         rows.append(
             _row(
@@ -277,7 +237,7 @@ def deadline_cases(store_url: str) -> list[Row]:
     port = _free_port()
     url = f"http://127.0.0.1:{port}/sparql"
     with _server(["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"], port) as server:
-        before = _workers(server.pid)
+        before = worker_pids(server.pid)
         results: list[int] = []
         started = time.perf_counter()
         threads = [
@@ -294,7 +254,7 @@ def deadline_cases(store_url: str) -> list[Row]:
             thread.join()
         seconds = time.perf_counter() - started
         after_status = requests.post(url, data={"query": quick}, timeout=600).status_code
-        replaced = _gone(before) and len(_workers(server.pid)) == 2
+        replaced = all_gone(before) and len(worker_pids(server.pid)) == 2
     rows.append(
         _row(
             "deadlines",
@@ -319,13 +279,13 @@ def _stop_during_runaway(store_url: str, stop: signal.Signals) -> Row:
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with _server(arguments, port) as server:
-        pids = _workers(server.pid)
-        baseline = {pid: 0.0 for pid in pids}
+        pids = worker_pids(server.pid)
+        baseline = cpu_seconds(pids)
         threading.Thread(
             target=lambda: requests.post(url, data={"query": RUNAWAY_QUERIES["cross product"]}, timeout=600),
             daemon=True,
         ).start()
-        _poll(lambda: _busy(pids, baseline))
+        poll_until(lambda: one_busy(pids, baseline))
         started = time.perf_counter()
         server.send_signal(stop)
         try:
@@ -334,7 +294,7 @@ def _stop_during_runaway(store_url: str, stop: signal.Signals) -> Row:
         except subprocess.TimeoutExpired:
             exited = "kept running"
         seconds = time.perf_counter() - started
-        workers_gone = _poll(lambda: _gone(pids), attempts=600)
+        workers_gone = poll_until(lambda: all_gone(pids), attempts=600)
     name = "Ctrl-C" if stop == signal.SIGINT else "SIGTERM"
     return _row(
         "deadlines",
@@ -386,42 +346,28 @@ def _mcp_deadline_cases(store_url: str) -> list[Row]:
             f"search answered in {search[1]:.2f} s",
         )
     )
-    server = subprocess.Popen(
-        [*KGA, "mcp", "--kg", store_url, "--timeout", "600", "--workers", "1"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert server.stdin is not None and server.stdout is not None
-
-    def send(message: dict[str, Any]) -> None:
-        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())  # type: ignore[union-attr]
-        server.stdin.flush()  # type: ignore[union-attr]
-
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
-    send({"id": 1, "method": "initialize", "params": hello})
-    server.stdout.readline()
-    send({"method": "notifications/initialized"})
-    pids = _workers(server.pid)
-    baseline = {pid: 0.0 for pid in pids}
-    call = {"name": "sparql", "arguments": {"query": RUNAWAY_QUERIES["cross product"]}}
-    send({"id": 2, "method": "tools/call", "params": call})
-    _poll(lambda: _busy(pids, baseline))
-    started = time.perf_counter()
-    server.stdin.close()
+    session = McpStdio([*KGA, "mcp", "--kg", store_url, "--timeout", "600", "--workers", "1"])
     try:
-        server.wait(timeout=120)
-        exited = "exited"
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-        exited = "kept running"
-    seconds = time.perf_counter() - started
+        session.start()
+        pids = worker_pids(session.process.pid)
+        baseline = cpu_seconds(pids)
+        session.call_tool(1, "sparql", {"query": RUNAWAY_QUERIES["cross product"]})
+        poll_until(lambda: one_busy(pids, baseline))
+        started = time.perf_counter()
+        session.close_stdin()
+        try:
+            session.process.wait(timeout=120)
+            exited = "exited"
+        except subprocess.TimeoutExpired:
+            exited = "kept running"
+        seconds = time.perf_counter() - started
+    finally:
+        session.stop()
     rows.append(
         _row(
             "deadlines",
             "kga mcp: stdin closed while a query runs for its 600 s --timeout",
-            f"{exited}, workers {'gone' if _poll(lambda: _gone(pids), attempts=600) else 'left'}",
+            f"{exited}, workers {'gone' if poll_until(lambda: all_gone(pids), attempts=600) else 'left'}",
             "exited, workers gone",
             seconds,
         )
@@ -432,30 +378,20 @@ def _mcp_deadline_cases(store_url: str) -> list[Row]:
 # -- 3. answers that do not fit -----------------------------------------------------------------------
 def answer_cases() -> list[Row]:
     from kg_adapters import connect
-    from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer, json_rewriter
+    from kg_adapters.testing.fault_server import (
+        FakeClock,
+        FaultPlan,
+        FaultServer,
+        json_rewriter,
+        rebind,
+        repeated_rows,
+        with_lone_surrogates,
+    )
 
     ex = "http://example.org/"
     label = "http://www.w3.org/2000/01/rdf-schema#label"
     data = "".join(f'<{ex}n{n}> <{ex}p> <{ex}n{n + 1}> .\n<{ex}n{n}> <{label}> "n {n}"@en .\n' for n in range(6))
     wide = "".join(f"<{ex}n1> <{ex}p{n}> <{ex}m{n}> .\n" for n in range(10_001))
-
-    def rebind(name: str, term: dict[str, str]) -> Callable[[str | None, bytes], bytes]:
-        def change(document: dict[str, Any]) -> None:
-            for binding in document.get("results", {}).get("bindings", []):
-                if name in binding:
-                    binding[name] = dict(term)
-
-        return json_rewriter(change)
-
-    def doubled(document: dict[str, Any]) -> None:
-        bindings = document.get("results", {}).get("bindings")
-        if isinstance(bindings, list):
-            bindings.extend([dict(binding) for binding in bindings])
-
-    def surrogates(document: dict[str, Any]) -> None:
-        for binding in document.get("results", {}).get("bindings", []):
-            for term in binding.values():
-                term["value"] += "\ud800"
 
     def superscript_count(query: str | None, body: bytes) -> bytes:
         if query is None or "COUNT" not in query:
@@ -505,7 +441,7 @@ def answer_cases() -> list[Row]:
         ),
         (
             "a lone surrogate in labels",
-            {"rewrite": json_rewriter(surrogates)},
+            {"rewrite": json_rewriter(with_lone_surrogates)},
             lambda kg: kg.labels([f"{ex}n1"]),
             "ResultMismatch",
             {},
@@ -536,7 +472,7 @@ def answer_cases() -> list[Row]:
         clock = FakeClock()
         with connect("sparql+" + honest.url, retries=0, sleep=clock.sleep, clock=clock) as kg:
             expected_edges = {d: kg.neighbors(f"{ex}n1", direction=d) for d in ("out", "in", "both")}
-    with FaultServer(data=data, rewrite=json_rewriter(doubled)) as server:
+    with FaultServer(data=data, rewrite=json_rewriter(repeated_rows)) as server:
         clock = FakeClock()
         with connect("sparql+" + server.url, retries=0, sleep=clock.sleep, clock=clock) as kg:
             same = all(kg.neighbors(f"{ex}n1", direction=d) == e for d, e in expected_edges.items())  # type: ignore[arg-type]
@@ -554,7 +490,7 @@ def answer_cases() -> list[Row]:
         outcome = attempt(server, lambda kg: kg.relations([f"{ex}n1"]), dialect="virtuoso")
     rows.append(_row("answers", "a Virtuoso count of ²", outcome, "ResultMismatch", time.perf_counter() - started))
     started = time.perf_counter()
-    with FaultServer(data=data, rewrite=json_rewriter(surrogates)) as server:
+    with FaultServer(data=data, rewrite=json_rewriter(with_lone_surrogates)) as server:
         done = subprocess.run(
             [*KGA, "labels", "--kg", f"sparql+{server.url}?retries=0", "--id", f"{ex}n1", "--json"],
             capture_output=True,
@@ -677,15 +613,6 @@ def main(argv: list[str] | None = None) -> int:
         if "data" in groups:
             log("data in ...")
             rows += data_cases(workdir)
-    good = sum(row["as_expected"] for row in rows)
-    seconds = time.perf_counter() - started
-    data = {
-        "machine": common.machine_info(),
-        "load_average": load,
-        "seconds": seconds,
-        "cases": rows,
-        "as_expected": good,
-    }
     table = common.markdown_table(
         ["group", "case", "outcome", "expected", "seconds", "note"],
         [
@@ -693,22 +620,15 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ],
     )
-    markdown = "\n".join(
-        [
-            "# Hostile callers and hostile data, round 2",
-            "",
-            f"`python -m benchmarks.hostile_callers` ({time.strftime('%Y-%m-%d', time.gmtime())}, {seconds:.0f} s, "
-            f"load average {load[0]:.2f}): {good}/{len(rows)} cases as expected.",
-            "",
-            table,
-            "",
-        ]
+    return common.report_cases(
+        "hostile_callers",
+        "Hostile callers and hostile data, round 2",
+        rows,
+        table,
+        started=started,
+        load=load,
+        write=not args.no_write,
     )
-    print(markdown)
-    if not args.no_write:
-        json_path, md_path = common.write_results("hostile_callers", data, markdown)
-        log(f"wrote {json_path} and {md_path}")
-    return 0 if good == len(rows) else 1
 
 
 if __name__ == "__main__":

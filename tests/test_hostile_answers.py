@@ -17,7 +17,7 @@ from kg_adapters import connect
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.compat import rog, tog
 from kg_adapters.errors import ResultMismatch
-from kg_adapters.testing.fault_server import FakeClock, FaultServer, json_rewriter
+from kg_adapters.testing.fault_server import FakeClock, FaultServer, json_rewriter, rebind, repeated_rows
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -36,23 +36,6 @@ def graph(server: FaultServer, **options: Any) -> RemoteSparqlGraph:
     kg = connect("sparql+" + server.url, retries=0, sleep=clock.sleep, clock=clock, timeout=10, **options)
     assert isinstance(kg, RemoteSparqlGraph)
     return kg
-
-
-def rebind(name: str, term: dict[str, str]) -> Callable[[str | None, bytes], bytes]:
-    """Every binding of ``?name`` in every answer replaced by ``term``."""
-
-    def change(document: dict[str, Any]) -> None:
-        for binding in document.get("results", {}).get("bindings", []):
-            if name in binding:
-                binding[name] = dict(term)
-
-    return json_rewriter(change)
-
-
-def doubled(document: dict[str, Any]) -> None:
-    bindings = document.get("results", {}).get("bindings")
-    if isinstance(bindings, list):
-        bindings.extend([dict(binding) for binding in bindings])
 
 
 LITERAL = {"type": "literal", "value": "not a relation"}
@@ -129,7 +112,7 @@ def test_the_same_binding_twice_is_one_edge(direction: str, dialect: str) -> Non
     with FaultServer(data=DATA) as honest, graph(honest, dialect=dialect) as kg:
         expected = answers(kg)
     assert all(expected[0].values())  # type: ignore[attr-defined]
-    with FaultServer(data=DATA, rewrite=json_rewriter(doubled)) as server, graph(server, dialect=dialect) as kg:
+    with FaultServer(data=DATA, rewrite=json_rewriter(repeated_rows)) as server, graph(server, dialect=dialect) as kg:
         assert answers(kg) == expected
 
 

@@ -21,7 +21,14 @@ from support.wikidata_api import WikidataApiServer
 
 from kg_adapters import connect
 from kg_adapters.errors import InvalidTermError, LoadError, ResultMismatch
-from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
+from kg_adapters.testing.fault_server import (
+    FakeClock,
+    FaultPlan,
+    FaultServer,
+    _Answer,
+    json_rewriter,
+    with_lone_surrogates,
+)
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -36,15 +43,9 @@ def options(**more: Any) -> dict[str, Any]:
     return {"retries": 2, "sleep": clock.sleep, "clock": clock, "timeout": 10, **more}
 
 
-def with_surrogates(document: dict[str, Any]) -> None:
-    for binding in document.get("results", {}).get("bindings", []):
-        for term in binding.values():
-            term["value"] += "\ud800"  # json.dumps writes the lone surrogate as its \u escape
-
-
 def test_lone_surrogates_from_an_endpoint_are_a_mismatch() -> None:
     with (
-        FaultServer(data=DATA, rewrite=json_rewriter(with_surrogates)) as server,
+        FaultServer(data=DATA, rewrite=json_rewriter(with_lone_surrogates)) as server,
         connect("sparql+" + server.url, **options()) as kg,
     ):
         for call in (
@@ -62,7 +63,7 @@ def test_lone_surrogates_from_an_endpoint_are_a_mismatch() -> None:
 )
 @pytest.mark.parametrize("output", ["--json", "text"])
 def test_kga_never_prints_invalid_utf8(command: list[str], locale: str, output: str) -> None:
-    with FaultServer(data=DATA, rewrite=json_rewriter(with_surrogates)) as server:
+    with FaultServer(data=DATA, rewrite=json_rewriter(with_lone_surrogates)) as server:
         arguments = command if output == "--json" else [part for part in command if part != "--json"]
         environment = {**os.environ, "LC_ALL": locale, "PYTHONIOENCODING": "", "PYTHONUTF8": "0"}
         done = subprocess.run(
