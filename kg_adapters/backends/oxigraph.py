@@ -78,6 +78,8 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
+    finally:
+        del solutions  # dropped by the thread that made it, never by one that handles the error later
 
 
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
