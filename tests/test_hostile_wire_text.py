@@ -101,8 +101,8 @@ def test_the_wikidata_api_answering_too_deep_or_invalid_text() -> None:
         kg.labels("Q1")
     entity = {"id": "Q1", "type": "item", "labels": {"en": {"language": "en", "value": "bad \ud800"}}, "claims": {}}
     with (
-        WikidataApiServer({"Q1": entity}) as server,
-        connect("wikidata+api:", base_url=server.url, **settings) as kg,
+        WikidataApiServer({"Q1": entity}) as recorded,
+        connect("wikidata+api:", base_url=recorded.url, **settings) as kg,
         pytest.raises(ResultMismatch, match="not valid Unicode"),
     ):
         kg.labels("Q1")
