@@ -377,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "kg", "") is None:  # a graph command with neither --kg nor $KGA_KG
         return _fail(f"{args.command}: give --kg URL or set KGA_KG (see kga {args.command} --help)", 2)
+    _strict_output()
     try:
         status: int = args.run(args)
         return status
@@ -390,11 +391,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except UnicodeDecodeError as exc:
         return _fail(f"input is not valid UTF-8 (byte {exc.start}): {exc.reason}", 1)
+    except UnicodeEncodeError as exc:  # text no UTF-8 can carry: never written in any form
+        return _fail(f"the answer holds text that is not valid Unicode ({exc.reason}); nothing more is written", 1)
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename is not None else ""
         return _fail(f"{exc.strerror or exc}{where}", 1)
     except Exception as exc:  # a bug: still one line, naming the exception
         return _fail(f"unexpected {type(exc).__name__}: {exc}", 1)
+
+
+def _strict_output() -> None:
+    """Standard output encodes strictly: text that is not valid Unicode (a lone surrogate) is an error,
+    never written as invalid UTF-8 (Python's default under a C locale is ``surrogateescape``)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="strict")
 
 
 def _fail(message: str, status: int) -> int:

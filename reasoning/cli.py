@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg_adapters import json_text
 from kg_adapters.commands import Command, count
 from kg_adapters.errors import InvalidTermError, KGError
 
@@ -26,7 +27,7 @@ def parse_options(items: list[str] | None) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise InvalidTermError(f"--option takes KEY=VALUE, got {item!r}")
         try:
-            options[key] = json.loads(text)
+            options[key] = json_text.loads(text)
         except ValueError:
             options[key] = text
     return options

@@ -9,16 +9,17 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
+import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
 from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
 from kg_adapters.budgets import check_count
-from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
+from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from kg_adapters.relation_index import RelationIndex
 
 Row = tuple[Term | None, ...]
+_V = TypeVar("_V")
+_I = TypeVar("_I")
 
 
 CVT_DESCRIPTION_PARTS = 8
@@ -62,6 +65,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         self._profile = profile
         self._index: LabelIndex | None = None
         self._relation_index: RelationIndex | None = None
+        self._opening = threading.Lock()
         self._closed = False
         self._pushed_filters: dict[str, str] = {}
 
@@ -115,9 +119,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         else:
             key = edge_sort_key
         for canonical, edges in found.items():
-            if direction == "both":
+            if len(edges) > 1:  # an answer is a set of edges, however often a server repeats one
                 edges = list(dict.fromkeys(edges))
-            if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
         if expand_cvt and self._profile.has_cvt_nodes:
@@ -163,9 +166,10 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
 
         relation_id = self._profile.relation_id
+        asked = dict.fromkeys(iris, True)
         for x, r, *_ in self._select_chunked(build, iris):
-            if isinstance(x, str) and isinstance(r, str):
-                yield x, relation_id(r)
+            self._asked(x, asked)
+            yield str(x), relation_id(self._relation_of(r))
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
@@ -220,20 +224,23 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         def build(chunk: Sequence[str]) -> str:
             return f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
 
+        asked = dict.fromkeys(iris, True)
         for row in self._select_chunked(build, iris):
             x, value = row[0], row[1]
             predicate = row[2] if len(predicates) > 1 else predicates[0]
-            if isinstance(x, str) and isinstance(value, Literal) and isinstance(predicate, str):
-                yield position.get(predicate, len(position)), x, value
+            self._asked(x, asked)
+            if not isinstance(value, Literal):
+                raise self._mismatch("a value that is not a literal where the query asks for literals", value)
+            where = self._asked(predicate, position)
+            yield where, str(x), value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
         check_count(limit, "limit", required=True)
-        if self._index is None:
-            self._index = self._open_label_index()
+        index = self._opened("_index", self._open_label_index)
         entity_id = self._profile.entity_id
-        return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
+        return [Entity(id=entity_id(found), label=label) for found, label in index.search(text, limit)]
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Relations whose label, or the words of whose id, match ``text`` (see
@@ -242,9 +249,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         check_text(text, "search text")
         if check_count(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
-        if self._relation_index is None:
-            self._relation_index = self._open_relation_index()
-        index, relation_id = self._relation_index, self._profile.relation_id
+        index = self._opened("_relation_index", self._open_relation_index)
+        relation_id = self._profile.relation_id
         keeps = self._profile.relation_filter.keeps
         asked = limit
         while True:
@@ -258,6 +264,28 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         kept = kept[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickling) carries no lock: it makes its own."""
+        state = dict(self.__dict__)
+        state.pop("_opening", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._opening = threading.Lock()
+
+    def _opened(self, name: str, open_index: Callable[[], _I]) -> _I:
+        """The index kept in attribute ``name``, opened on first use by one thread (concurrent callers,
+        such as a server's, wait for it rather than open one each)."""
+        index: _I | None = getattr(self, name)
+        if index is None:
+            with self._opening:
+                index = getattr(self, name)
+                if index is None:
+                    index = open_index()
+                    setattr(self, name, index)
+        return index
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
@@ -276,7 +304,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def _all_relations(self) -> list[str]:
         """Every predicate IRI of the graph."""
         rows = self._select("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
-        return sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+        return sorted({self._relation_of(p) for p, *_ in rows})
 
     def close(self) -> None:
         for index in (self._index, self._relation_index):
@@ -478,14 +506,12 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         compact_other: dict[str, str] = {}  # entity_id of each IRI, computed once per call
         for row in self._select_chunked(build, iris):
             x, other = row[0], row[1]
-            if not isinstance(x, str) or other is None:
-                continue
-            relation = fixed_relation if single is not None else row[2]
-            if not isinstance(relation, str):
-                continue
-            if single is None:
-                relation = relation_id(relation)
-            node = canonical_of[x]
+            node = self._asked(x, canonical_of)
+            if other is None:
+                raise self._mismatch("an edge without its other end", row)
+            relation = fixed_relation if single is not None else relation_id(self._relation_of(row[2]))
+            if isinstance(other, Literal) and (side == "in" or not literals):
+                raise self._mismatch("a literal where the query asks for a node", other)
             other_node: Node
             if isinstance(other, str) and not other.startswith("_:"):
                 known = compact_other.get(other)
@@ -496,8 +522,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 other_node = other
             if side == "out":
                 result[node].append(Edge(head=node, relation=relation, tail=other_node))
-            elif isinstance(other_node, str):
-                result[node].append(Edge(head=other_node, relation=relation, tail=node))
+            else:
+                result[node].append(Edge(head=str(other_node), relation=relation, tail=node))
 
     # -- full statements: neighbors(..., qualifiers=True) on a profile with a StatementModel ------
     def _statement_neighbors(
@@ -588,13 +614,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
 
         grouped: dict[tuple[str, Term], _Statement] = {}
         for row in self._select_chunked(build, list(nodes.iris)):
-            x, st, claim, rank, sp, value = row[:6]
+            asked, st, claim, rank, sp, value = row[:6]
+            self._asked(asked, nodes.iris)
+            x = str(asked)
             subject = row[6] if side == "in" else x
-            if not (isinstance(x, str) and isinstance(claim, str) and isinstance(sp, str) and isinstance(subject, str)):
-                continue
+            claim, sp = self._relation_of(claim), self._relation_of(sp)
+            rank_name = self._asked(rank, model.ranks)
+            if not isinstance(subject, str) or st is None or value is None:
+                raise self._mismatch("a statement row without its subject, statement or value", row)
             prop = model.property_of(claim, model.claim_namespace)
-            rank_name = model.ranks.get(rank) if isinstance(rank, str) else None
-            if prop is None or rank_name is None or st is None or value is None:
+            if prop is None:
                 continue
             found = grouped.setdefault((x, st), _Statement(subject=subject, prop=prop, rank=rank_name))
             if sp == model.value_namespace + prop:
@@ -624,6 +653,29 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 edge = Edge(head=head, relation=relation, tail=tail, qualifiers=qualifiers, rank=found.rank)
                 yield canonical, (st, head, tail), edge
 
+    # -- answers checked against their questions -----------------------------------------------------
+    def _answerer(self) -> str:
+        """Who answered, for messages (an endpoint names its URL)."""
+        return type(self).__name__
+
+    def _mismatch(self, what: str, value: object) -> ResultMismatch:
+        """The error for an answer that does not fit the query it answers: never dropped, never guessed at."""
+        return ResultMismatch(f"{self._answerer()} answered {what}: {value!r:.100}")
+
+    def _asked(self, value: object, asked: Mapping[str, _V]) -> _V:
+        """What ``asked`` holds for ``value``, a term the query bound to one of its keys (a VALUES list)."""
+        if isinstance(value, str):
+            found = asked.get(value)
+            if found is not None:
+                return found
+        raise self._mismatch("a row about something the query did not ask about", value)
+
+    def _relation_of(self, term: object) -> str:
+        """``term``, a predicate: an IRI (never a literal, a blank node or unbound)."""
+        if isinstance(term, str) and not is_blank_node(term):
+            return term
+        raise self._mismatch("a relation that is not an IRI", term)
+
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Rows of ``build(chunk)`` for every VALUES-sized chunk of ``iris``. A chunk whose answer is
         too large for the endpoint to page through is split in half until it fits."""
@@ -640,7 +692,17 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             return self._select_split(build, chunk[:middle]) + self._select_split(build, chunk[middle:])
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
-        return label_rows(self._select)
+        return self._named(self._select(LABEL_ROWS))
+
+    def _named(self, rows: Iterable[Row]) -> Iterator[tuple[str, str, str]]:
+        """(iri, label, lang) of rows that bind ``?x`` to an IRI and ``?l`` to a literal (as the query
+        filters them); any other row is a ResultMismatch."""
+        for x, label, *_ in rows:
+            if not isinstance(x, str) or is_blank_node(x):
+                raise self._mismatch("a name of something that is not an IRI", x)
+            if not isinstance(label, Literal):
+                raise self._mismatch("a name that is not a literal", label)
+            yield x, label.value, label.lang or ""
 
 
 def in_statement_layer(profile: Profile, relation: str, *, truthy: bool = False) -> bool:
@@ -653,15 +715,11 @@ def in_statement_layer(profile: Profile, relation: str, *, truthy: bool = False)
     return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
 
 
-def label_rows(select: Callable[[str], list[Row]]) -> Iterator[tuple[str, str, str]]:
-    """(iri, label, lang) for every literal of a known label predicate, to fill the name index."""
-    query = (
-        f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
-        "FILTER(isIRI(?x) && isLiteral(?l)) }"
-    )
-    for x, label, *_ in select(query):
-        if isinstance(x, str) and isinstance(label, Literal):
-            yield x, label.value, label.lang or ""
+LABEL_ROWS = (
+    f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
+    "FILTER(isIRI(?x) && isLiteral(?l)) }"
+)
+"""Every literal of a known label predicate, to fill the name index."""
 
 
 @dataclass

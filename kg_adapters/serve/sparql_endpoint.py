@@ -319,7 +319,7 @@ def build_app(  # noqa: C901 -- issue 20/21 rework
         status, body, media, form = 200, b"", "text/plain; charset=utf-8", "-"
         try:
             parsed = await parse_request(request)
-            form = query_form(parsed.query)
+            form = await anyio.to_thread.run_sync(query_form, parsed.query)  # a long query takes a while
             accept = request.headers.get("accept", "")
 
             runner = workers.runner(deadline) if workers is not None else None
