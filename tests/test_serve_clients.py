@@ -274,6 +274,23 @@ def test_format_spellings(
         (",", "application/sparql-results+json", "application/n-triples"),  # names nothing: as if absent
         ("text/csv;q=nan, text/tab-separated-values;q=inf", "text/tab-separated-values", None),
         ("text/csv;q=oops, */*;q=0.5", "application/sparql-results+json", "application/n-triples"),
+        # a quoted parameter value may hold commas and semicolons (RFC 9110 quoted-string)
+        (
+            'text/csv;note="a, b";q=0.1, application/sparql-results+xml',
+            "application/sparql-results+xml",
+            "application/rdf+xml",
+        ),
+        ('text/csv;note="x;q=0", text/tab-separated-values;q=0.5', "text/csv", None),
+        (
+            'text/csv;note="say \\"hi\\", ok";q=0.2, text/tab-separated-values;q=0.3',
+            "text/tab-separated-values",
+            None,
+        ),
+        (
+            'application/ld+json;profile="http://www.w3.org/ns/json-ld#expanded", text/turtle;q=0.5',
+            None,
+            "application/ld+json",
+        ),
     ],
 )
 def test_accept_negotiation(
@@ -299,6 +316,15 @@ def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str)
         )
         assert got.status == 406 and b"format= takes" in got.body and b"json" in got.body, spelling
         assert len(got.body) < 1000  # the message quotes a bounded part of what it was given
+
+
+def test_refusals_name_the_query_form_in_english(sample_endpoint: str) -> None:
+    asked = {"ASK { ?s ?p ?o }": b"an ASK query", SELECT: b"a SELECT query", CONSTRUCT: b"a CONSTRUCT query"}
+    for query, named in asked.items():
+        got = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "-H", "Accept: image/png")
+        assert got.status == 406 and named in got.body, got.body
+        spelled = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "--data-urlencode", "format=html")
+        assert spelled.status == 406 and named in spelled.body, spelled.body
 
 
 def test_yasguis_requests(sample_endpoint: str, sample_store: OxigraphGraph) -> None:

@@ -7,11 +7,11 @@ streaming serializers, named here by their attribute of ``pyoxigraph.QueryResult
 
 Clients ask in two ways, and this module takes both as they are sent:
 
-- ``Accept`` (RFC 9110): q-values, ``type/*`` and ``*/*`` wildcards, parameters ignored, ``q=0`` a
-  refusal even where a wildcard would match. The most specific range that matches a format's own media
-  type gives its weight; a format's other spellings (``application/json`` for SPARQL JSON) count only
-  when named. Equal weights go to the exact match, then to the one listed first, then to the form's
-  default (SPARQL JSON; N-Triples for graphs).
+- ``Accept`` (RFC 9110): q-values, ``type/*`` and ``*/*`` wildcards, other parameters ignored (a quoted
+  value may hold commas and semicolons), ``q=0`` a refusal even where a wildcard would match. The most
+  specific range that matches a format's own media type gives its weight; a format's other spellings
+  (``application/json`` for SPARQL JSON) count only when named. Equal weights go to the exact match,
+  then to the one listed first, then to the form's default (SPARQL JSON; N-Triples for graphs).
 - ``format=`` / ``output=`` / ``results=`` parameters, in the spellings Virtuoso taught clients:
   SPARQLWrapper sends its return format under all three names (``xml`` by default, also ``json``,
   ``n3``, ``turtle``, ``rdf+xml``, ``json-ld``, ``csv``, ``tsv``), some values twice, the second time
@@ -178,8 +178,8 @@ def _weight(candidate: Format, ranges: list[tuple[str, float, int]]) -> tuple[fl
 
 def _media_ranges(accept: str) -> Iterable[tuple[str, float, int]]:
     """(media range lower-cased, q, position) of each part of an ``Accept`` header."""
-    for position, part in enumerate(accept.split(",")):
-        fields = [field.strip() for field in part.split(";")]
+    for position, part in enumerate(_split_unquoted(accept, ",")):
+        fields = [field.strip() for field in _split_unquoted(part, ";")]
         media = fields[0].lower()
         if not media:
             continue
@@ -196,11 +196,30 @@ def _media_ranges(accept: str) -> Iterable[tuple[str, float, int]]:
         yield media, quality if quality == quality else 0.0, position  # NaN counts as a refusal
 
 
+def _split_unquoted(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside quoted strings (RFC 9110: a parameter value may be a
+    quoted string holding commas, semicolons and backslash escapes); one pass, so linear in the text."""
+    parts: list[str] = []
+    start, quoted, escaped = 0, False, False
+    for index, character in enumerate(text):
+        if escaped:
+            escaped = False
+        elif quoted and character == "\\":
+            escaped = True
+        elif character == '"':
+            quoted = not quoted
+        elif character == separator and not quoted:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _spelled(offered: Sequence[Format], text: str) -> Format | None:
     """The format of ``offered`` a lower-cased ``format=`` value names: a short spelling (``turtle``),
     or media types (``application/rdf+xml``; SPARQLWrapper also sends a whole ``Accept`` list there),
     read as an ``Accept`` header without wildcards."""
     if "/" not in text:
         return next((candidate for candidate in offered if text in candidate.spellings), None)
-    named = ",".join(part for part in text.split(",") if "*" not in part.split(";")[0])
+    named = ",".join(part for part in _split_unquoted(text, ",") if "*" not in part.split(";")[0])
     return negotiate(offered, named) if named else None

@@ -173,7 +173,10 @@ def answer_query(
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
     try:
         chosen = choose_format(
-            GRAPH_FORMATS if graph_form else RESULT_FORMATS, accept, request.formats, what=f"a {form} query"
+            GRAPH_FORMATS if graph_form else RESULT_FORMATS,
+            accept,
+            request.formats,
+            what=f"{'an' if form == 'ASK' else 'a'} {form} query",
         )
     except NotAcceptable as exc:
         raise HttpError(406, str(exc)) from exc
