@@ -26,6 +26,7 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy --strict over kg_adapters, loaders, reasoning and tests/ (the files list of [tool.mypy] in pyproject.toml)
 typecheck: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from kg_adapters.errors import InvalidTermError
 
@@ -43,7 +43,14 @@ class Qualifiers(Mapping[str, tuple[Node, ...]]):
 
     __slots__ = ("_items",)
 
-    def __init__(self, items: Mapping[str, Iterable[Node]] | Iterable[tuple[str, Iterable[Node]]] = ()) -> None:
+    @overload
+    def __init__(self, items: Mapping[str, Iterable[Node]], /) -> None: ...
+
+    @overload
+    def __init__(self, items: Iterable[tuple[str, Iterable[Node]]] = (), /) -> None: ...
+
+    def __init__(self, items: Mapping[str, Iterable[Node]] | Iterable[tuple[str, Iterable[Node]]] = (), /) -> None:
+        # two overloads, so a literal dict of mixed value lists is read as the mapping it is
         pairs = items.items() if isinstance(items, Mapping) else items
         merged: dict[str, list[Node]] = {}
         for relation, values in pairs:

@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kg_adapters.testing.virtuoso import in_ci
+from kg_adapters.testing.virtuoso import VirtuosoServer, in_ci, virtuoso_fixture
+from loaders import load_files
+
+pytest_plugins = ("support.toy_kg",)
+"""The toy graphs' fixtures (``toy_kg``, ``sample_kg``, ``wikidata_toy_kg``) for every test module."""
 
 if TYPE_CHECKING:
     from kg_adapters.backends.oxigraph import OxigraphGraph
@@ -51,6 +55,23 @@ def sample_store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     from support.sample_store import build_sample_store
 
     return build_sample_store(tmp_path_factory.mktemp("sample") / "store")
+
+
+@pytest.fixture(scope="module")
+def disk_store(graph_file: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """The module's ``graph_file`` loaded into an on-disk store, with the module's ``STORE_OPTIONS`` (a
+    profile...) when it has them."""
+    store = tmp_path_factory.mktemp("store") / "store"
+    load_files([str(graph_file)], str(store), progress=False, **getattr(request.module, "STORE_OPTIONS", {}))
+    return store.resolve()
+
+
+@pytest.fixture(scope="module")
+def virtuoso(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, graph_file: Path
+) -> VirtuosoServer:
+    """A throwaway Virtuoso on loopback holding the module's ``graph_file``."""
+    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
 
 
 @pytest.fixture(scope="module")

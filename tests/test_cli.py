@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ def kg_url(store: Path) -> str:
     return f"oxigraph://{store}?profile=freebase"
 
 
-def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, object]]:
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, Any]]:
     assert main([*argv, "--json"]) == 0
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 

@@ -40,7 +40,7 @@ def test_every_option_of_every_command_has_help_and_shows_its_default() -> None:
             where = f"kga {name} {'/'.join(action.option_strings) or action.dest}"
             if not action.help:
                 missing.append(where)
-            shown = formatter._get_help_string(action) or ""  # type: ignore[attr-defined]
+            shown = formatter._get_help_string(action) or ""
             if action.option_strings and action.default not in (None, False, []) and "default" not in shown.lower():
                 undefaulted.append(f"{where} ({action.default!r})")
     assert missing == [] and undefaulted == []

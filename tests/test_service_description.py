@@ -59,10 +59,10 @@ def statistics(graph: rdflib.Graph) -> tuple[int | None, int | None, dict[str, i
     partitions = {}
     for partition in graph.objects(default_graph, VOID.propertyPartition):
         size = graph.value(partition, VOID.triples)
-        partitions[str(graph.value(partition, VOID.property))] = None if size is None else int(size)
+        partitions[str(graph.value(partition, VOID.property))] = None if size is None else int(str(size))
     return (
-        None if triples is None else int(triples),
-        None if properties is None else int(properties),
+        None if triples is None else int(str(triples)),
+        None if properties is None else int(str(properties)),
         partitions,
     )
 

@@ -59,7 +59,9 @@ def execute_sparql(endpoint: str, sparql_txt: str, *, method: str | None = None)
         if method == "direct":
             sparql.setRequestMethod(POSTDIRECTLY)
     results = sparql.query().convert()
-    return results["results"]["bindings"]  # type: ignore[no-any-return,index,call-overload]
+    assert isinstance(results, dict)
+    bindings: list[dict[str, dict[str, str]]] = results["results"]["bindings"]
+    return bindings
 
 
 def curl(*arguments: str) -> tuple[int, str, bytes]:
@@ -89,7 +91,9 @@ def endpoint(sample_endpoint: str) -> str:
 def oracle(store: OxigraphGraph, query: str, fmt: ox.QueryResultsFormat = ox.QueryResultsFormat.JSON) -> bytes:
     answer = store.store.query(query)
     assert not isinstance(answer, ox.QueryTriples)
-    return answer.serialize(format=fmt)
+    serialized = answer.serialize(format=fmt)
+    assert serialized is not None  # no output given: the bytes are returned
+    return serialized
 
 
 def values(bindings: list[dict[str, dict[str, str]]], name: str) -> list[str]:

@@ -14,28 +14,23 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+from typing import Literal as TypingLiteral
 from urllib.parse import quote
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
-from kg_adapters.base import (
-    DIRECTIONS,
-    Direction,
-    Ids,
-    SparqlRunner,
-    as_id_list,
-    check_budget,
-    check_direction,
-)
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph
+from kg_adapters.base import DIRECTIONS, Direction, Ids, SparqlRunner, as_id_list, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
 from kg_adapters.records import Edge, EdgeList, GraphCounts, Literal, Node, PathResult
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.store_build import rebuild_label_index, store_label_rows, store_relation_rows
+from kg_adapters.terms import Term
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
@@ -89,6 +84,8 @@ SMALL_STORE = 200_000
 
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
+
+    native_walks: TypingLiteral[True] = True  # NativeWalks: paths, shortest_paths, subgraph walk the traversal index
 
     values_chunk = 2000
     direct_lookup_max = 64
@@ -254,7 +251,7 @@ class OxigraphGraph(SparqlGraph):
 
         return Hops(index, index.literals)
 
-    def _indexed_edges(
+    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
         self,
         index: TraversalIndex,
         side: Direction,
@@ -369,7 +366,7 @@ class OxigraphGraph(SparqlGraph):
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            limit = check_count(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
             spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
             if not any(spelling.startswith("_:") for spelling in spellings):
                 return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)

@@ -256,7 +256,7 @@ async def parse_request(request: Request) -> ParsedRequest:
     )
 
 
-def build_app(
+def build_app(  # noqa: C901 -- issue 20/21 rework
     graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool | None = None, *, cors: tuple[str, ...] = ()
 ) -> Starlette:
     """The Starlette application: ``/sparql`` (GET, POST), ``/health`` and the query page (``/``,
