@@ -144,7 +144,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
         "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
-        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "subgraph, ids as the file's names; .parquet needs the rog extra, kg-adapters[rog]); default: from the "
         "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
     load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")

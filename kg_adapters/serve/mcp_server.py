@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from kg_adapters.serve.current import CurrentGraph
     from kg_adapters.serve.workers import WorkerPool
 
-INSTALL = "pip install 'kg-adapters[mcp]'"
 Direction = Literal["out", "in", "both"]
 _T = TypeVar("_T")
 
@@ -45,7 +44,9 @@ INSTRUCTIONS = (
 
 
 def require_mcp() -> None:
-    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", install_command("mcp"))
 
 
 @dataclass(frozen=True, kw_only=True)
