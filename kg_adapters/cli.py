@@ -340,7 +340,7 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
     parser = _Parser(prog="kga", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kga (kg-adapters) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    kg_default = os.environ.get("KGA_KG")
+    kg_default = os.environ.get("KGA_KG", "").strip() or None  # an empty one (export KGA_KG=) names no graph
     seen: dict[str, Command] = {}
     for command in (*CORE_COMMANDS, *contributed_commands()) if commands is None else commands:
         if command.name in seen:

@@ -55,6 +55,10 @@ def test_kga_kg_is_optional_in_usage_and_required_in_effect(
     assert "[--kg URL]" in usage
     assert main(["neighbors", "--id", "m.0bxtg"]) == 2
     assert capsys.readouterr().err == "kga: error: neighbors: give --kg URL or set KGA_KG (see kga neighbors --help)\n"
+    monkeypatch.setenv("KGA_KG", "")  # an empty variable (export KGA_KG=) is as good as none
+    assert main(["neighbors", "--id", "m.0bxtg"]) == 2
+    assert capsys.readouterr().err == "kga: error: neighbors: give --kg URL or set KGA_KG (see kga neighbors --help)\n"
+    assert "not set now" in commands()["neighbors"].format_help()
     monkeypatch.setenv("KGA_KG", kg_url)
     assert main(["labels", "--id", "m.0bxtg"]) == 0
     assert capsys.readouterr().out == "m.0bxtg\tTom Hanks\n"
