@@ -78,7 +78,8 @@ def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
         if cut:
             _warn(
                 f"{_count(len(cut), 'entity', 'entities')} ({', '.join(cut[:3])}{', ...' if len(cut) > 3 else ''}) "
-                f"have more than {args.limit} edges: cut at --limit {args.limit} (raise it, or name --relations)"
+                f"{'has' if len(cut) == 1 else 'have'} more than {args.limit} edges: cut at --limit {args.limit} "
+                "(raise it, or name --relations)"
             )
     if args.json:
         for entity, edges in result.items():

@@ -86,6 +86,8 @@ def test_neighbors_says_when_limit_cut_it(kg_url: str, capsys: pytest.CaptureFix
     answers = [json.loads(line) for line in captured.out.splitlines()]
     assert [len(a["edges"]) for a in answers] == [2, 2]
     assert "kga: warning: 2 entities (m.0bxtg, m.0qymv) have more than 2 edges: cut at --limit 2" in captured.err
+    assert main(["neighbors", "--kg", kg_url, "--id", "m.0bxtg", "--limit", "2"]) == 0
+    assert "kga: warning: 1 entity (m.0bxtg) has more than 2 edges: cut at --limit 2" in capsys.readouterr().err
     assert main(["neighbors", "--kg", kg_url, "--id", "m.0bxtg", "--limit", "100000"]) == 0
     captured = capsys.readouterr()
     assert "warning" not in captured.err
@@ -124,11 +126,13 @@ def test_kga_query_says_it_only_reads(kg_url: str, update: str, capsys: pytest.C
 def test_query_output_reads_like_turtle(kg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     query = (
         'SELECT (2085 AS ?n) (1.5 AS ?d) (true AS ?b) ("x" AS ?s) ("Tom Hanks"@en AS ?l) '
-        '("1956-07-09"^^<http://www.w3.org/2001/XMLSchema#date> AS ?t) ("a"^^<http://a.example/t> AS ?o) WHERE {}'
+        '("1956-07-09"^^<http://www.w3.org/2001/XMLSchema#date> AS ?t) ("a"^^<http://a.example/t> AS ?o) '
+        '("12 apples"^^<http://www.w3.org/2001/XMLSchema#integer> AS ?bad) WHERE {}'
     )
     assert main(["query", "--kg", kg_url, query]) == 0
     assert capsys.readouterr().out == (
-        'n=2085\td=1.5\tb=true\ts="x"\tl="Tom Hanks"@en\tt="1956-07-09"^^xsd:date\to="a"^^<http://a.example/t>\n'
+        'n=2085\td=1.5\tb=true\ts="x"\tl="Tom Hanks"@en\tt="1956-07-09"^^xsd:date\to="a"^^<http://a.example/t>'
+        '\tbad="12 apples"^^xsd:integer\n'
     )
     assert main(["query", "--kg", kg_url, "ASK { ?s ?p ?o }"]) == 0
     assert capsys.readouterr().out == "boolean=true\n"
@@ -146,6 +150,19 @@ def test_query_output_reads_like_turtle(kg_url: str, capsys: pytest.CaptureFixtu
         (Literal(value="2001", datatype=XSD + "gYear"), '"2001"^^xsd:gYear'),
         (Literal(value="POINT(1 2)", datatype="http://www.opengis.net/ont/geosparql#wktLiteral"),
          '"POINT(1 2)"^^<http://www.opengis.net/ont/geosparql#wktLiteral>'),
+        (Literal(value="+5", datatype=XSD + "decimal"), "+5"),
+        (Literal(value="7", datatype=XSD + "int"), "7"),
+        (Literal(value="1000", datatype=XSD + "double"), "1000"),
+        # a value its datatype does not allow (dumps hold them) is never printed as if it were a number
+        (Literal(value="12 apples", datatype=XSD + "integer"), '"12 apples"^^xsd:integer'),
+        (Literal(value="a\tb", datatype=XSD + "integer"), '"a\\tb"^^xsd:integer'),
+        (Literal(value="", datatype=XSD + "integer"), '""^^xsd:integer'),
+        (Literal(value="1.5", datatype=XSD + "integer"), '"1.5"^^xsd:integer'),
+        (Literal(value="١٢", datatype=XSD + "integer"), '"١٢"^^xsd:integer'),
+        (Literal(value="NaN", datatype=XSD + "double"), '"NaN"^^xsd:double'),
+        (Literal(value="INF", datatype=XSD + "float"), '"INF"^^xsd:float'),
+        (Literal(value="1", datatype=XSD + "boolean"), '"1"^^xsd:boolean'),
+        (Literal(value="yes", datatype=XSD + "boolean"), '"yes"^^xsd:boolean'),
     ],
 )  # fmt: skip
 def test_literal_text(literal: Literal, text: str) -> None:
