@@ -217,7 +217,10 @@ def neighbors_arguments(command: argparse.ArgumentParser) -> None:
 def relations_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--id", action="append", required=True, help="entity id (repeatable: one batch)")
     command.add_argument(
-        "--direction", default="out", choices=DIRECTIONS, help="out: relations of edges from the entity, in: to it"
+        "--direction",
+        default="out",
+        choices=DIRECTIONS,
+        help="out: relations of edges from the entity, in: to it, both: either",
     )
     command.add_argument("--expand-cvt", action="store_true", help="add r1..r2 for relations through CVT nodes")
 
@@ -262,7 +265,7 @@ def search_arguments(command: argparse.ArgumentParser) -> None:
 
 def query_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("sparql", nargs="?", help="a read-only query: SELECT, ASK, CONSTRUCT or DESCRIBE")
-    command.add_argument("--file", help="read the query from a file instead")
+    command.add_argument("--file", help="read the query from a file (default: the query argument)")
 
 
 CORE_COMMANDS: tuple[Command, ...] = (
@@ -359,7 +362,8 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
                 "required unless $KGA_KG is set (default: $KGA_KG, "
                 + ("now set)" if kg_default is not None else "not set now)"),
             )
-        parsed.add_argument("--json", action="store_true", help="one JSON object per line")
+        if command.json:
+            parsed.add_argument("--json", action="store_true", help="one JSON object per line")
         command.arguments(parsed)
         parsed.set_defaults(run=command.run)
     return parser

@@ -41,10 +41,21 @@ def test_every_option_of_every_command_has_help_and_shows_its_default() -> None:
             if not action.help:
                 missing.append(where)
             shown = formatter._get_help_string(action) or ""
-            if action.option_strings and action.default not in (None, False, []) and "default" not in shown.lower():
-                undefaulted.append(f"{where} ({action.default!r})")
+            takes_value = action.nargs != 0 and not isinstance(action, argparse.BooleanOptionalAction)
+            if action.option_strings and takes_value and not action.required and "default" not in shown.lower():
+                undefaulted.append(f"{where} ({action.default!r})")  # unset ones too: what happens without it
+            if action.help and len(action.help.removeprefix("default:").split()) < 2:
+                missing.append(f"{where}: {action.help!r} explains nothing")
     assert missing == [] and undefaulted == []
     assert "neighbors" in commands() and "serve" in commands() and "load" in commands()  # contributed ones too
+
+
+def test_json_is_offered_where_it_prints_json() -> None:
+    """``--json`` prints one JSON object per line; the servers print no records, so they do not offer it."""
+    for name, parser in commands().items():
+        offered = any("--json" in action.option_strings for action in parser._actions)
+        assert offered is (name not in ("serve", "mcp")), name
+    assert main(["serve", "--kg", "oxigraph://", "--json"]) == 2
 
 
 def test_kga_kg_is_optional_in_usage_and_required_in_effect(
