@@ -184,8 +184,14 @@ def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     try:
         query_form(sparql)  # an update fails here, saying so, not as a syntax error of the engine's
     except ReadOnlyViolation as exc:
+        if exc.refused == "SERVICE":
+            raise UsageError(
+                "kga query only reads the graph: SERVICE (federated query) is refused, a query answers from this "
+                "graph alone"
+            ) from exc
         raise UsageError(
-            f"kga query only reads the graph ({exc}); add data to a store with kga load FILE --store DIR"
+            f"kga query only reads the graph: it is read-only here, so {exc.refused} is refused; add data to a "
+            "store with kga load FILE --store DIR"
         ) from exc
     for row in kg.query(sparql):
         if args.json:

@@ -130,8 +130,18 @@ def test_kga_query_says_it_only_reads(kg_url: str, update: str, capsys: pytest.C
     assert main(["query", "--kg", kg_url, update]) == 2
     error = capsys.readouterr().err
     assert error.startswith("kga: error: kga query only reads the graph") and "kga load" in error, error
+    assert "read-only" in error and "endpoint" not in error, error  # the store, not a server
     assert main(["query", "--kg", kg_url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"]) == 0
     assert capsys.readouterr().out == "n=2085\n"  # nothing was written, and the count reads as a number
+
+
+def test_kga_query_says_service_is_refused_without_advising_a_load(
+    kg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", "--kg", kg_url, "SELECT * WHERE { SERVICE <http://a.example/sparql> { ?s ?p ?o } }"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("kga: error: kga query only reads the graph") and "SERVICE" in error, error
+    assert "kga load" not in error and "endpoint" not in error, error
 
 
 def test_query_output_reads_like_turtle(kg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
