@@ -7,6 +7,7 @@ write them; 406 only where no format can answer."""
 from __future__ import annotations
 
 import warnings
+from urllib.parse import quote
 from xml.dom.minidom import Document, Element, Text
 
 import pyoxigraph as ox
@@ -322,6 +323,27 @@ def test_accept_negotiation(
             assert got.status == 406 and got.media == "text/plain" and b"available:" in got.body, (query, got)
         else:
             assert (got.status, got.media, got.body) == (200, media, oracle_bytes(sample_store, query, media)), query
+
+
+@pytest.mark.parametrize(
+    ("typed", "select_media", "construct_media"),
+    [
+        ("format=application/sparql-results+xml", "application/sparql-results+xml", "application/rdf+xml"),
+        ("output=application/ld+json", "application/sparql-results+json", "application/ld+json"),
+        ("results=rdf+xml", "application/sparql-results+json", "application/rdf+xml"),
+        ("format=sparql-results+json", "application/sparql-results+json", "application/n-triples"),
+    ],
+)
+def test_a_format_typed_into_a_url_keeps_its_plus(
+    sample_endpoint: str, sample_store: OxigraphGraph, typed: str, select_media: str, construct_media: str
+) -> None:
+    """A URL written by hand (a browser's address bar, curl without --data-urlencode) sends ``+`` as is,
+    which form decoding reads as a space; no format name holds a space, so it was a ``+``."""
+    for query, media in ((SELECT, select_media), (CONSTRUCT, construct_media)):
+        url = f"{sample_endpoint}?query={quote(query)}&{typed}"
+        got = curl(url)
+        assert (got.status, got.media) == (200, media), (typed, got.body)
+        assert got.body == oracle_bytes(sample_store, query, media)
 
 
 def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str) -> None:

@@ -15,9 +15,10 @@ Clients ask in two ways, and this module takes both as they are sent:
 - ``format=`` / ``output=`` / ``results=`` parameters, in the spellings Virtuoso taught clients:
   SPARQLWrapper sends its return format under all three names (``xml`` by default, also ``json``,
   ``n3``, ``turtle``, ``rdf+xml``, ``json-ld``, ``csv``, ``tsv``), some values twice, the second time
-  as a media type list. A spelling wins over ``Accept``. One that names only formats of the other
-  kind (``turtle`` for a SELECT) is set aside for ``Accept``; one that names no format at all is
-  refused (406), as is an ``Accept`` that nothing offered satisfies.
+  as a media type list; a ``+`` typed into a URL by hand arrives as a space and is read back as ``+``.
+  A spelling wins over ``Accept``. One that names only formats of the other kind (``turtle`` for a
+  SELECT) is set aside for ``Accept``; one that names no format at all is refused (406), as is an
+  ``Accept`` that nothing offered satisfies.
 
 ``xml`` means SPARQL XML for a SELECT and RDF/XML for a CONSTRUCT, ``json`` SPARQL JSON or JSON-LD,
 whether spelled or asked by media type -- the latter only as a last resort, when no graph format is
@@ -27,6 +28,7 @@ acceptable (:data:`LAST_RESORT`): rdflib's SPARQLStore set to ``json`` asks for 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -105,7 +107,7 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
     """
     unknown: list[str] = []
     for value in spelled:
-        text = value.strip().lower()
+        text = _FORM_DECODED_PLUS.sub("+", value.strip().lower())
         if not text:
             continue
         found = _spelled(offered, text)
@@ -124,6 +126,10 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
         raise NotAcceptable(f"cannot answer {what} in {accept.strip()[:200]!r}; available: {available}")
     return found
 
+
+_FORM_DECODED_PLUS = re.compile(r"(?<=[\w.-]) +(?=[\w.-])")
+"""Spaces inside a ``format=`` name: a ``+`` that form decoding read as a space (``?format=rdf+xml``
+typed into a URL by hand); no media type or spelling holds a space, so each was a ``+``."""
 
 LAST_RESORT = {
     "application/sparql-results+json": "application/ld+json",
