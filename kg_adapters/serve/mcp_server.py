@@ -383,10 +383,10 @@ def run(
     if transport == "stdio":
         server.run("stdio")
         return
-    from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.listen import http_url, listening_socket, run_uvicorn
 
     sock = listening_socket(host, port)
     if announce is not None:
-        announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
+        announce(f"kga mcp: MCP endpoint at {http_url(host, port, '/mcp')}")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
     run_uvicorn(app, sock, log_level=server.settings.log_level.lower(), on_exit=on_exit)
