@@ -35,10 +35,6 @@ class BackendFactory(Protocol):
     def from_url(self, url: KGUrl, **options: Any) -> KnowledgeGraph: ...
 
 
-REPAIR_HINT = "pip install --force-reinstall kg-adapters"
-"""What to run when a bundled backend cannot be imported: its imports are our own dependencies."""
-
-
 def _bundled(target: str) -> BackendSpec:
     return BackendSpec(target=f"kg_adapters.backends.{target}", bundled=True)
 
@@ -80,7 +76,10 @@ def backend_class(scheme: str) -> BackendFactory:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         if spec.bundled:
-            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {REPAIR_HINT}"
+            from kg_adapters.extras import install_command  # its imports are our own dependencies
+
+            repair = install_command(reinstall=True)
+            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {repair}"
         else:
             hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
         raise UnknownBackendError(f"the {scheme!r} backend cannot be imported ({exc}){hint}") from exc

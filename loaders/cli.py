@@ -144,7 +144,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
         "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
-        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "subgraph, ids as the file's names; .parquet needs the rog extra, kg-adapters[rog]); default: from the "
         "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
     load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")
@@ -159,7 +159,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument(
         "--languages",
         help="freebase: keep language-tagged literals only in these, e.g. en or en,de; wikidata-json: keep labels, "
-        "descriptions and aliases only in these (regional variants and mul kept too)",
+        "descriptions and aliases only in these (regional variants and mul kept too); default: every language",
     )
     load.add_argument(
         "--qualifiers",
@@ -167,9 +167,10 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
     )
     load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
-    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
+    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out (default: none)")
     load.add_argument(
-        "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
+        "--drop-namespaces",
+        help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase. (default: none)",
     )
 
 
@@ -179,8 +180,12 @@ def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument(
         "--direction", default="both", choices=["out", "in", "both"], help="which way edges may be walked"
     )
-    extract.add_argument("--relations", help="comma-separated relations to follow")
-    extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument(
+        "--relations", help="comma-separated relations to follow (default: all the profile's relation filter shows)"
+    )
+    extract.add_argument(
+        "--max-edges", type=count(), help="stop after this many edges, as subgraph --max-edges (default: no cap)"
+    )
     extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")
     extract.add_argument("--store", required=True, help="new store directory")
     extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")

@@ -27,7 +27,13 @@ def port_number(text: str) -> int:
 
 
 def mcp_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
+    command.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio: the client starts kga mcp and talks over its stdin/stdout; http: streamable HTTP at /mcp "
+        "(default: stdio)",
+    )
     command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
     command.add_argument(
         "--port", type=port_number, default=8000, help="http: port (default 8000); the endpoint is /mcp"
@@ -178,11 +184,13 @@ SERVE_COMMANDS: tuple[Command, ...] = (
         help="serve the graph to LLM agents as Model Context Protocol tools (needs kg-adapters[mcp])",
         arguments=mcp_arguments,
         run=run_mcp,
+        json=False,
     ),
     Command(
         name="serve",
         help="serve the graph as a read-only SPARQL 1.1 Protocol endpoint at /sparql (needs kg-adapters[serve])",
         arguments=serve_arguments,
         run=run_serve,
+        json=False,
     ),
 )

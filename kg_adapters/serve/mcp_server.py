@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from kg_adapters.serve.current import CurrentGraph
     from kg_adapters.serve.workers import WorkerPool
 
-INSTALL = "pip install 'kg-adapters[mcp]'"
 Direction = Literal["out", "in", "both"]
 _T = TypeVar("_T")
 
@@ -45,7 +44,9 @@ INSTRUCTIONS = (
 
 
 def require_mcp() -> None:
-    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", install_command("mcp"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -382,10 +383,10 @@ def run(
     if transport == "stdio":
         server.run("stdio")
         return
-    from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.listen import http_url, listening_socket, run_uvicorn
 
     sock = listening_socket(host, port)
     if announce is not None:
-        announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
+        announce(f"kga mcp: MCP endpoint at {http_url(host, port, '/mcp')}")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
     run_uvicorn(app, sock, log_level=server.settings.log_level.lower(), on_exit=on_exit)
