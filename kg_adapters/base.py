@@ -167,6 +167,21 @@ class RelationFilterable(Protocol):
         ...
 
 
+@runtime_checkable
+class SearchConfigurable(Protocol):
+    """A backend whose ``search``/``search_relations`` can be chosen (``connect(..., search=...)``)."""
+
+    def use_search(self, mode: object) -> None:
+        """``"auto"`` (by meaning when the embeddings extra is installed, else by words), ``"semantic"``
+        or ``"lexical"`` (see :mod:`kg_adapters.semantic_search`).
+
+        Raises:
+            InvalidTermError: any other value.
+            MissingDependency: ``"semantic"`` without the embeddings extra.
+        """
+        ...
+
+
 class _Closable(Protocol):
     def close(self) -> None: ...
 

@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
+from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable, SearchConfigurable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
 from kg_adapters.url import KGUrl, local_path, parse_url, redact_url
 
@@ -111,6 +111,7 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     if cache_options and merged.get("base_url"):
         cache_options["base_url"] = merged["base_url"]
     relation_filter = merged.pop("relation_filter", _UNSET)
+    search = merged.pop("search", _UNSET)
     auto = merged.get("profile") == "auto"
     if auto:
         merged["profile"] = "generic"
@@ -120,6 +121,8 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
         _detect_profile(kg)
     if relation_filter is not _UNSET:
         kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
+    if search is not _UNSET:
+        kg = _with_search(kg, parsed.scheme, search)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
@@ -150,6 +153,18 @@ def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: obje
         if not isinstance(kg, RelationFilterable):
             raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
         kg.use_relation_filter(relation_filter)
+    except BaseException:
+        kg.close()
+        raise
+    return kg
+
+
+def _with_search(kg: KnowledgeGraph, scheme: str, mode: object) -> KnowledgeGraph:
+    """``kg`` searching as ``mode`` says (``search=auto|semantic|lexical`` option)."""
+    try:
+        if not isinstance(kg, SearchConfigurable):
+            raise TypeError(f"the {scheme!r} backend does not take the search option")
+        kg.use_search(mode)
     except BaseException:
         kg.close()
         raise

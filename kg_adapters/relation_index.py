@@ -40,6 +40,29 @@ def id_words(iri: str) -> list[str]:
     return [text for text in dict.fromkeys((words, last_words)) if text]
 
 
+def id_phrase(iri: str) -> str:
+    """The words of a relation id as a phrase to embed: for each ``..``-separated part (a Freebase CVT
+    hop) its last two ``.``-separated parts (type and property: ``people.person.place_of_birth`` ->
+    "person place of birth", the domain said again by the type), each word once."""
+    name = local_name(iri)
+    parts = [segment.split(".")[-2:] for segment in name.split("..") if segment] or [[name]]
+    words = [
+        word
+        for part in parts
+        for piece in part
+        for chunk in _SEPARATORS.split(piece)
+        if chunk
+        for word in _CAMEL.sub(" ", chunk).split()
+    ]
+    seen: set[str] = set()
+    kept = []
+    for word in words:
+        if word.lower() not in seen:
+            seen.add(word.lower())
+            kept.append(word)
+    return " ".join(kept)
+
+
 def label_subjects(relation_iri: str) -> list[str]:
     """The IRIs whose labels name a relation: the relation itself (``dbo:birthPlace``) and, for
     Wikidata's direct (truthy) predicates, the property entity (``wd:P19``)."""
@@ -74,6 +97,21 @@ def grouped_labels(labels: Iterable[tuple[str, str, str]]) -> Callable[[str], It
 
 class RelationIndex(LabelIndex):
     """The relations of a graph by label and id words (``path=None``: in memory)."""
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """Every (relation iri, text, lang) row, in the order written (what relations are embedded from)."""
+        try:
+            rows = self._db.execute("SELECT iri, label, lang FROM labels ORDER BY rowid")
+            return [(iri, label, lang) for iri, label, lang in rows]
+        except sqlite3.Error as exc:
+            raise BackendError(f"the relation index failed listing its rows: {exc}") from exc
+
+    def relation_iris(self) -> list[str]:
+        """Every relation of the graph (full IRIs), sorted."""
+        try:
+            return [iri for (iri,) in self._db.execute("SELECT DISTINCT iri FROM labels ORDER BY iri")]
+        except sqlite3.Error as exc:
+            raise BackendError(f"the relation index failed listing its relations: {exc}") from exc
 
     def relation_labels(self, iris: list[str], langs: tuple[str, ...]) -> dict[str, str]:
         """The best real label of each relation that has one (the first of ``langs``, else untagged, else any)."""

@@ -9,6 +9,7 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
+import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,8 +36,11 @@ from kg_adapters.records import (
 from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, exclude_relations, iri, string_literal, values_block
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
+    from kg_adapters.semantic_search import RelationVectors, SearchMode
 
 Term = str | Literal
 Row = tuple[Term | None, ...]
@@ -87,6 +91,10 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._relation_index: RelationIndex | None = None
         self._closed = False
         self._pushed_filters: dict[str, str] = {}
+        self._search_mode: SearchMode = "auto"
+        self._relation_vectors: RelationVectors | None = None
+        self._search_lock = threading.Lock()
+        """Builds each search index and the relation vectors once, whichever thread asks first."""
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -250,37 +258,93 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
                 yield position.get(predicate, len(position)), x, value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Entities by name: exact, prefix, every word, any word (stemmed), the candidates after the
+        exact names re-ranked by meaning when the encoder is installed (:mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import ENTITY_POOL, rerank_entities, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         check_budget(limit, "limit", required=True)
-        if self._index is None:
-            self._index = self._open_label_index()
+        encoder = search_encoder(self._search_mode)
+        hits = self._entity_hits(text, max(limit, ENTITY_POOL) if encoder is not None and limit else limit)
         entity_id = self._profile.entity_id
-        return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
+        ranked = rerank_entities(encoder, text, hits, limit)
+        return [Entity(id=entity_id(found), label=label) for found, label in ranked]
+
+    def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """(iri, label, tier) lexical candidates, best first (:meth:`LabelIndex.ranked`)."""
+        with self._search_lock:
+            if self._index is None:
+                self._index = self._open_label_index()
+        return self._index.ranked(text, limit)
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Relations whose label, or the words of whose id, match ``text`` (see
-        :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
+        """Relations whose label, or the words of whose id, match ``text`` lexically or by meaning
+        (see :mod:`kg_adapters.relation_index` and :mod:`kg_adapters.semantic_search`); relations
+        the profile's filter hides are left out."""
+        from kg_adapters.label_index import PREFIX
+        from kg_adapters.semantic_search import RELATION_POOL, fuse, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         if check_budget(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
-        if self._relation_index is None:
-            self._relation_index = self._open_relation_index()
-        index, relation_id = self._relation_index, self._profile.relation_id
+        if limit == 0:
+            return []
+        encoder = search_encoder(self._search_mode)
+        index = self._relations()
+        relation_id = self._profile.relation_id
         keeps = self._profile.relation_filter.keeps
-        asked = limit
+
+        def shown(iri: str) -> bool:
+            return keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
+
+        asked = max(limit, RELATION_POOL)
         while True:
-            hits = index.search(text, asked)
-            kept = [
-                iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
-            ]
-            if len(kept) >= limit or len(hits) < asked:
+            hits = index.ranked(text, asked)
+            lexical = [(iri, tier) for iri, _, tier in hits if shown(iri)]
+            if len(lexical) >= limit or len(hits) < asked:
                 break
             asked *= 4
-        kept = kept[:limit]
+        semantic: list[str] = []
+        if encoder is not None:
+            from kg_adapters.semantic_search import embed
+
+            vectors = self._relation_vectors_for(encoder, index)
+            semantic = [iri for iri, _ in vectors.ranked(embed(encoder, [text])[0]) if shown(iri)]
+        kept = fuse(lexical, semantic, pinned=PREFIX)[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
+
+    def _relations(self) -> RelationIndex:
+        """The relation index, opened (or built) once."""
+        with self._search_lock:
+            if self._relation_index is None:
+                self._relation_index = self._open_relation_index()
+            return self._relation_index
+
+    def _relation_vectors_for(self, encoder: Any, index: RelationIndex) -> RelationVectors:
+        """The relations' vectors, embedded once per connection (and cached by stores on disk)."""
+        from kg_adapters.relation_index import WORDS_LANG
+        from kg_adapters.semantic_search import relation_texts, relation_vectors
+
+        with self._search_lock:
+            if self._relation_vectors is None:
+                texts = relation_texts(index.rows(), self._profile.label_langs("en"), WORDS_LANG)
+                self._relation_vectors = relation_vectors(encoder, texts, self._relation_vectors_cache())
+            return self._relation_vectors
+
+    def _relation_vectors_cache(self) -> Path | None:
+        """Where the relation vectors are cached (stores on disk), or None (kept in memory)."""
+        return None
+
+    def use_search(self, mode: object) -> None:
+        """``search=auto|semantic|lexical`` (see :mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import check_search_mode, search_encoder
+
+        checked = check_search_mode(mode)
+        search_encoder(checked)  # semantic without the extra fails here, at connect time
+        self._search_mode = checked
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
@@ -302,11 +366,18 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         return sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
 
     def close(self) -> None:
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
         self._closed = True
+
+    def _drop_search_indexes(self) -> None:
+        """Closes the name and relation indexes and forgets the relation vectors (after a write, or
+        at close): the next search opens or builds them again."""
+        with self._search_lock:
+            for index in (self._index, self._relation_index):
+                if index is not None:
+                    index.close()
+            self._index = self._relation_index = None
+            self._relation_vectors = None
 
     def use_relation_filter(self, relation_filter: object) -> None:
         """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
