@@ -12,7 +12,7 @@ from typing import Literal as TypingLiteral
 from typing import Protocol, TypeVar, runtime_checkable
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult, RelationSummary
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -164,6 +164,36 @@ class RelationFilterable(Protocol):
         Raises:
             InvalidTermError: any other value.
         """
+        ...
+
+
+@runtime_checkable
+class GraphCatalog(Protocol):
+    """What a graph holds, read from its indexes: so a tool can tell an id or relation the graph does not
+    have from one without edges here, and describe the graph's relations to a planner."""
+
+    def relation_ids(self) -> list[str]:
+        """Every relation of the graph (profile ids, sorted), those the relation filter hides included."""
+        ...
+
+    def relation_counts(self) -> dict[str, int] | None:
+        """Exact edge counts of every relation when an index holds them (cheap); None otherwise."""
+        ...
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        """The ids (as given) that occur in some triple, as subject or object.
+
+        Raises:
+            InvalidTermError: an id that is not an id of the profile.
+        """
+        ...
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        """Counts, ``examples`` edges and the ``types`` most frequent types of heads and tails (the profile's
+        type predicates, over a bounded sample) of each relation, in order; relations not reached by
+        ``deadline`` (``time.monotonic()``) are left out, so the answer may be shorter than asked."""
         ...
 
 

@@ -139,6 +139,24 @@ class Entity:
     description: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RelationSummary:
+    """One relation of a graph as a planner sees it (``GraphCatalog.relation_summaries``): how many edges
+    it has, a few of them, and the types of their heads and tails in a bounded sample."""
+
+    id: str
+    label: str | None = None
+    count: int | None = None
+    """Edges with this relation; None when not counted (the deadline came first)."""
+    count_is_lower_bound: bool = False
+    """``count`` is where counting stopped: the relation has at least that many edges."""
+    examples: tuple[Edge, ...] = ()
+    head_types: tuple[tuple[str, int], ...] = ()
+    """(type id, how many sampled heads have it), most frequent first."""
+    tail_types: tuple[tuple[str, int], ...] = ()
+    """The same for the entity tails (literal tails have no type)."""
+
+
 class PathResult(list[Path]):
     """Paths answered by ``paths``/``shortest_paths``; ``truncated`` is True when a budget cut
     the answer short, so an incomplete answer is never mistaken for a complete one.

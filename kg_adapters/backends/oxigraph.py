@@ -142,6 +142,7 @@ class OxigraphGraph(SparqlGraph):
         self.manifest: dict[str, Any] = {}
         self._version: store_layout.OpenVersion | None = None
         self._traversal: TraversalIndex | None = None
+        self._relation_count_memo: tuple[TraversalIndex, dict[str, int]] | None = None
         self._use_index = index
         self._relation_full: dict[str, str] = {}
         self._ids: IndexIds | None = None
@@ -741,6 +742,26 @@ class OxigraphGraph(SparqlGraph):
         index = LabelIndex()
         index.add(store_label_rows(self._store))
         return index
+
+    def relation_counts(self) -> dict[str, int] | None:
+        """Exact edge counts of every relation from the traversal index (one pass over its keys, kept for
+        the index's life), when the index covers every edge (no blank nodes); else None."""
+        index = self._usable_index()
+        if index is None or index.blank_edges:
+            return None
+        cached = self._relation_count_memo
+        if cached is not None and cached[0] is index:
+            return cached[1]
+        import numpy as np
+
+        counts = np.zeros(index.width, dtype=np.int64)
+        for name in ("out_key", "literal_key"):
+            keys = index.array(name)
+            if len(keys):
+                counts += np.bincount(keys % index.width, minlength=index.width)
+        found = {relation: int(counts[number]) for number, relation in enumerate(index.relations)}
+        self._relation_count_memo = (index, found)
+        return found
 
     def _relation_vectors_cache(self) -> Path | None:
         from kg_adapters.semantic_search import VECTORS_FILE

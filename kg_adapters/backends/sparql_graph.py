@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
+from kg_adapters.backends import sparql_catalog
 from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
@@ -28,6 +29,7 @@ from kg_adapters.records import (
     Literal,
     Node,
     Qualifiers,
+    RelationSummary,
     best_label,
     edge_sort_key,
     node_sort_key,
@@ -315,6 +317,22 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         kept = fuse(lexical, semantic, pinned=PREFIX)[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
+
+    # -- GraphCatalog (kg_adapters/backends/sparql_catalog.py) ------------------------------------
+    def relation_ids(self) -> list[str]:
+        return sparql_catalog.relation_ids(self)
+
+    def relation_counts(self) -> dict[str, int] | None:
+        """Exact edge counts of every relation when an index holds them (None: the backend has none)."""
+        return None
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        return sparql_catalog.known_entities(self, ids)
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        return sparql_catalog.relation_summaries(self, relations, examples=examples, types=types, deadline=deadline)
 
     def _relations(self) -> RelationIndex:
         """The relation index, opened (or built) once."""

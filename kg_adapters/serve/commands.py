@@ -30,9 +30,19 @@ def mcp_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--port", type=port_number, default=8000, help="http: port (default 8000); the endpoint is /mcp"
     )
-    command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
-    command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
-    command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
+    command.add_argument(
+        "--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer (default 500)"
+    )
+    command.add_argument(
+        "--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph (default 3)"
+    )
+    command.add_argument(
+        "--max-chars",
+        type=int,
+        default=24_000,
+        help="most characters of one answer's JSON, about 4 per token (default 24000); longer answers come in pages",
+    )
+    command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call (default 30)")
 
 
 def serve_arguments(command: argparse.ArgumentParser) -> None:
@@ -50,7 +60,9 @@ def run_mcp(args: argparse.Namespace) -> int:
     from kg_adapters.serve import mcp_server
 
     mcp_server.require_mcp()
-    budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
+    budgets = mcp_server.ToolBudgets(
+        max_rows=args.max_rows, max_hops=args.max_hops, max_chars=args.max_chars, timeout=args.timeout
+    )
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     try:
         server = mcp_server.build_server(graphs, budgets)

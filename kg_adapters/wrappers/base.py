@@ -20,6 +20,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from kg_adapters.base import (
     ClosesOnExit,
     Direction,
+    GraphCatalog,
     Ids,
     KnowledgeGraph,
     Langs,
@@ -29,12 +30,13 @@ from kg_adapters.base import (
     WritableGraph,
 )
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult, RelationSummary
 
 __all__ = [
     "CAPABILITIES",
     "DelegatingGraph",
     "ForwardingMixin",
+    "ForwardsCatalog",
     "ForwardsProfileDetection",
     "ForwardsQuery",
     "ForwardsRelationFilter",
@@ -83,8 +85,30 @@ class ForwardsWriting(ForwardingMixin):
         cast(WritableGraph, self.inner).load(path, format=format)
 
 
+class ForwardsCatalog(ForwardingMixin):
+    """:class:`GraphCatalog`, forwarded."""
+
+    def relation_ids(self) -> list[str]:
+        return cast(GraphCatalog, self.inner).relation_ids()
+
+    def relation_counts(self) -> dict[str, int] | None:
+        return cast(GraphCatalog, self.inner).relation_counts()
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        self._calling("known_entities", ids)
+        return cast(GraphCatalog, self.inner).known_entities(ids)
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        return cast(GraphCatalog, self.inner).relation_summaries(
+            relations, examples=examples, types=types, deadline=deadline
+        )
+
+
 CAPABILITIES: tuple[tuple[type, type[ForwardingMixin]], ...] = (
     (SparqlQueryable, ForwardsQuery),
+    (GraphCatalog, ForwardsCatalog),
     (ProfileDetecting, ForwardsProfileDetection),
     (RelationFilterable, ForwardsRelationFilter),
     (WritableGraph, ForwardsWriting),
