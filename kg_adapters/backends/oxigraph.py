@@ -29,6 +29,8 @@ from kg_adapters.store_build import rebuild_label_index, store_label_rows, store
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kg_adapters.index.hops import Hops
     from kg_adapters.index.ids import IndexIds
     from kg_adapters.index.read import TraversalIndex
