@@ -66,6 +66,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     try:
         server = mcp_server.build_server(graphs, budgets)
+        mcp_server.warm_up(graphs)
         mcp_server.run(
             server,
             transport=args.transport,

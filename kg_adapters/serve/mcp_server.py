@@ -694,6 +694,24 @@ DESCRIPTIONS = {
 }
 
 
+def warm_up(graphs: CurrentGraph) -> threading.Thread:
+    """Starts preparing what the first searches need (the search indexes, the encoder, the relation vectors:
+    seconds, once per store version) in a background thread, so the agent's first ``search_relations``
+    does not spend its time budget on it. Failures are left for the calls to report."""
+
+    def prepare() -> None:
+        try:
+            with graphs.use() as kg:
+                kg.search_relations("warm up", limit=1)
+                kg.search("warm up", limit=1)
+        except Exception:  # the tool calls report the same failure, with its message
+            pass
+
+    thread = threading.Thread(target=prepare, name="kga-mcp-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MCPServer:
     """An MCP server with the graph's tools, answering over ``graphs``."""
     require_mcp()
