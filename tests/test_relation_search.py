@@ -261,5 +261,8 @@ def test_wikidata_api_searches_properties(wikidata_api: WikidataApiServer) -> No
         assert [e.id for e in kg.search_relations("born")] == ["P19", "P569"]  # aliases "born in", "born on"
         assert [e.id for e in kg.search_relations("place of", limit=1)] == ["P19"]
         assert kg.search_relations("place", limit=0) == []
+        # a phrasing no label starts with: its content words are searched too
+        assert [e.id for e in kg.search_relations("where was he born")] == ["P19", "P569"]
+        assert kg.search_relations("xyzzy plugh") == []
     calls = [call for call in wikidata_api.calls() if call.get("action") == "wbsearchentities"]
     assert {call["type"] for call in calls} == {"property"}
