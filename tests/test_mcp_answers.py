@@ -196,6 +196,12 @@ def test_relations_by_direction_and_paths_default_out(sample_store_url: str, kg:
                 await client.call_tool("neighbors", {"ids": TOM, "direction": side, "relations": entry[side][:1]})
             )
             assert walked["neighbors"][0]["edges"], side
+        both = answer(
+            await client.call_tool("neighbors", {"ids": [USA, TOM], "relations": ["people.person.place_of_birth"]})
+        )
+        assert [entry["id"] for entry in both["neighbors"]] == [USA, TOM]  # in the order asked, none left out
+        assert both["neighbors"][0]["edges"] == [] and len(both["neighbors"][1]["edges"]) == 1
+        assert set(both["labels"]) == {USA, TOM, "m.0qymv"}
         only_out = answer(await client.call_tool("relations", {"ids": TOM, "direction": "out"}))
         assert set(only_out["relations"][0]) == {"id", "out"}
         walk = answer(await client.call_tool("paths", {"starts": TOM, "relation_path": entry["out"][:1]}))

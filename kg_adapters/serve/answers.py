@@ -194,8 +194,11 @@ def page(
 
 
 def grouped(items: Sequence[Item], key: str) -> list[dict[str, Any]]:
-    """Items listed under their groups, in order: ``[{"id": group, key: [values...]}, ...]``."""
+    """Items listed under their groups, in order: ``[{"id": group, key: [values...]}, ...]``; an item
+    whose value is None only lists its group (an entity with nothing to show)."""
     groups: dict[str, list[Any]] = {}
     for item in items:
-        groups.setdefault(item.group or "", []).append(item.value)
+        values = groups.setdefault(item.group or "", [])
+        if item.value is not None:
+            values.append(item.value)
     return [{"id": group, key: values} for group, values in groups.items()]

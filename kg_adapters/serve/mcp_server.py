@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -174,9 +174,9 @@ class GraphTools:
         return kg.labels(asked) if asked else {}
 
     # -- unknown ids -----------------------------------------------------------------------------------
-    def _entities_exist(self, kg: KnowledgeGraph, ids: Sequence[str], answered: set[str] | None = None) -> None:
-        """Raises a message naming the ids that are no entity of this graph, with the closest names;
-        ``answered``: ids already known to have edges (not asked again)."""
+    def _well_formed(self, kg: KnowledgeGraph, ids: Sequence[str]) -> None:
+        """Raises a message naming the ids that are no id of this graph's profile at all (most likely
+        names), with the entities ``search`` finds for them."""
         malformed = []
         for node in ids:
             try:
@@ -185,7 +185,11 @@ class GraphTools:
                 malformed.append(node)
         if malformed:
             raise InvalidTermError(self._unknown_entity(kg, malformed, NOT_AN_ID))
-        unanswered = [node for node in ids if answered is None or node not in answered]
+
+    def _entities_exist(self, kg: KnowledgeGraph, ids: Sequence[str], answered: Collection[str] = ()) -> None:
+        """Raises a message naming the ids this graph does not hold; ``answered``: ids an answer already
+        showed to have edges (not asked again). Graphs that cannot tell (no :class:`GraphCatalog`) pass."""
+        unanswered = [node for node in ids if node not in answered]
         if unanswered and isinstance(kg, GraphCatalog):
             known = kg.known_entities(unanswered)
             missing = [node for node in unanswered if node not in known]
@@ -274,7 +278,7 @@ class GraphTools:
         wanted = self._ids(ids, "ids")
 
         def work(kg: KnowledgeGraph) -> dict[str, Entity]:
-            self._entities_exist(kg, wanted, answered=set())  # malformed ids only: an unnamed entity is checked below
+            self._well_formed(kg, wanted)
             found = kg.describe(wanted, lang=lang)
             unnamed = [node for node in wanted if found[node].label is None and found[node].description is None]
             if unnamed:
@@ -304,7 +308,7 @@ class GraphTools:
         cap = self._cap(limit_per_entity, "limit_per_entity")
 
         def work(kg: KnowledgeGraph) -> tuple[dict[str, list[Edge]], bool, dict[str, str]]:
-            self._entities_exist(kg, wanted, answered=set(wanted))  # malformed ids
+            self._well_formed(kg, wanted)
             if relations:
                 self._relations_exist(kg, relations)
             found = kg.neighbors(wanted, direction=direction, relations=relations, limit_per_entity=cap + 1)
@@ -322,21 +326,14 @@ class GraphTools:
             return kept, truncated, self._labels(kg, wanted + edge_ids(every), [edge.relation for edge in every])
 
         kept, truncated, labels = self._run(work)
-        items = [
-            Item(value=self.shape.edge(edge), ids=_edge_names(edge), group=node)
+        items = [  # in the order asked; an entity without edges is listed with none
+            Item(value=self.shape.edge(edge) if edge else None, ids=[node, *_edge_names(edge)], group=node)
             for node, edges in kept.items()
-            for edge in edges
+            for edge in (edges or _NOTHING)
         ]
-        empty = [node for node, edges in kept.items() if not edges]
 
         def assemble(page_items: list[Item], names: dict[str, str]) -> dict[str, Any]:
-            listed = grouped(page_items, "edges")
-            shown = {entry["id"] for entry in listed}
-            first_page = not page_items or page_items[0] is items[0] if items else True
-            if first_page:  # entities without edges, once
-                listed += [{"id": node, "edges": []} for node in empty if node not in shown]
-            names.update({node: labels[node] for node in wanted if node in labels})
-            return {"direction": direction, "neighbors": listed, "labels": names}
+            return {"direction": direction, "neighbors": grouped(page_items, "edges"), "labels": names}
 
         more = (
             f"more edges exist than limit_per_entity={cap} (or {self.budgets.max_rows} per call, --max-rows): ask "
@@ -360,7 +357,7 @@ class GraphTools:
         sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
 
         def work(kg: KnowledgeGraph) -> tuple[dict[str, dict[str, list[str]]], dict[str, str]]:
-            self._entities_exist(kg, wanted, answered=set(wanted))  # malformed ids
+            self._well_formed(kg, wanted)
             found = {side: kg.relations(wanted, direction=side) for side in sides}
             by_entity: dict[str, dict[str, list[str]]] = {
                 node: {side: found[side][node] for side in sides} for node in wanted
@@ -370,14 +367,11 @@ class GraphTools:
             return by_entity, self._labels(kg, wanted, every)
 
         by_entity, labels = self._run(work)
-        items = [
-            Item(value=(side, relation), ids=(node, relation), group=node)
+        items = [  # in the order asked; an entity without relations is listed with empty lists
+            Item(value=pair, ids=(node, pair[1]) if pair else (node,), group=node)
             for node, lists in by_entity.items()
-            for side in sides
-            for relation in lists[side]
+            for pair in ([(side, relation) for side in sides for relation in lists[side]] or _NOTHING)
         ]
-        bare = [node for node, lists in by_entity.items() if not any(lists.values())]
-        items += [Item(value=None, ids=(node,), group=node) for node in bare]  # listed, with empty lists
 
         def assemble(page_items: list[Item], names: dict[str, str]) -> dict[str, Any]:
             listed: dict[str, dict[str, Any]] = {}
@@ -450,7 +444,7 @@ class GraphTools:
             check_direction(step)
 
         def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
-            self._entities_exist(kg, wanted, answered=set(wanted))  # malformed ids
+            self._well_formed(kg, wanted)
             self._relations_exist(kg, relation_path)
             result = kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
             shown = list(result)[:cap]
@@ -484,7 +478,7 @@ class GraphTools:
         hops = self._hops(max_hops, "max_hops")
 
         def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
-            self._entities_exist(kg, from_ids + to_ids, answered=set(from_ids + to_ids))  # malformed ids
+            self._well_formed(kg, from_ids + to_ids)
             result = kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap)
             shown = list(result)[:cap]
             if not shown:
@@ -508,7 +502,7 @@ class GraphTools:
         depth = self._hops(hops, "hops")
 
         def work(kg: KnowledgeGraph) -> tuple[list[Edge], bool, dict[str, str]]:
-            self._entities_exist(kg, wanted, answered=set(wanted))  # malformed ids
+            self._well_formed(kg, wanted)
             edges = kg.subgraph(wanted, hops=depth, max_edges=cap)
             if not edges:
                 self._entities_exist(kg, wanted)
@@ -600,6 +594,10 @@ class GraphTools:
         return answer
 
 
+_NOTHING: list[None] = [None]
+"""The one item of an entity with nothing to show (it is still listed)."""
+
+
 def _hit(entity: Entity, shape: Shaper) -> dict[str, Any]:
     return {"id": entity.id, "label": shape.text(entity.label)} if entity.label is not None else {"id": entity.id}
 
@@ -617,7 +615,9 @@ def _entity_text(entity: Entity) -> str:
     return f"{entity.id} ({one_line(entity.label, 60)})" if entity.label else entity.id
 
 
-def _edge_names(edge: Edge) -> list[str]:
+def _edge_names(edge: Edge | None) -> list[str]:
+    if edge is None:
+        return []
     return [edge.head, edge.relation] + ([edge.tail] if isinstance(edge.tail, str) else [])
 
 
