@@ -72,6 +72,8 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
 
 
+RELATION_COUNT_CHUNK = 1 << 22
+"""Keys of the traversal index counted at once by ``relation_counts`` (32 MiB of temporaries)."""
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
@@ -708,8 +710,8 @@ class OxigraphGraph(SparqlGraph):
         counts = np.zeros(index.width, dtype=np.int64)
         for name in ("out_key", "literal_key"):
             keys = index.array(name)
-            if len(keys):
-                counts += np.bincount(keys % index.width, minlength=index.width)
+            for start in range(0, len(keys), RELATION_COUNT_CHUNK):  # bounded temporaries on big stores
+                counts += np.bincount(keys[start : start + RELATION_COUNT_CHUNK] % index.width, minlength=index.width)
         found = {relation: int(counts[number]) for number, relation in enumerate(index.relations)}
         self._relation_count_memo = (index, found)
         return found
