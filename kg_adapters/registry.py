@@ -122,9 +122,9 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     if auto:
         _detect_profile(kg)
     if relation_filter is not _UNSET:
-        kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
+        kg = _configured(kg, parsed.scheme, "relation_filter", RelationFilterable, relation_filter)
     if search is not _UNSET:
-        kg = _with_search(kg, parsed.scheme, search)
+        kg = _configured(kg, parsed.scheme, "search", SearchConfigurable, search)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
@@ -149,24 +149,13 @@ CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
 _UNSET = object()
 
 
-def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: object) -> KnowledgeGraph:
-    """``kg`` with its profile's relation filter replaced (``relation_filter=`` option)."""
+def _configured(kg: KnowledgeGraph, scheme: str, option: str, ability: type, value: object) -> KnowledgeGraph:
+    """``kg`` with ``option`` set through its ``ability`` Protocol's one method (``relation_filter`` ->
+    ``use_relation_filter``, ``search`` -> ``use_search``); a backend without the ability refuses the option."""
     try:
-        if not isinstance(kg, RelationFilterable):
-            raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
-        kg.use_relation_filter(relation_filter)
-    except BaseException:
-        kg.close()
-        raise
-    return kg
-
-
-def _with_search(kg: KnowledgeGraph, scheme: str, mode: object) -> KnowledgeGraph:
-    """``kg`` searching as ``mode`` says (``search=auto|semantic|lexical`` option)."""
-    try:
-        if not isinstance(kg, SearchConfigurable):
-            raise TypeError(f"the {scheme!r} backend does not take the search option")
-        kg.use_search(mode)
+        if not isinstance(kg, ability):
+            raise TypeError(f"the {scheme!r} backend does not take the {option} option")
+        getattr(kg, f"use_{option}")(value)
     except BaseException:
         kg.close()
         raise

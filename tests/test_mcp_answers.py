@@ -15,38 +15,27 @@ from support.servers import KGA
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.records import Edge, Literal
-from kg_adapters.serve.current import CurrentGraph
-from kg_adapters.serve.mcp_server import ToolBudgets, build_server
+from kg_adapters.records import Edge, Literal, to_json
+from kg_adapters.serve.mcp_server import ToolBudgets
 from loaders import load_files
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from support.mcp_session import in_memory  # noqa: E402
 
 TOM = "m.0bxtg"
 USA = "m.09c7w0"  # the sample's hub
 
 
 def run_session(url: str, body: Callable[[Client], Awaitable[None]], budgets: ToolBudgets | None = None) -> None:
-    graphs = CurrentGraph(url)
-    server = build_server(graphs, budgets)
-
-    async def main() -> None:
-        async with Client(server) as client:
-            await body(client)
-
-    try:
-        anyio.run(main)
-    finally:
-        graphs.close()
+    in_memory(url, budgets)(body)
 
 
 def edge_json(edge: Edge) -> list[Any]:
     tail = edge.tail
     if isinstance(tail, Literal):
-        literal = {"value": tail.value, "datatype": tail.datatype, "lang": tail.lang}
-        return [edge.head, edge.relation, {key: value for key, value in literal.items() if value is not None}]
+        return [edge.head, edge.relation, {key: part for key, part in to_json(tail).items() if part is not None}]
     return [edge.head, edge.relation, tail]
 
 

@@ -5,7 +5,7 @@ bad arguments come back as one-line tool errors and the server keeps serving."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -15,13 +15,13 @@ from support.servers import KGA, free_port, running
 from kg_adapters import connect
 from kg_adapters._version import __version__
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.records import Edge, Literal, Node
-from kg_adapters.serve.current import CurrentGraph
-from kg_adapters.serve.mcp_server import ToolBudgets, build_server
+from kg_adapters.records import Edge, Literal, Node, node_to_json
+from kg_adapters.serve.mcp_server import ToolBudgets
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from support.mcp_session import in_memory  # noqa: E402
 
 FB = "http://rdf.freebase.com/ns/"
 TOM = "m.0bxtg"  # Tom Hanks in the bundled sample
@@ -41,13 +41,9 @@ TOOLS = {
 
 # -- the expected answers, from the direct calls ------------------------------------------------------
 def node(value: Node) -> Any:
+    """A literal with only the keys that are set; an id as itself."""
     if isinstance(value, Literal):
-        found: dict[str, Any] = {"value": value.value}
-        if value.datatype is not None:
-            found["datatype"] = value.datatype
-        if value.lang is not None:
-            found["lang"] = value.lang
-        return found
+        return {key: part for key, part in node_to_json(value).items() if part is not None}
     return value
 
 
@@ -217,25 +213,6 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"text": "tom", "cursor": "not-a-cursor"}, "cursor"),
     ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ]
-
-Session = Callable[[Callable[[Client], Awaitable[None]]], None]
-
-
-def in_memory(url: str, budgets: ToolBudgets | None = None) -> Session:
-    def run(body: Callable[[Client], Awaitable[None]]) -> None:
-        graphs = CurrentGraph(url)
-        server = build_server(graphs, budgets)
-
-        async def main() -> None:
-            async with Client(server) as client:
-                await body(client)
-
-        try:
-            anyio.run(main)
-        finally:
-            graphs.close()
-
-    return run
 
 
 def answer_of(result: Any) -> dict[str, Any]:

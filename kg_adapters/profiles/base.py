@@ -180,6 +180,15 @@ class Profile:
         """Whether ``text`` is a compact id of this profile (not a full IRI)."""
         return False
 
+    def spells(self, node_id: object) -> bool:
+        """Whether ``node_id`` is an entity id of this profile (compact, a full IRI or a blank node):
+        :meth:`canonical_id` would accept it."""
+        try:
+            self.canonical_id(node_id)  # type: ignore[arg-type]
+        except InvalidTermError:
+            return False
+        return True
+
     def _expand(self, value: str, namespace: str | None, what: str) -> str:
         if not isinstance(value, str):
             raise InvalidTermError(f"{what} must be a string, got {type(value).__name__}")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from kg_adapters._version import __version__
 from kg_adapters.base import GraphCatalog, SparqlQueryable, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, KGError
-from kg_adapters.records import Edge, Entity, Path
+from kg_adapters.records import Edge, Entity, Path, PathResult
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.answers import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Cursors, Item, Shaper, edge_ids, grouped, page
 from kg_adapters.serve.current import embedded_store
@@ -163,26 +163,16 @@ class GraphTools:
     def _labels(self, kg: KnowledgeGraph, ids: Sequence[str], relations: Sequence[str] = ()) -> dict[str, str]:
         """Labels of entity ids, and of relation ids where the graph labels them as entities (Wikidata's
         ``P19`` is ``wd:P19``); ids no label can be asked for are skipped."""
-        named = [node for node in dict.fromkeys([*ids, *relations]) if not node.startswith("_:")]
-        asked = []
-        for node in named:
-            try:
-                kg.profile.entity_iri(node)
-            except InvalidTermError:
-                continue
-            asked.append(node)
+        asked = [
+            node for node in dict.fromkeys([*ids, *relations]) if not node.startswith("_:") and kg.profile.spells(node)
+        ]
         return kg.labels(asked) if asked else {}
 
     # -- unknown ids -----------------------------------------------------------------------------------
     def _well_formed(self, kg: KnowledgeGraph, ids: Sequence[str]) -> None:
         """Raises a message naming the ids that are no id of this graph's profile at all (most likely
         names), with the entities ``search`` finds for them."""
-        malformed = []
-        for node in ids:
-            try:
-                kg.profile.canonical_id(node)
-            except InvalidTermError:
-                malformed.append(node)
+        malformed = [node for node in ids if not kg.profile.spells(node)]
         if malformed:
             raise InvalidTermError(self._unknown_entity(kg, malformed, NOT_AN_ID))
 
@@ -199,20 +189,8 @@ class GraphTools:
     def _unknown_entity(self, kg: KnowledgeGraph, ids: list[str], why: str) -> str:
         """The message for ids the graph does not hold. Text that is no id at all is most likely a name
         (an agent passing 'Tom Hanks'): the entities search finds for it are suggested."""
-        first = ids[0]
-        others = f" (and {len(ids) - 1} more: {', '.join(map(repr, ids[1:4]))})" if len(ids) > 1 else ""
-        closest: list[Entity] = []
-        if why == NOT_AN_ID:
-            try:
-                closest = kg.search(first, limit=5)
-            except KGError:
-                closest = []
-        hint = (
-            "; closest by name: " + ", ".join(_entity_text(found) for found in closest)
-            if closest
-            else "; find entity ids by name with search"
-        )
-        return f"unknown entity {first!r:.120}{others}: {why}{hint}"
+        search = (lambda: kg.search(ids[0], limit=5)) if why == NOT_AN_ID else None
+        return _unknown("entity", ids, why, search, "closest by name", "find entity ids by name with search")
 
     def _relations_exist(self, kg: KnowledgeGraph, relations: Sequence[str]) -> None:
         """Raises a message naming the relations this graph does not have, with the closest ones."""
@@ -232,45 +210,31 @@ class GraphTools:
                 unknown.append(relation)
         if not unknown:
             return
-        first = unknown[0]
-        try:
-            closest = kg.search_relations(_relation_text(first), limit=5)
-        except KGError:
-            closest = []
-        hint = (
-            "; closest: " + ", ".join(_entity_text(found) for found in closest)
-            if closest
-            else "; find relations with search_relations or relations"
+        search = lambda: kg.search_relations(_relation_text(unknown[0]), limit=5)  # noqa: E731
+        message = _unknown(
+            "relation", unknown, "not in this graph", search, "closest", "find relations with search_relations"
         )
-        others = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
-        raise InvalidTermError(f"unknown relation {first!r:.160}{others}: not in this graph{hint}")
+        raise InvalidTermError(message)
 
     # -- the tools -------------------------------------------------------------------------------------
     def search(self, text: str, limit: int = 10, cursor: str | None = None) -> dict[str, Any]:
-        cap = self._cap(limit, "limit")
-        found = self._run(lambda kg: kg.search(text, limit=cap + 1))
-        items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
-        more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or say more of the name"
-        return self._page(
-            "search",
-            {"text": text, "limit": limit},
-            cursor,
-            items,
-            lambda kept, _: {"entities": [item.value for item in kept]},
-            more_exists=more if len(found) > cap else None,
-        )
+        return self._hits("search", "entities", text, limit, cursor, "say more of the name")
 
     def search_relations(self, text: str, limit: int = 10, cursor: str | None = None) -> dict[str, Any]:
+        return self._hits("search_relations", "relations", text, limit, cursor, "be more specific")
+
+    def _hits(self, tool: str, key: str, text: str, limit: int, cursor: str | None, narrower: str) -> dict[str, Any]:
+        """The answer of ``search`` or ``search_relations`` (the Python API's method of the same name)."""
         cap = self._cap(limit, "limit")
-        found = self._run(lambda kg: kg.search_relations(text, limit=cap + 1))
+        found: list[Entity] = self._run(lambda kg: getattr(kg, tool)(text, limit=cap + 1))
         items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
-        more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or be more specific"
+        more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or {narrower}"
         return self._page(
-            "search_relations",
+            tool,
             {"text": text, "limit": limit},
             cursor,
             items,
-            lambda kept, _: {"relations": [item.value for item in kept]},
+            lambda kept, _: {key: [item.value for item in kept]},
             more_exists=more if len(found) > cap else None,
         )
 
@@ -395,16 +359,30 @@ class GraphTools:
             more_exists=more if len(items) > budget else None,
         )
 
-    def _paths_answer(
+    def _walks(
         self,
         tool: str,
         arguments: dict[str, Any],
         cursor: str | None,
-        found: tuple[list[Path], bool, dict[str, str]],
+        ends: list[str],
+        walk: Callable[[KnowledgeGraph], PathResult],
         cap: int,
         fields: dict[str, Any],
     ) -> dict[str, Any]:
-        paths, truncated, labels = found
+        """The answer of ``paths`` or ``shortest_paths``: ``walk`` from the ``ends`` (checked first), at most
+        ``cap`` paths; no path at all asks whether the ends exist."""
+
+        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
+            self._well_formed(kg, ends)
+            result = walk(kg)
+            shown = list(result)[:cap]
+            if not shown:
+                self._entities_exist(kg, ends)
+            edges = [edge for path in shown for edge in path.edges]
+            labels = self._labels(kg, [path.start for path in shown] + edge_ids(edges), [e.relation for e in edges])
+            return shown, result.truncated or len(result) > cap, labels
+
+        paths, truncated, labels = self._run(work)
         items = [
             Item(value=self.shape.path(path), ids=[path.start, *edge_ids(path.edges), *path.relations])
             for path in paths
@@ -443,27 +421,12 @@ class GraphTools:
         for step in walked:
             check_direction(step)
 
-        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
-            self._well_formed(kg, wanted)
+        def walk(kg: KnowledgeGraph) -> PathResult:
             self._relations_exist(kg, relation_path)
-            result = kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
-            shown = list(result)[:cap]
-            if not shown:
-                self._entities_exist(kg, wanted)
-            return shown, result.truncated or len(result) > cap, self._path_labels(kg, shown)
+            return kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
 
-        return self._paths_answer(
-            "paths",
-            {"starts": wanted, "relation_path": relation_path, "directions": walked, "max_paths": max_paths},
-            cursor,
-            self._run(work),
-            cap,
-            {"directions": walked},
-        )
-
-    def _path_labels(self, kg: KnowledgeGraph, paths: list[Path]) -> dict[str, str]:
-        edges = [edge for path in paths for edge in path.edges]
-        return self._labels(kg, [path.start for path in paths] + edge_ids(edges), [e.relation for e in edges])
+        arguments = {"starts": wanted, "relation_path": relation_path, "directions": walked, "max_paths": max_paths}
+        return self._walks("paths", arguments, cursor, wanted, walk, cap, {"directions": walked})
 
     def shortest_paths(
         self,
@@ -476,20 +439,13 @@ class GraphTools:
         from_ids, to_ids = self._ids(sources, "sources"), self._ids(targets, "targets")
         cap = self._cap(max_paths, "max_paths")
         hops = self._hops(max_hops, "max_hops")
-
-        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
-            self._well_formed(kg, from_ids + to_ids)
-            result = kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap)
-            shown = list(result)[:cap]
-            if not shown:
-                self._entities_exist(kg, from_ids + to_ids)
-            return shown, result.truncated or len(result) > cap, self._path_labels(kg, shown)
-
-        return self._paths_answer(
+        arguments = {"sources": from_ids, "targets": to_ids, "max_hops": max_hops, "max_paths": max_paths}
+        return self._walks(
             "shortest_paths",
-            {"sources": from_ids, "targets": to_ids, "max_hops": max_hops, "max_paths": max_paths},
+            arguments,
             cursor,
-            self._run(work),
+            from_ids + to_ids,
+            lambda kg: kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap),
             cap,
             {},
         )
@@ -609,6 +565,22 @@ def _described(entity: Entity, shape: Shaper) -> dict[str, Any]:
     if entity.description is not None:
         found["description"] = shape.text(entity.description)
     return found
+
+
+def _unknown(
+    what: str, names: Sequence[str], why: str, closest: Callable[[], list[Entity]] | None, label: str, fallback: str
+) -> str:
+    """One line naming the first unknown ``what`` (and how many more), why, and the closest matches
+    ``closest`` finds (else what to do)."""
+    others = f" (and {len(names) - 1} more: {', '.join(map(repr, names[1:4]))})" if len(names) > 1 else ""
+    found: list[Entity] = []
+    if closest is not None:
+        try:
+            found = closest()
+        except KGError:
+            found = []
+    hint = f"; {label}: " + ", ".join(_entity_text(entity) for entity in found) if found else f"; {fallback}"
+    return f"unknown {what} {names[0]!r:.160}{others}: {why}{hint}"
 
 
 def _entity_text(entity: Entity) -> str:
