@@ -95,8 +95,9 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         self._pushed_filters: dict[str, str] = {}
         self._search_mode: SearchMode = "auto"
         self._relation_vectors: RelationVectors | None = None
-        self._search_lock = threading.Lock()
-        """Builds each search index and the relation vectors once, whichever thread asks first."""
+        self._index_lock, self._relation_lock, self._vectors_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        """Each builds one of the name index, the relation index and the relation vectors once, whichever
+        thread asks first (apart: a search for a name never waits for the relations to be embedded)."""
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -275,7 +276,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
         """(iri, label, tier) lexical candidates, best first (:meth:`LabelIndex.ranked`)."""
-        with self._search_lock:
+        with self._index_lock:
             if self._index is None:
                 self._index = self._open_label_index()
         return self._index.ranked(text, limit)
@@ -336,7 +337,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _relations(self) -> RelationIndex:
         """The relation index, opened (or built) once."""
-        with self._search_lock:
+        with self._relation_lock:
             if self._relation_index is None:
                 self._relation_index = self._open_relation_index()
             return self._relation_index
@@ -346,7 +347,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         from kg_adapters.relation_index import WORDS_LANG
         from kg_adapters.semantic_search import relation_texts, relation_vectors
 
-        with self._search_lock:
+        with self._vectors_lock:
             if self._relation_vectors is None:
                 texts = relation_texts(index.rows(), self._profile.label_langs("en"), WORDS_LANG)
                 self._relation_vectors = relation_vectors(encoder, texts, self._relation_vectors_cache())
@@ -390,7 +391,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     def _drop_search_indexes(self) -> None:
         """Closes the name and relation indexes and forgets the relation vectors (after a write, or
         at close): the next search opens or builds them again."""
-        with self._search_lock:
+        with self._index_lock, self._relation_lock, self._vectors_lock:
             for index in (self._index, self._relation_index):
                 if index is not None:
                     index.close()
