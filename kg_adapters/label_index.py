@@ -3,10 +3,11 @@
 Tiers, best first: exact (case- and accent-insensitive) name, name prefix, every word of the text
 (the last one as a prefix), in any order; and only when none of those finds anything, every content
 word of the text (stop words such as "where", "was", "by" left out; words of four letters or more as
-prefixes), else any of them. Words are stemmed by FTS5's
-Porter tokenizer ("married" finds "marriage", "directed" finds "director"); the word tiers rank by
-BM25. On-disk stores keep the index beside the data; in-memory graphs build it on first use. An index
-written before stemming (``unicode61`` alone) is read as it is: the same tiers, without stems.
+prefixes), and for relations (:class:`~kg_adapters.relation_index.RelationIndex`) then any of them.
+Words are stemmed by FTS5's Porter tokenizer ("married" finds "marriage", "directed" finds
+"director"); the word tiers rank by BM25. On-disk stores keep the index beside the data; in-memory
+graphs build it on first use. An index written before stemming (``unicode61`` alone) is read as it
+is: the same tiers, without stems.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ def normalize(text: str) -> str:
 class LabelIndex:
     """Names of entities by full IRI. ``path=None`` keeps the index in memory."""
 
+    any_word_fallback = False
+    """Whether a text no name holds every content word of finds names holding any of them. Not for
+    entities: linking "chain 3000" to "chain 0" would be a wrong answer, not a weaker one."""
+
     def __init__(self, path: str | None = None, *, read_only: bool = False) -> None:
         try:
             if path is None:
@@ -208,7 +213,7 @@ class LabelIndex:
         # word ("directed by": "direct*" finds "director"), then any of them
         if not found and tokens:
             take(CONTENT_WORDS, fts, (fts_content_words(tokens, "AND"),))
-        if not found and tokens:
+        if not found and tokens and self.any_word_fallback:
             take(ANY_WORD, fts, (fts_content_words(tokens, "OR"),))
         return [(iri, label, tier) for iri, (label, tier) in list(found.items())[:limit]]
 

@@ -98,6 +98,9 @@ def grouped_labels(labels: Iterable[tuple[str, str, str]]) -> Callable[[str], It
 class RelationIndex(LabelIndex):
     """The relations of a graph by label and id words (``path=None``: in memory)."""
 
+    any_word_fallback = True
+    """A phrasing sharing one word with a relation ("born" in "where was he born") makes it a candidate."""
+
     def rows(self) -> list[tuple[str, str, str]]:
         """Every (relation iri, text, lang) row, in the order written (what relations are embedded from)."""
         try:

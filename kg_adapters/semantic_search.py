@@ -10,10 +10,11 @@ by the texts and the model), so the cost -- about 10 ms per relation -- is paid 
 other graphs keep them for the connection.
 
 Entities: a store may hold millions of names (embedding 1M names costs over an hour), so names are not
-embedded up front: the lexical tiers (exact, prefix, every word, any word, stemmed) choose at most
-:data:`ENTITY_POOL` candidates, and the candidates after the exact ones are re-ranked by fusing their
-lexical rank with the similarity of their names to the query. A search costs one query embedding and at
-most ``ENTITY_POOL`` name embeddings (names are remembered per process), whatever the store's size.
+embedded up front: the lexical tiers (exact, prefix, every word, stemmed, then every content word) choose
+at most :data:`ENTITY_POOL` candidates, and those of the last tier -- where the text holds words no name
+has, and the lexical order says least -- are re-ranked by fusing their lexical rank with the similarity
+of their names to the query. Such a search costs one query embedding and at most ``ENTITY_POOL`` name
+embeddings (names are remembered per process), whatever the store's size; the others cost none.
 
 ``search="auto"`` (the default) uses the encoder when the ``embeddings`` extra is installed and the
 lexical search alone when it is not; ``"semantic"`` requires it (MissingDependency with the install
@@ -308,8 +309,9 @@ def rerank_entities(
     encoder: MiniLMEncoder | None, text: str, hits: Sequence[tuple[str, str, int]], limit: int
 ) -> list[tuple[str, str]]:
     """The best ``limit`` of (iri, label, tier) lexical ``hits``: names holding every word of ``text``
-    first, in lexical order, then those sharing only some words, fused with the similarity of their
-    names to ``text`` (lexical order alone without an encoder). Only the latter are embedded."""
+    in lexical order; names found only by the content words of ``text`` in the order fused from their
+    lexical rank and the similarity of their names to ``text`` (lexical order alone without an encoder).
+    Only the latter are embedded."""
     from kg_adapters.label_index import ALL_WORDS
 
     labels = {iri: label for iri, label, _ in hits}

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from kg_adapters._version import __version__
-from kg_adapters.base import GraphCatalog, SparqlQueryable, check_direction
-from kg_adapters.errors import BackendError, InvalidTermError, KGError
+from kg_adapters.base import EmbeddedSparql, GraphCatalog, SparqlQueryable, check_direction
+from kg_adapters.errors import InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Path, PathResult
 from kg_adapters.serve import check_limits, require_extra
 from kg_adapters.serve.answers import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Cursors, Item, Shaper, edge_ids, grouped, page
-from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
 
     from kg_adapters.base import KnowledgeGraph
     from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.workers import WorkerPool
 
 INSTALL = "pip install 'kg-adapters[mcp]'"
 NOT_AN_ID = "not an entity id of this graph"
@@ -96,24 +96,21 @@ def _relation_text(relation: str) -> str:
 
 
 class GraphTools:
-    """The tools' logic, over a graph that follows store reloads; no MCP types here."""
+    """The tools' logic, over a graph that follows store reloads; no MCP types here. Calls run
+    concurrently, each in its own thread; ``sparql`` on the embedded store runs in ``workers`` (worker
+    processes, stopped at the call's deadline), so a runaway query never holds anything another call needs."""
 
-    def __init__(self, graphs: CurrentGraph, budgets: ToolBudgets) -> None:
+    def __init__(self, graphs: CurrentGraph, budgets: ToolBudgets, workers: WorkerPool | None = None) -> None:
         self.graphs = graphs
         self.budgets = budgets
+        self.workers = workers
         self.cursors = Cursors()
         self.shape = Shaper(text_limit=max(200, budgets.max_chars // 8))
-        self._lock = threading.Lock()  # one tool call at a time touches the graph (SQLite indexes are per connection)
         self._relation_memo: tuple[KnowledgeGraph, frozenset[str]] | None = None
 
     def _run(self, work: Callable[[KnowledgeGraph], _T]) -> _T:
-        if not self._lock.acquire(timeout=self.budgets.timeout):
-            raise BackendError("the graph is still busy with a call that ran past its time budget; try again later")
-        try:
-            with self.graphs.use() as kg:
-                return work(kg)
-        finally:
-            self._lock.release()
+        with self.graphs.use() as kg:
+            return work(kg)
 
     def _ids(self, value: str | list[str], name: str) -> list[str]:
         """One id or a list of them, at most ``max_rows`` (the budget bounds the work, not only the answer)."""
@@ -478,17 +475,18 @@ class GraphTools:
         )
 
     def sparql(self, query: str, cursor: str | None = None) -> dict[str, Any]:
-        from kg_adapters.backends.oxigraph import OxigraphGraph
-
+        deadline = time.monotonic() + self.budgets.timeout
         form = query_form(query, allowed=("SELECT", "ASK"))
         cap = self.budgets.max_rows
 
         def work(kg: KnowledgeGraph) -> list[dict[str, Any]]:
-            if not isinstance(kg, SparqlQueryable):
-                raise InvalidTermError("this graph does not answer SPARQL")
-            store = embedded_store(kg)
-            # the embedded store stops reading at the budget instead of holding every row in memory
-            return store.query(query, max_rows=cap + 1) if isinstance(store, OxigraphGraph) else kg.query(query)
+            if isinstance(kg, EmbeddedSparql):
+                # in a worker process stopped at the deadline; it stops reading at the budget, too
+                runner = self.workers.runner(deadline) if self.workers is not None else None
+                return kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
+            if isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
+                return kg.query(query)
+            raise InvalidTermError("this graph does not answer SPARQL")
 
         rows = self._run(work)
         if form == "ASK":
@@ -669,7 +667,8 @@ DESCRIPTIONS = {
 def warm_up(graphs: CurrentGraph) -> threading.Thread:
     """Starts preparing what the first searches need (the search indexes, the encoder, the relation vectors:
     seconds, once per store version) in a background thread, so the agent's first ``search_relations``
-    does not spend its time budget on it. Failures are left for the calls to report."""
+    does not spend its time budget on it (``kga mcp`` does it for embedded stores, not for remote endpoints,
+    which are asked only what the agent asks). Failures are left for the calls to report."""
 
     def prepare() -> None:
         try:
@@ -684,8 +683,11 @@ def warm_up(graphs: CurrentGraph) -> threading.Thread:
     return thread
 
 
-def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MCPServer:
-    """An MCP server with the graph's tools, answering over ``graphs``."""
+def build_server(
+    graphs: CurrentGraph, budgets: ToolBudgets | None = None, workers: WorkerPool | None = None
+) -> MCPServer:
+    """An MCP server with the graph's tools, answering over ``graphs`` (``sparql`` on the embedded
+    store in ``workers``; without them, in this process, where a query cannot be stopped)."""
     require_mcp()
     from typing import Annotated
 
@@ -695,7 +697,7 @@ def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MC
 
     from kg_adapters.serve import mcp_schema
 
-    tools = GraphTools(graphs, budgets or ToolBudgets())
+    tools = GraphTools(graphs, budgets or ToolBudgets(), workers)
 
     class GraphServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -714,7 +716,8 @@ def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MC
     )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        tool = _answering(_guarded(getattr(tools, name), tools.budgets.timeout), name)
+        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
+        tool = _answering(guarded, name)
         tool.__signature__ = mcp_schema.signature(  # type: ignore[attr-defined]
             name, tools.budgets, Annotated[CallToolResult, mcp_schema.ANSWERS[name]]
         )
@@ -737,22 +740,31 @@ def _answering(tool: Callable[..., Awaitable[dict[str, Any]]], name: str) -> Cal
     return answer
 
 
-def _guarded(method: Callable[..., dict[str, Any]], timeout: float) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """The tool function: runs ``method`` in a worker thread and answers by the time budget (a call
-    past it is abandoned to finish on its own); our errors become ToolError with a one-line message."""
+def _guarded(
+    method: Callable[..., dict[str, Any]], timeout: float, *, ends_by_itself: bool = False
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The tool function: runs ``method`` in a thread of its own and answers by the time budget (a call
+    past it is abandoned to finish on its own; a SPARQL query's worker process is stopped); our errors
+    become ToolError with a one-line message. ``ends_by_itself``: the work stops at ``timeout`` on its own
+    (a worker process killed and replaced, a remote request's deadline): it gets a moment more to do so."""
     import functools
 
     import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from kg_adapters.serve.workers import DEADLINE_GRACE, DeadlinePassed
+
+    past_budget = f"the call ran past the time budget of {timeout:g} s (--timeout)"
+    limit = timeout + DEADLINE_GRACE if ends_by_itself else timeout
+
     @functools.wraps(method)
     async def tool(**arguments: Any) -> dict[str, Any]:
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(limit):
                 work = functools.partial(method, **arguments)
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except TimeoutError:
-            raise ToolError(f"the call ran past the time budget of {timeout:g} s (--timeout)") from None
+        except (TimeoutError, DeadlinePassed):
+            raise ToolError(past_budget) from None
         except KGError as exc:
             raise ToolError(f"{type(exc).__name__}: {one_line(str(exc))}") from None
 
@@ -776,10 +788,17 @@ def _tool_message(exc: Exception) -> str:
 
 
 def run(
-    server: MCPServer, *, transport: str, host: str, port: int, announce: Callable[[str], None] | None = None
+    server: MCPServer,
+    *,
+    transport: str,
+    host: str,
+    port: int,
+    announce: Callable[[str], None] | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> None:
     """Serves until the client disconnects (stdio) or the process is interrupted (http: on a socket
-    bound before anything is announced, so a bad address or a busy port is a ``ListenError``)."""
+    bound before anything is announced, so a bad address or a busy port is a ``ListenError``;
+    ``on_exit`` runs as soon as the stop is asked for)."""
     if transport == "stdio":
         server.run("stdio")
         return
@@ -789,4 +808,4 @@ def run(
     if announce is not None:
         announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
-    run_uvicorn(app, sock, log_level=server.settings.log_level.lower())
+    run_uvicorn(app, sock, log_level=server.settings.log_level.lower(), on_exit=on_exit)
