@@ -18,6 +18,11 @@ from kg_adapters.label_index import LabelIndex
 
 WORDS_LANG = "x-id"
 """The language of rows made from the words of a relation id (never a real language tag)."""
+ALIAS_LANG = "x-alias"
+"""The language of an alias row: ``x-alias`` for an untagged alias, ``x-alias-en`` for an English one
+(aliases are found as labels are, and never shown as the relation's label)."""
+ALIAS_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+"""What gives a relation's aliases (Wikidata's property aliases: "alma mater" of P69, "born in" of P19)."""
 _SEPARATORS = re.compile(r"[._\-/:#]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WIKIDATA_TWINS = (("http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/entity/"),)
@@ -74,6 +79,20 @@ def label_subjects(relation_iri: str) -> list[str]:
     return subjects
 
 
+def alias_tag(lang: str) -> str:
+    """The relation index's language for an alias in ``lang``."""
+    return f"{ALIAS_LANG}-{lang}" if lang else ALIAS_LANG
+
+
+def real_lang(lang: str) -> str | None:
+    """The language of a label or alias row (``""`` untagged); None for the words of an id."""
+    if lang == WORDS_LANG:
+        return None
+    if lang == ALIAS_LANG:
+        return ""
+    return lang.removeprefix(ALIAS_LANG + "-")
+
+
 def relation_rows(
     relations: Iterable[str], labels_of: Callable[[str], Iterable[tuple[str, str]]]
 ) -> Iterator[tuple[str, str, str]]:
@@ -117,14 +136,15 @@ class RelationIndex(LabelIndex):
             raise BackendError(f"the relation index failed listing its relations: {exc}") from exc
 
     def relation_labels(self, iris: list[str], langs: tuple[str, ...]) -> dict[str, str]:
-        """The best real label of each relation that has one (the first of ``langs``, else untagged, else any)."""
+        """The best real label of each relation that has one (the first of ``langs``, else untagged, else
+        any); aliases and id words are no labels."""
         from kg_adapters.records import Literal, best_label
 
         found: dict[str, list[Literal]] = {}
         for iri in iris:
             try:
                 rows = self._db.execute(
-                    "SELECT label, lang FROM labels WHERE iri = ? AND lang != ? ORDER BY lang, label", (iri, WORDS_LANG)
+                    "SELECT label, lang FROM labels WHERE iri = ? AND lang NOT LIKE 'x-%' ORDER BY lang, label", (iri,)
                 ).fetchall()
             except sqlite3.Error as exc:
                 raise BackendError(f"the relation index failed reading the labels of {iri!r:.200}: {exc}") from exc

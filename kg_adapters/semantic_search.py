@@ -162,20 +162,21 @@ def embed(encoder: MiniLMEncoder, texts: Sequence[str]) -> NDArray[np.float32]:
 
 
 # -- relations -----------------------------------------------------------------------------------------
-def relation_texts(rows: Iterable[tuple[str, str, str]], langs: Sequence[str], words_lang: str) -> dict[str, list[str]]:
+def relation_texts(rows: Iterable[tuple[str, str, str]], langs: Sequence[str]) -> dict[str, list[str]]:
     """The texts each relation is embedded from, from the relation index's (iri, text, lang) rows: its
-    labels in ``langs`` or untagged (else its first label in any language), and the phrase of its id
-    (:func:`~kg_adapters.relation_index.id_phrase`) when that holds a word of three letters or more
+    labels and aliases in ``langs`` or untagged (else its first label in any language), and the phrase of
+    its id (:func:`~kg_adapters.relation_index.id_phrase`) when that holds a word of three letters or more
     (``P19`` does not), or when the relation has no label at all."""
-    from kg_adapters.relation_index import id_phrase
+    from kg_adapters.relation_index import id_phrase, real_lang
 
     labels: dict[str, list[str]] = {}
     others: dict[str, str] = {}
     relations: set[str] = set()
     wanted = {lang.split("-")[0] for lang in langs}
-    for iri, text, lang in rows:
+    for iri, text, tag in rows:
         relations.add(iri)
-        if lang == words_lang:
+        lang = real_lang(tag)
+        if lang is None:
             continue
         if not lang or lang.split("-")[0] in wanted:
             labels.setdefault(iri, []).append(text)

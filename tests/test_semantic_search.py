@@ -142,3 +142,31 @@ def test_a_result_cache_keeps_the_search_modes_apart(sample_store_url: str, tmp_
         assert kg.search_relations("where was he born") == []
     with connect(sample_store_url, cache=cache, search="semantic") as kg:
         assert kg.search_relations("where was he born", limit=1)[0].id == "people.person.place_of_birth"
+
+
+WIKIDATA_ALIASES = """\
+<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P69> <http://www.wikidata.org/entity/Q691283> .
+<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P19> <http://www.wikidata.org/entity/Q350> .
+<http://www.wikidata.org/entity/P69> <http://www.w3.org/2000/01/rdf-schema#label> "educated at"@en .
+<http://www.wikidata.org/entity/P69> <http://www.w3.org/2004/02/skos/core#altLabel> "alma mater"@en .
+<http://www.wikidata.org/entity/P69> <http://www.w3.org/2004/02/skos/core#altLabel> "Alma Mater"@de .
+<http://www.wikidata.org/entity/P19> <http://www.w3.org/2000/01/rdf-schema#label> "place of birth"@en .
+<http://www.wikidata.org/entity/P19> <http://www.w3.org/2004/02/skos/core#altLabel> "birthplace"@en .
+"""
+
+
+@pytest.mark.parametrize("backend", ["disk", "rdflib"])
+@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+def test_relation_aliases_are_found_and_never_shown_as_labels(tmp_path: Path, backend: str, mode: str) -> None:
+    """Wikidata's property aliases (skos:altLabel) find relations as labels do; the label stays the label."""
+    source = tmp_path / "wikidata.nt"
+    source.write_text(WIKIDATA_ALIASES, encoding="utf-8")
+    if backend == "disk":
+        load_files([str(source)], str(tmp_path / "store"), progress=False)
+        url = f"oxigraph://{(tmp_path / 'store').resolve()}"
+    else:
+        url = f"rdflib://{source}"
+    with connect(url, profile="wikidata", search=mode) as kg:
+        found = kg.search_relations("alma mater")
+        assert found[0].id == "P69" and found[0].label == "educated at"
+        assert kg.search_relations("birthplace")[0].id == "P19"

@@ -86,6 +86,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     values_chunk = 1000
     """Most ids in one VALUES block."""
+    relation_alias_predicates: tuple[str, ...] = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+    """Read with the relations' labels into the relation index (``relation_index.ALIAS_PREDICATES``)."""
 
     def __init__(self, profile: Profile) -> None:
         self._profile = profile
@@ -344,12 +346,11 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _relation_vectors_for(self, encoder: Any, index: RelationIndex) -> RelationVectors:
         """The relations' vectors, embedded once per connection (and cached by stores on disk)."""
-        from kg_adapters.relation_index import WORDS_LANG
         from kg_adapters.semantic_search import relation_texts, relation_vectors
 
         with self._vectors_lock:
             if self._relation_vectors is None:
-                texts = relation_texts(index.rows(), self._profile.label_langs("en"), WORDS_LANG)
+                texts = relation_texts(index.rows(), self._profile.label_langs("en"))
                 self._relation_vectors = relation_vectors(encoder, texts, self._relation_vectors_cache())
             return self._relation_vectors
 
@@ -367,13 +368,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
-        from kg_adapters.relation_index import RelationIndex, grouped_labels, label_subjects, relation_rows
+        from kg_adapters.relation_index import RelationIndex, alias_tag, grouped_labels, label_subjects, relation_rows
 
         relations = self._all_relations()
         subjects = sorted({subject for relation in relations for subject in label_subjects(relation)})
+        named_by = list(self._profile.label_predicates)
         labels = [
-            (x, value.value, value.lang or "")
-            for _, x, value in self._predicate_literals(subjects, list(self._profile.label_predicates))
+            (x, value.value, value.lang or "" if position < len(named_by) else alias_tag(value.lang or ""))
+            for position, x, value in self._predicate_literals(
+                subjects, named_by + list(self.relation_alias_predicates)
+            )
         ]
         index = RelationIndex()
         index.add(relation_rows(relations, grouped_labels(labels)))

@@ -167,6 +167,10 @@ def _split_prologue(sparql: str) -> tuple[str, str]:
 class RemoteSparqlGraph(SparqlGraph):
     """A SPARQL endpoint behind :class:`KnowledgeGraph`, reached through ``transport``."""
 
+    relation_alias_predicates: tuple[str, ...] = ()
+    """No aliases from an endpoint: every alias of every property in every language (WDQS holds some 10^5)
+    would multiply what the one-time relation fetch asks a public server for."""
+
     def __init__(
         self,
         transport: SparqlTransport,
