@@ -108,6 +108,8 @@ def measure(kg: KnowledgeGraph, url_note: str, phrasings: Sequence[dict[str, Any
     kg.use_search("lexical")  # type: ignore[attr-defined]
     results["lexical"] = score(lambda text, k: [e.id for e in kg.search_relations(text, limit=k)], phrasings)
     results["every_word"] = score(every_word(kg), phrasings)
+    for mode in ("lexical", "every_word"):  # their misses are most phrasings: counted, not listed
+        results[mode]["missed_at_5"] = len(results[mode]["missed_at_5"])
     return results
 
 
