@@ -153,14 +153,15 @@ def test_unknown_entities_and_relations_are_errors_that_suggest(sample_store_url
         message = error(await client.call_tool("schema", {"relations": ["film.film.directed_by"]}))
         assert "unknown relation 'film.film.directed_by'" in message
         # an id the graph does not hold, for every tool that takes ids
-        for tool, arguments in [
+        unknown: list[tuple[str, dict[str, Any]]] = [
             ("describe", {"ids": [TOM, "m.0zzzzzz"]}),
             ("neighbors", {"ids": "m.0zzzzzz"}),
             ("relations", {"ids": "m.0zzzzzz"}),
             ("paths", {"starts": "m.0zzzzzz", "relation_path": ["people.person.place_of_birth"]}),
             ("shortest_paths", {"sources": TOM, "targets": "m.0zzzzzz"}),
             ("subgraph", {"seeds": "m.0zzzzzz"}),
-        ]:
+        ]
+        for tool, arguments in unknown:
             message = error(await client.call_tool(tool, arguments))
             assert "unknown entity 'm.0zzzzzz'" in message and "search" in message, (tool, message)
         # a name where an id belongs: the entity of that name is suggested

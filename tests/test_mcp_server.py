@@ -227,7 +227,8 @@ def answer_of(result: Any) -> dict[str, Any]:
 
 
 async def check_tools_listed(client: Client, budgets: ToolBudgets = ToolBudgets()) -> None:  # noqa: B008
-    assert client.server_info.name == "kg-adapters" and client.server_info.version == __version__
+    info = client.server_info
+    assert info is not None and info.name == "kg-adapters" and info.version == __version__
     listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(listed) == set(TOOLS)
     caps = {"limit": budgets.max_rows, "max_paths": budgets.max_rows, "limit_per_entity": budgets.max_rows}

@@ -145,7 +145,7 @@ def test_a_result_cache_keeps_the_search_modes_apart(sample_store_url: str, tmp_
 
 
 WIKIDATA_ALIASES = """\
-<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P69> <http://www.wikidata.org/entity/Q691283> .
+<http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P69> <http://www.wikidata.org/entity/Q69> .
 <http://www.wikidata.org/entity/Q42> <http://www.wikidata.org/prop/direct/P19> <http://www.wikidata.org/entity/Q350> .
 <http://www.wikidata.org/entity/P69> <http://www.w3.org/2000/01/rdf-schema#label> "educated at"@en .
 <http://www.wikidata.org/entity/P69> <http://www.w3.org/2004/02/skos/core#altLabel> "alma mater"@en .

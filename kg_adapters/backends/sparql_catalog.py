@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kg_adapters.base import Ids, as_id_list
+from kg_adapters.base import CountsRelations, Ids, as_id_list
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.records import Edge, Literal, Node, RelationSummary
 from kg_adapters.sparql_terms import iri, values_block
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 COUNT_CAP = 100_000
 """Edges counted per relation, at most, where no index counts them (more is reported as a lower bound)."""
+EVERY_RELATION = 1 << 30
+"""``max_relations`` asking for every relation's count."""
 TYPE_SAMPLE = 200
 """Heads (and tails) of a relation whose types are counted."""
 
@@ -70,15 +72,18 @@ def relation_summaries(
     graph._check_open()
     profile = graph._profile
     wanted = [profile.relation_id(profile.relation_iri(relation)) for relation in relations]
-    counts = graph.relation_counts()
+    counts, complete = indexed_counts(graph)
     labels = graph._relations().relation_labels([profile.relation_iri(r) for r in wanted], profile.label_langs("en"))
     summaries = []
     for relation in wanted:
         if deadline is not None and time.monotonic() >= deadline:
             break
         full = profile.relation_iri(relation)
-        if counts is not None:
-            count, lower_bound = counts.get(relation, 0), False
+        known = counts.get(full)
+        if known is not None:
+            count, lower_bound = known, False
+        elif complete and full not in counts:  # every relation of the default graph is listed: none here
+            count, lower_bound = 0, False
         else:
             count, lower_bound = _bounded_count(graph, full)
         summaries.append(
@@ -93,6 +98,17 @@ def relation_summaries(
             )
         )
     return summaries
+
+
+def indexed_counts(graph: object) -> tuple[dict[str, int | None], bool]:
+    """(relation IRI -> its triples where known, whether every relation is listed) from what the graph
+    knows without a scan (:class:`~kg_adapters.base.CountsRelations`: the traversal index's counts);
+    nothing when it knows nothing."""
+    if not isinstance(graph, CountsRelations):
+        return {}, False
+    found = graph.relation_counts(max_relations=EVERY_RELATION)
+    listed = dict(found.per_relation)
+    return listed, found.relations is not None and len(listed) == found.relations
 
 
 def _bounded_count(graph: SparqlGraph, full: str) -> tuple[int, bool]:

@@ -615,6 +615,8 @@ def _relation_schema(summary: Any, shape: Shaper) -> dict[str, Any]:
 def _planned_relations(kg: KnowledgeGraph) -> list[str]:
     """The relations a planner walks: the relation filter's hidden ones and a statement model's plumbing
     left out, most edges first when an index counts them (else by id)."""
+    from kg_adapters.backends.sparql_catalog import indexed_counts
+
     assert isinstance(kg, GraphCatalog)
     profile = kg.profile
     model = profile.statements
@@ -629,9 +631,10 @@ def _planned_relations(kg: KnowledgeGraph) -> list[str]:
         return not full.startswith(model.namespace) or full.startswith(model.truthy_namespace)
 
     listed = [relation for relation in kg.relation_ids() if shown(relation)]
-    counts = kg.relation_counts()
-    if counts is not None:
-        listed.sort(key=lambda relation: (-counts.get(relation, 0), relation))
+    counts, _ = indexed_counts(kg)
+    if counts:
+        size = {profile.relation_id(full): count or 0 for full, count in counts.items()}
+        listed.sort(key=lambda relation: (-size.get(relation, 0), relation))
     return listed
 
 
