@@ -550,6 +550,11 @@ class OxigraphGraph(SparqlGraph):
         index.add(store_label_rows(self._store))
         return index
 
+    def _relation_vectors_cache(self) -> Path | None:
+        from kg_adapters.semantic_search import VECTORS_FILE
+
+        return self._version.labels.with_name(VECTORS_FILE) if self._version is not None else None
+
     def _open_relation_index(self) -> RelationIndex:
         from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
 
@@ -609,10 +614,7 @@ class OxigraphGraph(SparqlGraph):
         """Writes change names and edges: drop the in-memory name and relation indexes, or rebuild the
         on-disk one, and rebuild the traversal index if the store has one."""
         self._backend = None
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
             if self._traversal is not None:
