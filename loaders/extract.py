@@ -136,7 +136,7 @@ def extract_subgraph(
     checkpoint = checkpoint or _no_checkpoint
     kg = connect(source) if isinstance(source, str) else source
     try:
-        url = _public_url(source if isinstance(source, str) else source_url)
+        url = public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
         target = resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
@@ -231,7 +231,7 @@ def _plan(
     )
 
 
-def _public_url(url: str | None) -> str | None:
+def public_url(url: str | None) -> str | None:
     """The source URL without user credentials or secret-looking parameters (for the manifest)."""
     if url is None:
         return None
