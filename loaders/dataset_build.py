@@ -163,6 +163,8 @@ def build_dataset(
     target = Path(out).expanduser().absolute()
     output_format = _output_format(target)
     source = Path(questions).expanduser().absolute()
+    if target.exists() and source.exists() and target.samefile(source):
+        raise DatasetBuildError(f"the output {target} is the questions file; write the dataset elsewhere")
     url = kg if isinstance(kg, str) else source_url
     if workers > 1 and url is None:
         raise TypeError("workers > 1 needs the KG's URL (each worker process opens its own connection)")
@@ -584,7 +586,12 @@ _worker_kg: KnowledgeGraph | None = None
 
 
 def _worker_start(url: str) -> None:
+    """Opens the worker's KG. Ctrl-C is the parent's to handle (it stops handing out groups and keeps
+    what was committed); a worker finishes its group and is shut down with the pool."""
+    import signal
+
     global _worker_kg
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_kg = connect(url)
 
 
@@ -602,6 +609,7 @@ def _build_in_processes(
 ) -> None:
     """Groups built by ``workers`` processes (spawned: no state inherited), at most two each in flight."""
     import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(url,))
@@ -615,6 +623,8 @@ def _build_in_processes(
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in [future for future in pending if future in finished]:
                 commit(pending.pop(future), future.result())
+    except BrokenProcessPool as exc:  # a worker died (killed, out of memory) or could not open the KG
+        raise DatasetBuildError(f"a worker process failed ({exc}); the rows built so far are kept: run again") from exc
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

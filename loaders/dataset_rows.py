@@ -10,7 +10,8 @@ For a group of questions at a time:
    ``edges_per_node`` edges (the first ones in the backend's edge order, the same on every backend)
    and a question's walk stops at ``max_edges`` edges; a row either budget cut is marked
    ``truncated``. A hub is therefore walked partly, never unboundedly.
-   Left out of the walk: the profile's name predicates (a name is how a node is written, not a fact),
+   Left out of the walk: the profile's name and description predicates (they say how a node is
+   written and what it is, not how it relates to other nodes),
    blank nodes (not addressable, and spelled differently by every backend) and literals that cannot
    be written as a RoG string (empty, or longer than the names profile takes).
 2. **Prune** to ``max_nodes`` nodes by personalised PageRank from the topic entities (GraftNet's
@@ -60,7 +61,7 @@ RESTART = 0.8
 """GraftNet's restart probability: the walk returns to the topic entities 80% of the time, so the
 scores fall off with distance and a hub's many neighbours share a small score."""
 PAGERANK_ITERATIONS = 100
-PAGERANK_TOLERANCE = 1e-10
+PAGERANK_TOLERANCE = 1e-13
 MAX_GROUND_PATHS = 10_000
 """Relation sequences kept per node and per row: a budget for pathological graphs (the row is marked)."""
 
@@ -192,7 +193,7 @@ _WALK_CALL = ("both", None, None, True, False, False)
 def walk_filter(kg: KnowledgeGraph) -> Callable[[Edge], bool]:
     """The edges a row may hold (see the module docstring, step 1); answers are memoised (bounded)."""
     profile = kg.profile
-    names = {profile.relation_id(predicate) for predicate in profile.label_predicates}
+    names = {profile.relation_id(p) for p in (*profile.label_predicates, *profile.description_predicates)}
     usable: dict[str, bool] = {}
 
     def fits(text: str) -> bool:
@@ -314,7 +315,7 @@ def _entities(questions: Sequence[QuestionInput], graphs: Iterable[list[Edge]]) 
 # -- pruning ------------------------------------------------------------------------------------------
 
 
-def personalized_pagerank(edges: Sequence[Edge], seeds: Sequence[str]) -> tuple[list[Node], list[float]]:
+def personalized_pagerank(edges: Sequence[Edge], seeds: Sequence[str]) -> tuple[list[Node], Any]:
     """Personalised PageRank of every node of ``edges`` from ``seeds``, as GraftNet retrieves subgraphs:
     the graph undirected, each triple one edge in each direction (two relations between a pair are two
     edges: a multigraph is never collapsed), transition probabilities ``1 / degree``, restart
@@ -322,22 +323,27 @@ def personalized_pagerank(edges: Sequence[Edge], seeds: Sequence[str]) -> tuple[
     entities are given, not ranked), power iteration until the scores move less than
     :data:`PAGERANK_TOLERANCE` (L1) or :data:`PAGERANK_ITERATIONS` rounds. GraftNet also weights each
     relation by its similarity to the question; not here: no encoder is needed and a row depends on the
-    KG alone. Nodes in canonical order, so equal inputs give bit-equal scores on every backend.
+    KG alone. Nodes in canonical order and sums in the order of ``edges`` (the walk's, the same on every
+    backend), so equal inputs give bit-equal scores.
 
     Returns:
-        The nodes (entities and literals, canonical order) and their scores, in the same order.
+        The nodes (entities by id, then literals; :func:`~kg_adapters.records.node_sort_key` order) and
+        their scores (a numpy array), in the same order.
     """
     import numpy as np
 
-    ordered = edges  # in walk order, which every backend gives alike
-    nodes = sorted({node for edge in ordered for node in (edge.head, edge.tail)} | set(seeds), key=node_sort_key)
+    ends = {node for edge in edges for node in (edge.head, edge.tail)}
+    ends.update(seeds)
+    entities = sorted(node for node in ends if isinstance(node, str))  # node_sort_key's order, sorted faster
+    nodes: list[Node] = [*entities, *sorted((node for node in ends if isinstance(node, Literal)), key=node_sort_key)]
     position = {node: index for index, node in enumerate(nodes)}
-    heads = np.fromiter((position[edge.head] for edge in ordered), dtype=np.int64, count=len(ordered))
-    tails = np.fromiter((position[edge.tail] for edge in ordered), dtype=np.int64, count=len(ordered))
+    count = len(edges)
+    heads = np.fromiter((position[edge.head] for edge in edges), dtype=np.int64, count=count)
+    tails = np.fromiter((position[edge.tail] for edge in edges), dtype=np.int64, count=count)
     sources, targets = np.concatenate([heads, tails]), np.concatenate([tails, heads])
     size = len(nodes)
     degree = np.bincount(sources, minlength=size).astype(np.float64)
-    weight = 1.0 / degree[sources] if len(sources) else np.zeros(0)
+    weight = 1.0 / degree[sources]
     restart = np.zeros(size)
     restart[sorted({position[seed] for seed in seeds})] = 1.0 / len(set(seeds))
     scores = restart.copy()
@@ -348,17 +354,20 @@ def personalized_pagerank(edges: Sequence[Edge], seeds: Sequence[str]) -> tuple[
         scores = updated
         if moved < PAGERANK_TOLERANCE:
             break
-    return nodes, scores.tolist()
+    return nodes, scores
 
 
 def prune(edges: Sequence[Edge], seeds: Sequence[str], max_nodes: int) -> tuple[list[Edge], int]:
     """The edges between the ``max_nodes`` nodes of highest personalised PageRank (topic entities
     always kept; ties by canonical node order; scores compared to 12 decimals so that rounding noise
     never decides), in canonical edge order, and how many nodes the walk reached."""
+    import numpy as np
+
     nodes, scores = personalized_pagerank(edges, seeds)
     topic = set(seeds)
-    ranked = sorted(range(len(nodes)), key=lambda index: (nodes[index] not in topic, -round(scores[index], 12), index))
-    chosen = {nodes[index] for index in ranked[: max(max_nodes, len(topic))]}
+    not_topic = np.fromiter((node not in topic for node in nodes), dtype=bool, count=len(nodes))
+    ranked = np.lexsort((np.arange(len(nodes)), -np.round(scores, 12), not_topic))
+    chosen = {nodes[index] for index in ranked[: max(max_nodes, len(topic))].tolist()}
     kept = sorted((edge for edge in edges if edge.head in chosen and edge.tail in chosen), key=edge_sort_key)
     return kept, len(nodes)
 
@@ -391,32 +400,32 @@ def entity_names(kg: KnowledgeGraph, ids: Sequence[str], batch_size: int) -> dic
 def render_row(
     question: QuestionInput, edges: Sequence[Edge], names: dict[str, str]
 ) -> tuple[dict[str, Any], bool | None, bool]:
-    """The row of ``question`` over its pruned ``edges`` (names empty: ids everywhere), whether an
-    answer is in its graph, and whether the ground-path budget cut it."""
-
-    def text(node: Node) -> str:
-        return node.value if isinstance(node, Literal) else names.get(node, node)
-
+    """The row of ``question`` over its pruned ``edges`` (names empty: ids everywhere), ready for
+    ``json.dumps`` (``graph`` and ``ground_paths`` as tuples), whether an answer is in its graph, and
+    whether the ground-path budget cut it."""
     graph: dict[tuple[str, str, str], None] = {}
-    for edge in edges:
-        graph[(text(edge.head), edge.relation, text(edge.tail))] = None
+    present: set[str] = set()
+    for edge in edges:  # the loop runs for every triple of every row: kept free of calls
+        head, tail = names.get(edge.head, edge.head), edge.tail
+        tail = tail.value if isinstance(tail, Literal) else names.get(tail, tail)
+        graph[(head, edge.relation, tail)] = None
+        present.add(head)
+        present.add(tail)
     triples = list(graph)
-    q_entity = list(dict.fromkeys(map(text, question.q_entity)))
-    a_entity = list(dict.fromkeys(map(text, question.a_entity)))
+    q_entity = list(dict.fromkeys(names.get(node, node) for node in question.q_entity))
+    a_entity = list(dict.fromkeys(names.get(node, node) for node in question.a_entity))
     paths, cut = ground_paths(triples, q_entity, a_entity)
-    present = {node for h, _, t in triples for node in (h, t)}
-    covered = any(answer in present for answer in a_entity) if a_entity else None
     row = {
         "id": question.id,
         "question": question.question,
         "answer": list(question.answer) if question.answer is not None else a_entity,
         "q_entity": q_entity,
         "a_entity": a_entity,
-        "graph": [list(triple) for triple in triples],
+        "graph": triples,
         "choices": list(question.choices),
-        "ground_paths": [list(path) for path in paths],
+        "ground_paths": paths,
     }
-    return row, covered, cut
+    return row, any(answer in present for answer in a_entity) if a_entity else None, cut
 
 
 def ground_paths(

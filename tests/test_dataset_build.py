@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import gzip
 import itertools
-import re
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -516,3 +516,43 @@ def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monk
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the rog extra were not installed
     with pytest.raises(MissingDependency, match=r"kg-adapters\[rog\]"):
         build_dataset(toy_url, questions, tmp_path / "o.parquet")
+
+
+def test_ctrl_c_keeps_the_committed_rows_and_the_same_command_resumes(
+    sample_store_url: str, sample_questions: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    import os
+    import sqlite3
+
+    many = [{**q, "id": f"{q['id']}-{n}"} for n in range(10) for q in sample_questions]
+    questions, out, reference = (
+        write_questions(tmp_path / "q.jsonl", many),
+        tmp_path / "out.jsonl",
+        tmp_path / "r.jsonl",
+    )
+    build_dataset(sample_store_url, questions, reference, max_nodes=60, group_size=2, progress=False)
+    argv = ["dataset", "build", "--kg", sample_store_url, "--questions", str(questions), "--out", str(out),
+            "--max-nodes", "60", "--group-size", "2", "--workers", "2"]  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kg_adapters.cli", *argv], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    state = tmp_path / ".out.jsonl.kga-build" / "state.sqlite"
+    built = 0
+    while built < 4 and process.poll() is None:  # until a few groups are committed
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=0.05)  # the pause between polls doubles as an exit check
+        with (
+            contextlib.suppress(sqlite3.Error),
+            contextlib.closing(sqlite3.connect(f"file:{state}?mode=ro", uri=True)) as db,
+        ):
+            built = db.execute("SELECT COUNT(*) FROM questions WHERE row IS NOT NULL").fetchone()[0]
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground process group
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert not out.exists() and state.is_file()
+    done = kga(*argv, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["runs"] == 2 and 0 < report["built_now"] < len(many)
+    assert out.read_bytes() == reference.read_bytes()
