@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks import common
-from kg_adapters.backends import traversal_index
+from kg_adapters.index import read as traversal_index
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -201,7 +201,7 @@ def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Side]:
     lookup. ``decode``: the answer is kept as the index's entity numbers, and each call also decodes
     them (each distinct id once), the floor under an answer from this index without names kept in
     memory across calls (the index's cache of decoded ids is not used)."""
-    from kg_adapters.backends.traversal_walks import make_edge
+    from kg_adapters.index.records import make_edge
     from kg_adapters.records import Path as PathRecord
 
     index = kg._walk_index() if decode else None

@@ -371,7 +371,7 @@ def shortest_path_steps(
     """The edges of every shortest path, each as a step ``node -> (edge, next node)`` oriented from the
     source to the target, from a bidirectional search's parents (per side: node -> its ``(parent,
     edge)`` one layer nearer that side's root) and the nodes where the two searches met. Generic over
-    ids: strings here, the traversal index's integers in :mod:`kg_adapters.backends.traversal_walks`."""
+    ids: strings here, the traversal index's integers in :mod:`kg_adapters.index`."""
     steps: dict[_N, list[tuple[_E, _N]]] = {}
     for side, found in enumerate(parents):
         layer = set(meeting)

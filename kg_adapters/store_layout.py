@@ -20,20 +20,22 @@ keeps the snapshot it opened; reopening picks up the newest version.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kg_adapters.errors import StoreNotFound
+from kg_adapters.errors import LoadError, StoreNotFound
 
 MANIFEST = "kga-store.json"
 DATA_DIR = "oxigraph"
 LABELS = "labels.sqlite"
 TRAVERSAL = "traversal"
-"""The traversal index (``kg_adapters.backends.traversal_index``), when the version has one."""
+"""The traversal index (``kg_adapters.index``), when the version has one."""
 READERS = ".kga-readers"
 VERSION_PREFIX = "v-"
 TRASH_PREFIX = ".kga-trash-"
@@ -179,6 +181,29 @@ def open_version(store: str | Path) -> OpenVersion:
             pass
         os.close(fd)
     raise StoreNotFound(f"{path} kept changing while it was being opened; try again")
+
+
+def resolved_store(store: str | os.PathLike[str]) -> Path:
+    """The store's real path (symlinks resolved), so every way of naming one store shares its lock."""
+    return Path(store).expanduser().resolve()
+
+
+@contextlib.contextmanager
+def exclusive_load_lock(target: Path) -> Iterator[None]:
+    """Holds ``.NAME.kga-lock`` beside the store (its resolved path: a symlink to it shares the
+    lock); a second load into it fails fast."""
+    target = resolved_store(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = target.parent / f".{target.name}.kga-lock"
+    with open(lock_path, "a+b") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LoadError("another load into this store is running", file=str(target)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def collect_garbage(store: str | Path) -> list[str]:

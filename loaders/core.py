@@ -17,7 +17,6 @@ concurrent load into the same store fail instead of silently dropping one of the
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import gc
 import os
@@ -28,7 +27,7 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,13 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
-from kg_adapters.backends import traversal_index
-from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
+from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
+from kg_adapters.store_build import rebuild_label_index
+from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
 from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
@@ -76,7 +76,7 @@ def load_files(
     (``format="freebase"``, see :mod:`loaders.freebase`). For Wikidata JSON dumps, ``languages``
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
     statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
-    (:mod:`kg_adapters.backends.traversal_index`) into the new version before it is swapped in.
+    (:mod:`kg_adapters.index`) into the new version before it is swapped in.
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -163,11 +163,6 @@ def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
             return None
         total += status.st_size
     return total
-
-
-def resolved_store(store: str | os.PathLike[str]) -> Path:
-    """The store's real path (symlinks resolved), so every way of naming one store shares its lock."""
-    return Path(store).expanduser().resolve()
 
 
 def _temp_dir(target: Path) -> Path:
@@ -299,7 +294,7 @@ def _build(
             index_seconds = indexing.seconds  # the load's waits for it
         elif index:  # an append reads the store back: its triples are the old ones and the new
             started = time.perf_counter()
-            traversal_index.build_index(oxstore, tmp, get_profile(profile))
+            index_build.build_index(oxstore, tmp, get_profile(profile))
             index_seconds = time.perf_counter() - started
     except BaseException as exc:
         if indexing is not None:
@@ -380,21 +375,3 @@ def release_frames(exc: BaseException) -> None:
         traceback.clear_frames(current.__traceback__)
         current = current.__cause__ or current.__context__
     gc.collect()
-
-
-@contextlib.contextmanager
-def exclusive_load_lock(target: Path) -> Iterator[None]:
-    """Holds ``.NAME.kga-lock`` beside the store (its resolved path: a symlink to it shares the
-    lock); a second load into it fails fast."""
-    target = resolved_store(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = target.parent / f".{target.name}.kga-lock"
-    with open(lock_path, "a+b") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LoadError("another load into this store is running", file=str(target)) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

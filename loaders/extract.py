@@ -43,17 +43,17 @@ from tqdm import tqdm
 import kg_adapters
 from kg_adapters import store_layout
 from kg_adapters.algorithms import HopBatch, canonical_ids, check_relations, k_hop_walk
-from kg_adapters.backends import traversal_index
-from kg_adapters.backends.oxigraph import rebuild_label_index
 from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.base import Direction, KnowledgeGraph, check_budget, check_direction
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
+from kg_adapters.index import build as index_build
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.rdf_io import to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
-from loaders.core import exclusive_load_lock, release_frames, resolved_store
+from kg_adapters.store_build import rebuild_label_index
+from loaders.core import release_frames
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
 DEFAULT_BATCH_SIZE = 500
@@ -138,7 +138,7 @@ def extract_subgraph(
     try:
         url = public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
-        target = resolved_store(store)
+        target = store_layout.resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
         with _locked(target):
             record = _finished_record(target, plan.arguments)
@@ -170,7 +170,7 @@ def _locked(target: Path) -> Iterator[None]:
     """The store's lock (shared with ``kga load``), its failures as :class:`ExtractError`."""
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(exclusive_load_lock(target))
+            stack.enter_context(store_layout.exclusive_load_lock(target))
         except OSError as exc:
             raise ExtractError(f"cannot write the store at {target}: {exc}") from exc
         except LoadError as exc:
@@ -545,7 +545,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
     tmp = store_layout.new_temp_dir(target)
     try:
         oxstore = ox.Store(str(tmp / store_layout.DATA_DIR))
-        collector = traversal_index.TripleCollector()  # the index is written from what goes in
+        collector = index_build.TripleCollector()  # the index is written from what goes in
         batch: list[ox.Quad] = []
         for row in state.triples():
             batch.append(_quad(row, profile))
@@ -558,7 +558,7 @@ def _build(state: _State, target: Path, profile: Profile, plan: _Plan, checkpoin
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
-        traversal_index.build_index(oxstore, tmp, profile, collected=collector)
+        index_build.build_index(oxstore, tmp, profile, collected=collector)
         del oxstore, collector
         gc.collect()  # close the database before the manifest marks it complete and it is renamed
         record = {

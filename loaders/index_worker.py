@@ -39,10 +39,10 @@ def main(argv: list[str]) -> int:
         _die_with_parent(int(argv[0]) if argv else None)
         import pyoxigraph as ox
 
-        from kg_adapters.backends import traversal_index
+        from kg_adapters.index import build as index_build
         from kg_adapters.profiles import get_profile
 
-        collector = traversal_index.TripleCollector()
+        collector = index_build.TripleCollector()
         while True:
             frame = _read_frame(stdin)
             if frame is None:
@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
                 collector.add_quads(ox.parse(data, ox.RdfFormat.N_QUADS))
             elif kind == WRITE:
                 request = json.loads(text)
-                stats = traversal_index.build_index(
+                stats = index_build.build_index(
                     None, request["directory"], get_profile(request["profile"]), collected=collector
                 )
                 _answer(stdout, {"stats": asdict(stats)})

@@ -28,7 +28,7 @@ from kg_adapters.errors import BackendError, LoadError
 if TYPE_CHECKING:
     import pyoxigraph as ox
 
-    from kg_adapters.backends.traversal_index import IndexStats, TripleCollector
+    from kg_adapters.index.build import IndexStats, TripleCollector
     from kg_adapters.profiles import Profile
 
 _COLLECT_EVERY = 10_000
@@ -43,7 +43,7 @@ _ANSWER_CAP = 1 << 20
 
 class IndexingSink:
     """A store being loaded that also hands every triple written to a
-    :class:`~kg_adapters.backends.traversal_index.TripleCollector`, so the load writes the traversal
+    :class:`~kg_adapters.index.build.TripleCollector`, so the load writes the traversal
     index without reading the store back. A triple is handed over once Oxigraph has taken it: a
     chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
 
@@ -102,7 +102,7 @@ def indexing_sink(store: ox.Store, profile: Profile, input_bytes: int | None) ->
     """The sink for a new store's load: a worker process when the input is large (``input_bytes``
     at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
     (the worker finds it by name), else a thread (also when no worker can be started)."""
-    from kg_adapters.backends.traversal_index import TripleCollector
+    from kg_adapters.index.build import TripleCollector
     from kg_adapters.profiles import PROFILES
 
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
@@ -131,10 +131,10 @@ class ThreadIndexingSink(IndexingSink):
         self._hand_over(self.collector.add_quads, quads)
 
     def start_index(self, directory: Path, profile: Profile) -> None:
-        from kg_adapters.backends import traversal_index
+        from kg_adapters.index import build as index_build
 
         def write(collector: TripleCollector) -> IndexStats:
-            return traversal_index.build_index(None, directory, profile, collected=collector)
+            return index_build.build_index(None, directory, profile, collected=collector)
 
         self._hand_over(write, self.collector)
 
@@ -209,7 +209,7 @@ class WorkerIndexingSink(IndexingSink):
             self._process.stdin.close()
 
     def index_written(self) -> IndexStats:
-        from kg_adapters.backends.traversal_index import IndexStats
+        from kg_adapters.index.build import IndexStats
 
         started = time.perf_counter()
         answer = self._answer()
@@ -313,17 +313,16 @@ def index_store(store: str, *, progress: Callable[[int], None] | None = None, ev
     import pyoxigraph as ox
 
     from kg_adapters import store_layout
-    from kg_adapters.backends import traversal_index
+    from kg_adapters.index import build as index_build
     from kg_adapters.profiles import get_profile
-    from loaders.core import exclusive_load_lock
 
     target = Path(store).expanduser().absolute()
-    with exclusive_load_lock(target):
+    with store_layout.exclusive_load_lock(target):
         version = store_layout.open_version(target)
         try:
             data = ox.Store.read_only(str(version.data))
             try:
-                return traversal_index.build_index(
+                return index_build.build_index(
                     data,
                     version.directory,
                     get_profile(version.manifest.get("profile", "generic")),
@@ -341,11 +340,11 @@ def index_store(store: str, *, progress: Callable[[int], None] | None = None, ev
 def index_bytes(store: str) -> int:
     """The size on disk of the traversal index of the store at ``store`` (0 when it has none)."""
     from kg_adapters import store_layout
-    from kg_adapters.backends import traversal_index
+    from kg_adapters.index.layout import index_dir
 
     version = store_layout.open_version(Path(store).expanduser().absolute())
     try:
-        directory = traversal_index.index_dir(version.directory)
+        directory = index_dir(version.directory)
         return sum(path.stat().st_size for path in directory.iterdir()) if directory.is_dir() else 0
     finally:
         version.close()

@@ -18,10 +18,10 @@ import pytest
 
 import kg_adapters
 from kg_adapters import connect, store_layout
-from kg_adapters.backends.traversal_index import index_dir
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
+from kg_adapters.index.layout import index_dir
 from kg_adapters.records import Edge, Literal
 from kg_adapters.testing.graph import AGE, BORN, R1, R2, R3, A, B, C, D, S, X, write_graph
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture

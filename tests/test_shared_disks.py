@@ -19,9 +19,9 @@ import pytest
 from kg_adapters import connect
 from kg_adapters.errors import LoadError, StoreReadOnly
 from kg_adapters.records import Edge
+from kg_adapters.store_layout import exclusive_load_lock
 from kg_adapters.wrappers.cache import ResultCache
 from loaders import load_files
-from loaders.core import exclusive_load_lock
 from loaders.testing.full_disk import EXTRACT, LOAD, run_with_file_size_limit
 from loaders.testing.read_only import read_only
 

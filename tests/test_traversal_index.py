@@ -22,10 +22,11 @@ import pytest
 
 import loaders.indexing
 from kg_adapters import connect
-from kg_adapters.backends import traversal_index, traversal_walks
 from kg_adapters.backends.oxigraph import OxigraphGraph
-from kg_adapters.backends.traversal_index import BUILD_FILES, FORMAT_VERSION, INDEX_DIR, STARTS, has_index
 from kg_adapters.base import Direction, KnowledgeGraph
+from kg_adapters.index import read, tuning
+from kg_adapters.index.build import BUILD_FILES
+from kg_adapters.index.layout import FORMAT_VERSION, INDEX_DIR, STARTS, has_index
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import open_version
 from loaders import load_files
@@ -112,18 +113,18 @@ def pair(request: pytest.FixtureRequest, stores: tuple[Path, Path]) -> Iterator[
     query = f"?relation_filter={relation_filter}"
     with pytest.MonkeyPatch.context() as patch:
         if frontier == "vectorised":
-            patch.setattr(traversal_walks, "SMALL_FRONTIER", 0)
+            patch.setattr(tuning, "SMALL_FRONTIER", 0)
         if frontier in ("hub lookups", "mixed join"):
-            patch.setattr(traversal_walks, "PAIR_COST", 0 if frontier == "hub lookups" else 6)
-            patch.setattr(traversal_walks, "HUB_COST", 0)
-            patch.setattr(traversal_walks, "NODE_COST", 0)
+            patch.setattr(tuning, "PAIR_COST", 0 if frontier == "hub lookups" else 6)
+            patch.setattr(tuning, "HUB_COST", 0)
+            patch.setattr(tuning, "NODE_COST", 0)
         if frontier == "ids by numpy":
             import numpy  # noqa: F401 (ids are gathered by numpy only where it is loaded already)
 
-            patch.setattr(traversal_index, "NAMES_BY_NUMPY", 1)
+            patch.setattr(tuning, "NAMES_BY_NUMPY", 1)
         if frontier == "tiny caches":
-            patch.setattr(traversal_index, "NAME_CACHE_CAP", 3)
-            patch.setattr(traversal_index, "LITERAL_CACHE_CAP", 2)
+            patch.setattr(read, "NAME_CACHE_CAP", 3)
+            patch.setattr(read, "LITERAL_CACHE_CAP", 2)
         with connect(f"oxigraph://{indexed}{query}") as fast, connect(f"oxigraph://{plain}{query}") as slow:
             assert isinstance(fast, OxigraphGraph) and fast.traversal_index is not None
             assert isinstance(slow, OxigraphGraph) and slow.traversal_index is None
@@ -178,7 +179,7 @@ def test_neighbors_cut_at_every_limit(
     it) the answer is the first edges of Oxigraph's; with ``hub_cut`` every node's first edges are
     found as a hub's are (its relations' runs merged, the rest not read)."""
     if hub_cut:
-        monkeypatch.setattr(traversal_walks, "_SCAN", -1000)
+        monkeypatch.setattr(tuning, "SCAN", -1000)
     for node in ["m.0000", "m.0001", "m.0002", "m.0049", "m.006e", "m.0090", "m.009f"]:  # hubs, self-loops
         for direction in DIRECTIONS:
             full = _same(pair, "neighbors", node, direction=direction)[node]
@@ -377,7 +378,7 @@ def _answers(store: Path) -> dict[str, Any]:
 _KILLING_BUILD = textwrap.dedent(
     """
     import os, signal, sys
-    from kg_adapters.backends import traversal_index
+    from kg_adapters.index import build as traversal_index
 
     def killer(rows):
         if rows >= int(sys.argv[3]):
@@ -702,7 +703,7 @@ def test_literal_lines_read_without_oxigraph_are_the_literals_oxigraph_stores(tm
     go to Oxigraph's parser."""
     import pyoxigraph as ox
 
-    from kg_adapters.backends.traversal_index import TripleCollector
+    from kg_adapters.index.build import TripleCollector
 
     forms = _literal_forms()
     text = "\n".join(f"<{EX}s{number % 7}> <{EX}p> {form} ." for number, form in enumerate(forms))
@@ -778,7 +779,7 @@ def test_ids_gathered_by_numpy_and_literal_records_are_those_of_the_plain_path(
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
     store = tmp_path / "store"
     load_files([str(data)], str(store), progress=False)
-    monkeypatch.setattr(traversal_index, "NAMES_BY_NUMPY", 1)
+    monkeypatch.setattr(tuning, "NAMES_BY_NUMPY", 1)
     nodes = [f"{EX}{spelling}" for spelling in spellings]
     with connect(f"oxigraph://{store}") as fast, connect(f"oxigraph://{store}?index=false") as slow:
         assert isinstance(fast, OxigraphGraph)

@@ -14,11 +14,12 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from kg_adapters.backends.oxigraph import select_rows, store_label_rows
+from kg_adapters.backends.oxigraph import select_rows
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph
 from kg_adapters.errors import StoreNotFound
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import get_profile
+from kg_adapters.store_build import store_label_rows
 
 
 class TinyGraph(SparqlGraph):

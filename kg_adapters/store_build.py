@@ -1,0 +1,70 @@
+"""Building what a store version holds beside its Oxigraph data, from that data: the name index and
+the relation index (:func:`rebuild_label_index`). Loads, extracts and writes to an on-disk store call
+it; the traversal index is built by :mod:`kg_adapters.index.build`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
+from kg_adapters.errors import BackendError
+
+_NamedNode = ox.NamedNode
+_Literal = ox.Literal
+
+
+def rebuild_label_index(store: ox.Store, index_path: str) -> int:
+    """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
+    relation index (``relations.sqlite``) beside it."""
+    from kg_adapters.label_index import LabelIndex  # sqlite3: only when a name index is used
+    from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
+
+    index = LabelIndex(index_path)
+    try:
+        index.clear()
+        count = index.add(store_label_rows(store))
+    finally:
+        index.close()
+    relations = RelationIndex(str(Path(index_path).with_name(RELATIONS_FILE)))
+    try:
+        relations.clear()
+        relations.add(store_relation_rows(store, INDEXED_LABEL_PREDICATES))
+    finally:
+        relations.close()
+    return count
+
+
+def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
+    distinct predicates (one scan inside Oxigraph), each labelled from the store's label triples as
+    its rows are written (a Wikidata store's property labels in every language are never all held)."""
+    from kg_adapters.relation_index import relation_rows
+
+    def labels_of(subject: str) -> Iterator[tuple[str, str]]:
+        for predicate in label_predicates:
+            for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None):
+                if type(quad.object) is _Literal:
+                    yield str(quad.object.value), str(quad.object.language or "")
+
+    try:
+        solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
+        assert isinstance(solutions, ox.QuerySolutions)
+        relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
+        yield from relation_rows(relations, labels_of)
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
+
+
+def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:
+    """(iri, label, lang) of every indexed label triple of the default graph (the graph every
+    operation reads; named graphs such as a RoG dataset's per-question copies are not indexed again),
+    read straight from the store's index (about 3x faster than the equivalent SELECT on millions of names)."""
+    for predicate in INDEXED_LABEL_PREDICATES:
+        for quad in store.quads_for_pattern(None, _NamedNode(predicate), None, graph_name=ox.DefaultGraph()):
+            subject, label = quad.subject, quad.object
+            if type(subject) is _NamedNode and type(label) is _Literal:
+                yield str(subject.value), str(label.value), str(label.language or "")
