@@ -49,7 +49,7 @@ from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
 from kg_adapters.sparql_terms import check_text
-from loaders.core import exclusive_load_lock
+from kg_adapters.store_layout import exclusive_load_lock
 from loaders.dataset_rows import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_EDGES_PER_NODE,
