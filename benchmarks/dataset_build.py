@@ -18,6 +18,8 @@ topic entity, a 1- or 2-hop relation path walked forward from it, its 1-20 end e
   ``hops``-hop neighbourhood (``single_source_shortest_path_length`` with a cutoff, induced subgraph),
   ``nx.pagerank`` personalised to the topic entities with GraftNet's restart (``alpha = 1 - 0.8``), the top
   ``max_nodes`` nodes and RoG's ``get_truth_paths`` on what is left. Building the graph is timed apart.
+  It takes seconds per question, so it answers ``--baseline-questions`` of them (half 1-hop, half 2-hop),
+  and the store builds those same questions again for the ratio (``store on baseline questions``).
 
 Reported per side: questions/s (the build's own wall time; the store/Virtuoso figure includes checking the
 input, names and writing the file), answer coverage (rows whose graph holds an answer, over questions with
@@ -302,18 +304,36 @@ def measure(graph: str, args: argparse.Namespace) -> dict[str, Any]:
     nx_graph = rog_build_graph(triples_of(dump))
     build_seconds = time.perf_counter() - started
     log(f"  {nx_graph.number_of_nodes():,} nodes, {nx_graph.number_of_edges():,} edges in {build_seconds:.1f} s")
-    sides["networkx"] = networkx_side(nx_graph, questions, 2, DEFAULT_MAX_NODES)
+    subset = baseline_subset(questions, args.baseline_questions)
+    sides["networkx"] = networkx_side(nx_graph, subset, 2, DEFAULT_MAX_NODES)
     sides["networkx"]["graph_build_seconds"] = build_seconds
     del nx_graph
-    log(f"  {sides['networkx']['questions_per_second']:.1f} questions/s, coverage {sides['networkx']['coverage']:.3f}")
+    log(f"  {sides['networkx']['questions_per_second']:.2f} questions/s, coverage {sides['networkx']['coverage']:.3f}")
+    log(f"store, 1 worker, on the baseline's {len(subset)} questions")
+    subset_path = workdir / f"questions-{graph}-subset.jsonl"
+    subset_path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in subset), "utf-8")
+    sides["store_on_baseline_questions"] = run_build(store_url, subset_path, workdir / f"rows-{graph}-subset.jsonl")
     log("coverage curve")
     result["curve"] = coverage_curve(store_url, questions, args.sizes)
     result["load_average_after"] = os.getloadavg()
-    baseline = sides["networkx"]["questions_per_second"]
-    result["ratios_over_networkx"] = {
-        side: figures["questions_per_second"] / baseline for side, figures in sides.items() if side != "networkx"
+    store_speed = sides["store"]["questions_per_second"]
+    # each side against the one that built the same questions in this run
+    ratios = {
+        side: sides[side]["questions_per_second"] / store_speed
+        for side in ("store_2_workers", "virtuoso")
+        if side in sides
     }
+    subset_speed = sides["store_on_baseline_questions"]["questions_per_second"]
+    ratios["store_on_baseline_questions"] = subset_speed / sides["networkx"]["questions_per_second"]
+    result["ratios"] = ratios
+    result["baseline_questions"] = len(subset)
     return result
+
+
+def baseline_subset(questions: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """The first ``count`` questions, half of each hop count (networkx takes seconds per question)."""
+    by_hops = {h: [q for q in questions if q["hops"] == h] for h in (1, 2)}
+    return by_hops[1][: count // 2] + by_hops[2][: count - count // 2]
 
 
 # -- results ------------------------------------------------------------------------------------------
@@ -348,15 +368,19 @@ def render(results: dict[str, Any]) -> str:
             "",
         ]
         rows = []
-        for side, figures in sides.items():
-            ratio = result["ratios_over_networkx"].get(side)
+        order = ["store", "store_2_workers", "virtuoso", "networkx", "store_on_baseline_questions"]
+        for side in [side for side in order if side in sides]:
+            figures = sides[side]
+            ratio = result["ratios"].get(side)
+            against = "networkx" if side == "store_on_baseline_questions" else "store"
             by_hops = figures["coverage_by_hops"]
             same = figures.get("same_rows_as_store")
             rows.append(
                 [
                     side.replace("_", " "),
-                    f"{figures['questions_per_second']:.1f}",
-                    "1.00x (baseline)" if ratio is None else common.fmt_ratio(ratio),
+                    str(figures["questions"]),
+                    f"{figures['questions_per_second']:.2f}",
+                    "" if ratio is None else f"{common.fmt_ratio(ratio)} {against}",
                     f"{figures['coverage']:.3f}",
                     f"{by_hops.get('1', float('nan')):.3f} / {by_hops.get('2', float('nan')):.3f}",
                     f"{figures['triples_median']:.0f} / {figures['triples_mean']:.0f}",
@@ -369,8 +393,9 @@ def render(results: dict[str, Any]) -> str:
             common.markdown_table(
                 [
                     "side",
+                    "questions",
                     "questions/s",
-                    "vs networkx",
+                    "ratio (same questions)",
                     "coverage",
                     "1-hop / 2-hop",
                     "triples median / mean",
@@ -408,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--graph", choices=GRAPHS, action="append", help="graph(s) to run (default: both)")
     parser.add_argument("--questions", type=int, default=1000)
+    parser.add_argument(
+        "--baseline-questions", type=int, default=100, help="questions networkx answers (seconds each); ours too"
+    )
     parser.add_argument("--sizes", type=lambda text: [int(x) for x in text.split(",")], default=list(SIZES))
     parser.add_argument("--no-virtuoso", action="store_true")
     parser.add_argument("--workdir", default=str(WORKDIR))

@@ -44,7 +44,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
@@ -71,7 +72,7 @@ from loaders.errors import (
 )
 from loaders.extract import public_url
 from loaders.report import MAX_SKIPPED_KEPT, SkippedLine
-from loaders.rog_dataset import PARQUET_INSTALL, iter_rows
+from loaders.rog_dataset import PARQUET_INSTALL, check_columns, iter_rows
 
 __all__ = ["OUTPUT_SUFFIXES", "BuildReport", "build_dataset", "read_output"]
 
@@ -187,7 +188,7 @@ def build_dataset(
                 if state.phase == "check":
                     _check(state, graph, str(source), lenient)
                     checkpoint("checked")
-            except BadQuestion:
+            except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
                 state.close()
                 _remove_state(work)
                 raise
@@ -209,7 +210,7 @@ def build_dataset(
 
 
 def _count(value: object, name: str, minimum: int) -> int:
-    checked = check_budget(value, name, minimum=minimum, required=True)  # type: ignore[arg-type]
+    checked = check_count(value, name, minimum=minimum, required=True)
     assert checked is not None
     return checked
 
@@ -427,6 +428,7 @@ def _scan(state: _State, source: str, kg: KnowledgeGraph, lenient: bool) -> None
         state.db.execute("DELETE FROM skipped")
         state.progress["skipped"] = 0
     canonical = kg.profile.canonical_id
+    check_columns(source, ("id", "question", "q_entity"))
 
     def bad_line(line: int, reason: str) -> None:
         _reject(state, BadQuestion(reason, file=source, line=line), line, lenient)

@@ -42,7 +42,7 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.names import NamesProfile
 from kg_adapters.records import Edge, Literal, Node, best_label, edge_sort_key, node_sort_key
-from kg_adapters.wrappers.base import DelegatingGraph
+from kg_adapters.wrappers import DelegatingGraph
 
 DEFAULT_HOPS = 2
 DEFAULT_MAX_NODES = 1000

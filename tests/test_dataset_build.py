@@ -26,7 +26,7 @@ import pytest
 from support.servers import free_port, running
 
 from kg_adapters import connect
-from kg_adapters.errors import InvalidTermError, MissingDependency
+from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from loaders import load_files
 from loaders.dataset_build import build_dataset, read_output
@@ -511,6 +511,16 @@ def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monk
     assert [row["id"] for row in read_output(existing)] == ["g"]
     with pytest.raises(InvalidTermError, match="max_nodes"):
         build_dataset(toy_url, questions, tmp_path / "o.jsonl", max_nodes=0)
+    with pytest.raises(DatasetBuildError, match="is the questions file"):
+        build_dataset(toy_url, questions, questions, overwrite=True)
+    assert questions.read_text("utf-8") == json.dumps(GOOD) + "\n"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": ["a"], "question": ["q?"]}), tmp_path / "no-topics.parquet")
+    with pytest.raises(LoadError, match="no 'q_entity' column"):
+        build_dataset(toy_url, tmp_path / "no-topics.parquet", tmp_path / "o.jsonl")
+    assert not (tmp_path / ".o.jsonl.kga-build").exists() and not (tmp_path / "o.jsonl").exists()
     with connect(toy_url) as kg, pytest.raises(TypeError, match="URL"):
         build_dataset(kg, questions, tmp_path / "o.jsonl", workers=2)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the rog extra were not installed
