@@ -73,6 +73,7 @@ from loaders.errors import (
 from loaders.extract import public_url
 from loaders.report import MAX_SKIPPED_KEPT, SkippedLine
 from loaders.rog_dataset import PARQUET_INSTALL, check_columns, iter_rows
+from loaders.work_state import STATE_FILE, WorkState, remove_work_state
 
 __all__ = ["OUTPUT_SUFFIXES", "BuildReport", "build_dataset", "read_output"]
 
@@ -81,7 +82,6 @@ DEFAULT_GROUP_SIZE = 32
 """Questions walked together (their frontiers share ``neighbors`` calls); bounds a worker's memory."""
 CHECK_IDS = 500
 """Most ids per ``relations`` call while checking that every id exists."""
-STATE_FILE = "state.sqlite"
 INPUT_COLUMNS = ("id", "question", "answer", "q_entity", "a_entity", "choices")
 _SCAN_COMMIT = 1000
 Checkpoint = Callable[[str], None]
@@ -190,7 +190,7 @@ def build_dataset(
                     checkpoint("checked")
             except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
                 state.close()
-                _remove_state(work)
+                remove_work_state(work)
                 raise
             try:
                 show = sys.stderr.isatty() if progress is None else progress
@@ -202,7 +202,7 @@ def build_dataset(
             finally:
                 state.close()
             checkpoint("written")
-            _remove_state(work)
+            remove_work_state(work)
         return report
     finally:
         if isinstance(kg, str):
@@ -272,63 +272,30 @@ def _locked(target: Path) -> Iterator[None]:
 # -- the checkpoint -----------------------------------------------------------------------------------
 
 
-class _State:
-    """The checkpoint of one build: questions in input order (``seq``), their built rows, skipped rows
-    and the progress record, in SQLite (WAL, synchronous=FULL: a commit survives kill -9)."""
+class _State(WorkState):
+    """The checkpoint of one build (:class:`~loaders.work_state.WorkState`): the questions in input
+    order (``seq``) with their built rows, and the rows skipped."""
 
-    def __init__(self, path: Path) -> None:
-        self.db = sqlite3.connect(str(path), isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS questions(
-                seq INTEGER PRIMARY KEY, qid TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, data TEXT NOT NULL,
-                row TEXT, triples INTEGER, walked INTEGER, covered INTEGER, truncated INTEGER, paths INTEGER);
-            CREATE INDEX IF NOT EXISTS questions_todo ON questions(seq) WHERE row IS NULL;
-            CREATE TABLE IF NOT EXISTS skipped(n INTEGER PRIMARY KEY, line INTEGER NOT NULL, reason TEXT NOT NULL);
-            """
-        )
-        self.progress: dict[str, Any] = {}
+    SCHEMA = """
+        CREATE TABLE IF NOT EXISTS questions(
+            seq INTEGER PRIMARY KEY, qid TEXT NOT NULL UNIQUE, line INTEGER NOT NULL, data TEXT NOT NULL,
+            row TEXT, triples INTEGER, walked INTEGER, covered INTEGER, truncated INTEGER, paths INTEGER);
+        CREATE INDEX IF NOT EXISTS questions_todo ON questions(seq) WHERE row IS NULL;
+        CREATE TABLE IF NOT EXISTS skipped(n INTEGER PRIMARY KEY, line INTEGER NOT NULL, reason TEXT NOT NULL);
+        """
 
     @property
     def phase(self) -> str:
         return str(self.progress["phase"])
 
-    def get(self, key: str) -> Any:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put(self, key: str, value: Any) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            self.put("progress", self.progress)
-            self.db.execute("COMMIT")
-        except BaseException:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
-            raise
-
-    def count(self, query: str, *args: Any) -> int:
-        return int(self.db.execute(query, args).fetchone()[0] or 0)
-
     def skip(self, line: int, reason: str) -> None:
         self.db.execute("INSERT INTO skipped(line, reason) VALUES (?, ?)", (line, reason))
-
-    def close(self) -> None:
-        self.db.close()
 
 
 def _open_state(work: Path, target: Path, arguments: dict[str, Any], *, restart: bool, overwrite: bool) -> _State:
     path = work / STATE_FILE
     if restart:
-        _remove_state(work)
+        remove_work_state(work)
     if path.is_file():
         state = _State(path)
         recorded = state.get("arguments")
@@ -345,7 +312,7 @@ def _open_state(work: Path, target: Path, arguments: dict[str, Any], *, restart:
                 f"{work} holds an unfinished build of {target.name} with another {', '.join(differ)}; run it again "
                 "with the same arguments and input to finish it, or pass --restart (restart=True) to discard it"
             )
-        _remove_state(work)  # killed before its first commit: nothing to keep
+        remove_work_state(work)  # killed before its first commit: nothing to keep
     if target.exists() and not overwrite:
         raise DatasetBuildError(f"{target} already exists; pass --overwrite (overwrite=True) to replace it")
     try:
@@ -357,15 +324,6 @@ def _open_state(work: Path, target: Path, arguments: dict[str, Any], *, restart:
     with state.transaction():
         state.put("arguments", arguments)
     return state
-
-
-def _remove_state(work: Path) -> None:
-    """Deletes the checkpoint files, and the directory when nothing else is in it."""
-    for name in (STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm", f"{STATE_FILE}-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            (work / name).unlink()
-    with contextlib.suppress(OSError):
-        work.rmdir()
 
 
 # -- 1. reading and checking the questions ------------------------------------------------------------
@@ -433,42 +391,36 @@ def _scan(state: _State, source: str, kg: KnowledgeGraph, lenient: bool) -> None
     def bad_line(line: int, reason: str) -> None:
         _reject(state, BadQuestion(reason, file=source, line=line), line, lenient)
 
-    state.db.execute("BEGIN IMMEDIATE")
+    rows = iter_rows(source, INPUT_COLUMNS, on_bad_line=bad_line)
+    while state.phase == "scan":
+        with state.transaction():  # a chunk of rows at a time
+            for taken, (line, row) in enumerate(rows, 1):
+                _store_question(state, source, line, row, canonical, lenient)
+                if taken == _SCAN_COMMIT:
+                    break
+            else:
+                state.progress["phase"] = "check"
+
+
+def _store_question(
+    state: _State, source: str, line: int, row: Any, canonical: Callable[[str], str], lenient: bool
+) -> None:
     try:
-        stored = 0
-        for line, row in iter_rows(source, INPUT_COLUMNS, on_bad_line=bad_line):
-            try:
-                question = parse_question(row, canonical)
-            except NoTopicEntity as exc:
-                _reject(state, NoTopicEntity(str(exc), file=source, line=line), line, lenient)
-                continue
-            except InvalidTermError as exc:
-                _reject(state, BadQuestion(str(exc), file=source, line=line), line, lenient)
-                continue
-            data = json.dumps(question.to_json(), ensure_ascii=False)
-            try:
-                state.db.execute("INSERT INTO questions(qid, line, data) VALUES (?, ?, ?)", (question.id, line, data))
-            except sqlite3.IntegrityError:
-                (first,) = state.db.execute("SELECT line FROM questions WHERE qid = ?", (question.id,)).fetchone()
-                duplicate = DuplicateQuestionId(
-                    f"question id {question.id!r:.80} repeated (first at {source}:{first})",
-                    file=source,
-                    line=line,
-                    first=f"{source}:{first}",
-                )
-                _reject(state, duplicate, line, lenient)
-                continue
-            stored += 1
-            if stored % _SCAN_COMMIT == 0:
-                state.db.execute("COMMIT")
-                state.db.execute("BEGIN IMMEDIATE")
-        state.progress["phase"] = "check"
-        state.put("progress", state.progress)
-        state.db.execute("COMMIT")
-    except BaseException:
-        if state.db.in_transaction:
-            state.db.execute("ROLLBACK")
-        raise
+        question = parse_question(row, canonical)
+    except NoTopicEntity as exc:
+        _reject(state, NoTopicEntity(exc.reason, file=source, line=line), line, lenient)
+        return
+    except InvalidTermError as exc:
+        _reject(state, BadQuestion(str(exc), file=source, line=line), line, lenient)
+        return
+    data = json.dumps(question.to_json(), ensure_ascii=False)
+    try:
+        state.db.execute("INSERT INTO questions(qid, line, data) VALUES (?, ?, ?)", (question.id, line, data))
+    except sqlite3.IntegrityError:
+        (first,) = state.db.execute("SELECT line FROM questions WHERE qid = ?", (question.id,)).fetchone()
+        where = f"{source}:{first}"
+        message = f"question id {question.id!r:.80} repeated (first at {where})"
+        _reject(state, DuplicateQuestionId(message, file=source, line=line, first=where), line, lenient)
 
 
 def _reject(state: _State, error: BaseException, line: int, lenient: bool) -> None:
