@@ -182,22 +182,22 @@ def build_dataset(
         with _locked(target):
             state = _open_state(work, target, arguments, restart=restart, overwrite=overwrite)
             try:
-                if state.phase == "scan":
-                    _scan(state, str(source), graph, lenient)
-                    checkpoint("scanned")
-                if state.phase == "check":
-                    _check(state, graph, str(source), lenient)
-                    checkpoint("checked")
-            except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
-                state.close()
-                remove_work_state(work)
-                raise
-            try:
+                try:
+                    if state.phase == "scan":
+                        _scan(state, str(source), graph, lenient)
+                        checkpoint("scanned")
+                    if state.phase == "check":
+                        _check(state, graph, str(source), lenient)
+                        checkpoint("checked")
+                except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
+                    state.close()
+                    remove_work_state(work)
+                    raise
                 show = sys.stderr.isatty() if progress is None else progress
                 built = _build(state, graph, url, settings, workers, group_size, show, checkpoint)
-                report = _report(state, target, built, time.perf_counter() - started)
                 _write(state, target, output_format)
-            except sqlite3.Error as exc:
+                report = _report(state, target, built, time.perf_counter() - started)
+            except sqlite3.Error as exc:  # a full disk, an I/O error
                 raise DatasetBuildError(f"cannot write the checkpoint in {work} (resumable): {exc}") from exc
             finally:
                 state.close()
@@ -297,8 +297,13 @@ def _open_state(work: Path, target: Path, arguments: dict[str, Any], *, restart:
     if restart:
         remove_work_state(work)
     if path.is_file():
-        state = _State(path)
-        recorded = state.get("arguments")
+        try:
+            state = _State(path)
+            recorded = state.get("arguments")
+        except sqlite3.Error as exc:
+            raise DatasetBuildError(
+                f"the checkpoint {path} cannot be read ({exc}); pass --restart to discard it"
+            ) from exc
         if recorded == arguments:
             state.progress = state.get("progress")
             state.progress["runs"] += 1

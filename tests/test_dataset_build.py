@@ -23,6 +23,8 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.servers import free_port, running
 
 from kg_adapters import connect
@@ -30,7 +32,7 @@ from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from loaders import load_files
 from loaders.dataset_build import build_dataset, read_output
-from loaders.dataset_rows import RESTART, personalized_pagerank
+from loaders.dataset_rows import RESTART, ground_paths, personalized_pagerank
 from loaders.errors import (
     BadQuestion,
     DatasetBuildError,
@@ -439,6 +441,13 @@ def test_other_arguments_against_an_unfinished_build(
         build_dataset(sample_store_url, questions, out, group_size=5, progress=False)
     report = build_dataset(sample_store_url, questions, out, progress=False, restart=True)
     assert report.rows == len(sample_questions) - 1 and report.runs == 1
+    # a checkpoint that is not a database (a disk fault) is refused, never read as a fresh start
+    work = tmp_path / ".again.jsonl.kga-build"
+    work.mkdir()
+    (work / "state.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(DatasetBuildError, match=r"cannot be read.*--restart"):
+        build_dataset(sample_store_url, questions, tmp_path / "again.jsonl", progress=False)
+    assert build_dataset(sample_store_url, questions, tmp_path / "again.jsonl", progress=False, restart=True).rows
 
 
 # -- bad input ------------------------------------------------------------------------------------------
@@ -566,3 +575,46 @@ def test_ctrl_c_keeps_the_committed_rows_and_the_same_command_resumes(
     report = json.loads(done.stdout)
     assert report["runs"] == 2 and 0 < report["built_now"] < len(many)
     assert out.read_bytes() == reference.read_bytes()
+
+
+def test_a_wikidata_graph_opened_as_an_object(tmp_path: Path) -> None:
+    """Any KG object (here an in-memory Wikidata-shaped store): names from ``labels``, P-ids as relations."""
+    from support.sample_store import open_wikidata_mini
+
+    with open_wikidata_mini(tmp_path) as kg:
+        question = {"id": "w", "question": "where was douglas adams born?", "q_entity": ["Q42"], "a_entity": ["Q350"]}
+        out = tmp_path / "w.jsonl"
+        report = build_dataset(kg, write_questions(tmp_path / "q.jsonl", [question]), out, progress=False)
+        (row,) = read_output(out)
+    assert report.covered == 1
+    assert row["q_entity"] == ["Douglas Adams"] and row["a_entity"] == ["Cambridge"]
+    assert sorted(map(tuple, row["graph"])) == [
+        ("Cambridge", "P17", "United Kingdom"),
+        ("Douglas Adams", "P19", "Cambridge"),
+        ("Douglas Adams", "P27", "United Kingdom"),
+        ("Douglas Adams", "P31", "human"),
+    ]
+    assert row["ground_paths"] == [["P19"]]
+
+
+names = st.sampled_from(["a", "b", "c", "d", "e", "f", "1961"])
+relations = st.sampled_from(["r", "s", "t"])
+
+
+@given(
+    graph=st.lists(st.tuples(names, relations, names), max_size=14),
+    q_entity=st.lists(names, min_size=1, max_size=2),
+    a_entity=st.lists(names, max_size=3),
+)
+def test_ground_paths_match_networkx_on_any_small_graph(
+    graph: list[Triple], q_entity: list[str], a_entity: list[str]
+) -> None:
+    """Self-loops, repeated triples, a pair joined both ways and by several relations, a topic that is
+    an answer, names missing from the graph: RoG's sequences are always among ours, and ours are
+    exactly those of every shortest path of the multigraph."""
+    paths, cut = ground_paths(graph, q_entity, a_entity)
+    ours = set(paths)
+    assert not cut and len(ours) == len(paths) and paths == sorted(ours, key=lambda p: (len(p), p))
+    rows = [list(triple) for triple in graph]
+    assert rog_truth_relation_paths(rows, q_entity, a_entity) <= ours
+    assert multigraph_relation_paths(rows, q_entity, a_entity) == ours
