@@ -141,11 +141,9 @@ class NeighborTable(DelegatingGraph):
     """The walk's ``neighbors(ids, direction="both")`` answered from a table filled ``batch_size`` ids
     per call of the graph underneath (:meth:`prefetch` fills it for many questions at once; an id not
     there yet is fetched when asked). Each node keeps its first ``edges_per_node`` edges (``cut``
-    lists the nodes that had more), then only the edges ``keep`` accepts."""
+    lists the nodes that had more), then the edges ``keep`` keeps of them."""
 
-    def __init__(
-        self, inner: KnowledgeGraph, *, edges_per_node: int, batch_size: int, keep: Callable[[Edge], bool]
-    ) -> None:
+    def __init__(self, inner: KnowledgeGraph, *, edges_per_node: int, batch_size: int, keep: EdgeFilter) -> None:
         super().__init__(inner)
         self.edges_per_node = edges_per_node
         self.batch_size = batch_size
@@ -163,7 +161,7 @@ class NeighborTable(DelegatingGraph):
                 if len(edges) > self.edges_per_node:
                     self.cut.add(node)
                     edges = edges[: self.edges_per_node]
-                self.table[node] = [edge for edge in edges if self.keep(edge)]
+                self.table[node] = self.keep(edges)
 
     def neighbors(
         self,
@@ -190,25 +188,38 @@ class NeighborTable(DelegatingGraph):
 _WALK_CALL = ("both", None, None, True, False, False)
 
 
-def walk_filter(kg: KnowledgeGraph) -> Callable[[Edge], bool]:
-    """The edges a row may hold (see the module docstring, step 1); answers are memoised (bounded)."""
+EdgeFilter = Callable[[list[Edge]], list[Edge]]
+
+
+def walk_filter(kg: KnowledgeGraph) -> EdgeFilter:
+    """The edges of a list that a row may hold (see the module docstring, step 1). Which strings are
+    writable is memoised (a bounded cache): the loop runs for every edge a walk reads."""
     profile = kg.profile
-    names = {profile.relation_id(p) for p in (*profile.label_predicates, *profile.description_predicates)}
-    usable: dict[str, bool] = {}
+    hidden = {profile.relation_id(p) for p in (*profile.label_predicates, *profile.description_predicates)}
+    relations: dict[str, bool] = {}
+    texts: dict[str, bool] = {}
 
-    def fits(text: str) -> bool:
-        known = usable.get(text)
-        if known is None:
-            if len(usable) >= 1_000_000:
-                usable.clear()
-            known = usable[text] = writable(text) and not is_blank_node(text)
-        return known
+    def learn(memo: dict[str, bool], text: str, visible: bool = True) -> bool:
+        if len(memo) >= 1_000_000:
+            memo.clear()
+        memo[text] = fits = visible and writable(text) and not is_blank_node(text)
+        return fits
 
-    def keep(edge: Edge) -> bool:
-        relation, tail = edge.relation, edge.tail
-        if relation in names:
-            return False
-        return fits(relation) and fits(edge.head) and fits(tail.value if isinstance(tail, Literal) else tail)
+    def keep(edges: list[Edge]) -> list[Edge]:
+        kept = []
+        for edge in edges:
+            relation, head, tail = edge.relation, edge.head, edge.tail
+            fits = relations.get(relation)
+            if not (learn(relations, relation, relation not in hidden) if fits is None else fits):
+                continue
+            fits = texts.get(head)
+            if not (learn(texts, head) if fits is None else fits):
+                continue
+            text = tail.value if isinstance(tail, Literal) else tail
+            fits = texts.get(text)
+            if learn(texts, text) if fits is None else fits:
+                kept.append(edge)
+        return kept
 
     return keep
 
