@@ -46,8 +46,9 @@ from kg_adapters.wrappers import DelegatingGraph
 
 DEFAULT_HOPS = 2
 DEFAULT_MAX_NODES = 1000
-"""Nodes kept per question: an answer stays inside the graph for 98% of generated 2-hop questions on
-FB15k-237 (``benchmarks/results/dataset_build.md`` has the curve); RoG's WebQSP graphs are this size."""
+"""Nodes kept per question: chosen from the coverage-vs-size curve in ``benchmarks/results/dataset_build.md``
+(an answer inside the graph for at least 90% of generated 2-hop questions on FB15k-237 and the sample);
+GraftNet keeps 500 entities, with question-weighted relations that this build does not have."""
 DEFAULT_EDGES_PER_NODE = 1000
 DEFAULT_MAX_EDGES = 100_000
 DEFAULT_BATCH_SIZE = 500
