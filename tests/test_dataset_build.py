@@ -618,3 +618,13 @@ def test_ground_paths_match_networkx_on_any_small_graph(
     rows = [list(triple) for triple in graph]
     assert rog_truth_relation_paths(rows, q_entity, a_entity) <= ours
     assert multigraph_relation_paths(rows, q_entity, a_entity) == ours
+
+
+def test_same_rows_from_the_rdflib_backend(toy_url: str, tmp_path: Path) -> None:
+    toy = write_toy(tmp_path / "toy.nt")
+    rows = [TOM, {**TOM, "id": "q2", "q_entity": ["m.0u", "m.0d"]}, {**TOM, "id": "q3", "q_entity": ["m.0cvt"]}]
+    for size in (5, 1000):
+        store = build(toy_url, rows, tmp_path, f"store-{size}.jsonl", max_nodes=size)
+        assert (
+            build(f"rdflib://{toy}?profile=freebase", rows, tmp_path, f"rdflib-{size}.jsonl", max_nodes=size) == store
+        )
