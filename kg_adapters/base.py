@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
+from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 from typing import Literal as TypingLiteral
-from typing import Protocol, TypeVar, runtime_checkable
 
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
@@ -129,6 +129,61 @@ class SparqlQueryable(Protocol):
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
         """SELECT rows as {variable: value}; full IRIs (no compaction), Literal for literals.
         ASK answers ``[{"boolean": bool}]``; CONSTRUCT/DESCRIBE answer subject/predicate/object rows."""
+        ...
+
+
+class SparqlRunner(Protocol):
+    """Where an :class:`EmbeddedSparql` graph runs a query when its caller says so: a server's worker
+    process, which it kills at the query's deadline (:mod:`kg_adapters.serve.workers`)."""
+
+    def __call__(self, reader_url: str, method: str, arguments: dict[str, Any], output: IO[bytes] | None) -> Any:
+        """``connect(reader_url).method(**arguments)`` (with ``output=`` when given, its bytes copied into
+        ``output``) in the runner's place, and its answer.
+
+        Raises:
+            BackendTimeout: the deadline passed first (the run was stopped).
+            KGError: what the method raised there.
+        """
+        ...
+
+
+@runtime_checkable
+class EmbeddedSparql(Protocol):
+    """SPARQL evaluated by an engine inside this process (the embedded store): it writes answers in the
+    standard serializations itself, and another process can open the same data read-only. Servers run a
+    query someone else wrote through a ``runner`` that evaluates it in such a process, where a query past
+    its deadline is stopped for real; without a runner (or without a ``reader_url``) it runs here.
+    Wrappers forward this ability, so what they add (counting, a cache) applies to these queries too."""
+
+    def reader_url(self) -> str | None:
+        """A URL whose ``connect()`` in another process reads the same data read-only and follows later
+        loads; None when the data lives only in this process (an in-memory store)."""
+        ...
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        """As :meth:`SparqlQueryable.query`, reading at most ``max_rows`` solutions."""
+        ...
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        """Writes the answer to ``output`` as the engine produces it, in ``format`` (a
+        ``pyoxigraph.QueryResultsFormat`` name such as ``JSON`` for SELECT and ASK, an ``RdfFormat`` name
+        such as ``N_TRIPLES`` for CONSTRUCT and DESCRIBE); ``default_graphs``/``named_graphs``: the
+        SPARQL Protocol's dataset (absolute IRIs).
+
+        Raises:
+            QueryError: the engine rejected the query, or ``format`` does not fit its form.
+        """
         ...
 
 

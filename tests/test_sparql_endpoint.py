@@ -255,19 +255,6 @@ def test_time_and_size_budgets_and_the_access_log(sample_store_url: str) -> None
     ]
 
 
-def test_queries_past_their_deadline_keep_their_worker_until_they_stop(sample_store_url: str) -> None:
-    """An evaluation abandoned at its deadline keeps running inside the store (it cannot be interrupted):
-    it keeps its --workers slot, so hostile queries cannot pile up unbounded evaluations."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/sparql"
-    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
-    with running(["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "1", "--workers", "1"], port):
-        status, _, body = curl(url, "--data-urlencode", f"query={endless}")
-        assert status == 503 and b"--timeout" in body
-        status, _, body = curl(url, "--data-urlencode", "query=ASK { ?s ?p ?o }")
-        assert status == 503 and b"--workers" in body  # the only worker still counts the endless query
-
-
 def test_a_failing_remote_graph_never_shows_its_credentials_to_clients() -> None:
     port, dead = free_port(), free_port()  # nothing listens on ``dead``
     remote = f"sparql+http://alice:hunter2@127.0.0.1:{dead}/sparql?profile=generic&retries=1"

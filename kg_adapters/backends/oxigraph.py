@@ -12,14 +12,24 @@ import os
 import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
-from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.base import (
+    DIRECTIONS,
+    Direction,
+    Ids,
+    SparqlRunner,
+    as_id_list,
+    check_budget,
+    check_direction,
+)
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
@@ -654,6 +664,7 @@ class OxigraphGraph(SparqlGraph):
             raise InvalidTermError("the query must be a string")
         if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
             raise InvalidTermError(f"max_rows must be an integer >= 0, got {max_rows!r}")
+        answer: Any = None
         try:
             answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
@@ -679,6 +690,73 @@ class OxigraphGraph(SparqlGraph):
             raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
+
+    # -- EmbeddedSparql: a server runs others' queries in a worker process it can stop ---------------
+    def reader_url(self) -> str | None:
+        """The store's URL for a reader in another process (its traversal index unused: SPARQL only)."""
+        if self.path is None or self.write:
+            return None
+        return "oxigraph://" + quote(str(Path(self.path).absolute())) + "?index=false"
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            rows: list[dict[str, Node | bool]] = runner(
+                source, "sparql_rows", {"sparql": sparql, "max_rows": max_rows}, None
+            )
+            return rows
+        return self.query(sparql, max_rows=max_rows)
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            arguments = {
+                "sparql": sparql,
+                "format": format,
+                "default_graphs": tuple(default_graphs),
+                "named_graphs": tuple(named_graphs),
+            }
+            runner(source, "sparql_write", arguments, output)
+            return
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        options: dict[str, Any] = {}
+        try:
+            if default_graphs:
+                options["default_graph"] = [_NamedNode(graph) for graph in default_graphs]
+            if named_graphs:
+                options["named_graphs"] = [_NamedNode(graph) for graph in named_graphs]
+        except (TypeError, ValueError) as exc:
+            raise InvalidTermError(f"dataset graphs must be absolute IRIs: {exc}") from exc
+        answer: Any = None
+        try:
+            answer = self._store.query(expand_dotted_prefixed_names(sparql), **options)
+            kind = ox.RdfFormat if isinstance(answer, ox.QueryTriples) else ox.QueryResultsFormat
+            written = getattr(kind, format, None) if format.isupper() else None
+            if not isinstance(written, kind):
+                form = "CONSTRUCT/DESCRIBE" if kind is ox.RdfFormat else "SELECT/ASK"
+                raise QueryError(f"{format!r} is no format for a {form} answer")
+            answer.serialize(output, written)
+        except (SyntaxError, ValueError) as exc:
+            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
 
     def _open_label_index(self) -> LabelIndex:
         from kg_adapters.label_index import LabelIndex  # sqlite3: only when search() needs it

@@ -11,12 +11,14 @@ solutions straight into them; any other backend answers through ``query()`` (SEL
 rows written as SPARQL JSON and handed to the same serializers, so every backend answers in the
 same bytes.
 
-Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
-serialized answer (``--max-result-bytes``), which also bound a remote SPARQL backend (its ``timeout``
-and ``retry_seconds``, and its ``max_response_bytes`` over all the pages of an answer, checked while
-reading, unless its URL sets them); the output sink checks both on every write, so a query
-past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
-message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
+Budgets: each query has a deadline (``--timeout``) and a cap on the serialized answer
+(``--max-result-bytes``). The embedded store's queries run in ``--workers`` worker processes
+(:mod:`kg_adapters.serve.workers`) that stream the answer back as it is written: at the deadline the
+client gets 503 and the worker is killed (the query stops using CPU at once, whatever it was doing:
+joining, deduplicating, aggregating, writing nothing) and replaced, so its slot is free again. A remote
+SPARQL backend gets the same budgets (its ``timeout`` and ``retry_seconds``, and its
+``max_response_bytes`` over all the pages of an answer, checked while reading, unless its URL sets
+them), which end its exchange at the deadline. ``--workers`` bounds the queries evaluated at once.
 """
 
 from __future__ import annotations
@@ -40,19 +42,22 @@ from kg_adapters.errors import (
 )
 from kg_adapters.records import Literal
 from kg_adapters.serve import check_limits, require_extra
-from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
-from kg_adapters.sparql_terms import expand_dotted_prefixed_names
+from kg_adapters.serve.workers import DEADLINE_GRACE, DeadlinePassed
+from kg_adapters.sparql_terms import check_iri
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from kg_adapters.base import SparqlRunner
     from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.workers import WorkerPool
 
 INSTALL = "pip install 'kg-adapters[serve]'"
 MAX_REQUEST_BYTES = 1 << 20
+
 """Largest request body (a query) accepted."""
 access_log = logging.getLogger("kg_adapters.serve.access")
 
@@ -196,13 +201,18 @@ class ParsedRequest:
 
 
 def answer_query(
-    graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits, deadline: float
+    graphs: CurrentGraph,
+    request: ParsedRequest,
+    accept: str,
+    limits: EndpointLimits,
+    deadline: float,
+    runner: SparqlRunner | None = None,
 ) -> tuple[bytes, str]:
-    """The serialized answer and its media type (runs in a worker thread)."""
+    """The serialized answer and its media type (runs in a worker thread). The embedded store answers
+    through ``runner`` (a worker process, stopped at the deadline) and its own serializers."""
     import pyoxigraph as ox
 
-    from kg_adapters.backends.oxigraph import OxigraphGraph
-    from kg_adapters.base import SparqlQueryable
+    from kg_adapters.base import EmbeddedSparql, SparqlQueryable
 
     form = query_form(request.query)
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
@@ -218,28 +228,20 @@ def answer_query(
     sink = LimitedSink(limits.max_result_bytes, deadline)
     output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
-        inner = embedded_store(kg)
-        if isinstance(inner, OxigraphGraph):
-            options: dict[str, Any] = {}
-            try:
-                if request.default_graphs:
-                    options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
-                if request.named_graphs:
-                    options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
-            except ValueError as exc:
-                raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
-            try:
-                result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
-                if isinstance(result, ox.QueryTriples):
-                    result.serialize(output, getattr(ox.RdfFormat, name))
-                else:
-                    result.serialize(output, getattr(ox.QueryResultsFormat, name))
-            except SyntaxError as exc:
-                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
-            except ValueError as exc:
-                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
-            except OSError as exc:
-                raise BackendError(f"Oxigraph failed: {exc}") from exc
+        if isinstance(kg, EmbeddedSparql):
+            for graph in (*request.default_graphs, *request.named_graphs):
+                try:
+                    check_iri(graph)
+                except InvalidTermError as exc:
+                    raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
+            kg.sparql_write(
+                request.query,
+                output,
+                format=name,
+                default_graphs=request.default_graphs,
+                named_graphs=request.named_graphs,
+                runner=runner,
+            )
         else:
             if graph_form:
                 raise HttpError(
@@ -253,11 +255,14 @@ def answer_query(
                 rows = kg.query(request.query)
             except ResponseTooLarge as exc:  # the backend stopped reading at the cap kga serve set on it
                 raise too_large(limits.max_result_bytes) from exc
+            solutions: Any = None
             try:
                 solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
                 solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
             except (SyntaxError, ValueError) as exc:  # e.g. an IRI with a space, which an endpoint may hold
                 raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
+            finally:
+                del solutions  # dropped by the thread that made it (pyoxigraph refuses another)
     if name in ("CSV", "TSV"):
         media += "; charset=utf-8"
     return b"".join(sink.parts), media
@@ -298,8 +303,9 @@ async def parse_request(request: Request) -> ParsedRequest:
     )
 
 
-def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
-    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
+def build_app(graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool | None = None) -> Starlette:
+    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``. ``workers``: where the
+    embedded store's queries run (without them, in this process, where a query cannot be stopped)."""
     require_serve_extra()
     import anyio
     import anyio.from_thread
@@ -340,8 +346,8 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                 with contextlib.suppress(RuntimeError):  # RuntimeError: the server's event loop has stopped
                     anyio.from_thread.run_sync(slots.release_on_behalf_of, token, token=loop)
 
-        try:
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+        try:  # the work returns by the deadline by itself; this only bounds a backend overrunning its own
+            with anyio.fail_after(max(0.0, deadline + DEADLINE_GRACE - time.monotonic())):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except BaseException:
             with lock:
@@ -349,6 +355,9 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                     state["dropped"] = True
                     slots.release_on_behalf_of(token)
             raise
+
+    past_deadline = f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n"
+    past_deadline_bytes = past_deadline.encode()
 
     async def sparql(request: Request) -> Response:
         started = time.monotonic()
@@ -359,8 +368,10 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
             form = query_form(parsed.query)
             accept = request.headers.get("accept", "")
 
+            runner = workers.runner(deadline) if workers is not None else None
+
             def run() -> tuple[bytes, str]:
-                return answer_query(graphs, parsed, accept, limits, deadline)
+                return answer_query(graphs, parsed, accept, limits, deadline, runner)
 
             body, media = await evaluate(run, deadline)
         except HttpError as exc:
@@ -370,14 +381,13 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
         except (QueryError, InvalidTermError) as exc:
             status, body = 400, (str(exc) + "\n").encode()
         except TimeoutError:
-            status = 503
-            body = (
-                f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
-            )
+            status, body = 503, past_deadline_bytes
         except KGError as exc:
             # the backend's own deadline (kga serve sets it to its own), retried or not, is a timeout too
             timed_out = isinstance(exc, BackendTimeout) or isinstance(exc.__cause__, BackendTimeout)
             status, body = 503 if timed_out else 500, (str(exc).splitlines()[0] + "\n").encode()
+            if isinstance(exc, DeadlinePassed):  # its worker was stopped at the deadline
+                body = past_deadline_bytes
         access_log.info(
             '%s "%s %s" %s %s %s %.1fms',
             request.client.host if request.client else "-",
@@ -409,12 +419,18 @@ def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> 
 def serve(
     graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
 ) -> None:
-    """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
+    """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it, and its worker processes)."""
     from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.workers import pool_for
 
-    app = build_app(graphs, limits)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     sock = listening_socket(host, port)  # a bad address or a busy port: ListenError, before any announcement
-    if announce is not None:
-        announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
-    run_uvicorn(app, sock, access_log=False, lifespan="off")
+    workers = pool_for(graphs, limits.workers)
+    try:
+        app = build_app(graphs, limits, workers)
+        if announce is not None:
+            announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
+        run_uvicorn(app, sock, access_log=False, lifespan="off", on_exit=workers.close if workers else None)
+    finally:
+        if workers is not None:
+            workers.close()

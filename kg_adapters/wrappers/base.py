@@ -1,31 +1,34 @@
 """One delegation base for every wrapper around a :class:`~kg_adapters.base.KnowledgeGraph`.
 
 :class:`DelegatingGraph` forwards each operation of the interface to ``inner``, and a wrapper
-overrides only what it changes. The optional abilities (``query``, ``detect_profile``,
-``use_relation_filter``, ``add``/``load``) are forwarded too, but only when ``inner`` has them:
-``isinstance(wrapper, SparqlQueryable)`` must answer what ``isinstance(inner, SparqlQueryable)``
-answers, and the runtime-checkable Protocols only look at which methods exist. So the class of a
-wrapper instance is composed when it is made: the wrapper's own class plus one forwarding mixin per
-ability of ``inner`` (:data:`CAPABILITIES`), built once per combination and cached. A wrapper
-changes an ability by naming its own mixin in ``capability_mixins`` (the cache answers ``query``
-from its store). No ``__getattr__``: every forwarded method is written out once, here.
+overrides only what it changes. The optional abilities (``query``, the embedded store's
+``sparql_rows``/``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``) are
+forwarded too, but only when ``inner`` has them: ``isinstance(wrapper, SparqlQueryable)`` must
+answer what ``isinstance(inner, SparqlQueryable)`` answers, and the runtime-checkable Protocols only
+look at which methods exist. So the class of a wrapper instance is composed when it is made: the
+wrapper's own class plus one forwarding mixin per ability of ``inner`` (:data:`CAPABILITIES`), built
+once per combination and cached. A wrapper changes an ability by naming its own mixin in
+``capability_mixins`` (the cache answers ``query`` from its store). No ``__getattr__``: every
+forwarded method is written out once, here.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, TypeVar, cast
+from typing import IO, Any, ClassVar, TypeVar, cast
 
 from kg_adapters.base import (
     ClosesOnExit,
     Direction,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
     Langs,
     ProfileDetecting,
     RelationFilterable,
     SparqlQueryable,
+    SparqlRunner,
     WritableGraph,
 )
 from kg_adapters.profiles import Profile
@@ -35,6 +38,7 @@ __all__ = [
     "CAPABILITIES",
     "DelegatingGraph",
     "ForwardingMixin",
+    "ForwardsEmbeddedSparql",
     "ForwardsProfileDetection",
     "ForwardsQuery",
     "ForwardsRelationFilter",
@@ -57,6 +61,34 @@ class ForwardsQuery(ForwardingMixin):
     def query(self, sparql: str) -> list[dict[str, Node | bool]]:
         self._calling("query", [sparql])
         return cast(SparqlQueryable, self.inner).query(sparql)
+
+
+class ForwardsEmbeddedSparql(ForwardingMixin):
+    """:class:`EmbeddedSparql`, forwarded; each query is seen by :meth:`_calling` as ``query``."""
+
+    def reader_url(self) -> str | None:
+        return cast(EmbeddedSparql, self.inner).reader_url()
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        self._calling("query", [sparql])
+        return cast(EmbeddedSparql, self.inner).sparql_rows(sparql, max_rows=max_rows, runner=runner)
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        self._calling("query", [sparql])
+        cast(EmbeddedSparql, self.inner).sparql_write(
+            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
+        )
 
 
 class ForwardsProfileDetection(ForwardingMixin):
@@ -85,6 +117,7 @@ class ForwardsWriting(ForwardingMixin):
 
 CAPABILITIES: tuple[tuple[type, type[ForwardingMixin]], ...] = (
     (SparqlQueryable, ForwardsQuery),
+    (EmbeddedSparql, ForwardsEmbeddedSparql),
     (ProfileDetecting, ForwardsProfileDetection),
     (RelationFilterable, ForwardsRelationFilter),
     (WritableGraph, ForwardsWriting),

@@ -31,15 +31,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import IO, Any, ClassVar, TypeVar
 
 from kg_adapters import algorithms
 from kg_adapters.base import (
     Direction,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
     Langs,
     SparqlQueryable,
+    SparqlRunner,
     as_id_list,
     check_budget,
     check_direction,
@@ -61,7 +63,7 @@ from kg_adapters.records import (
 )
 from kg_adapters.sparql_terms import check_langs, check_text
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
-from kg_adapters.wrappers.base import DelegatingGraph, ForwardingMixin, ForwardsQuery
+from kg_adapters.wrappers.base import DelegatingGraph, ForwardingMixin, ForwardsEmbeddedSparql, ForwardsQuery
 
 __all__ = [
     "CacheMode",
@@ -206,6 +208,47 @@ class _CachesQueries(ForwardsQuery):
         return CachedList(answer, from_cache=False)
 
 
+class _CachesEmbeddedQueries(ForwardsEmbeddedSparql):
+    """The embedded store's server-side queries: rows cached as ``query`` answers are (under the row
+    budget asked for); a serialized answer is written by the store each time (its bytes are not kept),
+    and refused in replay mode like any miss."""
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        assert isinstance(self, CachedKG)
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        key = self._key(self.profile, "query_rows", max_rows, normalize_sparql(sparql))
+        stored = self.cache.lookup([key])
+        if 0 in stored:
+            self._count(hits=1)
+            return CachedList([{n: term_from_json(v) for n, v in row.items()} for row in stored[0]], from_cache=True)
+        self._count(misses=1)
+        self._refuse_in_replay("query", [repr(sparql[:200])])
+        answer = super().sparql_rows(sparql, max_rows=max_rows, runner=runner)
+        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
+        return CachedList(answer, from_cache=False)
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        assert isinstance(self, CachedKG)
+        self._check_open()
+        self._refuse_in_replay("query", [repr(str(sparql)[:200])])
+        super().sparql_write(
+            sparql, output, format=format, default_graphs=default_graphs, named_graphs=named_graphs, runner=runner
+        )
+
+
 class CachedKG(DelegatingGraph):
     """A :class:`KnowledgeGraph` answering from ``cache`` and asking ``inner`` only for misses.
 
@@ -216,7 +259,10 @@ class CachedKG(DelegatingGraph):
     them. ``close()`` closes ``inner`` (and the cache when ``close_cache``).
     """
 
-    capability_mixins: ClassVar[dict[type, type[ForwardingMixin]]] = {SparqlQueryable: _CachesQueries}
+    capability_mixins: ClassVar[dict[type, type[ForwardingMixin]]] = {
+        SparqlQueryable: _CachesQueries,
+        EmbeddedSparql: _CachesEmbeddedQueries,
+    }
 
     def __init__(
         self,
