@@ -6,13 +6,15 @@ and answers the whole batch with a bounded number of backend queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any, Protocol, TypeVar, runtime_checkable
+from typing import IO, Any, Concatenate, ParamSpec, Protocol, SupportsIndex, TypeVar, runtime_checkable
 from typing import Literal as TypingLiteral
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -210,6 +212,16 @@ class WritableGraph(Protocol):
 
 
 @runtime_checkable
+class NativeWalks(Protocol):
+    """A graph whose ``paths``, ``shortest_paths`` and ``subgraph`` are walks of its own (an index, an
+    engine feature), far faster than the generic algorithms over its ``neighbors``. A wrapper that would
+    otherwise walk over itself (the result cache) keeps whole answers of such a graph instead. A backend
+    declares it with one class attribute: ``native_walks: TypingLiteral[True] = True``."""
+
+    native_walks: TypingLiteral[True]
+
+
+@runtime_checkable
 class RelationFilterable(Protocol):
     """A backend whose profile's relation filter can be replaced (``connect(..., relation_filter=)``)."""
 
@@ -219,6 +231,75 @@ class RelationFilterable(Protocol):
         Raises:
             InvalidTermError: any other value.
         """
+        ...
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forwards(
+    operation: Callable[Concatenate[Any, _P], _R],
+) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
+    """Gives a forwarder the signature of ``operation`` (a :class:`KnowledgeGraph` method), so each
+    operation's options are written once, in the Protocol: the forwarder names its leading arguments
+    and passes ``**options`` on, while type checkers and :func:`inspect.signature` see the interface's
+    parameters and defaults (an unknown option is a TypeError from the graph it reaches)::
+
+        @forwards(KnowledgeGraph.neighbors)
+        def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
+            return self.inner.neighbors(ids, **options)
+    """
+    signature = inspect.signature(operation)
+
+    def adopt(forwarder: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
+        forwarder.__signature__ = signature  # type: ignore[attr-defined]
+        return forwarder
+
+    return adopt
+
+
+@functools.cache
+def _keyword_defaults(operation: Callable[..., Any]) -> Mapping[str, Any]:
+    parameters = inspect.signature(operation).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def call_options(operation: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every keyword option of ``operation`` (a Protocol method), the given ``options`` over the defaults
+    the Protocol declares: for an implementation that takes ``**options`` (:func:`forwards`) and needs
+    their values. An unknown option is a TypeError, as a call with it would be."""
+    defaults = _keyword_defaults(operation)
+    unknown = sorted(options.keys() - defaults.keys())
+    if unknown:
+        raise TypeError(f"{operation.__name__}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    missing = [name for name, default in defaults.items() if default is inspect.Parameter.empty and name not in options]
+    if missing:
+        raise TypeError(f"{operation.__name__}() missing keyword argument(s): {', '.join(missing)}")
+    return {**defaults, **options}
+
+
+class HoldsConnection:
+    """For graphs that hold an open store or connection, which another process cannot share: pickling
+    one is refused with a clear TypeError (the other process connects to the same URL instead), not a
+    pickle error about some lock or handle deep inside it."""
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        raise TypeError(
+            f"a {type(self).__name__} holds an open store or connection and cannot be pickled; "
+            "give the other process its URL and connect() there"
+        )
+
+
+@runtime_checkable
+class CountsRelations(Protocol):
+    """A graph that knows its size without scanning it (from an index, or because it is small): the
+    statistics a SPARQL service description gives (``kga serve``)."""
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """Triples of the default graph, its number of relations and the triples of the
+        ``max_relations`` largest (full IRIs); what is not known cheaply is left out, never counted
+        by a scan of a large graph."""
         ...
 
 
@@ -265,10 +346,3 @@ def check_direction(direction: str) -> Direction:
     if direction not in DIRECTIONS:
         raise InvalidTermError(f"direction must be one of out, in, both; got {direction!r}")
     return direction
-
-
-def check_budget(value: int | None, name: str, *, minimum: int = 0, required: bool = False) -> int | None:
-    """A count budget (limit, hops, max_paths...): see :func:`kg_adapters.budgets.check_count`."""
-    from kg_adapters.budgets import check_count
-
-    return check_count(value, name, minimum=minimum, required=required)

@@ -204,7 +204,7 @@ def resolve_iri(iri: str, base: str | None) -> str | None:
     return None
 
 
-def read(text: str, mode: Mode = "oxigraph") -> Reading:
+def read(text: str, mode: Mode = "oxigraph") -> Reading:  # noqa: C901 -- issue 20: one pass of a lexer
     """The reading of ``text`` in ``mode``.
 
     Raises:

@@ -184,7 +184,8 @@ async def check_tools_listed(client: Client) -> None:
     for name, arguments in TOOLS.items():
         schema = listed[name].input_schema
         assert list(schema["properties"]) == arguments, name
-        assert listed[name].description and len(listed[name].description) > 40
+        description = listed[name].description
+        assert description and len(description) > 40
     for name in ("describe", "neighbors", "relations"):  # one id or a list
         kinds = {option["type"] for option in listed[name].input_schema["properties"]["ids"]["anyOf"]}
         assert kinds == {"string", "array"}

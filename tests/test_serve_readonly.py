@@ -67,7 +67,9 @@ _FORM = st.sampled_from(["SELECT * WHERE", "select*", "ASK", "CONSTRUCT { ?a ?b 
 
 @st.composite
 def spellings(draw: st.DrawFn) -> str:
-    gap = lambda: draw(_GAPS)  # noqa: E731
+    def gap() -> str:
+        return draw(_GAPS)
+
     prologue = [
         f"PREFIX{gap() or ' '}ep:{gap()}<{{url}}>",
         "PREFIX : <{url}#>",

@@ -14,28 +14,23 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
+from typing import Literal as TypingLiteral
 from urllib.parse import quote
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
-from kg_adapters.base import (
-    DIRECTIONS,
-    Direction,
-    Ids,
-    SparqlRunner,
-    as_id_list,
-    check_budget,
-    check_direction,
-)
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph
+from kg_adapters.base import DIRECTIONS, Direction, Ids, SparqlRunner, as_id_list, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
-from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, GraphCounts, Literal, Node, PathResult
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.store_build import rebuild_label_index, store_label_rows, store_relation_rows
+from kg_adapters.terms import Term
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
@@ -83,8 +78,14 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
+SMALL_STORE = 200_000
+"""Triples up to which a store without a traversal index counts its relations by a query."""
+
+
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
+
+    native_walks: TypingLiteral[True] = True  # NativeWalks: paths, shortest_paths, subgraph walk the traversal index
 
     values_chunk = 2000
     direct_lookup_max = 64
@@ -102,6 +103,7 @@ class OxigraphGraph(SparqlGraph):
         self._traversal: TraversalIndex | None = None
         self._use_index = index
         self._relation_full: dict[str, str] = {}
+        self._relation_counts: tuple[int, list[tuple[str, int | None]]] | None = None
         self._ids: IndexIds | None = None
         self._oxigraph: ox.Store | None = None
         self._oxigraph_lock = threading.Lock()
@@ -249,7 +251,7 @@ class OxigraphGraph(SparqlGraph):
 
         return Hops(index, index.literals)
 
-    def _indexed_edges(
+    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
         self,
         index: TraversalIndex,
         side: Direction,
@@ -364,7 +366,7 @@ class OxigraphGraph(SparqlGraph):
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            limit = check_count(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
             spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
             if not any(spelling.startswith("_:") for spelling in spellings):
                 return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
@@ -830,6 +832,44 @@ class OxigraphGraph(SparqlGraph):
                 self._traversal = None
                 build_index(self._store, self._version.directory, get_profile(self.manifest.get("profile", "generic")))
                 self._open_traversal_index()
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """The default graph's size from the traversal index (one pass over its arrays, kept for the
+        life of this read-only graph: a store version never changes); without an index, by one
+        ``GROUP BY`` query when the store holds at most SMALL_STORE triples, else nothing."""
+        from kg_adapters.budgets import check_count
+
+        check_count(max_relations, "max_relations", required=True)
+        self._check_open()
+        counted = self._relation_counts
+        if counted is None:
+            if self._traversal is not None:
+                from kg_adapters.index.counts import relation_counts
+
+                counted = relation_counts(self._traversal)
+            else:
+                counted = self._relation_counts_by_query()
+            if not self.write:
+                self._relation_counts = counted
+        if counted is None:
+            return GraphCounts()
+        triples, per_relation = counted
+        return GraphCounts(
+            triples=triples, relations=len(per_relation), per_relation=tuple(per_relation[:max_relations])
+        )
+
+    def _relation_counts_by_query(self) -> tuple[int, list[tuple[str, int | None]]] | None:
+        size = self.manifest.get("triples") if self._version is not None else len(self._store)
+        if not isinstance(size, int) or size > SMALL_STORE:
+            return None
+        try:
+            solutions = self._store.query("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")
+            assert isinstance(solutions, ox.QuerySolutions)
+            rows: list[tuple[str, int | None]] = [(str(row["p"].value), int(row["n"].value)) for row in solutions]
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed counting relations: {exc}") from exc
+        rows.sort(key=lambda row: (-(row[1] or 0), row[0]))
+        return sum(n or 0 for _, n in rows), rows
 
     def _check_writable(self) -> None:
         self._check_open()

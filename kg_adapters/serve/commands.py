@@ -11,6 +11,7 @@ from typing import Any
 
 from kg_adapters.budgets import check_count
 from kg_adapters.commands import Command, UsageError
+from kg_adapters.serve.cors import origin_list
 
 
 def port_number(text: str) -> int:
@@ -47,6 +48,15 @@ def serve_arguments(command: argparse.ArgumentParser) -> None:
         "--max-result-bytes", type=int, default=64 << 20, help="largest serialized answer (default 64 MiB)"
     )
     command.add_argument("--workers", type=int, default=4, help="queries evaluated at once (default 4)")
+    command.add_argument(
+        "--cors",
+        metavar="ORIGIN",
+        type=origin_list,
+        action="append",
+        default=[],
+        help="let web pages from ORIGIN (https://host[:port], a comma-separated list, or *) query the endpoint; "
+        "repeatable (default: none, so other sites' pages cannot read it)",
+    )
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -95,6 +105,7 @@ def run_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             limits=limits,
+            cors=tuple(dict.fromkeys(origin for given in args.cors for origin in given)),
             announce=lambda line: print(line, file=sys.stderr, flush=True),
         )
     finally:

@@ -2,11 +2,14 @@
 
 Built on Starlette (routing, request parsing) served by uvicorn: a small, well-kept ASGI stack that
 the MCP SDK's streamable HTTP transport uses too, so ``kga mcp --transport http`` and ``kga serve``
-share one HTTP stack and one extra. Only two routes exist (``/sparql`` and ``/health``): no static
-files, no directory listing.
+share one HTTP stack and one extra. Routes: ``/sparql`` (a query; without one, the service
+description of :mod:`~kg_adapters.serve.service_description`), ``/health``, and the query page ``/``
+with its own files under ``/static/`` (:mod:`~kg_adapters.serve.page`); no store file, no directory
+listing. Cross-origin reads only for ``--cors`` origins (:mod:`~kg_adapters.serve.cors`).
 
-Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle,
-RDF/XML for CONSTRUCT/DESCRIBE) chosen by content negotiation. The embedded store streams its
+Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle, N3,
+RDF/XML, JSON-LD for CONSTRUCT/DESCRIBE) chosen by ``Accept`` and the ``format=`` spellings clients
+send (:mod:`~kg_adapters.serve.formats`). The embedded store streams its
 solutions straight into them; any other backend answers through ``query()`` (SELECT and ASK), its
 rows written as SPARQL JSON and handed to the same serializers, so every backend answers in the
 same bytes.
@@ -41,7 +44,10 @@ from kg_adapters.errors import (
     ResponseTooLarge,
 )
 from kg_adapters.records import Literal
-from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve import check_limits, require_extra, service_description
+from kg_adapters.serve.cors import cors_middleware
+from kg_adapters.serve.formats import FORMAT_PARAMETERS, GRAPH_FORMATS, RESULT_FORMATS, NotAcceptable, choose_format
+from kg_adapters.serve.page import page_routes
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.serve.workers import DEADLINE_GRACE, DeadlinePassed
 from kg_adapters.sparql_terms import check_iri
@@ -55,34 +61,16 @@ if TYPE_CHECKING:
     from kg_adapters.serve.current import CurrentGraph
     from kg_adapters.serve.workers import WorkerPool
 
-INSTALL = "pip install 'kg-adapters[serve]'"
 MAX_REQUEST_BYTES = 1 << 20
 
 """Largest request body (a query) accepted."""
 access_log = logging.getLogger("kg_adapters.serve.access")
 
-RESULT_TYPES: dict[str, str] = {
-    "application/sparql-results+json": "JSON",
-    "application/json": "JSON",
-    "application/sparql-results+xml": "XML",
-    "application/xml": "XML",
-    "text/xml": "XML",
-    "text/csv": "CSV",
-    "text/tab-separated-values": "TSV",
-}
-GRAPH_TYPES: dict[str, str] = {
-    "application/n-triples": "N_TRIPLES",
-    "text/plain": "N_TRIPLES",
-    "text/turtle": "TURTLE",
-    "application/x-turtle": "TURTLE",
-    "application/rdf+xml": "RDF_XML",
-}
-FORMAT_NAMES = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV", "turtle": "TURTLE", "ntriples": "N_TRIPLES"}
-"""``format=``/``output=`` request parameters (what Virtuoso-minded clients such as SPARQLWrapper send)."""
-
 
 def require_serve_extra() -> None:
-    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", install_command("serve"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,40 +122,6 @@ class LimitedSink:
         pass
 
 
-def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, str]:
-    """(media type, format name) the ``Accept`` header prefers among ``offered``; ``default`` for
-    ``*/*`` or no header. Raises HttpError 406 when nothing offered is acceptable."""
-    if not accept.strip():
-        return default, offered[default]
-    choices: list[tuple[float, int, str]] = []
-    refused: set[str] = set()
-    for position, part in enumerate(accept.split(",")):
-        fields = [field.strip() for field in part.split(";")]
-        media = fields[0].lower()
-        quality = 1.0
-        for parameter in fields[1:]:
-            name, _, value = parameter.partition("=")
-            if name.strip() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if quality > 0 and media:
-            choices.append((-quality, position, media))
-        elif media:
-            refused.add(media)  # q=0: "not this one", even where a wildcard would match it
-    for _, _, media in sorted(choices):
-        if media in offered:
-            return media, offered[media]
-        if media in ("*/*", "application/*", "text/*"):
-            kind = media.split("/")[0]
-            candidates = [default, *offered] if kind == "*" or default.startswith(kind + "/") else list(offered)
-            for candidate in candidates:
-                if candidate.startswith(kind + "/" if kind != "*" else "") and candidate not in refused:
-                    return candidate, offered[candidate]
-    raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
-
-
 def rows_as_json(rows: list[dict[str, Any]]) -> bytes:
     """SPARQL JSON results of ``query()`` rows (full IRIs, ``_:`` blank nodes, Literal values)."""
     if len(rows) == 1 and set(rows[0]) == {"boolean"} and isinstance(rows[0]["boolean"], bool):
@@ -197,7 +151,8 @@ class ParsedRequest:
     query: str
     default_graphs: tuple[str, ...]
     named_graphs: tuple[str, ...]
-    format_override: str | None
+    formats: tuple[str, ...]
+    """The ``format=``/``output=``/``results=`` values, in order (:mod:`kg_adapters.serve.formats`)."""
 
 
 def answer_query(
@@ -216,15 +171,13 @@ def answer_query(
 
     form = query_form(request.query)
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
-    offered = GRAPH_TYPES if graph_form else RESULT_TYPES
-    default = "application/n-triples" if graph_form else "application/sparql-results+json"
-    if request.format_override is not None:
-        name = FORMAT_NAMES.get(request.format_override.lower()) or offered.get(request.format_override.lower())
-        if name is None or name not in offered.values():
-            raise HttpError(406, f"unknown or unsuitable format {request.format_override!r} for a {form} query")
-        media = next(media for media, value in offered.items() if value == name)
-    else:
-        media, name = negotiate(accept, offered, default)
+    try:
+        chosen = choose_format(
+            GRAPH_FORMATS if graph_form else RESULT_FORMATS, accept, request.formats, what=f"a {form} query"
+        )
+    except NotAcceptable as exc:
+        raise HttpError(406, str(exc)) from exc
+    name = chosen.name
     sink = LimitedSink(limits.max_result_bytes, deadline)
     output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
@@ -263,9 +216,7 @@ def answer_query(
                 raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
             finally:
                 del solutions  # dropped by the thread that made it (pyoxigraph refuses another)
-    if name in ("CSV", "TSV"):
-        media += "; charset=utf-8"
-    return b"".join(sink.parts), media
+    return b"".join(sink.parts), chosen.content_type
 
 
 async def parse_request(request: Request) -> ParsedRequest:
@@ -294,18 +245,21 @@ async def parse_request(request: Request) -> ParsedRequest:
     queries = [value for name, value in params if name == "query"]
     if len(queries) != 1:
         raise HttpError(400, "give exactly one query parameter" if queries else "no query given (query=...)")
-    override = next((value for name, value in params if name in ("format", "output", "results") and value), None)
     return ParsedRequest(
         query=queries[0],
         default_graphs=tuple(value for name, value in params if name == "default-graph-uri"),
         named_graphs=tuple(value for name, value in params if name == "named-graph-uri"),
-        format_override=override,
+        formats=tuple(value for name, value in params if name in FORMAT_PARAMETERS),
     )
 
 
-def build_app(graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool | None = None) -> Starlette:
-    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``. ``workers``: where the
-    embedded store's queries run (without them, in this process, where a query cannot be stopped)."""
+def build_app(  # noqa: C901 -- issue 20/21 rework
+    graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool | None = None, *, cors: tuple[str, ...] = ()
+) -> Starlette:
+    """The Starlette application: ``/sparql`` (GET, POST), ``/health`` and the query page (``/``,
+    ``/static/``); cross-origin reads for the ``cors`` origins only (:mod:`kg_adapters.serve.cors`).
+    ``workers``: where the embedded store's queries run (without them, in this process, where a query
+    cannot be stopped)."""
     require_serve_extra()
     import anyio
     import anyio.from_thread
@@ -406,8 +360,20 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool 
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
-    routes = [Route("/sparql", sparql, methods=["GET", "POST"]), Route("/health", health, methods=["GET"])]
-    return Starlette(routes=routes)
+    describe_service = service_description.handler(graphs)
+
+    async def endpoint(request: Request) -> Response:
+        """``/sparql``: a query, or without one (GET) the service description."""
+        if request.method in ("GET", "HEAD") and service_description.asked(request.url.query):
+            return await describe_service(request)
+        return await sparql(request)
+
+    routes = [
+        Route("/sparql", endpoint, methods=["GET", "POST"]),
+        Route("/health", health, methods=["GET"]),
+        *page_routes(),
+    ]
+    return Starlette(routes=routes, middleware=cors_middleware(cors))
 
 
 def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> Response:
@@ -417,7 +383,13 @@ def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> 
 
 
 def serve(
-    graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
+    graphs: CurrentGraph,
+    *,
+    host: str,
+    port: int,
+    limits: EndpointLimits,
+    cors: tuple[str, ...] = (),
+    announce: Callable[[str], None] | None = None,
 ) -> None:
     """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it, and its worker processes)."""
     from kg_adapters.serve.listen import listening_socket, run_uvicorn
@@ -427,9 +399,9 @@ def serve(
     sock = listening_socket(host, port)  # a bad address or a busy port: ListenError, before any announcement
     workers = pool_for(graphs, limits.workers)
     try:
-        app = build_app(graphs, limits, workers)
+        app = build_app(graphs, limits, workers, cors=cors)
         if announce is not None:
-            announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
+            announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql, query page at http://{host}:{port}/")
         run_uvicorn(app, sock, access_log=False, lifespan="off", on_exit=workers.close if workers else None)
     finally:
         if workers is not None:
