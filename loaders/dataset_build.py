@@ -296,28 +296,17 @@ def _open_state(work: Path, target: Path, arguments: dict[str, Any], *, restart:
     path = work / STATE_FILE
     if restart:
         remove_work_state(work)
-    if path.is_file():
-        try:
-            state = _State(path)
-            recorded = state.get("arguments")
-        except sqlite3.Error as exc:
-            raise DatasetBuildError(
-                f"the checkpoint {path} cannot be read ({exc}); pass --restart to discard it"
-            ) from exc
-        if recorded == arguments:
-            state.progress = state.get("progress")
-            state.progress["runs"] += 1
-            with state.transaction():
-                pass
-            return state
-        state.close()
-        if recorded is not None:
-            differ = sorted(key for key in arguments if recorded.get(key) != arguments[key])
-            raise DatasetStateMismatch(
-                f"{work} holds an unfinished build of {target.name} with another {', '.join(differ)}; run it again "
-                "with the same arguments and input to finish it, or pass --restart (restart=True) to discard it"
-            )
-        remove_work_state(work)  # killed before its first commit: nothing to keep
+    try:
+        state, differ = _State.resume(work, arguments)
+    except sqlite3.Error as exc:
+        raise DatasetBuildError(f"the checkpoint {path} cannot be read ({exc}); pass --restart to discard it") from exc
+    if state is not None:
+        return state
+    if differ:
+        raise DatasetStateMismatch(
+            f"{work} holds an unfinished build of {target.name} with another {', '.join(differ)}; run it again "
+            "with the same arguments and input to finish it, or pass --restart (restart=True) to discard it"
+        )
     if target.exists() and not overwrite:
         raise DatasetBuildError(f"{target} already exists; pass --overwrite (overwrite=True) to replace it")
     try:

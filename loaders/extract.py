@@ -314,25 +314,14 @@ def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -
     path = work / STATE_FILE
     if restart:
         remove_work_state(work)
-    fresh = not path.is_file()
-    if not fresh:
-        state = _State(path)
-        arguments = state.get("arguments")
-        if arguments == plan.arguments:
-            state.progress = state.get("progress")
-            state.progress["runs"] += 1
-            with state.transaction():
-                pass
-            return state
-        state.close()
-        if arguments is None:  # killed before its first commit: nothing to keep
-            remove_work_state(work)
-        else:
-            differ = sorted(key for key in plan.arguments if arguments.get(key) != plan.arguments[key])
-            raise ExtractStateMismatch(
-                f"{work} holds an unfinished extraction with other {', '.join(differ)}; run it again with the "
-                "same arguments to finish it, or pass --restart (restart=True) to discard it"
-            )
+    state, differ = _State.resume(work, plan.arguments)
+    if state is not None:
+        return state
+    if differ:
+        raise ExtractStateMismatch(
+            f"{work} holds an unfinished extraction with other {', '.join(differ)}; run it again with the "
+            "same arguments to finish it, or pass --restart (restart=True) to discard it"
+        )
     _check_seeds(kg, plan.seeds)
     try:
         work.mkdir(parents=True, exist_ok=True)

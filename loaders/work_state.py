@@ -11,9 +11,10 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 STATE_FILE = "state.sqlite"
+_W = TypeVar("_W", bound="WorkState")
 
 
 class WorkState:
@@ -50,6 +51,28 @@ class WorkState:
             if self.db.in_transaction:  # SQLite has already rolled back after a full disk or I/O error
                 self.db.execute("ROLLBACK")
             raise
+
+    @classmethod
+    def resume(cls: type[_W], work: Path, arguments: dict[str, Any]) -> tuple[_W | None, list[str]]:
+        """The unfinished run in ``work`` when it was started with ``arguments`` (its ``runs`` counted
+        up), else None and the argument keys that differ: none when there is no checkpoint, or one a
+        run killed before its first commit left (deleted: nothing to keep)."""
+        path = work / STATE_FILE
+        if not path.is_file():
+            return None, []
+        state = cls(path)
+        recorded = state.get("arguments")
+        if recorded == arguments:
+            state.progress = state.get("progress")
+            state.progress["runs"] += 1
+            with state.transaction():
+                pass
+            return state, []
+        state.close()
+        if recorded is None:
+            remove_work_state(work)
+            return None, []
+        return None, sorted(key for key in arguments if recorded.get(key) != arguments[key])
 
     def count(self, query: str, *args: Any) -> int:
         return int(self.db.execute(query, args).fetchone()[0] or 0)
