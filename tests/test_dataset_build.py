@@ -210,10 +210,10 @@ def rows_of(url: str, questions: list[dict[str, Any]], **options: Any) -> list[d
 def rog_truth_relation_paths(graph: list[list[str]], q_entity: list[str], a_entity: list[str]) -> set[tuple[str, ...]]:
     """RoG's build_graph + get_truth_paths (src/utils/graph_utils.py), relation sequences as its
     training data takes them."""
-    g = nx.Graph()
+    g: nx.Graph[str] = nx.Graph()
     for h, r, t in graph:
         g.add_edge(h, t, relation=r.strip())
-    paths = []
+    paths: list[list[str]] = []
     for h in q_entity:
         if h not in g:
             continue
@@ -227,7 +227,7 @@ def rog_truth_relation_paths(graph: list[list[str]], q_entity: list[str], a_enti
 
 def multigraph_relation_paths(graph: list[list[str]], q_entity: list[str], a_entity: list[str]) -> set[tuple[str, ...]]:
     """The same over a MultiGraph: every relation between a pair gives its own sequence."""
-    g = nx.MultiGraph()
+    g: nx.MultiGraph[str] = nx.MultiGraph()
     between: dict[frozenset[str], set[str]] = defaultdict(set)
     for h, r, t in graph:
         g.add_edge(h, t)
