@@ -426,7 +426,7 @@ def phase_latency(
     opened for this side alone) with its index's caches of decoded ids and literals emptied before
     every call."""
     perf, cpu = time.perf_counter, time.thread_time
-    cold_index = cold._walk_index()  # type: ignore[attr-defined]
+    cold_index = cold.traversal_index  # type: ignore[attr-defined]
     out: dict[str, Any] = {}
     for hops, items in queries.items():
         store_t: list[list[float]] = [[] for _ in items]

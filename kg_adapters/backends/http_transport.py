@@ -10,13 +10,13 @@ this module speaks SPARQL over it (the protocol's fields, the answers' formats).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from kg_adapters import json_text
 from kg_adapters.errors import (
     InvalidTermError,
     ResultMismatch,
@@ -26,6 +26,7 @@ from kg_adapters.http_exchange import (
     HttpExchange,
     split_credentials,
 )
+from kg_adapters.json_text import BadJsonText
 from kg_adapters.terms import Term, plain_literal
 from kg_adapters.transport import SparqlResult
 
@@ -117,7 +118,9 @@ def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
     variables that are not names, a binding of a variable the head does not list, a malformed
     term -- raises ResultMismatch."""
     try:
-        data = json.loads(body)
+        data = json_text.loads(body)
+    except BadJsonText as exc:
+        raise ResultMismatch(f"a SPARQL result document that cannot be read: {exc}") from exc
     except ValueError as exc:
         raise TransientError(f"malformed or truncated SPARQL result body ({len(body)} bytes): {exc}") from exc
     if not isinstance(data, dict):

@@ -645,6 +645,32 @@ def json_rewriter(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | No
     return rewrite
 
 
+def rebind(name: str, term: Mapping[str, str]) -> Callable[[str | None, bytes], bytes]:
+    """A ``rewrite`` binding ``?name`` to ``term`` (a SPARQL JSON term) in every row that binds it: a
+    relation bound to a literal, a label bound to an IRI..."""
+
+    def change(document: dict[str, Any]) -> None:
+        for binding in document.get("results", {}).get("bindings", []):
+            if name in binding:
+                binding[name] = dict(term)
+
+    return json_rewriter(change)
+
+
+def repeated_rows(document: dict[str, Any]) -> None:
+    """For :func:`json_rewriter`: every row sent twice."""
+    bindings = document.get("results", {}).get("bindings")
+    if isinstance(bindings, list):
+        bindings.extend([dict(binding) for binding in bindings])
+
+
+def with_lone_surrogates(document: dict[str, Any]) -> None:
+    """For :func:`json_rewriter`: every term's value ends in a lone surrogate (``"\\ud800"`` on the wire)."""
+    for binding in document.get("results", {}).get("bindings", []):
+        for term in binding.values():
+            term["value"] += "\ud800"
+
+
 def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
     """A SPARQL JSON results body (for tests that want to build one by hand)."""
     return json.dumps({"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}).encode("utf-8")
