@@ -19,6 +19,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,14 @@ class MiniLMEncoder:
         self.dimensions: int = int(config["hidden_size"])
 
     def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> Array:
-        """Unit embeddings, one row per text; texts are batched by length so padding stays short."""
+        """Unit embeddings, one row per text; texts are batched by length so padding stays short. BLAS
+        runs on one thread (:func:`one_blas_thread`)."""
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            out[chunk] = self._encode_batch([texts[i] for i in chunk])
+        with one_blas_thread():
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                out[chunk] = self._encode_batch([texts[i] for i in chunk])
         return out
 
     def _linear(self, x: Array, name: str) -> Array:
@@ -165,6 +168,27 @@ def load_minilm(model_path: str | Path | None = None) -> MiniLMEncoder:
         raise InvalidTermError(f"model_path {str(model_path)!r} is not an all-MiniLM model directory: {exc}") from exc
 
 
+_blas_lock = threading.Lock()
+_blas: Any = None
+
+
+def one_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS limited to one thread while encoding (through ``threadpoolctl`` when it is installed; else
+    nothing changes): the encoder's matrices are small, and on a busy machine OpenBLAS's threads spin
+    waiting for each other -- measured 5x slower with two threads than with one at a load of 8 on 2
+    cores (7x for the reasoners' scorer)."""
+    global _blas
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return nullcontext()
+    with _blas_lock:
+        if _blas is None:
+            _blas = ThreadpoolController()
+    limited: AbstractContextManager[Any] = _blas.limit(limits=1, user_api="blas")
+    return limited
+
+
 def minilm_installed() -> bool:
     """Whether the ``embeddings`` extra is importable (checked without importing it), so callers can
     choose the encoder by default where it is installed."""
@@ -190,16 +214,21 @@ class EmbeddingCache:
             self._vectors.clear()
 
     def embed(self, texts: Sequence[str]) -> Array:
-        """One row per text, in order."""
+        """One row per text, in order. Texts not seen before are encoded outside the lock, so threads
+        (concurrent MCP calls, reasoner workers) wait for each other only to read and insert."""
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-            if missing:
-                for text, vector in zip(missing, self.encoder.encode(missing, batch_size=self.batch_size), strict=True):
-                    self._vectors[text] = vector
+            missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        fresh = self.encoder.encode(missing, batch_size=self.batch_size) if missing else None
+        with self._lock:
+            if fresh is not None:
+                self._vectors.update(zip(missing, fresh, strict=True))
             rows = []
             for text in texts:
+                vector = self._vectors.get(text)
+                if vector is None:  # evicted by another thread meanwhile
+                    vector = self._vectors[text] = self.encoder.encode([text], batch_size=1)[0]
                 self._vectors.move_to_end(text)
-                rows.append(self._vectors[text])
+                rows.append(vector)
             while len(self._vectors) > self.size:
                 self._vectors.popitem(last=False)
         if not rows:
@@ -208,16 +237,37 @@ class EmbeddingCache:
         return stacked
 
 
+_ENCODERS: dict[str, MiniLMEncoder] = {}
 _SHARED: dict[str, EmbeddingCache] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_embeddings(model_path: str | Path | None = None) -> EmbeddingCache:
-    """The process's one :class:`EmbeddingCache` per model (the default model unless ``model_path``),
-    made on first use: the reasoners' scorer and relation/entity search load the weights once and
-    share what they embedded. Raises as :func:`load_minilm`."""
+def shared_encoder(model_path: str | Path | None = None) -> MiniLMEncoder:
+    """The process's one encoder per model (the default model unless ``model_path``), loaded on first
+    use: relation/entity search and the reasoners' scorers hold one copy of the weights. Raises as
+    :func:`load_minilm`."""
     key = str(model_path or "")
     with _SHARED_LOCK:
+        if key not in _ENCODERS:
+            _ENCODERS[key] = load_minilm(model_path)
+        return _ENCODERS[key]
+
+
+def embeddings_of(encoder: MiniLMEncoder) -> EmbeddingCache | None:
+    """The shared :class:`EmbeddingCache` over ``encoder`` when it is a :func:`shared_encoder` (made on
+    first use; nothing is loaded), else None."""
+    with _SHARED_LOCK:
+        key = next((key for key, shared in _ENCODERS.items() if shared is encoder), None)
+        if key is None:
+            return None
         if key not in _SHARED:
-            _SHARED[key] = EmbeddingCache(load_minilm(model_path))
+            _SHARED[key] = EmbeddingCache(encoder)
         return _SHARED[key]
+
+
+def shared_embeddings(model_path: str | Path | None = None) -> EmbeddingCache:
+    """The process's one :class:`EmbeddingCache` over :func:`shared_encoder`: search and the scorers
+    share what they embedded (relation names and questions recur in both). Raises as :func:`load_minilm`."""
+    cache = embeddings_of(shared_encoder(model_path))
+    assert cache is not None
+    return cache

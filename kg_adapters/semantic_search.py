@@ -28,7 +28,6 @@ import json
 import os
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -88,10 +87,10 @@ def search_encoder(mode: SearchMode) -> MiniLMEncoder | None:
         return None
     with _encoder_lock:
         if _encoder is None and _encoder_missing is None:
-            from kg_adapters.encoder import load_minilm
+            from kg_adapters.encoder import shared_encoder
 
             try:
-                _encoder = load_minilm()
+                _encoder = shared_encoder()
             except MissingDependency as exc:
                 _encoder_missing = exc
         if _encoder is None and mode == "semantic":
@@ -100,65 +99,18 @@ def search_encoder(mode: SearchMode) -> MiniLMEncoder | None:
         return _encoder
 
 
-_blas_lock = threading.Lock()
-_blas: object | None = None
-
-
 def encode(encoder: MiniLMEncoder, texts: Sequence[str]) -> NDArray[np.float32]:
-    """``encoder.encode(texts)`` with the BLAS library on one thread (through ``threadpoolctl`` when it
-    is installed): the encoder's matrices are small, and on a busy machine OpenBLAS's threads spin
-    waiting for each other -- measured 5x slower with two threads than with one at a load of 8 on 2 cores."""
-    global _blas
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return encoder.encode(texts)
-    with _blas_lock:
-        if _blas is None:
-            _blas = ThreadpoolController()
-    assert isinstance(_blas, ThreadpoolController)
-    with _blas.limit(limits=1, user_api="blas"):
-        return encoder.encode(texts)
-
-
-class _VectorMemo:
-    """Embeddings of short texts (queries, entity names) remembered per process, least recently used
-    first out: agents repeat searches, and a name re-ranked once is likely to be again."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._vectors: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def encode(self, encoder: MiniLMEncoder, texts: Sequence[str]) -> NDArray[np.float32]:
-        import numpy as np
-
-        with self._lock:
-            missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
-        fresh = encode(encoder, missing) if missing else None
-        with self._lock:
-            if fresh is not None:
-                for text, vector in zip(missing, fresh, strict=True):
-                    self._vectors[text] = vector
-            rows = []
-            for text in texts:
-                vector = self._vectors.get(text)
-                if vector is None:  # evicted by another thread meanwhile: encode again below
-                    vector = encode(encoder, [text])[0]
-                    self._vectors[text] = vector
-                self._vectors.move_to_end(text)
-                rows.append(vector)
-            while len(self._vectors) > self._capacity:
-                self._vectors.popitem(last=False)
-        return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
-
-
-_memo = _VectorMemo(capacity=20_000)
+    """``encoder.encode(texts)`` (BLAS on one thread: :func:`kg_adapters.encoder.one_blas_thread`)."""
+    return encoder.encode(texts)
 
 
 def embed(encoder: MiniLMEncoder, texts: Sequence[str]) -> NDArray[np.float32]:
-    """Unit vectors of ``texts`` (remembered per process)."""
-    return _memo.encode(encoder, texts)
+    """Unit vectors of ``texts``, remembered in the process's embedding cache (the one the reasoners'
+    scorers share: :func:`kg_adapters.encoder.shared_embeddings`) when ``encoder`` is the shared one."""
+    from kg_adapters.encoder import embeddings_of
+
+    cache = embeddings_of(encoder)
+    return cache.embed(texts) if cache is not None else encoder.encode(texts)
 
 
 # -- relations -----------------------------------------------------------------------------------------
