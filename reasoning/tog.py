@@ -23,8 +23,8 @@ a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
 rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
 relation with many tails is not diluted as scores summing to 1 would dilute it) and
 the stop rule is: go deeper only while the best extended chain's relations match the question
-better (scorer over the chains' relation words) than the best current chain's; the answers are the
-tail entities of the surviving chains, best first. Entity pruning by name similarity knows nothing
+better (scorer over the chains' relation words, by more than a near tie) than the best current chain's;
+the answers are the tail entities of the surviving chains, best first. Entity pruning by name similarity knows nothing
 about the answer, so with ``width=3`` a question with more answers than that loses recall by design.
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
-from reasoning.relevance import INVERSE_COST, Judge
+from reasoning.relevance import INVERSE_COST, TIE_BAND, Judge
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -73,6 +73,8 @@ ANSWER_PROMPT = (
     "you are asked to answer the question with these triplets and your knowledge. List every answer, "
     "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
 )
+DEEPER_MARGIN = TIE_BAND
+"""What going one level deeper must gain offline, in relevance units: more than a near tie."""
 _SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 
@@ -205,11 +207,13 @@ class ThinkOnGraph(KGReasoner):
         self, question: Question, beam: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]
     ) -> bool:
         """Offline stop rule: whether some extended chain's relations match the question better than
-        every current chain's (both scored in one call, so the scores compare)."""
+        every current chain's by more than :data:`DEEPER_MARGIN` (both scored in one call, so the scores
+        compare, in relevance units of that call: a sentence encoder rates "country, official language" a
+        little above "country" for "What is the country of X?", where BM25 rates it below)."""
         current = [self._words(chain.edges) for chain in beam]
         extended = [self._words(chain.edges, relation) for chain, relation, _, _ in scored]
-        scores = self._judge.scores([*current, *extended])
-        return max(scores[len(current) :], default=0.0) > max(scores[: len(current)], default=0.0)
+        levels = self._judge.relevance(self._judge.scores([*current, *extended]))
+        return max(levels[len(current) :], default=0.0) > max(levels[: len(current)], default=0.0) + DEEPER_MARGIN
 
     # -- entity exploration and pruning -------------------------------------------------------------
     def _explore_entities(
