@@ -450,15 +450,15 @@ def focus(question: Question, axiom: str) -> str:
 
 
 def is_claim(question: Question) -> bool:
-    """Claims and yes/no questions get a verdict: True/False choices, a leading auxiliary verb, or
-    a statement (no question mark, no wh-word)."""
+    """Claims and yes/no questions get a verdict: True/False choices, a leading auxiliary verb (unless
+    the question offers alternatives joined by "or"), or a statement (no question mark, no wh-word)."""
     if question.choices and _is_verdict_choice(question.choices):
         return True
     words = question.question.strip().lower().split()
     if not words:
         return False
-    if words[0] in _AUXILIARIES:
-        return True
+    if words[0] in _AUXILIARIES:  # "Is X a man or a woman?" asks to choose, not to judge
+        return " or " not in f" {' '.join(words)} "
     return not question.question.rstrip().endswith("?") and words[0] not in _WH_WORDS
 
 

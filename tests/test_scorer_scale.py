@@ -101,3 +101,10 @@ def test_the_semantic_scorer_is_the_default_where_installed(semantic: Scorer) ->
         [sys.executable, "-m", "kg_adapters.cli", "reason", "--help"], capture_output=True, text=True, check=True
     ).stdout
     assert "auto (default): hybrid" in " ".join(shown.split())
+
+
+def test_an_alternative_question_is_not_a_claim() -> None:
+    from reasoning.r3 import is_claim
+
+    assert not is_claim(Question(id="g", question="Is the wife of Tom Hanks a man or a woman?", q_entity=("m.0bxtg",)))
+    assert is_claim(Question(id="c", question="Is Tom Hanks an actor?", q_entity=("m.0bxtg",)))
