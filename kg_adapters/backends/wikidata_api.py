@@ -46,8 +46,8 @@ from typing import Any
 
 import requests
 
-from kg_adapters import algorithms, json_text
-from kg_adapters.backends.http_transport import wikimedia_user_agent
+from kg_adapters import algorithms
+from kg_adapters.backends.http_transport import remote_json, wikimedia_user_agent
 from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
 from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
@@ -62,7 +62,6 @@ from kg_adapters.errors import (
     TransientError,
 )
 from kg_adapters.http_exchange import HttpExchange, parse_retry_after
-from kg_adapters.json_text import BadJsonText
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Entity, Literal, best_label, edge_sort_key, statement_sort_key
 from kg_adapters.sparql_terms import check_lang, check_text
@@ -113,12 +112,7 @@ class WikibaseApiTransport(HttpExchange):
         if self.maxlag is not None:
             fields["maxlag"] = f"{self.maxlag:g}"
         body, headers = self.exchange(fields, use_get=True)
-        try:
-            answer = json_text.loads(body)
-        except BadJsonText as exc:
-            raise ResultMismatch(f"{self.endpoint} answered a JSON document that cannot be read: {exc}") from exc
-        except ValueError as exc:
-            raise TransientError(f"malformed or truncated API answer ({len(body)} bytes): {exc}") from exc
+        answer = remote_json(body, document=f"{self.endpoint} answered a JSON document", body_name="API answer")
         if not isinstance(answer, dict):
             raise TransientError(f"{self.endpoint} answered {type(answer).__name__} instead of a JSON object")
         error = answer.get("error")
