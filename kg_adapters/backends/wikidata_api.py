@@ -213,33 +213,36 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
         return {node: sorted({edge.relation for edge in found}) for node, found in edges.items()}
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
-        self._check_open()
-        wanted = self._profile.label_langs(lang)
-        canonical = self._canonical(ids)
-        entities = self._terms(list(canonical.values()), wanted, descriptions=False)
-        found: dict[str, str] = {}
-        for spelling, node in canonical.items():
-            entity = entities.get(node)
-            if entity is not None and entity.labels:
-                found[spelling] = _pick(entity.labels, wanted)
-        return found
+        wanted, named = self._named(ids, lang, descriptions=False)
+        return {
+            spelling: _pick(entity.labels, wanted)
+            for spelling, _, entity in named
+            if entity is not None and entity.labels
+        }
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
-        self._check_open()
-        wanted = self._profile.label_langs(lang)
-        canonical = self._canonical(ids)
-        entities = self._terms(list(canonical.values()), wanted, descriptions=True)
-        found: dict[str, Entity] = {}
-        for spelling, node in canonical.items():
-            entity = entities.get(node)
-            found[spelling] = Entity(
+        wanted, named = self._named(ids, lang, descriptions=True)
+        return {
+            spelling: Entity(
                 id=node,
                 label=_pick(entity.labels, wanted) if entity is not None and entity.labels else None,
                 description=(
                     _pick(entity.descriptions, wanted) if entity is not None and entity.descriptions else None
                 ),
             )
-        return found
+            for spelling, node, entity in named
+        }
+
+    def _named(
+        self, ids: Ids, lang: Langs, *, descriptions: bool
+    ) -> tuple[tuple[str, ...], list[tuple[str, str, WikidataEntity | None]]]:
+        """For ``labels`` and ``describe``: the languages to pick in, and each spelling of ``ids`` with
+        its entity id and the names fetched for it (None when the API has none)."""
+        self._check_open()
+        wanted = self._profile.label_langs(lang)
+        canonical = self._canonical(ids)
+        entities = self._terms(list(canonical.values()), wanted, descriptions=descriptions)
+        return wanted, [(spelling, node, entities.get(node)) for spelling, node in canonical.items()]
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Items whose label or alias starts with ``text`` (``wbsearchentities``, in ``language``),
