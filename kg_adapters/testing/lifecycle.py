@@ -1,9 +1,13 @@
 """The ``with`` form of the test servers (Virtuoso, the fault server, a scripted LLM): entering starts the
-server, leaving stops it, whatever the block raised."""
+server, leaving stops it, whatever the block raised; and :func:`serving`, a test's own small HTTP server."""
 
 from __future__ import annotations
 
 import abc
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
 from types import TracebackType
 from typing import TypeVar
 
@@ -28,3 +32,18 @@ class ServerLifecycle(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[http.server.ThreadingHTTPServer]:
+    """A threading HTTP server for ``handler`` on a free loopback port, answering from a background
+    thread; shut down, closed and joined on exit. Its port: ``server.server_address[1]``."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
