@@ -182,7 +182,9 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 
 
 def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
-    actions = dataset.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = dataset.add_subparsers(
+        dest="action", required=True, metavar="ACTION", help="what to do with a dataset: build"
+    )
     build = actions.add_parser(
         "build",
         help="per-question subgraphs and truth paths in RoG's format, from any graph (resumable)",
