@@ -44,11 +44,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             index=not args.no_index,
         )
     except KeyboardInterrupt:
-        print(
-            f"kga: error: interrupted; the store at {args.store} is unchanged (the partial load was discarded)",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted(f"the store at {args.store} is unchanged (the partial load was discarded)")
     summary = {
         "store": report.store,
         "files": list(report.files),
@@ -97,6 +93,12 @@ def seed_ids(values: Sequence[str]) -> list[str]:
 _SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
+def _interrupted(kept: str) -> int:
+    """Ctrl-C during a long command: one line saying what was kept, and the shell's status for SIGINT."""
+    print(f"kga: error: interrupted; {kept}", file=sys.stderr)
+    return 130
+
+
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -117,12 +119,7 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             source_url=args.kg,
         )
     except KeyboardInterrupt:
-        print(
-            "kga: error: interrupted; the progress so far is kept in the work directory: run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted("the progress so far is kept in the work directory: run the same command again to resume")
     if args.json:
         emit(asdict(report))
     else:
@@ -162,12 +159,7 @@ def cmd_dataset_build(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             **budgets,
         )
     except KeyboardInterrupt:
-        print(
-            "kga: error: interrupted; the rows built so far are kept beside the output: run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted("the rows built so far are kept beside the output: run the same command again to resume")
     if args.json:
         emit(asdict(report))
         return 0
