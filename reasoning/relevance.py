@@ -17,7 +17,7 @@ something else on each, so the methods decide only by
   its scores are already in these units; MiniLM: the cosines measured for relation names against
   questions) -- and a score becomes ``(score - unrelated) / (stated - unrelated)`` clipped to [0, 1]; an
   undeclared scorer's scores are read in relevance units of their own call instead;
-* comparisons of texts scored in one call, in those units: a tie band (:meth:`Judge.leaders`) stands in
+* comparisons of texts scored in one call, in those units: a tie band (:data:`TIE_BAND`) stands in
   for BM25's exact ties, and a longer relation path must beat a shorter one by a cost per extra hop
   (:func:`path_cost`, :meth:`Judge.order`), where BM25 relied on an irrelevant relation adding no word.
 
@@ -28,6 +28,7 @@ name is not what the question asks for, and it moves a sentence embedding more t
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -56,14 +57,6 @@ def question_focus(question: str, names: Iterable[str]) -> str:
         text = pattern.sub(" ", text)
     focused = " ".join(text.split())
     return focused if re.search(r"[^\W\d_]", focused) else question
-
-
-def median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
 
 
 class Judge:
@@ -95,20 +88,13 @@ class Judge:
         declared = getattr(self.scorer, "unrelated", None)
         if isinstance(declared, (int, float)) and not isinstance(declared, bool):
             return float(declared)
-        return median(scores)
+        return statistics.median(scores) if scores else 0.0
 
     def relevance(self, scores: Sequence[float]) -> list[float]:
         """Each score in relevance units: 0 at the floor, 1 at the best (all 0 when none rises above)."""
         floor = self.floor(scores)
         unit = max(scores, default=floor) - floor
         return [max(0.0, (score - floor) / unit) if unit > 0 else 0.0 for score in scores]
-
-    def leaders(self, items: Sequence[T], scores: Sequence[float], band: float = TIE_BAND) -> list[T]:
-        """The items scoring within ``band`` relevance units of the best, best first."""
-        levels = self.relevance(scores)
-        best = max(levels, default=0.0)
-        chosen = sorted((i for i in range(len(items)) if levels[i] >= best - band), key=lambda i: -scores[i])
-        return [items[i] for i in chosen]
 
     def order(self, items: Sequence[T], scores: Sequence[float], cost: Callable[[T], float]) -> list[T]:
         """The items best first by relevance minus ``cost`` (relevance units: :func:`path_cost` for a
