@@ -2,7 +2,7 @@
 
 BM25 gives 0 to a text that shares no word with the question and saturates at 1; a cosine similarity
 gives every text something (unrelated relation names score 0.1-0.3 against a question, the right one
-0.4-0.7) and hardly ever ties. A rule written as ``score > 0`` or ``score >= 0.6`` therefore means
+0.4-0.9) and hardly ever ties. A rule written as ``score > 0`` or ``score >= 0.6`` therefore means
 something else on each, so the methods decide only by
 
 * rank: the k best texts;
