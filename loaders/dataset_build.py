@@ -31,6 +31,7 @@ The rows depend only on the KG, the input and the settings: not on ``workers``, 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import hashlib
 import json
@@ -50,7 +51,6 @@ from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
 from kg_adapters.sparql_terms import check_text
-from kg_adapters.store_layout import exclusive_load_lock
 from loaders.dataset_rows import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_EDGES_PER_NODE,
@@ -258,15 +258,33 @@ def _fingerprint(source: Path) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _locked(target: Path) -> Iterator[None]:
-    """The output's lock (``.OUT.kga-lock``, as a store's): two builds of one output never interleave."""
-    with contextlib.ExitStack() as stack:
+    """The output's lock (``.OUT.kga-lock`` beside it): two builds of one output never interleave. The
+    lock file is deleted on the way out, so a build leaves nothing behind but its output (or its
+    checkpoint); a build that opened the file just before it was deleted sees that and opens it anew."""
+    lock_path = target.parent / f".{target.name}.kga-lock"
+    while True:
         try:
-            stack.enter_context(exclusive_load_lock(target))
+            handle = open(lock_path, "a+b")  # noqa: SIM115 (held open until the lock is released)
         except OSError as exc:
             raise DatasetBuildError(f"cannot write beside the output {target}: {exc}") from exc
-        except LoadError as exc:
-            raise DatasetBuildError(f"another build of {target} is running") from exc
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise DatasetBuildError(f"another build of {target} is running") from None
+        try:
+            current = os.stat(lock_path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        handle.close()  # a build that finished deleted this one: lock the file now at the path
+    try:
         yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock_path.unlink()  # still holding the lock: no other build holds this file
+        handle.close()
 
 
 # -- the checkpoint -----------------------------------------------------------------------------------
@@ -636,10 +654,12 @@ def _write(state: _State, target: Path, output_format: str) -> None:
                 os.fsync(raw.fileno())
         os.replace(tmp, target)
         _fsync_dir(target.parent)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, Ctrl-C: no half-written file stays beside the output
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise DatasetBuildError(f"cannot write {target} (the built rows are kept: run again): {exc}") from exc
+        if isinstance(exc, OSError):
+            raise DatasetBuildError(f"cannot write {target} (the built rows are kept: run again): {exc}") from exc
+        raise
 
 
 def _write_jsonl(handle: BinaryIO | gzip.GzipFile, rows: Iterator[dict[str, Any]]) -> None:

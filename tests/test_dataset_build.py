@@ -425,7 +425,7 @@ def test_kill_9_then_the_same_command_finishes_identically(
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == reference.read_bytes()
     assert json.loads(done.stdout)["runs"] == 2
-    assert not (tmp_path / ".out.jsonl.kga-build").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "q.jsonl", "reference.jsonl"]
 
 
 def test_other_arguments_against_an_unfinished_build(
@@ -484,7 +484,7 @@ def test_a_bad_row_is_a_typed_error_naming_file_and_line(
         build_dataset(toy_url, questions, out, progress=False)
     assert raised.value.file == str(questions) and raised.value.line == 2
     assert str(raised.value).startswith(f"{questions}:2: ") and "<input>" not in str(raised.value)
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".out.jsonl.kga-lock", "q.jsonl"]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl"]  # no lock, no checkpoint
     report = build_dataset(toy_url, questions, out, progress=False, lenient=True)
     assert (report.questions, report.rows, report.skipped) == (3, 2, 1)
     assert report.skipped_rows[0].line == 2 and reason in report.skipped_rows[0].reason
@@ -535,6 +535,34 @@ def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monk
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the rog extra were not installed
     with pytest.raises(MissingDependency, match=r"kg-adapters\[rog\]"):
         build_dataset(toy_url, questions, tmp_path / "o.parquet")
+
+
+def test_budgets_at_their_largest_end_and_cut_nothing(toy_url: str, tmp_path: Path) -> None:
+    """The largest count each budget takes (2**63 - 1) is a budget that cuts nothing, not an overflow
+    in a backend's limit nor a walk that counts hops it never reaches."""
+    largest = 2**63 - 1
+    expected = build(toy_url, [TOM], tmp_path, "default.jsonl", hops=3)
+    for name in ("hops", "edges_per_node", "max_edges", "max_nodes", "batch_size", "group_size"):
+        options = {"hops": 3, name: largest}
+        assert build(toy_url, [TOM], tmp_path, f"{name}.jsonl", **options) == expected, name
+    assert ["Film", "film.film.country", "Far"] in expected[0]["graph"]  # three hops reach Far
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
+
+
+def test_two_builds_of_one_output_never_interleave(toy_url: str, tmp_path: Path) -> None:
+    questions, out = write_questions(tmp_path / "q.jsonl", [TOM]), tmp_path / "out.jsonl"
+    refused: list[str] = []
+
+    def second_build(point: str) -> None:
+        if point == "checked":  # the first build holds the output's lock here
+            with pytest.raises(DatasetBuildError, match="another build") as raised:
+                build_dataset(toy_url, questions, out, progress=False)
+            refused.append(str(raised.value))
+
+    build_dataset(toy_url, questions, out, progress=False, checkpoint=second_build)
+    assert len(refused) == 1 and [row["id"] for row in read_output(out)] == ["q1"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "q.jsonl"]
+    build_dataset(toy_url, questions, out, progress=False, overwrite=True)  # the lock is free again
 
 
 def test_ctrl_c_keeps_the_committed_rows_and_the_same_command_resumes(
