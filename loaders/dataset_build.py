@@ -189,7 +189,9 @@ def build_dataset(
                     if state.phase == "check":
                         _check(state, graph, str(source), lenient)
                         checkpoint("checked")
-                except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
+                except sqlite3.Error:
+                    raise
+                except Exception:  # a bad row, an unreadable input, a KG that fails: nothing built yet to keep
                     state.close()
                     remove_work_state(work)
                     raise
