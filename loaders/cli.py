@@ -97,6 +97,12 @@ def seed_ids(values: Sequence[str]) -> list[str]:
 _SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
+def interrupted(kept: str) -> int:
+    """Ctrl-C during a resumable command: says what was ``kept`` and how to resume; exit status 130."""
+    print(f"kga: error: interrupted; {kept}: run the same command again to resume", file=sys.stderr)
+    return 130
+
+
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -117,12 +123,7 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             source_url=args.kg,
         )
     except KeyboardInterrupt:
-        print(
-            "kga: error: interrupted; the progress so far is kept in the work directory: run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted("the progress so far is kept in the work directory")
     if args.json:
         emit(asdict(report))
     else:
@@ -162,12 +163,7 @@ def cmd_dataset_build(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             **budgets,
         )
     except KeyboardInterrupt:
-        print(
-            "kga: error: interrupted; the rows built so far are kept beside the output: run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted("the rows built so far are kept beside the output")
     if args.json:
         emit(asdict(report))
         return 0

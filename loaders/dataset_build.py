@@ -51,6 +51,7 @@ from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
 from kg_adapters.sparql_terms import check_text
+from kg_adapters.store_layout import fsync_dir
 from loaders.dataset_rows import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_EDGES_PER_NODE,
@@ -655,7 +656,7 @@ def _write(state: _State, target: Path, output_format: str) -> None:
                 raw.flush()
                 os.fsync(raw.fileno())
         os.replace(tmp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except BaseException as exc:  # a full disk, Ctrl-C: no half-written file stays beside the output
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -701,14 +702,6 @@ def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]]) -> None:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
-
-
-def _fsync_dir(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def read_output(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

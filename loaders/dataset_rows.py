@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg_adapters.algorithms import HopBatch, MemoryLedger, k_hop_walk
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list
+from kg_adapters.base import Ids, KnowledgeGraph, as_id_list, call_options, forwards
 from kg_adapters.budgets import MAX_COUNT
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import is_blank_node
@@ -167,18 +167,9 @@ class NeighborTable(DelegatingGraph):
                     edges = edges[: self.edges_per_node]
                 self.table[node] = self.keep(edges)
 
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
-        if (direction, relations, limit_per_entity, literals, expand_cvt, qualifiers) != _WALK_CALL:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
+        if call_options(KnowledgeGraph.neighbors, options) != _WALK_CALL:
             raise TypeError("the neighbour table answers the walk's call only: direction='both', nothing else")
         nodes = as_id_list(ids)
         self.prefetch(nodes)
@@ -189,7 +180,8 @@ class NeighborTable(DelegatingGraph):
         self.table.clear()
 
 
-_WALK_CALL = ("both", None, None, True, False, False)
+_WALK_CALL = call_options(KnowledgeGraph.neighbors, {"direction": "both"})
+"""The options of the walk's ``neighbors`` call (:func:`~kg_adapters.algorithms.k_hop_walk`)."""
 
 
 EdgeFilter = Callable[[list[Edge]], list[Edge]]
