@@ -263,10 +263,29 @@ def _fingerprint(source: Path) -> dict[str, Any]:
 def _locked(target: Path) -> Iterator[None]:
     """The output's lock (``.OUT.kga-lock`` beside it): two builds of one output never interleave. The
     lock file is deleted on the way out, so a build leaves nothing behind but its output (or its
-    checkpoint); a build that opened the file just before it was deleted sees that and opens it anew."""
+    checkpoint). The output's missing directories are made, and removed again if left empty."""
     lock_path = target.parent / f".{target.name}.kga-lock"
+    made = [directory for directory in reversed(target.parents) if not directory.exists()]
+    try:
+        handle = _lock_file(lock_path, target)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                lock_path.unlink()  # still holding the lock: no other build holds this file
+            handle.close()
+    finally:
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
+
+
+def _lock_file(lock_path: Path, target: Path) -> BinaryIO:
+    """The lock file, open and locked (made, with its directories, if missing). A build that opened it
+    just before the build holding it deleted it sees that, and opens the file now at the path."""
     while True:
         try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
             handle = open(lock_path, "a+b")  # noqa: SIM115 (held open until the lock is released)
         except OSError as exc:
             raise DatasetBuildError(f"cannot write beside the output {target}: {exc}") from exc
@@ -280,13 +299,7 @@ def _locked(target: Path) -> Iterator[None]:
         except FileNotFoundError:
             current = False
         if current:
-            break
-        handle.close()  # a build that finished deleted this one: lock the file now at the path
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            lock_path.unlink()  # still holding the lock: no other build holds this file
+            return handle
         handle.close()
 
 

@@ -549,16 +549,18 @@ def test_budgets_at_their_largest_end_and_cut_nothing(toy_url: str, tmp_path: Pa
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
 
 
-def test_a_kg_that_cannot_answer_leaves_nothing_behind(tmp_path: Path) -> None:
+def test_a_kg_that_cannot_answer_leaves_nothing_behind(toy_url: str, tmp_path: Path) -> None:
     """An endpoint nobody listens on fails the check of the ids, before any row is built: its typed
-    error comes through, and neither a checkpoint nor a lock stays beside the output."""
+    error comes through, and neither a checkpoint, a lock nor the output's new directories stay."""
     from kg_adapters.errors import BackendError
 
-    questions = write_questions(tmp_path / "q.jsonl", [TOM])
+    questions, out = write_questions(tmp_path / "q.jsonl", [TOM]), tmp_path / "new" / "dir" / "out.jsonl"
     url = f"sparql+http://127.0.0.1:{free_port()}/sparql?profile=freebase&retries=0"
     with pytest.raises(BackendError, match="connection to"):
-        build_dataset(url, questions, tmp_path / "out.jsonl", progress=False)
+        build_dataset(url, questions, out, progress=False)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["q.jsonl"]
+    build_dataset(toy_url, questions, out, progress=False)  # a KG that answers: the directories are made
+    assert [row["id"] for row in read_output(out)] == ["q1"] and [p.name for p in out.parent.iterdir()] == ["out.jsonl"]
 
 
 def test_two_builds_of_one_output_never_interleave(toy_url: str, tmp_path: Path) -> None:
