@@ -505,6 +505,10 @@ def test_bad_rows_through_the_command_line(toy_url: str, tmp_path: Path) -> None
         assert done.returncode == 2, bad
     done = kga("dataset", "build", "--kg", toy_url, "--questions", str(tmp_path / "none.jsonl"), "--out", "o.jsonl")
     assert done.returncode == 1 and "none.jsonl" in done.stderr
+    for json_first in (["dataset", "--json", "build"], ["dataset", "build", "--json"]):  # either place
+        done = kga(*json_first, "--kg", toy_url, "--questions", str(questions), "--out", str(out), "--overwrite",
+                   "--lenient")  # fmt: skip
+        assert done.returncode == 0 and json.loads(done.stdout)["skipped"] == 1, json_first
 
 
 def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
