@@ -360,6 +360,41 @@ def test_same_rows_through_kga_serve(
     assert b'"truncated": false' in remote.read_bytes()
 
 
+def test_an_endpoint_that_goes_away_mid_build_resumes_when_it_is_back(
+    sample_store_url: str, sample_questions: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The endpoint stops after the first group is committed: the build fails with the backend's
+    typed error and keeps its checkpoint; the same call, once the endpoint is back on its port,
+    builds only the rest and writes the same bytes as a build that was never interrupted."""
+    pytest.importorskip("starlette")
+    from kg_adapters.errors import BackendError
+
+    questions, reference, out = (
+        write_questions(tmp_path / "q.jsonl", sample_questions),
+        tmp_path / "r.jsonl",
+        tmp_path / "o.jsonl",
+    )
+    build_dataset(sample_store_url, questions, reference, max_nodes=60, progress=False)
+    port = free_port()
+    url = f"sparql+http://127.0.0.1:{port}/sparql?profile=freebase&dialect=oxigraph&retries=0"
+    options: dict[str, Any] = {"max_nodes": 60, "group_size": 5, "progress": False}
+    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port) as server:
+
+        def stop_the_endpoint(point: str) -> None:
+            if point == "commit:1":
+                server.terminate()
+                server.wait(timeout=60)
+
+        with pytest.raises(BackendError):
+            build_dataset(url, questions, out, checkpoint=stop_the_endpoint, **options)
+    assert not out.exists() and (tmp_path / ".o.jsonl.kga-build" / "state.sqlite").is_file()
+    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
+        report = build_dataset(url, questions, out, **options)
+    assert report.runs == 2 and report.built_now == len(sample_questions) - 5
+    assert out.read_bytes() == reference.read_bytes()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["o.jsonl", "q.jsonl", "r.jsonl"]
+
+
 @pytest.fixture(scope="module")
 def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any) -> VirtuosoServer:
     return virtuoso_fixture(tmp_path_factory, [sample_path()], request=request)
