@@ -32,7 +32,6 @@ selection (the answer's rank under the same PageRank), per hop count, for ``--si
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
 import hashlib
 import json
@@ -173,7 +172,7 @@ def coverage_curve(url: str, questions: list[dict[str, Any]], sizes: Sequence[in
     }
 
 
-# -- the baseline: RoG's networkx functions over the whole graph ------------------------------------------
+# -- the baseline: RoG's networkx functions (kg_adapters.testing.rog_original) over the whole graph ------
 
 
 def triples_of(dump: Path) -> Iterator[tuple[str, str, str]]:
@@ -194,34 +193,10 @@ def triples_of(dump: Path) -> Iterator[tuple[str, str, str]]:
             yield head[1:-1].removeprefix(FREEBASE_NS), relation, tail
 
 
-def rog_build_graph(triples: Iterator[tuple[str, str, str]]) -> Any:
-    """RoG's ``build_graph`` (src/utils/graph_utils.py)."""
-    import networkx as nx
-
-    graph = nx.Graph()
-    for h, r, t in triples:
-        graph.add_edge(h, t, relation=r.strip())
-    return graph
-
-
-def rog_get_truth_paths(q_entity: Sequence[str], a_entity: Sequence[str], graph: Any) -> list[list[Any]]:
-    """RoG's ``get_truth_paths`` (src/utils/graph_utils.py)."""
-    import networkx as nx
-
-    paths = []
-    for h in q_entity:
-        if h not in graph:
-            continue
-        for t in a_entity:
-            if t not in graph:
-                continue
-            with contextlib.suppress(nx.NetworkXNoPath):
-                paths.extend(nx.all_shortest_paths(graph, h, t))
-    return [[(p[i], graph[p[i]][p[i + 1]]["relation"], p[i + 1]) for i in range(len(p) - 1)] for p in paths]
-
-
 def networkx_side(graph: Any, questions: list[dict[str, Any]], hops: int, max_nodes: int) -> dict[str, Any]:
     import networkx as nx
+
+    from kg_adapters.testing import rog_original
 
     started = time.perf_counter()
     covered: dict[int, list[bool]] = {1: [], 2: []}
@@ -236,7 +211,7 @@ def networkx_side(graph: Any, questions: list[dict[str, Any]], hops: int, max_no
         scores = nx.pagerank(neighbourhood, alpha=1 - RESTART, personalization=dict.fromkeys(seeds, 1.0))
         top = sorted(scores, key=lambda node: (node not in seeds, -scores[node], str(node)))[:max_nodes]
         kept = neighbourhood.subgraph(top)
-        paths = rog_get_truth_paths(seeds, question["a_entity"], kept)
+        paths = rog_original.get_truth_paths(seeds, question["a_entity"], kept)
         with_paths += bool(paths)
         triples.append(kept.number_of_edges())
         present = {node for node in kept.nodes if kept.degree(node) > 0}
@@ -300,8 +275,10 @@ def measure(graph: str, args: argparse.Namespace) -> dict[str, Any]:
         sides["virtuoso"]["same_rows_as_store"] = sides["virtuoso"]["sha256"] == sides["store"]["sha256"]
     sides["store_2_workers"]["same_rows_as_store"] = sides["store_2_workers"]["sha256"] == sides["store"]["sha256"]
     log("networkx: building the whole graph")
+    from kg_adapters.testing import rog_original
+
     started = time.perf_counter()
-    nx_graph = rog_build_graph(triples_of(dump))
+    nx_graph = rog_original.build_graph(triples_of(dump))
     build_seconds = time.perf_counter() - started
     log(f"  {nx_graph.number_of_nodes():,} nodes, {nx_graph.number_of_edges():,} edges in {build_seconds:.1f} s")
     subset = baseline_subset(questions, args.baseline_questions)

@@ -271,7 +271,7 @@ def _process_alive(pid: int) -> bool:
 
 
 def fsync_dir(path: Path) -> None:
-    """Makes the renames and creations in directory ``path`` durable (after a file's own fsync)."""
+    """Makes the renames and new entries in directory ``path`` durable (a file's own fsync does not)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

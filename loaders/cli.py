@@ -44,11 +44,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             index=not args.no_index,
         )
     except KeyboardInterrupt:
-        print(
-            f"kga: error: interrupted; the store at {args.store} is unchanged (the partial load was discarded)",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted(f"the store at {args.store} is unchanged (the partial load was discarded)")
     summary = {
         "store": report.store,
         "files": list(report.files),
@@ -97,9 +93,9 @@ def seed_ids(values: Sequence[str]) -> list[str]:
 _SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
-def interrupted(kept: str) -> int:
-    """Ctrl-C during a resumable command: says what was ``kept`` and how to resume; exit status 130."""
-    print(f"kga: error: interrupted; {kept}: run the same command again to resume", file=sys.stderr)
+def _interrupted(kept: str) -> int:
+    """Ctrl-C during a long command: one line saying what was kept, and the shell's status for SIGINT."""
+    print(f"kga: error: interrupted; {kept}", file=sys.stderr)
     return 130
 
 
@@ -123,7 +119,7 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             source_url=args.kg,
         )
     except KeyboardInterrupt:
-        return interrupted("the progress so far is kept in the work directory")
+        return _interrupted("the progress so far is kept in the work directory: run the same command again to resume")
     if args.json:
         emit(asdict(report))
     else:
@@ -163,7 +159,7 @@ def cmd_dataset_build(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             **budgets,
         )
     except KeyboardInterrupt:
-        return interrupted("the rows built so far are kept beside the output")
+        return _interrupted("the rows built so far are kept beside the output: run the same command again to resume")
     if args.json:
         emit(asdict(report))
         return 0
@@ -187,7 +183,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
 
 def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
     actions = dataset.add_subparsers(
-        dest="action", required=True, metavar="ACTION", help="build: a RoG-style dataset from a questions file"
+        dest="action", required=True, metavar="ACTION", help="what to do with a dataset: build"
     )
     build = actions.add_parser(
         "build",
@@ -240,7 +236,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
         "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
-        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "subgraph, ids as the file's names; .parquet needs the rog extra, kg-adapters[rog]); default: from the "
         "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
     load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")
@@ -255,7 +251,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument(
         "--languages",
         help="freebase: keep language-tagged literals only in these, e.g. en or en,de; wikidata-json: keep labels, "
-        "descriptions and aliases only in these (regional variants and mul kept too)",
+        "descriptions and aliases only in these (regional variants and mul kept too); default: every language",
     )
     load.add_argument(
         "--qualifiers",
@@ -263,9 +259,10 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
     )
     load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
-    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
+    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out (default: none)")
     load.add_argument(
-        "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
+        "--drop-namespaces",
+        help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase. (default: none)",
     )
 
 
@@ -275,8 +272,12 @@ def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument(
         "--direction", default="both", choices=["out", "in", "both"], help="which way edges may be walked"
     )
-    extract.add_argument("--relations", help="comma-separated relations to follow")
-    extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument(
+        "--relations", help="comma-separated relations to follow (default: all the profile's relation filter shows)"
+    )
+    extract.add_argument(
+        "--max-edges", type=count(), help="stop after this many edges, as subgraph --max-edges (default: no cap)"
+    )
     extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")
     extract.add_argument("--store", required=True, help="new store directory")
     extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")

@@ -73,7 +73,7 @@ from loaders.errors import (
 )
 from loaders.extract import public_url
 from loaders.report import MAX_SKIPPED_KEPT, SkippedLine
-from loaders.rog_dataset import PARQUET_INSTALL, check_columns, iter_rows
+from loaders.rog_dataset import check_columns, iter_rows
 from loaders.work_state import STATE_FILE, WorkState, remove_work_state
 
 __all__ = ["OUTPUT_SUFFIXES", "BuildReport", "build_dataset", "read_output"]
@@ -241,7 +241,9 @@ def _pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet  # the writer lives in the submodule
     except ImportError as exc:
-        raise MissingDependency(f"writing Parquet needs pyarrow: {PARQUET_INSTALL}") from exc
+        from kg_adapters.extras import install_command
+
+        raise MissingDependency(f"writing Parquet needs pyarrow: {install_command('rog')}") from exc
     return pa
 
 

@@ -181,7 +181,7 @@ class NeighborTable(DelegatingGraph):
 
 
 _WALK_CALL = call_options(KnowledgeGraph.neighbors, {"direction": "both"})
-"""The options of the walk's ``neighbors`` call (:func:`~kg_adapters.algorithms.k_hop_walk`)."""
+"""The options of the one ``neighbors`` call the walk makes (every other option at its default)."""
 
 
 EdgeFilter = Callable[[list[Edge]], list[Edge]]

@@ -29,6 +29,7 @@ from support.servers import free_port, running
 
 from kg_adapters import connect
 from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
+from kg_adapters.testing import rog_original
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from loaders import load_files
 from loaders.dataset_build import build_dataset, read_output
@@ -210,19 +211,8 @@ def rows_of(url: str, questions: list[dict[str, Any]], **options: Any) -> list[d
 def rog_truth_relation_paths(graph: list[list[str]], q_entity: list[str], a_entity: list[str]) -> set[tuple[str, ...]]:
     """RoG's build_graph + get_truth_paths (src/utils/graph_utils.py), relation sequences as its
     training data takes them."""
-    g: nx.Graph[str] = nx.Graph()
-    for h, r, t in graph:
-        g.add_edge(h, t, relation=r.strip())
-    paths: list[list[str]] = []
-    for h in q_entity:
-        if h not in g:
-            continue
-        for t in a_entity:
-            if t not in g:
-                continue
-            with contextlib.suppress(nx.NetworkXNoPath):
-                paths.extend(nx.all_shortest_paths(g, h, t))
-    return {tuple(g[p[i]][p[i + 1]]["relation"] for i in range(len(p) - 1)) for p in paths}
+    rog_graph = rog_original.build_graph((h, r, t) for h, r, t in graph)
+    return {tuple(r for _, r, _ in path) for path in rog_original.get_truth_paths(q_entity, a_entity, rog_graph)}
 
 
 def multigraph_relation_paths(graph: list[list[str]], q_entity: list[str], a_entity: list[str]) -> set[tuple[str, ...]]:
@@ -572,7 +562,7 @@ def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monk
     with connect(toy_url) as kg, pytest.raises(TypeError, match="URL"):
         build_dataset(kg, questions, tmp_path / "o.jsonl", workers=2)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the rog extra were not installed
-    with pytest.raises(MissingDependency, match=r"kg-adapters\[rog\]"):
+    with pytest.raises(MissingDependency, match=r"pip install .*\[rog\]"):
         build_dataset(toy_url, questions, tmp_path / "o.parquet")
 
 
