@@ -496,6 +496,7 @@ BAD_ROWS: list[tuple[Any, type[BadQuestion], str]] = [
     ({"id": "a", "question": "q?", "q_entity": ["m.0t"], "answer": "State"}, BadQuestion, "'answer'"),
     (["a", "list"], BadQuestion, "must be an object"),
     ("{not json", BadQuestion, "not a JSON line"),
+    ("[" * 100_000 + "]" * 100_000, BadQuestion, "nested too deeply"),
 ]
 
 
