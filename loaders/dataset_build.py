@@ -478,7 +478,10 @@ def _check(state: _State, kg: KnowledgeGraph, source: str, lenient: bool) -> Non
                 break
         if not batch:
             break
-        known = kg.relations(list(wanted), direction="both")
+        ids = list(wanted)  # one row may name more than CHECK_IDS ids: asked CHECK_IDS at a time all the same
+        known: dict[str, list[str]] = {}
+        for start in range(0, len(ids), CHECK_IDS):
+            known.update(kg.relations(ids[start : start + CHECK_IDS], direction="both"))
         with state.transaction():
             for seq, line, question in batch:
                 unknown = tuple(node for node in (*question.q_entity, *question.a_entity) if not known.get(node))

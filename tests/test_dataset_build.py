@@ -517,6 +517,21 @@ def test_a_bad_row_is_a_typed_error_naming_file_and_line(
     assert [row["id"] for row in read_output(out)] == ["g", "h"]
 
 
+def test_ids_are_checked_in_batches_even_within_one_row(
+    toy_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row naming more ids than one check asks about is checked in several calls, with the same result."""
+    import loaders.dataset_build
+
+    many = {**TOM, "q_entity": ["m.0t", "m.0u", "m.0d"], "a_entity": ["m.0s", "m.0c", "m.0f"]}
+    expected = build(toy_url, [many, GOOD], tmp_path, "whole.jsonl")
+    monkeypatch.setattr(loaders.dataset_build, "CHECK_IDS", 2)
+    assert build(toy_url, [many, GOOD], tmp_path, "batched.jsonl") == expected
+    with pytest.raises(UnknownEntity, match=r"m\.0gone") as raised:
+        build(toy_url, [GOOD, {**many, "a_entity": ["m.0s", "m.0c", "m.0f", "m.0gone"]}], tmp_path, "gone.jsonl")
+    assert raised.value.line == 2 and raised.value.ids == ("m.0gone",)
+
+
 def test_bad_rows_through_the_command_line(toy_url: str, tmp_path: Path) -> None:
     questions = write_questions(tmp_path / "q.jsonl", [GOOD, GOOD])
     out = tmp_path / "out.jsonl"
