@@ -385,6 +385,22 @@ def test_an_endpoint_that_goes_away_mid_build_resumes_when_it_is_back(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["o.jsonl", "q.jsonl", "r.jsonl"]
 
 
+def test_credentials_in_the_kg_url_stay_out_of_the_checkpoint_and_the_output(
+    served_sample: str, sample_questions: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    url = served_sample.replace("http://", "http://reader:s3cret-pw@", 1)
+    questions, out = write_questions(tmp_path / "q.jsonl", sample_questions), tmp_path / "out.jsonl"
+    child = build_killed_at("commit:1", kg=url, questions=questions, out=out, max_nodes=60, group_size=5)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    work = tmp_path / ".out.jsonl.kga-build"
+    assert all(b"s3cret" not in path.read_bytes() for path in work.iterdir())
+    done = kga("dataset", "build", "--kg", url, "--questions", str(questions), "--out", str(out), "--max-nodes", "60",
+               "--group-size", "5", "--json")  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout)["runs"] == 2, done.stderr
+    assert "s3cret" not in done.stdout + done.stderr and b"s3cret" not in out.read_bytes()
+
+
 @pytest.fixture(scope="module")
 def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any) -> VirtuosoServer:
     return virtuoso_fixture(tmp_path_factory, [sample_path()], request=request)
