@@ -5,7 +5,7 @@ answers (literal edges included, as ``neighbors`` gives them), hop by hop on int
 from __future__ import annotations
 
 from kg_adapters.base import Direction
-from kg_adapters.index.edges import Item, edge_items, edge_records, read_edges, triple_records
+from kg_adapters.index.edges import Item, NodeEdges, edge_items, edges_records, read_edges, triple_records
 from kg_adapters.index.read import Mask, TraversalIndex
 from kg_adapters.records import Edge, EdgeList
 
@@ -70,11 +70,10 @@ def _one_way_subgraph(
     limit: int | None,
 ) -> EdgeList:
     """:func:`k_hop_subgraph` walking only ``out`` or only ``in``: each edge is met once (from the one
-    node it is read at), so a node's edges become records as they are read, and only the ends that
-    lead on are kept as integers. With ``limit``, a node's edges are cut to the room left before any
-    id is decoded (a hub costs what is kept)."""
+    node it is read at), so a hop's edges become records once the hop is read (the ids they name
+    decoded in one batch), and only the ends that lead on are kept as integers. With ``limit``, a
+    node's edges are cut to the room left before any id is decoded (a hub costs what is kept)."""
     out = direction == "out"
-    names = index.name_cache
     records: list[Edge] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen = set(frontier)
@@ -83,16 +82,29 @@ def _one_way_subgraph(
             break
         leads_on = hop < depth - 1
         reached: list[int] = []
+        read: list[NodeEdges] = []
+        kept = len(records)
         for node in frontier:
-            room = None if limit is None else limit - len(records)
-            edges = read_edges(index, node, direction, None, mask, room, out)
-            records.extend(edge_records(index, names[node], edges))
+            edges = read_edges(index, node, direction, None, mask, None if limit is None else limit - kept, out)
+            read.append(edges)
             if edges[4]:  # cut: the budget is spent
-                return EdgeList(records, truncated=True)
+                break
+            if limit is not None:
+                kept += _edge_count(edges)
             if leads_on:
                 for end in edges[0][1] if out else edges[2][1]:
                     if end not in seen:
                         seen.add(end)
                         reached.append(end)
+        for node_records in edges_records(index, index.names_of(frontier[: len(read)]), read):
+            records.extend(node_records)
+        if read[-1][4]:
+            return EdgeList(records, truncated=True)
         frontier = reached
     return EdgeList(records)
+
+
+def _edge_count(edges: NodeEdges) -> int:
+    """How many edges :func:`read_edges` read (entity and literal ones)."""
+    (_, tails), runs, (_, heads), _, _ = edges
+    return len(tails) + len(heads) + sum(last - first for _, first, last in runs)
