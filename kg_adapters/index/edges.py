@@ -146,57 +146,45 @@ def _literal_edges(index: TraversalIndex, name: str) -> Callable[[int, list[Lite
     return lambda relation, values: map(make_edge, _repeat(name), _repeat(labels[relation]), values)
 
 
-def edge_records(
-    index: TraversalIndex, name: str, edges: NodeEdges, literal_values: list[Literal] | None = None
-) -> list[Edge]:
+def edge_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edge]:
     """The records of what :func:`read_edges` read of the entity ``name``, in answer order (its ids
-    decoded together, through the name cache; its literal records ``literal_values`` when the caller
-    read them already)."""
-    (relations, tails), runs, (in_relations, heads), split, _ = edges
+    decoded together, through the name cache)."""
+    (_, tails), _, (_, heads), _, _ = edges
     cache = index.name_cache
-    labels, names = index.relations.__getitem__, cache.__getitem__
     if (tails and (tails[0] not in cache or tails[-1] not in cache)) or (
         heads and (heads[0] not in cache or heads[-1] not in cache)
     ):  # (decode_names' own test, spared a call when the ids are cached)
-        index.decode_names(tails + heads)
-    out = list(map(make_edge, _repeat(name), map(labels, relations), map(names, tails)))
-    if runs:
-        if literal_values is None:
-            literal_values = index.literal_records(runs)
-        place_literals(out, relations, runs, literal_values, _literal_edges(index, name))
-    if not heads:
-        return out
-    into = list(map(make_edge, map(names, heads), map(labels, in_relations), _repeat(name)))
-    return merge_both(into, split, out)
+        index.decode_missing(tails + heads)
+    return named_records(index, name, edges)
 
 
 def edges_records(index: TraversalIndex, names: list[str], read: list[NodeEdges]) -> list[list[Edge]]:
     """:func:`edge_records` of several entities (``names``, what :func:`read_edges` read of each in
-    ``read``), with the ids all of them miss decoded in one batch and their literal records read in
-    one batch: a call touching many nodes decodes once, not node by node."""
+    ``read``), the ids all of them miss decoded in one batch: a call touching many nodes decodes
+    once, not node by node."""
     cache = index.name_cache
     missing: list[int] = []
-    runs: Runs = []
-    for (_, tails), node_runs, (_, heads), _, _ in read:
+    for (_, tails), _, (_, heads), _, _ in read:
         if tails and (tails[0] not in cache or tails[-1] not in cache):
             missing += tails
         if heads and (heads[0] not in cache or heads[-1] not in cache):
             missing += heads
-        runs += node_runs
     if missing:
         index.decode_missing(missing)
-    values = index.literal_records(runs) if runs else []
-    found: list[list[Edge]] = []
-    at = 0
-    for name, edges in zip(names, read):  # noqa: B905 (one name per read; the keyword slows this hot loop)
-        node_runs = edges[1]
-        if node_runs:
-            count = sum(last - first for _, first, last in node_runs)
-            found.append(edge_records(index, name, edges, values[at : at + count]))
-            at += count
-        else:
-            found.append(edge_records(index, name, edges))
-    return found
+    return list(map(named_records, _repeat(index), names, read))
+
+
+def named_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edge]:
+    """:func:`edge_records` once the ids are decoded (a miss left is decoded when read)."""
+    (relations, tails), runs, (in_relations, heads), split, _ = edges
+    labels, names = index.relations.__getitem__, index.name_cache.__getitem__
+    out = list(map(make_edge, _repeat(name), map(labels, relations), map(names, tails)))
+    if runs:
+        place_literals(out, relations, runs, index.literal_records(runs), _literal_edges(index, name))
+    if not heads:
+        return out
+    into = list(map(make_edge, map(names, heads), map(labels, in_relations), _repeat(name)))
+    return merge_both(into, split, out)
 
 
 def edge_items(index: TraversalIndex, node: int, edges: NodeEdges) -> list[Item]:

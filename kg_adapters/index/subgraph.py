@@ -5,8 +5,8 @@ answers (literal edges included, as ``neighbors`` gives them), hop by hop on int
 from __future__ import annotations
 
 from kg_adapters.base import Direction
-from kg_adapters.index.edges import Item, NodeEdges, edge_items, edges_records, read_edges, triple_records
-from kg_adapters.index.read import Mask, TraversalIndex
+from kg_adapters.index.edges import Item, NodeEdges, edge_items, named_records, read_edges, triple_records
+from kg_adapters.index.read import Mask, Runs, TraversalIndex
 from kg_adapters.records import Edge, EdgeList
 
 
@@ -74,6 +74,7 @@ def _one_way_subgraph(
     decoded in one batch), and only the ends that lead on are kept as integers. With ``limit``, a
     node's edges are cut to the room left before any id is decoded (a hub costs what is kept)."""
     out = direction == "out"
+    names, literals = index.name_cache, index.literal_cache
     records: list[Edge] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen = set(frontier)
@@ -83,21 +84,32 @@ def _one_way_subgraph(
         leads_on = hop < depth - 1
         reached: list[int] = []
         read: list[NodeEdges] = []
+        missing: list[int] = []
+        literal_runs: Runs = []
         kept = len(records)
         for node in frontier:
             edges = read_edges(index, node, direction, None, mask, None if limit is None else limit - kept, out)
             read.append(edges)
+            ends = edges[0][1] if out else edges[2][1]
+            if ends and (ends[0] not in names or ends[-1] not in names):
+                missing += ends  # (decoded with the hop's other misses)
+            if edges[1] and edges[1][0][1] not in literals:
+                literal_runs += edges[1]
             if edges[4]:  # cut: the budget is spent
                 break
             if limit is not None:
                 kept += _edge_count(edges)
             if leads_on:
-                for end in edges[0][1] if out else edges[2][1]:
+                for end in ends:
                     if end not in seen:
                         seen.add(end)
                         reached.append(end)
-        for node_records in edges_records(index, index.names_of(frontier[: len(read)]), read):
-            records.extend(node_records)
+        if missing:
+            index.decode_missing(missing)
+        if literal_runs:
+            index.literal_records(literal_runs)  # (decoded in one batch, kept for the records below)
+        for node, edges in zip(frontier, read):  # noqa: B905 (read stops at a cut; the keyword slows this loop)
+            records.extend(named_records(index, names[node], edges))
         if read[-1][4]:
             return EdgeList(records, truncated=True)
         frontier = reached
