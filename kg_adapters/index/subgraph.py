@@ -23,7 +23,7 @@ def k_hop_subgraph(
     An edge can only be met twice when the walk goes ``both`` ways (from its head and from its tail),
     so only then are edges checked for repeats; the last hop's ends are not collected."""
     if direction != "both":
-        return _one_way_subgraph(index, seed_numbers, depth, direction, mask, limit)
+        return _one_way(index, [n for n in seed_numbers if n is not None], depth, direction == "out", mask, limit)
     items: list[Item] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen_nodes: set[int] = set(frontier)
@@ -61,22 +61,17 @@ def k_hop_subgraph(
     return EdgeList(triple_records(index, items), truncated=truncated)
 
 
-def _one_way_subgraph(
-    index: TraversalIndex,
-    seed_numbers: list[int | None],
-    depth: int,
-    direction: Direction,
-    mask: Mask | None,
-    limit: int | None,
+def _one_way(
+    index: TraversalIndex, frontier: list[int], depth: int, out: bool, mask: Mask | None, limit: int | None
 ) -> EdgeList:
-    """:func:`k_hop_subgraph` walking only ``out`` or only ``in``: each edge is met once (from the one
-    node it is read at), so a hop's edges become records once the hop is read (the ids they name
-    decoded in one batch), and only the ends that lead on are kept as integers. With ``limit``, a
-    node's edges are cut to the room left before any id is decoded (a hub costs what is kept)."""
-    out = direction == "out"
+    """:func:`k_hop_subgraph` from the seeds' numbers walking only ``out`` (or only ``in``): each edge
+    is met once (from the one node it is read at), so a hop's edges become records once the hop is
+    read (the ids they name decoded in one batch), and only the ends that lead on are kept as
+    integers. With ``limit``, a node's edges are cut to the room left before any id is decoded (a hub
+    costs what is kept)."""
+    direction: Direction = "out" if out else "in"
     names, literals = index.name_cache, index.literal_cache
     records: list[Edge] = []
-    frontier = [n for n in seed_numbers if n is not None]
     seen = set(frontier)
     for hop in range(depth):
         if not frontier:
