@@ -40,15 +40,17 @@ def rebuild_label_index(store: ox.Store, index_path: str) -> int:
 
 def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
     """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
-    distinct predicates (one scan inside Oxigraph), each labelled from the store's label triples as
-    its rows are written (a Wikidata store's property labels in every language are never all held)."""
-    from kg_adapters.relation_index import relation_rows
+    distinct predicates (one scan inside Oxigraph), each labelled from the store's label and alias triples
+    as its rows are written (a Wikidata store's property labels in every language are never all held)."""
+    from kg_adapters.relation_index import ALIAS_PREDICATES, alias_tag, relation_rows
 
     def labels_of(subject: str) -> Iterator[tuple[str, str]]:
-        for predicate in label_predicates:
+        for predicate in (*label_predicates, *ALIAS_PREDICATES):
+            alias = predicate in ALIAS_PREDICATES
             for quad in store.quads_for_pattern(_NamedNode(subject), _NamedNode(predicate), None):
                 if type(quad.object) is _Literal:
-                    yield str(quad.object.value), str(quad.object.language or "")
+                    lang = str(quad.object.language or "")
+                    yield str(quad.object.value), alias_tag(lang) if alias else lang
 
     try:
         solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")

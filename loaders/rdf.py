@@ -33,6 +33,13 @@ from typing import IO, Protocol, cast
 import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError, LoadError
+from kg_adapters.rdf_guard import (
+    PARSER_BUFFER,
+    LineCounter,
+    check_xml_entities,
+    is_buffer_overflow,
+    token_too_long,
+)
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
@@ -268,6 +275,11 @@ def _insert_chunk(
         return 0
     except SyntaxError as exc:
         failure = exc
+    except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
+        if not is_buffer_overflow(exc):
+            raise
+        long = next((offset for offset, unit in enumerate(units) if len(unit) > PARSER_BUFFER), 0)
+        raise token_too_long(path, first + long) from exc
     good: list[bytes] = []
     bad = 0
     for offset, unit in enumerate(units):
@@ -343,12 +355,23 @@ def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progres
                 progress(_PROGRESS_EVERY)
             yield ox.Quad(quad.subject, quad.predicate, quad.object)
 
+    if syntax == ox.RdfFormat.RDF_XML:
+        with open_maybe_compressed(path) as handle:
+            check_xml_entities(path, handle)
+    reader: LineCounter | None = None
     try:
         with open_maybe_compressed(path) as handle:
             _skip_bom(handle, path)
-            parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri(), rename_blank_nodes=True)
+            reader = LineCounter(handle)
+            parsed = ox.parse(
+                reader.stream_for_parser(), syntax, base_iri=Path(path).absolute().as_uri(), rename_blank_nodes=True
+            )
             store.bulk_extend(statements(parsed))
     except SyntaxError as exc:
         raise LoadError(_reason(exc), file=path, line=exc.lineno) from exc
+    except MemoryError as exc:
+        if not is_buffer_overflow(exc):
+            raise
+        raise token_too_long(path, reader.line if reader is not None else None) from exc
     progress(count % _PROGRESS_EVERY)
     return count

@@ -71,6 +71,8 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
+    finally:
+        del solutions  # dropped by the thread that made it, never by one that handles the error later
 
 
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
@@ -548,6 +550,11 @@ class OxigraphGraph(SparqlGraph):
         index.add(store_label_rows(self._store))
         return index
 
+    def _relation_vectors_cache(self) -> Path | None:
+        from kg_adapters.semantic_search import VECTORS_FILE
+
+        return self._version.labels.with_name(VECTORS_FILE) if self._version is not None else None
+
     def _open_relation_index(self) -> RelationIndex:
         from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
 
@@ -580,15 +587,25 @@ class OxigraphGraph(SparqlGraph):
 
     def load(self, path: str, *, format: str | None = None) -> None:
         """Adds an RDF file (``.gz``/``.bz2`` read on the fly) in one transaction."""
+        from kg_adapters.errors import LoadError
+        from kg_adapters.rdf_guard import LineCounter, check_xml_entities, is_buffer_overflow, token_too_long
+
         self._check_writable()
         fmt = rdf_format(path, format)
+        reader: LineCounter | None = None
         try:
+            if fmt == ox.RdfFormat.RDF_XML:
+                with open_maybe_compressed(path) as handle:
+                    check_xml_entities(path, handle)
             with open_maybe_compressed(path) as handle:
-                self._store.load(handle, format=fmt)
+                reader = LineCounter(handle)
+                self._store.load(reader.stream_for_parser(), format=fmt)
         except SyntaxError as exc:
-            from kg_adapters.errors import LoadError
-
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
+        except MemoryError as exc:
+            if not is_buffer_overflow(exc):
+                raise
+            raise token_too_long(path, reader.line if reader is not None else None) from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed to load {path}: {exc}") from exc
         self._invalidate_index()
@@ -597,10 +614,7 @@ class OxigraphGraph(SparqlGraph):
         """Writes change names and edges: drop the in-memory name and relation indexes, or rebuild the
         on-disk one, and rebuild the traversal index if the store has one."""
         self._backend = None
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
             if self._traversal is not None:
