@@ -346,6 +346,17 @@ class TraversalIndex:
         if numbers and (numbers[0] not in cache or numbers[-1] not in cache):
             self.decode_missing(numbers)
 
+    def decode_lists(self, lists: Iterable[list[int]]) -> None:
+        """:meth:`decode_names` of several lists (a hop's ends, node by node) in one batch: the lists
+        whose first or last id the cache lacks."""
+        cache = self.name_cache
+        missing: list[int] = []
+        for numbers in lists:
+            if numbers and (numbers[0] not in cache or numbers[-1] not in cache):
+                missing += numbers
+        if missing:
+            self.decode_missing(missing)
+
     def decode_missing(self, numbers: Iterable[int]) -> None:
         """:meth:`decode_names` without its first-and-last test: every id of ``numbers`` the name cache
         lacks is decoded, in one batch (for callers that gathered a batch of possible misses)."""
