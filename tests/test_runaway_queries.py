@@ -19,7 +19,15 @@ import requests
 from support.servers import KGA, free_port, running
 
 from kg_adapters.testing.hostile_queries import RUNAWAY_QUERIES
-from kg_adapters.testing.server_processes import McpStdio, all_gone, cpu_seconds, one_busy, poll_until, worker_pids
+from kg_adapters.testing.server_processes import (
+    McpStdio,
+    all_gone,
+    cpu_seconds,
+    one_busy,
+    poll_until,
+    worker_pids,
+    workers_replaced,
+)
 
 pytest.importorskip("starlette")
 mcp = pytest.importorskip("mcp")
@@ -76,6 +84,9 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
         for thread in runaways:
             thread.join()
         assert [answer.status_code for answer in answers] == [503, 503]
+        server_log = server.stderr
+        assert server_log is not None  # fresh workers take calls once ready: wait for that, not the clock
+        assert poll_until(lambda: workers_replaced(server_log) == 2), "the stopped workers were not replaced"
         assert post(url, QUICK).json()["boolean"] is True
         after = worker_pids(server.pid)
         assert not before & after and len(after) == 2 and all_gone(before)

@@ -11,7 +11,7 @@ import json
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 WORKER_MODULE = "kg_adapters.serve.workers"
 
@@ -54,6 +54,13 @@ def one_busy(pids: set[int], baseline: dict[int, float], *, seconds: float = 0.3
     """Whether one of ``pids`` used ``seconds`` of CPU since ``baseline`` (it is evaluating a query)."""
     now = cpu_seconds(pids)
     return any(used > baseline.get(pid, 0.0) + seconds for pid, used in now.items())
+
+
+def workers_replaced(log: IO[bytes]) -> int:
+    """How many stopped query workers a server's log (its stderr, as a file) says were replaced by fresh
+    ones that are ready to take calls."""
+    log.seek(0)
+    return log.read().decode(errors="replace").count("took its place")
 
 
 def poll_until(condition: Callable[[], bool], *, attempts: int = 1200, pause: float = 0.05) -> bool:
