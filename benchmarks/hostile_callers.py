@@ -38,7 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-from kg_adapters.testing.server_processes import McpStdio, all_gone, cpu_seconds, one_busy, poll_until, worker_pids
+from kg_adapters.testing.server_processes import (
+    McpStdio,
+    all_gone,
+    in_background,
+    poll_until,
+    runaway_running,
+    worker_pids,
+)
 
 log = common.log
 KGA = [sys.executable, "-m", "kg_adapters.cli"]
@@ -282,13 +289,10 @@ def _stop_during_runaway(store_url: str, stop: signal.Signals) -> Row:
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with _server(arguments, port) as server:
-        pids = worker_pids(server.pid)
-        baseline = cpu_seconds(pids)
-        threading.Thread(
-            target=lambda: requests.post(url, data={"query": RUNAWAY_QUERIES["cross product"]}, timeout=600),
-            daemon=True,
-        ).start()
-        poll_until(lambda: one_busy(pids, baseline))
+        query = RUNAWAY_QUERIES["cross product"]
+        pids, _ = runaway_running(
+            server.pid, in_background(lambda: requests.post(url, data={"query": query}, timeout=600))
+        )
         started = time.perf_counter()
         server.send_signal(stop)
         try:
@@ -352,10 +356,8 @@ def _mcp_deadline_cases(store_url: str) -> list[Row]:
     session = McpStdio([*KGA, "mcp", "--kg", store_url, "--timeout", "600", "--workers", "1"])
     try:
         session.start()
-        pids = worker_pids(session.process.pid)
-        baseline = cpu_seconds(pids)
-        session.call_tool(1, "sparql", {"query": RUNAWAY_QUERIES["cross product"]})
-        poll_until(lambda: one_busy(pids, baseline))
+        query = RUNAWAY_QUERIES["cross product"]
+        pids, _ = runaway_running(session.process.pid, lambda: session.call_tool(1, "sparql", {"query": query}))
         started = time.perf_counter()
         session.close_stdin()
         try:

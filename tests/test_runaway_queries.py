@@ -22,9 +22,9 @@ from kg_adapters.testing.hostile_queries import RUNAWAY_QUERIES
 from kg_adapters.testing.server_processes import (
     McpStdio,
     all_gone,
-    cpu_seconds,
-    one_busy,
+    in_background,
     poll_until,
+    runaway_running,
     worker_pids,
     workers_replaced,
 )
@@ -98,11 +98,8 @@ def test_the_server_stops_while_a_runaway_runs(sample_store_url: str, stop: sign
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with running(arguments, port) as server:
-        pids = worker_pids(server.pid)
-        baseline = cpu_seconds(pids)
-        client = threading.Thread(target=lambda: requests.post(url, data={"query": ENDLESS}, timeout=600), daemon=True)
-        client.start()
-        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
+        pids, busy = runaway_running(server.pid, in_background(lambda: post(url, ENDLESS)))
+        assert busy, "the runaway never reached its worker"
         server.send_signal(stop)
         try:
             server.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
@@ -146,10 +143,8 @@ def test_kga_mcp_exits_when_its_stdin_closes_during_a_runaway(sample_store_url: 
     session = McpStdio([KGA, "mcp", "--kg", sample_store_url, "--timeout", "600", "--workers", "1"])
     try:
         assert "result" in session.start()
-        pids = worker_pids(session.process.pid)
-        baseline = cpu_seconds(pids)
-        session.call_tool(1, "sparql", {"query": ENDLESS})
-        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
+        pids, busy = runaway_running(session.process.pid, lambda: session.call_tool(1, "sparql", {"query": ENDLESS}))
+        assert busy, "the runaway never reached its worker"
         session.close_stdin()
         try:
             session.process.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s

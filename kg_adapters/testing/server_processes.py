@@ -56,6 +56,20 @@ def one_busy(pids: set[int], baseline: dict[int, float], *, seconds: float = 0.3
     return any(used > baseline.get(pid, 0.0) + seconds for pid, used in now.items())
 
 
+def runaway_running(server_pid: int, send: Callable[[], object]) -> tuple[set[int], bool]:
+    """The query workers of the server ``server_pid``, and whether one of them got busy after ``send()``
+    (which must return at once) handed the server a query that runs for long."""
+    pids = worker_pids(server_pid)
+    baseline = cpu_seconds(pids)
+    send()
+    return pids, poll_until(lambda: one_busy(pids, baseline))
+
+
+def in_background(call: Callable[[], object]) -> Callable[[], None]:
+    """``call`` made to return at once: run in a daemon thread (a blocking client's request)."""
+    return lambda: threading.Thread(target=call, daemon=True).start()
+
+
 def workers_replaced(log: IO[bytes]) -> int:
     """How many stopped query workers a server's log (its stderr, as a file) says were replaced by fresh
     ones that are ready to take calls."""
