@@ -139,18 +139,32 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
     anyio.run(main)
 
 
-def test_kga_mcp_exits_when_its_stdin_closes_during_a_runaway(sample_store_url: str) -> None:
+@pytest.mark.parametrize("stop", ["stdin closed", "ctrl-c", "sigterm"])
+@pytest.mark.parametrize("running_query", [True, False], ids=["during a runaway", "idle"])
+def test_kga_mcp_exits_when_its_stdin_closes_or_it_is_stopped(
+    sample_store_url: str, stop: str, running_query: bool
+) -> None:
+    """Over stdio, Ctrl-C too: the SDK reads stdin in a thread no cancellation reaches, so without the
+    fix Ctrl-C waited for the next line (or stdin to close), even with nothing running."""
     session = McpStdio([KGA, "mcp", "--kg", sample_store_url, "--timeout", "600", "--workers", "1"])
     try:
         assert "result" in session.start()
-        pids, busy = runaway_running(session.process.pid, lambda: session.call_tool(1, "sparql", {"query": ENDLESS}))
-        assert busy, "the runaway never reached its worker"
-        session.close_stdin()
+        if running_query:
+            pids, busy = runaway_running(
+                session.process.pid, lambda: session.call_tool(1, "sparql", {"query": ENDLESS})
+            )
+            assert busy, "the runaway never reached its worker"
+        else:
+            pids = worker_pids(session.process.pid)
+        if stop == "stdin closed":
+            session.close_stdin()
+        else:
+            session.process.send_signal(signal.SIGINT if stop == "ctrl-c" else signal.SIGTERM)
         try:
             session.process.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
         except subprocess.TimeoutExpired:
-            pytest.fail("kga mcp kept running after its stdin closed")
-        assert session.process.returncode == 0
+            pytest.fail(f"kga mcp kept running after: {stop}")
+        assert session.process.returncode == {"stdin closed": 0, "ctrl-c": 130, "sigterm": -signal.SIGTERM}[stop]
         assert poll_until(lambda: all_gone(pids)), "the worker processes outlived their server"
     finally:
         session.stop()
