@@ -27,7 +27,6 @@ import contextlib
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,9 +40,11 @@ from benchmarks import common
 from kg_adapters.testing.server_processes import (
     McpStdio,
     all_gone,
+    free_port,
     in_background,
     poll_until,
     runaway_running,
+    wait_for_port,
     worker_pids,
 )
 
@@ -65,25 +66,11 @@ def _row(group: str, case: str, outcome: str, expected: str, seconds: float, not
 
 
 # -- servers -------------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _server(arguments: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen([*KGA, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    pause = threading.Event()
     try:
-        for _ in range(1200):
-            if process.poll() is not None:
-                raise RuntimeError(f"kga {arguments[0]} exited with {process.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                pause.wait(0.05)
+        wait_for_port(process, port)
         yield process
     finally:
         if process.poll() is None:
@@ -141,7 +128,7 @@ def outbound_cases(store_url: str) -> list[Row]:
             rows[-1]["as_expected"] = refused_live == live
         before = target.count()
         started = time.perf_counter()
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}/sparql"
         statuses: list[int] = []
         with _server(["serve", "--kg", store_url, "--port", str(port), "--workers", "1"], port):
@@ -210,7 +197,7 @@ def deadline_cases(store_url: str) -> list[Row]:
     rows: list[Row] = []
     quick = "ASK { ?s ?p ?o }"
     for name, runaway in RUNAWAY_QUERIES.items():
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}/sparql"
         arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
         with _server(arguments, port) as server:
@@ -244,7 +231,7 @@ def deadline_cases(store_url: str) -> list[Row]:
                 f"quick call {quick_seconds:.2f} s, {'during' if during else 'after'} the runaway",
             )
         )
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/sparql"
     with _server(["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"], port) as server:
         before = worker_pids(server.pid)
@@ -285,7 +272,7 @@ def _stop_during_runaway(store_url: str, stop: signal.Signals) -> Row:
 
     from kg_adapters.testing.hostile_queries import RUNAWAY_QUERIES
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with _server(arguments, port) as server:

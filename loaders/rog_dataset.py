@@ -51,7 +51,6 @@ from loaders.rdf import ROG_DATASET, Progress, TripleSink, read_chunks, read_err
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
-PARQUET_INSTALL = "pip install 'kg-adapters[rog]'"
 BATCH_ROWS = 256
 """Rows per Parquet record batch (RoG's rows carry subgraphs of thousands of triples)."""
 FLUSH_QUADS = 200_000
@@ -69,7 +68,9 @@ def _pyarrow_parquet() -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise LoadError(f"reading Parquet needs pyarrow: {PARQUET_INSTALL}") from exc
+        from kg_adapters.extras import install_command
+
+        raise LoadError(f"reading Parquet needs pyarrow: {install_command('rog')}") from exc
     return pq
 
 

@@ -9,7 +9,6 @@ import http.server
 import json
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +28,7 @@ from kg_adapters.testing.fault_server import (
     json_rewriter,
     with_lone_surrogates,
 )
+from kg_adapters.testing.lifecycle import serving
 
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -134,14 +134,8 @@ def content_length_server(value: str) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/sparql"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_content_length_in_other_scripts_digits_is_not_read_as_a_size() -> None:

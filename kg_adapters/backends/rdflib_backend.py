@@ -171,7 +171,7 @@ class RdflibGraph(SparqlGraph):
         for edge in edges:
             self._graph.add((self._node(edge.head), self._node(edge.relation, relation=True), self._node(edge.tail)))
             count += 1
-        self._drop_index()
+        self._drop_search_indexes()
         return count
 
     def load(self, path: str, *, format: str | None = None) -> None:
@@ -196,13 +196,7 @@ class RdflibGraph(SparqlGraph):
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
         _check_unicode(loaded, path)
         self._graph += loaded
-        self._drop_index()
-
-    def _drop_index(self) -> None:
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
 
     def _node(self, node: Node, *, relation: bool = False) -> Any:
         rdflib = self._rdflib

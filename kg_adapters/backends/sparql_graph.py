@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
+from kg_adapters.backends import sparql_catalog
 from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
 from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
@@ -29,6 +30,7 @@ from kg_adapters.records import (
     Literal,
     Node,
     Qualifiers,
+    RelationSummary,
     best_label,
     edge_sort_key,
     node_sort_key,
@@ -38,12 +40,14 @@ from kg_adapters.sparql_terms import check_text, exclude_relations, iri, string_
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES, Term
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
+    from kg_adapters.semantic_search import RelationVectors, SearchMode
 
 Row = tuple[Term | None, ...]
 _V = TypeVar("_V")
-_I = TypeVar("_I")
 
 
 CVT_DESCRIPTION_PARTS = 8
@@ -60,14 +64,20 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
 
     values_chunk = 1000
     """Most ids in one VALUES block."""
+    relation_alias_predicates: tuple[str, ...] = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+    """Read with the relations' labels into the relation index (``relation_index.ALIAS_PREDICATES``)."""
 
     def __init__(self, profile: Profile) -> None:
         self._profile = profile
         self._index: LabelIndex | None = None
         self._relation_index: RelationIndex | None = None
-        self._opening = threading.Lock()
         self._closed = False
         self._pushed_filters: dict[str, str] = {}
+        self._search_mode: SearchMode = "auto"
+        self._relation_vectors: RelationVectors | None = None
+        self._index_lock, self._relation_lock, self._vectors_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        """Each builds one of the name index, the relation index and the relation vectors once, whichever
+        thread asks first (apart: a search for a name never waits for the relations to be embedded)."""
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -235,67 +245,127 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             yield where, str(x), value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Entities by name: exact, prefix, every word (stemmed, any order), then every content word; the
+        candidates of that last tier re-ranked by meaning when the encoder is installed
+        (:mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import ENTITY_POOL, rerank_entities, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         check_count(limit, "limit", required=True)
-        index = self._opened("_index", self._open_label_index)
+        encoder = search_encoder(self._search_mode)
+        hits = self._entity_hits(text, max(limit, ENTITY_POOL) if encoder is not None and limit else limit)
         entity_id = self._profile.entity_id
-        return [Entity(id=entity_id(found), label=label) for found, label in index.search(text, limit)]
+        ranked = rerank_entities(encoder, text, hits, limit)
+        return [Entity(id=entity_id(found), label=label) for found, label in ranked]
+
+    def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """(iri, label, tier) lexical candidates, best first (:meth:`LabelIndex.ranked`)."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = self._open_label_index()
+        return self._index.ranked(text, limit)
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Relations whose label, or the words of whose id, match ``text`` (see
-        :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
+        """Relations whose label, or the words of whose id, match ``text`` lexically or by meaning
+        (see :mod:`kg_adapters.relation_index` and :mod:`kg_adapters.semantic_search`); relations
+        the profile's filter hides are left out."""
+        from kg_adapters.label_index import PREFIX
+        from kg_adapters.semantic_search import RELATION_POOL, fuse, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         if check_count(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
-        index = self._opened("_relation_index", self._open_relation_index)
+        if limit == 0:
+            return []
+        encoder = search_encoder(self._search_mode)
+        index = self._relations()
         relation_id = self._profile.relation_id
         keeps = self._profile.relation_filter.keeps
-        asked = limit
+
+        def shown(iri: str) -> bool:
+            return keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
+
+        asked = max(limit, RELATION_POOL)
         while True:
-            hits = index.search(text, asked)
-            kept = [
-                iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
-            ]
-            if len(kept) >= limit or len(hits) < asked:
+            hits = index.ranked(text, asked)
+            lexical = [(iri, tier) for iri, _, tier in hits if shown(iri)]
+            if len(lexical) >= limit or len(hits) < asked:
                 break
             asked *= 4
-        kept = kept[:limit]
+        semantic: list[str] = []
+        if encoder is not None:
+            from kg_adapters.semantic_search import embed
+
+            vectors = self._relation_vectors_for(encoder, index)
+            semantic = [iri for iri, _ in vectors.ranked(embed(encoder, [text])[0]) if shown(iri)]
+        kept = fuse(lexical, semantic, pinned=PREFIX)[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy (pickling) carries no lock: it makes its own."""
-        state = dict(self.__dict__)
-        state.pop("_opening", None)
-        return state
+        locks = ("_index_lock", "_relation_lock", "_vectors_lock")
+        return {name: value for name, value in self.__dict__.items() if name not in locks}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._opening = threading.Lock()
+        self._index_lock, self._relation_lock, self._vectors_lock = threading.Lock(), threading.Lock(), threading.Lock()
 
-    def _opened(self, name: str, open_index: Callable[[], _I]) -> _I:
-        """The index kept in attribute ``name``, opened on first use by one thread (concurrent callers,
-        such as a server's, wait for it rather than open one each)."""
-        index: _I | None = getattr(self, name)
-        if index is None:
-            with self._opening:
-                index = getattr(self, name)
-                if index is None:
-                    index = open_index()
-                    setattr(self, name, index)
-        return index
+    # -- GraphCatalog (kg_adapters/backends/sparql_catalog.py) ------------------------------------
+    def relation_ids(self) -> list[str]:
+        return sparql_catalog.relation_ids(self)
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        return sparql_catalog.known_entities(self, ids)
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        return sparql_catalog.relation_summaries(self, relations, examples=examples, types=types, deadline=deadline)
+
+    def _relations(self) -> RelationIndex:
+        """The relation index, opened (or built) once."""
+        with self._relation_lock:
+            if self._relation_index is None:
+                self._relation_index = self._open_relation_index()
+            return self._relation_index
+
+    def _relation_vectors_for(self, encoder: Any, index: RelationIndex) -> RelationVectors:
+        """The relations' vectors, embedded once per connection (and cached by stores on disk)."""
+        from kg_adapters.semantic_search import relation_texts, relation_vectors
+
+        with self._vectors_lock:
+            if self._relation_vectors is None:
+                texts = relation_texts(index.rows(), self._profile.label_langs("en"))
+                self._relation_vectors = relation_vectors(encoder, texts, self._relation_vectors_cache())
+            return self._relation_vectors
+
+    def _relation_vectors_cache(self) -> Path | None:
+        """Where the relation vectors are cached (stores on disk), or None (kept in memory)."""
+        return None
+
+    def use_search(self, mode: object) -> None:
+        """``search=auto|semantic|lexical`` (see :mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import check_search_mode, search_encoder
+
+        checked = check_search_mode(mode)
+        search_encoder(checked)  # semantic without the extra fails here, at connect time
+        self._search_mode = checked
 
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
-        from kg_adapters.relation_index import RelationIndex, grouped_labels, label_subjects, relation_rows
+        from kg_adapters.relation_index import RelationIndex, alias_tag, grouped_labels, label_subjects, relation_rows
 
         relations = self._all_relations()
         subjects = sorted({subject for relation in relations for subject in label_subjects(relation)})
+        named_by = list(self._profile.label_predicates)
         labels = [
-            (x, value.value, value.lang or "")
-            for _, x, value in self._predicate_literals(subjects, list(self._profile.label_predicates))
+            (x, value.value, value.lang or "" if position < len(named_by) else alias_tag(value.lang or ""))
+            for position, x, value in self._predicate_literals(
+                subjects, named_by + list(self.relation_alias_predicates)
+            )
         ]
         index = RelationIndex()
         index.add(relation_rows(relations, grouped_labels(labels)))
@@ -307,11 +377,18 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         return sorted({self._relation_of(p) for p, *_ in rows})
 
     def close(self) -> None:
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
         self._closed = True
+
+    def _drop_search_indexes(self) -> None:
+        """Closes the name and relation indexes and forgets the relation vectors (after a write, or
+        at close): the next search opens or builds them again."""
+        with self._index_lock, self._relation_lock, self._vectors_lock:
+            for index in (self._index, self._relation_index):
+                if index is not None:
+                    index.close()
+            self._index = self._relation_index = None
+            self._relation_vectors = None
 
     def use_relation_filter(self, relation_filter: object) -> None:
         """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
@@ -581,13 +658,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
-        """Whether ``relation`` (an id of this profile) is statement plumbing (truthy edges count
-        only with ``truthy``)."""
-        model = self._profile.statements
-        if model is None:
-            return False
-        full = self._profile.relation_iri(relation)
-        return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
+        return in_statement_layer(self._profile, relation, truthy=truthy)
 
     def _statements(
         self, side: Direction, nodes: _Resolved, properties: list[str] | None, literals: bool
@@ -709,6 +780,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             if not isinstance(label, Literal):
                 raise self._mismatch("a name that is not a literal", label)
             yield x, label.value, label.lang or ""
+
+
+def in_statement_layer(profile: Profile, relation: str, *, truthy: bool = False) -> bool:
+    """Whether ``relation`` (an id of ``profile``) is statement plumbing (truthy edges count only
+    with ``truthy``)."""
+    model = profile.statements
+    if model is None:
+        return False
+    full = profile.relation_iri(relation)
+    return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
 
 
 LABEL_ROWS = (

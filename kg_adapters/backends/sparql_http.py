@@ -27,8 +27,8 @@ from kg_adapters.budgets import ascii_integer, check_count, option_count, option
 from kg_adapters.errors import InvalidTermError, QueryError, ResponseTooLarge, ResultMismatch, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, Entity, Literal, Node
-from kg_adapters.sparql_terms import check_iri, check_text, iri, string_literal, values_block
+from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.sparql_terms import check_iri, iri, string_literal, values_block
 from kg_adapters.terms import Term
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.url import KGUrl
@@ -167,6 +167,10 @@ def _split_prologue(sparql: str) -> tuple[str, str]:
 @logs_query_counts
 class RemoteSparqlGraph(SparqlGraph):
     """A SPARQL endpoint behind :class:`KnowledgeGraph`, reached through ``transport``."""
+
+    relation_alias_predicates: tuple[str, ...] = ()
+    """No aliases from an endpoint: every alias of every property in every language (WDQS holds some 10^5)
+    would multiply what the one-time relation fetch asks a public server for."""
 
     def __init__(
         self,
@@ -593,17 +597,17 @@ class RemoteSparqlGraph(SparqlGraph):
             )
 
     # -- search ------------------------------------------------------------------------------------
-    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Fetches names containing the query's longest token from the endpoint, then ranks them
-        with the same tiers as the local index (exact, prefix, tokens). Matching at the endpoint is
-        case-insensitive but not accent-insensitive."""
-        self._check_open()
-        check_text(text, "search text")
-        check_count(limit, "limit", required=True)
+    def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """Fetches names containing the query's longest content word from the endpoint (stop words
+        such as "where" or "the" left out), then ranks them with the tiers of the local index (exact,
+        prefix, every word, every content word). Matching at the endpoint is case-insensitive but not
+        accent-insensitive."""
+        from kg_adapters.label_index import content_words
+
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
             return []
-        token = max(tokens, key=len)
+        token = max(content_words(tokens), key=len)
         predicates = values_block("p", self._profile.label_predicates)
         spaced = " ".join(text.split())
         exact_forms = dict.fromkeys([spaced, spaced.title(), spaced.lower()])
@@ -618,8 +622,7 @@ class RemoteSparqlGraph(SparqlGraph):
         index = LabelIndex()
         try:
             index.add(candidates)
-            entity_id = self._profile.entity_id
-            return [Entity(id=entity_id(found), label=label) for found, label in index.search(text, limit)]
+            return index.ranked(text, limit)
         finally:
             index.close()
 

@@ -25,6 +25,11 @@ UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD",
 class ReadOnlyViolation(QueryError):
     """A request to change the graph, or to reach beyond it, on a read-only surface."""
 
+    def __init__(self, message: str, *, refused: str = "") -> None:
+        super().__init__(message)
+        self.refused = refused
+        """What was refused: ``SERVICE``, an update keyword (``INSERT``, ``LOAD``...) or a query form."""
+
 
 def query_form(sparql: str, allowed: tuple[str, ...] = READ_FORMS) -> str:
     """The form of a read-only query (``SELECT``, ``ASK``, ...), upper case.
@@ -38,7 +43,7 @@ def query_form(sparql: str, allowed: tuple[str, ...] = READ_FORMS) -> str:
         raise QueryError("the query must be a string")
     name = _read_form(sparql)
     if name not in allowed:
-        raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}")
+        raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}", refused=name)
     return name
 
 
@@ -58,10 +63,12 @@ def _read_form(sparql: str) -> str:
     for reading in every:
         form = _form(reading)
         if reading.code_contains("SERVICE"):
-            raise ReadOnlyViolation("SERVICE (federated query) is refused: this endpoint answers from its own graph")
+            raise ReadOnlyViolation(
+                "SERVICE (federated query) is refused: this endpoint answers from its own graph", refused="SERVICE"
+            )
         update = next((word for word in reading.code_words() if word in UPDATE_KEYWORDS), None)
         if update is not None:
-            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused", refused=update)
         forms.add(form)
     name = forms.pop() if len(forms) == 1 else None
     if name is None:  # no form, or readings that disagree on it: refused rather than guessed
@@ -77,5 +84,5 @@ def _form(reading: Reading) -> str | None:
             return form
     for update in UPDATE_KEYWORDS:
         if word.startswith(update):
-            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused", refused=update)
     return None

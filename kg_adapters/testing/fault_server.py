@@ -61,11 +61,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pyoxigraph as ox
+
+from kg_adapters.testing.lifecycle import ServerLifecycle
 
 JSON_RESULTS = "application/sparql-results+json"
 N_TRIPLES = "application/n-triples"
@@ -179,7 +180,7 @@ class _Server(ThreadingHTTPServer):
 _S = TypeVar("_S", bound="FaultServer")
 
 
-class FaultServer:
+class FaultServer(ServerLifecycle):
     """A loopback SPARQL endpoint with scripted faults; see the module docstring."""
 
     def __init__(
@@ -254,17 +255,6 @@ class FaultServer:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
-
-    def __enter__(self: _S) -> _S:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:

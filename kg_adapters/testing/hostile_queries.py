@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from kg_adapters.testing.lifecycle import serving
+
 
 @dataclass(frozen=True)
 class Spelling:
@@ -216,13 +218,6 @@ def request_listener() -> Iterator[RequestLog]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    log = RequestLog(f"http://127.0.0.1:{server.server_address[1]}/sparql")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as server:
+        log = RequestLog(f"http://127.0.0.1:{server.server_address[1]}/sparql")
         yield log
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

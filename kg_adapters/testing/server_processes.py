@@ -8,12 +8,40 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import subprocess
 import threading
 from collections.abc import Callable
 from typing import IO, Any
 
 WORKER_MODULE = "kg_adapters.serve.workers"
+
+
+class ServerNotListening(RuntimeError):
+    """A server process exited, or never accepted connections, before it listened."""
+
+
+def free_port() -> int:
+    """A loopback port free now (for a server to be started on)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(process: subprocess.Popen[bytes], port: int, *, attempts: int = 1200) -> None:
+    """Polls until ``process`` accepts connections on loopback ``port``. Raises ServerNotListening (with
+    its stderr, when that is readable) if it exits first or after ``attempts`` failed polls."""
+    for _ in range(attempts):
+        if process.poll() is not None:
+            error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise ServerNotListening(f"the server exited with {process.returncode}: {error}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.05)  # the pause between polls doubles as an exit check
+    raise ServerNotListening("the server never accepted connections")
 
 
 def worker_pids(pid: int) -> set[int]:

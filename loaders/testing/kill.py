@@ -1,9 +1,10 @@
-"""kill -9 at a chosen point of an extraction, injected from the test side.
+"""kill -9 at a chosen point of an extraction or a dataset build, injected from the test side.
 
 :func:`extract_killed_at` runs ``extract_subgraph(**arguments)`` in a child Python process whose
 ``checkpoint`` callback SIGKILLs that process when it reaches ``point`` (``fetched:K``, ``commit:K``,
-``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`). The extraction code itself holds no
-fault injection; the same arguments given to ``kga extract`` afterwards resume the killed run.
+``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`); :func:`build_killed_at` does the same
+for ``build_dataset`` (:data:`loaders.dataset_build.Checkpoint`). The code under test holds no fault
+injection; the same arguments given to ``kga extract`` / ``kga dataset build`` resume the killed run.
 """
 
 from __future__ import annotations
@@ -20,9 +21,19 @@ from typing import Any
 def extract_killed_at(point: str, *, timeout: float = 900, **arguments: Any) -> subprocess.CompletedProcess[str]:
     """The finished child process (``returncode == -SIGKILL`` when it reached ``point``).
     ``arguments`` are :func:`~loaders.extract.extract_subgraph`'s, JSON-serialisable (paths as str)."""
+    return _killed_at("extract", point, timeout, arguments)
+
+
+def build_killed_at(point: str, *, timeout: float = 900, **arguments: Any) -> subprocess.CompletedProcess[str]:
+    """As :func:`extract_killed_at`, for :func:`~loaders.dataset_build.build_dataset` (``kg``,
+    ``questions`` and ``out`` among the ``arguments``)."""
+    return _killed_at("build", point, timeout, arguments)
+
+
+def _killed_at(kind: str, point: str, timeout: float, arguments: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     payload = json.dumps({key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()})
     return subprocess.run(
-        [sys.executable, "-m", "loaders.testing.kill", point, payload],
+        [sys.executable, "-m", "loaders.testing.kill", point, payload, kind],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -39,10 +50,16 @@ def _kill_at(point: str) -> Any:
 
 
 def _main(argv: list[str]) -> int:
+    point, payload, kind = argv
+    arguments = json.loads(payload)
+    if kind == "build":
+        from loaders.dataset_build import build_dataset
+
+        build_dataset(arguments.pop("kg"), arguments.pop("questions"), arguments.pop("out"), progress=False,
+                      checkpoint=_kill_at(point), **arguments)  # fmt: skip
+        return 0
     from loaders.extract import extract_subgraph
 
-    point, payload = argv
-    arguments = json.loads(payload)
     source = arguments.pop("source")
     seeds = arguments.pop("seeds")
     extract_subgraph(source, seeds, progress=False, checkpoint=_kill_at(point), **arguments)
