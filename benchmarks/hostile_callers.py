@@ -201,7 +201,7 @@ def deadline_cases(store_url: str) -> list[Row]:
         url = f"http://127.0.0.1:{port}/sparql"
         arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
         with _server(arguments, port) as server:
-            before = worker_pids(server.pid)
+            before = worker_pids(server.pid, expected=2)
             answered: dict[str, Any] = {}
 
             def ask(query: str = runaway, into: dict[str, Any] = answered, target: str = url) -> None:
@@ -216,7 +216,7 @@ def deadline_cases(store_url: str) -> list[Row]:
             quick_seconds = time.perf_counter() - started
             during = thread.is_alive()
             thread.join()
-            after = worker_pids(server.pid)
+            after = worker_pids(server.pid, expected=2)
             stopped = before - after
             freed = len(stopped) == 1 and len(after) == 2 and all_gone(stopped)
             next_status = requests.post(url, data={"query": quick}, timeout=600).status_code
@@ -234,7 +234,7 @@ def deadline_cases(store_url: str) -> list[Row]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/sparql"
     with _server(["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"], port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         results: list[int] = []
         started = time.perf_counter()
         threads = [
@@ -251,7 +251,7 @@ def deadline_cases(store_url: str) -> list[Row]:
             thread.join()
         seconds = time.perf_counter() - started
         after_status = requests.post(url, data={"query": quick}, timeout=600).status_code
-        replaced = all_gone(before) and len(worker_pids(server.pid)) == 2
+        replaced = all_gone(before) and len(worker_pids(server.pid, expected=2)) == 2
     rows.append(
         _row(
             "deadlines",

@@ -48,7 +48,7 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "3", "--workers", "2"]
     with running(arguments, port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         assert len(before) == 2
         answers: dict[str, requests.Response] = {}
         runaway = threading.Thread(target=lambda: answers.update(runaway=post(url, RUNAWAY_QUERIES[name])))
@@ -58,7 +58,7 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
         assert runaway.is_alive()  # answered while the runaway still ran
         runaway.join()
         assert answers["runaway"].status_code == 503 and "--timeout" in answers["runaway"].text
-        after = worker_pids(server.pid)
+        after = worker_pids(server.pid, expected=2)
         stopped = before - after
         assert len(stopped) == 1 and len(after) == 2  # the runaway's worker is gone, a fresh one took its place
         assert all_gone(stopped)
@@ -76,7 +76,7 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
     with running(arguments, port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         answers: list[requests.Response] = []
         runaways = [threading.Thread(target=lambda: answers.append(post(url, ENDLESS))) for _ in range(2)]
         for thread in runaways:
@@ -88,7 +88,7 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
         assert server_log is not None  # fresh workers take calls once ready: wait for that, not the clock
         assert poll_until(lambda: workers_replaced(server_log) == 2), "the stopped workers were not replaced"
         assert post(url, QUICK).json()["boolean"] is True
-        after = worker_pids(server.pid)
+        after = worker_pids(server.pid, expected=2)
         assert not before & after and len(after) == 2 and all_gone(before)
 
 
@@ -116,7 +116,7 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
     async def main() -> None:
         async with Client(params) as client:
             server = next(p for p in psutil.Process().children(recursive=True) if "mcp" in p.cmdline())
-            before = worker_pids(server.pid)
+            before = worker_pids(server.pid, expected=2)
             assert len(before) == 2
 
             async def call(label: str, tool: str, arguments: dict[str, Any]) -> None:
@@ -131,7 +131,7 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
             assert all(not result.is_error for label, result in finished if label == "search")
             runaway = finished[-1][1]
             assert runaway.is_error and "time budget" in runaway.content[0].text
-            after = worker_pids(server.pid)
+            after = worker_pids(server.pid, expected=2)
             assert len(before - after) == 1 and all_gone(before - after) and len(after) == 2
             answered = await client.call_tool("sparql", {"query": QUICK})
             assert not answered.is_error and answered.structured_content == {"boolean": True, "truncated": False}
@@ -155,7 +155,7 @@ def test_kga_mcp_exits_when_its_stdin_closes_or_it_is_stopped(
             )
             assert busy, "the runaway never reached its worker"
         else:
-            pids = worker_pids(session.process.pid)
+            pids = worker_pids(session.process.pid, expected=1)
         if stop == "stdin closed":
             session.close_stdin()
         else:

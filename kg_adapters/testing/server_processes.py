@@ -44,15 +44,24 @@ def wait_for_port(process: subprocess.Popen[bytes], port: int, *, attempts: int 
     raise ServerNotListening("the server never accepted connections")
 
 
-def worker_pids(pid: int) -> set[int]:
-    """The query worker processes the server ``pid`` runs (zombies excluded)."""
+def worker_pids(pid: int, *, expected: int | None = None) -> set[int]:
+    """The query worker processes the server ``pid`` runs (zombies excluded). ``expected``: polls (see
+    :func:`poll_until`) until that many are seen, so a process the system is still starting under heavy
+    load is not missed; what was seen last when they never are."""
     import psutil
 
-    found = set()
-    for child in psutil.Process(pid).children():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if WORKER_MODULE in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                found.add(child.pid)
+    def seen() -> set[int]:
+        found = set()
+        for child in psutil.Process(pid).children():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if WORKER_MODULE in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                    found.add(child.pid)
+        return found
+
+    found = seen()
+    if expected is not None and len(found) != expected:
+        poll_until(lambda: len(seen()) == expected)
+        found = seen()
     return found
 
 
@@ -84,10 +93,10 @@ def one_busy(pids: set[int], baseline: dict[int, float], *, seconds: float = 0.3
     return any(used > baseline.get(pid, 0.0) + seconds for pid, used in now.items())
 
 
-def runaway_running(server_pid: int, send: Callable[[], object]) -> tuple[set[int], bool]:
-    """The query workers of the server ``server_pid``, and whether one of them got busy after ``send()``
-    (which must return at once) handed the server a query that runs for long."""
-    pids = worker_pids(server_pid)
+def runaway_running(server_pid: int, send: Callable[[], object], *, workers: int = 1) -> tuple[set[int], bool]:
+    """The ``workers`` query workers of the server ``server_pid``, and whether one of them got busy after
+    ``send()`` (which must return at once) handed the server a query that runs for long."""
+    pids = worker_pids(server_pid, expected=workers)
     baseline = cpu_seconds(pids)
     send()
     return pids, poll_until(lambda: one_busy(pids, baseline))
