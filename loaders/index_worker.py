@@ -9,7 +9,9 @@ starts this program and talks to it over its standard input and output.
 
 The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
 the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
-``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``WRITE``
+``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``OBJECTS``
+(data: the same, pickled, for a chunk with a statement longer than the N-Quads parser's buffer: a 17 MiB
+literal in RDF/XML, whose parser has no such limit), ``WRITE``
 (text: JSON ``{"directory", "profile"}``: write the index there, then answer). The one answer, on
 standard output, is a JSON line: ``{"stats": IndexStats fields}`` or ``{"error": {"type", "message"}}``
 (also sent, before exiting, when numbering a chunk fails). End of input without ``WRITE`` (the load
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import struct
 import sys
@@ -28,7 +31,7 @@ from typing import BinaryIO
 
 HEADER = struct.Struct("<cIQ")
 """Frame header: kind (one byte), text length, data length."""
-RDF, QUADS, WRITE = b"R", b"Q", b"W"
+RDF, QUADS, OBJECTS, WRITE = b"R", b"Q", b"O", b"W"
 
 
 def main(argv: list[str]) -> int:
@@ -55,6 +58,8 @@ def main(argv: list[str]) -> int:
                 collector.add_rdf(data, format)
             elif kind == QUADS:
                 collector.add_quads(ox.parse(data, ox.RdfFormat.N_QUADS))
+            elif kind == OBJECTS:  # from the load that started this worker, over its own pipe
+                collector.add_quads(pickle.loads(data))
             elif kind == WRITE:
                 request = json.loads(text)
                 stats = index_build.build_index(
