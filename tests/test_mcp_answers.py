@@ -310,3 +310,22 @@ def test_a_real_kga_mcp_process_pages_by_its_max_chars(sample_store_url: str) ->
             assert sum(len(found["edges"]) for found in pages) == 200
 
     anyio.run(main)
+
+
+def test_sparql_rows_name_their_entities(sample_store_url: str, kg: KnowledgeGraph) -> None:
+    """Rows keep the full IRIs an agent writes in its next query; ``labels`` names the entities among them."""
+    ns = "http://rdf.freebase.com/ns/"
+    query = f"SELECT ?p ?o WHERE {{ <{ns}{TOM}> ?p ?o }}"
+
+    async def body(client: Client) -> None:
+        found = answer(await client.call_tool("sparql", {"query": query}))
+        tails = {row["o"] for row in found["rows"] if isinstance(row["o"], str)}
+        assert f"{ns}{BIRTHPLACE}" in tails
+        expected = kg.labels([iri.removeprefix(ns) for iri in tails])
+        assert found["labels"] == {ns + node: label for node, label in expected.items()}
+        assert found["labels"][f"{ns}{BIRTHPLACE}"] == "Concord"
+        assert not any(relation in found["labels"] for relation in (row["p"] for row in found["rows"]))
+        asked = answer(await client.call_tool("sparql", {"query": "ASK { ?s ?p ?o }"}))
+        assert asked == {"boolean": True, "truncated": False}
+
+    run_session(sample_store_url, body)

@@ -140,6 +140,9 @@ class SparqlAnswer(Page):
         None, description="SELECT: one object per solution, variable -> value (unbound variables left out)."
     )
     boolean: bool | None = Field(None, description="ASK: the answer.")
+    labels: dict[str, str] | None = Field(
+        None, description="SELECT: the labels of the entity IRIs in the rows (those that have one), each once."
+    )
 
 
 class TypeCount(_Answer):

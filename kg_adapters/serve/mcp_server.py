@@ -492,26 +492,32 @@ class GraphTools:
         form = query_form(query, allowed=("SELECT", "ASK"))
         cap = self.budgets.max_rows
 
-        def work(kg: KnowledgeGraph) -> list[dict[str, Any]]:
+        def work(kg: KnowledgeGraph) -> tuple[list[dict[str, Any]], dict[str, str]]:
             if isinstance(kg, EmbeddedSparql):
                 # in a worker process stopped at the deadline; it stops reading at the budget, too
                 runner = self.workers.runner(deadline) if self.workers is not None else None
-                return kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
-            if isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
-                return kg.query(query)
-            raise InvalidTermError("this graph does not answer SPARQL")
+                rows = kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
+            elif isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
+                rows = kg.query(query)
+            else:
+                raise InvalidTermError("this graph does not answer SPARQL")
+            return rows, ({} if form == "ASK" else _iri_labels(kg, [_row_iris(row) for row in rows[:cap]]))
 
-        rows = self._run(work)
+        rows, labels = self._run(work)
         if form == "ASK":
             return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
-        items = [Item(value={name: self.shape.node(value) for name, value in row.items()}) for row in rows[:cap]]
+        items = [
+            Item(value={name: self.shape.node(value) for name, value in row.items()}, ids=_row_iris(row))
+            for row in rows[:cap]
+        ]
         more = f"more than {cap} rows (--max-rows): add LIMIT, ORDER BY or filters for the rows you want"
         return self._page(
             "sparql",
             {"query": query},
             cursor,
             items,
-            lambda kept, _: {"rows": [item.value for item in kept]},
+            lambda kept, names: {"rows": [item.value for item in kept], "labels": names},
+            labels,
             more_exists=more if len(rows) > cap else None,
         )
 
@@ -621,6 +627,22 @@ def _dead_end(
         turned = [*directions[:hop], other, *directions[hop + 1 :]]
         return f"{why} but the {_ROLE[other]} of some: walk that hop {other}, directions={json.dumps(turned)}"
     return None
+
+
+def _row_iris(row: dict[str, Any]) -> list[str]:
+    """The IRIs a SPARQL row binds (blank nodes and literals left out)."""
+    return [value for value in row.values() if isinstance(value, str) and not value.startswith("_:")]
+
+
+def _iri_labels(kg: KnowledgeGraph, rows: Sequence[Sequence[str]]) -> dict[str, str]:
+    """The labels of the entity IRIs in SPARQL rows, keyed by the IRI as the rows spell it (one
+    ``labels`` call for them all): an agent reads who ``http://rdf.freebase.com/ns/m.0qymv`` is without
+    asking again."""
+    profile = kg.profile
+    compact = {iri: profile.entity_id(iri) for iris in rows for iri in iris}
+    asked = [node for node in dict.fromkeys(compact.values()) if profile.spells(node)]
+    found = kg.labels(asked) if asked else {}
+    return {iri: found[node] for iri, node in compact.items() if node in found}
 
 
 def _not_connected(hops: int, max_hops: int) -> str:
@@ -743,7 +765,8 @@ DESCRIPTIONS = {
     "target entities, to explain how two entities of a question are connected.",
     "subgraph": "Every edge within `hops` of the seed entities (a small evidence subgraph), at most max_edges.",
     "sparql": "A read-only SPARQL SELECT or ASK query on the graph (full IRIs); updates, LOAD and SERVICE are "
-    "refused. Use the other tools first; this is the escape hatch.",
+    "refused. Rows keep the full IRIs; `labels` names the entities among them. Use the other tools first; this "
+    "is the escape hatch.",
     "schema": "The graph's relations for planning: per relation its number of edges, a few example edges and the "
     "most frequent types of its heads and tails; most used relations first where counted, paged with a cursor. "
     "Pass `relations` to describe only those.",
