@@ -25,6 +25,8 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from support.mcp_session import in_memory  # noqa: E402
 
 TOM = "m.0bxtg"
+BORN = "people.person.place_of_birth"
+BIRTHPLACE = "m.0qymv"  # Tom Hanks's, in the sample
 USA = "m.09c7w0"  # the sample's hub
 
 
@@ -200,6 +202,33 @@ def test_relations_by_direction_and_paths_default_out(sample_store_url: str, kg:
             await client.call_tool("paths", {"starts": TOM, "relation_path": entry["out"][:1], "directions": ["in"]})
         )
         assert backwards["directions"] == ["in"] and backwards["paths"] == []
+        # a walk the wrong way is explained, with the directions that walk it
+        assert f"directions={json.dumps(['out'])}" in backwards["note"] and TOM in backwards["note"]
+        assert "note" not in walk
+        second_hop = answer(await client.call_tool("paths", {"starts": TOM, "relation_path": [BORN, BORN]}))
+        assert second_hop["paths"] == [] and "hop 2" in second_hop["note"]
+        assert f"directions={json.dumps(['out', 'in'])}" in second_hop["note"]
+        turned = answer(
+            await client.call_tool("paths", {"starts": TOM, "relation_path": [BORN, BORN], "directions": ["out", "in"]})
+        )
+        assert turned["paths"] and "note" not in turned
+        nothing_either_way = answer(
+            await client.call_tool(
+                "paths", {"starts": TOM, "relation_path": ["film.film.genre"], "directions": ["both"]}
+            )
+        )
+        assert nothing_either_way["paths"] == [] and "no such edge" in nothing_either_way["note"]
+        assert "directions=" not in nothing_either_way["note"]
+        backwards_neighbors = answer(
+            await client.call_tool("neighbors", {"ids": TOM, "direction": "in", "relations": [BORN]})
+        )
+        assert backwards_neighbors["neighbors"] == [{"id": TOM, "edges": []}]
+        assert "direction='out'" in backwards_neighbors["note"]
+        two_hops = [edge.tail for edge in kg.neighbors(BIRTHPLACE)[BIRTHPLACE] if isinstance(edge.tail, str)]
+        far = next(node for node in two_hops if not kg.shortest_paths(TOM, node, max_hops=1))
+        unconnected = answer(await client.call_tool("shortest_paths", {"sources": TOM, "targets": far, "max_hops": 1}))
+        assert unconnected["paths"] == [] and "at most 1 edge " in unconnected["note"]
+        assert "raise max_hops (at most 3" in unconnected["note"]
         message = error(
             await client.call_tool("paths", {"starts": TOM, "relation_path": entry["out"][:1], "directions": []})
         )
@@ -281,3 +310,22 @@ def test_a_real_kga_mcp_process_pages_by_its_max_chars(sample_store_url: str) ->
             assert sum(len(found["edges"]) for found in pages) == 200
 
     anyio.run(main)
+
+
+def test_sparql_rows_name_their_entities(sample_store_url: str, kg: KnowledgeGraph) -> None:
+    """Rows keep the full IRIs an agent writes in its next query; ``labels`` names the entities among them."""
+    ns = "http://rdf.freebase.com/ns/"
+    query = f"SELECT ?p ?o WHERE {{ <{ns}{TOM}> ?p ?o }}"
+
+    async def body(client: Client) -> None:
+        found = answer(await client.call_tool("sparql", {"query": query}))
+        tails = {row["o"] for row in found["rows"] if isinstance(row["o"], str)}
+        assert f"{ns}{BIRTHPLACE}" in tails
+        expected = kg.labels([iri.removeprefix(ns) for iri in tails])
+        assert found["labels"] == {ns + node: label for node, label in expected.items()}
+        assert found["labels"][f"{ns}{BIRTHPLACE}"] == "Concord"
+        assert not any(relation in found["labels"] for relation in (row["p"] for row in found["rows"]))
+        asked = answer(await client.call_tool("sparql", {"query": "ASK { ?s ?p ?o }"}))
+        assert asked == {"boolean": True, "truncated": False}
+
+    run_session(sample_store_url, body)
