@@ -329,3 +329,41 @@ def test_sparql_rows_name_their_entities(sample_store_url: str, kg: KnowledgeGra
         assert asked == {"boolean": True, "truncated": False}
 
     run_session(sample_store_url, body)
+
+
+def test_huge_labels_and_literals_keep_every_answer_within_max_chars(tmp_path: Path) -> None:
+    """Hostile data: a name and a literal of 50,000 characters each. Every tool's answer still fits the
+    smallest --max-chars, the long texts shortened saying by how much."""
+    ex = "http://example.org/"
+    huge = "x" * 50_000
+    source = tmp_path / "huge.ttl"
+    source.write_text(
+        f"""@prefix ex: <{ex}> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:a rdfs:label "alpha {huge}" ; rdfs:comment "{huge}" ; ex:knows ex:b ; ex:note "{huge}" .
+ex:b rdfs:label "beta {huge}" ; ex:knows ex:a .
+""",
+        encoding="utf-8",
+    )
+    load_files([str(source)], str(tmp_path / "store"), progress=False)
+    url = f"oxigraph://{(tmp_path / 'store').resolve()}"
+    budgets = ToolBudgets(max_chars=2000)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search", {"text": "alpha"}),
+        ("describe", {"ids": [ex + "a", ex + "b"]}),
+        ("neighbors", {"ids": [ex + "a", ex + "b"], "direction": "both"}),
+        ("relations", {"ids": [ex + "a", ex + "b"]}),
+        ("paths", {"starts": ex + "a", "relation_path": [ex + "knows", ex + "knows"]}),
+        ("shortest_paths", {"sources": ex + "a", "targets": ex + "b"}),
+        ("subgraph", {"seeds": ex + "a", "hops": 2}),
+        ("sparql", {"query": "SELECT * WHERE { ?s ?p ?o }"}),
+        ("schema", {}),
+    ]
+
+    async def body(client: Client) -> None:
+        for tool, arguments in calls:
+            pages = await every_page(client, tool, arguments, budgets.max_chars)
+            text = json.dumps(pages, ensure_ascii=False)
+            assert "more characters]" in text, tool  # something long was there, and it says it was cut
+
+    run_session(url, body, budgets)

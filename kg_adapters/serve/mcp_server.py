@@ -26,7 +26,17 @@ from kg_adapters.base import EmbeddedSparql, GraphCatalog, SparqlQueryable, chec
 from kg_adapters.errors import InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Path, PathResult
 from kg_adapters.serve import check_limits, require_extra
-from kg_adapters.serve.answers import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Cursors, Item, Shaper, edge_ids, grouped, page
+from kg_adapters.serve.answers import (
+    DEFAULT_MAX_CHARS,
+    MIN_MAX_CHARS,
+    Cursors,
+    Item,
+    Shaper,
+    edge_ids,
+    grouped,
+    page,
+    shortened,
+)
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -155,10 +165,14 @@ class GraphTools:
             offset=offset,
             max_chars=self.budgets.max_chars,
             assemble=assemble,
-            labels=labels or {},
+            labels=self._shortened(labels or {}),
             cursor=lambda at: self.cursors.issue(tool, arguments, at),
             more_exists=more_exists,
         )
+
+    def _shortened(self, labels: dict[str, str]) -> dict[str, str]:
+        """Labels as an answer shows them: a very long one shortened like any text (a page keeps its size)."""
+        return {node: shortened(label, self.shape.text_limit) for node, label in labels.items()}
 
     def _labels(self, kg: KnowledgeGraph, ids: Sequence[str], relations: Sequence[str] = ()) -> dict[str, str]:
         """Labels of entity ids, and of relation ids where the graph labels them as entities (Wikidata's
@@ -557,7 +571,7 @@ class GraphTools:
                 "relations": [item.value for item in kept],
                 "labels": names,
             },
-            labels=labels,
+            labels=self._shortened(labels),
             cursor=lambda at: self.cursors.issue("schema", arguments, offset + at),
             more_after=(
                 f"relations {offset + 1}-{reached} of {len(listed)}: call again with cursor=next_cursor for more"
