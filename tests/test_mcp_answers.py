@@ -17,6 +17,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, to_json
 from kg_adapters.serve.mcp_server import ToolBudgets
+from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from loaders import load_files
 
 mcp = pytest.importorskip("mcp")
@@ -367,3 +368,71 @@ ex:b rdfs:label "beta {huge}" ; ex:knows ex:a .
             assert "more characters]" in text, tool  # something long was there, and it says it was cut
 
     run_session(url, body, budgets)
+
+
+WALKS_NT = """\
+<http://example.org/alice> <http://example.org/bornIn> <http://example.org/paris> .
+<http://example.org/bob> <http://example.org/bornIn> <http://example.org/rome> .
+<http://example.org/paris> <http://example.org/capitalOf> <http://example.org/france> .
+<http://example.org/rome> <http://example.org/capitalOf> <http://example.org/italy> .
+<http://example.org/alice> <http://www.w3.org/2000/01/rdf-schema#label> "Alice" .
+<http://example.org/paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris" .
+"""
+
+
+@pytest.fixture(scope="module")
+def walks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("walks") / "walks.nt"
+    path.write_text(WALKS_NT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def walks_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, walks_file: Path) -> VirtuosoServer:
+    return virtuoso_fixture(tmp_path_factory, [walks_file], request=request)
+
+
+@pytest.mark.parametrize("backend", ["store", "rdflib", "virtuoso"])
+def test_wrong_way_walks_are_explained_on_every_backend(
+    backend: str, walks_file: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same notes whatever answers the walks: an on-disk store, an rdflib file, a remote Virtuoso."""
+    ex = "http://example.org/"
+    if backend == "store":
+        load_files([str(walks_file)], str(tmp_path / "store"), progress=False)
+        url = f"oxigraph://{(tmp_path / 'store').resolve()}"
+    elif backend == "rdflib":
+        url = f"rdflib://{walks_file}"
+    else:
+        server: VirtuosoServer = request.getfixturevalue("walks_virtuoso")
+        url = f"sparql+{server.sparql_url}?dialect=virtuoso&retries=0"
+
+    async def body(client: Client) -> None:
+        # from a city, "who was born here" walks bornIn in; out finds nothing, and the note says so
+        wrong = answer(await client.call_tool("paths", {"starts": ex + "paris", "relation_path": [ex + "bornIn"]}))
+        assert wrong["paths"] == [] and f"directions={json.dumps(['in'])}" in wrong["note"]
+        right = answer(
+            await client.call_tool(
+                "paths", {"starts": ex + "paris", "relation_path": [ex + "bornIn"], "directions": ["in"]}
+            )
+        )
+        assert [path["edges"] for path in right["paths"]] == [[[ex + "alice", ex + "bornIn", ex + "paris"]]]
+        assert "note" not in right
+        # the second hop of a person's walk: where the birthplace is the capital of
+        second = answer(
+            await client.call_tool(
+                "paths",
+                {
+                    "starts": [ex + "alice", ex + "bob"],
+                    "relation_path": [ex + "bornIn", ex + "capitalOf"],
+                    "directions": ["out", "in"],
+                },
+            )
+        )
+        assert second["paths"] == [] and "hop 2" in second["note"] and "the 2 entities hop 1 reaches" in second["note"]
+        assert f"directions={json.dumps(['out', 'out'])}" in second["note"]
+        backwards = answer(await client.call_tool("neighbors", {"ids": ex + "paris", "relations": [ex + "bornIn"]}))
+        assert backwards["neighbors"] == [{"id": ex + "paris", "edges": []}]
+        assert "direction='in'" in backwards["note"]
+
+    run_session(url, body)
