@@ -436,3 +436,22 @@ def test_wrong_way_walks_are_explained_on_every_backend(
         assert "direction='in'" in backwards["note"]
 
     run_session(url, body)
+
+
+def test_a_search_that_finds_nothing_says_why(sample_store_url: str) -> None:
+    """A name holds every content word of the text, or it is not found: the note names the words no name
+    holds (a typo) or finds the name without the word that is no part of it, instead of a bare []."""
+
+    async def body(client: Client) -> None:
+        typo = answer(await client.call_tool("search", {"text": "Tom Hankss"}))
+        assert typo["entities"] == [] and "'hankss'" in typo["note"] and f"{TOM} (Tom Hanks)" in typo["note"]
+        extra_word = answer(await client.call_tool("search", {"text": "the actor tom hanks"}))
+        assert extra_word["entities"] == [] and f"'tom hanks' finds {TOM} (Tom Hanks)" in extra_word["note"]
+        nothing = answer(await client.call_tool("search", {"text": "qqqq zzzz"}))
+        assert nothing["entities"] == [] and "'qqqq', 'zzzz'" in nothing["note"]
+        found = answer(await client.call_tool("search", {"text": "Tom Hanks"}))
+        assert "note" not in found
+        no_relation = answer(await client.call_tool("search_relations", {"text": "qqqq zzzz"}))
+        assert no_relation["relations"] == [] and "schema" in no_relation["note"]
+
+    run_session(sample_store_url, body)

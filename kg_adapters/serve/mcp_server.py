@@ -240,15 +240,23 @@ class GraphTools:
     def _hits(self, tool: str, key: str, text: str, limit: int, cursor: str | None, narrower: str) -> dict[str, Any]:
         """The answer of ``search`` or ``search_relations`` (the Python API's method of the same name)."""
         cap = self._cap(limit, "limit")
-        found: list[Entity] = self._run(lambda kg: getattr(kg, tool)(text, limit=cap + 1))
+
+        def work(kg: KnowledgeGraph) -> tuple[list[Entity], str | None]:
+            found: list[Entity] = getattr(kg, tool)(text, limit=cap + 1)
+            if found or not cap:
+                return found, None
+            return found, (_no_entity_note(kg, text) if tool == "search" else _no_relation_note(text))
+
+        found, note = self._run(work)
         items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
         more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or {narrower}"
+        told = {"note": note} if note else {}
         return self._page(
             tool,
             {"text": text, "limit": limit},
             cursor,
             items,
-            lambda kept, _: {key: [item.value for item in kept]},
+            lambda kept, _: {key: [item.value for item in kept], **told},
             more_exists=more if len(found) > cap else None,
         )
 
@@ -644,6 +652,43 @@ def _dead_end(
     return None
 
 
+NOTE_WORDS = 8
+"""Most words of a search text tried one by one to explain why it found nothing."""
+
+
+def _no_entity_note(kg: KnowledgeGraph, text: str) -> str:
+    """Why ``search`` found no entity: a name must hold every content word of the text. The words no name
+    holds are named (a typo), and what the text finds without them -- or, when every word is in some
+    name, without one of them (a word such as 'actor' that is no part of the name) -- is suggested.
+    Costs a few searches (at most two per word), only when the answer is empty."""
+    from kg_adapters.label_index import content_words, normalize, word_tokens
+
+    words = list(dict.fromkeys(content_words(word_tokens(normalize(text)))))[:NOTE_WORDS]
+    advice = "check the spelling, or search for the name alone, as the graph spells it"
+    if len(words) < 2:
+        return f"no entity's name holds {text!r:.100}: {advice}"
+    absent = [word for word in words if not kg.search(word, limit=1)]
+    held = ", ".join(map(repr, absent)) if absent else f"every word of {text!r:.100}"
+    why = f"no entity's name holds {held}"
+    if absent:
+        shorter = [[word for word in words if word not in absent]] if len(absent) < len(words) else []
+    else:
+        shorter = [[word for word in words if word != left_out] for left_out in words]
+    for kept in shorter:
+        found = kg.search(" ".join(kept), limit=3)
+        if found:
+            suggested = ", ".join(map(_entity_text, found))
+            return f"{why}; {' '.join(kept)!r:.100} finds {suggested}: {advice}"
+    return f"{why}: {advice}"
+
+
+def _no_relation_note(text: str) -> str:
+    return (
+        f"no relation matches {text!r:.100} by its words or meaning: try other words, list an entity's relations "
+        "with relations, or the graph's with schema"
+    )
+
+
 def _row_iris(row: dict[str, Any]) -> list[str]:
     """The IRIs a SPARQL row binds (blank nodes and literals left out)."""
     return [value for value in row.values() if isinstance(value, str) and not value.startswith("_:")]
@@ -760,7 +805,8 @@ def _planned_relations(kg: KnowledgeGraph) -> list[str]:
 DESCRIPTIONS = {
     "search": "Find entities by name: the topic entity of a question ('Tom Hanks' -> m.0bxtg). Exact names first, "
     "then prefixes, then names holding every word (stemmed, any order), then any of them, re-ranked by meaning. "
-    "Start here when the question names something; pass the ids to the other tools.",
+    "Start here when the question names something; pass the ids to the other tools. Nothing found: `note` names the "
+    "words no name holds and what the others find.",
     "search_relations": "Find relations by what they mean, in your own words ('where was he born', 'married to', "
     "'directed by' -> the graph's relation ids), or by words of their ids. Use it to choose the relations of a "
     "path without listing every relation.",
