@@ -17,7 +17,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, to_json
 from kg_adapters.serve.mcp_server import ToolBudgets
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 from loaders import load_files
 
 mcp = pytest.importorskip("mcp")
@@ -381,30 +381,25 @@ WALKS_NT = """\
 
 
 @pytest.fixture(scope="module")
-def walks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The walks graph, for the conftest's ``virtuoso`` and ``disk_store`` fixtures."""
     path = tmp_path_factory.mktemp("walks") / "walks.nt"
     path.write_text(WALKS_NT, encoding="utf-8")
     return path
 
 
-@pytest.fixture(scope="module")
-def walks_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, walks_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [walks_file], request=request)
-
-
 @pytest.mark.parametrize("backend", ["store", "rdflib", "virtuoso"])
 def test_wrong_way_walks_are_explained_on_every_backend(
-    backend: str, walks_file: Path, tmp_path: Path, request: pytest.FixtureRequest
+    backend: str, graph_file: Path, request: pytest.FixtureRequest
 ) -> None:
     """The same notes whatever answers the walks: an on-disk store, an rdflib file, a remote Virtuoso."""
     ex = "http://example.org/"
     if backend == "store":
-        load_files([str(walks_file)], str(tmp_path / "store"), progress=False)
-        url = f"oxigraph://{(tmp_path / 'store').resolve()}"
+        url = f"oxigraph://{request.getfixturevalue('disk_store')}"
     elif backend == "rdflib":
-        url = f"rdflib://{walks_file}"
+        url = f"rdflib://{graph_file}"
     else:
-        server: VirtuosoServer = request.getfixturevalue("walks_virtuoso")
+        server: VirtuosoServer = request.getfixturevalue("virtuoso")
         url = f"sparql+{server.sparql_url}?dialect=virtuoso&retries=0"
 
     async def body(client: Client) -> None:
