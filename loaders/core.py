@@ -27,7 +27,7 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,20 @@ from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from kg_adapters.store_build import rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
+from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
-from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
-from loaders.report import LoadReport, SkipLog
+from loaders.rdf import (
+    LINE_FORMATS,
+    ROG_DATASET,
+    WIKIDATA_JSON,
+    LineConverter,
+    TripleSink,
+    blank_node_prefix,
+    load_file,
+    resolve_format,
+)
+from loaders.report import LoadReport, SkipLog, SkippedLine
 from loaders.rog_dataset import load_rog_dataset
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
@@ -63,6 +73,7 @@ def load_files(
     languages: Sequence[str] | None = None,
     qualifiers: bool = False,
     index: bool = True,
+    checkpoint: Checkpoint | None = None,
 ) -> LoadReport:
     """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created,
     or appended to).
@@ -77,6 +88,12 @@ def load_files(
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
     statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
     (:mod:`kg_adapters.index`) into the new version before it is swapped in.
+
+    A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
+    its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
+    :mod:`loaders.checkpoints`). ``checkpoint(point)`` is called as the load passes each point
+    (``"checkpoint:N"`` after the N-th checkpoint of the parse, then ``"parsed"``, ``"indexed"``,
+    ``"labelled"``, ``"built"``): tests kill the load there.
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -113,28 +130,34 @@ def load_files(
                 f"append with the same profile (--profile {previous.get('profile')})",
                 file=str(target),
             )
-        tmp = _temp_dir(target)
+        build = BuildDir(target)
+        options = {"lenient": lenient, "profile": profile, "index": index, "wikidata": wikidata}
+        options["filter"] = None if dump_filter is None else _filter_plan(dump_filter)
         try:
             try:
+                resumed = build.open(_fingerprint(plan, options, previous))
                 result = _build(
-                    tmp,
+                    build,
                     target,
                     plan,
                     previous,
+                    resumed,
                     lenient=lenient,
                     profile=profile,
                     show=show,
                     dump_filter=dump_filter,
                     wikidata=wikidata,
                     index=index,
+                    checkpoint=checkpoint or _no_checkpoint,
                 )
-                store_layout.swap_in(tmp, target)
+                store_layout.swap_in(build.version, target)
             except (OSError, sqlite3.Error, BackendError) as exc:  # disk full, read-only, I/O errors: any phase
                 raise LoadError(f"cannot build the store: {exc}", file=str(target)) from exc
         except BaseException as exc:
             release_frames(exc)
-            shutil.rmtree(tmp, ignore_errors=True)
+            build.remove()
             raise
+        build.remove()
     statements, log, triples, filtered, repaired, index_seconds = result
     return LoadReport(
         store=str(target),
@@ -148,7 +171,39 @@ def load_files(
         lines_filtered=filtered,
         lines_repaired=repaired,
         index_seconds=index_seconds,
+        resumed=resumed is not None,
     )
+
+
+Checkpoint = Callable[[str], None]
+CHECKPOINT_SECONDS = 60.0
+"""A load records a checkpoint after the first chunk stored this long after the previous one (and at
+the end of each input): a resumed load does at most about this much work again."""
+
+
+def _no_checkpoint(point: str) -> None:
+    return None
+
+
+def _fingerprint(
+    plan: list[tuple[str, str]], options: dict[str, Any], previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What a resumed load must share with the killed one: the same inputs (same sizes and times),
+    options and store version to extend."""
+    return {
+        "format": FORMAT_VERSION,
+        "inputs": [{"format": fmt, "file": input_identity(path) or {"pipe": path}} for path, fmt in plan],
+        "options": options,
+        "previous": None if previous is None else [previous.get("data"), previous.get("updated")],
+    }
+
+
+def _filter_plan(dump_filter: DumpFilter) -> dict[str, Any]:
+    return {
+        "languages": None if dump_filter.languages is None else list(dump_filter.languages),
+        "drop_predicates": sorted(dump_filter.drop_predicates),
+        "drop_namespaces": list(dump_filter.drop_namespaces),
+    }
 
 
 def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
@@ -219,10 +274,11 @@ def _previous_manifest(target: Path) -> dict[str, Any] | None:
 
 
 def _build(
-    tmp: Path,
+    build: BuildDir,
     target: Path,
     plan: list[tuple[str, str]],
     previous: dict[str, Any] | None,
+    resumed: dict[str, Any] | None,
     *,
     lenient: bool,
     profile: str,
@@ -230,79 +286,73 @@ def _build(
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
     index: bool,
+    checkpoint: Checkpoint,
 ) -> tuple[int, SkipLog, int, int, int, float]:
-    """Builds the complete store in ``tmp``: data, name index, traversal index, then the manifest."""
+    """Builds the complete store in ``build.version``: data, name index, traversal index, then the
+    manifest; from the checkpoint ``resumed`` when a killed load left one."""
+    tmp = build.version
     data = tmp / store_layout.DATA_DIR
-    if previous is not None:
-        oxstore = _checkpoint(store_layout.data_dir(target, previous), data)
+    if resumed is None:
+        tmp.mkdir()
+        oxstore = _checkpoint(store_layout.data_dir(target, previous), data) if previous is not None else None
     else:
+        oxstore = None
+    if oxstore is None:
         oxstore = ox.Store(str(data))
+    state = resumed or _fresh_state(previous)
+    resumable = all(input_identity(path) is not None for path, _fmt in plan)
     sink: TripleSink = oxstore
     if index and previous is None:  # a new store: number its triples as they are loaded
-        sink = indexing_sink(oxstore, get_profile(profile), _input_bytes(plan))
+        sink = indexing_sink(
+            oxstore, get_profile(profile), _input_bytes(plan), spool=build.spool, state=state.get("index")
+        )
     log = SkipLog(lenient=lenient)
-    question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
-    sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
-    total = filtered = repaired = 0
-    with (
-        tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar,
-        joined_on_failure(sink),
-    ):
-
-        def tick(count: int) -> None:
-            bar.update(count)
-
-        for path, fmt in plan:
-            bar.set_description(Path(path).name)
-            skipped_before = log.count
-            converter: LineConverter | None = None
-            if fmt in SEPARATORS:
-                converter = TsvConverter(fmt, profile)
-            elif fmt == "freebase":
-                converter = FreebaseConverter(dump_filter)
-            if fmt == WIKIDATA_JSON:
-                count = load_wikidata_json(sink, path, log=log, progress=tick, **wikidata)
-            elif fmt == ROG_DATASET:
-                count = load_rog_dataset(sink, path, log=log, progress=tick, seen=question_ids)
-            else:
-                count = load_file(sink, path, fmt, log=log, converter=converter, progress=tick)
-            total += count
-            source: dict[str, Any] = {
-                "file": str(Path(path).absolute()),
-                "format": fmt,
-                "statements": count,
-                "skipped": log.count - skipped_before,
-                "loaded_at": store_layout.now_iso(),
-                **(wikidata if fmt == WIKIDATA_JSON else {}),
-            }
-            if isinstance(converter, FreebaseConverter):
-                source.update(filtered=converter.filtered, repaired=converter.repaired)
-                filtered += converter.filtered
-                repaired += converter.repaired
-            sources.append(source)
+    log.count = state["log"]["count"]
+    log.kept = [SkippedLine(file=file, line=line, reason=reason) for file, line, reason in state["log"]["kept"]]
     indexing = sink if isinstance(sink, IndexingSink) else None
+
+    def save(phase: str) -> None:
+        if not resumable:
+            return  # a pipe cannot be read again: a killed load starts over
+        state["phase"] = phase
+        if indexing is not None:
+            state["index"] = indexing.checkpoint()
+        state["log"] = {"count": log.count, "kept": [[k.file, k.line, k.reason] for k in log.kept]}
+        build.save(state)
+
+    with LoadProgress(show, _input_bytes(plan)) as shown, joined_on_failure(sink):
+        if state["phase"] == "parse":
+            _parse(plan, state, sink, log, shown, save, checkpoint, profile, dump_filter, wikidata)
+            save("index")
+            checkpoint("parsed")
     del sink
     index_seconds = 0.0
     try:
+        shown.phase("index and labels")
         if indexing is not None:  # numbered and written while the label index is built
             indexing.start_index(tmp, get_profile(profile))
+        elif index:  # an append reads the store back: its triples are the old ones and the new
+            started = time.perf_counter()
+            index_build.build_index(oxstore, tmp, get_profile(profile))
+            index_seconds = time.perf_counter() - started
+        if indexing is None:
+            checkpoint("indexed")
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
         if indexing is not None:
             indexing.index_written()
             index_seconds = indexing.seconds  # the load's waits for it
-        elif index:  # an append reads the store back: its triples are the old ones and the new
-            started = time.perf_counter()
-            index_build.build_index(oxstore, tmp, get_profile(profile))
-            index_seconds = time.perf_counter() - started
+            checkpoint("indexed")
+        checkpoint("labelled")
     except BaseException as exc:
         if indexing is not None:
             indexing.abandon()  # no collector outlives a failed load
         if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
             raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
         raise
-    del oxstore, indexing
+    del oxstore
+    indexing = None
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
     now = store_layout.now_iso()
     store_layout.write_manifest(
@@ -312,12 +362,211 @@ def _build(
             "triples": triples,
             "labels": labels,
             "label_predicates": list(INDEXED_LABEL_PREDICATES),
-            "sources": sources,
+            "sources": state["sources"],
             "created": previous.get("created", now) if previous else now,
             "updated": now,
         },
     )
-    return total, log, triples, filtered, repaired, index_seconds
+    checkpoint("built")
+    return state["statements"], log, triples, state["filtered"], state["repaired"], index_seconds
+
+
+def _fresh_state(previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The progress of a load that has read nothing yet."""
+    return {
+        "phase": "parse",
+        "file": 0,
+        "line": 1,
+        "current": None,
+        "statements": 0,
+        "filtered": 0,
+        "repaired": 0,
+        "sources": list(previous.get("sources", [])) if previous else [],
+        "log": {"count": 0, "kept": []},
+        "question_ids": {},
+        "index": None,
+        "checkpoints": 0,
+    }
+
+
+def _parse(
+    plan: list[tuple[str, str]],
+    state: dict[str, Any],
+    sink: TripleSink,
+    log: SkipLog,
+    shown: LoadProgress,
+    save: Callable[[str], None],
+    checkpoint: Checkpoint,
+    profile: str,
+    dump_filter: DumpFilter | None,
+    wikidata: dict[str, Any],
+) -> None:
+    """Reads every input from the position ``state`` names, checkpointing as it goes."""
+    question_ids: dict[str, str] = state["question_ids"]  # RoG dataset files: unique across the load
+    shown.phase("parse")
+    shown.skip(plan[: state["file"]])
+    for number in range(state["file"], len(plan)):
+        path, fmt = plan[number]
+        current = state["current"] or {
+            "statements": 0,
+            "skipped_before": log.count,
+            "blank_prefix": blank_node_prefix(),
+            "prefixes": None,
+            "filtered": 0,
+            "repaired": 0,
+        }
+        state["current"] = current
+        converter: LineConverter | None = None
+        if fmt in SEPARATORS:
+            converter = TsvConverter(fmt, profile)
+        elif fmt == "freebase":
+            converter = FreebaseConverter(dump_filter)
+            if current["prefixes"] is not None:
+                converter.prefixes = {k.encode(): v.encode() for k, v in current["prefixes"].items()}
+            converter.filtered, converter.repaired = current["filtered"], current["repaired"]
+        shown.start_file(path)
+        reader = _FileCheckpoints(state, current, converter, shown, save, checkpoint)
+        tick, chunk_done = reader.tick, reader.chunk_done
+        if fmt == WIKIDATA_JSON:
+            load_wikidata_json(sink, path, log=log, progress=tick, **wikidata)
+        elif fmt == ROG_DATASET:
+            load_rog_dataset(sink, path, log=log, progress=tick, seen=question_ids)
+        else:
+            load_file(
+                sink,
+                path,
+                fmt,
+                log=log,
+                converter=converter,
+                progress=tick,
+                start_line=state["line"],
+                blank_prefix=current["blank_prefix"],
+                on_chunk=chunk_done if fmt in LINE_FORMATS else None,
+            )
+        source: dict[str, Any] = {
+            "file": str(Path(path).absolute()),
+            "format": fmt,
+            "statements": current["statements"],
+            "skipped": log.count - current["skipped_before"],
+            "loaded_at": store_layout.now_iso(),
+            **(wikidata if fmt == WIKIDATA_JSON else {}),
+        }
+        if isinstance(converter, FreebaseConverter):
+            source.update(filtered=converter.filtered, repaired=converter.repaired)
+            state["filtered"] += converter.filtered
+            state["repaired"] += converter.repaired
+        state["statements"] += current["statements"]
+        state["sources"].append(source)
+        state["file"], state["line"], state["current"] = number + 1, 1, None
+        shown.end_file(path)
+        if number + 1 < len(plan):
+            state["checkpoints"] += 1
+            save("parse")
+            checkpoint(f"checkpoint:{state['checkpoints']}")
+
+
+class _FileCheckpoints:
+    """Counts one input's statements and records a checkpoint after the first chunk stored
+    :data:`CHECKPOINT_SECONDS` after the previous one."""
+
+    def __init__(
+        self,
+        state: dict[str, Any],
+        current: dict[str, Any],
+        converter: LineConverter | None,
+        shown: LoadProgress,
+        save: Callable[[str], None],
+        checkpoint: Checkpoint,
+    ) -> None:
+        self.state, self.current, self.converter = state, current, converter
+        self.shown, self.save, self.checkpoint = shown, save, checkpoint
+        self.last = time.monotonic()
+
+    def tick(self, count: int) -> None:
+        self.current["statements"] += count
+        self.shown.triples(count)
+
+    def chunk_done(self, next_line: int, read: int | None) -> None:
+        self.shown.read(read)
+        if time.monotonic() - self.last < CHECKPOINT_SECONDS:
+            return
+        self.state["line"] = next_line
+        converter = self.converter
+        if isinstance(converter, FreebaseConverter):
+            self.current["prefixes"] = {k.decode(): v.decode() for k, v in converter.prefixes.items()}
+            self.current["filtered"], self.current["repaired"] = converter.filtered, converter.repaired
+        self.state["checkpoints"] += 1
+        self.save("parse")
+        self.checkpoint(f"checkpoint:{self.state['checkpoints']}")
+        self.last = time.monotonic()
+
+
+class LoadProgress:
+    """The progress a multi-hour load shows on standard error (when ``show``): the phase, bytes of the
+    inputs read of their total (compressed sizes on disk: what the ETA is computed from), the
+    statements read and their rate."""
+
+    def __init__(self, show: bool, total_bytes: int | None) -> None:
+        self._bar = tqdm(
+            total=total_bytes,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            disable=not show,
+            file=sys.stderr,
+            leave=False,
+            dynamic_ncols=True,
+        )
+        self._statements = 0
+        self._started = time.monotonic()
+        self._file_read = 0
+        self._phase = "parse"
+
+    def __enter__(self) -> LoadProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.close()
+
+    def phase(self, name: str) -> None:
+        self._phase = name
+        self._bar.set_description(name)
+        self._show()
+
+    def skip(self, done: list[tuple[str, str]]) -> None:
+        """Counts inputs a resumed load read before its checkpoint as read."""
+        for path, _fmt in done:
+            self._bar.update(_size(path))
+
+    def start_file(self, path: str) -> None:
+        self._file_read = 0
+        self._bar.set_description(f"{self._phase} {Path(path).name}")
+
+    def read(self, read: int | None) -> None:
+        if read is not None and read > self._file_read:
+            self._bar.update(read - self._file_read)
+            self._file_read = read
+
+    def end_file(self, path: str) -> None:
+        self.read(_size(path))
+
+    def triples(self, count: int) -> None:
+        self._statements += count
+        self._show()
+
+    def _show(self) -> None:
+        seconds = max(time.monotonic() - self._started, 1e-9)
+        self._bar.set_postfix_str(
+            f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s", refresh=False
+        )
+
+
+def _size(path: str) -> int:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return 0
+    return status.st_size if stat.S_ISREG(status.st_mode) else 0
 
 
 def _checkpoint(existing: Path, data: Path) -> ox.Store:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pyoxigraph as ox
 
     from kg_adapters.index.build import IndexStats, TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import Profile
 
 _COLLECT_EVERY = 10_000
@@ -97,30 +98,48 @@ class IndexingSink:
         """Stops the collector without raising (a load that failed: nothing outlives it)."""
         raise NotImplementedError
 
+    def checkpoint(self) -> dict[str, Any]:
+        """Saves every triple handed over so far to the spool (synced) and returns its state, from
+        which a load resumed after a crash starts (see :class:`kg_adapters.index.spool.CollectorSpool`)."""
+        raise NotImplementedError
 
-def indexing_sink(store: ox.Store, profile: Profile, input_bytes: int | None) -> IndexingSink:
+
+def indexing_sink(
+    store: ox.Store,
+    profile: Profile,
+    input_bytes: int | None,
+    *,
+    spool: Path,
+    state: dict[str, Any] | None = None,
+) -> IndexingSink:
     """The sink for a new store's load: a worker process when the input is large (``input_bytes``
     at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
-    (the worker finds it by name), else a thread (also when no worker can be started)."""
+    (the worker finds it by name), else a thread (also when no worker can be started). The collector
+    keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint of a killed load)."""
     from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
 
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store)
+            return WorkerIndexingSink(store, spool, state)
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
-    return ThreadIndexingSink(store, TripleCollector())
+    collector = TripleCollector()
+    saved = CollectorSpool(spool)
+    saved.restore(collector, state)
+    return ThreadIndexingSink(store, collector, saved)
 
 
 class ThreadIndexingSink(IndexingSink):
     """Numbers each chunk on a worker thread while Oxigraph loads the next (``bulk_load`` releases
     the GIL while it parses and writes)."""
 
-    def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
+    def __init__(self, store: ox.Store, collector: TripleCollector, spool: CollectorSpool) -> None:
         super().__init__(store)
         self.collector = collector
+        self.spool = spool
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
 
@@ -133,7 +152,10 @@ class ThreadIndexingSink(IndexingSink):
     def start_index(self, directory: Path, profile: Profile) -> None:
         from kg_adapters.index import build as index_build
 
+        spool = self.spool
+
         def write(collector: TripleCollector) -> IndexStats:
+            spool.reload(collector)
             return index_build.build_index(None, directory, profile, collected=collector)
 
         self._hand_over(write, self.collector)
@@ -149,6 +171,10 @@ class ThreadIndexingSink(IndexingSink):
         if self._pending is not None:
             self._pending.join()
             self._pending = None
+
+    def checkpoint(self) -> dict[str, Any]:
+        self._wait()
+        return self.spool.save(self.collector)
 
     def _hand_over(self, add: Callable[..., Any], *arguments: Any) -> None:
         """Starts ``add(*arguments)`` on a worker thread once the previous one is done (at most one
@@ -177,10 +203,13 @@ class WorkerIndexingSink(IndexingSink):
     chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
     :class:`BackendError` (the store is then left as it was)."""
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None) -> None:
         super().__init__(store)
+        spool.mkdir(parents=True, exist_ok=True)
+        resume = spool.parent / f"{spool.name}.resume.json"
+        resume.write_text(json.dumps(state), encoding="utf-8")
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "loaders.index_worker", str(os.getpid())],
+            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # failures come back as the answer
@@ -217,6 +246,25 @@ class WorkerIndexingSink(IndexingSink):
         if "stats" not in answer:
             raise _failure(answer, self._process.returncode)
         return IndexStats(**answer["stats"])
+
+    def checkpoint(self) -> dict[str, Any]:
+        from loaders.index_worker import CHECKPOINT
+
+        self._send(CHECKPOINT, b"", b"")
+        started = time.perf_counter()
+        stdout = self._process.stdout
+        assert stdout is not None
+        line = stdout.readline(_ANSWER_CAP)
+        self.seconds += time.perf_counter() - started
+        try:
+            answer = json.loads(line) if line else {}
+        except ValueError:
+            answer = {}
+        if not isinstance(answer, dict) or "state" not in answer:
+            self.abandon()
+            raise _failure(answer if isinstance(answer, dict) else {}, self._process.returncode)
+        state: dict[str, Any] = answer["state"]
+        return state
 
     def abandon(self) -> None:
         process = self._process

@@ -21,6 +21,7 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import re
@@ -64,6 +65,8 @@ _BLOCK = 1 << 20
 _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 
 Progress = Callable[[int], None]
+ChunkDone = Callable[[int, "int | None"], None]
+"""``on_chunk(next_line, bytes_read)``: called after each chunk of a line format is stored."""
 
 
 class TripleSink(Protocol):
@@ -141,12 +144,31 @@ def load_file(
     log: SkipLog,
     converter: LineConverter | None,
     progress: Progress,
+    start_line: int = 1,
+    blank_prefix: str | None = None,
+    on_chunk: ChunkDone | None = None,
 ) -> int:
-    """Adds one file to ``store``; returns the good statements read. Raises LoadError."""
+    """Adds one file to ``store``; returns the good statements read. Raises LoadError.
+
+    Line formats start at ``start_line`` (the lines before it are read and dropped: a resumed load)
+    and call ``on_chunk(next_line, bytes_read)`` after each chunk is stored (``bytes_read``: of the
+    file as it lies on disk, compressed or not; None for a pipe). ``blank_prefix`` scopes the
+    file's blank nodes (default: a fresh one); a resumed load passes the one it used before."""
+    prefix = blank_prefix or blank_node_prefix()
     try:
         if format in LINE_FORMATS:
-            return _load_lines(store, path, format, log=log, converter=converter, progress=progress)
-        return _load_stream(store, path, format, progress=progress)
+            return _load_lines(
+                store,
+                path,
+                format,
+                log=log,
+                converter=converter,
+                progress=progress,
+                start_line=start_line,
+                prefix=prefix,
+                on_chunk=on_chunk,
+            )
+        return _load_stream(store, path, format, progress=progress, prefix=prefix)
     except (OSError, EOFError, zlib.error) as exc:
         raise read_error(path, exc) from exc
 
@@ -174,11 +196,13 @@ def _load_lines(
     log: SkipLog,
     converter: LineConverter | None,
     progress: Progress,
+    start_line: int,
+    prefix: str,
+    on_chunk: ChunkDone | None,
 ) -> int:
     syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
-    prefix = _blank_prefix()
     statements = 0
-    for first, lines in read_chunks(path):
+    for first, lines, position in read_chunks_from(path, start_line=start_line):
         if converter is not None:
             units, count = converter.convert(lines, first, path, log)
             data = b"\n".join(units)
@@ -188,6 +212,8 @@ def _load_lines(
         bad = _insert_chunk(store, data, units, first, syntax, path, log, prefix)
         statements += count - bad
         progress(count - bad)
+        if on_chunk is not None:
+            on_chunk(first + len(lines), position)
     return statements
 
 
@@ -201,17 +227,28 @@ def _skip_bom(handle: IO[bytes], path: str) -> None:
         raise read_error(path, exc, lines_read=0) from exc
 
 
-def read_chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[bytes]]]:
+def read_chunks(path: str, size: int | None = None) -> Iterator[tuple[int, list[bytes]]]:
     """(first line number, lines without their newline) per chunk of the decompressed file.
 
     Reads 1 MiB blocks and splits them in C: much faster than ``readline`` on gzip/bz2 streams.
     Lines end with LF, CRLF or a lone CR (N-Triples allows all three).
     """
+    for first, lines, _read in read_chunks_from(path, size):
+        yield first, lines
+
+
+def read_chunks_from(
+    path: str, size: int | None = None, *, start_line: int = 1
+) -> Iterator[tuple[int, list[bytes], int | None]]:
+    """:func:`read_chunks` from line ``start_line`` on (the lines before it are read and dropped),
+    each chunk with the bytes of the file read so far (compressed, as it lies on disk; None for a
+    pipe). ``size``: lines per chunk (default :data:`CHUNK_LINES`, read at call time)."""
+    size = size or CHUNK_LINES
     first = 1
     lines: list[bytes] = []
     pending = b""
     carry = b""  # a CR ending a block may be the first half of a CRLF
-    with open_maybe_compressed(path) as handle:
+    with _open_counted(path) as (handle, raw):
         _skip_bom(handle, path)
         while True:
             try:
@@ -225,6 +262,18 @@ def read_chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[
                 if block.endswith(b"\r"):
                     block, carry = block[:-1], b"\r"
                 block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if first + len(lines) < start_line:  # still skipping: count line breaks, split nothing
+                skip = start_line - first
+                breaks = block.count(b"\n")
+                if breaks < skip:
+                    first += breaks
+                    pending = block[block.rfind(b"\n") + 1 :] if breaks else pending + block
+                    continue
+                cut = -1
+                for _ in range(skip):
+                    cut = block.index(b"\n", cut + 1)
+                first += skip
+                pending, block = b"", block[cut + 1 :]
             pieces = (pending + block).split(b"\n")
             pending = pieces.pop()
             if len(pending) > MAX_LINE_BYTES:
@@ -232,13 +281,40 @@ def read_chunks(path: str, size: int = CHUNK_LINES) -> Iterator[tuple[int, list[
                 raise LoadError(f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=line)
             lines.extend(pieces)
             while len(lines) >= size:
-                yield first, lines[:size]
+                yield first, lines[:size], _tell(raw)
                 del lines[:size]
                 first += size
-    if pending:
-        lines.append(pending)
-    if lines:
-        yield first, lines
+        if pending and first + len(lines) >= start_line:
+            lines.append(pending)
+        if lines:
+            yield first, lines, _tell(raw)
+
+
+@contextlib.contextmanager
+def _open_counted(path: str) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """(the decompressed stream, the file under it): the file's position is how much was read."""
+    raw = open(path, "rb")  # noqa: SIM115 - closed below
+    try:
+        lower = path.lower()
+        if lower.endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+                yield cast(IO[bytes], unzipped), raw
+        elif lower.endswith(".bz2"):
+            import bz2
+
+            with bz2.BZ2File(raw, "rb") as unpacked:
+                yield cast(IO[bytes], unpacked), raw
+        else:
+            yield raw, raw
+    finally:
+        raw.close()
+
+
+def _tell(raw: IO[bytes]) -> int | None:
+    try:
+        return raw.tell()
+    except OSError:  # a pipe
+        return None
 
 
 def _count_statements(lines: list[bytes]) -> int:
@@ -307,7 +383,7 @@ def _default_graph(quads: Iterable[ox.Quad], prefix: str) -> Iterator[ox.Quad]:
         yield ox.Quad(subject, quad.predicate, obj)
 
 
-def _blank_prefix() -> str:
+def blank_node_prefix() -> str:
     """A fresh blank-node label prefix, one per file."""
     return f"f{uuid.uuid4().hex[:12]}_"
 
@@ -330,23 +406,24 @@ def _reason(exc: SyntaxError) -> str:
     return _LINE_IN_MESSAGE.sub(lambda m: "Parser error " + ("at column" if m[1] == "column" else "between"), message)
 
 
-def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progress) -> int:
-    """Parses a whole Turtle / RDF/XML / TriG file (statements may span lines) into ``store``."""
+def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progress, prefix: str) -> int:
+    """Parses a whole Turtle / RDF/XML / TriG file (statements may span lines) into ``store``;
+    blank node labels get the file's ``prefix`` (anonymous ones, ``[]``, are numbered by the parser)."""
     syntax = RDF_FORMATS[format]
     count = 0
 
-    def statements(handle: Iterable[ox.Quad]) -> Iterator[ox.Quad]:
+    def statements(quads: Iterable[ox.Quad]) -> Iterator[ox.Quad]:
         nonlocal count
-        for quad in handle:
+        for quad in _default_graph(quads, prefix):
             count += 1
             if count % _PROGRESS_EVERY == 0:
                 progress(_PROGRESS_EVERY)
-            yield ox.Quad(quad.subject, quad.predicate, quad.object)
+            yield quad
 
     try:
         with open_maybe_compressed(path) as handle:
             _skip_bom(handle, path)
-            parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri(), rename_blank_nodes=True)
+            parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri())
             store.bulk_extend(statements(parsed))
     except SyntaxError as exc:
         raise LoadError(_reason(exc), file=path, line=exc.lineno) from exc

@@ -583,8 +583,8 @@ def loading_from_pipe(tmp_path: Path, store: Path) -> Iterator[tuple[subprocess.
                 time.sleep(0.01)
         os.set_blocking(writer, True)
         os.write(writer, ("\n".join(numbered_nt(3 * CHUNK_LINES)) + "\n").encode())  # returns once read
-        temps = [p for p in tmp_path.iterdir() if ".kga-tmp-" in p.name]
-        assert len(temps) == 1 and (temps[0] / "oxigraph").is_dir()
+        builds = [p for p in tmp_path.iterdir() if p.name.endswith(".kga-build")]
+        assert len(builds) == 1 and (builds[0] / "version" / "oxigraph").is_dir()
         yield child, writer
     finally:
         if child.poll() is None:
@@ -641,12 +641,11 @@ def _index_worker_of(pid: int) -> int:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if (entry / "cmdline").read_bytes().split(b"\0")[-3:] == [
-                    b"loaders.index_worker",
-                    str(pid).encode(),
-                    b"",
-                ]:
-                    return int(entry.name)
+                arguments = (entry / "cmdline").read_bytes().split(b"\0")
+                if b"loaders.index_worker" in arguments:
+                    after = arguments[arguments.index(b"loaders.index_worker") + 1 :]
+                    if after[:1] == [str(pid).encode()]:
+                        return int(entry.name)
     raise AssertionError(f"process {pid} has no index worker")
 
 
@@ -701,7 +700,7 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
     from kg_adapters.profiles import get_profile
     from loaders.indexing import WorkerIndexingSink
 
-    sink = WorkerIndexingSink(ox.Store())
+    sink = WorkerIndexingSink(ox.Store(), tmp_path / "spool", None)
     try:
         sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
         not_a_directory = write(tmp_path / "file", "")

@@ -1,9 +1,11 @@
-"""kill -9 at a chosen point of an extraction, injected from the test side.
+"""kill -9 at a chosen point of an extraction or a load, injected from the test side.
 
 :func:`extract_killed_at` runs ``extract_subgraph(**arguments)`` in a child Python process whose
 ``checkpoint`` callback SIGKILLs that process when it reaches ``point`` (``fetched:K``, ``commit:K``,
-``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`). The extraction code itself holds no
-fault injection; the same arguments given to ``kga extract`` afterwards resume the killed run.
+``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`). :func:`load_killed_at` does the same
+for ``load_files`` (``checkpoint:K``, ``parsed``, ``indexed``, ``labelled``, ``built``: see
+:func:`loaders.core.load_files`). The loaders themselves hold no fault injection; the same arguments
+given to them afterwards resume the killed run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,29 @@ def extract_killed_at(point: str, *, timeout: float = 900, **arguments: Any) -> 
     )
 
 
+def load_killed_at(
+    point: str,
+    *,
+    chunk_lines: int | None = None,
+    checkpoint_seconds: float | None = None,
+    timeout: float = 900,
+    **arguments: Any,
+) -> subprocess.CompletedProcess[str]:
+    """The finished child process that ran ``load_files(**arguments)`` (``paths``, ``store`` and the
+    options, JSON-serialisable) until ``point`` (``returncode == -SIGKILL`` when it got there).
+    ``chunk_lines`` and ``checkpoint_seconds`` set :data:`loaders.rdf.CHUNK_LINES` and
+    :data:`loaders.core.CHECKPOINT_SECONDS` in the child, so that small inputs pass many checkpoints."""
+    payload = {key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()}
+    tuning = {"chunk_lines": chunk_lines, "checkpoint_seconds": checkpoint_seconds}
+    return subprocess.run(
+        [sys.executable, "-m", "loaders.testing.kill", "--load", point, json.dumps(payload), json.dumps(tuning)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def _kill_at(point: str) -> Any:
     def checkpoint(reached: str) -> None:
         if reached == point:
@@ -39,6 +64,8 @@ def _kill_at(point: str) -> Any:
 
 
 def _main(argv: list[str]) -> int:
+    if argv[0] == "--load":
+        return _load(argv[1:])
     from loaders.extract import extract_subgraph
 
     point, payload = argv
@@ -46,6 +73,24 @@ def _main(argv: list[str]) -> int:
     source = arguments.pop("source")
     seeds = arguments.pop("seeds")
     extract_subgraph(source, seeds, progress=False, checkpoint=_kill_at(point), **arguments)
+    return 0
+
+
+def _load(argv: list[str]) -> int:
+    import loaders.core
+    import loaders.rdf
+
+    point, payload, tuning = argv[0], json.loads(argv[1]), json.loads(argv[2])
+    if tuning["chunk_lines"] is not None:
+        loaders.rdf.CHUNK_LINES = tuning["chunk_lines"]
+    if tuning["checkpoint_seconds"] is not None:
+        loaders.core.CHECKPOINT_SECONDS = tuning["checkpoint_seconds"]
+    paths, store = payload.pop("paths"), payload.pop("store")
+    if payload.get("dump_filter") is not None:  # DumpFilter's fields, as a JSON object
+        from loaders.freebase import DumpFilter
+
+        payload["dump_filter"] = DumpFilter(**payload["dump_filter"])
+    loaders.core.load_files(paths, store, progress=False, checkpoint=_kill_at(point), **payload)
     return 0
 
 

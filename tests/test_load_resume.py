@@ -1,0 +1,226 @@
+"""kill -9 during each phase of ``kga load``, then the same load again: it resumes from its last
+checkpoint and the store answers exactly as an uninterrupted load's (its triples, traversal index
+files, name and relation indexes, manifest counts), while readers never see a half-built store and
+an appended store keeps its previous version until the swap.
+
+Real processes: ``loaders.testing.kill.load_killed_at`` runs the load in a child that SIGKILLs
+itself when the load reaches a point by its own progress (a checkpoint, the end of a phase)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+
+from kg_adapters import store_layout
+from kg_adapters.errors import StoreNotFound
+from loaders import load_files
+from loaders.testing.kill import load_killed_at
+
+NS = "http://rdf.freebase.com/ns/"
+BLANK_SCOPE = re.compile(r"_:f[0-9a-f]{12}_")
+CHUNK = 500
+"""Lines per chunk in the killed children: every chunk is a checkpoint."""
+
+
+def freebase_lines(count: int, seed: int = 0) -> list[str]:
+    """Freebase-shaped N-Triples: entity edges, names, typed and tagged literals, blank nodes."""
+    lines = []
+    for i in range(count):
+        head, tail, relation = f"m.0{(i * 7 + seed) % 997:04d}", f"m.0{(i * 13 + 5) % 991:04d}", f"r.t.p{i % 23}"
+        kind = i % 10
+        if kind == 0:
+            lines.append(f'<{NS}{head}> <{NS}type.object.name> "Name {head} {i % 5}"@en .')
+        elif kind == 1:
+            lines.append(f'<{NS}{head}> <{NS}{relation}> "{i % 50:02d}"^^<http://www.w3.org/2001/XMLSchema#integer> .')
+        elif kind == 2:
+            lines.append(f"<{NS}{head}> <{NS}{relation}> _:b{i % 40} .")
+        elif kind == 3:
+            lines.append(f'<{NS}{head}> <http://www.w3.org/2000/01/rdf-schema#label> "label \\"{i}\\"" .')
+        else:
+            lines.append(f"<{NS}{head}> <{NS}{relation}> <{NS}{tail}> .")
+    return lines
+
+
+def write_dump(path: Path, lines: list[str]) -> Path:
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
+def store_answers(store: Path) -> dict[str, Any]:
+    """Everything a reader of the store gets: its triples, the traversal index files, the name and
+    relation index rows, the manifest's counts."""
+    manifest = store_layout.read_manifest(store)
+    version = store_layout.version_dir(store, manifest)
+    data = ox.Store.read_only(str(version / store_layout.DATA_DIR))
+    triples = sorted(BLANK_SCOPE.sub("_:", str(quad)) for quad in data)  # blank nodes: per-file random prefix
+    del data
+    answers: dict[str, Any] = {"triples": triples}
+    traversal = version / store_layout.TRAVERSAL
+    if traversal.is_dir():
+        answers["traversal"] = {item.name: item.read_bytes() for item in sorted(traversal.iterdir())}
+    for name in ("labels.sqlite", "relations.sqlite"):
+        with sqlite3.connect(f"file:{version / name}?mode=ro", uri=True) as db:
+            answers[name] = db.execute("SELECT iri, label, lang, norm FROM labels ORDER BY rowid").fetchall()
+    answers["manifest"] = {
+        "triples": manifest["triples"],
+        "labels": manifest["labels"],
+        "sources": [{k: v for k, v in s.items() if k != "loaded_at"} for s in manifest["sources"]],
+    }
+    return answers
+
+
+def build_dir(store: Path) -> Path:
+    return store.parent / f".{store.name}.kga-build"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Two inputs (one gzipped) and the answers of their uninterrupted load."""
+    directory = tmp_path_factory.mktemp("resume")
+    first = write_dump(directory / "part-1.nt.gz", freebase_lines(4000))
+    second = write_dump(directory / "part-2.nt", freebase_lines(2500, seed=3))
+    reference = directory / "reference"
+    load_files([str(first), str(second)], str(reference), profile="freebase", progress=False)
+    return {"paths": [str(first), str(second)], "answers": store_answers(reference), "directory": directory}
+
+
+@pytest.mark.parametrize("point", ["checkpoint:1", "checkpoint:9", "parsed", "indexed", "labelled", "built"])
+def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
+    inputs: dict[str, Any], tmp_path: Path, point: str
+) -> None:
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        point, chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not store.exists()  # readers see no store until the swap
+    with pytest.raises(StoreNotFound):
+        store_layout.read_manifest(store)
+    progress = json.loads((build_dir(store) / "progress.json").read_text())
+    assert progress["phase"] == ("parse" if point.startswith("checkpoint") else "index")
+    report = load_files(inputs["paths"], str(store), profile="freebase", progress=False)
+    assert report.resumed
+    assert store_answers(store) == inputs["answers"]
+    assert not build_dir(store).exists()
+
+
+def test_a_resumed_load_redoes_only_what_followed_its_checkpoint(inputs: dict[str, Any], tmp_path: Path) -> None:
+    """Killed after the 5th chunk, the checkpoint names the 6th chunk's first line: the lines
+    before it are not loaded again; the end of an input is a checkpoint too."""
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        "checkpoint:5", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+    )
+    assert killed.returncode == -signal.SIGKILL
+    progress = json.loads((build_dir(store) / "progress.json").read_text())
+    assert (progress["file"], progress["line"]) == (0, 5 * CHUNK + 1)
+    killed = load_killed_at(
+        "checkpoint:9", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+    )
+    assert killed.returncode == -signal.SIGKILL
+    progress = json.loads((build_dir(store) / "progress.json").read_text())
+    assert (progress["file"], progress["line"]) == (1, 1)  # 4000 lines: 8 chunks, then the input's end
+    assert progress["checkpoints"] == 9
+
+
+def test_a_killed_append_keeps_the_previous_version_and_resumes(inputs: dict[str, Any], tmp_path: Path) -> None:
+    base = write_dump(tmp_path / "base.nt", [f"<{NS}m.base> <{NS}r.t.base> <{NS}m.0001> ."])
+    store, expected = tmp_path / "store", tmp_path / "expected"
+    for target in (store, expected):
+        load_files([str(base)], str(target), profile="freebase", progress=False)
+    before = store_answers(store)
+    load_files(inputs["paths"], str(expected), profile="freebase", progress=False)
+    for point in ("checkpoint:3", "parsed", "built"):
+        killed = load_killed_at(
+            point, chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert store_answers(store) == before  # the previous version, untouched
+    report = load_files(inputs["paths"], str(store), profile="freebase", progress=False)
+    assert report.resumed and report.appended
+    assert store_answers(store) == store_answers(expected)
+
+
+def test_a_changed_input_starts_the_load_over(inputs: dict[str, Any], tmp_path: Path) -> None:
+    """A build directory left for other inputs (here: one of them rewritten) is not resumed."""
+    first = write_dump(tmp_path / "a.nt", freebase_lines(3000))
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        "checkpoint:2", chunk_lines=CHUNK, checkpoint_seconds=0, paths=[str(first)], store=store, profile="freebase"
+    )
+    assert killed.returncode == -signal.SIGKILL
+    write_dump(first, freebase_lines(3000, seed=11))
+    report = load_files([str(first)], str(store), profile="freebase", progress=False)
+    assert not report.resumed
+    reference = tmp_path / "reference"
+    load_files([str(first)], str(reference), profile="freebase", progress=False)
+    assert store_answers(store) == store_answers(reference)
+
+
+def test_a_lenient_freebase_load_resumes_with_its_repairs_and_skips(tmp_path: Path) -> None:
+    """--format freebase --lenient: prefixes declared before the checkpoint, the repair and filter
+    counts and the skipped lines carry over to the resumed load."""
+    lines = ["@prefix ns: <http://rdf.freebase.com/ns/> ."]
+    for i in range(3000):
+        lines.append(f"ns:m.0{i % 300:03d}\tns:r.t.p{i % 7}\tns:m.0{(i * 3) % 301:03d}\t.")
+        if i % 400 == 0:
+            lines.append("this line is not a triple")
+        if i % 10 == 0:
+            lines.append(f'ns:m.0{i % 300:03d}\tns:type.object.name\t"N{i}"@{"en" if i % 20 else "de"}\t.')
+    dump = write_dump(tmp_path / "freebase-rdf-part.gz", lines)
+    options: dict[str, Any] = {"format": "freebase", "lenient": True, "profile": "freebase"}
+    reference = tmp_path / "reference"
+    from loaders.freebase import DumpFilter
+
+    expected_report = load_files(
+        [str(dump)], str(reference), progress=False, dump_filter=DumpFilter(languages=("en",)), **options
+    )
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        "checkpoint:4",
+        chunk_lines=CHUNK,
+        checkpoint_seconds=0,
+        paths=[str(dump)],
+        store=store,
+        dump_filter={"languages": ["en"]},
+        **options,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    report = load_files([str(dump)], str(store), progress=False, dump_filter=DumpFilter(languages=("en",)), **options)
+    assert report.resumed
+    assert store_answers(store) == store_answers(reference)
+    assert (report.statements_read, report.lines_skipped, report.lines_filtered, report.lines_repaired) == (
+        expected_report.statements_read,
+        expected_report.lines_skipped,
+        expected_report.lines_filtered,
+        expected_report.lines_repaired,
+    )
+    assert report.skipped == expected_report.skipped
+
+
+def test_a_load_numbered_in_the_worker_process_resumes_to_the_same_store(tmp_path: Path) -> None:
+    """An input of more than a MiB numbers its triples in the index worker process: its spool is
+    checkpointed there, and a resumed load's worker starts from it."""
+    dump = write_dump(tmp_path / "big.nt", freebase_lines(16_000))
+    assert dump.stat().st_size > 1 << 20
+    reference = tmp_path / "reference"
+    load_files([str(dump)], str(reference), profile="freebase", progress=False)
+    for point in ("checkpoint:7", "parsed"):
+        store = tmp_path / f"store-{point.replace(':', '-')}"
+        killed = load_killed_at(
+            point, chunk_lines=2000, checkpoint_seconds=0, paths=[str(dump)], store=store, profile="freebase"
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        assert (build_dir(store) / "spool" / "edges.i32").stat().st_size > 0
+        report = load_files([str(dump)], str(store), profile="freebase", progress=False)
+        assert report.resumed
+        assert store_answers(store) == store_answers(reference)
