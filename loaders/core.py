@@ -40,7 +40,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from kg_adapters.store_build import rebuild_label_index
+from kg_adapters.store_build import collected_label_indexes, rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
@@ -337,7 +337,12 @@ def _build(
             index_seconds = time.perf_counter() - started
         if indexing is None:
             checkpoint("indexed")
-        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+        if indexing is not None:  # from what the load saw: no read of the store
+            label_rows, predicates = indexing.collected_labels()
+            labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
+            del label_rows
+        else:
+            labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
         oxstore.flush()
         triples = len(oxstore)
         if indexing is not None:

@@ -10,7 +10,8 @@ starts this program and talks to it over its standard input and output.
 The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
 the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
 ``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``WRITE``
-(text: JSON ``{"directory", "profile"}``: write the index there, then answer), ``CHECKPOINT`` (save
+(text: JSON ``{"directory", "profile", "labels"}``: write the label rows and predicates seen to the
+file ``labels`` and answer ``{"labels": count}``, then write the index there and answer), ``CHECKPOINT`` (save
 the collector to its spool, :class:`kg_adapters.index.spool.CollectorSpool`, and answer
 ``{"state": ...}``). The last answer, on standard output, is a JSON line: ``{"stats": IndexStats
 fields}`` or ``{"error": {"type", "message"}}`` (also sent, before exiting, when numbering a chunk
@@ -74,6 +75,10 @@ def main(argv: list[str]) -> int:
                 if spool is not None:
                     spool.reload(collector)
                 request = json.loads(text)
+                if request.get("labels"):  # the name index's rows first: the load writes it meanwhile
+                    from loaders.indexing import write_collected_labels
+
+                    _answer(stdout, {"labels": write_collected_labels(collector, request["labels"])})
                 stats = index_build.build_index(
                     None, request["directory"], get_profile(request["profile"]), collected=collector
                 )

@@ -87,7 +87,14 @@ class IndexingSink:
         raise NotImplementedError
 
     def start_index(self, directory: Path, profile: Profile) -> None:
-        """Starts writing the index of every triple handed over into the version ``directory``."""
+        """Starts writing the index of every triple handed over into the version ``directory``; first
+        the label rows and predicates seen are set aside for :meth:`collected_labels`."""
+        raise NotImplementedError
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        """The distinct (iri, label, lang) rows of the label predicates and the predicates the load
+        handed over (what the name and relation indexes are written from), once :meth:`start_index`
+        has set them aside."""
         raise NotImplementedError
 
     def index_written(self) -> IndexStats:
@@ -140,6 +147,7 @@ class ThreadIndexingSink(IndexingSink):
         super().__init__(store)
         self.collector = collector
         self.spool = spool
+        self._labels: tuple[list[tuple[str, str, str]], list[str]] | None = None
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
 
@@ -152,13 +160,19 @@ class ThreadIndexingSink(IndexingSink):
     def start_index(self, directory: Path, profile: Profile) -> None:
         from kg_adapters.index import build as index_build
 
-        spool = self.spool
+        self._wait()
+        self.spool.reload(self.collector)
+        self._labels = _collected_labels(self.collector)
 
         def write(collector: TripleCollector) -> IndexStats:
-            spool.reload(collector)
             return index_build.build_index(None, directory, profile, collected=collector)
 
         self._hand_over(write, self.collector)
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        if self._labels is None:
+            raise RuntimeError("collected_labels() before start_index()")
+        return self._labels
 
     def index_written(self) -> IndexStats:
         self._wait()
@@ -208,6 +222,7 @@ class WorkerIndexingSink(IndexingSink):
         spool.mkdir(parents=True, exist_ok=True)
         resume = spool.parent / f"{spool.name}.resume.json"
         resume.write_text(json.dumps(state), encoding="utf-8")
+        self._labels_file: Path | None = None
         self._process = subprocess.Popen(
             [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume)],
             stdin=subprocess.PIPE,
@@ -232,10 +247,31 @@ class WorkerIndexingSink(IndexingSink):
     def start_index(self, directory: Path, profile: Profile) -> None:
         from loaders.index_worker import WRITE
 
-        self._send(WRITE, json.dumps({"directory": str(directory), "profile": profile.name}).encode(), b"")
+        self._labels_file = directory.parent / f".{directory.name}.labels.json"
+        request = {"directory": str(directory), "profile": profile.name, "labels": str(self._labels_file)}
+        self._send(WRITE, json.dumps(request).encode(), b"")
         assert self._process.stdin is not None
         with contextlib.suppress(OSError):
             self._process.stdin.close()
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        started = time.perf_counter()
+        stdout = self._process.stdout
+        assert stdout is not None
+        line = stdout.readline(_ANSWER_CAP)
+        self.seconds += time.perf_counter() - started
+        try:
+            answer = json.loads(line) if line else {}
+        except ValueError:
+            answer = {}
+        if not isinstance(answer, dict) or answer.get("labels") is None or self._labels_file is None:
+            self.abandon()
+            raise _failure(answer if isinstance(answer, dict) else {}, self._process.returncode)
+        try:
+            found = json.loads(self._labels_file.read_bytes())
+        finally:
+            self._labels_file.unlink(missing_ok=True)
+        return [(iri, label, lang) for iri, label, lang in found["labels"]], list(found["relations"])
 
     def index_written(self) -> IndexStats:
         from kg_adapters.index.build import IndexStats
@@ -323,6 +359,20 @@ def _worker_environment() -> dict[str, str]:
     inherited = environment.get("PYTHONPATH")
     environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*roots, *([inherited] if inherited else [])]))
     return environment
+
+
+def _collected_labels(collector: TripleCollector) -> tuple[list[tuple[str, str, str]], list[str]]:
+    from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
+
+    return collector.label_rows(INDEXED_LABEL_PREDICATES), collector.relation_iris()
+
+
+def write_collected_labels(collector: TripleCollector, path: str) -> int:
+    """Writes :func:`_collected_labels` to ``path`` as JSON (the worker's half of ``collected_labels``)."""
+    labels, relations = _collected_labels(collector)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"labels": labels, "relations": relations}, handle)
+    return len(labels)
 
 
 @contextlib.contextmanager

@@ -224,3 +224,31 @@ def test_a_load_numbered_in_the_worker_process_resumes_to_the_same_store(tmp_pat
         report = load_files([str(dump)], str(store), profile="freebase", progress=False)
         assert report.resumed
         assert store_answers(store) == store_answers(reference)
+
+
+def test_the_name_and_relation_indexes_from_the_load_equal_a_read_of_the_store(tmp_path: Path) -> None:
+    """The name and relation indexes are written from what the load saw; a load without the traversal
+    index (which reads them back from the store) holds the same rows."""
+    extra = [
+        f'<{NS}m.0x> <http://www.w3.org/2000/01/rdf-schema#label> "Zed"@EN-gb .',
+        f'<{NS}m.0x> <http://www.w3.org/2000/01/rdf-schema#label> "007"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        f'<{NS}m.0x> <http://www.w3.org/2000/01/rdf-schema#label> "esc\\u00e9 \\t"@fr .',
+        f'<{NS}r.t.p3> <http://www.w3.org/2000/01/rdf-schema#label> "relation three"@en .',
+        '_:anon <http://www.w3.org/2000/01/rdf-schema#label> "no subject IRI" .',
+        f'<{NS}m.0x> <{NS}type.object.name> "Zed" .',
+        f'<{NS}m.0x> <{NS}type.object.name> "Zed" .',
+    ]
+    dump = write_dump(tmp_path / "names.nt", freebase_lines(3000) + extra)
+    rows = {}
+    for flags in ({"index": True}, {"index": False}):
+        store = tmp_path / f"store-{flags['index']}"
+        load_files([str(dump)], str(store), profile="freebase", progress=False, **flags)
+        version = store_layout.version_dir(store, store_layout.read_manifest(store))
+        rows[flags["index"]] = {}
+        for name in ("labels.sqlite", "relations.sqlite"):
+            with sqlite3.connect(f"file:{version / name}?mode=ro", uri=True) as db:
+                rows[flags["index"]][name] = sorted(db.execute("SELECT iri, label, lang, norm FROM labels").fetchall())
+    assert rows[True] == rows[False]
+    assert ("http://rdf.freebase.com/ns/r.t.p3", "relation three", "en", "relation three") in rows[True][
+        "relations.sqlite"
+    ]

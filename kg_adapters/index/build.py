@@ -374,6 +374,24 @@ class TripleCollector:
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
 
+    def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
+        distinct and sorted: what the name index holds, read from the load instead of the store."""
+        numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
+        if not numbers:
+            return []
+        entities = list(self._entity)
+        rows = {
+            (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
+            for entity, relation, value, tag in self.literal_rows()
+            if relation in numbers
+        }
+        return sorted(rows)
+
+    def relation_iris(self) -> list[str]:
+        """The predicates of the triples collected."""
+        return [iri.decode() for iri in self._relation]
+
 
 def _write(
     collected: TripleCollector,
