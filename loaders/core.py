@@ -25,6 +25,7 @@ import sqlite3
 import stat
 import struct
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -55,7 +56,7 @@ from loaders.rdf import (
     load_file,
     resolve_format,
 )
-from loaders.report import LoadReport, SkipLog, SkippedLine
+from loaders.report import MAX_SKIPPED_KEPT, LoadReport, SkipLog, SkippedLine
 from loaders.rog_dataset import load_rog_dataset
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
@@ -299,31 +300,27 @@ def _build(
         oxstore = None
     if oxstore is None:
         oxstore = ox.Store(str(data))
-    state = resumed or _fresh_state(previous)
+    state = resumed or _fresh_state(previous, len(plan))
     resumable = all(input_identity(path) is not None for path, _fmt in plan)
     sink: TripleSink = oxstore
     if index and previous is None:  # a new store: number its triples as they are loaded
         sink = indexing_sink(
             oxstore, get_profile(profile), _input_bytes(plan), spool=build.spool, state=state.get("index")
         )
-    log = SkipLog(lenient=lenient)
-    log.count = state["log"]["count"]
-    log.kept = [SkippedLine(file=file, line=line, reason=reason) for file, line, reason in state["log"]["kept"]]
     indexing = sink if isinstance(sink, IndexingSink) else None
 
-    def save(phase: str) -> None:
+    def save() -> None:
         if not resumable:
             return  # a pipe cannot be read again: a killed load starts over
-        state["phase"] = phase
         if indexing is not None:
             state["index"] = indexing.checkpoint()
-        state["log"] = {"count": log.count, "kept": [[k.file, k.line, k.reason] for k in log.kept]}
         build.save(state)
 
     with LoadProgress(show, _input_bytes(plan)) as shown, joined_on_failure(sink):
         if state["phase"] == "parse":
-            _parse(plan, state, sink, log, shown, save, checkpoint, profile, dump_filter, wikidata)
-            save("index")
+            _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
+            state["phase"] = "index"
+            save()
             checkpoint("parsed")
     del sink
     index_seconds = 0.0
@@ -359,6 +356,7 @@ def _build(
     del oxstore
     indexing = None
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
+    statements, log, filtered, repaired, sources = _totals(state, lenient)
     now = store_layout.now_iso()
     store_layout.write_manifest(
         tmp,
@@ -367,75 +365,156 @@ def _build(
             "triples": triples,
             "labels": labels,
             "label_predicates": list(INDEXED_LABEL_PREDICATES),
-            "sources": state["sources"],
+            "sources": sources,
             "created": previous.get("created", now) if previous else now,
             "updated": now,
         },
     )
     checkpoint("built")
-    return state["statements"], log, triples, state["filtered"], state["repaired"], index_seconds
+    return statements, log, triples, filtered, repaired, index_seconds
 
 
-def _fresh_state(previous: dict[str, Any] | None) -> dict[str, Any]:
+def _fresh_state(previous: dict[str, Any] | None, inputs: int) -> dict[str, Any]:
     """The progress of a load that has read nothing yet."""
     return {
         "phase": "parse",
-        "file": 0,
-        "line": 1,
-        "current": None,
-        "statements": 0,
-        "filtered": 0,
-        "repaired": 0,
-        "sources": list(previous.get("sources", [])) if previous else [],
-        "log": {"count": 0, "kept": []},
+        "inputs": [_fresh_input() for _ in range(inputs)],
+        "previous_sources": list(previous.get("sources", [])) if previous else [],
         "question_ids": {},
         "index": None,
         "checkpoints": 0,
     }
 
 
+def _fresh_input() -> dict[str, Any]:
+    """Where one input's load stands: the next line to read, what was read before it."""
+    return {
+        "done": False,
+        "line": 1,
+        "statements": 0,
+        "log": {"count": 0, "kept": []},
+        "blank_prefix": blank_node_prefix(),
+        "prefixes": None,
+        "filtered": 0,
+        "repaired": 0,
+        "source": None,
+    }
+
+
+def _totals(state: dict[str, Any], lenient: bool) -> tuple[int, SkipLog, int, int, list[dict[str, Any]]]:
+    """(statements, the skip log of all inputs in their order, filtered, repaired, manifest sources)."""
+    log = SkipLog(lenient=lenient)
+    for progress in state["inputs"]:
+        log.count += progress["log"]["count"]
+        for file, line, reason in progress["log"]["kept"]:
+            if len(log.kept) < MAX_SKIPPED_KEPT:
+                log.kept.append(SkippedLine(file=file, line=line, reason=reason))
+    inputs = state["inputs"]
+    sources = [*state["previous_sources"], *(progress["source"] for progress in inputs)]
+    return (
+        sum(p["statements"] for p in inputs),
+        log,
+        sum(p["filtered"] for p in inputs),
+        sum(p["repaired"] for p in inputs),
+        sources,
+    )
+
+
+PARALLEL_INPUTS = max(2, os.cpu_count() or 1)
+"""Inputs read at once: each on a thread of its own, handing chunks to Oxigraph (which loads them on its own
+threads, without the GIL) and to the traversal index collector (one chunk at a time)."""
+
+
 def _parse(
     plan: list[tuple[str, str]],
     state: dict[str, Any],
     sink: TripleSink,
-    log: SkipLog,
+    lenient: bool,
     shown: LoadProgress,
-    save: Callable[[str], None],
+    save: Callable[[], None],
     checkpoint: Checkpoint,
     profile: str,
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
 ) -> None:
-    """Reads every input from the position ``state`` names, checkpointing as it goes."""
-    question_ids: dict[str, str] = state["question_ids"]  # RoG dataset files: unique across the load
+    """Reads every input from where ``state`` says, several at once (RoG dataset files one after the
+    other: their question ids must be unique across them), checkpointing as they go: when one is due,
+    each reader stops after the chunk it is storing, the checkpoint is recorded, and all go on."""
     shown.phase("parse")
-    shown.skip(plan[: state["file"]])
-    for number in range(state["file"], len(plan)):
-        path, fmt = plan[number]
-        current = state["current"] or {
-            "statements": 0,
-            "skipped_before": log.count,
-            "blank_prefix": blank_node_prefix(),
-            "prefixes": None,
-            "filtered": 0,
-            "repaired": 0,
-        }
-        state["current"] = current
-        converter: LineConverter | None = None
-        if fmt in SEPARATORS:
-            converter = TsvConverter(fmt, profile)
-        elif fmt == "freebase":
-            converter = FreebaseConverter(dump_filter)
-            if current["prefixes"] is not None:
-                converter.prefixes = {k.encode(): v.encode() for k, v in current["prefixes"].items()}
-            converter.filtered, converter.repaired = current["filtered"], current["repaired"]
-        shown.start_file(path)
-        reader = _FileCheckpoints(state, current, converter, shown, save, checkpoint)
-        tick, chunk_done = reader.tick, reader.chunk_done
+    pending = [number for number, progress in enumerate(state["inputs"]) if not progress["done"]]
+    shown.skip([plan[number] for number, progress in enumerate(state["inputs"]) if progress["done"]])
+    gate = _CheckpointGate(state, save, checkpoint)
+    sequential = any(plan[number][1] == ROG_DATASET for number in pending)
+    readers = 1 if sequential else min(PARALLEL_INPUTS, len(pending))
+    if readers <= 1:
+        for number in pending:
+            _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+        return
+    queue = list(reversed(pending))
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while not gate.aborted:
+                with gate.lock:
+                    if not queue:
+                        return
+                    number = queue.pop()
+                _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+        except BaseException as exc:
+            if not isinstance(exc, _Aborted):
+                failures.append(exc)
+            gate.abort()
+
+    threads = [threading.Thread(target=reader, name=f"kga-load-{n}", daemon=True) for n in range(readers)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # a timed join: Ctrl-C reaches this thread between waits
+    except BaseException:
+        gate.abort()
+        for thread in threads:
+            thread.join()
+        raise
+    if failures:
+        raise failures[0]
+
+
+def _parse_input(
+    number: int,
+    plan: list[tuple[str, str]],
+    state: dict[str, Any],
+    sink: TripleSink,
+    lenient: bool,
+    shown: LoadProgress,
+    gate: _CheckpointGate,
+    profile: str,
+    dump_filter: DumpFilter | None,
+    wikidata: dict[str, Any],
+) -> None:
+    """Reads one input from its recorded line on, recording its progress in ``state`` at each chunk."""
+    path, fmt = plan[number]
+    progress = state["inputs"][number]
+    log = SkipLog(lenient=lenient)
+    log.count = progress["log"]["count"]
+    log.kept = [SkippedLine(file=file, line=line, reason=reason) for file, line, reason in progress["log"]["kept"]]
+    converter: LineConverter | None = None
+    if fmt in SEPARATORS:
+        converter = TsvConverter(fmt, profile)
+    elif fmt == "freebase":
+        converter = FreebaseConverter(dump_filter)
+        if progress["prefixes"] is not None:
+            converter.prefixes = {k.encode(): v.encode() for k, v in progress["prefixes"].items()}
+        converter.filtered, converter.repaired = progress["filtered"], progress["repaired"]
+    reading = _InputReading(progress, log, converter, shown, gate, path)
+    gate.enter()
+    try:
         if fmt == WIKIDATA_JSON:
-            load_wikidata_json(sink, path, log=log, progress=tick, **wikidata)
+            load_wikidata_json(sink, path, log=log, progress=reading.tick, **wikidata)
         elif fmt == ROG_DATASET:
-            load_rog_dataset(sink, path, log=log, progress=tick, seen=question_ids)
+            load_rog_dataset(sink, path, log=log, progress=reading.tick, seen=state["question_ids"])
         else:
             load_file(
                 sink,
@@ -443,67 +522,129 @@ def _parse(
                 fmt,
                 log=log,
                 converter=converter,
-                progress=tick,
-                start_line=state["line"],
-                blank_prefix=current["blank_prefix"],
-                on_chunk=chunk_done if fmt in LINE_FORMATS else None,
+                progress=reading.tick,
+                start_line=progress["line"],
+                blank_prefix=progress["blank_prefix"],
+                on_chunk=reading.chunk_done if fmt in LINE_FORMATS else None,
             )
+        reading.record(None)
         source: dict[str, Any] = {
             "file": str(Path(path).absolute()),
             "format": fmt,
-            "statements": current["statements"],
-            "skipped": log.count - current["skipped_before"],
+            "statements": progress["statements"],
+            "skipped": log.count,
             "loaded_at": store_layout.now_iso(),
             **(wikidata if fmt == WIKIDATA_JSON else {}),
         }
         if isinstance(converter, FreebaseConverter):
             source.update(filtered=converter.filtered, repaired=converter.repaired)
-            state["filtered"] += converter.filtered
-            state["repaired"] += converter.repaired
-        state["statements"] += current["statements"]
-        state["sources"].append(source)
-        state["file"], state["line"], state["current"] = number + 1, 1, None
+        progress["source"], progress["done"] = source, True
         shown.end_file(path)
-        if number + 1 < len(plan):
-            state["checkpoints"] += 1
-            save("parse")
-            checkpoint(f"checkpoint:{state['checkpoints']}")
+    finally:
+        gate.leave()
 
 
-class _FileCheckpoints:
-    """Counts one input's statements and records a checkpoint after the first chunk stored
-    :data:`CHECKPOINT_SECONDS` after the previous one."""
+class _InputReading:
+    """One input's counts, and its stops at the checkpoint gate after each stored chunk."""
 
     def __init__(
         self,
-        state: dict[str, Any],
-        current: dict[str, Any],
+        progress: dict[str, Any],
+        log: SkipLog,
         converter: LineConverter | None,
         shown: LoadProgress,
-        save: Callable[[str], None],
-        checkpoint: Checkpoint,
+        gate: _CheckpointGate,
+        path: str,
     ) -> None:
-        self.state, self.current, self.converter = state, current, converter
-        self.shown, self.save, self.checkpoint = shown, save, checkpoint
-        self.last = time.monotonic()
+        self.progress, self.log, self.converter = progress, log, converter
+        self.shown, self.gate, self.path = shown, gate, path
+        self._statements = progress["statements"]
 
     def tick(self, count: int) -> None:
-        self.current["statements"] += count
+        self._statements += count
         self.shown.triples(count)
 
-    def chunk_done(self, next_line: int, read: int | None) -> None:
-        self.shown.read(read)
-        if time.monotonic() - self.last < CHECKPOINT_SECONDS:
-            return
-        self.state["line"] = next_line
+    def record(self, next_line: int | None) -> None:
+        """Writes what was read up to ``next_line`` (None: the whole input) into the input's progress."""
+        progress = self.progress
+        if next_line is not None:
+            progress["line"] = next_line
+        progress["statements"] = self._statements
+        progress["log"] = {"count": self.log.count, "kept": [[k.file, k.line, k.reason] for k in self.log.kept]}
         converter = self.converter
         if isinstance(converter, FreebaseConverter):
-            self.current["prefixes"] = {k.decode(): v.decode() for k, v in converter.prefixes.items()}
-            self.current["filtered"], self.current["repaired"] = converter.filtered, converter.repaired
+            progress["prefixes"] = {k.decode(): v.decode() for k, v in converter.prefixes.items()}
+            progress["filtered"], progress["repaired"] = converter.filtered, converter.repaired
+
+    def chunk_done(self, next_line: int, read: int | None) -> None:
+        self.shown.read(self.path, read)
+        self.gate.stop(lambda: self.record(next_line))
+
+
+class _Aborted(Exception):
+    """Another input's reader failed: this one stops at its next chunk."""
+
+
+class _CheckpointGate:
+    """Where readers of several inputs meet for a checkpoint: a reader that finds one due (or one
+    asked for) records its position and waits; the last of the active readers to arrive records the
+    checkpoint and lets all go on. Inputs also end with a checkpoint."""
+
+    def __init__(self, state: dict[str, Any], save: Callable[[], None], checkpoint: Checkpoint) -> None:
+        self.state, self.save, self.checkpoint = state, save, checkpoint
+        self.lock = threading.Lock()
+        self._changed = threading.Condition(self.lock)
+        self._active = self._waiting = self._round = 0
+        self._asked = False
+        self._last = time.monotonic()
+        self.aborted = False
+
+    def enter(self) -> None:
+        with self.lock:
+            while self._asked and not self.aborted:  # a checkpoint is being gathered: start after it
+                self._changed.wait()
+            self._active += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self._active -= 1
+            if not self.aborted:
+                self._asked = True  # an input's end is a checkpoint
+                self._arrive_or_record()
+
+    def stop(self, record: Callable[[], None]) -> None:
+        with self.lock:
+            if self.aborted:
+                raise _Aborted
+            if not self._asked and time.monotonic() - self._last < CHECKPOINT_SECONDS:
+                return
+            self._asked = True
+            record()
+            self._waiting += 1
+            round_number = self._round
+            self._arrive_or_record()
+            while self._round == round_number and not self.aborted:
+                self._changed.wait()
+            if self.aborted:
+                raise _Aborted
+
+    def _arrive_or_record(self) -> None:
+        """Records the checkpoint once every active reader waits (the lock is held)."""
+        if self._waiting < self._active:
+            return
         self.state["checkpoints"] += 1
-        self.save("parse")
+        self.save()
         self.checkpoint(f"checkpoint:{self.state['checkpoints']}")
-        self.last = time.monotonic()
+        self._asked = False
+        self._waiting = 0
+        self._round += 1
+        self._last = time.monotonic()
+        self._changed.notify_all()
+
+    def abort(self) -> None:
+        with self.lock:
+            self.aborted = True
+            self._changed.notify_all()
 
 
 class LoadProgress:
@@ -524,8 +665,9 @@ class LoadProgress:
         )
         self._statements = 0
         self._started = time.monotonic()
-        self._file_read = 0
+        self._read: dict[str, int] = {}
         self._phase = "parse"
+        self._lock = threading.Lock()  # inputs are read on several threads
 
     def __enter__(self) -> LoadProgress:
         return self
@@ -543,26 +685,25 @@ class LoadProgress:
         for path, _fmt in done:
             self._bar.update(_size(path))
 
-    def start_file(self, path: str) -> None:
-        self._file_read = 0
-        self._bar.set_description(f"{self._phase} {Path(path).name}")
-
-    def read(self, read: int | None) -> None:
-        if read is not None and read > self._file_read:
-            self._bar.update(read - self._file_read)
-            self._file_read = read
+    def read(self, path: str, read: int | None) -> None:
+        with self._lock:
+            before = self._read.get(path, 0)
+            if read is not None and read > before:
+                self._bar.update(read - before)
+                self._read[path] = read
 
     def end_file(self, path: str) -> None:
-        self.read(_size(path))
+        self.read(path, _size(path))
 
     def triples(self, count: int) -> None:
-        self._statements += count
-        self._show()
+        with self._lock:
+            self._statements += count
+            self._show()
 
     def _show(self) -> None:
         seconds = max(time.monotonic() - self._started, 1e-9)
         self._bar.set_postfix_str(
-            f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s", refresh=False
+            f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s"
         )
 
 

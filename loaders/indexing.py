@@ -58,10 +58,13 @@ class IndexingSink:
     def __init__(self, store: ox.Store) -> None:
         self.store = store
         self.seconds = 0.0
+        self._collecting = threading.Lock()
+        """Held while a chunk is handed to the collector: inputs read on several threads take turns."""
 
     def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
-        self.store.bulk_load(input, format)
-        self._add_rdf(input, format)
+        self.store.bulk_load(input, format)  # several threads may load at once (Oxigraph runs without the GIL)
+        with self._collecting:
+            self._add_rdf(input, format)
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
@@ -74,11 +77,13 @@ class IndexingSink:
                 yield quad
                 batch.append(quad)
                 if len(batch) >= _COLLECT_EVERY:
-                    self._add_quads(batch.copy())
+                    with self._collecting:
+                        self._add_quads(batch.copy())
                     batch.clear()
 
         self.store.bulk_extend(passing())
-        self._add_quads(batch)
+        with self._collecting:
+            self._add_quads(batch)
 
     def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         raise NotImplementedError
@@ -256,17 +261,11 @@ class WorkerIndexingSink(IndexingSink):
 
     def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
         started = time.perf_counter()
-        stdout = self._process.stdout
-        assert stdout is not None
-        line = stdout.readline(_ANSWER_CAP)
+        answer = self._reply()
         self.seconds += time.perf_counter() - started
-        try:
-            answer = json.loads(line) if line else {}
-        except ValueError:
-            answer = {}
-        if not isinstance(answer, dict) or answer.get("labels") is None or self._labels_file is None:
+        if answer.get("labels") is None or self._labels_file is None:
             self.abandon()
-            raise _failure(answer if isinstance(answer, dict) else {}, self._process.returncode)
+            raise _failure(answer, self._process.returncode)
         try:
             found = json.loads(self._labels_file.read_bytes())
         finally:
@@ -288,17 +287,11 @@ class WorkerIndexingSink(IndexingSink):
 
         self._send(CHECKPOINT, b"", b"")
         started = time.perf_counter()
-        stdout = self._process.stdout
-        assert stdout is not None
-        line = stdout.readline(_ANSWER_CAP)
+        answer = self._reply()
         self.seconds += time.perf_counter() - started
-        try:
-            answer = json.loads(line) if line else {}
-        except ValueError:
-            answer = {}
-        if not isinstance(answer, dict) or "state" not in answer:
+        if "state" not in answer:
             self.abandon()
-            raise _failure(answer if isinstance(answer, dict) else {}, self._process.returncode)
+            raise _failure(answer, self._process.returncode)
         state: dict[str, Any] = answer["state"]
         return state
 
@@ -329,11 +322,21 @@ class WorkerIndexingSink(IndexingSink):
             self.seconds += time.perf_counter() - started
 
     def _answer(self) -> dict[str, Any]:
-        """The worker's answer line (empty when it has none), once it has exited."""
+        """The worker's last answer line (empty when it has none), once it has exited; the label
+        rows' answer, when nobody asked for them, is passed over (and their file removed)."""
+        answer = self._reply()
+        if "labels" in answer:
+            if self._labels_file is not None:
+                self._labels_file.unlink(missing_ok=True)
+            answer = self._reply()
+        self.abandon()  # it has answered (or died): reap it
+        return answer
+
+    def _reply(self) -> dict[str, Any]:
+        """The worker's next answer line, parsed (empty when it has none)."""
         stdout = self._process.stdout
         assert stdout is not None
         line = stdout.readline(_ANSWER_CAP)
-        self.abandon()  # it has answered (or died): reap it
         try:
             answer = json.loads(line) if line else {}
         except ValueError:

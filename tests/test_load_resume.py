@@ -114,22 +114,24 @@ def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
 
 
 def test_a_resumed_load_redoes_only_what_followed_its_checkpoint(inputs: dict[str, Any], tmp_path: Path) -> None:
-    """Killed after the 5th chunk, the checkpoint names the 6th chunk's first line: the lines
-    before it are not loaded again; the end of an input is a checkpoint too."""
+    """The two inputs are read at once; at each checkpoint both readers have stored one more chunk, and the
+    checkpoint names each one's next line: the lines before it are not loaded again."""
     store = tmp_path / "store"
     killed = load_killed_at(
         "checkpoint:5", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
     )
     assert killed.returncode == -signal.SIGKILL
     progress = json.loads((build_dir(store) / "progress.json").read_text())
-    assert (progress["file"], progress["line"]) == (0, 5 * CHUNK + 1)
+    assert [(i["done"], i["line"]) for i in progress["inputs"]] == [(False, 5 * CHUNK + 1), (False, 5 * CHUNK + 1)]
+    assert progress["inputs"][0]["statements"] == 5 * CHUNK
     killed = load_killed_at(
-        "checkpoint:9", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+        "checkpoint:7", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
     )
     assert killed.returncode == -signal.SIGKILL
     progress = json.loads((build_dir(store) / "progress.json").read_text())
-    assert (progress["file"], progress["line"]) == (1, 1)  # 4000 lines: 8 chunks, then the input's end
-    assert progress["checkpoints"] == 9
+    first, second = progress["inputs"]
+    assert (first["done"], first["line"]) == (False, 7 * CHUNK + 1)
+    assert second["done"] and second["source"]["statements"] == 2500  # 2,500 lines: its end was a checkpoint
 
 
 def test_a_killed_append_keeps_the_previous_version_and_resumes(inputs: dict[str, Any], tmp_path: Path) -> None:
@@ -252,3 +254,18 @@ def test_the_name_and_relation_indexes_from_the_load_equal_a_read_of_the_store(t
     assert ("http://rdf.freebase.com/ns/r.t.p3", "relation three", "en", "relation three") in rows[True][
         "relations.sqlite"
     ]
+
+
+def test_inputs_read_at_once_still_fail_at_the_first_bad_line_with_its_file_and_line(tmp_path: Path) -> None:
+    from kg_adapters.errors import LoadError
+    from loaders.testing.malformed_dumps import debris
+
+    good = write_dump(tmp_path / "good.nt", freebase_lines(5000))
+    lines = freebase_lines(3000, seed=5)
+    lines[2222] = "<http://example.org/a> <http://example.org/b> oops ."
+    bad = write_dump(tmp_path / "bad.nt.gz", lines)
+    store = tmp_path / "store"
+    with pytest.raises(LoadError) as failure:
+        load_files([str(good), str(bad)], str(store), profile="freebase", progress=False)
+    assert (failure.value.file, failure.value.line) == (str(bad), 2223)
+    assert not store.exists() and debris(tmp_path) == []
