@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="16M")
     parser.add_argument("--points", default=",".join(POINTS))
     parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "kill_resume"))
+    parser.add_argument(
+        "--checkpoint-seconds", type=float, help="the killed loads' checkpoint interval (default: the library's)"
+    )
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--answers-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--store", help=argparse.SUPPRESS)
@@ -166,7 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     for point in args.points.split(","):
         store = work / f"store-{point.replace(':', '-')}"
         started = time.perf_counter()
-        killed = load_killed_at(point, timeout=7200, paths=[str(data)], store=str(store), profile="freebase")
+        killed = load_killed_at(
+            point,
+            checkpoint_seconds=args.checkpoint_seconds,
+            timeout=7200,
+            paths=[str(data)],
+            store=str(store),
+            profile="freebase",
+        )
         killed_after = time.perf_counter() - started
         was_killed = killed.returncode == -signal.SIGKILL
         visible = store.exists()
@@ -199,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         "data": str(data),
         "triples": report["store_triples"],
         "uninterrupted_seconds": seconds,
+        "checkpoint_seconds": args.checkpoint_seconds,
         "seconds": time.perf_counter() - began,
         "trials": trials,
         "all_exact": ok,
