@@ -702,9 +702,7 @@ class LoadProgress:
 
     def _show(self) -> None:
         seconds = max(time.monotonic() - self._started, 1e-9)
-        self._bar.set_postfix_str(
-            f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s"
-        )
+        self._bar.set_postfix_str(f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s")
 
 
 def _size(path: str) -> int:

@@ -27,7 +27,9 @@ from loaders.testing.kill import load_killed_at
 NS = "http://rdf.freebase.com/ns/"
 BLANK_SCOPE = re.compile(r"_:f[0-9a-f]{12}_")
 CHUNK = 500
-"""Lines per chunk in the killed children: every chunk is a checkpoint."""
+"""Lines per chunk (of converted formats) in the killed children: every chunk is a checkpoint."""
+CHUNK_BYTES = 30_000
+"""Bytes per block of N-Triples in the killed children (a few hundred lines)."""
 
 
 def freebase_lines(count: int, seed: int = 0) -> list[str]:
@@ -99,7 +101,13 @@ def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
 ) -> None:
     store = tmp_path / "store"
     killed = load_killed_at(
-        point, chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+        point,
+        chunk_lines=CHUNK,
+        chunk_bytes=CHUNK_BYTES,
+        checkpoint_seconds=0,
+        paths=inputs["paths"],
+        store=store,
+        profile="freebase",
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not store.exists()  # readers see no store until the swap
@@ -114,24 +122,23 @@ def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
 
 
 def test_a_resumed_load_redoes_only_what_followed_its_checkpoint(inputs: dict[str, Any], tmp_path: Path) -> None:
-    """The two inputs are read at once; at each checkpoint both readers have stored one more chunk, and the
-    checkpoint names each one's next line: the lines before it are not loaded again."""
+    """The two inputs are read at once; at each checkpoint both readers have stored one more block, and
+    the checkpoint names each one's next line: the lines before it are not loaded again."""
     store = tmp_path / "store"
-    killed = load_killed_at(
-        "checkpoint:5", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
-    )
-    assert killed.returncode == -signal.SIGKILL
-    progress = json.loads((build_dir(store) / "progress.json").read_text())
-    assert [(i["done"], i["line"]) for i in progress["inputs"]] == [(False, 5 * CHUNK + 1), (False, 5 * CHUNK + 1)]
-    assert progress["inputs"][0]["statements"] == 5 * CHUNK
-    killed = load_killed_at(
-        "checkpoint:7", chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
-    )
-    assert killed.returncode == -signal.SIGKILL
-    progress = json.loads((build_dir(store) / "progress.json").read_text())
-    first, second = progress["inputs"]
-    assert (first["done"], first["line"]) == (False, 7 * CHUNK + 1)
-    assert second["done"] and second["source"]["statements"] == 2500  # 2,500 lines: its end was a checkpoint
+    positions = []
+    for point in ("checkpoint:3", "checkpoint:5"):
+        killed = load_killed_at(
+            point, chunk_bytes=CHUNK_BYTES, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+        )
+        assert killed.returncode == -signal.SIGKILL
+        progress = json.loads((build_dir(store) / "progress.json").read_text())
+        assert progress["checkpoints"] == int(point.split(":")[1])
+        positions.append([(i["done"], i["line"], i["statements"]) for i in progress["inputs"]])
+    (first_3, second_3), (first_5, second_5) = positions
+    for done, line, statements in (first_3, second_3, first_5, second_5):
+        assert not done and statements == line - 1  # every line a statement, read up to its next line
+    assert first_3[1] > 1 and second_3[1] > 1  # both read at once
+    assert first_5[1] > first_3[1] and second_5[1] > second_3[1]  # the second run went on from the first
 
 
 def test_a_killed_append_keeps_the_previous_version_and_resumes(inputs: dict[str, Any], tmp_path: Path) -> None:
@@ -143,7 +150,13 @@ def test_a_killed_append_keeps_the_previous_version_and_resumes(inputs: dict[str
     load_files(inputs["paths"], str(expected), profile="freebase", progress=False)
     for point in ("checkpoint:3", "parsed", "built"):
         killed = load_killed_at(
-            point, chunk_lines=CHUNK, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
+            point,
+            chunk_lines=CHUNK,
+            chunk_bytes=CHUNK_BYTES,
+            checkpoint_seconds=0,
+            paths=inputs["paths"],
+            store=store,
+            profile="freebase",
         )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         assert store_answers(store) == before  # the previous version, untouched
@@ -157,7 +170,13 @@ def test_a_changed_input_starts_the_load_over(inputs: dict[str, Any], tmp_path: 
     first = write_dump(tmp_path / "a.nt", freebase_lines(3000))
     store = tmp_path / "store"
     killed = load_killed_at(
-        "checkpoint:2", chunk_lines=CHUNK, checkpoint_seconds=0, paths=[str(first)], store=store, profile="freebase"
+        "checkpoint:2",
+        chunk_lines=CHUNK,
+        chunk_bytes=CHUNK_BYTES,
+        checkpoint_seconds=0,
+        paths=[str(first)],
+        store=store,
+        profile="freebase",
     )
     assert killed.returncode == -signal.SIGKILL
     write_dump(first, freebase_lines(3000, seed=11))
@@ -219,7 +238,7 @@ def test_a_load_numbered_in_the_worker_process_resumes_to_the_same_store(tmp_pat
     for point in ("checkpoint:7", "parsed"):
         store = tmp_path / f"store-{point.replace(':', '-')}"
         killed = load_killed_at(
-            point, chunk_lines=2000, checkpoint_seconds=0, paths=[str(dump)], store=store, profile="freebase"
+            point, chunk_bytes=200_000, checkpoint_seconds=0, paths=[str(dump)], store=store, profile="freebase"
         )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         assert (build_dir(store) / "spool" / "edges.i32").stat().st_size > 0

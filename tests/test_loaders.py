@@ -21,7 +21,7 @@ import kg_adapters
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import LoadError, StoreNotFound
 from kg_adapters.records import Edge, Literal
-from loaders import CHUNK_LINES, LOCAL_ENTITY_NS, LOCAL_RELATION_NS, load_files
+from loaders import CHUNK_BYTES, CHUNK_LINES, LOCAL_ENTITY_NS, LOCAL_RELATION_NS, load_files
 from loaders.testing.malformed_dumps import debris
 
 EX = "http://example.org/"
@@ -673,7 +673,8 @@ def test_a_killed_index_worker_fails_the_load_and_leaves_no_store(tmp_path: Path
         os.kill(worker, signal.SIGKILL)
         assert _exited(worker, timeout=60)
         with contextlib.suppress(BrokenPipeError):  # the load may fail before it reads this
-            os.write(writer, ("\n".join(numbered_nt(CHUNK_LINES, start=10**6)) + "\n").encode())  # a chunk to hand over
+            block = "\n".join(numbered_nt(CHUNK_BYTES // 40, start=10**6)) + "\n"  # a block to hand over
+            os.write(writer, block.encode())
         _, stderr = child.communicate(timeout=120)
         assert child.returncode != 0
         assert b"traversal index worker stopped without an answer" in stderr

@@ -36,16 +36,18 @@ def load_killed_at(
     point: str,
     *,
     chunk_lines: int | None = None,
+    chunk_bytes: int | None = None,
     checkpoint_seconds: float | None = None,
     timeout: float = 900,
     **arguments: Any,
 ) -> subprocess.CompletedProcess[str]:
     """The finished child process that ran ``load_files(**arguments)`` (``paths``, ``store`` and the
     options, JSON-serialisable) until ``point`` (``returncode == -SIGKILL`` when it got there).
-    ``chunk_lines`` and ``checkpoint_seconds`` set :data:`loaders.rdf.CHUNK_LINES` and
-    :data:`loaders.core.CHECKPOINT_SECONDS` in the child, so that small inputs pass many checkpoints."""
+    ``chunk_lines``, ``chunk_bytes`` and ``checkpoint_seconds`` set :data:`loaders.rdf.CHUNK_LINES`,
+    :data:`loaders.rdf.CHUNK_BYTES` and :data:`loaders.core.CHECKPOINT_SECONDS` in the child, so that
+    small inputs pass many checkpoints."""
     payload = {key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()}
-    tuning = {"chunk_lines": chunk_lines, "checkpoint_seconds": checkpoint_seconds}
+    tuning = {"chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes, "checkpoint_seconds": checkpoint_seconds}
     return subprocess.run(
         [sys.executable, "-m", "loaders.testing.kill", "--load", point, json.dumps(payload), json.dumps(tuning)],
         capture_output=True,
@@ -83,6 +85,8 @@ def _load(argv: list[str]) -> int:
     point, payload, tuning = argv[0], json.loads(argv[1]), json.loads(argv[2])
     if tuning["chunk_lines"] is not None:
         loaders.rdf.CHUNK_LINES = tuning["chunk_lines"]
+    if tuning["chunk_bytes"] is not None:
+        loaders.rdf.CHUNK_BYTES = tuning["chunk_bytes"]
     if tuning["checkpoint_seconds"] is not None:
         loaders.core.CHECKPOINT_SECONDS = tuning["checkpoint_seconds"]
     paths, store = payload.pop("paths"), payload.pop("store")
