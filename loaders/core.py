@@ -22,7 +22,6 @@ import gc
 import os
 import shutil
 import sqlite3
-import stat
 import struct
 import sys
 import threading
@@ -209,16 +208,8 @@ def _filter_plan(dump_filter: DumpFilter) -> dict[str, Any]:
 
 def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
     """The inputs' size on disk, None when one is not a regular file (a pipe: its size is unknown)."""
-    total = 0
-    for path, _fmt in plan:
-        try:
-            status = os.stat(path)
-        except OSError:
-            return None
-        if not stat.S_ISREG(status.st_mode):
-            return None
-        total += status.st_size
-    return total
+    identities = [input_identity(path) for path, _fmt in plan]
+    return None if None in identities else sum(int(found["size"]) for found in identities if found)
 
 
 def _temp_dir(target: Path) -> Path:
@@ -706,11 +697,8 @@ class LoadProgress:
 
 
 def _size(path: str) -> int:
-    try:
-        status = os.stat(path)
-    except OSError:
-        return 0
-    return status.st_size if stat.S_ISREG(status.st_mode) else 0
+    found = input_identity(path)
+    return int(found["size"]) if found else 0
 
 
 def _checkpoint(existing: Path, data: Path) -> ox.Store:

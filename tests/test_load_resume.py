@@ -80,6 +80,20 @@ def store_answers(store: Path) -> dict[str, Any]:
     return answers
 
 
+def killed_load(point: str, paths: list[str], store: Path, **options: Any) -> None:
+    """Runs the load in a child until ``point`` (small blocks, a checkpoint after each) and checks it died there."""
+    killed = load_killed_at(
+        point,
+        chunk_lines=CHUNK,
+        chunk_bytes=CHUNK_BYTES,
+        checkpoint_seconds=0,
+        paths=paths,
+        store=store,
+        **{"profile": "freebase", **options},
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
 def build_dir(store: Path) -> Path:
     return store.parent / f".{store.name}.kga-build"
 
@@ -100,16 +114,7 @@ def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
     inputs: dict[str, Any], tmp_path: Path, point: str
 ) -> None:
     store = tmp_path / "store"
-    killed = load_killed_at(
-        point,
-        chunk_lines=CHUNK,
-        chunk_bytes=CHUNK_BYTES,
-        checkpoint_seconds=0,
-        paths=inputs["paths"],
-        store=store,
-        profile="freebase",
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    killed_load(point, inputs["paths"], store)
     assert not store.exists()  # readers see no store until the swap
     with pytest.raises(StoreNotFound):
         store_layout.read_manifest(store)
@@ -127,10 +132,7 @@ def test_a_resumed_load_redoes_only_what_followed_its_checkpoint(inputs: dict[st
     store = tmp_path / "store"
     positions = []
     for point in ("checkpoint:3", "checkpoint:5"):
-        killed = load_killed_at(
-            point, chunk_bytes=CHUNK_BYTES, checkpoint_seconds=0, paths=inputs["paths"], store=store, profile="freebase"
-        )
-        assert killed.returncode == -signal.SIGKILL
+        killed_load(point, inputs["paths"], store)
         progress = json.loads((build_dir(store) / "progress.json").read_text())
         assert progress["checkpoints"] == int(point.split(":")[1])
         positions.append([(i["done"], i["line"], i["statements"]) for i in progress["inputs"]])
@@ -149,16 +151,7 @@ def test_a_killed_append_keeps_the_previous_version_and_resumes(inputs: dict[str
     before = store_answers(store)
     load_files(inputs["paths"], str(expected), profile="freebase", progress=False)
     for point in ("checkpoint:3", "parsed", "built"):
-        killed = load_killed_at(
-            point,
-            chunk_lines=CHUNK,
-            chunk_bytes=CHUNK_BYTES,
-            checkpoint_seconds=0,
-            paths=inputs["paths"],
-            store=store,
-            profile="freebase",
-        )
-        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        killed_load(point, inputs["paths"], store)
         assert store_answers(store) == before  # the previous version, untouched
     report = load_files(inputs["paths"], str(store), profile="freebase", progress=False)
     assert report.resumed and report.appended
@@ -169,16 +162,7 @@ def test_a_changed_input_starts_the_load_over(inputs: dict[str, Any], tmp_path: 
     """A build directory left for other inputs (here: one of them rewritten) is not resumed."""
     first = write_dump(tmp_path / "a.nt", freebase_lines(3000))
     store = tmp_path / "store"
-    killed = load_killed_at(
-        "checkpoint:2",
-        chunk_lines=CHUNK,
-        chunk_bytes=CHUNK_BYTES,
-        checkpoint_seconds=0,
-        paths=[str(first)],
-        store=store,
-        profile="freebase",
-    )
-    assert killed.returncode == -signal.SIGKILL
+    killed_load("checkpoint:2", [str(first)], store)
     write_dump(first, freebase_lines(3000, seed=11))
     report = load_files([str(first)], str(store), profile="freebase", progress=False)
     assert not report.resumed
@@ -206,16 +190,7 @@ def test_a_lenient_freebase_load_resumes_with_its_repairs_and_skips(tmp_path: Pa
         [str(dump)], str(reference), progress=False, dump_filter=DumpFilter(languages=("en",)), **options
     )
     store = tmp_path / "store"
-    killed = load_killed_at(
-        "checkpoint:4",
-        chunk_lines=CHUNK,
-        checkpoint_seconds=0,
-        paths=[str(dump)],
-        store=store,
-        dump_filter={"languages": ["en"]},
-        **options,
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    killed_load("checkpoint:4", [str(dump)], store, dump_filter={"languages": ["en"]}, **options)
     report = load_files([str(dump)], str(store), progress=False, dump_filter=DumpFilter(languages=("en",)), **options)
     assert report.resumed
     assert store_answers(store) == store_answers(reference)
