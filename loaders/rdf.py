@@ -231,7 +231,7 @@ def _load_lines(
 def _block_statements(data: bytes, lines: int) -> int:
     """The statements of a block of ``lines`` lines: every line, unless some are blank, comments or
     indented (then they are counted one by one)."""
-    if b"#" in data or b"\n\n" in data or b"\n " in data or b"\n\t" in data or data[:1] in (b" ", b"\t", b"\n"):
+    if b"\n#" in data or b"\n\n" in data or b"\n " in data or b"\n\t" in data or data[:1] in (b"#", b" ", b"\t", b"\n"):
         return _count_statements(data.split(b"\n"))
     return lines
 
