@@ -307,43 +307,44 @@ def _build(
             state["index"] = indexing.checkpoint()
         build.save(state)
 
-    with LoadProgress(show, _input_bytes(plan)) as shown, joined_on_failure(sink):
-        if state["phase"] == "parse":
-            _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
-            state["phase"] = "index"
-            save()
-            checkpoint("parsed")
-    del sink
-    index_seconds = 0.0
-    try:
-        shown.phase("index and labels")
-        if indexing is not None:  # numbered and written while the label index is built
-            indexing.start_index(tmp, get_profile(profile))
-        elif index:  # an append reads the store back: its triples are the old ones and the new
-            started = time.perf_counter()
-            index_build.build_index(oxstore, tmp, get_profile(profile))
-            index_seconds = time.perf_counter() - started
-        if indexing is None:
-            checkpoint("indexed")
-        if indexing is not None:  # from what the load saw: no read of the store
-            label_rows, predicates = indexing.collected_labels()
-            labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
-            del label_rows
-        else:
-            labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
-        oxstore.flush()
-        triples = len(oxstore)
-        if indexing is not None:
-            indexing.index_written()
-            index_seconds = indexing.seconds  # the load's waits for it
-            checkpoint("indexed")
-        checkpoint("labelled")
-    except BaseException as exc:
-        if indexing is not None:
-            indexing.abandon()  # no collector outlives a failed load
-        if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
-            raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
-        raise
+    with LoadProgress(show, _input_bytes(plan)) as shown:
+        with joined_on_failure(sink):
+            if state["phase"] == "parse":
+                _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
+                state["phase"] = "index"
+                save()
+                checkpoint("parsed")
+        del sink
+        index_seconds = 0.0
+        try:
+            shown.phase("index and labels")
+            if indexing is not None:  # numbered and written while the label index is built
+                indexing.start_index(tmp, get_profile(profile))
+            elif index:  # an append reads the store back: its triples are the old ones and the new
+                started = time.perf_counter()
+                index_build.build_index(oxstore, tmp, get_profile(profile))
+                index_seconds = time.perf_counter() - started
+            if indexing is None:
+                checkpoint("indexed")
+            if indexing is not None:  # from what the load saw: no read of the store
+                label_rows, predicates = indexing.collected_labels()
+                labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
+                del label_rows
+            else:
+                labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+            oxstore.flush()
+            triples = len(oxstore)
+            if indexing is not None:
+                indexing.index_written()
+                index_seconds = indexing.seconds  # the load's waits for it
+                checkpoint("indexed")
+            checkpoint("labelled")
+        except BaseException as exc:
+            if indexing is not None:
+                indexing.abandon()  # no collector outlives a failed load
+            if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
+                raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
+            raise
     del oxstore
     indexing = None
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
@@ -500,6 +501,7 @@ def _parse_input(
             converter.prefixes = {k.encode(): v.encode() for k, v in progress["prefixes"].items()}
         converter.filtered, converter.repaired = progress["filtered"], progress["repaired"]
     reading = _InputReading(progress, log, converter, shown, gate, path)
+    shown.start_file(path)
     gate.enter()
     try:
         if fmt == WIKIDATA_JSON:
@@ -675,6 +677,10 @@ class LoadProgress:
         """Counts inputs a resumed load read before its checkpoint as read."""
         for path, _fmt in done:
             self._bar.update(_size(path))
+
+    def start_file(self, path: str) -> None:
+        with self._lock:
+            self._bar.set_description(f"{self._phase} {Path(path).name}")
 
     def read(self, path: str, read: int | None) -> None:
         with self._lock:

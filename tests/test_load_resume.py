@@ -263,3 +263,17 @@ def test_inputs_read_at_once_still_fail_at_the_first_bad_line_with_its_file_and_
         load_files([str(good), str(bad)], str(store), profile="freebase", progress=False)
     assert (failure.value.file, failure.value.line) == (str(bad), 2223)
     assert not store.exists() and debris(tmp_path) == []
+
+
+def test_progress_shows_the_phase_the_bytes_read_of_the_total_and_the_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = write_dump(tmp_path / "dump.nt.gz", freebase_lines(3000))
+    load_files([str(dump)], str(tmp_path / "store"), profile="freebase", progress=True)
+    shown = capsys.readouterr().err
+    from tqdm import tqdm
+
+    assert "parse dump.nt.gz" in shown and "index and labels" in shown
+    total = tqdm.format_sizeof(dump.stat().st_size, divisor=1024)  # the compressed size on disk
+    assert f"{total}/{total}" in shown  # all of it read
+    assert "triples/s" in shown
