@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test lint typecheck virtuoso bench bench-scale clean
+.PHONY: demo test lint typecheck virtuoso chromium wheel bench bench-scale clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,7 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# mypy --strict over kg_adapters, loaders, reasoning and tests/ (the files list of [tool.mypy] in pyproject.toml)
 typecheck: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy
 
@@ -33,8 +34,18 @@ typecheck: $(VENV)/.dev-installed
 virtuoso:
 	bash scripts/ensure-virtuoso.sh
 
-test: lint typecheck virtuoso
+# Debian's chromium: the headless browser that runs the query page of `kga serve` in tests.
+chromium:
+	bash scripts/ensure-chromium.sh
+
+test: lint typecheck virtuoso chromium
 	$(VENV)/bin/pytest -q
+
+# A wheel in dist/ to install into another project's environment:
+#   /path/to/other/.venv/bin/python -m pip install 'dist/kg_adapters-0.1.0-py3-none-any.whl[serve]'
+wheel: $(VENV)/.installed
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
+	@ls dist/kg_adapters-*.whl
 
 bench: $(VENV)/.dev-installed
 	$(PY) -m benchmarks.bfs_vs_networkx

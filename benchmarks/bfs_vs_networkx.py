@@ -575,138 +575,105 @@ def verdict(met: bool) -> str:
 
 
 def summary_rows(results: dict[str, Any]) -> list[list[str]]:
-    f_s, f_r, f_b = common.fmt_seconds, common.fmt_ratio, common.fmt_bytes
+    row, f_r, f_b = common.comparison_row, common.fmt_ratio, common.fmt_bytes
     rows = []
     for hops in HOPS:
         lat = results["latency"][str(hops)]
-        latency_rows = (
-            (
-                "median per query",
-                "median_s",
-                "ratio_median",
-                f"<= {TARGET_LATENCY_RATIO:.1f}x: {verdict(lat['target_met'])}",
-            ),
+        paths = f"{hops}-hop paths(), median per query"
+        rows.append(
+            row(
+                f"{paths}, store without its index (Oxigraph only)",
+                lat["oxigraph_only_median_s"],
+                lat["networkx_median_s"],
+                lat["ratio_oxigraph_only_median"],
+                f"index speed-up {f_r(lat['index_speedup_median'])}",
+            )
+        )
+        cold = f"{paths}, caches of decoded ids and literals emptied before each call"
+        rows.append(row(cold, lat["store_cold_median_s"], lat["networkx_median_s"], lat["ratio_cold_median"]))
+        target = f"<= {TARGET_LATENCY_RATIO:.1f}x: {verdict(lat['target_met'])}"
+        for label, key, ratio, note in (
+            ("median per query", "median_s", "ratio_median", target),
             ("median per query, CPU time", "cpu_median_s", "ratio_cpu_median", ""),
             ("p90 per query", "p90_s", "ratio_p90", ""),
             (f"total over {lat['queries']} queries", "total_s", "ratio_total", ""),
-        )
-        rows.append(
-            [
-                f"{hops}-hop paths(), median per query, store without its index (Oxigraph only)",
-                f_s(lat["oxigraph_only_median_s"]),
-                f_s(lat["networkx_median_s"]),
-                f_r(lat["ratio_oxigraph_only_median"]),
-                f"index speed-up {f_r(lat['index_speedup_median'])}",
-            ]
-        )
-        rows.append(
-            [
-                f"{hops}-hop paths(), median per query, caches of decoded ids and literals emptied before each call",
-                f_s(lat["store_cold_median_s"]),
-                f_s(lat["networkx_median_s"]),
-                f_r(lat["ratio_cold_median"]),
-                "",
-            ]
-        )
-        for label, key, ratio, target in latency_rows:
+        ):
             rows.append(
-                [
-                    f"{hops}-hop paths(), {label}",
-                    f_s(lat[f"store_{key}"]),
-                    f_s(lat[f"networkx_{key}"]),
-                    f_r(lat[ratio]),
-                    target,
-                ]
+                row(f"{hops}-hop paths(), {label}", lat[f"store_{key}"], lat[f"networkx_{key}"], lat[ratio], note)
             )
     rss = results["rss"]
     n_all = sum(results["latency"][str(h)]["queries"] for h in HOPS)
+    store_all, nx_all = rss["store_all_queries_seconds"], rss["networkx_all_queries_seconds"]
     rows.append(
-        [
+        row(
             f"all {n_all} queries once, each side alone in a fresh process",
-            f_s(rss["store_all_queries_seconds"]),
-            f_s(rss["networkx_all_queries_seconds"]),
-            f_r(common.ratio(rss["store_all_queries_seconds"], rss["networkx_all_queries_seconds"])),
-            "",
-        ]
+            store_all,
+            nx_all,
+            common.ratio(store_all, nx_all),
+        )
     )
+    rss_target = f"<= {TARGET_RSS_RATIO:.1f}x: {verdict(rss['target_met'])}"
     rows.append(
-        [
+        row(
             "peak RSS (open/build + all queries)",
-            f_b(rss["store_peak_rss_bytes"]),
-            f_b(rss["networkx_peak_rss_bytes"]),
-            f_r(rss["ratio_peak"]),
-            f"<= {TARGET_RSS_RATIO:.1f}x: {verdict(rss['target_met'])}",
-        ]
+            rss["store_peak_rss_bytes"],
+            rss["networkx_peak_rss_bytes"],
+            rss["ratio_peak"],
+            rss_target,
+            fmt=f_b,
+        )
     )
     rows.append(
-        [
+        row(
             "RSS over a bare interpreter with the same imports",
-            f_b(rss["store_delta_rss_bytes"]),
-            f_b(rss["networkx_delta_rss_bytes"]),
-            f_r(rss["ratio_delta"]),
-            "",
-        ]
+            rss["store_delta_rss_bytes"],
+            rss["networkx_delta_rss_bytes"],
+            rss["ratio_delta"],
+            fmt=f_b,
+        )
     )
     ttfa = results["time_to_first_answer"]
+    ttfa_target = f"<= {TARGET_TTFA_RATIO}x: {verdict(ttfa['ratio'] <= TARGET_TTFA_RATIO)}"
     rows.append(
-        [
+        row(
             "time to first answer (imports + open/parse+build + 1 query)",
-            f_s(ttfa["store_first_answer_s"]),
-            f_s(ttfa["networkx_first_answer_s"]),
-            f_r(ttfa["ratio"]),
-            f"<= {TARGET_TTFA_RATIO}x: {verdict(ttfa['ratio'] <= TARGET_TTFA_RATIO)}",
-        ]
+            ttfa["store_first_answer_s"],
+            ttfa["networkx_first_answer_s"],
+            ttfa["ratio"],
+            ttfa_target,
+        )
     )
     if "ratio_cpu" in ttfa:
         rows.append(
-            [
+            row(
                 "  same, CPU time of the process (all threads)",
-                f_s(ttfa["store_first_answer_cpu_s"]),
-                f_s(ttfa["networkx_first_answer_cpu_s"]),
-                f_r(ttfa["ratio_cpu"]),
-                "",
-            ]
+                ttfa["store_first_answer_cpu_s"],
+                ttfa["networkx_first_answer_cpu_s"],
+                ttfa["ratio_cpu"],
+            )
         )
     rows.append(
-        [
+        row(
             "  same, whole subprocess wall time",
-            f_s(ttfa["store_process_wall_s"]),
-            f_s(ttfa["networkx_process_wall_s"]),
-            f_r(ttfa["ratio_process_wall"]),
-            "",
-        ]
+            ttfa["store_process_wall_s"],
+            ttfa["networkx_process_wall_s"],
+            ttfa["ratio_process_wall"],
+        )
     )
     load = results["load"]
     if load is not None and load.get("index"):
         index = load["index"]
-        rows.append(
-            [
-                "traversal index build time / load time (load with it - load without, over without)",
-                f_s(index["median_seconds"]),
-                "",
-                f_r(index["build_over_load"]),
-                f"<= {TARGET_INDEX_BUILD_RATIO}x: {verdict(index['build_over_load'] <= TARGET_INDEX_BUILD_RATIO)}",
-            ]
+        build_target = (
+            f"<= {TARGET_INDEX_BUILD_RATIO}x: {verdict(index['build_over_load'] <= TARGET_INDEX_BUILD_RATIO)}"
         )
+        build = "traversal index build time / load time (load with it - load without, over without)"
+        rows.append(row(build, index["median_seconds"], None, index["build_over_load"], build_target))
         if "median_waited_seconds" in index:
-            rows.append(
-                [
-                    "  the load's waits for the index (numbered by a worker process beside the load)",
-                    f_s(index["median_waited_seconds"]),
-                    "",
-                    f_r(index["waited_over_load"]),
-                    "",
-                ]
-            )
-        rows.append(
-            [
-                "traversal index size / Oxigraph data size",
-                f_b(index["bytes"]),
-                "",
-                f_r(index["size_over_store"]),
-                f"<= {TARGET_INDEX_SIZE_RATIO}x: {verdict(index['size_over_store'] <= TARGET_INDEX_SIZE_RATIO)}",
-            ]
-        )
+            waits = "  the load's waits for the index (numbered by a worker process beside the load)"
+            rows.append(row(waits, index["median_waited_seconds"], None, index["waited_over_load"]))
+        size_target = f"<= {TARGET_INDEX_SIZE_RATIO}x: {verdict(index['size_over_store'] <= TARGET_INDEX_SIZE_RATIO)}"
+        size = "traversal index size / Oxigraph data size"
+        rows.append(row(size, index["bytes"], None, index["size_over_store"], size_target, fmt=f_b))
     if load is not None:
         rows.append(
             [
@@ -950,16 +917,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(common.text_table(HEADERS, summary_rows(results)))
         print(f"\n(verification: {verification['mismatches']} mismatches; run took {results['run_seconds']:.0f} s)")
-        print(
-            "load average: "
-            + " ".join(f"{x:.2f}" for x in load_average)
-            + " at the start, "
-            + " ".join(f"{x:.2f}" for x in results["load_average_end"])
-            + " at the end"
-        )
+        print("load average: " + common.load_average_text(load_average, results["load_average_end"]))
         if not args.no_write:
-            json_path, md_path = common.write_results(NAME, results, render_markdown(results))
-            print(f"wrote {json_path} and {md_path}")
+            common.save_report(NAME, results, render_markdown(results))
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

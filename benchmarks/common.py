@@ -13,7 +13,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +225,31 @@ def fmt_bytes(count: float) -> str:
 
 def fmt_ratio(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}x"
+
+
+def comparison_row(
+    label: str,
+    ours: float,
+    theirs: float | None,
+    ratio: float,
+    note: str = "",
+    *,
+    fmt: Callable[[float], str] = fmt_seconds,
+) -> list[str]:
+    """One row of a report's table: what is measured, our figure, the baseline's (None: none), their
+    ratio and a note (the target's verdict); figures in ``fmt`` (seconds unless told)."""
+    return [label, fmt(ours), "" if theirs is None else fmt(theirs), fmt_ratio(ratio), note]
+
+
+def load_average_text(start: Sequence[float], end: Sequence[float]) -> str:
+    """``1.20 0.90 0.70 at the start, ... at the end``: the 1/5/15-minute load averages beside a run."""
+    return " ".join(f"{x:.2f}" for x in start) + " at the start, " + " ".join(f"{x:.2f}" for x in end) + " at the end"
+
+
+def save_report(name: str, results: Mapping[str, Any], markdown: str) -> None:
+    """Writes ``benchmarks/results/<name>.json`` and ``.md`` and says where."""
+    json_path, md_path = write_results(name, results, markdown)
+    log(f"wrote {json_path} and {md_path}")
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -323,8 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         base["latency"] = {
             k: {"median": common.median(v), "p95": common.percentile(v, 95)} for k, v in base["latency"].items()
         }
-        json_path, md_path = common.write_results("faults", data_out, markdown)
-        log(f"wrote {json_path} and {md_path}")
+        common.save_report("faults", data_out, markdown)
     return 0 if wrong == 0 else 1
 
 

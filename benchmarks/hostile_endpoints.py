@@ -400,8 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(markdown)
     if not args.no_write:
-        json_path, md_path = common.write_results("hostile_endpoints", data, markdown)
-        log(f"wrote {json_path} and {md_path}")
+        common.save_report("hostile_endpoints", data, markdown)
     return 0 if good == len(rows) else 1
 
 

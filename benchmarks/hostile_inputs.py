@@ -331,8 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(markdown)
     if not args.no_write:
-        json_path, md_path = common.write_results("hostile_inputs", data, markdown)
-        log(f"wrote {json_path} and {md_path}")
+        common.save_report("hostile_inputs", data, markdown)
     return 0 if expected == len(dumps) else 1
 
 

@@ -519,52 +519,48 @@ CACHE_HEADERS = ["measure", "cold", "warm", "warm/cold", "target"]
 
 
 def summary_rows(results: dict[str, Any]) -> list[list[str]]:
-    f_s, f_r = common.fmt_seconds, common.fmt_ratio
+    row, f_r = common.comparison_row, common.fmt_ratio
     rows = []
     for op in OPS:
         s = results["summary"][op]
-        rt, lat = s["round_trips"], s["latency"]
+        rt, lat, queries = s["round_trips"], s["latency"], results["raw"][op]["queries"]
         label = "paths() 2-hop" if op == "paths" else "subgraph(hops=2)"
-        rows.append(
-            [
+        trips_target = f">= {TARGET_ROUND_TRIP_RATIO:.0f}x: {verdict(rt['target_met'])}"
+        latency_target = f">= {TARGET_LATENCY_RATIO:.0f}x: {verdict(lat['target_met'])}"
+        met = f"({lat['queries_meeting_target']}/{queries} queries >= {TARGET_LATENCY_RATIO:.0f}x)"
+        rows += [
+            row(
                 f"{label}: HTTP round trips / query, median",
-                f"{rt['ours_median']:.0f}",
-                f"{rt['tog_median']:.0f}",
-                f_r(rt["ratio_median"]),
-                f">= {TARGET_ROUND_TRIP_RATIO:.0f}x: {verdict(rt['target_met'])}",
-            ]
-        )
-        rows.append(
-            [
+                rt["ours_median"],
+                rt["tog_median"],
+                rt["ratio_median"],
+                trips_target,
+                fmt="{:.0f}".format,
+            ),
+            row(
                 f"{label}: HTTP round trips, total",
-                f"{rt['ours_total']:,}",
-                f"{rt['tog_total']:,}",
-                f_r(rt["ratio_total"]),
+                rt["ours_total"],
+                rt["tog_total"],
+                rt["ratio_total"],
                 f"(worst query {f_r(rt['min_per_query_ratio'])})",
-            ]
-        )
-        rows.append(
-            [
+                fmt="{:,}".format,
+            ),
+            row(
                 f"{label}: latency / query, median",
-                f_s(lat["ours_median_s"]),
-                f_s(lat["tog_median_s"]),
-                f_r(lat["ratio_median"]),
-                f">= {TARGET_LATENCY_RATIO:.0f}x: {verdict(lat['target_met'])}",
-            ]
-        )
-        rows.append(
-            [f"{label}: latency / query, p90", f_s(lat["ours_p90_s"]), f_s(lat["tog_p90_s"]), f_r(lat["ratio_p90"]), ""]
-        )
-        rows.append(
-            [
-                f"{label}: latency, total over {results['raw'][op]['queries']} queries",
-                f_s(lat["ours_total_s"]),
-                f_s(lat["tog_total_s"]),
-                f_r(lat["ratio_total"]),
-                f"({lat['queries_meeting_target']}/{results['raw'][op]['queries']} queries >= "
-                f"{TARGET_LATENCY_RATIO:.0f}x)",
-            ]
-        )
+                lat["ours_median_s"],
+                lat["tog_median_s"],
+                lat["ratio_median"],
+                latency_target,
+            ),
+            row(f"{label}: latency / query, p90", lat["ours_p90_s"], lat["tog_p90_s"], lat["ratio_p90"]),
+            row(
+                f"{label}: latency, total over {queries} queries",
+                lat["ours_total_s"],
+                lat["tog_total_s"],
+                lat["ratio_total"],
+                met,
+            ),
+        ]
     return rows
 
 
@@ -992,8 +988,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             raise AssertionError(f"{mismatches} mismatched answers, {empty} empty answers (see above)")
         if not args.no_write:
-            json_path, md_path = common.write_results(NAME, results, render_markdown(results))
-            print(f"wrote {json_path} and {md_path}")
+            common.save_report(NAME, results, render_markdown(results))
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -274,22 +274,10 @@ def cold_runner(kg: Any) -> dict[str, Side]:
     return {kind: (cold(call), comparable) for kind, (call, comparable) in runner.items()}
 
 
-def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Side]:
-    """What a networkx user writes for the same questions: RoG's ``bfs_with_rule`` for paths, the graph's
-    adjacency for the rest, each answer as (head, relation, tail) tuples. Shortest paths use the same
-    bidirectional search as ours over networkx's dicts (``nx.all_shortest_paths`` is a one-sided BFS:
-    through a hub it costs seconds per query)."""
-    from benchmarks.bfs_vs_networkx import bfs_with_rule
-
+def nx_shortest_count(graph: nx.MultiDiGraph, source: str, target: str, max_hops: int = 3) -> int:
+    """Number of shortest edge paths (at most ``max_hops``) between the pair, by bidirectional BFS over
+    networkx's adjacency dicts, either direction."""
     succ, pred = graph.succ, graph.pred
-
-    def neighbors(q: str) -> list[tuple[Any, Any, Any]]:
-        edges = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
-        edges += [(h, r, t) for h, t, r in graph.in_edges(q, keys=True)]
-        return edges
-
-    def paths(q: Any) -> list[Any]:
-        return bfs_with_rule(graph, q[0], list(q[1]))
 
     def around(node: str) -> dict[str, int]:
         """Entity neighbours of ``node``, either direction, with the number of edges to each."""
@@ -300,29 +288,46 @@ def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Side]:
                     found[other] = found.get(other, 0) + len(keys)
         return found
 
+    counts: tuple[dict[str, int], dict[str, int]] = ({source: 1}, {target: 1})
+    depths: tuple[dict[str, int], dict[str, int]] = ({source: 0}, {target: 0})
+    layers = ([source], [target])
+    radius = [0, 0]
+    while radius[0] + radius[1] < max_hops and layers[0] and layers[1]:
+        side = 0 if len(layers[0]) <= len(layers[1]) else 1
+        seen = counts[side]
+        fresh: dict[str, int] = {}
+        for node in layers[side]:
+            for nxt, multiplicity in around(node).items():
+                if nxt not in seen:
+                    fresh[nxt] = fresh.get(nxt, 0) + seen[node] * multiplicity
+        radius[side] += 1
+        seen.update(fresh)
+        depths[side].update(dict.fromkeys(fresh, radius[side]))
+        layers[side][:] = list(fresh)
+        meets = [node for node in fresh if node in depths[1 - side]]
+        if meets:
+            best = min(depths[1 - side][node] for node in meets)
+            return sum(fresh[n] * counts[1 - side][n] for n in meets if depths[1 - side][n] == best)
+    return 0
+
+
+def nx_runner(graph: nx.MultiDiGraph) -> dict[str, Side]:
+    """What a networkx user writes for the same questions: RoG's ``bfs_with_rule`` for paths, the graph's
+    adjacency for the rest, each answer as (head, relation, tail) tuples. Shortest paths use the same
+    bidirectional search as ours over networkx's dicts (``nx.all_shortest_paths`` is a one-sided BFS:
+    through a hub it costs seconds per query)."""
+    from benchmarks.bfs_vs_networkx import bfs_with_rule
+
+    def neighbors(q: str) -> list[tuple[Any, Any, Any]]:
+        edges = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]
+        edges += [(h, r, t) for h, t, r in graph.in_edges(q, keys=True)]
+        return edges
+
+    def paths(q: Any) -> list[Any]:
+        return bfs_with_rule(graph, q[0], list(q[1]))
+
     def shortest(q: Any) -> int:
-        """Number of shortest edge paths (<= 3 hops) between the pair, by bidirectional BFS."""
-        counts: tuple[dict[str, int], dict[str, int]] = ({q[0]: 1}, {q[1]: 1})
-        depths: tuple[dict[str, int], dict[str, int]] = ({q[0]: 0}, {q[1]: 0})
-        layers = ([q[0]], [q[1]])
-        radius = [0, 0]
-        while radius[0] + radius[1] < 3 and layers[0] and layers[1]:
-            side = 0 if len(layers[0]) <= len(layers[1]) else 1
-            seen = counts[side]
-            fresh: dict[str, int] = {}
-            for node in layers[side]:
-                for nxt, multiplicity in around(node).items():
-                    if nxt not in seen:
-                        fresh[nxt] = fresh.get(nxt, 0) + seen[node] * multiplicity
-            radius[side] += 1
-            seen.update(fresh)
-            depths[side].update(dict.fromkeys(fresh, radius[side]))
-            layers[side][:] = list(fresh)
-            meets = [node for node in fresh if node in depths[1 - side]]
-            if meets:
-                best = min(depths[1 - side][node] for node in meets)
-                return sum(fresh[n] * counts[1 - side][n] for n in meets if depths[1 - side][n] == best)
-        return 0
+        return nx_shortest_count(graph, q[0], q[1])
 
     def subgraph2(q: str) -> list[tuple[Any, Any, Any]]:
         first = [(h, r, t) for h, t, r in graph.out_edges(q, keys=True)]

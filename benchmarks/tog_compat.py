@@ -264,8 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         if not args.no_write:
-            json_path, md_path = common.write_results(NAME, results, markdown)
-            print(f"wrote {json_path} and {md_path}")
+            common.save_report(NAME, results, markdown)
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

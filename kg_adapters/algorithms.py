@@ -7,11 +7,12 @@ and every budget that cuts an answer short sets ``truncated``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_budget, check_direction
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_direction, forwards
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
 
@@ -71,7 +72,7 @@ def path_arguments(
         if len(dirs) != hops:
             raise InvalidTermError(f"directions has {len(dirs)} entries for a {hops}-hop relation path")
         dirs = [check_direction(d) for d in dirs]
-    return start_ids, dirs, None if max_paths is None else check_budget(max_paths, "max_paths")
+    return start_ids, dirs, None if max_paths is None else check_count(max_paths, "max_paths")
 
 
 def shortest_path_arguments(
@@ -85,8 +86,8 @@ def shortest_path_arguments(
     """The checked arguments of ``shortest_paths`` (source ids, target ids, the hop and path budgets),
     for every implementation of it."""
     check_direction(direction)
-    hops = check_budget(max_hops, "max_hops", required=True)
-    limit = check_budget(max_paths, "max_paths")
+    hops = check_count(max_hops, "max_hops", required=True)
+    limit = check_count(max_paths, "max_paths")
     assert hops is not None  # required=True
     return canonical_ids(kg, sources), canonical_ids(kg, targets), hops, limit
 
@@ -104,8 +105,8 @@ def subgraph_arguments(
     """The checked arguments of ``subgraph`` (seed ids, the hop and edge budgets), for every
     implementation of it. ``canonical``: as for :func:`canonical_ids`."""
     check_direction(direction)
-    depth = check_budget(hops, "hops", required=True)
-    limit = check_budget(max_edges, "max_edges")
+    depth = check_count(hops, "hops", required=True)
+    limit = check_count(max_edges, "max_edges")
     seed_ids = canonical_ids(kg, seeds, canonical)
     check_relations(kg, relations)
     assert depth is not None  # required=True
@@ -126,39 +127,9 @@ def constrained_paths(
     ``neighbors`` call; paths are then enumerated depth-first over the layered adjacency in a
     deterministic order, visiting only nodes that can still complete the path."""
     start_ids, dirs, limit = path_arguments(kg, starts, relation_path, directions, max_paths)
-    hops = len(relation_path)
-
     collapsed = {relation: parts for relation in relation_path if (parts := _cvt_step(kg, relation, expand_cvt))}
-    layers: list[dict[str, list[Edge]]] = []
-    frontier: list[str] = start_ids
-    for relation, direction in zip(relation_path, dirs, strict=True):
-        if not frontier:
-            adjacency = {}
-        elif relation in collapsed:
-            adjacency = _through_cvts(kg, frontier, relation, collapsed[relation], direction)
-        else:
-            adjacency = kg.neighbors(frontier, direction=direction, relations=[relation])
-        layers.append(adjacency)
-        reached: dict[str, None] = {}
-        step = _STEPS[direction]
-        for node in frontier:
-            for edge in adjacency.get(node, ()):
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
-                if isinstance(nxt, str):
-                    reached[nxt] = None
-        frontier = list(reached)
-
-    # alive[i]: nodes at depth i from which the rest of the path can be completed.
-    alive: list[set[str]] = [set() for _ in range(hops)]
-    alive[hops - 1] = {node for node, edges in layers[hops - 1].items() if edges}
-    for depth in range(hops - 2, -1, -1):
-        step, ahead, here = _STEPS[dirs[depth]], alive[depth + 1], alive[depth]
-        for node, edges in layers[depth].items():
-            for edge in edges:
-                nxt = edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
-                if isinstance(nxt, str) and nxt in ahead:
-                    here.add(node)
-                    break
+    layers = _path_layers(kg, start_ids, relation_path, dirs, collapsed)
+    alive = _completable(layers, dirs)
 
     result = PathResult()
     steps = [_STEPS[d] for d in dirs]
@@ -177,6 +148,49 @@ def constrained_paths(
         if result.truncated:
             return result
     return result
+
+
+def _step_end(step: object, edge: Edge, node: str) -> Node:
+    """Where ``edge`` leads from ``node`` on a hop walked as ``step`` (one of :data:`_STEPS`' values)."""
+    return edge.tail if step is _TAIL else edge.head if step is _HEAD else other_end(edge, node)
+
+
+def _path_layers(
+    kg: KnowledgeGraph,
+    start_ids: list[str],
+    relation_path: Sequence[str],
+    dirs: list[Direction],
+    collapsed: Mapping[str, tuple[str, str]],
+) -> list[dict[str, list[Edge]]]:
+    """One adjacency per hop: the edges of that hop's frontier (the distinct nodes reached so far)
+    over its relation, from one batched ``neighbors`` call (or a walk through CVTs)."""
+    layers: list[dict[str, list[Edge]]] = []
+    frontier: list[str] = start_ids
+    for relation, direction in zip(relation_path, dirs, strict=True):
+        if not frontier:
+            adjacency = {}
+        elif relation in collapsed:
+            adjacency = _through_cvts(kg, frontier, relation, collapsed[relation], direction)
+        else:
+            adjacency = kg.neighbors(frontier, direction=direction, relations=[relation])
+        layers.append(adjacency)
+        step = _STEPS[direction]
+        reached = (_step_end(step, edge, node) for node in frontier for edge in adjacency.get(node, ()))
+        frontier = list(dict.fromkeys(node for node in reached if isinstance(node, str)))
+    return layers
+
+
+def _completable(layers: list[dict[str, list[Edge]]], dirs: list[Direction]) -> list[set[str]]:
+    """``alive[i]``: the nodes at depth ``i`` from which the rest of the path can be completed."""
+    hops = len(layers)
+    alive: list[set[str]] = [set() for _ in range(hops)]
+    alive[hops - 1] = {node for node, edges in layers[hops - 1].items() if edges}
+    for depth in range(hops - 2, -1, -1):
+        step, ahead = _STEPS[dirs[depth]], alive[depth + 1]
+        alive[depth] = {
+            node for node, edges in layers[depth].items() if any(_step_end(step, edge, node) in ahead for edge in edges)
+        }
+    return alive
 
 
 def _cvt_step(kg: KnowledgeGraph, relation: str, expand_cvt: bool) -> tuple[str, str] | None:
@@ -535,17 +549,17 @@ def k_hop_walk(
     max_edges: int | None = None,
     batch_size: int | None = None,
     start_hop: int = 0,
-) -> Iterator[HopBatch]:
+) -> Generator[HopBatch, None, None]:
     """The breadth-first k-hop walk, resumable: hop by hop, the frontier the ``ledger`` holds is
     expanded ``batch_size`` ids at a time (all of a hop at once when None), one ``neighbors`` call
     each; every batch is recorded in the ledger, then yielded. Distinct edges come nearest first, in
     frontier order, and ``max_edges`` cuts at the same edge whatever the batch size, so a walk resumed
     from a ledger a killed walk committed (``start_hop`` = the hop of its last batch) ends identically.
     The seeds (hop 0) must be in the ledger, canonical, and the relations checked (``check_relations``)."""
-    depth = check_budget(hops, "hops")
+    depth = check_count(hops, "hops")
     check_direction(direction)
-    limit = check_budget(max_edges, "max_edges")
-    size = check_budget(batch_size, "batch_size", minimum=1)
+    limit = check_count(max_edges, "max_edges")
+    size = check_count(batch_size, "batch_size", minimum=1)
     hop = start_hop
     seen_edges, seen_nodes = ledger.seen_edges, ledger.seen_nodes
     while hop < (depth or 0):
@@ -616,47 +630,17 @@ class WalksOverNeighbors:
     """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
     batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
 
-    def paths(
-        self: _OpenGraph,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.paths)
+    def paths(self: _OpenGraph, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
         self._check_open()
-        return constrained_paths(
-            self,
-            starts,
-            relation_path,
-            directions=directions,
-            max_paths=max_paths,
-            simple=simple,
-            expand_cvt=expand_cvt,
-        )
+        return constrained_paths(self, starts, relation_path, **options)
 
-    def shortest_paths(
-        self: _OpenGraph,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.shortest_paths)
+    def shortest_paths(self: _OpenGraph, sources: Ids, targets: Ids, **options: Any) -> PathResult:
         self._check_open()
-        return all_shortest_paths(self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+        return all_shortest_paths(self, sources, targets, **options)
 
-    def subgraph(
-        self: _OpenGraph,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
+    @forwards(KnowledgeGraph.subgraph)
+    def subgraph(self: _OpenGraph, seeds: Ids, **options: Any) -> EdgeList:
         self._check_open()
-        return k_hop_subgraph(self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
+        return k_hop_subgraph(self, seeds, **options)

@@ -6,13 +6,15 @@ and answers the whole batch with a bounded number of backend queries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
+from typing import IO, Any, Concatenate, ParamSpec, Protocol, SupportsIndex, TypeVar, runtime_checkable
 from typing import Literal as TypingLiteral
-from typing import Protocol, TypeVar, runtime_checkable
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -132,6 +134,61 @@ class SparqlQueryable(Protocol):
         ...
 
 
+class SparqlRunner(Protocol):
+    """Where an :class:`EmbeddedSparql` graph runs a query when its caller says so: a server's worker
+    process, which it kills at the query's deadline (:mod:`kg_adapters.serve.workers`)."""
+
+    def __call__(self, reader_url: str, method: str, arguments: dict[str, Any], output: IO[bytes] | None) -> Any:
+        """``connect(reader_url).method(**arguments)`` (with ``output=`` when given, its bytes copied into
+        ``output``) in the runner's place, and its answer.
+
+        Raises:
+            BackendTimeout: the deadline passed first (the run was stopped).
+            KGError: what the method raised there.
+        """
+        ...
+
+
+@runtime_checkable
+class EmbeddedSparql(Protocol):
+    """SPARQL evaluated by an engine inside this process (the embedded store): it writes answers in the
+    standard serializations itself, and another process can open the same data read-only. Servers run a
+    query someone else wrote through a ``runner`` that evaluates it in such a process, where a query past
+    its deadline is stopped for real; without a runner (or without a ``reader_url``) it runs here.
+    Wrappers forward this ability, so what they add (counting, a cache) applies to these queries too."""
+
+    def reader_url(self) -> str | None:
+        """A URL whose ``connect()`` in another process reads the same data read-only and follows later
+        loads; None when the data lives only in this process (an in-memory store)."""
+        ...
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        """As :meth:`SparqlQueryable.query`, reading at most ``max_rows`` solutions."""
+        ...
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        """Writes the answer to ``output`` as the engine produces it, in ``format`` (a
+        ``pyoxigraph.QueryResultsFormat`` name such as ``JSON`` for SELECT and ASK, an ``RdfFormat`` name
+        such as ``N_TRIPLES`` for CONSTRUCT and DESCRIBE); ``default_graphs``/``named_graphs``: the
+        SPARQL Protocol's dataset (absolute IRIs).
+
+        Raises:
+            QueryError: the engine rejected the query, or ``format`` does not fit its form.
+        """
+        ...
+
+
 @runtime_checkable
 class ProfileDetecting(Protocol):
     """Graphs that can tell their profile from their data (``?profile=auto``)."""
@@ -155,6 +212,16 @@ class WritableGraph(Protocol):
 
 
 @runtime_checkable
+class NativeWalks(Protocol):
+    """A graph whose ``paths``, ``shortest_paths`` and ``subgraph`` are walks of its own (an index, an
+    engine feature), far faster than the generic algorithms over its ``neighbors``. A wrapper that would
+    otherwise walk over itself (the result cache) keeps whole answers of such a graph instead. A backend
+    declares it with one class attribute: ``native_walks: TypingLiteral[True] = True``."""
+
+    native_walks: TypingLiteral[True]
+
+
+@runtime_checkable
 class RelationFilterable(Protocol):
     """A backend whose profile's relation filter can be replaced (``connect(..., relation_filter=)``)."""
 
@@ -164,6 +231,75 @@ class RelationFilterable(Protocol):
         Raises:
             InvalidTermError: any other value.
         """
+        ...
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forwards(
+    operation: Callable[Concatenate[Any, _P], _R],
+) -> Callable[[Callable[..., _R]], Callable[Concatenate[Any, _P], _R]]:
+    """Gives a forwarder the signature of ``operation`` (a :class:`KnowledgeGraph` method), so each
+    operation's options are written once, in the Protocol: the forwarder names its leading arguments
+    and passes ``**options`` on, while type checkers and :func:`inspect.signature` see the interface's
+    parameters and defaults (an unknown option is a TypeError from the graph it reaches)::
+
+        @forwards(KnowledgeGraph.neighbors)
+        def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
+            return self.inner.neighbors(ids, **options)
+    """
+    signature = inspect.signature(operation)
+
+    def adopt(forwarder: Callable[..., _R]) -> Callable[Concatenate[Any, _P], _R]:
+        forwarder.__signature__ = signature  # type: ignore[attr-defined]
+        return forwarder
+
+    return adopt
+
+
+@functools.cache
+def _keyword_defaults(operation: Callable[..., Any]) -> Mapping[str, Any]:
+    parameters = inspect.signature(operation).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
+
+
+def call_options(operation: Callable[..., Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every keyword option of ``operation`` (a Protocol method), the given ``options`` over the defaults
+    the Protocol declares: for an implementation that takes ``**options`` (:func:`forwards`) and needs
+    their values. An unknown option is a TypeError, as a call with it would be."""
+    defaults = _keyword_defaults(operation)
+    unknown = sorted(options.keys() - defaults.keys())
+    if unknown:
+        raise TypeError(f"{operation.__name__}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    missing = [name for name, default in defaults.items() if default is inspect.Parameter.empty and name not in options]
+    if missing:
+        raise TypeError(f"{operation.__name__}() missing keyword argument(s): {', '.join(missing)}")
+    return {**defaults, **options}
+
+
+class HoldsConnection:
+    """For graphs that hold an open store or connection, which another process cannot share: pickling
+    one is refused with a clear TypeError (the other process connects to the same URL instead), not a
+    pickle error about some lock or handle deep inside it."""
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        raise TypeError(
+            f"a {type(self).__name__} holds an open store or connection and cannot be pickled; "
+            "give the other process its URL and connect() there"
+        )
+
+
+@runtime_checkable
+class CountsRelations(Protocol):
+    """A graph that knows its size without scanning it (from an index, or because it is small): the
+    statistics a SPARQL service description gives (``kga serve``)."""
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """Triples of the default graph, its number of relations and the triples of the
+        ``max_relations`` largest (full IRIs); what is not known cheaply is left out, never counted
+        by a scan of a large graph."""
         ...
 
 
@@ -210,10 +346,3 @@ def check_direction(direction: str) -> Direction:
     if direction not in DIRECTIONS:
         raise InvalidTermError(f"direction must be one of out, in, both; got {direction!r}")
     return direction
-
-
-def check_budget(value: int | None, name: str, *, minimum: int = 0, required: bool = False) -> int | None:
-    """A count budget (limit, hops, max_paths...): see :func:`kg_adapters.budgets.check_count`."""
-    from kg_adapters.budgets import check_count
-
-    return check_count(value, name, minimum=minimum, required=required)

@@ -5,7 +5,6 @@ packages add theirs through the ``kg_adapters.commands`` entry-point group (see
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -23,10 +22,11 @@ from kg_adapters.commands import (
     opens_kg,
     read_text_file,
 )
-from kg_adapters.display import format_path, path_entities
+from kg_adapters.display import format_path, literal_text, path_entities
 from kg_adapters.errors import KGError
 from kg_adapters.records import Literal, Node, PathResult, edge_to_json, entity_to_json, node_to_json, path_to_json
 from kg_adapters.serve.commands import SERVE_COMMANDS
+from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
 from kg_adapters.url import redact_url
 
 
@@ -36,10 +36,19 @@ def _names(kg: KnowledgeGraph, ids: Sequence[str]) -> dict[str, str]:
 
 def _show(node: Node, names: dict[str, str]) -> str:
     if isinstance(node, Literal):
-        suffix = f"@{node.lang}" if node.lang else (f"^^{node.datatype}" if node.datatype else "")
-        return json.dumps(node.value, ensure_ascii=False) + suffix
+        return literal_text(node)
     name = names.get(node)
     return f"{name} [{node}]" if name else node
+
+
+def _warn(message: str) -> None:
+    """A ``kga: warning:`` line on stderr (after the answer, which stays on stdout)."""
+    sys.stdout.flush()
+    print(f"kga: warning: {message}", file=sys.stderr)
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
 
 
 def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
@@ -52,7 +61,7 @@ def _print_paths(kg: KnowledgeGraph, result: PathResult, as_json: bool) -> None:
             print(format_path(path, names))
         print(f"{len(result)} path(s)")
     if result.truncated:
-        print(f"kga: warning: result truncated at {len(result)} paths (raise --max-paths)", file=sys.stderr)
+        _warn(f"result truncated at {len(result)} paths (raise --max-paths)")
 
 
 def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
@@ -60,9 +69,17 @@ def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
         args.id,
         direction=args.direction,
         relations=csv_list(args.relations),
-        limit_per_entity=args.limit,
+        limit_per_entity=None if args.limit is None else args.limit + 1,  # one more: tells whether --limit cut
         expand_cvt=args.expand_cvt,
     )
+    if args.limit is not None:
+        cut = [entity for entity, edges in result.items() if len(edges) > args.limit]
+        result = {entity: edges[: args.limit] for entity, edges in result.items()}
+        if cut:
+            _warn(
+                f"{_count(len(cut), 'entity', 'entities')} ({', '.join(cut[:3])}{', ...' if len(cut) > 3 else ''}) "
+                f"have more than {args.limit} edges: cut at --limit {args.limit} (raise it, or name --relations)"
+            )
     if args.json:
         for entity, edges in result.items():
             emit({"id": entity, "edges": [edge_to_json(edge) for edge in edges]})
@@ -129,7 +146,7 @@ def cmd_subgraph(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     if not args.json:
         print(f"{len(edges)} edge(s)")
     if edges.truncated:
-        print(f"kga: warning: subgraph truncated at {len(edges)} edges (raise --max-edges)", file=sys.stderr)
+        _warn(f"subgraph truncated at {len(edges)} edges (raise --max-edges)")
     return 0
 
 
@@ -145,11 +162,15 @@ def cmd_labels(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
 def cmd_search(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     find = kg.search_relations if args.relations else kg.search
-    for entity in find(args.text, limit=args.limit):
+    found = find(args.text, limit=args.limit + 1)  # one more: tells whether --limit cut the list
+    for entity in found[: args.limit]:
         if args.json:
             emit(entity_to_json(entity))
         else:
             print(f"{entity.id}\t{entity.label or ''}")
+    if len(found) > args.limit:
+        more = _count(args.limit, "match", "matches")
+        _warn(f"more than {more}: cut at --limit {args.limit} (raise it, or search a longer text)")
     return 0
 
 
@@ -159,68 +180,88 @@ def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     sparql = read_text_file(args.file, "query file") if args.file else args.sparql
     if not sparql:
         raise KGError("give a query, or --file FILE")
+    try:
+        query_form(sparql)  # an update fails here, saying so, not as a syntax error of the engine's
+    except ReadOnlyViolation as exc:
+        raise UsageError(
+            f"kga query only reads the graph ({exc}); add data to a store with kga load FILE --store DIR"
+        ) from exc
     for row in kg.query(sparql):
         if args.json:
             emit({key: node_to_json(value) for key, value in row.items()})
         else:
-            cells = (f"{key}={value if isinstance(value, bool) else _show(value, {})}" for key, value in row.items())
+            cells = (
+                f"{key}={str(value).lower() if isinstance(value, bool) else _show(value, {})}"
+                for key, value in row.items()
+            )
             print("\t".join(cells))
     return 0
 
 
+DIRECTIONS = ["out", "in", "both"]
+
+
 def neighbors_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--id", action="append", required=True)
-    command.add_argument("--direction", default="out", choices=["out", "in", "both"])
-    command.add_argument("--relations", help="comma-separated relations to keep")
-    command.add_argument("--limit", type=count(), help="most edges per entity")
+    command.add_argument("--id", action="append", required=True, help="entity id (repeatable: one batch)")
+    command.add_argument(
+        "--direction", default="out", choices=DIRECTIONS, help="out: edges from the entity, in: to it, both"
+    )
+    command.add_argument(
+        "--relations", help="comma-separated relations to keep (default: all the profile's relation filter shows)"
+    )
+    command.add_argument("--limit", type=count(), help="most edges per entity; a cut prints a warning (default: all)")
     command.add_argument("--expand-cvt", action="store_true", help="show the edges of CVT (mediator) nodes reached")
 
 
 def relations_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--id", action="append", required=True)
-    command.add_argument("--direction", default="out", choices=["out", "in", "both"])
+    command.add_argument("--id", action="append", required=True, help="entity id (repeatable: one batch)")
+    command.add_argument(
+        "--direction", default="out", choices=DIRECTIONS, help="out: relations of edges from the entity, in: to it"
+    )
     command.add_argument("--expand-cvt", action="store_true", help="add r1..r2 for relations through CVT nodes")
 
 
 def paths_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--start", action="append", required=True)
+    command.add_argument("--start", action="append", required=True, help="start entity id (repeatable)")
     command.add_argument("--path", required=True, help="comma-separated relations, e.g. r1,r2")
-    command.add_argument("--dir", help="comma-separated direction per hop: out, in, both (default out)")
-    command.add_argument("--max-paths", type=count())
+    command.add_argument("--dir", help="comma-separated direction per hop: out, in, both (default: out for every hop)")
+    command.add_argument("--max-paths", type=count(), help="most paths; a cut prints a warning (default: no cap)")
     command.add_argument("--simple", action="store_true", help="no node twice on a path")
     command.add_argument("--expand-cvt", action="store_true", help="a step r1..r2 walks r1 into a CVT node, r2 out")
 
 
 def shortest_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--source", action="append", required=True)
-    command.add_argument("--target", action="append", required=True)
-    command.add_argument("--max-hops", type=count(), default=4)
-    command.add_argument("--direction", default="both", choices=["out", "in", "both"])
-    command.add_argument("--max-paths", type=count())
+    command.add_argument("--source", action="append", required=True, help="source entity id (repeatable)")
+    command.add_argument("--target", action="append", required=True, help="target entity id (repeatable)")
+    command.add_argument("--max-hops", type=count(), default=4, help="longest path, in edges")
+    command.add_argument("--direction", default="both", choices=DIRECTIONS, help="which way edges may be walked")
+    command.add_argument("--max-paths", type=count(), help="most paths; a cut prints a warning (default: no cap)")
 
 
 def subgraph_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--seed", action="append", required=True)
-    command.add_argument("--hops", type=count(), default=2)
-    command.add_argument("--direction", default="both", choices=["out", "in", "both"])
-    command.add_argument("--relations", help="comma-separated relations to follow")
-    command.add_argument("--max-edges", type=count())
+    command.add_argument("--seed", action="append", required=True, help="seed entity id (repeatable)")
+    command.add_argument("--hops", type=count(), default=2, help="edges within this many hops of a seed")
+    command.add_argument("--direction", default="both", choices=DIRECTIONS, help="which way edges may be walked")
+    command.add_argument(
+        "--relations", help="comma-separated relations to follow (default: all the profile's relation filter shows)"
+    )
+    command.add_argument("--max-edges", type=count(), help="most edges; a cut prints a warning (default: no cap)")
 
 
 def labels_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--id", action="append", required=True)
-    command.add_argument("--lang", default="en")
+    command.add_argument("--id", action="append", required=True, help="entity id (repeatable)")
+    command.add_argument("--lang", default="en", help="preferred language tag, then untagged, then any")
 
 
 def search_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("text")
+    command.add_argument("text", help="words of the name (or of the relation, with --relations)")
     command.add_argument("--relations", action="store_true", help="search relations (by label or id words)")
-    command.add_argument("--limit", type=count(), default=10)
+    command.add_argument("--limit", type=count(), default=10, help="most matches; a cut prints a warning")
 
 
 def query_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("sparql", nargs="?")
-    command.add_argument("--file", help="read the query from a file")
+    command.add_argument("sparql", nargs="?", help="a read-only query: SELECT, ASK, CONSTRUCT or DESCRIBE")
+    command.add_argument("--file", help="read the query from a file instead")
 
 
 CORE_COMMANDS: tuple[Command, ...] = (
@@ -270,10 +311,28 @@ DESCRIPTION = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error reported as one ``kga: error:`` line like every other failure."""
+    """argparse, with a usage error reported as one ``kga: error:`` line like every other failure
+    (naming the subcommand: ``kga: error: serve: argument --port: ...``)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"kga: error: {self.prog}: {message} (see {self.prog} --help)\n")
+        command = self.prog.removeprefix("kga").strip()
+        self.exit(2, f"kga: error: {command + ': ' if command else ''}{message} (see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help says its default, where it has one and the text does not say it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            action.option_strings
+            and default not in (None, False, argparse.SUPPRESS, [])
+            and "default" not in text.lower()
+            and not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+        ):
+            text += " (default: %(default)s)"
+        return text
 
 
 def build_parser(commands: Iterable[Command] | None = None) -> argparse.ArgumentParser:
@@ -287,14 +346,17 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
         if command.name in seen:
             raise KGError(f"two kga commands are named {command.name!r}")
         seen[command.name] = command
-        parsed = sub.add_parser(command.name, help=command.help, description=command.help)
+        parsed = sub.add_parser(
+            command.name, help=command.help, description=command.help, formatter_class=_HelpFormatter
+        )
         if command.kg:
             parsed.add_argument(
                 "--kg",
+                metavar="URL",
                 default=kg_default,
-                required=kg_default is None,
-                help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (&relation_filter=none shows every relation; "
-                "default: $KGA_KG)",
+                help="KG URL, e.g. oxigraph:///abs/dir?profile=freebase (&relation_filter=none shows every relation); "
+                "required unless $KGA_KG is set (default: $KGA_KG, "
+                + ("now set)" if kg_default is not None else "not set now)"),
             )
         parsed.add_argument("--json", action="store_true", help="one JSON object per line")
         command.arguments(parsed)
@@ -313,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # a usage error (already printed as one line), --help or --version
         return exc.code if isinstance(exc.code, int) else 2
+    if getattr(args, "kg", "") is None:  # a graph command with neither --kg nor $KGA_KG
+        return _fail(f"{args.command}: give --kg URL or set KGA_KG (see kga {args.command} --help)", 2)
     try:
         status: int = args.run(args)
         return status

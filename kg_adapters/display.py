@@ -3,9 +3,21 @@ and the reasoners (which import it from here, so the core never imports them).""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from kg_adapters.records import Literal, Node, Path
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_BARE = {
+    XSD + name
+    for name in (
+        *("integer", "decimal", "double", "float", "boolean", "int", "long", "short", "byte"),
+        *("nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger"),
+        *("unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"),
+    )
+}
+"""Datatypes whose values read unambiguously without quotes (numbers and booleans, as Turtle writes them)."""
 
 
 def node_text(node: Node, names: Mapping[str, str]) -> str:
@@ -13,6 +25,20 @@ def node_text(node: Node, names: Mapping[str, str]) -> str:
     if isinstance(node, Literal):
         return node.value
     return names.get(node, node)
+
+
+def literal_text(literal: Literal) -> str:
+    """A literal as people read it, in Turtle's spelling: numbers and booleans bare (``2085``,
+    ``true``), text quoted (``"Tom Hanks"@en``), other datatypes compacted (``"1956-07-09"^^xsd:date``)."""
+    if literal.datatype in _BARE:
+        return literal.value
+    text = json.dumps(literal.value, ensure_ascii=False)
+    if literal.lang:
+        return f"{text}@{literal.lang}"
+    if literal.datatype and literal.datatype != XSD + "string":
+        datatype = literal.datatype
+        return f"{text}^^xsd:{datatype[len(XSD) :]}" if datatype.startswith(XSD) else f"{text}^^<{datatype}>"
+    return text
 
 
 def format_path(path: Path, names: Mapping[str, str]) -> str:

@@ -11,11 +11,11 @@ from typing import IO, Any, cast
 
 import pyoxigraph as ox
 
-from kg_adapters.backends.sparql_graph import Term, plain_literal
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import Literal, Node
 from kg_adapters.sparql_terms import check_literal
+from kg_adapters.terms import Term, plain_literal
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal

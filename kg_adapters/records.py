@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from kg_adapters.errors import InvalidTermError
 
@@ -43,7 +43,14 @@ class Qualifiers(Mapping[str, tuple[Node, ...]]):
 
     __slots__ = ("_items",)
 
-    def __init__(self, items: Mapping[str, Iterable[Node]] | Iterable[tuple[str, Iterable[Node]]] = ()) -> None:
+    @overload
+    def __init__(self, items: Mapping[str, Iterable[Node]], /) -> None: ...
+
+    @overload
+    def __init__(self, items: Iterable[tuple[str, Iterable[Node]]] = (), /) -> None: ...
+
+    def __init__(self, items: Mapping[str, Iterable[Node]] | Iterable[tuple[str, Iterable[Node]]] = (), /) -> None:
+        # two overloads, so a literal dict of mixed value lists is read as the mapping it is
         pairs = items.items() if isinstance(items, Mapping) else items
         merged: dict[str, list[Node]] = {}
         for relation, values in pairs:
@@ -137,6 +144,19 @@ class Entity:
     id: str
     label: str | None = None
     description: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GraphCounts:
+    """The size of a graph's default graph as far as it is known without scanning it (what a SPARQL
+    service description states in VoID); None or empty where it is not known."""
+
+    triples: int | None = None
+    relations: int | None = None
+    """How many distinct relations (predicates) it has."""
+    per_relation: tuple[tuple[str, int | None], ...] = ()
+    """(relation IRI, its triples, or None where not known), the largest first; possibly only the
+    largest few (``relations`` tells how many there are)."""
 
 
 class PathResult(list[Path]):

@@ -13,6 +13,8 @@ import pyoxigraph as _ox
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal
+from kg_adapters.sparql_lexer import LexError
+from kg_adapters.sparql_lexer import read as read_query
 
 MAX_TERM_LENGTH = 4096
 
@@ -139,42 +141,35 @@ def values_block(name: str, iris: Iterable[str]) -> str:
 
 
 # -- reading query text ------------------------------------------------------------------------------
-SKIPPED_SPANS = re.compile(
-    r"'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^\"\\]|\\.|\"(?!\"\"))*\"\"\""
-    r"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|<[^<>\"{}|^`\\\s]*>|#[^\n]*",
-)
-"""The spans of a query that are no keywords or names: strings, IRIs and comments."""
-_PREFIX_DECLARATION = re.compile(r"\bPREFIX\s+((?:[A-Za-z][\w\-.]*)?):\s*<([^<>\"{}|^`\\\s]*)>", re.I)
-_PREFIXED_NAME = re.compile(r"(?<![\w.\-:?$_\\])((?:[A-Za-z](?:[\w\-.]*[\w\-])?)?):([\w\-:%.]+)")
-
-
 def expand_dotted_prefixed_names(query: str) -> str:
     """``query`` with every prefixed name whose local part holds a dot (``ns:type.object.name``)
     written as the full IRI it stands for (``<http://rdf.freebase.com/ns/type.object.name>``).
 
-    The same query: PREFIX declarations are kept and strings, IRIs and comments left alone. Oxigraph
-    0.5's SPARQL parser rejects local names with two dots (``expected ['0'..='9']``), and Freebase
-    names every relation that way; Think-on-Graph's queries (``ns:m.0bxtg ns:type.object.name ?n``)
-    must run unchanged on the embedded store."""
-    prefixes = {name: namespace for name, namespace in _PREFIX_DECLARATION.findall(query)}
-    if not prefixes or "." not in query:
+    The same query: names are found by the SPARQL grammar's lexer (:mod:`kg_adapters.sparql_lexer`),
+    so strings, IRIs and comments are left alone. Oxigraph 0.5's SPARQL parser rejects local names
+    with two dots (``expected ['0'..='9']``), and Freebase names every relation that way;
+    Think-on-Graph's queries (``ns:m.0bxtg ns:type.object.name ?n``) must run unchanged on the
+    embedded store. Text the lexer cannot read is returned as it is (the engine rejects it)."""
+    if "." not in query or ":" not in query:
         return query
-
-    def expand(match: re.Match[str]) -> str:
-        prefix, local = match.group(1), match.group(2)
-        trailing = len(local) - len(local.rstrip("."))
-        local = local[: len(local) - trailing]
-        if "." not in local or prefix not in prefixes or "%" in local:
-            return match.group(0)
-        return iri(prefixes[prefix] + local) + "." * trailing
-
+    try:
+        reading = read_query(query, "spec")
+    except LexError:
+        return query
     pieces: list[str] = []
     position = 0
-    for span in SKIPPED_SPANS.finditer(query):
-        pieces.append(_PREFIXED_NAME.sub(expand, query[position : span.start()]))
-        pieces.append(span.group(0))
-        position = span.end()
-    pieces.append(_PREFIXED_NAME.sub(expand, query[position:]))
+    for name in reading.names:
+        namespace = reading.prefixes.get(query[name.start : name.colon])
+        local = query[name.colon + 1 : name.end]
+        if namespace is None or "." not in local or "%" in local or "\\" in local:
+            continue
+        try:
+            written = iri(namespace + local)
+        except InvalidTermError:
+            continue
+        pieces += [query[position : name.start], written]
+        position = name.end
+    pieces.append(query[position:])
     return "".join(pieces)
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 from typing import Literal as TypingLiteral
 
-from kg_adapters.base import ClosesOnExit, check_budget
+from kg_adapters.base import ClosesOnExit
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 
 __all__ = ["CacheMode", "ResultCache"]
@@ -62,8 +63,8 @@ class ResultCache(ClosesOnExit):
     ) -> None:
         if mode not in _MODES:
             raise InvalidTermError(f"mode must be one of readwrite, replay, off; got {mode!r}")
-        check_budget(memory_entries, "memory_entries", required=True)
-        check_budget(max_disk_bytes, "max_disk_bytes")
+        check_count(memory_entries, "memory_entries", required=True)
+        check_count(max_disk_bytes, "max_disk_bytes")
         self.mode: CacheMode = mode
         self.path = str(Path(path).expanduser().absolute()) if path is not None else None
         self.memory_entries = memory_entries
@@ -197,6 +198,29 @@ class ResultCache(ClosesOnExit):
 
     def __repr__(self) -> str:
         return f"ResultCache({self.path!r}, mode={self.mode!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy in another process needs: the settings, and a memory-only cache's entries (a file
+        cache's copy opens the same file). Statistics start again from zero."""
+        with self._lock:
+            self._check_open()
+            memory = list(self._memory.items()) if self._conn is None else []
+            return {
+                "path": self.path,
+                "memory_entries": self.memory_entries,
+                "max_disk_bytes": self.max_disk_bytes,
+                "mode": self.mode,
+                "memory": memory,
+            }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["path"],
+            memory_entries=state["memory_entries"],
+            max_disk_bytes=state["max_disk_bytes"],
+            mode=state["mode"],
+        )
+        self._memory.update(state["memory"])
 
     # -- internals --------------------------------------------------------------------------------
     def _check_open(self) -> None:

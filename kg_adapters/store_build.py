@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal

@@ -12,10 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
-from kg_adapters.records import Literal
-
-Term = str | Literal
-"""An IRI (str), a blank node ("_:label") or a Literal."""
+from kg_adapters.terms import Term
 
 
 @dataclass(frozen=True, kw_only=True)

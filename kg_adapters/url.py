@@ -27,6 +27,17 @@ class KGUrl:
     options: dict[str, str] = field(default_factory=dict)
     raw: str = ""
 
+    def __repr__(self) -> str:
+        """Without credentials, like every message and repr: the password of ``user:password@`` and the
+        values of credential-named options (:data:`SECRET_PARAMETERS`) read from the parsed fields."""
+        shown = redact_options(self.options)
+        return (
+            f"KGUrl(scheme={self.scheme!r}, host={redact_netloc(self.host)!r}, path={self.path!r}, "
+            f"options={shown!r}, raw={redact_url(self.raw)!r})"
+        )
+
+    __str__ = __repr__
+
 
 REDACTED = "***"
 SECRET_PARAMETERS = (
@@ -49,6 +60,18 @@ _PARAMETER = re.compile(
     r"(?P<name>[?&;](?:" + "|".join(re.escape(name) for name in SECRET_PARAMETERS) + r")=)(?P<value>[^&;#\s'\"]*)",
     re.IGNORECASE,
 )
+
+
+def redact_netloc(netloc: str) -> str:
+    """A URL's ``user:password@host:port`` part with the password replaced by ``***``."""
+    userinfo, at, host = netloc.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    return f"{user}{colon}{REDACTED if colon else ''}{at}{host}"
+
+
+def redact_options(options: dict[str, str]) -> dict[str, str]:
+    """URL options with the values of credential-named ones (:data:`SECRET_PARAMETERS`) replaced by ``***``."""
+    return {name: REDACTED if name.lower() in SECRET_PARAMETERS and value else value for name, value in options.items()}
 
 
 def redact_url(text: str) -> str:

@@ -140,7 +140,7 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
 
 def load_arguments(load: argparse.ArgumentParser) -> None:
-    load.add_argument("files", nargs="+", metavar="FILE")
+    load.add_argument("files", nargs="+", metavar="FILE", help="dump or dataset files (.gz/.bz2 streamed)")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
     load.add_argument(
         "--format",
@@ -178,8 +178,10 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
 
 def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument("--seeds", nargs="+", required=True, metavar="FILE|ID", help="ids, or files of ids")
-    extract.add_argument("--hops", type=count(), required=True)
-    extract.add_argument("--direction", default="both", choices=["out", "in", "both"])
+    extract.add_argument("--hops", type=count(), required=True, help="copy the edges within this many hops of a seed")
+    extract.add_argument(
+        "--direction", default="both", choices=["out", "in", "both"], help="which way edges may be walked"
+    )
     extract.add_argument("--relations", help="comma-separated relations to follow")
     extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
     extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")

@@ -35,13 +35,13 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from kg_adapters.store_build import collected_label_indexes, rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
@@ -315,30 +315,9 @@ def _build(
                 save()
                 checkpoint("parsed")
         del sink
-        index_seconds = 0.0
+        shown.phase("index and labels")
         try:
-            shown.phase("index and labels")
-            if indexing is not None:  # numbered and written while the label index is built
-                indexing.start_index(tmp, get_profile(profile))
-            elif index:  # an append reads the store back: its triples are the old ones and the new
-                started = time.perf_counter()
-                index_build.build_index(oxstore, tmp, get_profile(profile))
-                index_seconds = time.perf_counter() - started
-            if indexing is None:
-                checkpoint("indexed")
-            if indexing is not None:  # from what the load saw: no read of the store
-                label_rows, predicates = indexing.collected_labels()
-                labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
-                del label_rows
-            else:
-                labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
-            oxstore.flush()
-            triples = len(oxstore)
-            if indexing is not None:
-                indexing.index_written()
-                index_seconds = indexing.seconds  # the load's waits for it
-                checkpoint("indexed")
-            checkpoint("labelled")
+            labels, triples, index_seconds = _write_indexes(oxstore, indexing, tmp, profile, index, checkpoint)
         except BaseException as exc:
             if indexing is not None:
                 indexing.abandon()  # no collector outlives a failed load
@@ -364,6 +343,33 @@ def _build(
     )
     checkpoint("built")
     return statements, log, triples, filtered, repaired, index_seconds
+
+
+def _write_indexes(
+    oxstore: ox.Store, indexing: IndexingSink | None, tmp: Path, profile: str, index: bool, checkpoint: Checkpoint
+) -> tuple[int, int, float]:
+    """Writes the traversal index and the name and relation indexes of the loaded version; returns
+    (names, the store's triples, the seconds the load waited for the traversal index)."""
+    index_seconds = 0.0
+    if indexing is not None:  # numbered and written while the name indexes are built
+        indexing.start_index(tmp, get_profile(profile))
+        label_rows, predicates = indexing.collected_labels()  # what the load saw: no read of the store
+        labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
+        del label_rows
+        indexing.index_written()
+        index_seconds = indexing.seconds  # the load's waits for it
+        checkpoint("indexed")
+    else:
+        if index:  # an append reads the store back: its triples are the old ones and the new
+            started = time.perf_counter()
+            index_build.build_index(oxstore, tmp, get_profile(profile))
+            index_seconds = time.perf_counter() - started
+        checkpoint("indexed")
+        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+    oxstore.flush()
+    triples = len(oxstore)
+    checkpoint("labelled")
+    return labels, triples, index_seconds
 
 
 def _fresh_state(previous: dict[str, Any] | None, inputs: int) -> dict[str, Any]:

@@ -43,8 +43,8 @@ from tqdm import tqdm
 import kg_adapters
 from kg_adapters import store_layout
 from kg_adapters.algorithms import HopBatch, canonical_ids, check_relations, k_hop_walk
-from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
-from kg_adapters.base import Direction, KnowledgeGraph, check_budget, check_direction
+from kg_adapters.base import Direction, KnowledgeGraph, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import Profile
@@ -53,6 +53,7 @@ from kg_adapters.rdf_io import to_oxigraph_term
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.registry import connect
 from kg_adapters.store_build import rebuild_label_index
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.core import release_frames
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
 
@@ -201,11 +202,11 @@ def _plan(
     max_edges: int | None,
     batch_size: int,
 ) -> _Plan:
-    depth = check_budget(hops, "hops", required=True)
+    depth = check_count(hops, "hops", required=True)
     assert depth is not None
     walk = check_direction(direction)
-    limit = check_budget(max_edges, "max_edges")
-    size = check_budget(batch_size, "batch_size", minimum=1)
+    limit = check_count(max_edges, "max_edges")
+    size = check_count(batch_size, "batch_size", minimum=1)
     seed_ids = canonical_ids(kg, seeds)
     if not seed_ids:
         raise InvalidTermError("give at least one seed id")

@@ -365,7 +365,7 @@ def _worker_environment() -> dict[str, str]:
 
 
 def _collected_labels(collector: TripleCollector) -> tuple[list[tuple[str, str, str]], list[str]]:
-    from kg_adapters.backends.sparql_graph import INDEXED_LABEL_PREDICATES
+    from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 
     return collector.label_rows(INDEXED_LABEL_PREDICATES), collector.relation_iris()
 

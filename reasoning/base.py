@@ -7,11 +7,13 @@ unchanged on the embedded store, Virtuoso, WDQS or the Wikidata API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
 from kg_adapters.sparql_terms import check_text
@@ -138,29 +140,115 @@ class Reasoner(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Option:
+    """One option of a method, declared once on its class (``beam_width: int = budget(4)``): its default
+    and the check that turns a given value into the kept one (InvalidTermError when it is bad)."""
+
+    default: Any
+    check: Callable[[Any, str], Any]
+
+
+def _positive(value: Any, name: str) -> int:
+    return cast(int, check_count(value, name, minimum=1, required=True))
+
+
+def _count(value: Any, name: str) -> int:
+    return cast(int, check_count(value, name, required=True))
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidTermError(f"{name} must be a finite number, got {value!r:.60}")
+    return float(value)
+
+
+def _fraction(value: Any, name: str) -> float:
+    number = _number(value, name)
+    if not 0.0 <= number <= 1.0:
+        raise InvalidTermError(f"{name} must lie in [0, 1], got {value!r:.60}")
+    return number
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidTermError(f"{name} must be true or false, got {value!r:.60}")
+    return value
+
+
+def budget(default: int) -> Any:
+    """A budget option: a count of at least 1 (it bounds the work)."""
+    return Option(default, _positive)
+
+
+def count(default: int) -> Any:
+    """A count option that may be 0."""
+    return Option(default, _count)
+
+
+def number(default: float) -> Any:
+    """A finite number (a weight, a threshold)."""
+    return Option(default, _number)
+
+
+def fraction(default: float) -> Any:
+    """A number in [0, 1]."""
+    return Option(default, _fraction)
+
+
+def flag(default: bool) -> Any:
+    """True or false."""
+    return Option(default, _flag)
+
+
+def choice(default: str, allowed: Sequence[str]) -> Any:
+    """One of ``allowed``."""
+
+    def check(value: Any, name: str) -> str:
+        if value not in allowed:
+            raise InvalidTermError(f"{name} must be one of {', '.join(allowed)}; got {value!r:.80}")
+        return cast(str, value)
+
+    return Option(default, check)
+
+
+def given(default: Any = None) -> Any:
+    """An option kept as given (another graph, a user id)."""
+    return Option(default, lambda value, _name: value)
+
+
 class KGReasoner:
     """What every method's constructor does, once: keep the KG it reads, the LLM that judges (``None``:
-    offline, the scorer judges instead) and the scorer (BM25 unless given), and validate its budgets --
-    ``budgets`` must be at least 1, ``counts`` at least 0 -- before anything runs (InvalidTermError)."""
+    offline, the scorer judges instead) and the scorer (BM25 unless given), and take its options.
+
+    A method declares each option once, as a class attribute with its default and its check
+    (``beam_width: int = budget(4)``, ``alpha: float = fraction(0.6)``: :func:`budget`, :func:`count`,
+    :func:`number`, :func:`fraction`, :func:`flag`, :func:`choice`, :func:`given`); the constructor takes
+    them as keywords, checks every one before anything runs (InvalidTermError), refuses unknown ones
+    (TypeError) and sets them on the instance. :meth:`options` lists them."""
 
     name: str
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None,
-        scorer: Scorer | None,
-        budgets: Mapping[str, int],
-        counts: Mapping[str, int] | None = None,
-    ) -> None:
-        for option, value in budgets.items():
-            check_budget(value, option, minimum=1)
-        for option, value in (counts or {}).items():
-            check_budget(value, option)
+    def __init__(self, kg: KnowledgeGraph, *, llm: LLM | None = None, scorer: Scorer | None = None, **options: Any):
+        declared = self.options()
+        unknown = sorted(options.keys() - declared.keys())
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} has no option(s) {', '.join(unknown)}; its options: {', '.join(declared)}"
+            )
+        for name, option in declared.items():
+            setattr(self, name, option.check(options.get(name, option.default), name))
         self.kg = kg
         self.llm = llm
         self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+
+    @classmethod
+    def options(cls) -> dict[str, Option]:
+        """The method's options by name, in declaration order, with their defaults and checks."""
+        found: dict[str, Option] = {}
+        for klass in reversed(cls.__mro__):
+            found.update((name, value) for name, value in vars(klass).items() if isinstance(value, Option))
+        return found
 
 
 def _list(value: object, what: str) -> list[Any]:

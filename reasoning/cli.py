@@ -140,12 +140,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from reasoning.demo import run_demo
 
-    run_demo(Path(args.store))
+    run_demo(Path(args.store), as_json=args.json)
     return 0
 
 
 def demo_arguments(demo: argparse.ArgumentParser) -> None:
-    demo.add_argument("--store", default=".kga/demo-store")
+    demo.add_argument(
+        "--store",
+        default=".kga/demo-store",
+        help="store directory, created from the bundled sample when absent (default: .kga/demo-store)",
+    )
 
 
 def reason_arguments(reason: argparse.ArgumentParser) -> None:
@@ -164,7 +168,7 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
     reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
     reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
     reason.add_argument("--scorer", default="bm25", help="bm25 (default) or minilm (needs the embeddings extra)")
-    reason.add_argument("--workers", type=count(1), default=1)
+    reason.add_argument("--workers", type=count(1), default=1, help="questions answered at once")
     reason.add_argument("--limit", type=count(), help="only the first N questions")
     reason.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option (repeatable)")
     reason.add_argument(
@@ -173,7 +177,7 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
 
 
 def eval_arguments(evaluate_parser: argparse.ArgumentParser) -> None:
-    evaluate_parser.add_argument("results")
+    evaluate_parser.add_argument("results", help="results JSONL written by kga reason")
     evaluate_parser.add_argument(
         "--questions",
         help="questions JSONL or RoG dataset file (.parquet): gold answers and paths; counts missing results",

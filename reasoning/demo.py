@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from kg_adapters import connect
 from kg_adapters.base import Direction
 from kg_adapters.display import format_path, path_entities
 from kg_adapters.errors import StoreNotFound
+from kg_adapters.records import Node, PathResult, node_to_json, path_to_json
 from reasoning.rog import Plan, retrieve, vote
 
 SAMPLE_NAME = "fb15k237-sample.nt.gz"
@@ -75,22 +78,77 @@ def ensure_store(store: Path, out: TextIO) -> None:
     )
 
 
-def run_demo(store: Path, *, out: TextIO = sys.stdout, paths_per_answer: int = 2, answers: int = 5) -> None:
-    """Answers the demo questions by retrieval (RoG's Algorithm 1) and vote, printing the paths.
-    The topic entity itself is not offered as an answer (a walk may return to it)."""
-    ensure_store(store, out)
+def run_demo(
+    store: Path,
+    *,
+    out: TextIO = sys.stdout,
+    as_json: bool = False,
+    notes: TextIO | None = None,
+    paths_per_answer: int = 2,
+    answers: int = 5,
+) -> None:
+    """Answers the demo questions by retrieval (RoG's Algorithm 1) and vote, printing the paths
+    (``as_json``: one JSON object per question), then the next step: pointing ``kga`` at the store.
+    The topic entity itself is not offered as an answer (a walk may return to it). ``notes`` (default
+    ``out``; stderr for JSON) gets the lines that are not answers."""
+    notes = notes if notes is not None else (sys.stderr if as_json else out)
+    ensure_store(store, notes)
     with connect(f"oxigraph://{store.absolute()}?profile=freebase") as kg:
         for item in DEMO_QUESTIONS:
             plan = Plan(relations=item.relation_path, directions=item.directions)
             found = retrieve(kg, [item.topic], [plan])
             names = kg.labels(path_entities(found))
+            ranked = [(node, support) for node, support in vote(found) if node != item.topic][:answers]
+            if as_json:
+                print(
+                    json.dumps(_answer_record(item, found, ranked, names, paths_per_answer), ensure_ascii=False),
+                    file=out,
+                )
+                continue
             print(f"\nQ: {item.question}", file=out)
             print(f"   plan: {' -> '.join(item.relation_path)}  ({len(found)} paths)", file=out)
-            ranked = [(node, support) for node, support in vote(found) if node != item.topic]
-            for node, support in ranked[:answers]:
+            for node, support in ranked:
                 name = names.get(node, str(node)) if isinstance(node, str) else str(node)
                 print(f"   A: {name}  [{node}]  supported by {support} path(s)", file=out)
                 for path in [p for p in found if p.end == node][:paths_per_answer]:
                     print(f"      {format_path(path, names)}", file=out)
             if found.truncated:
                 print("   (retrieval was truncated by max_paths)", file=out)
+    print(next_step(store), file=notes)
+
+
+def _answer_record(
+    item: DemoQuestion, found: PathResult, ranked: list[tuple[Node, int]], names: dict[str, str], paths_per_answer: int
+) -> dict[str, Any]:
+    """One question's answer as ``kga demo --json`` prints it."""
+    return {
+        "question": item.question,
+        "topic": item.topic,
+        "plan": {
+            "relations": list(item.relation_path),
+            "directions": list(item.directions or ["out"] * len(item.relation_path)),
+        },
+        "paths": len(found),
+        "truncated": found.truncated,
+        "answers": [
+            {
+                "id": node_to_json(node),
+                "name": names.get(node) if isinstance(node, str) else None,
+                "support": support,
+                "paths": [path_to_json(path) for path in [p for p in found if p.end == node][:paths_per_answer]],
+            }
+            for node, support in ranked
+        ],
+    }
+
+
+def next_step(store: Path) -> str:
+    """What to type next: the store as ``$KGA_KG`` for every other command."""
+    url = f"oxigraph://{store.absolute()}?profile=freebase"
+    return (
+        "\nnext: point the other commands at this store, then try them:\n"
+        f"  export KGA_KG={shlex.quote(url)}\n"
+        "  kga search 'Tom Hanks'\n"
+        "  kga neighbors --id m.0bxtg --limit 5\n"
+        "  kga serve        # SPARQL endpoint with a query page at http://127.0.0.1:8890/"
+    )

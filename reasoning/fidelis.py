@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Node, Path
-from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
+from reasoning.base import Answer, KGReasoner, Question, budget, number
 from reasoning.grounding import (
     Chain,
     Names,
@@ -75,35 +76,17 @@ class FiDeLiS(KGReasoner):
 
     name = "fidelis"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None = None,
-        scorer: Scorer | None = None,
-        beam_width: int = 4,
-        max_depth: int = 4,
-        alpha: float = 0.3,
-        retrieve_top: int = 10,
-        candidates: int = 16,
-        edges_per_entity: int = 200,
-        verify_threshold: float = 0.9,
-    ) -> None:
-        budgets = {
-            "beam_width": beam_width,
-            "max_depth": max_depth,
-            "retrieve_top": retrieve_top,
-            "candidates": candidates,
-            "edges_per_entity": edges_per_entity,
-        }
-        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
-        self.beam_width = beam_width
-        self.max_depth = max_depth
-        self.alpha = float(alpha)
-        self.retrieve_top = retrieve_top
-        self.candidates = max(candidates, beam_width)
-        self.edges_per_entity = edges_per_entity
-        self.verify_threshold = float(verify_threshold)
+    beam_width: int = budget(4)
+    max_depth: int = budget(4)
+    alpha: float = number(0.3)
+    retrieve_top: int = budget(10)
+    candidates: int = budget(16)
+    edges_per_entity: int = budget(200)
+    verify_threshold: float = number(0.9)
+
+    def __init__(self, kg: KnowledgeGraph, **options: Any) -> None:
+        super().__init__(kg, **options)
+        self.candidates = max(self.candidates, self.beam_width)
 
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)

@@ -27,9 +27,10 @@ from typing import Any
 
 import requests
 
-from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
+from kg_adapters.base import call_options, forwards
 from kg_adapters.budgets import check_count, check_seconds
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryError, RateLimited, TransientError
+from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.retry import Retrier
@@ -286,28 +287,23 @@ class CountingLLM:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, max_tokens: int | None = None) -> str:
+    @forwards(LLM.chat)
+    def chat(self, messages: Sequence[ChatMessage], **options: Any) -> str:
         with self._lock:
             self.calls += 1
-        return self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens)
+        return self.inner.chat(messages, **options)
 
-    def candidates(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int,
-        beam_search: bool = False,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> list[str]:
+    @forwards(CandidateLLM.candidates)
+    def candidates(self, messages: Sequence[ChatMessage], **options: Any) -> list[str]:
         """The inner model's ``candidates`` (one call); a model without them answers ``n`` chats."""
         with self._lock:
             self.calls += 1
         if isinstance(self.inner, CandidateLLM):
-            return self.inner.candidates(
-                messages, n=n, beam_search=beam_search, temperature=temperature, max_tokens=max_tokens
-            )
-        return [self.inner.chat(messages, temperature=temperature, max_tokens=max_tokens) for _ in range(n)]
+            return self.inner.candidates(messages, **options)
+        settings = call_options(CandidateLLM.candidates, options)
+        count = settings.pop("n")
+        del settings["beam_search"]
+        return [self.inner.chat(messages, **settings) for _ in range(count)]
 
 
 def make_llm(spec: str, **options: Any) -> LLM | None:

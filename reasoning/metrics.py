@@ -139,8 +139,23 @@ def evaluate(results: Sequence[Mapping[str, Any]], questions: Sequence[Mapping[s
             (by_id.get(str(q["id"])), q.get("a_entity", []), q.get("gold_paths", q.get("plans"))) for q in questions
         ]
     evaluation = Evaluation(questions=len(items))
+    _score_answers(evaluation, items)
+    answered = [r for r, _, _ in items if r is not None]
+    validities = [v for r in answered if isinstance(v := (r.get("details") or {}).get("plan_validity"), (int, float))]
+    evaluation.with_plan_validity = len(validities)
+    if validities:
+        evaluation.plan_validity = sum(validities) / len(validities)
+    for name in ("kg_calls", "llm_calls", "seconds"):
+        values = sorted(float(r[name]) for r in answered if isinstance(r.get(name), (int, float)))
+        if values:
+            evaluation.medians[name] = _median(values)
+    return evaluation
+
+
+def _score_answers(evaluation: Evaluation, items: Sequence[tuple[Mapping[str, Any] | None, Any, Any]]) -> None:
+    """The answer and path averages of ``evaluation`` over (result, gold answers, gold paths) items."""
     totals = dict.fromkeys(("hits1", "hit", "precision", "recall", "f1"), 0.0)
-    coverage_sum = precision_sum = validity_sum = 0.0
+    coverage_sum = precision_sum = 0.0
     for result, gold, gold_paths in items:
         if result is None:
             evaluation.missing += 1
@@ -158,25 +173,12 @@ def evaluate(results: Sequence[Mapping[str, Any]], questions: Sequence[Mapping[s
             evaluation.with_gold_paths += 1
             coverage_sum += coverage
             precision_sum += precision
-    for result in (r for r, _, _ in items if r is not None):
-        validity = (result.get("details") or {}).get("plan_validity")
-        if isinstance(validity, (int, float)):
-            evaluation.with_plan_validity += 1
-            validity_sum += validity
     if evaluation.scored:
         for name, total in totals.items():
             setattr(evaluation, name, total / evaluation.scored)
     if evaluation.with_gold_paths:
         evaluation.path_coverage = coverage_sum / evaluation.with_gold_paths
         evaluation.path_precision = precision_sum / evaluation.with_gold_paths
-    if evaluation.with_plan_validity:
-        evaluation.plan_validity = validity_sum / evaluation.with_plan_validity
-    answered = [r for r, _, _ in items if r is not None]
-    for name in ("kg_calls", "llm_calls", "seconds"):
-        values = sorted(float(r[name]) for r in answered if isinstance(r.get(name), (int, float)))
-        if values:
-            evaluation.medians[name] = _median(values)
-    return evaluation
 
 
 def _median(values: Sequence[float]) -> float:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
-from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
+from reasoning.base import Answer, KGReasoner, Question, budget, count, given, number
 from reasoning.grounding import (
     DESCRIBED_AS,
     VERDICT_UNKNOWN,
@@ -127,39 +127,15 @@ class R3(KGReasoner):
 
     name = "r3"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None = None,
-        scorer: Scorer | None = None,
-        top_k: int = 10,
-        llm_candidates: int = 30,
-        max_depth: int = 3,
-        breadth: int = 2,
-        max_axioms: int = 2,
-        neighbors_per_entity: int = 300,
-        stop_score: float = 0.5,
-        personal_kg: KnowledgeGraph | None = None,
-        user: str | None = None,
-    ) -> None:
-        budgets = {
-            "top_k": top_k,
-            "max_depth": max_depth,
-            "breadth": breadth,
-            "max_axioms": max_axioms,
-            "neighbors_per_entity": neighbors_per_entity,
-        }
-        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets, counts={"llm_candidates": llm_candidates})
-        self.top_k = top_k
-        self.llm_candidates = llm_candidates
-        self.max_depth = max_depth
-        self.breadth = breadth
-        self.max_axioms = max_axioms
-        self.neighbors_per_entity = neighbors_per_entity
-        self.stop_score = float(stop_score)
-        self.personal_kg = personal_kg
-        self.user = user
+    top_k: int = budget(10)
+    llm_candidates: int = count(30)
+    max_depth: int = budget(3)
+    breadth: int = budget(2)
+    max_axioms: int = budget(2)
+    neighbors_per_entity: int = budget(300)
+    stop_score: float = number(0.5)
+    personal_kg: KnowledgeGraph | None = given()
+    user: str | None = given()
 
     def answer(self, question: Question) -> Answer:
         extra = [self.personal_kg] if self.personal_kg is not None else []

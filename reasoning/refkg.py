@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import re
 
-from kg_adapters.base import Direction, KnowledgeGraph
-from kg_adapters.errors import InvalidTermError
+from kg_adapters.base import Direction
 from kg_adapters.records import Edge, Node
-from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
+from reasoning.base import Answer, KGReasoner, Question, budget, fraction
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
     Chain,
@@ -62,32 +61,11 @@ class RefKG(KGReasoner):
 
     name = "refkg"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None = None,
-        scorer: Scorer | None = None,
-        top_k: int = 3,
-        alpha: float = 0.6,
-        max_hops: int = 3,
-        entities_per_hop: int = 30,
-        edges_per_entity: int = 200,
-    ) -> None:
-        budgets = {
-            "top_k": top_k,
-            "max_hops": max_hops,
-            "entities_per_hop": entities_per_hop,
-            "edges_per_entity": edges_per_entity,
-        }
-        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
-        if not 0.0 <= alpha <= 1.0:
-            raise InvalidTermError(f"alpha must lie in [0, 1], got {alpha!r}")
-        self.top_k = top_k
-        self.alpha = float(alpha)
-        self.max_hops = max_hops
-        self.entities_per_hop = entities_per_hop
-        self.edges_per_entity = edges_per_entity
+    top_k: int = budget(3)
+    alpha: float = fraction(0.6)
+    max_hops: int = budget(3)
+    entities_per_hop: int = budget(30)
+    edges_per_entity: int = budget(200)
 
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)

@@ -19,9 +19,8 @@ from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path as format_path  # re-exported (moved to the core for kga paths)
 from kg_adapters.display import node_text
 from kg_adapters.display import path_entities as path_entities
-from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, Scorer
+from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, budget, choice, flag
 from reasoning.scorers import stem
 from reasoning.text import (
     RelationNames,
@@ -176,43 +175,18 @@ class RoG(KGReasoner):
 
     name = "rog"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None = None,
-        scorer: Scorer | None = None,
-        top_k: int = 3,
-        max_hops: int = 3,
-        beam_width: int = 5,
-        repair: bool = True,
-        max_paths: int = 1000,
-        max_frontier: int = 500,
-        prompt_paths: int = 50,
-        paths_per_answer: int = 3,
-        prompts: str = "default",
-    ) -> None:
-        if prompts not in PROMPT_STYLES:
-            raise InvalidTermError(f"prompts must be one of {', '.join(PROMPT_STYLES)}; got {prompts!r:.80}")
-        budgets = {
-            "top_k": top_k,
-            "max_hops": max_hops,
-            "beam_width": beam_width,
-            "max_paths": max_paths,
-            "max_frontier": max_frontier,
-            "prompt_paths": prompt_paths,
-            "paths_per_answer": paths_per_answer,
-        }
-        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
-        self.prompts = prompts
-        self.top_k = top_k
-        self.max_hops = max_hops
-        self.beam_width = beam_width
-        self.repair = repair
-        self.max_paths = max_paths
-        self.max_frontier = max_frontier
-        self.prompt_paths = prompt_paths
-        self.paths_per_answer = paths_per_answer
+    top_k: int = budget(3)
+    max_hops: int = budget(3)
+    beam_width: int = budget(5)
+    repair: bool = flag(True)
+    max_paths: int = budget(1000)
+    max_frontier: int = budget(500)
+    prompt_paths: int = budget(50)
+    paths_per_answer: int = budget(3)
+    prompts: str = choice("default", PROMPT_STYLES)
+
+    def __init__(self, kg: KnowledgeGraph, **options: Any) -> None:
+        super().__init__(kg, **options)
         self._schema = schema_relations(kg)
         self.relation_names = RelationNames(kg)
         self._asked: dict[tuple[tuple[str, ...], Direction], dict[str, list[str]]] = {}

@@ -34,7 +34,7 @@ from typing import Any
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
-from reasoning.base import LLM, Answer, KGReasoner, Question, Scorer
+from reasoning.base import LLM, Answer, KGReasoner, Question, budget
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -92,21 +92,12 @@ class ThinkOnGraph(KGReasoner):
 
     name = "tog"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        *,
-        llm: LLM | None = None,
-        scorer: Scorer | None = None,
-        width: int = 3,
-        depth: int = 3,
-        max_entities: int = 20,
-    ) -> None:
-        budgets = {"width": width, "depth": depth, "max_entities": max_entities}
-        super().__init__(kg, llm=llm, scorer=scorer, budgets=budgets)
-        self.width = width
-        self.depth = depth
-        self.max_entities = max_entities
+    width: int = budget(3)
+    depth: int = budget(3)
+    max_entities: int = budget(20)
+
+    def __init__(self, kg: KnowledgeGraph, **options: Any) -> None:
+        super().__init__(kg, **options)
         self._schema = schema_relations(kg)
         self._names: dict[str, str] = {}
         self._nameless: set[str] = set()

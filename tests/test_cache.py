@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import loaders
 from kg_adapters import connect
-from kg_adapters.base import KnowledgeGraph, SparqlQueryable
+from kg_adapters.base import KnowledgeGraph, NativeWalks, RelationFilterable, SparqlQueryable
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.records import (
     Edge,
@@ -57,7 +57,6 @@ from kg_adapters.testing.graph import (
 from kg_adapters.wrappers import (
     CachedDict,
     CachedKG,
-    CachedSparqlKG,
     ResultCache,
     cache_namespace,
     cached,
@@ -74,11 +73,14 @@ FB = "http://rdf.freebase.com/ns/"
 
 
 @pytest.fixture(scope="module")
-def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("cache-store")
-    graph = write_graph(directory)
-    store = directory / "store"
-    loaders.load_files([str(graph)], str(store), progress=False)
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_graph(tmp_path_factory.mktemp("cache-graph")).resolve()
+
+
+@pytest.fixture(scope="module")
+def store_dir(graph_file: Path) -> Path:
+    store = graph_file.parent / "store"
+    loaders.load_files([str(graph_file)], str(store), progress=False)
     return store.resolve()
 
 
@@ -192,17 +194,20 @@ def test_ids_without_a_label_are_remembered_as_absent(kg: CachedKG, counting: Co
     assert counting.asked("labels") == [[D, A]]
 
 
-def test_composite_operations_go_through_the_cache(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
-    runs: list[tuple[str, Callable[[KnowledgeGraph], PathResult | EdgeList]]] = [
-        ("paths", lambda g: g.paths([A, B], [R1, R1])),
-        ("paths", lambda g: g.paths(A, [R1, R3], directions=["out", "in"], simple=True)),
-        ("paths", lambda g: g.paths(A, [R1, R1, R1], max_paths=1)),
-        ("shortest_paths", lambda g: g.shortest_paths([A, S], [D, X], max_hops=3)),
-        ("shortest_paths", lambda g: g.shortest_paths(A, C, direction="out")),
-        ("subgraph", lambda g: g.subgraph(A, hops=2)),
-        ("subgraph", lambda g: g.subgraph([B, X], hops=1, direction="in", relations=[R2, R3], max_edges=2)),
-    ]
-    for _name, run in runs:
+WALKS: list[tuple[str, Callable[[KnowledgeGraph], PathResult | EdgeList]]] = [
+    ("paths", lambda g: g.paths([A, B], [R1, R1])),
+    ("paths", lambda g: g.paths(A, [R1, R3], directions=["out", "in"], simple=True)),
+    ("paths", lambda g: g.paths(A, [R1, R1, R1], max_paths=1)),
+    ("shortest_paths", lambda g: g.shortest_paths([A, S], [D, X], max_hops=3)),
+    ("shortest_paths", lambda g: g.shortest_paths(A, C, direction="out")),
+    ("subgraph", lambda g: g.subgraph(A, hops=2)),
+    ("subgraph", lambda g: g.subgraph([B, X], hops=1, direction="in", relations=[R2, R3], max_edges=2)),
+]
+
+
+def check_walks_cached(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
+    """Every walk answers as ``plain`` does, and the second time from the cache without asking the backend."""
+    for _name, run in WALKS:
         expected, first = run(plain), run(kg)
         assert first == expected
         assert first.truncated == expected.truncated
@@ -212,19 +217,130 @@ def test_composite_operations_go_through_the_cache(kg: CachedKG, counting: Count
         assert second.truncated == expected.truncated
         assert second.from_cache is True
         assert len(counting.calls) == calls
+
+
+@pytest.fixture
+def rdflib_counting(graph_file: Path) -> Iterator[CountingKG]:
+    """A real backend that has no native walks (rdflib: walks are the shared algorithms)."""
+    kg = CountingKG(connect(f"rdflib://{graph_file}"))
+    yield kg
+    kg.close()
+
+
+def test_walks_over_a_graph_without_native_walks_go_through_the_cache_hop_by_hop(
+    rdflib_counting: CountingKG, graph_file: Path
+) -> None:
+    assert not isinstance(rdflib_counting, NativeWalks)
+    with (
+        connect(f"rdflib://{graph_file}") as plain,
+        CachedKG(rdflib_counting, cache=ResultCache(), namespace="memory:rdflib") as kg,
+    ):
+        check_walks_cached(kg, rdflib_counting, plain)
     # the wrapped KG was only ever asked for single hops
-    assert {name for name, _ids in counting.calls} == {"neighbors"}
+    assert {name for name, _ids in rdflib_counting.calls} == {"neighbors"}
 
 
-def test_composite_from_cache_is_false_when_any_hop_missed(kg: CachedKG) -> None:
-    kg.neighbors([A], relations=[R1])  # warms the first hop only
-    result = kg.paths(A, [R1, R1])
-    assert result.from_cache is False
-    assert kg.paths(A, [R1, R1]).from_cache is True
+def test_a_walk_over_the_cache_is_from_cache_only_when_every_hop_was(rdflib_counting: CountingKG) -> None:
+    with CachedKG(rdflib_counting, cache=ResultCache(), namespace="memory:rdflib") as kg:
+        kg.neighbors([A], relations=[R1])  # warms the first hop only
+        result = kg.paths(A, [R1, R1])
+        assert result.from_cache is False
+        assert kg.paths(A, [R1, R1]).from_cache is True
+
+
+def test_native_walks_are_cached_whole(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
+    """Over a graph that walks natively (the embedded store), a walk reaches it once, whole: never
+    as hops over the cache, so its own walks (the traversal index) answer every miss."""
+    assert isinstance(counting, NativeWalks) and isinstance(kg, NativeWalks)
+    check_walks_cached(kg, counting, plain)
+    assert [name for name, _ids in counting.calls] == [name for name, _run in WALKS]
+
+
+def test_a_native_walk_is_keyed_by_every_argument(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
+    variants: list[Callable[[KnowledgeGraph], PathResult | EdgeList]] = [
+        lambda g: g.paths(A, [R1, R1]),
+        lambda g: g.paths(A, [R1, R1], directions=["out", "both"]),
+        lambda g: g.paths(A, [R1, R1], max_paths=1),
+        lambda g: g.paths(A, [R1, R1], simple=True),
+        lambda g: g.paths(A, [R1, R1], expand_cvt=True),
+        lambda g: g.paths([A, B], [R1, R1]),
+        lambda g: g.paths(A, [R1, R3]),
+        lambda g: g.shortest_paths(A, D),
+        lambda g: g.shortest_paths(A, D, max_hops=1),
+        lambda g: g.shortest_paths(A, D, direction="out"),
+        lambda g: g.shortest_paths(A, D, max_paths=1),
+        lambda g: g.shortest_paths(D, A),
+        lambda g: g.subgraph(A),
+        lambda g: g.subgraph(A, hops=1),
+        lambda g: g.subgraph(A, direction="in"),
+        lambda g: g.subgraph(A, relations=[R1]),
+        lambda g: g.subgraph(A, max_edges=1),
+        lambda g: g.subgraph([A, B]),
+    ]
+    for run in variants:
+        first = run(kg)
+        assert first == run(plain) and first.from_cache is False  # no other call's entry answered it
+        assert run(kg).from_cache is True
+    assert len(counting.calls) == len(variants)
+    # spelled differently, the same question is asked again rather than answered for another one
+    assert kg.paths(A, (R1, R1), directions=None).from_cache is True
+    with pytest.raises(TypeError, match="sideways"):
+        kg.subgraph(A, sideways=True)  # type: ignore[call-arg]
+    with pytest.raises(InvalidTermError):
+        kg.paths(A, [R1], directions=["up"])  # type: ignore[list-item]
+    with pytest.raises(InvalidTermError):
+        kg.shortest_paths(A, D, max_hops=-1)
+    with pytest.raises(InvalidTermError):
+        kg.subgraph(A, relations=R1)
+    assert len(counting.calls) == len(variants)
+
+
+def test_a_native_walk_is_keyed_by_the_profile_and_its_relation_filter(tmp_path: Path) -> None:
+    graph = write_freebase_graph(tmp_path)
+    inner = connect("oxigraph://", profile="freebase")
+    inner.load(str(graph))  # type: ignore[attr-defined]
+    counting = CountingKG(inner)
+    born = "people.person.place_of_birth"
+    with CachedKG(counting, cache=ResultCache(), namespace="memory:freebase-mini") as kg:
+        assert isinstance(kg, RelationFilterable)
+        filtered = kg.subgraph("m.01", hops=1)
+        assert filtered == inner.subgraph("m.01", hops=1)
+        kg.use_relation_filter("none")  # names become visible: the filtered answer must not be reused
+        unfiltered = kg.subgraph("m.01", hops=1)
+        assert unfiltered.from_cache is False and unfiltered == inner.subgraph("m.01", hops=1)
+        assert len(unfiltered) > len(filtered)
+        assert kg.paths("m.01", [born]).from_cache is False
+        assert kg.paths("m.01", [born]).from_cache is True
+        assert [name for name, _ in counting.calls] == ["subgraph", "subgraph", "paths"]
+
+
+def test_native_walks_in_replay_answer_what_was_recorded_and_refuse_the_rest(
+    kg: CachedKG, store_dir: Path, cache_file: Path, namespace: str, plain: KnowledgeGraph
+) -> None:
+    recorded: list[Callable[[KnowledgeGraph], PathResult | EdgeList]] = [
+        lambda g: g.paths(A, [R1, R1]),
+        lambda g: g.shortest_paths(A, D, max_hops=3),
+        lambda g: g.subgraph([B, X], hops=1, direction="in"),
+    ]
+    for run in recorded:
+        run(kg)
+    kg.close()
+    counting = CountingKG(connect(f"oxigraph://{store_dir}"))
+    with CachedKG(counting, cache=ResultCache(cache_file, mode="replay"), namespace=namespace) as replay:
+        for run in recorded:
+            answer = run(replay)
+            assert answer == run(plain) and answer.from_cache is True
+        with pytest.raises(CacheMiss, match="paths"):
+            replay.paths(A, [R1, R1], max_paths=1)  # not recorded with this budget
+        with pytest.raises(CacheMiss, match="shortest_paths"):
+            replay.shortest_paths(A, D, max_hops=2)
+        with pytest.raises(CacheMiss, match="subgraph"):
+            replay.subgraph(B, hops=1, direction="in")
+        assert counting.calls == []
 
 
 def test_query_is_cached_by_normalised_text(kg: CachedKG, counting: CountingKG, plain: KnowledgeGraph) -> None:
-    assert isinstance(plain, SparqlQueryable)
+    assert isinstance(plain, SparqlQueryable) and isinstance(kg, SparqlQueryable)
     query = f"SELECT ?o WHERE {{ <{A}> ?p ?o }} ORDER BY ?o"
     expected = plain.query(query)
     assert kg.query(query) == expected
@@ -328,6 +444,7 @@ def test_replay_mode_raises_cache_miss_and_never_calls_the_backend(
     replay = cached(counting, cache=ResultCache(cache_file, mode="replay"), namespace=namespace, close_cache=True)
     assert isinstance(replay, CachedKG)
     with replay:
+        assert isinstance(replay, SparqlQueryable)
         assert replay.neighbors([B, A]).from_cache is True  # type: ignore[attr-defined]
         assert replay.search("alpha")
         with pytest.raises(CacheMiss, match="neighbors"):
@@ -421,12 +538,12 @@ def test_one_class_keeps_exactly_the_abilities_of_the_inner_graph(
     counting: CountingKG, store_dir: Path, namespace: str
 ) -> None:
     with_sparql = cached(counting, cache=ResultCache(), namespace=namespace)
-    assert isinstance(with_sparql, CachedKG) and CachedSparqlKG is CachedKG
+    assert type(with_sparql) is CachedKG
     assert isinstance(with_sparql, KnowledgeGraph) and isinstance(with_sparql, SparqlQueryable)
-    assert with_sparql.query(f"ASK {{ <{A}> <{R1}> <{B}> }}") == [{"boolean": True}]  # type: ignore[attr-defined]
+    assert with_sparql.query(f"ASK {{ <{A}> <{R1}> <{B}> }}") == [{"boolean": True}]
     no_sparql = connect("wikidata+api:", base_url="http://127.0.0.1:9/w/api.php", user_agent="t/1 (t@example.org)")
     without = cached(no_sparql, cache=ResultCache(), namespace=namespace)
-    assert isinstance(without, CachedKG)
+    assert type(without) is CachedKG
     assert isinstance(without, KnowledgeGraph) and not isinstance(without, SparqlQueryable)
     assert not hasattr(without, "query")
     without.close()

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ def kg_url(store: Path) -> str:
     return f"oxigraph://{store}?profile=freebase"
 
 
-def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, object]]:
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, Any]]:
     assert main([*argv, "--json"]) == 0
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
@@ -163,3 +164,22 @@ def test_demo_answers_its_questions(tmp_path: Path) -> None:
     second = StringIO()
     run_demo(tmp_path / "demo-store", out=second)  # the store is reused, not reloaded
     assert "loaded" not in second.getvalue()
+    # it ends with the next step: the store as $KGA_KG for the other commands
+    url = f"oxigraph://{(tmp_path / 'demo-store').absolute()}?profile=freebase"
+    assert f"  export KGA_KG='{url}'" in text.splitlines()[-5:]
+
+
+def test_demo_json_prints_one_json_object_per_question(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kg_adapters.cli", "demo", "--json", "--store", str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers[0]["question"] == "Where was Tom Hanks born?" and len(answers) == 5
+    first = answers[0]["answers"][0]
+    assert (first["id"], first["name"], first["support"]) == ("m.0qymv", "Concord", 1)
+    assert first["paths"] == [{"start": "m.0bxtg", "edges": [["m.0bxtg", "people.person.place_of_birth", "m.0qymv"]]}]
+    assert "loaded 2085 triples" in done.stderr and "export KGA_KG=" in done.stderr  # notes stay off stdout

@@ -13,6 +13,7 @@ import contextlib
 import random
 from collections import deque
 from collections.abc import Sequence
+from typing import cast
 
 import networkx as nx
 import pytest
@@ -30,7 +31,7 @@ class RoGOriginal:
     """RoG's graph_utils as published: nx.Graph, later triples overwrite a pair's relation."""
 
     def __init__(self, triples: Sequence[Triple]) -> None:
-        self.g = nx.Graph()
+        self.g: nx.Graph[str] = nx.Graph()
         for h, r, t in triples:
             self.g.add_edge(h, t, relation=r.strip())
 
@@ -52,7 +53,7 @@ class RoGOriginal:
         return result
 
     def get_truth_paths(self, q: Sequence[str], a: Sequence[str]) -> list[list[Triple]]:
-        paths = []
+        paths: list[list[str]] = []
         for h in q:
             if h not in self.g:
                 continue
@@ -64,14 +65,14 @@ class RoGOriginal:
         return [[(p[i], self.g[p[i]][p[i + 1]]["relation"], p[i + 1]) for i in range(len(p) - 1)] for p in paths]
 
     def get_simple_paths(self, q: Sequence[str], a: Sequence[str], hop: int = 2) -> list[list[Triple]]:
-        paths = []
+        paths: list[list[tuple[str, str]]] = []
         for h in q:
             if h not in self.g:
                 continue
             for t in a:
                 if t not in self.g:
                     continue
-                paths.extend(nx.all_simple_edge_paths(self.g, h, t, cutoff=hop))
+                paths.extend(cast(list[tuple[str, str]], p) for p in nx.all_simple_edge_paths(self.g, h, t, cutoff=hop))
         return [[(u, self.g[u][v]["relation"], v) for u, v in p] for p in paths]
 
 
@@ -103,7 +104,7 @@ def one_relation_per_pair(triples: Sequence[Triple]) -> list[Triple]:
 def sample_rules(original: RoGOriginal, rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
     """(start, rule) pairs from random walks of 1-3 hops in RoG's graph."""
     nodes = sorted(original.g.nodes)
-    found = []
+    found: list[tuple[str, list[str]]] = []
     while len(found) < count:
         start = rng.choice(nodes)
         node, rule = start, []

@@ -197,3 +197,45 @@ def test_a_write_option_that_is_not_a_flag_is_refused(store: Path, value: str) -
         connect(f"oxigraph://{store}?write={value}")
     with pytest.raises(InvalidTermError, match="write"):
         connect(f"oxigraph://{store}", write=1)
+
+
+SECRETS = ("s3cret", "XYZ", "T0K")
+
+
+def shown(value: object) -> str:
+    return f"{value!r} {value!s} {value}"
+
+
+def test_a_parsed_url_never_shows_its_credentials() -> None:
+    url = parse_url("sparql+http://alice:s3cret@h/sparql?api_key=XYZ&Token=T0K&timeout=5")
+    assert url.host == "alice:s3cret@h" and url.options["api_key"] == "XYZ"  # the fields keep them to connect
+    text = shown(url)
+    assert not any(secret in text for secret in SECRETS), text
+    assert "alice:***@h" in text and "'timeout': '5'" in text and "'Token': '***'" in text
+    assert "s3cret" not in shown(parse_url("sparql+http://:s3cret@h/sparql"))
+    assert "bob@h" in shown(parse_url("sparql+http://bob@h/sparql"))  # a user without a password is kept
+
+
+def test_no_repr_of_a_url_holder_shows_credentials(tmp_path: Path) -> None:
+    """Every object that holds a URL with credentials shows it without them: the remote graph, its
+    transports, wrappers, a cache keyed by the URL (and its replay misses), the LLM client."""
+    from kg_adapters.errors import CacheMiss
+    from kg_adapters.wrappers import CachedKG, CountingKG, ResultCache
+    from reasoning.llm import OpenAIChat
+
+    url = "sparql+http://alice:s3cret@127.0.0.1:9/sparql"
+    remote = connect(url, retries=2)
+    holders: list[object] = [remote, CountingKG(remote), connect(url + "?cache=memory")]
+    transport = vars(remote)["transport"]
+    holders += [transport, transport.inner]
+    replay_file = tmp_path / "replay.sqlite"
+    ResultCache(replay_file).close()
+    keyed = CachedKG(remote, cache=ResultCache(replay_file, mode="replay"), namespace=url + "?api_key=XYZ")
+    holders.append(keyed)
+    with pytest.raises(CacheMiss) as missed:
+        keyed.neighbors("http://example.org/a")
+    holders.append(missed.value)
+    holders.append(OpenAIChat("m", base_url="https://bob:s3cret@127.0.0.1:9/v1"))
+    for holder in holders:
+        text = shown(holder)
+        assert not any(secret in text for secret in SECRETS), text

@@ -18,7 +18,7 @@ import pytest
 
 import kg_adapters
 from kg_adapters import connect, store_layout
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Ids, KnowledgeGraph, forwards
 from kg_adapters.cli import main
 from kg_adapters.errors import InvalidTermError, StoreNotFound, UnknownBackendError
 from kg_adapters.index.layout import index_dir
@@ -359,7 +359,8 @@ class InterruptedKG(CountingKG):
         super().__init__(inner)
         self.interrupt_at = calls
 
-    def neighbors(self, ids: Any, **options: Any) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         if len(self.calls) + 1 == self.interrupt_at:
             raise KeyboardInterrupt
         return super().neighbors(ids, **options)
@@ -457,7 +458,7 @@ def test_fb15k237_two_hops(fb_store: Path, tmp_path: Path) -> None:
 
 def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path: Path) -> None:
     relations = ["film.director.film", "film.film.genre", "film.film.country", "type.object.name"]
-    args = {"hops": 2, "direction": "out", "relations": relations}
+    args: dict[str, Any] = {"hops": 2, "direction": "out", "relations": relations}
     reference = tmp_path / "reference"
     extract_subgraph(url(fb_store, "freebase"), FB_SEEDS, store=reference, batch_size=7, progress=False, **args)
     out = tmp_path / "out"
@@ -482,7 +483,7 @@ def test_fb15k237_out_with_relations_killed_and_resumed(fb_store: Path, tmp_path
     assert kga_extract(argv).returncode == 0
     assert store_snapshot(out) == store_snapshot(reference)
     with connect(url(fb_store, "freebase")) as source, connect(url(out)) as output:
-        assert output.subgraph(FB_SEEDS, **args) == source.subgraph(FB_SEEDS, **args)  # type: ignore[arg-type]
+        assert output.subgraph(FB_SEEDS, **args) == source.subgraph(FB_SEEDS, **args)
 
 
 # -- Virtuoso -----------------------------------------------------------------------------------------
@@ -524,8 +525,9 @@ def test_from_virtuoso_equals_from_the_embedded_store(
 ) -> None:
     seeds = ["m.027rn", "m.0dfw0"]
     remote, local = tmp_path / "remote", tmp_path / "local"
-    source = virtuoso_url(virtuoso, "freebase")
-    report = extract_subgraph(source, seeds, hops=2, store=remote, batch_size=50, progress=False)
+    report = extract_subgraph(
+        virtuoso_url(virtuoso, "freebase"), seeds, hops=2, store=remote, batch_size=50, progress=False
+    )
     extract_subgraph(url(slice_store, "freebase"), seeds, hops=2, store=local, batch_size=500, progress=False)
     remote_snap, local_snap = store_snapshot(remote), store_snapshot(local)
     assert remote_snap["extraction"]["source"].startswith("sparql+http://127.0.0.1:")

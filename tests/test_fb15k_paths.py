@@ -304,7 +304,7 @@ def test_relation_paths_simple_match_independent_bfs(fb15k: KnowledgeGraph, orac
         start, rule, dirs = _sample_rule(oracle, rng)
         wanted = set()
         for path in oracle.bfs_with_rule(start, rule, dirs):
-            nodes = [start]
+            nodes: list[object] = [start]
             for head, _relation, tail in path:
                 nodes.append(tail if head == nodes[-1] else head)
             if len(set(nodes)) == len(nodes):

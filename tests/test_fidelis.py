@@ -4,26 +4,18 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
-from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer, Reply
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Question, Reasoner
+from reasoning.base import Reasoner
 from reasoning.fidelis import FiDeLiS
 from reasoning.llm import OpenAIChat
 
-BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
-PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
-TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
 
-
-def ask(text: str, *entities: str) -> Question:
-    return Question(id="q", question=text, q_entity=entities)
-
-
-def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     reasoner = FiDeLiS(counted)
     assert isinstance(reasoner, Reasoner)
@@ -45,14 +37,14 @@ def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
 
 
-def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:
     answer = FiDeLiS(toy_kg).answer(ask("What is the place of birth of Alice Smith?"))
     assert answer.prediction == ("m.paris",)
     assert answer.details["depth"] == 1 and answer.details["verified"] is True
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN)]
 
 
-def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = FiDeLiS(counted, max_depth=3).answer(ask("Alice Smith favourite colour is Blue", "m.alice"))
     assert (answer.prediction, answer.answer_text) == ((), "I don't know")
@@ -61,21 +53,21 @@ def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> 
     assert all(len(ids) <= 4 for ids in counted.asked("neighbors"))
 
 
-def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = FiDeLiS(counted, beam_width=1).answer(ask(TWO_HOPS, "m.alice"))
     assert answer.prediction == ("m.france",)
     assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]
 
 
-def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
-        FiDeLiS(toy_kg, top_k=2)  # type: ignore[call-arg]
+        FiDeLiS(toy_kg, top_k=2)
     with pytest.raises(InvalidTermError):
         FiDeLiS(toy_kg, beam_width=0)
 
 
-def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
     reasoner = FiDeLiS(sample_kg)
     answer = reasoner.answer(ask("Which country is the place of birth of Tom Hanks in?", "m.0bxtg"))
     assert answer.prediction == ("m.09c7w0",)
@@ -94,7 +86,7 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
 WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
 
 
-def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:
     answer = FiDeLiS(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
     assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
     assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
@@ -113,9 +105,9 @@ def numbers_of(prompt: str, fragment: str) -> str:
     return ", ".join(found) or "NONE"
 
 
-def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) -> None:
     through_paris = "Paris -> location.location.country -> France"
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"List the keywords", "country, place of birth"),
         (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "France")),
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), through_paris)),
@@ -135,7 +127,7 @@ def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) ->
     assert counted.asked("search") == [["country"], ["place of birth"]]
 
 
-def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
     with LLMServer(default="hmm") as server, client(server) as llm:
         answer = FiDeLiS(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         assert answer.llm_calls == len(server.prompts)
@@ -144,8 +136,8 @@ def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> No
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
 
 
-def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
-    rules = [
+def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:
+    rules: list[tuple[str, Reply]] = [
         (r"List the keywords", "place of birth"),
         (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "place_of_birth")),
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), "place_of_birth -> Concord")),

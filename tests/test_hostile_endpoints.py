@@ -11,7 +11,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,6 +30,9 @@ from kg_adapters.errors import (
 )
 from kg_adapters.records import Edge, Literal
 from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer, _Answer, json_rewriter
+
+if TYPE_CHECKING:
+    from reasoning.base import ChatMessage
 
 EX = "http://example.org/"
 DATA = "".join(
@@ -255,6 +258,7 @@ def test_credentials_in_the_url_are_sent_but_never_shown(tmp_path: Path) -> None
     with FaultServer(data=DATA, plan=FaultPlan.constant("401")) as server:
         url = f"sparql+http://alice:{SECRET}@127.0.0.1:{server.port}/sparql"
         kg = connect(url, retries=0)
+        assert isinstance(kg, RemoteSparqlGraph)
         assert SECRET not in kg.endpoint and SECRET not in repr(kg)
         with pytest.raises(BackendError) as caught:
             kg.labels([f"{EX}n1"])
@@ -339,7 +343,7 @@ def test_each_retry_is_logged_at_info_and_each_operation_counts_its_queries_at_d
 def test_the_llm_client_has_the_same_deadline_size_cap_and_redaction() -> None:
     from reasoning.llm import OpenAIChat
 
-    hello = [{"role": "user", "content": "hello"}]
+    hello: list[ChatMessage] = [{"role": "user", "content": "hello"}]
     with FaultServer(path="/v1/chat/completions", plan=FaultPlan.constant("endless")) as server:
         base = server.url.removesuffix("/chat/completions").replace("127.0.0.1", f"bob:{SECRET}@127.0.0.1")
         with OpenAIChat("m", base_url=base, max_response_bytes=1_000_000, attempts=3) as llm:

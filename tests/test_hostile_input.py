@@ -13,26 +13,18 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kg_adapters import connect
-from kg_adapters.backends.sparql_graph import XSD_STRING
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal
+from kg_adapters.terms import XSD_STRING
 from kg_adapters.testing.fuzz import EX, InjectionFuzz, pieces, write_fuzz_graph
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.wrappers.cache import CachedKG
-from loaders import load_files
 
 
 @pytest.fixture(scope="module")
-def fuzz_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_fuzz_graph(tmp_path_factory.mktemp("fuzz-graph"))
-
-
-@pytest.fixture(scope="module")
-def fuzz_store(fuzz_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("fuzz-store") / "store"
-    load_files([str(fuzz_file)], str(store), progress=False)
-    return store.resolve()
 
 
 def opened(url: str, **options: Any) -> Iterator[KnowledgeGraph]:
@@ -44,8 +36,8 @@ def opened(url: str, **options: Any) -> Iterator[KnowledgeGraph]:
 class TestOxigraphOnDisk(InjectionFuzz):
     @pytest.fixture(scope="class")
     @classmethod
-    def fuzz_kg(cls, fuzz_store: Path) -> Iterator[KnowledgeGraph]:
-        yield from opened(f"oxigraph://{fuzz_store}")
+    def fuzz_kg(cls, disk_store: Path) -> Iterator[KnowledgeGraph]:
+        yield from opened(f"oxigraph://{disk_store}")
 
 
 class TestRdflib(InjectionFuzz):
@@ -53,8 +45,8 @@ class TestRdflib(InjectionFuzz):
 
     @pytest.fixture(scope="class")
     @classmethod
-    def fuzz_kg(cls, fuzz_file: Path) -> Iterator[KnowledgeGraph]:
-        yield from opened(f"rdflib://{fuzz_file}")
+    def fuzz_kg(cls, graph_file: Path) -> Iterator[KnowledgeGraph]:
+        yield from opened(f"rdflib://{graph_file}")
 
 
 class TestCachedStore(InjectionFuzz):
@@ -63,9 +55,9 @@ class TestCachedStore(InjectionFuzz):
 
     @pytest.fixture(scope="class")
     @classmethod
-    def fuzz_kg(cls, fuzz_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    def fuzz_kg(cls, disk_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
         cache = tmp_path_factory.mktemp("fuzz-cache") / "cache.sqlite"
-        for kg in opened(f"oxigraph://{fuzz_store}", cache=str(cache)):
+        for kg in opened(f"oxigraph://{disk_store}", cache=str(cache)):
             assert isinstance(kg, CachedKG)
             yield kg
 
@@ -78,9 +70,9 @@ class TestVirtuoso(InjectionFuzz):
     @pytest.fixture(scope="class")
     @classmethod
     def fuzz_kg(
-        cls, tmp_path_factory: pytest.TempPathFactory, request: Any, fuzz_file: Path
+        cls, tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path
     ) -> Iterator[KnowledgeGraph]:
-        server: VirtuosoServer = virtuoso_fixture(tmp_path_factory, [fuzz_file], request=request)
+        server: VirtuosoServer = virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
         yield from opened("sparql+" + server.sparql_url, dialect="virtuoso", timeout=30, retries=0)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kg_adapters import connect
+from kg_adapters.base import SparqlQueryable
 from kg_adapters.errors import StoreNotFound
 from kg_adapters.store_layout import open_version
 from loaders import load_files
@@ -123,6 +124,7 @@ def test_a_walk_on_an_indexed_store_loads_nothing_more_and_leaves_oxigraph_close
 def test_concurrent_first_uses_open_oxigraph_once_and_answer_alike(store: Path) -> None:
     query = f"SELECT ?o WHERE {{ <{FB}m.0005> <{NAME}> ?o }}"
     with connect(f"oxigraph://{store}?profile=freebase") as kg:
+        assert isinstance(kg, SparqlQueryable)
         barrier, answers = threading.Barrier(8), []
 
         def first_use() -> None:
@@ -147,6 +149,7 @@ def test_a_broken_oxigraph_database_raises_store_not_found_when_first_needed(sto
     with pytest.raises(StoreNotFound, match=f"cannot open the Oxigraph store at {broken}"):
         connect(f"oxigraph://{broken}?profile=freebase&index=false")
     with connect(f"oxigraph://{broken}?profile=freebase") as kg:
+        assert isinstance(kg, SparqlQueryable)
         assert len(kg.paths("m.0001", ["film.film.director"])) == 1
         with pytest.raises(StoreNotFound, match=f"cannot open the Oxigraph store at {broken}"):
             kg.query("ASK { ?s ?p ?o }")

@@ -132,3 +132,46 @@ def test_importing_every_core_module_loads_no_upper_package() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.strip() == "[]"
+
+
+CORE_BELOW_BACKENDS = ("kg_adapters.wrappers", "kg_adapters.profiles")
+"""Besides the modules directly in kg_adapters/ (but the registry, which maps schemes to backends)."""
+
+
+def test_the_core_below_the_backends_imports_none_of_them() -> None:
+    """Backends build on the records, terms, transports and wrappers; none of those reaches back up."""
+    below = [
+        name
+        for name in modules()
+        if name != "kg_adapters.registry"
+        and (
+            (name.count(".") == 1 and within(name, "kg_adapters")) or any(within(name, p) for p in CORE_BELOW_BACKENDS)
+        )
+    ]
+    assert "kg_adapters.rdf_io" in below and "kg_adapters.http_exchange" in below
+    upward = sorted(
+        f"{name} imports {imported}"
+        for name in below
+        for imported in imports_of(name, modules()[name])
+        if within(imported, "kg_adapters.backends")
+    )
+    assert upward == []
+
+
+def test_the_upper_packages_use_no_backend_machinery() -> None:
+    """reasoning/ reaches HTTP through the public exchange (kg_adapters.http_exchange), not through the
+    shared machinery of the backends (kg_adapters.backends.http_transport and its kin)."""
+    machinery = {
+        name
+        for name in modules()
+        if within(name, "kg_adapters.backends") and name not in {*BACKEND_MODULES, "kg_adapters.backends"}
+    }
+    assert "kg_adapters.backends.http_transport" in machinery
+    found = {
+        f"{name} imports {imported}"
+        for name in modules()
+        if within(name, "reasoning")
+        for imported in imports_of(name, modules()[name])
+        if imported in machinery
+    }
+    assert found == set()

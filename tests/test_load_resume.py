@@ -235,15 +235,15 @@ def test_the_name_and_relation_indexes_from_the_load_equal_a_read_of_the_store(t
         f'<{NS}m.0x> <{NS}type.object.name> "Zed" .',
     ]
     dump = write_dump(tmp_path / "names.nt", freebase_lines(3000) + extra)
-    rows = {}
-    for flags in ({"index": True}, {"index": False}):
-        store = tmp_path / f"store-{flags['index']}"
-        load_files([str(dump)], str(store), profile="freebase", progress=False, **flags)
+    rows: dict[bool, dict[str, list[Any]]] = {}
+    for index in (True, False):
+        store = tmp_path / f"store-{index}"
+        load_files([str(dump)], str(store), profile="freebase", progress=False, index=index)
         version = store_layout.version_dir(store, store_layout.read_manifest(store))
-        rows[flags["index"]] = {}
+        rows[index] = {}
         for name in ("labels.sqlite", "relations.sqlite"):
             with sqlite3.connect(f"file:{version / name}?mode=ro", uri=True) as db:
-                rows[flags["index"]][name] = sorted(db.execute("SELECT iri, label, lang, norm FROM labels").fetchall())
+                rows[index][name] = sorted(db.execute("SELECT iri, label, lang, norm FROM labels").fetchall())
     assert rows[True] == rows[False]
     assert ("http://rdf.freebase.com/ns/r.t.p3", "relation three", "en", "relation three") in rows[True][
         "relations.sqlite"

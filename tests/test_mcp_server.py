@@ -184,7 +184,8 @@ async def check_tools_listed(client: Client) -> None:
     for name, arguments in TOOLS.items():
         schema = listed[name].input_schema
         assert list(schema["properties"]) == arguments, name
-        assert listed[name].description and len(listed[name].description) > 40
+        description = listed[name].description
+        assert description and len(description) > 40
     for name in ("describe", "neighbors", "relations"):  # one id or a list
         kinds = {option["type"] for option in listed[name].input_schema["properties"]["ids"]["anyOf"]}
         assert kinds == {"string", "array"}
@@ -300,7 +301,7 @@ def test_kga_mcp_over_streamable_http(sample_store_url: str, kg: KnowledgeGraph)
 
 
 def test_a_call_past_the_time_budget_is_a_tool_error(sample_store_url: str) -> None:
-    """A real process (its abandoned worker dies with it): the agent gets its answer at the deadline."""
+    """A real process: the agent gets its answer at the deadline, and the graph serves the next call."""
     params = StdioServerParameters(command=KGA, args=["mcp", "--kg", sample_store_url, "--timeout", "1"])
     endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 
@@ -309,9 +310,8 @@ def test_a_call_past_the_time_budget_is_a_tool_error(sample_store_url: str) -> N
             result = await client.call_tool("sparql", {"query": endless})
             assert result.is_error
             assert "time budget" in result.content[0].text  # type: ignore[union-attr]
-            busy = await client.call_tool("search", {"text": "tom hanks"})  # the graph is still busy: said so
-            assert busy.is_error
-            assert any(word in busy.content[0].text for word in ("busy", "time budget"))  # type: ignore[union-attr]
+            after = await client.call_tool("search", {"text": "tom hanks"})  # the runaway holds nothing
+            assert not after.is_error and after.structured_content is not None
 
     anyio.run(main)
 

@@ -11,7 +11,7 @@ from kg_adapters.profiles import get_profile
 from kg_adapters.profiles.names import NAMES_ENTITY_NS, question_graph_iri
 from kg_adapters.sparql_terms import check_iri
 
-names = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=200).filter(
+names = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=200).filter(
     lambda text: not text.startswith("_:")
 )
 

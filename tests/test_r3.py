@@ -4,28 +4,21 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
-from support.toy_kg import line_number, personal_kg, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer, Reply
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, personal_kg, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Question, Reasoner
+from reasoning.base import Reasoner
 from reasoning.llm import OpenAIChat
 from reasoning.r3 import R3, is_claim
 
-BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
-PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
-TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
 # a literal tail in the records codec's shape (reasoning paths are lossless: Answer.to_json)
 PARIS_IS_CAPITAL = ("m.paris", "is", {"value": "capital city of France", "datatype": None, "lang": None})
 
 
-def ask(text: str, *entities: str, choices: tuple[str, ...] | None = None) -> Question:
-    return Question(id="q", question=text, q_entity=entities, choices=choices)
-
-
-def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     reasoner = R3(counted)
     assert isinstance(reasoner, Reasoner)
@@ -39,7 +32,7 @@ def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeG
     assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
 
 
-def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = R3(counted).answer(ask("Which country is the place of birth of Alice Smith in?", "m.alice"))
     assert answer.prediction == ("m.france",)
@@ -49,7 +42,7 @@ def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> 
     assert expansions == [["m.alice"], ["m.paris", "m.lyon"], ["m.france", "m.acme"]]
 
 
-def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = R3(counted, max_depth=1).answer(ask("Which country is the place of birth of Alice Smith in?", "m.alice"))
     assert answer.prediction == ("m.paris",)
@@ -67,7 +60,7 @@ def test_depth_bound_answers_from_what_was_found(toy_kg: KnowledgeGraph) -> None
     ],
 )
 def test_claims_get_grounded_verdicts(
-    toy_kg: KnowledgeGraph,  # noqa: F811
+    toy_kg: KnowledgeGraph,
     claim: str,
     verdict: str,
     cited: list[list[list[object]]],
@@ -85,7 +78,7 @@ def test_claim_detection() -> None:
     assert not is_claim(ask("which films did he make"))
 
 
-def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:
     big, personal = CountingKG(toy_kg), CountingKG(personal_kg())
     films = ("m.film1", "m.film2", "m.film3", "m.film4")
     answer = R3(big, personal_kg=personal, user="m.me").answer(ask("Which film should I watch tonight?", choices=films))
@@ -106,22 +99,22 @@ def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:
     assert answer.kg_calls == len(big.calls) + len(personal.calls)
 
 
-def test_questions_also_reason_over_the_personal_kg(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_questions_also_reason_over_the_personal_kg(toy_kg: KnowledgeGraph) -> None:
     answer = R3(toy_kg, personal_kg=personal_kg(), user="m.me").answer(ask("What is Me allergic to?", "m.me"))
     assert answer.prediction == ("m.peanut",)
     assert answer.to_json("q")["reasoning_paths"] == [triples(("m.me", "user.preference.allergic_to", "m.peanut"))]
 
 
-def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
-        R3(toy_kg, beam=3)  # type: ignore[call-arg]
+        R3(toy_kg, beam=3)
     with pytest.raises(InvalidTermError):
         R3(toy_kg, max_depth=0)
     with pytest.raises(TypeError, match="user"):
         R3(toy_kg, personal_kg=personal_kg()).answer(ask("Which film?", choices=("m.film1",)))
 
 
-def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
     reasoner = R3(sample_kg)
     born = reasoner.answer(ask("What is the place of birth of Tom Hanks?"))
     assert born.prediction == ("m.0qymv",)
@@ -142,7 +135,7 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
 WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
 
 
-def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:
     answer = R3(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
     assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
     assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
@@ -163,7 +156,7 @@ def client(server: LLMServer) -> OpenAIChat:
 AXIOM = "A place of birth lies in the country that contains it."
 
 
-def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) -> None:
     def step(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
         if "(Paris, country, France)" in prompt:
@@ -182,11 +175,11 @@ def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) 
     assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]  # the entity the LLM asked for
 
 
-def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:
     def verdict(messages: list[dict[str, str]]) -> str:
         return f"ANSWER: False | FACTS: {line_number(prompt_of(messages), '(Alice Smith, place of birth, Paris)')}"
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"named entities", "Alice Smith\nLyon"),
         (r"commonsense rule", "A person has one place of birth."),
         (r"Using only these facts", verdict),
@@ -199,7 +192,7 @@ def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     assert out["reasoning_paths"] == [triples(BORN)]
 
 
-def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
     rules = [(r"commonsense rule", "A person has one place of birth."), (r"Using only these facts", "ANSWER: True")]
     with LLMServer(rules) as server, client(server) as llm:
         claim = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon"))
@@ -213,7 +206,7 @@ def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: Knowled
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
 
 
-def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: KnowledgeGraph) -> None:
     rules = [
         (r"commonsense rule", "A person has one place of birth."),
         (r"Using only these facts", "ANSWER: I don't know"),
@@ -233,7 +226,7 @@ def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: Knowled
     assert (entity.prediction, entity.answer_text) == ((), "I don't know")
 
 
-def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:
     def judge(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
         if "Does Space Saga match" not in prompt:
@@ -244,7 +237,10 @@ def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
         ]
         return f"ANSWER: True | FACTS: {cited[0]}, {cited[1]}"
 
-    rules = [(r"commonsense rule", "People enjoy films of genres they like."), (r"match the user's preferences", judge)]
+    rules: list[tuple[str, Reply]] = [
+        (r"commonsense rule", "People enjoy films of genres they like."),
+        (r"match the user's preferences", judge),
+    ]
     films = ("m.film1", "m.film2", "m.film3", "m.film4")
     with LLMServer(rules) as server, client(server) as llm:
         answer = R3(toy_kg, llm=llm, personal_kg=personal_kg(), user="m.me").answer(
@@ -263,7 +259,7 @@ def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     ]
 
 
-def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:
     born = "(Tom Hanks, place of birth, Concord)"
 
     def pick(messages: list[dict[str, str]]) -> str:
@@ -273,7 +269,7 @@ def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:  # 
     def step(messages: list[dict[str, str]]) -> str:
         return f"ANSWER: Concord | FACTS: {line_number(prompt_of(messages), born)}"
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"commonsense rule", "A person is born at their place of birth."),
         (r"relevant to the axiom", pick),
         (r"Using only these facts", step),

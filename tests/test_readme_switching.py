@@ -50,7 +50,7 @@ def test_tog_example_runs(sample_store_url: str) -> None:
     code = next(block for block in blocks("python") if "compat.tog" in block)
     url = re.search(r'connect\("([^"]+)"\)', code).group(1)  # type: ignore[union-attr]
     code = code.replace(url, sample_store_url)
-    namespace: dict[str, object] = {"pre_relations": [], "pre_head": -1}
+    namespace: dict[str, object] = {}  # the snippet defines everything it uses
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(code, str(README), "exec"), namespace)
     from kg_adapters.compat import tog

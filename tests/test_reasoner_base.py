@@ -57,3 +57,29 @@ def test_r3_llm_candidates_may_be_zero(kg: CountingKG) -> None:
     assert R3(kg, llm_candidates=0).llm_candidates == 0
     with pytest.raises(InvalidTermError, match="llm_candidates"):
         R3(kg, llm_candidates=-1)
+
+
+@pytest.mark.parametrize("method", list(BUDGETS))
+def test_options_are_declared_once_with_their_defaults(method: type[Any], kg: CountingKG) -> None:
+    declared = method.options()
+    assert set(BUDGETS[method]) <= set(declared)
+    reasoner = method(kg)
+    for name, option in declared.items():
+        if name != "candidates":  # FiDeLiS keeps at least beam_width candidates
+            assert getattr(reasoner, name) == option.default, name
+    with pytest.raises(TypeError, match=f"no option.*nonsense.*{BUDGETS[method][0]}"):
+        method(kg, nonsense=1)
+
+
+def test_weights_and_choices_are_checked_too(kg: CountingKG) -> None:
+    for bad in (1.5, -0.1, "0.5", float("nan"), True):
+        with pytest.raises(InvalidTermError, match="alpha"):
+            RefKG(kg, alpha=bad)
+    with pytest.raises(InvalidTermError, match="verify_threshold"):
+        FiDeLiS(kg, verify_threshold="high")
+    with pytest.raises(InvalidTermError, match="prompts must be one of"):
+        RoG(kg, prompts="florid")
+    with pytest.raises(InvalidTermError, match="repair"):
+        RoG(kg, repair="yes")
+    assert FiDeLiS(kg, beam_width=20, candidates=3).candidates == 20
+    assert RefKG(kg, alpha=1).alpha == 1.0

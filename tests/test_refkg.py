@@ -4,26 +4,18 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer
-from support.toy_kg import line_number, prompt_of, sample_kg, toy_kg, triples, wikidata_toy_kg  # noqa: F401 (fixtures)
+from support.llm_server import LLMServer, Reply
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Question, Reasoner
+from reasoning.base import Reasoner
 from reasoning.llm import OpenAIChat
 from reasoning.refkg import RefKG
 
-BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
-PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
-TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
 
-
-def ask(text: str, *entities: str) -> Question:
-    return Question(id="q", question=text, q_entity=entities)
-
-
-def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     reasoner = RefKG(counted)
     assert isinstance(reasoner, Reasoner)
@@ -43,7 +35,7 @@ def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
     assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
 
 
-def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:
     question = ask("What is the place of birth of Alice Smith?", "m.alice")
     everything = RefKG(toy_kg, alpha=0.0).answer(question).details["evidence"].splitlines()
     refined = RefKG(toy_kg).answer(question)
@@ -56,7 +48,7 @@ def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:  # noqa: F8
     assert (nothing.prediction, nothing.reasoning_paths, nothing.answer_text) == ((), (), "I don't know")
 
 
-def test_entity_linking_and_relation_selection_follow_the_question(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_entity_linking_and_relation_selection_follow_the_question(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
     answer = RefKG(counted).answer(ask("Where is the headquarters of the employer of Alice Smith?"))
     assert answer.prediction == ("m.berlin",)
@@ -69,16 +61,16 @@ def test_entity_linking_and_relation_selection_follow_the_question(toy_kg: Knowl
     assert counted.asked("search") == [["Alice Smith"]]
 
 
-def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
-        RefKG(toy_kg, beam_width=2)  # type: ignore[call-arg]
+        RefKG(toy_kg, beam_width=2)
     with pytest.raises(InvalidTermError):
         RefKG(toy_kg, alpha=1.5)
     with pytest.raises(InvalidTermError):
         RefKG(toy_kg, top_k=0)
 
 
-def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
     influenced_by = "influence.influence_node.influenced_by"
     truth = sorted(str(edge.tail) for edge in sample_kg.neighbors("m.0jcx", relations=[influenced_by])["m.0jcx"])
     answer = RefKG(sample_kg).answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
@@ -91,7 +83,7 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:  # noqa: F81
 WIKIDATA_COUNTRY = [["Q7259", "P19", "Q84"], ["Q84", "P17", "Q145"]]
 
 
-def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGraph) -> None:
     answer = RefKG(wikidata_toy_kg).answer(ask("Which country is the place of birth of Ada Lovelace in?"))
     assert (answer.prediction, answer.answer_text) == (("Q145",), "United Kingdom")
     assert answer.to_json("q")["reasoning_paths"] == [WIKIDATA_COUNTRY]
@@ -107,13 +99,13 @@ def client(server: LLMServer) -> OpenAIChat:
 SUBQUERIES = ["What is the place of birth of Alice Smith?", "Which country is that place in?"]
 
 
-def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) -> None:
     def pick(messages: list[dict[str, str]]) -> str:
         prompt = prompt_of(messages)
         wanted = "people.person.place_of_birth" if SUBQUERIES[0] in prompt else "location.location.country"
         return str(line_number(prompt, wanted))
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"Split this question", "1. " + SUBQUERIES[0] + "\n2. " + SUBQUERIES[1]),
         (r"relations lead to the answer", pick),
         (r"Evidence:", "France"),
@@ -131,7 +123,7 @@ def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) ->
     assert counted.asked("neighbors") == [["m.alice"], ["m.paris"]]  # only the picked relations' directions
 
 
-def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
     with LLMServer(default="?!") as server, client(server) as llm:
         answer = RefKG(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         prompts = server.prompts
@@ -144,11 +136,11 @@ def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> No
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
 
 
-def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:  # noqa: F811
+def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:
     def pick(messages: list[dict[str, str]]) -> str:
         return str(line_number(prompt_of(messages), "influence.influence_node.influenced_by"))
 
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"Split this question", "Who influenced Albert Einstein?"),
         (r"relations lead to the answer", pick),
         (r"Evidence:", "Isaac Newton\nDavid Hume"),

@@ -55,10 +55,12 @@ QUERIES = [
 RECOVERABLE = ("429", "500", "502", "503", "reset", "truncate")
 
 
-def retrying(url: str, clock: FakeClock, *, timeout: float = 10.0, **options: object) -> RetryingTransport:
+def retrying(
+    url: str, clock: FakeClock, *, timeout: float = 10.0, **options: object
+) -> RetryingTransport[str, SparqlResult]:
     settings: dict[str, object] = {"attempts": 10, "sleep": clock.sleep, "clock": clock, "rng": random.Random(1)}
     settings.update(options)
-    return RetryingTransport(HttpSparqlTransport(url, timeout=timeout), **settings)  # type: ignore[arg-type]
+    return RetryingTransport(HttpSparqlTransport(url, timeout=timeout), **settings)
 
 
 @pytest.fixture(scope="module")

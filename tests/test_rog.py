@@ -131,7 +131,7 @@ def test_truth_paths(kg: KnowledgeGraph) -> None:
 
 def test_options_are_checked(kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
-        RoG(kg, topk=3)  # type: ignore[call-arg]
+        RoG(kg, topk=3)
     with pytest.raises(InvalidTermError):
         RoG(kg, top_k=0)
     assert RoG(kg).answer(Question(id="8", question="?", q_entity=())).details == {"error": "no topic entity"}

@@ -32,7 +32,7 @@ def dataset(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 def every_triple() -> set[tuple[str, str, str]]:
-    return {tuple(t) for row in ROWS for t in row["graph"]}  # type: ignore[misc]
+    return {tuple(t) for row in ROWS for t in row["graph"]}
 
 
 def test_load_keeps_names_and_questions(dataset: Path, tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ def test_rog_ranks_the_forward_end_first(tmp_path: Path) -> None:
     town it contains; the country ranks first although "Passaic" sorts before it."""
     from kg_adapters.compat.rog import build_graph
 
-    with build_graph([tuple(t) for row in ROWS for t in row["graph"]]) as kg:  # type: ignore[misc]
+    with build_graph([tuple(t) for row in ROWS for t in row["graph"]]) as kg:
         question = Question(
             id="q",
             question="what country is new jersey in",

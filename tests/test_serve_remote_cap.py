@@ -15,9 +15,9 @@ import pytest
 from support.servers import free_port, running
 
 from kg_adapters import connect
-from kg_adapters.backends.http_transport import DEFAULT_MAX_RESPONSE_BYTES
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.errors import ResponseTooLarge
+from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES
 from kg_adapters.testing.fault_server import FaultPlan, FaultServer, json_rewriter
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 

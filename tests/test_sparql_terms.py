@@ -233,7 +233,9 @@ def test_literal_round_trips_in_oxigraph(value: Literal) -> None:
     store.add(ox.Quad(ox.NamedNode(SECRET), predicate, ox.Literal(SENTINEL)))
     written = literal(value)
     assert bool(store.query(f"ASK {{ <{EX}s> <{EX}p> {written} }}")) is True
-    rows = list(store.query(f"SELECT ?s WHERE {{ ?s <{EX}p> {written} }}"))
+    solutions = store.query(f"SELECT ?s WHERE {{ ?s <{EX}p> {written} }}")
+    assert isinstance(solutions, ox.QuerySolutions)
+    rows = list(solutions)
     assert [row[0] for row in rows] == [subject]
     # A different value never matches (the escaping did not turn it into a pattern).
     other = Literal(value=value.value + "x", lang=value.lang, datatype=value.datatype)
@@ -268,7 +270,7 @@ def test_literal_escaping_survives_unicode_escape_preprocessing() -> None:
     assert asked is False, "the escaped text matched the different literal 'x\"y'"
     graph.add((subject, predicate, rdflib.Literal(text)))
     rows = graph.query(f"SELECT ?o WHERE {{ ?s ?p ?o FILTER(?o = {string_literal(text)}) }}")
-    assert [str(row[0]) for row in rows] == [text]
+    assert [str(row[0]) for row in rows] == [text]  # type: ignore[index]  # rdflib types any result's rows alike
 
 
 def test_check_lang_rejects_what_oxigraph_rejects() -> None:

@@ -9,7 +9,7 @@ point alone, and :class:`kg_adapters.testing.suite.KGConformance` holds it to ou
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.registry import BACKENDS
 from kg_adapters.testing.graph import write_graph
-from kg_adapters.testing.suite import KGConformance
+from kg_adapters.testing.suite import KGConformance, graph_fixture
 
 THIRD_PARTY = Path(__file__).resolve().parent / "thirdparty"
 
@@ -42,10 +42,7 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class TestThirdPartyBackend(KGConformance):
     answers_sparql = False  # the tiny backend has no raw query: declared, so those tests skip
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: connect(f"tiny://{graph_file}")
+    make_kg = graph_fixture(lambda path: connect(f"tiny://{path}"), "graph_file")
 
 
 def test_found_through_the_entry_point_only(graph_file: Path) -> None:
@@ -62,18 +59,16 @@ def test_unknown_option_is_type_error(graph_file: Path) -> None:
         connect(f"tiny://{graph_file}?colour=blue")
 
 
+def cached_tiny(graph_file: Path) -> KnowledgeGraph:
+    from kg_adapters.wrappers import CachedKG, ResultCache
+
+    inner = connect(f"tiny://{graph_file}")
+    return CachedKG(inner, cache=ResultCache(), namespace=f"tiny://{graph_file}", close_cache=True)
+
+
 class TestCachedThirdPartyBackend(KGConformance):
     """The cache over a graph without raw ``query`` does not claim it either."""
 
     answers_sparql = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        from kg_adapters.wrappers import CachedKG, ResultCache
-
-        def make() -> KnowledgeGraph:
-            inner = connect(f"tiny://{graph_file}")
-            return CachedKG(inner, cache=ResultCache(), namespace=f"tiny://{graph_file}", close_cache=True)
-
-        return make
+    make_kg = graph_fixture(cached_tiny, "graph_file")

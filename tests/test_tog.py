@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.llm_server import LLMServer
+from support.llm_server import LLMServer, Reply
 from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.records import Literal
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Answer, Question
 from reasoning.llm import CountingLLM, OpenAIChat
@@ -31,7 +32,7 @@ def kg(sample_store_url: str) -> Iterator[KnowledgeGraph]:
         yield graph
 
 
-def cited(answer: Answer) -> list[list[tuple[object, ...]]]:
+def cited(answer: Answer) -> list[list[tuple[str, str, str | Literal]]]:
     paths = [[edge.as_tuple() for edge in path] for path in answer.reasoning_paths]
     assert all(triple in TRIPLES for path in paths for triple in path)
     return paths
@@ -83,7 +84,7 @@ def relation_reply(messages: list[dict[str, str]]) -> str:
 
 
 def test_llm_explores_two_levels_then_answers(kg: KnowledgeGraph) -> None:
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"retrieve 3 relations", relation_reply),
         (r"sufficient.*bibs_location", "{Yes}. The answer is {United States of America}."),
         (r"sufficient", "{No}. The birthplace alone does not give the country."),
@@ -112,7 +113,7 @@ def entity_reply(messages: list[dict[str, str]]) -> str:
 
 
 def test_llm_entity_scores_prune_and_answer_at_the_depth_limit(kg: KnowledgeGraph) -> None:
-    rules = [
+    rules: list[tuple[str, Reply]] = [
         (r"retrieve 3 relations", f"{{{INFLUENCED} (Score: 1.0)}}"),
         (r"score the entities", entity_reply),
         (r"sufficient", "{No}."),

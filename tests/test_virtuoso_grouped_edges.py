@@ -21,7 +21,7 @@ from kg_adapters.errors import InvalidTermError, ResultMismatch
 from kg_adapters.records import Edge
 from kg_adapters.testing.fault_server import FaultPlan, FaultServer, json_rewriter
 from kg_adapters.testing.graph import NTRIPLES
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 
 EX = "http://example.org/"
 HUB = EX + "hub"
@@ -51,12 +51,6 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("grouped-graph") / "grouped.nt"
     path.write_text(NTRIPLES + EXTRA + "\n", encoding="utf-8")
     return path
-
-
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    """ResultSetMaxRows 4: the hub's 35 in-edges (two groups) and most chunks meet the cap."""
-    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request, result_set_max_rows=4)
 
 
 def remote(url: str, *, grouped: bool = True, **options: Any) -> RemoteSparqlGraph:

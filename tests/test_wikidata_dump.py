@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from support.wikidata_api import WikidataApiServer
@@ -19,7 +19,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.cli import main
 from kg_adapters.errors import LoadError
-from kg_adapters.records import Edge
+from kg_adapters.records import Edge, Literal
 from kg_adapters.store_layout import read_manifest
 from kg_adapters.testing.fault_server import FakeClock
 from kg_adapters.testing.wikidata_graph import RECORDED
@@ -124,7 +124,7 @@ def test_statements_are_stored_in_the_wdqs_shape(local: KnowledgeGraph) -> None:
           wd:Q350 p:P1082 ?st . ?st ps:P1082 ?population ; pq:P585 ?when ; wikibase:rank ?rank }
         ORDER BY ?when"""
     )
-    assert [(r["population"].value, r["when"].value, r["rank"]) for r in rows] == [
+    assert [(cast(Literal, r["population"]).value, cast(Literal, r["when"]).value, r["rank"]) for r in rows] == [
         ("123867", "2011-03-27T00:00:00Z", "http://wikiba.se/ontology#NormalRank"),
         ("145700", "2021-03-21T00:00:00Z", "http://wikiba.se/ontology#PreferredRank"),
     ]  # the deprecated statement has no P585 qualifier

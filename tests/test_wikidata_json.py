@@ -9,15 +9,16 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
+from qwikidata.snak import WikidataSnak
+from support.wikidata_api import Q42_SCHOOLS, date
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Qualifiers
+from kg_adapters.sparql_terms import GEO_WKT_LITERAL
 from kg_adapters.testing.wikidata_graph import RECORDED
 from kg_adapters.wikidata_json import (
-    GEO_WKT_LITERAL,
     XSD_DATETIME,
     XSD_DECIMAL,
-    WikidataSnak,
     canonical_decimal,
     entity_ntriples,
     parse_entity,
@@ -28,10 +29,6 @@ from kg_adapters.wikidata_json import (
 GREGORIAN = "http://www.wikidata.org/entity/Q1985727"
 JULIAN = "http://www.wikidata.org/entity/Q1985786"
 NEIGHBOURS = RECORDED / "neighbours.json"
-
-
-def date(text: str) -> Literal:
-    return Literal(value=text, datatype=XSD_DATETIME)
 
 
 @pytest.fixture(scope="module")
@@ -183,30 +180,8 @@ def test_q42_truthy_edges_take_the_best_rank(q42_json: dict[str, Any]) -> None:
 def test_q42_statements_carry_qualifiers_and_ranks(q42_json: dict[str, Any]) -> None:
     statements = parse_entity(q42_json).statement_edges()
     assert len(statements) == 331  # every statement but the deprecated P18
-    assert [e for e in statements if e.relation == "P69"] == [
-        Edge(
-            head="Q42",
-            relation="P69",
-            tail="Q4961791",
-            rank="normal",
-            qualifiers=Qualifiers({"P580": [date("1959-01-01T00:00:00Z")], "P582": [date("1970-01-01T00:00:00Z")]}),
-        ),
-        Edge(
-            head="Q42",
-            relation="P69",
-            tail="Q691283",
-            rank="normal",
-            qualifiers=Qualifiers(
-                {
-                    "P580": [date("1971-01-01T00:00:00Z")],
-                    "P582": [date("1974-01-01T00:00:00Z")],
-                    "P512": ["Q1765120"],
-                    "P812": ["Q109587623"],
-                }
-            ),
-        ),
-    ]
-    assert sorted(e.rank for e in statements if e.relation == "P998") == ["normal"] * 5 + ["preferred"]
+    assert [e for e in statements if e.relation == "P69"] == Q42_SCHOOLS
+    assert sorted(str(e.rank) for e in statements if e.relation == "P998") == ["normal"] * 5 + ["preferred"]
     assert [e.qualifiers for e in statements if e.relation == "P735"] == [
         Qualifiers({"P1545": [Literal(value="1")], "P3831": ["Q3409033"]}),
         Qualifiers({"P1545": [Literal(value="2")]}),
@@ -221,17 +196,25 @@ def test_q42_terms_keep_their_languages(q42_json: dict[str, Any]) -> None:
     assert Literal(value="Douglas Noël Adams", lang="mul") in q42.aliases
 
 
+def select(store: ox.Store, query: str) -> ox.QuerySolutions:
+    """The solutions of a SELECT query."""
+    solutions = store.query(query)
+    assert isinstance(solutions, ox.QuerySolutions)
+    return solutions
+
+
 def test_rdf_has_the_wikidata_dump_shape(q42_json: dict[str, Any]) -> None:
     store = ox.Store()
     text = "\n".join(entity_ntriples(parse_entity(q42_json), languages=["en"], statements=True))
     store.load(text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
-    rows = store.query(
+    rows = select(
+        store,
         """PREFIX wd: <http://www.wikidata.org/entity/> PREFIX p: <http://www.wikidata.org/prop/>
         PREFIX ps: <http://www.wikidata.org/prop/statement/> PREFIX pq: <http://www.wikidata.org/prop/qualifier/>
         PREFIX wdt: <http://www.wikidata.org/prop/direct/> PREFIX wikibase: <http://wikiba.se/ontology#>
         SELECT ?school ?start ?end ?rank WHERE {
           wd:Q42 wdt:P69 ?school ; p:P69 ?st . ?st ps:P69 ?school ; pq:P580 ?start ; pq:P582 ?end ;
-          wikibase:rank ?rank ; a wikibase:Statement, wikibase:BestRank } ORDER BY ?start"""
+          wikibase:rank ?rank ; a wikibase:Statement, wikibase:BestRank } ORDER BY ?start""",
     )
     assert [(r["school"].value, r["start"].value, r["end"].value, r["rank"].value) for r in rows] == [
         (
@@ -247,13 +230,15 @@ def test_rdf_has_the_wikidata_dump_shape(q42_json: dict[str, Any]) -> None:
             "http://wikiba.se/ontology#NormalRank",
         ),
     ]
-    deprecated = store.query(
+    deprecated = select(
+        store,
         """SELECT ?st WHERE { ?st <http://wikiba.se/ontology#rank> <http://wikiba.se/ontology#DeprecatedRank> .
-        FILTER NOT EXISTS { ?st a <http://wikiba.se/ontology#BestRank> } }"""
+        FILTER NOT EXISTS { ?st a <http://wikiba.se/ontology#BestRank> } }""",
     )
     assert len(list(deprecated)) == 1
-    labels = store.query(
-        "SELECT ?l WHERE { <http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label> ?l }"
+    labels = select(
+        store,
+        "SELECT ?l WHERE { <http://www.wikidata.org/entity/Q42> <http://www.w3.org/2000/01/rdf-schema#label> ?l }",
     )
     assert sorted(str(r["l"]) for r in labels) == ['"Douglas Adams"@mul']  # en is asked for, mul always kept
 

@@ -12,20 +12,25 @@ import os
 import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+from typing import Literal as TypingLiteral
+from urllib.parse import quote
 
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term
-from kg_adapters.base import DIRECTIONS, Direction, Ids, as_id_list, check_budget, check_direction
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph
+from kg_adapters.base import DIRECTIONS, Direction, Ids, SparqlRunner, as_id_list, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, QueryError, StoreNotFound, StoreReadOnly
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import convert_term, open_maybe_compressed, rdf_format, to_oxigraph_term
-from kg_adapters.records import Edge, EdgeList, Literal, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, GraphCounts, Literal, Node, PathResult
 from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 from kg_adapters.store_build import rebuild_label_index, store_label_rows, store_relation_rows
+from kg_adapters.terms import Term
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
@@ -73,8 +78,14 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 
 
+SMALL_STORE = 200_000
+"""Triples up to which a store without a traversal index counts its relations by a query."""
+
+
 class OxigraphGraph(SparqlGraph):
     """A pyoxigraph Store behind the :class:`KnowledgeGraph` interface."""
+
+    native_walks: TypingLiteral[True] = True  # NativeWalks: paths, shortest_paths, subgraph walk the traversal index
 
     values_chunk = 2000
     direct_lookup_max = 64
@@ -92,6 +103,7 @@ class OxigraphGraph(SparqlGraph):
         self._traversal: TraversalIndex | None = None
         self._use_index = index
         self._relation_full: dict[str, str] = {}
+        self._relation_counts: tuple[int, list[tuple[str, int | None]]] | None = None
         self._ids: IndexIds | None = None
         self._oxigraph: ox.Store | None = None
         self._oxigraph_lock = threading.Lock()
@@ -239,7 +251,7 @@ class OxigraphGraph(SparqlGraph):
 
         return Hops(index, index.literals)
 
-    def _indexed_edges(
+    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
         self,
         index: TraversalIndex,
         side: Direction,
@@ -354,7 +366,7 @@ class OxigraphGraph(SparqlGraph):
             self._check_open()  # the checks and their order are SparqlGraph.neighbors'
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            limit = check_budget(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
+            limit = check_count(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
             spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
             if not any(spelling.startswith("_:") for spelling in spellings):
                 return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
@@ -654,6 +666,7 @@ class OxigraphGraph(SparqlGraph):
             raise InvalidTermError("the query must be a string")
         if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
             raise InvalidTermError(f"max_rows must be an integer >= 0, got {max_rows!r}")
+        answer: Any = None
         try:
             answer = self._store.query(expand_dotted_prefixed_names(sparql))
             if isinstance(answer, ox.QueryBoolean):
@@ -679,6 +692,73 @@ class OxigraphGraph(SparqlGraph):
             raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
+
+    # -- EmbeddedSparql: a server runs others' queries in a worker process it can stop ---------------
+    def reader_url(self) -> str | None:
+        """The store's URL for a reader in another process (its traversal index unused: SPARQL only)."""
+        if self.path is None or self.write:
+            return None
+        return "oxigraph://" + quote(str(Path(self.path).absolute())) + "?index=false"
+
+    def sparql_rows(
+        self, sparql: str, *, max_rows: int | None = None, runner: SparqlRunner | None = None
+    ) -> list[dict[str, Node | bool]]:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            rows: list[dict[str, Node | bool]] = runner(
+                source, "sparql_rows", {"sparql": sparql, "max_rows": max_rows}, None
+            )
+            return rows
+        return self.query(sparql, max_rows=max_rows)
+
+    def sparql_write(
+        self,
+        sparql: str,
+        output: IO[bytes],
+        *,
+        format: str,
+        default_graphs: Sequence[str] = (),
+        named_graphs: Sequence[str] = (),
+        runner: SparqlRunner | None = None,
+    ) -> None:
+        source = self.reader_url() if runner is not None else None
+        if runner is not None and source is not None:
+            arguments = {
+                "sparql": sparql,
+                "format": format,
+                "default_graphs": tuple(default_graphs),
+                "named_graphs": tuple(named_graphs),
+            }
+            runner(source, "sparql_write", arguments, output)
+            return
+        self._check_open()
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        options: dict[str, Any] = {}
+        try:
+            if default_graphs:
+                options["default_graph"] = [_NamedNode(graph) for graph in default_graphs]
+            if named_graphs:
+                options["named_graphs"] = [_NamedNode(graph) for graph in named_graphs]
+        except (TypeError, ValueError) as exc:
+            raise InvalidTermError(f"dataset graphs must be absolute IRIs: {exc}") from exc
+        answer: Any = None
+        try:
+            answer = self._store.query(expand_dotted_prefixed_names(sparql), **options)
+            kind = ox.RdfFormat if isinstance(answer, ox.QueryTriples) else ox.QueryResultsFormat
+            written = getattr(kind, format, None) if format.isupper() else None
+            if not isinstance(written, kind):
+                form = "CONSTRUCT/DESCRIBE" if kind is ox.RdfFormat else "SELECT/ASK"
+                raise QueryError(f"{format!r} is no format for a {form} answer")
+            answer.serialize(output, written)
+        except (SyntaxError, ValueError) as exc:
+            raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+        finally:
+            del answer  # pyoxigraph's answers are dropped by the thread that made them, never by another
 
     def _open_label_index(self) -> LabelIndex:
         from kg_adapters.label_index import LabelIndex  # sqlite3: only when search() needs it
@@ -752,6 +832,44 @@ class OxigraphGraph(SparqlGraph):
                 self._traversal = None
                 build_index(self._store, self._version.directory, get_profile(self.manifest.get("profile", "generic")))
                 self._open_traversal_index()
+
+    def relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """The default graph's size from the traversal index (one pass over its arrays, kept for the
+        life of this read-only graph: a store version never changes); without an index, by one
+        ``GROUP BY`` query when the store holds at most SMALL_STORE triples, else nothing."""
+        from kg_adapters.budgets import check_count
+
+        check_count(max_relations, "max_relations", required=True)
+        self._check_open()
+        counted = self._relation_counts
+        if counted is None:
+            if self._traversal is not None:
+                from kg_adapters.index.counts import relation_counts
+
+                counted = relation_counts(self._traversal)
+            else:
+                counted = self._relation_counts_by_query()
+            if not self.write:
+                self._relation_counts = counted
+        if counted is None:
+            return GraphCounts()
+        triples, per_relation = counted
+        return GraphCounts(
+            triples=triples, relations=len(per_relation), per_relation=tuple(per_relation[:max_relations])
+        )
+
+    def _relation_counts_by_query(self) -> tuple[int, list[tuple[str, int | None]]] | None:
+        size = self.manifest.get("triples") if self._version is not None else len(self._store)
+        if not isinstance(size, int) or size > SMALL_STORE:
+            return None
+        try:
+            solutions = self._store.query("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")
+            assert isinstance(solutions, ox.QuerySolutions)
+            rows: list[tuple[str, int | None]] = [(str(row["p"].value), int(row["n"].value)) for row in solutions]
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed counting relations: {exc}") from exc
+        rows.sort(key=lambda row: (-(row[1] or 0), row[0]))
+        return sum(n or 0 for _, n in rows), rows
 
     def _check_writable(self) -> None:
         self._check_open()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, SupportsIndex
 
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, plain_literal
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph
 from kg_adapters.base import Direction
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, QueryError, StoreNotFound
 from kg_adapters.label_index import LabelIndex
@@ -18,6 +18,7 @@ from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.rdf_io import open_maybe_compressed, rdf_format
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.sparql_terms import check_literal
+from kg_adapters.terms import Term, plain_literal
 from kg_adapters.url import KGUrl, local_path
 
 _RDFLIB_FORMATS = {"nt": "nt", "nq": "nquads", "ttl": "turtle", "rdf": "xml", "trig": "trig"}
@@ -70,6 +71,18 @@ class RdflibGraph(SparqlGraph):
     def graph(self) -> Any:
         """The underlying rdflib graph."""
         return self._graph
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """Picklable (the triples are in memory): the copy rebuilds its name index when first asked."""
+        return object.__reduce_ex__(self, protocol)
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._check_open()
+        dropped = ("_rdflib", "_index", "_relation_index")
+        return {name: value for name, value in self.__dict__.items() if name not in dropped}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _rdflib=_import_rdflib(), _index=None, _relation_index=None)
 
     def _convert(self, term: Any) -> Term | None:
         rdflib = self._rdflib

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
-from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
+from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
@@ -32,25 +33,14 @@ from kg_adapters.records import (
     node_sort_key,
     statement_sort_key,
 )
-from kg_adapters.sparql_terms import GEO_WKT_LITERAL, check_text, exclude_relations, iri, string_literal, values_block
+from kg_adapters.sparql_terms import check_text, exclude_relations, iri, string_literal, values_block
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES, Term
 
 if TYPE_CHECKING:
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
 
-Term = str | Literal
 Row = tuple[Term | None, ...]
-
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
-VIRTUOSO_GEOMETRY = "http://www.openlinksw.com/schemas/virtrdf#Geometry"
-INDEXED_LABEL_PREDICATES = (
-    "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://rdf.freebase.com/ns/type.object.name",
-    "http://www.w3.org/2004/02/skos/core#prefLabel",
-    "http://schema.org/name",
-    "http://xmlns.com/foaf/0.1/name",
-)
 
 
 CVT_DESCRIPTION_PARTS = 8
@@ -62,20 +52,7 @@ def chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
         yield items[offset : offset + size]
 
 
-def plain_literal(value: str, datatype: str | None, lang: str | None) -> Literal:
-    """Our literal convention: no datatype for plain and language-tagged strings. Virtuoso stores
-    geo:wktLiteral as its own geometry type (and upper-cases the WKT): its datatype is reported
-    as loaded, its text as Virtuoso writes it."""
-    if lang:
-        return Literal(value=value, lang=lang.lower())
-    if datatype is None or datatype == XSD_STRING:
-        return Literal(value=value)
-    if datatype == VIRTUOSO_GEOMETRY:
-        datatype = GEO_WKT_LITERAL
-    return Literal(value=value, datatype=datatype)
-
-
-class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
+class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, abc.ABC):
     """Shared implementation of :class:`KnowledgeGraph` on top of a SELECT evaluator."""
 
     values_chunk = 1000
@@ -115,7 +92,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     ) -> dict[str, list[Edge]]:
         self._check_open()
         check_direction(direction)
-        limit = check_budget(limit_per_entity, "limit_per_entity")
+        limit = check_count(limit_per_entity, "limit_per_entity")
         nodes = self._resolve(ids)
         relation_iris = self._relation_iris(relations)
         if self._profile.statements is not None and (qualifiers or relation_iris is None):
@@ -252,7 +229,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit", required=True)
+        check_count(limit, "limit", required=True)
         if self._index is None:
             self._index = self._open_label_index()
         entity_id = self._profile.entity_id
@@ -263,7 +240,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, ClosesOnExit, abc.ABC):
         :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
         self._check_open()
         check_text(text, "search text")
-        if check_budget(limit, "limit") is None:
+        if check_count(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
         if self._relation_index is None:
             self._relation_index = self._open_relation_index()

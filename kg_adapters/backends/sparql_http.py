@@ -21,14 +21,15 @@ from typing import Any, TypeVar
 
 from kg_adapters.backends.dialects import Dialect, get_dialect
 from kg_adapters.backends.query_log import count_query, logs_query_counts, take_count
-from kg_adapters.backends.sparql_graph import Row, SparqlGraph, Term, chunks
-from kg_adapters.base import Direction, check_budget
-from kg_adapters.budgets import option_count, option_seconds
+from kg_adapters.backends.sparql_graph import Row, SparqlGraph, chunks
+from kg_adapters.base import Direction
+from kg_adapters.budgets import check_count, option_count, option_seconds
 from kg_adapters.errors import InvalidTermError, QueryError, ResponseTooLarge, ResultMismatch, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Entity, Literal, Node
 from kg_adapters.sparql_terms import check_iri, check_text, iri, string_literal, values_block
+from kg_adapters.terms import Term
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.url import KGUrl
 
@@ -189,7 +190,7 @@ class RemoteSparqlGraph(SparqlGraph):
         self.max_answer_bytes = max_answer_bytes
         """Most bytes read for one raw :meth:`query`, all of its pages together (``max_response_bytes``
         bounds each page; without this an answer paged past the endpoint's row cap would grow unbounded)."""
-        self.parallel_requests = check_budget(parallel_requests, "parallel_requests", minimum=1) or (
+        self.parallel_requests = check_count(parallel_requests, "parallel_requests", minimum=1) or (
             self.dialect.parallel_requests
         )
         """Most requests one ``neighbors`` call has in flight (see ``Dialect.parallel_requests``)."""
@@ -587,7 +588,7 @@ class RemoteSparqlGraph(SparqlGraph):
         case-insensitive but not accent-insensitive."""
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit", required=True)
+        check_count(limit, "limit", required=True)
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
             return []
@@ -661,12 +662,8 @@ def build_remote(
     default_concurrency: int | None,
 ) -> RemoteSparqlGraph:
     """A remote graph with the transport stack the options ask for (HTTP, rate limit, retry)."""
-    from kg_adapters.backends.http_transport import (
-        DEFAULT_MAX_RESPONSE_BYTES,
-        DEFAULT_USER_AGENT,
-        HttpSparqlTransport,
-        credentials_from_options,
-    )
+    from kg_adapters.backends.http_transport import HttpSparqlTransport, credentials_from_options
+    from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_USER_AGENT
     from kg_adapters.wrappers.stack import WRAPPER_OPTIONS, guarded
 
     profile = options.pop("profile", default_profile)

@@ -47,10 +47,11 @@ from typing import Any
 import requests
 
 from kg_adapters import algorithms
-from kg_adapters.backends.http_transport import HttpExchange, parse_retry_after, wikimedia_user_agent
+from kg_adapters.backends.http_transport import wikimedia_user_agent
 from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
-from kg_adapters.base import ClosesOnExit, Direction, Ids, Langs, as_id_list, check_budget, check_direction
+from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
+from kg_adapters.budgets import check_count, option_count, option_seconds
 from kg_adapters.errors import (
     BackendError,
     InvalidTermError,
@@ -60,6 +61,7 @@ from kg_adapters.errors import (
     ResultTooLarge,
     TransientError,
 )
+from kg_adapters.http_exchange import HttpExchange, parse_retry_after
 from kg_adapters.profiles import Profile, get_profile
 from kg_adapters.records import Edge, Entity, Literal, best_label, edge_sort_key, statement_sort_key
 from kg_adapters.sparql_terms import check_lang, check_text
@@ -135,7 +137,7 @@ class WikibaseApiTransport(HttpExchange):
 
 
 @logs_query_counts
-class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
+class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit):
     """The :class:`~kg_adapters.base.KnowledgeGraph` of the Wikidata entity API, reached through
     ``transport`` (parameters in, JSON out)."""
 
@@ -148,7 +150,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     ) -> None:
         self.transport = transport
         self.language = check_lang(language)
-        self.max_incoming: int = check_budget(max_incoming, "max_incoming", minimum=1) or 500
+        self.max_incoming: int = check_count(max_incoming, "max_incoming", minimum=1) or 500
         self._profile = _WIKIDATA
         self._closed = False
 
@@ -179,7 +181,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     ) -> dict[str, list[Edge]]:
         self._check_open()
         check_direction(direction)
-        limit = check_budget(limit_per_entity, "limit_per_entity")
+        limit = check_count(limit_per_entity, "limit_per_entity")
         canonical = self._canonical(ids)
         wanted = self._properties(relations)
         found: dict[str, list[Edge]] = {node: [] for node in canonical.values()}
@@ -254,7 +256,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, ClosesOnExit):
     def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit", required=True)
+        check_count(limit, "limit", required=True)
         found: list[Entity] = []
         offset: int | None = 0
         while offset is not None and len(found) < limit and text.strip():
@@ -455,7 +457,7 @@ class WikidataApi:
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> WikidataApiGraph:
-        from kg_adapters.wrappers.stack import guarded, option_number
+        from kg_adapters.wrappers.stack import guarded
 
         settings = dict(options)
         base_url = settings.pop("base_url", None)
@@ -469,10 +471,10 @@ class WikidataApi:
         profile = str(settings.pop("profile", "wikidata"))
         if profile != "wikidata":
             raise InvalidTermError(f"wikidata+api: serves the wikidata profile only, not {profile!r}")
-        timeout = option_number(settings, "timeout", float)
+        timeout = option_seconds(settings, "timeout")
         maxlag = settings.pop("maxlag", 5)
-        maxlag_seconds = None if maxlag in (None, "", "none") else option_number({"maxlag": maxlag}, "maxlag", float)
-        max_incoming = option_number(settings, "max_incoming", int)
+        maxlag_seconds = None if maxlag in (None, "", "none") else option_seconds({"maxlag": maxlag}, "maxlag")
+        max_incoming = option_count(settings, "max_incoming")
         language = str(settings.pop("language", "en"))
         session = settings.pop("session", None)
         transport: Transport[ApiRequest, ApiAnswer] = WikibaseApiTransport(

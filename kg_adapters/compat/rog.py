@@ -42,7 +42,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from kg_adapters.base import KnowledgeGraph, check_budget
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.budgets import check_count
 from kg_adapters.compat._default import DefaultGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Literal, Node, Path
@@ -142,7 +143,7 @@ def bfs_with_rule(
         return [[]]
     if not _present(kg, [start_node]):
         return []
-    found = kg.paths(start_node, rule, directions=["both"] * len(rule), max_paths=check_budget(max_paths, "max_paths"))
+    found = kg.paths(start_node, rule, directions=["both"] * len(rule), max_paths=check_count(max_paths, "max_paths"))
     return _distinct(walk_tuples(path) for path in found)
 
 
@@ -152,7 +153,7 @@ def get_truth_paths(
     """The shortest paths (any edge direction) between each question entity and each answer
     entity, in ``q_entity`` then ``a_entity`` order: RoG's training targets."""
     kg = _resolve(graph)
-    check_budget(max_hops, "max_hops", minimum=1, required=True)
+    check_count(max_hops, "max_hops", minimum=1, required=True)
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))
     sources = [h for h in dict.fromkeys(heads) if h in present]
@@ -182,8 +183,8 @@ def get_simple_paths(
         InvalidTermError: more than ``max_paths`` partial paths (raise it, or lower ``hop``).
     """
     kg = _resolve(graph)
-    check_budget(hop, "hop", required=True)
-    limit = check_budget(max_paths, "max_paths")
+    check_count(hop, "hop", required=True)
+    limit = check_count(max_paths, "max_paths")
     heads, tails = _ids(q_entity, "q_entity"), _ids(a_entity, "a_entity")
     present = _present(kg, list(dict.fromkeys([*heads, *tails])))
     wanted = {t for t in tails if t in present}

@@ -553,7 +553,7 @@ def _literal_table(
     datatype and language: called once per distinct tag)."""
     import numpy as np
 
-    from kg_adapters.backends.sparql_graph import RDF_LANG_STRING, plain_literal
+    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
 
     count = len(rows)
     entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))

@@ -86,7 +86,7 @@ def _first_pairs(
     return [r for _, r in pairs], [h for h, _ in pairs]
 
 
-def neighbor_edges(
+def neighbor_edges(  # noqa: C901 -- issue 22 (index part) rebuilds the walks on one read primitive
     index: TraversalIndex,
     number: int,
     name: str,

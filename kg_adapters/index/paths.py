@@ -23,7 +23,7 @@ class _Full(Exception):
     pass
 
 
-def constrained_paths(
+def constrained_paths(  # noqa: C901 -- issue 22 (index part) rebuilds the walks on one read primitive
     hops: Hops,
     starts: list[str],
     start_numbers: list[int | None],
@@ -177,7 +177,7 @@ def constrained_paths(
     return result
 
 
-def directed_paths(
+def directed_paths(  # noqa: C901 -- issue 22 (index part) rebuilds the walks on one read primitive
     index: TraversalIndex,
     starts: list[str],
     start_numbers: list[int | None],

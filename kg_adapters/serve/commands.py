@@ -9,7 +9,9 @@ import argparse
 import sys
 from typing import Any
 
+from kg_adapters.budgets import check_count
 from kg_adapters.commands import Command, UsageError
+from kg_adapters.serve.cors import origin_list
 
 
 def port_number(text: str) -> int:
@@ -33,6 +35,9 @@ def mcp_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
     command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
     command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
+    command.add_argument(
+        "--workers", type=int, default=2, help="sparql queries evaluated at once, each in a worker process (default 2)"
+    )
 
 
 def serve_arguments(command: argparse.ArgumentParser) -> None:
@@ -43,26 +48,43 @@ def serve_arguments(command: argparse.ArgumentParser) -> None:
         "--max-result-bytes", type=int, default=64 << 20, help="largest serialized answer (default 64 MiB)"
     )
     command.add_argument("--workers", type=int, default=4, help="queries evaluated at once (default 4)")
+    command.add_argument(
+        "--cors",
+        metavar="ORIGIN",
+        type=origin_list,
+        action="append",
+        default=[],
+        help="let web pages from ORIGIN (https://host[:port], a comma-separated list, or *) query the endpoint; "
+        "repeatable (default: none, so other sites' pages cannot read it)",
+    )
 
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serves MCP tools until the client disconnects (stdio) or the process is interrupted (http)."""
     from kg_adapters.serve import mcp_server
+    from kg_adapters.serve.workers import pool_for
 
     mcp_server.require_mcp()
     budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
+    check_count(args.workers, "workers", minimum=1, required=True)
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
+    workers = None
     try:
-        server = mcp_server.build_server(graphs, budgets)
+        workers = pool_for(graphs, args.workers)
+        server = mcp_server.build_server(graphs, budgets, workers)
         mcp_server.run(
             server,
             transport=args.transport,
             host=args.host,
             port=args.port,
             announce=lambda line: print(line, file=sys.stderr, flush=True),
+            on_exit=workers.close if workers is not None else None,
         )
     finally:
+        if workers is not None:
+            workers.close()
         graphs.close()
+        leave_without_abandoned_work()
     return 0
 
 
@@ -83,11 +105,44 @@ def run_serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             limits=limits,
+            cors=tuple(dict.fromkeys(origin for given in args.cors for origin in given)),
             announce=lambda line: print(line, file=sys.stderr, flush=True),
         )
     finally:
         graphs.close()
+        leave_without_abandoned_work()
     return 0
+
+
+LEAVING_SECONDS = 2.0
+
+
+def leave_without_abandoned_work() -> None:
+    """Ends the process now if a server stopped while threads it abandoned at their deadlines still run.
+
+    Work in this process that cannot be stopped (a query on an in-memory store, a remote request that
+    overruns its own deadline, a long tool call) is abandoned at its deadline; Python would wait for it
+    before exiting, so Ctrl-C or a closed stdin would leave the server running. Such threads get
+    :data:`LEAVING_SECONDS` to finish; then the process exits with the status it was leaving with
+    (130 after Ctrl-C), its output flushed. The servers only read, so nothing is lost."""
+    import os
+    import threading
+    import time
+
+    current = threading.current_thread()
+    others = [thread for thread in threading.enumerate() if thread is not current and not thread.daemon]
+    end = time.monotonic() + LEAVING_SECONDS
+    for thread in others:
+        thread.join(max(0.0, end - time.monotonic()))
+    if not any(thread.is_alive() for thread in others):
+        return
+    leaving = sys.exc_info()[1]
+    if isinstance(leaving, KeyboardInterrupt):
+        print("kga: error: interrupted", file=sys.stderr)
+    status = 0 if leaving is None else 130 if isinstance(leaving, KeyboardInterrupt) else 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _open(url: str, **remote: Any) -> Any:

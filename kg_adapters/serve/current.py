@@ -88,14 +88,3 @@ class CurrentGraph:
         with self._lock:
             self._closed = True
             self._retire(self._graph)
-
-
-def embedded_store(kg: KnowledgeGraph) -> KnowledgeGraph:
-    """The graph under every wrapper (cache, counting, ...) when it is the embedded store, whose own
-    serializers and row cap a server uses; else ``kg`` itself."""
-    from kg_adapters.backends.oxigraph import OxigraphGraph
-
-    store = kg
-    while not isinstance(store, OxigraphGraph) and hasattr(store, "inner"):
-        store = store.inner
-    return store if isinstance(store, OxigraphGraph) else kg

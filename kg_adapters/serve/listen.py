@@ -6,6 +6,8 @@ address only once it is listening there."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from kg_adapters.errors import KGError
@@ -37,12 +39,34 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_uvicorn(app: Any, sock: socket.socket, *, log_level: str = "warning", **config: Any) -> None:
-    """Serves ``app`` on the bound ``sock`` until interrupted (Ctrl-C or SIGTERM)."""
+SHUTDOWN_SECONDS = 5
+"""How long requests still running may take to finish once the server is asked to stop."""
+
+
+def run_uvicorn(
+    app: Any,
+    sock: socket.socket,
+    *,
+    log_level: str = "warning",
+    on_exit: Callable[[], None] | None = None,
+    **config: Any,
+) -> None:
+    """Serves ``app`` on the bound ``sock`` until interrupted (Ctrl-C or SIGTERM). ``on_exit`` runs (in a
+    thread of its own) as soon as the stop is asked for: it ends what requests still wait on, such as
+    worker processes, so the server stops within :data:`SHUTDOWN_SECONDS`."""
+    import threading
+
     import uvicorn
 
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            if on_exit is not None:
+                threading.Thread(target=on_exit, name="kga-stop", daemon=True).start()
+
+    settings = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=SHUTDOWN_SECONDS, **config)
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level=log_level, **config)).run(sockets=[sock])
+        Server(settings).run(sockets=[sock])
     finally:
         sock.close()
 

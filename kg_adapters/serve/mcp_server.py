@@ -12,17 +12,16 @@ message, and the server keeps serving.
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from kg_adapters.base import SparqlQueryable, check_direction
-from kg_adapters.errors import BackendError, InvalidTermError, KGError
+from kg_adapters.base import EmbeddedSparql, SparqlQueryable, check_direction
+from kg_adapters.errors import InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Node, Path, PathResult, node_to_json
 from kg_adapters.records import Literal as RdfLiteral
 from kg_adapters.serve import check_limits, require_extra
-from kg_adapters.serve.current import embedded_store
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 
     from kg_adapters.base import KnowledgeGraph
     from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.workers import WorkerPool
 
 INSTALL = "pip install 'kg-adapters[mcp]'"
 Direction = Literal["out", "in", "both"]
@@ -103,21 +103,18 @@ def _ids(value: str | list[str], name: str) -> list[str]:
 
 
 class GraphTools:
-    """The tools' logic, over a graph that follows store reloads; no MCP types here."""
+    """The tools' logic, over a graph that follows store reloads; no MCP types here. Calls run
+    concurrently, each in its own thread; ``sparql`` on the embedded store runs in ``workers`` (worker
+    processes, stopped at the call's deadline), so a runaway query never holds anything another call needs."""
 
-    def __init__(self, graphs: CurrentGraph, budgets: ToolBudgets) -> None:
+    def __init__(self, graphs: CurrentGraph, budgets: ToolBudgets, workers: WorkerPool | None = None) -> None:
         self.graphs = graphs
         self.budgets = budgets
-        self._lock = threading.Lock()  # one tool call at a time touches the graph (SQLite indexes are per connection)
+        self.workers = workers
 
     def _run(self, work: Callable[[KnowledgeGraph], _T]) -> _T:
-        if not self._lock.acquire(timeout=self.budgets.timeout):
-            raise BackendError("the graph is still busy with a call that ran past its time budget; try again later")
-        try:
-            with self.graphs.use() as kg:
-                return work(kg)
-        finally:
-            self._lock.release()
+        with self.graphs.use() as kg:
+            return work(kg)
 
     def _ids(self, value: str | list[str], name: str) -> list[str]:
         """One id or a list of them, at most ``max_rows`` (the budget bounds the work, not only the answer)."""
@@ -246,17 +243,19 @@ class GraphTools:
         return self._run(work)
 
     def sparql(self, query: str) -> dict[str, Any]:
-        from kg_adapters.backends.oxigraph import OxigraphGraph
-
+        deadline = time.monotonic() + self.budgets.timeout
         form = query_form(query, allowed=("SELECT", "ASK"))
 
         def work(kg: KnowledgeGraph) -> dict[str, Any]:
-            if not isinstance(kg, SparqlQueryable):
-                raise InvalidTermError("this graph does not answer SPARQL")
             cap = self.budgets.max_rows
-            store = embedded_store(kg)
-            # the embedded store stops reading at the budget instead of holding every row in memory
-            rows = store.query(query, max_rows=cap + 1) if isinstance(store, OxigraphGraph) else kg.query(query)
+            if isinstance(kg, EmbeddedSparql):
+                # in a worker process stopped at the deadline; it stops reading at the budget, too
+                runner = self.workers.runner(deadline) if self.workers is not None else None
+                rows = kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
+            elif isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
+                rows = kg.query(query)
+            else:
+                raise InvalidTermError("this graph does not answer SPARQL")
             if form == "ASK":
                 return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
             shown = [{name: node_to_json(value) for name, value in row.items()} for row in rows[:cap]]
@@ -293,14 +292,17 @@ DESCRIPTIONS = {
 }
 
 
-def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MCPServer:
-    """An MCP server with the graph's tools, answering over ``graphs``."""
+def build_server(
+    graphs: CurrentGraph, budgets: ToolBudgets | None = None, workers: WorkerPool | None = None
+) -> MCPServer:
+    """An MCP server with the graph's tools, answering over ``graphs`` (``sparql`` on the embedded
+    store in ``workers``; without them, in this process, where a query cannot be stopped)."""
     require_mcp()
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
 
-    tools = GraphTools(graphs, budgets or ToolBudgets())
+    tools = GraphTools(graphs, budgets or ToolBudgets(), workers)
 
     class GraphServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -313,27 +315,36 @@ def build_server(graphs: CurrentGraph, budgets: ToolBudgets | None = None) -> MC
     server = GraphServer("kg-adapters", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        tool = _guarded(getattr(tools, name), tools.budgets.timeout)
+        tool = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
         server.add_tool(tool, name=name, description=description, annotations=read_only)
     return server
 
 
-def _guarded(method: Callable[..., dict[str, Any]], timeout: float) -> Callable[..., Awaitable[dict[str, Any]]]:
-    """The tool function: runs ``method`` in a worker thread and answers by the time budget (a call
-    past it is abandoned to finish on its own); our errors become ToolError with a one-line message."""
+def _guarded(
+    method: Callable[..., dict[str, Any]], timeout: float, *, ends_by_itself: bool = False
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The tool function: runs ``method`` in a thread of its own and answers by the time budget (a call
+    past it is abandoned to finish on its own; a SPARQL query's worker process is stopped); our errors
+    become ToolError with a one-line message. ``ends_by_itself``: the work stops at ``timeout`` on its own
+    (a worker process killed and replaced, a remote request's deadline): it gets a moment more to do so."""
     import functools
 
     import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from kg_adapters.serve.workers import DEADLINE_GRACE, DeadlinePassed
+
+    past_budget = f"the call ran past the time budget of {timeout:g} s (--timeout)"
+    limit = timeout + DEADLINE_GRACE if ends_by_itself else timeout
+
     @functools.wraps(method)
     async def tool(**arguments: Any) -> dict[str, Any]:
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(limit):
                 work = functools.partial(method, **arguments)
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
-        except TimeoutError:
-            raise ToolError(f"the call ran past the time budget of {timeout:g} s (--timeout)") from None
+        except (TimeoutError, DeadlinePassed):
+            raise ToolError(past_budget) from None
         except KGError as exc:
             raise ToolError(f"{type(exc).__name__}: {one_line(str(exc))}") from None
 
@@ -357,10 +368,17 @@ def _tool_message(exc: Exception) -> str:
 
 
 def run(
-    server: MCPServer, *, transport: str, host: str, port: int, announce: Callable[[str], None] | None = None
+    server: MCPServer,
+    *,
+    transport: str,
+    host: str,
+    port: int,
+    announce: Callable[[str], None] | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> None:
     """Serves until the client disconnects (stdio) or the process is interrupted (http: on a socket
-    bound before anything is announced, so a bad address or a busy port is a ``ListenError``)."""
+    bound before anything is announced, so a bad address or a busy port is a ``ListenError``;
+    ``on_exit`` runs as soon as the stop is asked for)."""
     if transport == "stdio":
         server.run("stdio")
         return
@@ -370,4 +388,4 @@ def run(
     if announce is not None:
         announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
-    run_uvicorn(app, sock, log_level=server.settings.log_level.lower())
+    run_uvicorn(app, sock, log_level=server.settings.log_level.lower(), on_exit=on_exit)

@@ -1,44 +1,30 @@
-"""What a read-only surface lets through: one query of an allowed form, no update, no ``LOAD``,
-no ``SERVICE`` (a query that makes the server fetch from the network is not read-only either).
+"""What a read-only surface lets through: one query of an allowed form, no update, no ``LOAD``, no
+``SERVICE`` (a query that makes the server fetch from the network is not read-only either).
 
-The checks look at the query's keywords with strings, IRIs and comments blanked out, so a literal
-that happens to contain "INSERT" is no reason to refuse."""
+Decided on the query as the engines that run it read it (:mod:`kg_adapters.sparql_lexer`), never on
+text patterns: every reading (Oxigraph's PEG parser and the specification's lexer, with and without
+``\\u`` escapes expanded, on the text as sent and as the embedded store runs it) must find an allowed
+form and no ``SERVICE`` anywhere in its code. Oxigraph matches keywords inside longer words
+(``trueSERVICE``), so ``SERVICE`` is refused wherever it could be read as one, even inside a prefix
+name (``service:x``); strings, IRIs, comments, variables and one-name local parts (``ex:service``) are
+never code, so a literal that happens to contain "SERVICE" is no reason to refuse."""
 
 from __future__ import annotations
 
-import re
-
 from kg_adapters.errors import QueryError
-from kg_adapters.sparql_terms import SKIPPED_SPANS
+from kg_adapters.sparql_lexer import LexError, Reading, readings
+from kg_adapters.sparql_terms import expand_dotted_prefixed_names
 
-_SKIPPED = SKIPPED_SPANS
-_PROLOGUE = re.compile(r"\s*(?:(?:PREFIX\s+[^\s:]*:\s*<>|BASE\s*<>)\s*)*", re.I)
-_FORM = re.compile(r"(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
-_UPDATE = re.compile(r"\b(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|COPY|WITH)\b", re.I)
-_TOKEN = re.compile(r"[?$]\w+|(?:[A-Za-z_][\w.\-]*)?:(?:[\w\-:%\\]|\.(?=[\w\-:%\\]))*|[A-Za-z_]\w*")
-"""Variables, prefixed names (``ex:service``, ``_:b``; a local name never ends with ``.``) and bare
-words, so that only a bare word counts as a keyword."""
-
-
-def _keywords(bare: str) -> set[str]:
-    return {token.upper() for token in _TOKEN.findall(bare) if token[0] not in "?$" and ":" not in token}
+READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
+UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
+"""The SPARQL 1.1 Update operations' keywords (and WITH, which starts a DELETE/INSERT)."""
 
 
 class ReadOnlyViolation(QueryError):
     """A request to change the graph, or to reach beyond it, on a read-only surface."""
 
 
-def blank_out(sparql: str) -> str:
-    """The query with every string, IRI and comment replaced by an empty token of its kind."""
-
-    def blank(match: re.Match[str]) -> str:
-        text = match.group(0)
-        return "<>" if text.startswith("<") else (" " if text.startswith("#") else '""')
-
-    return _SKIPPED.sub(blank, sparql)
-
-
-def query_form(sparql: str, allowed: tuple[str, ...] = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")) -> str:
+def query_form(sparql: str, allowed: tuple[str, ...] = READ_FORMS) -> str:
     """The form of a read-only query (``SELECT``, ``ASK``, ...), upper case.
 
     Raises:
@@ -48,18 +34,38 @@ def query_form(sparql: str, allowed: tuple[str, ...] = ("SELECT", "ASK", "CONSTR
     """
     if not isinstance(sparql, str):
         raise QueryError("the query must be a string")
-    bare = blank_out(sparql)
-    prologue = _PROLOGUE.match(bare)
-    rest = bare[prologue.end() if prologue else 0 :]
-    form = _FORM.match(rest)
-    if form is None:
-        update = _UPDATE.match(rest)
+    texts = [sparql]
+    expanded = expand_dotted_prefixed_names(sparql)  # what the embedded store runs
+    if expanded != sparql:
+        texts.append(expanded)
+    try:
+        every = [reading for text in texts for reading in readings(text)]
+    except LexError as exc:
+        raise QueryError(f"not a SPARQL query: {exc}") from exc
+    forms: set[str | None] = set()
+    for reading in every:
+        form = _form(reading)
+        if reading.code_contains("SERVICE"):
+            raise ReadOnlyViolation("SERVICE (federated query) is refused: this endpoint answers from its own graph")
+        update = next((word for word in reading.code_words() if word in UPDATE_KEYWORDS), None)
         if update is not None:
-            raise ReadOnlyViolation(f"this endpoint is read-only: {update.group(1).upper()} is refused")
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+        forms.add(form)
+    name = forms.pop() if len(forms) == 1 else None
+    if name is None:  # no form, or readings that disagree on it: refused rather than guessed
         raise QueryError("not a SPARQL query (expected SELECT, ASK, CONSTRUCT or DESCRIBE after the prologue)")
-    name = form.group(1).upper()
-    if "SERVICE" in _keywords(rest):
-        raise ReadOnlyViolation("SERVICE (federated query) is refused: this endpoint answers from its own graph")
     if name not in allowed:
         raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}")
     return name
+
+
+def _form(reading: Reading) -> str | None:
+    """The query form the reading starts with (matched as Oxigraph matches keywords: as a prefix)."""
+    word = reading.first_word()
+    for form in READ_FORMS:
+        if word.startswith(form):
+            return form
+    for update in UPDATE_KEYWORDS:
+        if word.startswith(update):
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+    return None

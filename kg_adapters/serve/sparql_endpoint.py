@@ -2,21 +2,26 @@
 
 Built on Starlette (routing, request parsing) served by uvicorn: a small, well-kept ASGI stack that
 the MCP SDK's streamable HTTP transport uses too, so ``kga mcp --transport http`` and ``kga serve``
-share one HTTP stack and one extra. Only two routes exist (``/sparql`` and ``/health``): no static
-files, no directory listing.
+share one HTTP stack and one extra. Routes: ``/sparql`` (a query; without one, the service
+description of :mod:`~kg_adapters.serve.service_description`), ``/health``, and the query page ``/``
+with its own files under ``/static/`` (:mod:`~kg_adapters.serve.page`); no store file, no directory
+listing. Cross-origin reads only for ``--cors`` origins (:mod:`~kg_adapters.serve.cors`).
 
-Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle,
-RDF/XML for CONSTRUCT/DESCRIBE) chosen by content negotiation. The embedded store streams its
+Results are written by Oxigraph's own serializers (SPARQL JSON, XML, CSV, TSV; N-Triples, Turtle, N3,
+RDF/XML, JSON-LD for CONSTRUCT/DESCRIBE) chosen by ``Accept`` and the ``format=`` spellings clients
+send (:mod:`~kg_adapters.serve.formats`). The embedded store streams its
 solutions straight into them; any other backend answers through ``query()`` (SELECT and ASK), its
 rows written as SPARQL JSON and handed to the same serializers, so every backend answers in the
 same bytes.
 
-Budgets: each query runs in a worker thread under a deadline (``--timeout``) and a cap on the
-serialized answer (``--max-result-bytes``), which also bound a remote SPARQL backend (its ``timeout``
-and ``retry_seconds``, and its ``max_response_bytes`` over all the pages of an answer, checked while
-reading, unless its URL sets them); the output sink checks both on every write, so a query
-past its deadline stops as soon as it produces output, and the client gets its answer (503 with a
-message) at the deadline in any case. ``--workers`` bounds the queries evaluated at once.
+Budgets: each query has a deadline (``--timeout``) and a cap on the serialized answer
+(``--max-result-bytes``). The embedded store's queries run in ``--workers`` worker processes
+(:mod:`kg_adapters.serve.workers`) that stream the answer back as it is written: at the deadline the
+client gets 503 and the worker is killed (the query stops using CPU at once, whatever it was doing:
+joining, deduplicating, aggregating, writing nothing) and replaced, so its slot is free again. A remote
+SPARQL backend gets the same budgets (its ``timeout`` and ``retry_seconds``, and its
+``max_response_bytes`` over all the pages of an answer, checked while reading, unless its URL sets
+them), which end its exchange at the deadline. ``--workers`` bounds the queries evaluated at once.
 """
 
 from __future__ import annotations
@@ -39,45 +44,33 @@ from kg_adapters.errors import (
     ResponseTooLarge,
 )
 from kg_adapters.records import Literal
-from kg_adapters.serve import check_limits, require_extra
-from kg_adapters.serve.current import embedded_store
+from kg_adapters.serve import check_limits, require_extra, service_description
+from kg_adapters.serve.cors import cors_middleware
+from kg_adapters.serve.formats import FORMAT_PARAMETERS, GRAPH_FORMATS, RESULT_FORMATS, NotAcceptable, choose_format
+from kg_adapters.serve.page import page_routes
 from kg_adapters.serve.readonly import ReadOnlyViolation, query_form
-from kg_adapters.sparql_terms import expand_dotted_prefixed_names
+from kg_adapters.serve.workers import DEADLINE_GRACE, DeadlinePassed
+from kg_adapters.sparql_terms import check_iri
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from kg_adapters.base import SparqlRunner
     from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.workers import WorkerPool
 
-INSTALL = "pip install 'kg-adapters[serve]'"
 MAX_REQUEST_BYTES = 1 << 20
+
 """Largest request body (a query) accepted."""
 access_log = logging.getLogger("kg_adapters.serve.access")
 
-RESULT_TYPES: dict[str, str] = {
-    "application/sparql-results+json": "JSON",
-    "application/json": "JSON",
-    "application/sparql-results+xml": "XML",
-    "application/xml": "XML",
-    "text/xml": "XML",
-    "text/csv": "CSV",
-    "text/tab-separated-values": "TSV",
-}
-GRAPH_TYPES: dict[str, str] = {
-    "application/n-triples": "N_TRIPLES",
-    "text/plain": "N_TRIPLES",
-    "text/turtle": "TURTLE",
-    "application/x-turtle": "TURTLE",
-    "application/rdf+xml": "RDF_XML",
-}
-FORMAT_NAMES = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV", "turtle": "TURTLE", "ntriples": "N_TRIPLES"}
-"""``format=``/``output=`` request parameters (what Virtuoso-minded clients such as SPARQLWrapper send)."""
-
 
 def require_serve_extra() -> None:
-    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("starlette", "uvicorn"), "kga serve needs Starlette and uvicorn", install_command("serve"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,40 +122,6 @@ class LimitedSink:
         pass
 
 
-def negotiate(accept: str, offered: dict[str, str], default: str) -> tuple[str, str]:
-    """(media type, format name) the ``Accept`` header prefers among ``offered``; ``default`` for
-    ``*/*`` or no header. Raises HttpError 406 when nothing offered is acceptable."""
-    if not accept.strip():
-        return default, offered[default]
-    choices: list[tuple[float, int, str]] = []
-    refused: set[str] = set()
-    for position, part in enumerate(accept.split(",")):
-        fields = [field.strip() for field in part.split(";")]
-        media = fields[0].lower()
-        quality = 1.0
-        for parameter in fields[1:]:
-            name, _, value = parameter.partition("=")
-            if name.strip() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if quality > 0 and media:
-            choices.append((-quality, position, media))
-        elif media:
-            refused.add(media)  # q=0: "not this one", even where a wildcard would match it
-    for _, _, media in sorted(choices):
-        if media in offered:
-            return media, offered[media]
-        if media in ("*/*", "application/*", "text/*"):
-            kind = media.split("/")[0]
-            candidates = [default, *offered] if kind == "*" or default.startswith(kind + "/") else list(offered)
-            for candidate in candidates:
-                if candidate.startswith(kind + "/" if kind != "*" else "") and candidate not in refused:
-                    return candidate, offered[candidate]
-    raise HttpError(406, f"cannot answer in {accept!r}; available: {', '.join(offered)}")
-
-
 def rows_as_json(rows: list[dict[str, Any]]) -> bytes:
     """SPARQL JSON results of ``query()`` rows (full IRIs, ``_:`` blank nodes, Literal values)."""
     if len(rows) == 1 and set(rows[0]) == {"boolean"} and isinstance(rows[0]["boolean"], bool):
@@ -192,54 +151,50 @@ class ParsedRequest:
     query: str
     default_graphs: tuple[str, ...]
     named_graphs: tuple[str, ...]
-    format_override: str | None
+    formats: tuple[str, ...]
+    """The ``format=``/``output=``/``results=`` values, in order (:mod:`kg_adapters.serve.formats`)."""
 
 
 def answer_query(
-    graphs: CurrentGraph, request: ParsedRequest, accept: str, limits: EndpointLimits, deadline: float
+    graphs: CurrentGraph,
+    request: ParsedRequest,
+    accept: str,
+    limits: EndpointLimits,
+    deadline: float,
+    runner: SparqlRunner | None = None,
 ) -> tuple[bytes, str]:
-    """The serialized answer and its media type (runs in a worker thread)."""
+    """The serialized answer and its media type (runs in a worker thread). The embedded store answers
+    through ``runner`` (a worker process, stopped at the deadline) and its own serializers."""
     import pyoxigraph as ox
 
-    from kg_adapters.backends.oxigraph import OxigraphGraph
-    from kg_adapters.base import SparqlQueryable
+    from kg_adapters.base import EmbeddedSparql, SparqlQueryable
 
     form = query_form(request.query)
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
-    offered = GRAPH_TYPES if graph_form else RESULT_TYPES
-    default = "application/n-triples" if graph_form else "application/sparql-results+json"
-    if request.format_override is not None:
-        name = FORMAT_NAMES.get(request.format_override.lower()) or offered.get(request.format_override.lower())
-        if name is None or name not in offered.values():
-            raise HttpError(406, f"unknown or unsuitable format {request.format_override!r} for a {form} query")
-        media = next(media for media, value in offered.items() if value == name)
-    else:
-        media, name = negotiate(accept, offered, default)
+    try:
+        chosen = choose_format(
+            GRAPH_FORMATS if graph_form else RESULT_FORMATS, accept, request.formats, what=f"a {form} query"
+        )
+    except NotAcceptable as exc:
+        raise HttpError(406, str(exc)) from exc
+    name = chosen.name
     sink = LimitedSink(limits.max_result_bytes, deadline)
     output = cast(IO[bytes], sink)  # pyoxigraph writes to anything with write()
     with graphs.use() as kg:
-        inner = embedded_store(kg)
-        if isinstance(inner, OxigraphGraph):
-            options: dict[str, Any] = {}
-            try:
-                if request.default_graphs:
-                    options["default_graph"] = [ox.NamedNode(iri) for iri in request.default_graphs]
-                if request.named_graphs:
-                    options["named_graphs"] = [ox.NamedNode(iri) for iri in request.named_graphs]
-            except ValueError as exc:
-                raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
-            try:
-                result = inner.store.query(expand_dotted_prefixed_names(request.query), **options)
-                if isinstance(result, ox.QueryTriples):
-                    result.serialize(output, getattr(ox.RdfFormat, name))
-                else:
-                    result.serialize(output, getattr(ox.QueryResultsFormat, name))
-            except SyntaxError as exc:
-                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
-            except ValueError as exc:
-                raise QueryError(f"Oxigraph rejected the query: {exc}") from exc
-            except OSError as exc:
-                raise BackendError(f"Oxigraph failed: {exc}") from exc
+        if isinstance(kg, EmbeddedSparql):
+            for graph in (*request.default_graphs, *request.named_graphs):
+                try:
+                    check_iri(graph)
+                except InvalidTermError as exc:
+                    raise HttpError(400, f"default-graph-uri/named-graph-uri must be absolute IRIs: {exc}") from exc
+            kg.sparql_write(
+                request.query,
+                output,
+                format=name,
+                default_graphs=request.default_graphs,
+                named_graphs=request.named_graphs,
+                runner=runner,
+            )
         else:
             if graph_form:
                 raise HttpError(
@@ -253,14 +208,15 @@ def answer_query(
                 rows = kg.query(request.query)
             except ResponseTooLarge as exc:  # the backend stopped reading at the cap kga serve set on it
                 raise too_large(limits.max_result_bytes) from exc
+            solutions: Any = None
             try:
                 solutions = ox.parse_query_results(rows_as_json(rows), ox.QueryResultsFormat.JSON)
                 solutions.serialize(output, getattr(ox.QueryResultsFormat, name))
             except (SyntaxError, ValueError) as exc:  # e.g. an IRI with a space, which an endpoint may hold
                 raise BackendError(f"the graph answered a term SPARQL results cannot carry: {exc}") from exc
-    if name in ("CSV", "TSV"):
-        media += "; charset=utf-8"
-    return b"".join(sink.parts), media
+            finally:
+                del solutions  # dropped by the thread that made it (pyoxigraph refuses another)
+    return b"".join(sink.parts), chosen.content_type
 
 
 async def parse_request(request: Request) -> ParsedRequest:
@@ -289,17 +245,21 @@ async def parse_request(request: Request) -> ParsedRequest:
     queries = [value for name, value in params if name == "query"]
     if len(queries) != 1:
         raise HttpError(400, "give exactly one query parameter" if queries else "no query given (query=...)")
-    override = next((value for name, value in params if name in ("format", "output", "results") and value), None)
     return ParsedRequest(
         query=queries[0],
         default_graphs=tuple(value for name, value in params if name == "default-graph-uri"),
         named_graphs=tuple(value for name, value in params if name == "named-graph-uri"),
-        format_override=override,
+        formats=tuple(value for name, value in params if name in FORMAT_PARAMETERS),
     )
 
 
-def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
-    """The Starlette application: ``/sparql`` (GET, POST) and ``/health``."""
+def build_app(  # noqa: C901 -- issue 20/21 rework
+    graphs: CurrentGraph, limits: EndpointLimits, workers: WorkerPool | None = None, *, cors: tuple[str, ...] = ()
+) -> Starlette:
+    """The Starlette application: ``/sparql`` (GET, POST), ``/health`` and the query page (``/``,
+    ``/static/``); cross-origin reads for the ``cors`` origins only (:mod:`kg_adapters.serve.cors`).
+    ``workers``: where the embedded store's queries run (without them, in this process, where a query
+    cannot be stopped)."""
     require_serve_extra()
     import anyio
     import anyio.from_thread
@@ -340,8 +300,8 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                 with contextlib.suppress(RuntimeError):  # RuntimeError: the server's event loop has stopped
                     anyio.from_thread.run_sync(slots.release_on_behalf_of, token, token=loop)
 
-        try:
-            with anyio.fail_after(max(0.0, deadline - time.monotonic())):
+        try:  # the work returns by the deadline by itself; this only bounds a backend overrunning its own
+            with anyio.fail_after(max(0.0, deadline + DEADLINE_GRACE - time.monotonic())):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except BaseException:
             with lock:
@@ -349,6 +309,9 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
                     state["dropped"] = True
                     slots.release_on_behalf_of(token)
             raise
+
+    past_deadline = f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n"
+    past_deadline_bytes = past_deadline.encode()
 
     async def sparql(request: Request) -> Response:
         started = time.monotonic()
@@ -359,8 +322,10 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
             form = query_form(parsed.query)
             accept = request.headers.get("accept", "")
 
+            runner = workers.runner(deadline) if workers is not None else None
+
             def run() -> tuple[bytes, str]:
-                return answer_query(graphs, parsed, accept, limits, deadline)
+                return answer_query(graphs, parsed, accept, limits, deadline, runner)
 
             body, media = await evaluate(run, deadline)
         except HttpError as exc:
@@ -370,14 +335,13 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
         except (QueryError, InvalidTermError) as exc:
             status, body = 400, (str(exc) + "\n").encode()
         except TimeoutError:
-            status = 503
-            body = (
-                f"the query ran past the server's time limit of {limits.timeout:g} s (--timeout); narrow it\n".encode()
-            )
+            status, body = 503, past_deadline_bytes
         except KGError as exc:
             # the backend's own deadline (kga serve sets it to its own), retried or not, is a timeout too
             timed_out = isinstance(exc, BackendTimeout) or isinstance(exc.__cause__, BackendTimeout)
             status, body = 503 if timed_out else 500, (str(exc).splitlines()[0] + "\n").encode()
+            if isinstance(exc, DeadlinePassed):  # its worker was stopped at the deadline
+                body = past_deadline_bytes
         access_log.info(
             '%s "%s %s" %s %s %s %.1fms',
             request.client.host if request.client else "-",
@@ -396,8 +360,20 @@ def build_app(graphs: CurrentGraph, limits: EndpointLimits) -> Starlette:
     async def health(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
-    routes = [Route("/sparql", sparql, methods=["GET", "POST"]), Route("/health", health, methods=["GET"])]
-    return Starlette(routes=routes)
+    describe_service = service_description.handler(graphs)
+
+    async def endpoint(request: Request) -> Response:
+        """``/sparql``: a query, or without one (GET) the service description."""
+        if request.method in ("GET", "HEAD") and service_description.asked(request.url.query):
+            return await describe_service(request)
+        return await sparql(request)
+
+    routes = [
+        Route("/sparql", endpoint, methods=["GET", "POST"]),
+        Route("/health", health, methods=["GET"]),
+        *page_routes(),
+    ]
+    return Starlette(routes=routes, middleware=cors_middleware(cors))
 
 
 def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> Response:
@@ -407,14 +383,26 @@ def _response(body: bytes, status: int, media: str, headers: dict[str, str]) -> 
 
 
 def serve(
-    graphs: CurrentGraph, *, host: str, port: int, limits: EndpointLimits, announce: Callable[[str], None] | None = None
+    graphs: CurrentGraph,
+    *,
+    host: str,
+    port: int,
+    limits: EndpointLimits,
+    cors: tuple[str, ...] = (),
+    announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it)."""
+    """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it, and its worker processes)."""
     from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.workers import pool_for
 
-    app = build_app(graphs, limits)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     sock = listening_socket(host, port)  # a bad address or a busy port: ListenError, before any announcement
-    if announce is not None:
-        announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql")
-    run_uvicorn(app, sock, access_log=False, lifespan="off")
+    workers = pool_for(graphs, limits.workers)
+    try:
+        app = build_app(graphs, limits, workers, cors=cors)
+        if announce is not None:
+            announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql, query page at http://{host}:{port}/")
+        run_uvicorn(app, sock, access_log=False, lifespan="off", on_exit=workers.close if workers else None)
+    finally:
+        if workers is not None:
+            workers.close()

@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pyoxigraph as ox
@@ -176,6 +176,9 @@ class _Server(ThreadingHTTPServer):
     owner: FaultServer
 
 
+_S = TypeVar("_S", bound="FaultServer")
+
+
 class FaultServer:
     """A loopback SPARQL endpoint with scripted faults; see the module docstring."""
 
@@ -229,7 +232,7 @@ class FaultServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self) -> FaultServer:
+    def start(self: _S) -> _S:
         if self._httpd is not None:
             return self
         httpd = _Server(("127.0.0.1", 0), _Handler)
@@ -252,7 +255,7 @@ class FaultServer:
             self._thread.join(timeout=10)
             self._thread = None
 
-    def __enter__(self) -> FaultServer:
+    def __enter__(self: _S) -> _S:
         return self.start()
 
     def __exit__(
@@ -436,53 +439,57 @@ class _Handler(BaseHTTPRequestHandler):
                 owner._leave()
 
         try:
-            if fault == "reset":
-                leave()
-                self._reset()
-                return
             if fault == "stall":
-                if not owner._stall(self.connection):
-                    leave()
-                    self._reset()
-                    return
-                fault = "ok"
-            status, _, after = fault.partition(":")
-            if status == MAXLAG:
-                leave()
-                self._send(_maxlag(after or str(owner.plan.retry_after)))
-                return
-            if status.isdigit():
-                headers: list[tuple[str, str]] = []
-                if status == "429" or after:
-                    headers.append(("Retry-After", after or str(owner.plan.retry_after)))
-                answer = _text(int(status), f"injected fault: HTTP {status}", tuple(headers))
-                leave()
-                self._send(answer)
-                return
-            if fault == "redirect":
-                leave()
-                if not owner._stopping.wait(owner.drip_interval):
-                    location = owner.path + ("?" + urlencode({"query": query}) if query is not None else "")
-                    self._send(_Answer(302, (("Location", location),), b""))
-                return
-            if fault == "endless":
-                leave()
-                self._endless()
+                fault = "ok" if owner._stall(self.connection) else "reset"
+            if self._refuse(fault, query, leave):
                 return
             answer = owner._answer(query, self.headers.get("Accept"))
             leave()
-            if fault == "slow_headers":
-                self._slow_headers(answer)
-            elif fault == "truncate":
-                self._send(answer, body=answer.body[: len(answer.body) // 2], close=True)
-            elif fault == "drip":
-                self._drip(answer)
-            else:
-                self._send(answer)
+            self._deliver(fault, answer)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
             leave()
+
+    def _refuse(self, fault: str, query: str | None, leave: Callable[[], None]) -> bool:
+        """Plays a fault that answers no query (a reset, an HTTP error, a redirect, an endless body);
+        False for the faults that deliver the real answer."""
+        owner = self.server.owner
+        status, _, after = fault.partition(":")
+        if fault == "reset":
+            leave()
+            self._reset()
+        elif status == MAXLAG:
+            leave()
+            self._send(_maxlag(after or str(owner.plan.retry_after)))
+        elif status.isdigit():
+            headers: list[tuple[str, str]] = []
+            if status == "429" or after:
+                headers.append(("Retry-After", after or str(owner.plan.retry_after)))
+            leave()
+            self._send(_text(int(status), f"injected fault: HTTP {status}", tuple(headers)))
+        elif fault == "redirect":
+            leave()
+            if not owner._stopping.wait(owner.drip_interval):
+                location = owner.path + ("?" + urlencode({"query": query}) if query is not None else "")
+                self._send(_Answer(302, (("Location", location),), b""))
+        elif fault == "endless":
+            leave()
+            self._endless()
+        else:
+            return False
+        return True
+
+    def _deliver(self, fault: str, answer: _Answer) -> None:
+        """The real answer, as the fault delivers it (slowly, cut short, dripped, or plainly)."""
+        if fault == "slow_headers":
+            self._slow_headers(answer)
+        elif fault == "truncate":
+            self._send(answer, body=answer.body[: len(answer.body) // 2], close=True)
+        elif fault == "drip":
+            self._drip(answer)
+        else:
+            self._send(answer)
 
     def _simple(self, status: int, message: str) -> None:
         self._send(_text(status, message))

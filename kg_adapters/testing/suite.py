@@ -13,13 +13,14 @@ backends are held to the same exact answers (not merely to agreeing with each ot
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
 
-from kg_adapters.base import KnowledgeGraph, SparqlQueryable
+from kg_adapters.base import KnowledgeGraph, SparqlQueryable, WritableGraph
 from kg_adapters.errors import BackendError, InvalidTermError, KGError, QueryError
 from kg_adapters.records import Edge, EdgeList, Entity, Literal, Path, PathResult
 
@@ -213,6 +214,42 @@ OPERATIONS: dict[str, Callable[[KnowledgeGraph, Any], object]] = {
     "labels": lambda kg, bad: kg.labels(bad),
     "labels-batch": lambda kg, bad: kg.labels([A, bad]),
 }
+
+
+def graph_fixture(
+    make: Callable[..., KnowledgeGraph], *sources: str, kind: type | None = None, name: str = "make_kg"
+) -> Any:
+    """A class-scoped ``make_kg`` fixture in one line (``name="make_fb_kg"`` for the Freebase suite): it
+    reads the fixtures named ``sources`` once per class and makes each graph as ``make(*their values,
+    **options)``, checking that it is a ``kind`` when one is given::
+
+        class TestMyBackend(KGConformance):
+            make_kg = graph_fixture(lambda path: connect(f"mine://{path}"), "graph_file", kind=MyGraph)
+    """
+
+    def fixture(cls: type, request: pytest.FixtureRequest) -> Callable[..., KnowledgeGraph]:
+        values = [request.getfixturevalue(source) for source in sources]
+
+        def made(**options: Any) -> KnowledgeGraph:
+            graph = make(*values, **options)
+            assert kind is None or isinstance(graph, kind), f"expected a {kind.__name__}, got {graph!r}"
+            return graph
+
+        return made
+
+    # a classmethod, as pytest wants class-scoped fixtures defined in a class
+    return pytest.fixture(scope="class", name=name)(classmethod(fixture))  # type: ignore[arg-type]
+
+
+def loaded_graph(url: str, path: os.PathLike[str] | str, **options: Any) -> KnowledgeGraph:
+    """``connect(url, **options)`` (a writable graph, e.g. ``oxigraph://`` in memory) with the RDF file
+    at ``path`` loaded into it."""
+    from kg_adapters import connect
+
+    graph = connect(url, **options)
+    assert isinstance(graph, WritableGraph), f"{url} does not take writes"
+    graph.load(str(path))
+    return graph
 
 
 def walks(result: Iterable[Path]) -> Counter[tuple[str, tuple[Edge, ...]]]:

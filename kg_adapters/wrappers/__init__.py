@@ -17,14 +17,13 @@ from kg_adapters.wrappers.cache import (
     CachedDict,
     CachedKG,
     CachedList,
-    CachedSparqlKG,
     CacheMode,
     CacheStats,
     ResultCache,
     cache_namespace,
     cached,
 )
-from kg_adapters.wrappers.counting import CountingKG, CountingSparqlKG
+from kg_adapters.wrappers.counting import CountingKG
 from kg_adapters.wrappers.rate_limit import RateLimitedTransport
 from kg_adapters.wrappers.retry import RetryingTransport
 
@@ -34,9 +33,7 @@ __all__ = [
     "CachedDict",
     "CachedKG",
     "CachedList",
-    "CachedSparqlKG",
     "CountingKG",
-    "CountingSparqlKG",
     "DelegatingGraph",
     "RateLimitedTransport",
     "ResultCache",

@@ -1,155 +1,105 @@
 """One delegation base for every wrapper around a :class:`~kg_adapters.base.KnowledgeGraph`.
 
 :class:`DelegatingGraph` forwards each operation of the interface to ``inner``, and a wrapper
-overrides only what it changes. The optional abilities (``query``, ``detect_profile``,
-``use_relation_filter``, ``add``/``load``) are forwarded too, but only when ``inner`` has them:
+overrides only what it changes. Its forwarders take their signatures from the Protocol
+(:func:`~kg_adapters.base.forwards`), so an operation's options are written once, in ``base.py``.
+
+The optional abilities (:data:`ABILITIES`: ``query``, the embedded store's ``reader_url``/``sparql_rows``/
+``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``, ``native_walks``,
+``relation_counts``) are
+forwarded too, but only when ``inner`` has them:
 ``isinstance(wrapper, SparqlQueryable)`` must answer what ``isinstance(inner, SparqlQueryable)``
-answers, and the runtime-checkable Protocols only look at which methods exist. So the class of a
-wrapper instance is composed when it is made: the wrapper's own class plus one forwarding mixin per
-ability of ``inner`` (:data:`CAPABILITIES`), built once per combination and cached. A wrapper
-changes an ability by naming its own mixin in ``capability_mixins`` (the cache answers ``query``
-from its store). No ``__getattr__``: every forwarded method is written out once, here.
+answers, and the runtime-checkable Protocols look only at which attributes exist. So a wrapper puts
+the forwarder of each ability ``inner`` has on the instance when it is made (the bound method in its
+``__dict__``, where ``hasattr`` and, from Python 3.12, ``inspect.getattr_static`` find it): the class
+stays the wrapper's own (``type(CountingKG(kg)) is CountingKG``) and pickles by name. A wrapper changes
+an ability by overriding its private forwarder (``_query``: the cache answers queries from its store);
+defining the public name on the class is refused, as it would claim the ability for every inner graph.
+No ``__getattr__``: every forwarded method is written out once, here.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, TypeVar, cast
+from typing import IO, Any, cast
 
 from kg_adapters.base import (
     ClosesOnExit,
-    Direction,
+    CountsRelations,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
-    Langs,
+    NativeWalks,
     ProfileDetecting,
     RelationFilterable,
     SparqlQueryable,
     WritableGraph,
+    forwards,
 )
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
 
-__all__ = [
-    "CAPABILITIES",
-    "DelegatingGraph",
-    "ForwardingMixin",
-    "ForwardsProfileDetection",
-    "ForwardsQuery",
-    "ForwardsRelationFilter",
-    "ForwardsWriting",
-]
+__all__ = ["ABILITIES", "DelegatingGraph", "abilities_of"]
 
-
-class ForwardingMixin:
-    """A forwarding mixin: its methods reach ``self.inner``."""
-
-    inner: KnowledgeGraph
-
-    def _calling(self, operation: str, ids: Ids) -> None:
-        """See :meth:`DelegatingGraph._calling`."""
-
-
-class ForwardsQuery(ForwardingMixin):
-    """:class:`SparqlQueryable`, forwarded."""
-
-    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
-        self._calling("query", [sparql])
-        return cast(SparqlQueryable, self.inner).query(sparql)
-
-
-class ForwardsProfileDetection(ForwardingMixin):
-    """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""
-
-    def detect_profile(self) -> Profile:
-        return cast(ProfileDetecting, self.inner).detect_profile()
-
-
-class ForwardsRelationFilter(ForwardingMixin):
-    """:class:`RelationFilterable`, forwarded."""
-
-    def use_relation_filter(self, relation_filter: object) -> None:
-        cast(RelationFilterable, self.inner).use_relation_filter(relation_filter)
-
-
-class ForwardsWriting(ForwardingMixin):
-    """:class:`WritableGraph`, forwarded."""
-
-    def add(self, edges: Iterable[Edge]) -> int:
-        return cast(WritableGraph, self.inner).add(edges)
-
-    def load(self, path: str, *, format: str | None = None) -> None:
-        cast(WritableGraph, self.inner).load(path, format=format)
-
-
-CAPABILITIES: tuple[tuple[type, type[ForwardingMixin]], ...] = (
-    (SparqlQueryable, ForwardsQuery),
-    (ProfileDetecting, ForwardsProfileDetection),
-    (RelationFilterable, ForwardsRelationFilter),
-    (WritableGraph, ForwardsWriting),
+ABILITIES: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (SparqlQueryable, ("query",)),
+    (EmbeddedSparql, ("reader_url", "sparql_rows", "sparql_write")),
+    (ProfileDetecting, ("detect_profile",)),
+    (RelationFilterable, ("use_relation_filter",)),
+    (WritableGraph, ("add", "load")),
+    (NativeWalks, ("native_walks",)),
+    (CountsRelations, ("relation_counts",)),
 )
-"""Each optional ability (a runtime-checkable Protocol) and the mixin that forwards it."""
+"""Each optional ability (a runtime-checkable Protocol) and the attributes that make it up."""
 
-_CAPABILITY_METHODS = frozenset(
-    name for _, mixin in CAPABILITIES for name, value in vars(mixin).items() if callable(value)
-)
-
-_D = TypeVar("_D", bound="DelegatingGraph")
-_composed: dict[tuple[type, tuple[type, ...]], type] = {}
-_composed_lock = threading.Lock()
+_ABILITY_NAMES = frozenset(name for _, names in ABILITIES for name in names)
 
 
-def _compose(cls: type[_D], inner: object) -> type[_D]:
-    """``cls`` plus the mixins of the abilities ``inner`` has (``cls`` itself when it has none)."""
-    overrides = cls.capability_mixins
-    abilities = [(protocol, default) for protocol, default in CAPABILITIES if isinstance(inner, protocol)]
-    mixins = tuple(overrides.get(protocol, default) for protocol, default in abilities)
-    if not mixins:
-        return cls
-    with _composed_lock:
-        composed = _composed.get((cls, mixins))
-        if composed is None:
-            namespace = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
-            composed = type(cls.__name__, (cls, *mixins), namespace)
-            _composed[(cls, mixins)] = composed
-    return cast(type[_D], composed)
+def abilities_of(graph: object) -> list[type]:
+    """The optional abilities (Protocols of :data:`ABILITIES`) ``graph`` has."""
+    return [protocol for protocol, _ in ABILITIES if isinstance(graph, protocol)]
 
 
 class DelegatingGraph(ClosesOnExit):
     """A :class:`KnowledgeGraph` that forwards everything to ``inner``, including the optional
     abilities ``inner`` has (and only those). ``close()`` closes ``inner``.
 
-    Subclasses override the operations they change and name their own mixin for an optional ability
-    in ``capability_mixins`` (never a method such as ``query`` on the class itself: that would claim
-    the ability for every inner graph, and :meth:`__init_subclass__` refuses it).
+    Subclasses override the operations they change, and an ability through its private forwarder
+    (``_query``, ``_detect_profile``, ``_use_relation_filter``, ``_add``, ``_load``). A wrapper is
+    picklable when ``inner`` is (subclasses drop and remake what cannot be pickled, such as locks, in
+    ``__getstate__``/``__setstate__``).
     """
-
-    capability_mixins: ClassVar[dict[type, type[ForwardingMixin]]] = {}
-    """Protocol -> the mixin this wrapper uses instead of the plain forwarding one."""
 
     inner: KnowledgeGraph
 
-    def __new__(cls: type[_D], inner: KnowledgeGraph, *args: Any, **kwargs: Any) -> _D:
-        return object.__new__(_compose(cls, inner))
-
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if any(issubclass(cls, mixin) for _, mixin in CAPABILITIES):
-            return  # a composed class
-        claimed = sorted(_CAPABILITY_METHODS & vars(cls).keys())
+        claimed = sorted(_ABILITY_NAMES & vars(cls).keys())
         if claimed:
             raise TypeError(
-                f"{cls.__name__} defines {', '.join(claimed)} on the class, which would claim an ability the "
-                "inner graph may lack; put it in a mixin named in capability_mixins"
+                f"{cls.__name__} defines {', '.join(claimed)} on the class, which would claim an ability the inner "
+                f"graph may lack; override the private forwarder instead ({', '.join('_' + c for c in claimed)})"
             )
-        for protocol, mixin in cls.capability_mixins.items():
-            default = dict(CAPABILITIES).get(protocol)
-            if default is None or not issubclass(mixin, default):
-                raise TypeError(f"{cls.__name__}.capability_mixins: {mixin.__name__} must extend the forwarding mixin")
 
     def __init__(self, inner: KnowledgeGraph) -> None:
         self.inner = inner
+        self._adopt_abilities()
+
+    def _adopt_abilities(self) -> None:
+        """Puts on this instance the forwarders of exactly the abilities ``inner`` has."""
+        for protocol in abilities_of(self.inner):
+            for name in dict(ABILITIES)[protocol]:
+                if name == "native_walks":  # a declaration, not a method
+                    self.__dict__[name] = True
+                else:
+                    self.__dict__[name] = getattr(self, "_" + name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.__dict__.items() if name not in _ABILITY_NAMES}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._adopt_abilities()
 
     def _calling(self, operation: str, ids: Ids) -> None:
         """Called by every forwarded read operation just before it reaches ``inner``, with what it asks
@@ -161,89 +111,95 @@ class DelegatingGraph(ClosesOnExit):
         """The inner graph's profile, read live (a backend may switch it: ``detect_profile``)."""
         return self.inner.profile
 
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         self._calling("neighbors", ids)
-        return self.inner.neighbors(
-            ids,
-            direction=direction,
-            relations=relations,
-            limit_per_entity=limit_per_entity,
-            literals=literals,
-            expand_cvt=expand_cvt,
-            qualifiers=qualifiers,
-        )
+        return self.inner.neighbors(ids, **options)
 
-    def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
+    @forwards(KnowledgeGraph.relations)
+    def relations(self, ids: Ids, **options: Any) -> dict[str, list[str]]:
         self._calling("relations", ids)
-        return self.inner.relations(ids, direction=direction, expand_cvt=expand_cvt)
+        return self.inner.relations(ids, **options)
 
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.paths)
+    def paths(self, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
         self._calling("paths", starts)
-        return self.inner.paths(
-            starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
-        )
+        return self.inner.paths(starts, relation_path, **options)
 
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
+    @forwards(KnowledgeGraph.shortest_paths)
+    def shortest_paths(self, sources: Ids, targets: Ids, **options: Any) -> PathResult:
         self._calling("shortest_paths", sources)
-        return self.inner.shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
+        return self.inner.shortest_paths(sources, targets, **options)
 
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
+    @forwards(KnowledgeGraph.subgraph)
+    def subgraph(self, seeds: Ids, **options: Any) -> EdgeList:
         self._calling("subgraph", seeds)
-        return self.inner.subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
+        return self.inner.subgraph(seeds, **options)
 
-    def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
+    @forwards(KnowledgeGraph.labels)
+    def labels(self, ids: Ids, **options: Any) -> dict[str, str]:
         self._calling("labels", ids)
-        return self.inner.labels(ids, lang=lang)
+        return self.inner.labels(ids, **options)
 
-    def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
+    @forwards(KnowledgeGraph.describe)
+    def describe(self, ids: Ids, **options: Any) -> dict[str, Entity]:
         self._calling("describe", ids)
-        return self.inner.describe(ids, lang=lang)
+        return self.inner.describe(ids, **options)
 
-    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+    @forwards(KnowledgeGraph.search)
+    def search(self, text: str, **options: Any) -> list[Entity]:
         self._calling("search", [text])
-        return self.inner.search(text, limit=limit)
+        return self.inner.search(text, **options)
 
-    def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
+    @forwards(KnowledgeGraph.search_relations)
+    def search_relations(self, text: str, **options: Any) -> list[Entity]:
         self._calling("search_relations", [text])
-        return self.inner.search_relations(text, limit=limit)
+        return self.inner.search_relations(text, **options)
 
     def close(self) -> None:
         self.inner.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.inner!r})"
+
+    # -- the optional abilities' forwarders (put on the instance only when ``inner`` has the ability) --
+    def _query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        """:class:`SparqlQueryable`, forwarded."""
+        self._calling("query", [sparql])
+        return cast(SparqlQueryable, self.inner).query(sparql)
+
+    def _reader_url(self) -> str | None:
+        """:class:`EmbeddedSparql`, forwarded."""
+        return cast(EmbeddedSparql, self.inner).reader_url()
+
+    @forwards(EmbeddedSparql.sparql_rows)
+    def _sparql_rows(self, sparql: str, **options: Any) -> list[dict[str, Node | bool]]:
+        """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
+        self._calling("query", [sparql])
+        return cast(EmbeddedSparql, self.inner).sparql_rows(sparql, **options)
+
+    @forwards(EmbeddedSparql.sparql_write)
+    def _sparql_write(self, sparql: str, output: IO[bytes], **options: Any) -> None:
+        """:class:`EmbeddedSparql`, forwarded; the query is seen by :meth:`_calling` as ``query``."""
+        self._calling("query", [sparql])
+        cast(EmbeddedSparql, self.inner).sparql_write(sparql, output, **options)
+
+    def _relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
+        """:class:`CountsRelations`, forwarded."""
+        return cast(CountsRelations, self.inner).relation_counts(max_relations=max_relations)
+
+    def _detect_profile(self) -> Profile:
+        """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""
+        return cast(ProfileDetecting, self.inner).detect_profile()
+
+    def _use_relation_filter(self, relation_filter: object) -> None:
+        """:class:`RelationFilterable`, forwarded."""
+        cast(RelationFilterable, self.inner).use_relation_filter(relation_filter)
+
+    def _add(self, edges: Iterable[Edge]) -> int:
+        """:class:`WritableGraph`, forwarded."""
+        return cast(WritableGraph, self.inner).add(edges)
+
+    def _load(self, path: str, *, format: str | None = None) -> None:
+        """:class:`WritableGraph`, forwarded."""
+        cast(WritableGraph, self.inner).load(path, format=format)

@@ -2,10 +2,12 @@
 
 ``cached(kg, cache=ResultCache("cache.sqlite"), namespace="https://query.wikidata.org/sparql")``
 answers ``neighbors``/``relations``/``labels`` entity by entity: each id is looked up under its
-own key and only the misses are fetched from the wrapped KG, in one batched call. Composite
-operations (``paths``, ``shortest_paths``, ``subgraph``) run the shared algorithms over the
-wrapper itself, so every hop goes through the cache and a beam search that expands the same
-entities again pays nothing for them. Answers say whether they came from the cache
+own key and only the misses are fetched from the wrapped KG, in one batched call. The walks
+(``paths``, ``shortest_paths``, ``subgraph``) depend on the wrapped KG: over one that walks natively
+(:class:`~kg_adapters.base.NativeWalks`: the embedded store's traversal index), whole answers are
+cached, keyed by every argument, so the native walk answers a miss; over any other, the shared
+algorithms run over the wrapper itself, so every hop goes through the cache and a beam search that
+expands the same entities again pays nothing for them. Answers say whether they came from the cache
 (``from_cache`` on :class:`CachedDict`, :class:`CachedList`, ``PathResult`` and ``EdgeList``).
 
 :class:`ResultCache` (``kg_adapters.sqlite_lru``) is an in-memory LRU in front of an optional
@@ -31,19 +33,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from kg_adapters import algorithms
 from kg_adapters.base import (
     Direction,
+    EmbeddedSparql,
     Ids,
     KnowledgeGraph,
     Langs,
-    SparqlQueryable,
+    NativeWalks,
     as_id_list,
-    check_budget,
+    call_options,
     check_direction,
+    forwards,
 )
+from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError
 from kg_adapters.profiles import Profile
 from kg_adapters.records import (
@@ -53,15 +58,20 @@ from kg_adapters.records import (
     Node,
     PathResult,
     edge_from_json,
+    edge_list_from_json,
+    edge_list_to_json,
     edge_to_json,
     entity_from_json,
     entity_to_json,
     node_to_json,
+    path_result_from_json,
+    path_result_to_json,
     term_from_json,
 )
 from kg_adapters.sparql_terms import check_langs, check_text
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
-from kg_adapters.wrappers.base import DelegatingGraph, ForwardingMixin, ForwardsQuery
+from kg_adapters.url import redact_url
+from kg_adapters.wrappers.base import DelegatingGraph
 
 __all__ = [
     "CacheMode",
@@ -69,7 +79,6 @@ __all__ = [
     "CachedDict",
     "CachedKG",
     "CachedList",
-    "CachedSparqlKG",
     "ResultCache",
     "cache_namespace",
     "cached",
@@ -83,6 +92,7 @@ encoded with the one JSON codec for records (:mod:`kg_adapters.records`; version
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 _T = TypeVar("_T")
+_A = TypeVar("_A", PathResult, EdgeList)
 
 
 # -- answers that know where they came from ------------------------------------------------------
@@ -129,6 +139,23 @@ def _copy(value: Any) -> Any:
 def _hashable(parts: tuple[object, ...]) -> tuple[object, ...]:
     """A key tuple with its lists turned into tuples, for an in-memory dict."""
     return tuple(tuple(part) if isinstance(part, list) else part for part in parts)
+
+
+_WALK_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], PathResult | EdgeList]]] = {
+    "paths": (path_result_to_json, path_result_from_json),
+    "shortest_paths": (path_result_to_json, path_result_from_json),
+    "subgraph": (edge_list_to_json, edge_list_from_json),
+}
+"""How each walk's whole answer is written to the cache file and read back."""
+
+
+def _frozen(value: object) -> object:
+    """``value`` (JSON-like: lists, dicts, scalars) as a hashable value, for an in-memory dict."""
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return tuple((key, _frozen(item)) for key, item in value.items())
+    return value
 
 
 _STRING = (
@@ -184,39 +211,18 @@ _ABSENT = {"absent": True}
 """Stored for an id without a label, so it is not fetched again."""
 
 
-class _CachesQueries(ForwardsQuery):
-    """``query`` answers cached by the whitespace-normalised query text (:func:`normalize_sparql`),
-    for an inner graph that answers raw SPARQL."""
-
-    def query(self, sparql: str) -> list[dict[str, Node | bool]]:
-        assert isinstance(self, CachedKG)
-        self._check_open()
-        if not isinstance(sparql, str):
-            raise InvalidTermError("the query must be a string")
-        key = self._key(self.profile, "query", normalize_sparql(sparql))
-        stored = self.cache.lookup([key])
-        if 0 in stored:
-            self._count(hits=1)
-            rows = [{name: term_from_json(value) for name, value in row.items()} for row in stored[0]]
-            return CachedList(rows, from_cache=True)
-        self._count(misses=1)
-        self._refuse_in_replay("query", [repr(sparql[:200])])
-        answer = super().query(sparql)
-        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
-        return CachedList(answer, from_cache=False)
-
-
 class CachedKG(DelegatingGraph):
     """A :class:`KnowledgeGraph` answering from ``cache`` and asking ``inner`` only for misses.
 
     Built on :class:`~kg_adapters.wrappers.base.DelegatingGraph`: it keeps the inner graph's optional
-    abilities (raw ``query``, cached here; ``detect_profile``, ``use_relation_filter``, writing,
-    forwarded). The profile is read from ``inner`` on every call, so keys follow a profile the
-    backend switches later. ``inner``, ``cache`` and ``namespace`` are exposed for callers that need
-    them. ``close()`` closes ``inner`` (and the cache when ``close_cache``).
+    abilities (raw ``query`` and the embedded store's ``sparql_rows``, cached here by the
+    whitespace-normalised query text; ``sparql_write``, ``detect_profile``,
+    ``use_relation_filter``, writing and native walks, forwarded). The profile is read from ``inner``
+    on every call, so keys follow a profile the backend switches later. ``inner``, ``cache`` and
+    ``namespace`` are exposed for callers that need them. ``close()`` closes ``inner`` (and the cache
+    when ``close_cache``). Picklable when ``inner`` is: the copy has its own handle on the cache (the
+    same file, or a copy of a memory cache's entries) and remembers no decoded answers.
     """
-
-    capability_mixins: ClassVar[dict[type, type[ForwardingMixin]]] = {SparqlQueryable: _CachesQueries}
 
     def __init__(
         self,
@@ -230,55 +236,59 @@ class CachedKG(DelegatingGraph):
             raise InvalidTermError("namespace must be a non-empty string naming the endpoint or store")
         super().__init__(inner)
         self.cache = cache
-        self.namespace = namespace
+        self.namespace = redact_url(namespace)
+        """The namespace without credentials (they never reach a key, a message or a repr): the same
+        endpoint answers the same whoever logs in."""
         self.close_cache = close_cache
-        self._lock = threading.Lock()
-        self._local = threading.local()
         self._hits = 0
         self._misses = 0
         self._closed = False
-        # Decoded per-entity answers under plain tuple keys, in front of the cache: a warm beam
-        # search then pays neither key hashing (JSON + SHA-256) nor decoding on every hop.
+        self._native = isinstance(inner, NativeWalks)
+        """Whether whole walks are cached (the inner graph walks natively) rather than walked over the cache."""
+        self._fresh_state()
+
+    def _fresh_state(self) -> None:
+        """What a new (or unpickled) wrapper starts with: its locks and an empty decoded memo."""
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        # Decoded answers under plain tuple keys, in front of the cache: a warm beam search then pays
+        # neither key hashing (JSON + SHA-256) nor decoding on every hop.
         self._decoded: OrderedDict[tuple[object, ...], Any] = OrderedDict()
-        self._decoded_generation = cache.generation
+        self._decoded_generation = self.cache.generation
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        for name in ("_lock", "_local", "_decoded", "_decoded_generation"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._fresh_state()
 
     # -- KnowledgeGraph ------------------------------------------------------------------------
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         self._check_open()
-        check_direction(direction)
-        limit = check_budget(limit_per_entity, "limit_per_entity")
+        settings = call_options(KnowledgeGraph.neighbors, options)
+        direction = check_direction(settings["direction"])
+        limit = settings["limit_per_entity"] = check_count(settings["limit_per_entity"], "limit_per_entity")
+        relations = settings["relations"]
         if relations is not None and not isinstance(relations, str):
-            relations = list(relations)
+            relations = settings["relations"] = list(relations)
         algorithms.check_relations(self, relations)
         relation_key = self._relation_key(relations)
-        flag = bool(literals)
-        cvt, statements = bool(expand_cvt), bool(qualifiers)
+        for name in ("literals", "expand_cvt", "qualifiers"):
+            settings[name] = bool(settings[name])
+        flags = (settings["literals"], settings["expand_cvt"], settings["qualifiers"])
 
         def fetch(missing: list[str]) -> dict[str, Any]:
-            answer = self.inner.neighbors(
-                missing,
-                direction=direction,
-                relations=relations,
-                limit_per_entity=limit,
-                literals=flag,
-                expand_cvt=cvt,
-                qualifiers=statements,
-            )
+            answer = self.inner.neighbors(missing, **settings)
             return {node: [edge_to_json(edge) for edge in answer.get(node, [])] for node in missing}
 
         return self._per_entity(
             ids,
-            lambda node: ("neighbors", node, direction, relation_key, limit, flag, cvt, statements),
+            lambda node: ("neighbors", node, direction, relation_key, limit, *flags),
             fetch,
             lambda stored: [edge_from_json(item) for item in stored],
         )
@@ -330,7 +340,7 @@ class CachedKG(DelegatingGraph):
     ) -> CachedList[Entity]:
         self._check_open()
         check_text(text, "search text")
-        check_budget(limit, "limit", required=True)
+        check_count(limit, "limit", required=True)
         key = self._key(self.profile, operation, text, limit)
         stored = self.cache.lookup([key])
         if 0 in stored:
@@ -342,63 +352,94 @@ class CachedKG(DelegatingGraph):
         self.cache.put(key, [entity_to_json(entity) for entity in answer])
         return CachedList(answer, from_cache=False)
 
-    def paths(
-        self,
-        starts: Ids,
-        relation_path: Sequence[str],
-        *,
-        directions: Sequence[Direction] | None = None,
-        max_paths: int | None = None,
-        simple: bool = False,
-        expand_cvt: bool = False,
-    ) -> PathResult:
+    def _query(self, sparql: str) -> list[dict[str, Node | bool]]:
+        """``query`` (for an inner graph that answers raw SPARQL), cached by the whitespace-normalised
+        query text (:func:`normalize_sparql`)."""
         self._check_open()
-        with self._tracking() as tracker:
-            result = algorithms.constrained_paths(
-                self,
-                starts,
-                relation_path,
-                directions=directions,
-                max_paths=max_paths,
-                simple=simple,
-                expand_cvt=expand_cvt,
-            )
-        result.from_cache = tracker.all_hit
-        return result
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        key = self._key(self.profile, "query", normalize_sparql(sparql))
+        stored = self.cache.lookup([key])
+        if 0 in stored:
+            self._count(hits=1)
+            rows = [{name: term_from_json(value) for name, value in row.items()} for row in stored[0]]
+            return CachedList(rows, from_cache=True)
+        self._count(misses=1)
+        self._refuse_in_replay("query", [repr(sparql[:200])])
+        answer = super()._query(sparql)
+        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
+        return CachedList(answer, from_cache=False)
 
-    def shortest_paths(
-        self,
-        sources: Ids,
-        targets: Ids,
-        *,
-        max_hops: int = 4,
-        direction: Direction = "both",
-        max_paths: int | None = None,
-    ) -> PathResult:
+    @forwards(EmbeddedSparql.sparql_rows)
+    def _sparql_rows(self, sparql: str, **options: Any) -> list[dict[str, Node | bool]]:
+        """The embedded store's server-side queries (:class:`~kg_adapters.base.EmbeddedSparql`): rows cached
+        as ``query`` answers are (under the row budget asked for)."""
         self._check_open()
-        with self._tracking() as tracker:
-            result = algorithms.all_shortest_paths(
-                self, sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths
-            )
-        result.from_cache = tracker.all_hit
-        return result
+        if not isinstance(sparql, str):
+            raise InvalidTermError("the query must be a string")
+        max_rows = call_options(EmbeddedSparql.sparql_rows, options)["max_rows"]
+        key = self._key(self.profile, "query_rows", max_rows, normalize_sparql(sparql))
+        stored = self.cache.lookup([key])
+        if 0 in stored:
+            self._count(hits=1)
+            return CachedList([{n: term_from_json(v) for n, v in row.items()} for row in stored[0]], from_cache=True)
+        self._count(misses=1)
+        self._refuse_in_replay("query", [repr(sparql[:200])])
+        answer = super()._sparql_rows(sparql, **options)
+        self.cache.put(key, [{name: node_to_json(value) for name, value in row.items()} for row in answer])
+        return CachedList(answer, from_cache=False)
 
-    def subgraph(
-        self,
-        seeds: Ids,
-        *,
-        hops: int = 2,
-        direction: Direction = "both",
-        relations: Sequence[str] | None = None,
-        max_edges: int | None = None,
-    ) -> EdgeList:
+    @forwards(EmbeddedSparql.sparql_write)
+    def _sparql_write(self, sparql: str, output: IO[bytes], **options: Any) -> None:
+        """A serialized answer of the embedded store, written by the store each time (its bytes are not
+        kept), and refused in replay mode like any miss."""
         self._check_open()
-        with self._tracking() as tracker:
-            result = algorithms.k_hop_subgraph(
-                self, seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges
-            )
-        result.from_cache = tracker.all_hit
-        return result
+        self._refuse_in_replay("query", [repr(str(sparql)[:200])])
+        super()._sparql_write(sparql, output, **options)
+
+    @forwards(KnowledgeGraph.paths)
+    def paths(self, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:
+        self._check_open()
+        if not self._native:
+            return self._hop_by_hop(algorithms.constrained_paths, starts, relation_path, **options)
+        if not isinstance(relation_path, (str, Sequence)):
+            relation_path = list(relation_path)  # read once: for the key and for the inner graph
+        settings = call_options(KnowledgeGraph.paths, options)
+        _, dirs, limit = algorithms.path_arguments(
+            self, starts, relation_path, settings["directions"], settings["max_paths"]
+        )
+        settings.update(directions=dirs, max_paths=limit, simple=bool(settings["simple"]))
+        settings["expand_cvt"] = bool(settings["expand_cvt"])
+        return self._whole_walk(PathResult, "paths", (starts, relation_path), options, list(relation_path), settings)
+
+    @forwards(KnowledgeGraph.shortest_paths)
+    def shortest_paths(self, sources: Ids, targets: Ids, **options: Any) -> PathResult:
+        self._check_open()
+        if not self._native:
+            return self._hop_by_hop(algorithms.all_shortest_paths, sources, targets, **options)
+        settings = call_options(KnowledgeGraph.shortest_paths, options)
+        _, _, hops, limit = algorithms.shortest_path_arguments(
+            self, sources, targets, settings["max_hops"], settings["direction"], settings["max_paths"]
+        )
+        settings.update(max_hops=hops, max_paths=limit)
+        return self._whole_walk(
+            PathResult, "shortest_paths", (sources, targets), options, as_id_list(targets), settings
+        )
+
+    @forwards(KnowledgeGraph.subgraph)
+    def subgraph(self, seeds: Ids, **options: Any) -> EdgeList:
+        self._check_open()
+        if not self._native:
+            return self._hop_by_hop(algorithms.k_hop_subgraph, seeds, **options)
+        settings = call_options(KnowledgeGraph.subgraph, options)
+        relations = settings["relations"]
+        if relations is not None and not isinstance(relations, (str, Sequence)):
+            relations = options["relations"] = list(relations)  # read once: for the key and for the inner graph
+        _, depth, limit = algorithms.subgraph_arguments(
+            self, seeds, settings["hops"], settings["direction"], relations, settings["max_edges"]
+        )
+        settings.update(hops=depth, max_edges=limit, relations=None if relations is None else list(relations))
+        return self._whole_walk(EdgeList, "subgraph", (seeds,), options, settings)
 
     def close(self) -> None:
         if self._closed:
@@ -464,6 +505,47 @@ class CachedKG(DelegatingGraph):
             {spelling: _copy(decoded[canonical[spelling]]) for spelling in spellings}, from_cache=not missing
         )
 
+    def _hop_by_hop(self, walk: Callable[..., _A], *arguments: Any, **options: Any) -> _A:
+        """``walk`` (an algorithm of :mod:`kg_adapters.algorithms`) over this wrapper, so every hop goes
+        through the cache; ``from_cache`` when every hop was a hit."""
+        with self._tracking() as tracker:
+            result = walk(self, *arguments, **options)
+        result.from_cache = tracker.all_hit
+        return result
+
+    def _whole_walk(
+        self, kind: type[_A], operation: str, arguments: tuple[Any, ...], options: dict[str, Any], *checked: object
+    ) -> _A:
+        """The whole answer of the native walk ``operation(*arguments, **options)``, under one key of every
+        argument, ``checked`` (the first argument's ids, the other arguments and the options as checked):
+        remembered decoded, else from the cache file, else walked by the inner graph (refused in replay
+        mode). A cache without a file keeps whole walks only decoded (bounded like the rest of its
+        memory): a JSON copy nobody reads back would cost more than the native walk it saves."""
+        encode, decode = _WALK_CODECS[operation]
+        key_parts: tuple[object, ...] = (operation, as_id_list(arguments[0]), *checked)
+        profile = self.profile
+        memo_key = (profile.key, *(_frozen(part) for part in key_parts))
+        answer: _A | None = self._recall({"": memo_key}).get("")
+        from_cache = answer is not None
+        if answer is None:
+            key = self._key(profile, *key_parts)
+            on_disk = self.cache.path is not None
+            stored = self.cache.lookup([key]) if on_disk else {}
+            from_cache = 0 in stored
+            if from_cache:
+                answer = cast(_A, decode(stored[0]))
+            else:
+                self._count(misses=1)
+                ids = key_parts[1]
+                self._refuse_in_replay(str(key_parts[0]), ids if isinstance(ids, list) else [repr(ids)])
+                answer = cast(_A, getattr(self.inner, operation)(*arguments, **options))
+                if on_disk:
+                    self.cache.put(key, encode(answer))
+            self._memorize({memo_key: answer})
+        if from_cache:
+            self._count(hits=1)
+        return kind(list(answer), truncated=answer.truncated, from_cache=from_cache)
+
     def _recall(self, memo_keys: dict[str, tuple[object, ...]]) -> dict[str, Any]:
         """Decoded answers remembered in this process (dropped when the cache was cleared)."""
         found: dict[str, Any] = {}
@@ -514,10 +596,6 @@ class CachedKG(DelegatingGraph):
     def _check_open(self) -> None:
         if self._closed:
             raise BackendError(f"{type(self).__name__} is closed")
-
-
-CachedSparqlKG = CachedKG
-"""The old name of :class:`CachedKG` over a graph that answers SPARQL (one class does both now)."""
 
 
 def cached(

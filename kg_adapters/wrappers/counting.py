@@ -4,6 +4,7 @@ test instrument that proves a cache answered without asking the backend)."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from kg_adapters.base import Ids, KnowledgeGraph, as_id_list
 from kg_adapters.wrappers.base import DelegatingGraph
@@ -28,6 +29,11 @@ class CountingKG(DelegatingGraph):
         """The id lists of every call to ``operation``, in call order."""
         return [ids for name, ids in self.calls if name == operation]
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        del state["_lock"]
+        return state
 
-CountingSparqlKG = CountingKG
-"""The old name of :class:`CountingKG` over a graph that answers SPARQL (one class does both now)."""
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = threading.Lock()

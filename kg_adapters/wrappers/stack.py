@@ -20,14 +20,6 @@ from kg_adapters.wrappers.retry import RetryingTransport
 WRAPPER_OPTIONS = ("retries", "retry_seconds", "concurrency", "min_interval", "sleep", "clock")
 
 
-def option_number(options: dict[str, Any], name: str, kind: Callable[[Any], Any]) -> Any:
-    """Pops option ``name`` as a count (``kind=int``) or seconds (``kind=float``), validated by
-    :mod:`kg_adapters.budgets`; None when absent."""
-    if kind is int:
-        return option_count(options, name)
-    return option_seconds(options, name)
-
-
 def guarded(
     transport: Transport[Req, Resp],
     options: dict[str, Any],

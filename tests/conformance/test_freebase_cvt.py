@@ -9,80 +9,67 @@ from typing import Any
 
 import pytest
 
-import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.testing.freebase_graph import write_freebase_cvt_graph
 from kg_adapters.testing.freebase_suite import FreebaseConformance
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.suite import graph_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 from kg_adapters.wrappers import CachedKG
+
+STORE_OPTIONS = {"profile": "freebase"}
+"""How the conftest's disk_store loads this module's graph."""
 
 
 @pytest.fixture(scope="module")
-def fb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_freebase_cvt_graph(tmp_path_factory.mktemp("freebase-cvt"))
 
 
-@pytest.fixture(scope="module")
-def fb_store(fb_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("freebase-cvt-store") / "store"
-    loaders.load_files([str(fb_file)], str(store), profile="freebase", progress=False)
-    return store.resolve()
+def make_oxigraph_in_memory(graph_file: Path, **options: Any) -> KnowledgeGraph:
+    kg = connect("oxigraph://?profile=freebase", **options)
+    assert isinstance(kg, OxigraphGraph)
+    kg.load(str(graph_file))
+    return kg
 
 
 class TestOxigraphInMemory(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_file: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            kg = connect("oxigraph://?profile=freebase", **options)
-            assert isinstance(kg, OxigraphGraph)
-            kg.load(str(fb_file))
-            return kg
+    make_fb_kg = graph_fixture(make_oxigraph_in_memory, "graph_file", name="make_fb_kg")
 
-        return make
+
+def make_oxigraph_on_disk(disk_store: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"oxigraph://{disk_store}?profile=freebase", **options)
 
 
 class TestOxigraphOnDisk(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_store: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            return connect(f"oxigraph://{fb_store}?profile=freebase", **options)
+    make_fb_kg = graph_fixture(make_oxigraph_on_disk, "disk_store", name="make_fb_kg")
 
-        return make
-
-    def test_url_option(self, fb_store: Path) -> None:
-        with connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none") as kg:
+    def test_url_option(self, disk_store: Path) -> None:
+        with connect(f"oxigraph://{disk_store}?profile=freebase&relation_filter=none") as kg:
             assert "type.object.type" in kg.relations("m.pacino")["m.pacino"]
         with pytest.raises(TypeError):
-            connect(f"oxigraph://{fb_store}?profile=freebase&relation_filter=none", relation_filter="default")
+            connect(f"oxigraph://{disk_store}?profile=freebase&relation_filter=none", relation_filter="default")
+
+
+def make_rdflib(graph_file: Path, **options: Any) -> KnowledgeGraph:
+    return connect(f"rdflib://{graph_file.resolve()}?profile=freebase", **options)
 
 
 class TestRdflib(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_file: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            return connect(f"rdflib://{fb_file.resolve()}?profile=freebase", **options)
-
-        return make
+    make_fb_kg = graph_fixture(make_rdflib, "graph_file", name="make_fb_kg")
 
 
 class TestCachedOnDisk(FreebaseConformance):
     """The cache keeps ``Edge.cvt`` and keys answers by the relation filter too."""
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, fb_store: Path) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{fb_store}?profile=freebase", cache="memory", **options)
-            assert isinstance(kg, CachedKG)
-            return kg
-
-        return make
+    make_fb_kg = graph_fixture(
+        lambda disk_store, **options: connect(f"oxigraph://{disk_store}?profile=freebase", cache="memory", **options),
+        "disk_store",
+        kind=CachedKG,
+        name="make_fb_kg",
+    )
 
     def test_cached_cvt_answers_come_back_whole(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
         with make_fb_kg() as kg:
@@ -94,20 +81,13 @@ class TestCachedOnDisk(FreebaseConformance):
             assert all(edge.cvt for edge in again["m.portman"])
 
 
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, fb_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [fb_file], request=request)
+def make_virtuoso(virtuoso: VirtuosoServer, **options: Any) -> KnowledgeGraph:
+    url = "sparql+" + virtuoso.sparql_url
+    return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
 
 
 class TestVirtuoso(FreebaseConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_fb_kg(cls, virtuoso: VirtuosoServer) -> Callable[..., KnowledgeGraph]:
-        def make(**options: Any) -> KnowledgeGraph:
-            url = "sparql+" + virtuoso.sparql_url
-            return connect(url, profile="freebase", dialect="virtuoso", timeout=30, retries=0, **options)
-
-        return make
+    make_fb_kg = graph_fixture(make_virtuoso, "virtuoso", name="make_fb_kg")
 
     def test_cvt_work_is_batched(self, make_fb_kg: Callable[..., KnowledgeGraph]) -> None:
         """However many ids: one edge query per direction, one name query for the far ends, one
@@ -136,18 +116,18 @@ def test_a_custom_filter_on_the_generic_profile(tmp_path: Path) -> None:
     with connect(url) as kg:
         assert kg.profile.relation_filter.empty
         assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R2, B), e(A, R3, B)]}
-    with connect(url, relation_filter=RelationFilter(drop={R2})) as kg:
+    with connect(url, relation_filter=RelationFilter(drop=frozenset({R2}))) as kg:
         assert kg.neighbors(A, literals=False) == {A: [e(A, R1, B), e(A, R3, B)]}
         assert kg.neighbors(A, relations=[R2]) == {A: [e(A, R2, B)]}
         assert R2 not in kg.relations(A)[A]
 
 
-def test_cli_expand_cvt(fb_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_expand_cvt(disk_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     from kg_adapters.cli import main
 
-    url = f"oxigraph://{fb_store}?profile=freebase"
+    url = f"oxigraph://{disk_store}?profile=freebase"
     assert (
         main(["neighbors", "--kg", url, "--id", "m.pacino", "--relations", "film.actor.film", "--expand-cvt", "--json"])
         == 0
@@ -213,7 +193,7 @@ def test_a_custom_filter_on_the_wikidata_profile(tmp_path: Path) -> None:
         assert {"P31", "P69", "P27"} <= set(relations)
         full = kg.neighbors("Q42", literals=False, qualifiers=True)["Q42"]
         assert {edge.relation for edge in full} >= {"P31", "P69"}
-    hidden = RelationFilter(drop={"P31"}, drop_prefixes=("P6",))
+    hidden = RelationFilter(drop=frozenset({"P31"}), drop_prefixes=("P6",))
     with connect(url, relation_filter=hidden) as kg:
         assert kg.relations("Q42") == {"Q42": [r for r in relations if r != "P31" and not r.startswith("P6")]}
         for statements in (False, True):

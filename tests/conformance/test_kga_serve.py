@@ -16,7 +16,7 @@ from kg_adapters import connect
 from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.testing.graph import AGE, A, write_graph
-from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from loaders import load_files
 
 pytest.importorskip("starlette")
@@ -46,15 +46,11 @@ def served_rdflib(graph_file: Path) -> Iterator[str]:
 class TestThroughKgaServe(KGConformance):
     accent_insensitive_search = False  # remote search matches at the server (see RemoteSparqlGraph.search)
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, served: str) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect("sparql+" + served, dialect="oxigraph", timeout=30, retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(
+        lambda served: connect("sparql+" + served, dialect="oxigraph", timeout=30, retries=0),
+        "served",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_answers_came_over_http(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as kg:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from kg_adapters.testing.graph import (
     write_freebase_graph,
     write_graph,
 )
-from kg_adapters.testing.suite import A_OUT, KGConformance, check_blank_node_walks
+from kg_adapters.testing.suite import A_OUT, KGConformance, check_blank_node_walks, graph_fixture, loaded_graph
 
 
 @pytest.fixture(scope="module")
@@ -54,31 +55,25 @@ def disk_store_without_index(graph_file: Path, tmp_path_factory: pytest.TempPath
     return store.resolve()
 
 
-class TestOxigraphInMemory(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect("oxigraph://")
-            assert isinstance(kg, OxigraphGraph)
-            kg.load(str(graph_file))
-            return kg
+def read_only_indexed(store: Path) -> KnowledgeGraph:
+    kg = connect(f"oxigraph://{store}")
+    assert isinstance(kg, OxigraphGraph) and kg.write is False
+    assert kg.traversal_index is not None  # walks on the index
+    return kg
 
-        return make
+
+def without_index(store: Path) -> KnowledgeGraph:
+    kg = connect(f"oxigraph://{store}")
+    assert isinstance(kg, OxigraphGraph) and kg.traversal_index is None
+    return kg
+
+
+class TestOxigraphInMemory(KGConformance):
+    make_kg = graph_fixture(partial(loaded_graph, "oxigraph://"), "graph_file", kind=OxigraphGraph)
 
 
 class TestOxigraphOnDisk(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, disk_store: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{disk_store}")
-            assert isinstance(kg, OxigraphGraph)
-            assert kg.write is False
-            assert kg.traversal_index is not None  # walks on the index
-            return kg
-
-        return make
+    make_kg = graph_fixture(read_only_indexed, "disk_store")
 
     def test_read_only(self, kg: KnowledgeGraph) -> None:
         assert isinstance(kg, OxigraphGraph)
@@ -94,16 +89,7 @@ class TestOxigraphOnDisk(KGConformance):
 class TestOxigraphOnDiskWithoutIndex(KGConformance):
     """A store without a traversal index answers the same, through Oxigraph."""
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, disk_store_without_index: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{disk_store_without_index}")
-            assert isinstance(kg, OxigraphGraph)
-            assert kg.traversal_index is None
-            return kg
-
-        return make
+    make_kg = graph_fixture(without_index, "disk_store_without_index")
 
 
 # ------------------------------------------------------------------------- opening stores

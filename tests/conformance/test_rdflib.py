@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kg_adapters import connect
 from kg_adapters.backends.rdflib_backend import RdflibGraph
-from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError, StoreNotFound
 from kg_adapters.records import Edge, Entity, Literal
 from kg_adapters.testing.graph import FB, write_blank_graph, write_freebase_graph, write_graph
-from kg_adapters.testing.suite import KGConformance, check_blank_node_walks
+from kg_adapters.testing.suite import KGConformance, check_blank_node_walks, graph_fixture
 
 
 @pytest.fixture(scope="module")
@@ -22,15 +20,7 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class TestRdflib(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            graph = connect(f"rdflib://{graph_file.resolve()}")
-            assert isinstance(graph, RdflibGraph)
-            return graph
-
-        return make
+    make_kg = graph_fixture(lambda path: connect(f"rdflib://{path.resolve()}"), "graph_file", kind=RdflibGraph)
 
 
 def test_missing_file_is_store_not_found(tmp_path: Path) -> None:

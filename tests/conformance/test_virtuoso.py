@@ -15,18 +15,13 @@ from kg_adapters.backends.sparql_http import RemoteSparqlGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import ResultTooLarge
 from kg_adapters.testing.graph import A, write_graph
-from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 
 
 @pytest.fixture(scope="module")
 def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_graph(tmp_path_factory.mktemp("virtuoso-graph"))
-
-
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +39,11 @@ def endpoint(server: VirtuosoServer) -> str:
 class TestVirtuoso(KGConformance):
     accent_insensitive_search = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(
+        lambda virtuoso: connect(endpoint(virtuoso), dialect="virtuoso", timeout=30, retries=0),
+        "virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
 
 class TestVirtuosoTinyPages(KGConformance):
@@ -60,15 +51,13 @@ class TestVirtuosoTinyPages(KGConformance):
 
     accent_insensitive_search = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, capped_virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(
+        lambda capped_virtuoso: connect(
+            endpoint(capped_virtuoso), dialect="virtuoso", max_sorted_rows=12, timeout=30, retries=0
+        ),
+        "capped_virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_answers_really_were_paged(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         kg = make_kg()

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from support.wikidata_api import WikidataApiServer
 
-import loaders
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.backends.rdflib_backend import RdflibGraph
@@ -22,7 +21,7 @@ from kg_adapters.backends.wikidata_api import WikidataApiGraph
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Entity
 from kg_adapters.testing.graph import A, D, write_freebase_graph, write_graph
-from kg_adapters.testing.suite import A_OUT
+from kg_adapters.testing.suite import A_OUT, graph_fixture
 from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
 from kg_adapters.testing.wikidata_graph import ENTITIES, write_wikidata_graph
 from kg_adapters.testing.wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
@@ -36,50 +35,29 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_wikidata_graph(tmp_path_factory.mktemp("wikidata-graph"))
 
 
-@pytest.fixture(scope="module")
-def disk_store(graph_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("wikidata-store") / "store"
-    loaders.load_files([str(graph_file)], str(store), progress=False)
-    return store.resolve()
-
-
 class TestWikidataOxigraphOnDisk(WikidataConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, disk_store: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{disk_store}?profile=wikidata")
-            assert isinstance(kg, OxigraphGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(
+        lambda disk_store: connect(f"oxigraph://{disk_store}?profile=wikidata"), "disk_store", kind=OxigraphGraph
+    )
 
 
 class TestWikidataRdflib(WikidataConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(f"rdflib://{graph_file}", profile="wikidata")
-            assert isinstance(kg, RdflibGraph)
-            return kg
+    make_kg = graph_fixture(
+        lambda graph_file: connect(f"rdflib://{graph_file}", profile="wikidata"), "graph_file", kind=RdflibGraph
+    )
 
-        return make
+
+def make_wikidata_cached(disk_store: Path) -> KnowledgeGraph:
+    kg = connect(f"oxigraph://{disk_store}?profile=wikidata", cache="memory")
+    assert isinstance(kg, CachedKG)
+    kg.neighbors("Q42", qualifiers=True)  # warm: later answers come from the cache
+    return kg
 
 
 class TestWikidataCached(WikidataConformance):
     """Statements survive the cache: qualifiers and ranks are part of what is remembered."""
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, disk_store: Path) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(f"oxigraph://{disk_store}?profile=wikidata", cache="memory")
-            assert isinstance(kg, CachedKG)
-            kg.neighbors("Q42", qualifiers=True)  # warm: later answers come from the cache
-            return kg
-
-        return make
+    make_kg = graph_fixture(make_wikidata_cached, "disk_store")
 
     def test_statements_from_the_cache(self, kg: KnowledgeGraph) -> None:
         assert isinstance(kg, CachedKG)
@@ -102,20 +80,13 @@ class TestWikidataEntityApi(WikidataConformance):
     name_edges = False
     statement_layer_relations = False
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, wikibase_api: WikidataApiServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect("wikidata+api:", base_url=wikibase_api.url, user_agent="kga-tests/1 (t@example.org)")
-            assert isinstance(kg, WikidataApiGraph)
-            return kg
-
-        return make
-
-
-@pytest.fixture(scope="module")
-def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request)
+    make_kg = graph_fixture(
+        lambda wikibase_api: connect(
+            "wikidata+api:", base_url=wikibase_api.url, user_agent="kga-tests/1 (t@example.org)"
+        ),
+        "wikibase_api",
+        kind=WikidataApiGraph,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -129,15 +100,11 @@ def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, grap
 class TestWikidataVirtuoso(WikidataConformance):
     wkt_point = "POINT(0.1218 52.2053)"
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect("sparql+" + virtuoso.sparql_url, profile="wikidata", dialect="virtuoso", retries=0)
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(
+        lambda virtuoso: connect("sparql+" + virtuoso.sparql_url, profile="wikidata", dialect="virtuoso", retries=0),
+        "virtuoso",
+        kind=RemoteSparqlGraph,
+    )
 
     def test_statements_are_batched(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         """Per direction and id chunk: one ordinary query and one statement query, whatever the
@@ -151,8 +118,15 @@ class TestWikidataVirtuoso(WikidataConformance):
         ):
             with make_kg() as kg:
                 assert isinstance(kg, RemoteSparqlGraph)
-                kg.neighbors(ids, qualifiers=True, **kwargs)  # type: ignore[arg-type]
+                kg.neighbors(ids, qualifiers=True, **kwargs)
                 assert kg.queries_sent == queries, kwargs
+
+
+def make_wikidata_query_service_shape(virtuoso: VirtuosoServer) -> KnowledgeGraph:
+    kg = connect("wikidata:", base_url=virtuoso.sparql_url, user_agent="kga-tests/1.0 (tests@example.org)", retries=0)
+    assert isinstance(kg, RemoteSparqlGraph)
+    assert kg.dialect.name == "wdqs"
+    return kg
 
 
 class TestWikidataQueryServiceShape(WikidataConformance):
@@ -161,38 +135,25 @@ class TestWikidataQueryServiceShape(WikidataConformance):
 
     wkt_point = "POINT(0.1218 52.2053)"
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(
-                "wikidata:", base_url=virtuoso.sparql_url, user_agent="kga-tests/1.0 (tests@example.org)", retries=0
-            )
-            assert isinstance(kg, RemoteSparqlGraph)
-            assert kg.dialect.name == "wdqs"
-            return kg
+    make_kg = graph_fixture(make_wikidata_query_service_shape, "virtuoso")
 
-        return make
+
+def make_wikidata_virtuoso_capped(capped_virtuoso: VirtuosoServer) -> KnowledgeGraph:
+    kg = connect(
+        "sparql+" + capped_virtuoso.sparql_url,
+        profile="wikidata",
+        dialect="virtuoso",
+        max_sorted_rows=1000,
+        retries=0,
+    )
+    assert isinstance(kg, RemoteSparqlGraph)
+    return kg
 
 
 class TestWikidataVirtuosoCapped(WikidataConformance):
     wkt_point = "POINT(0.1218 52.2053)"
 
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, capped_virtuoso: VirtuosoServer) -> Callable[[], KnowledgeGraph]:
-        def make() -> KnowledgeGraph:
-            kg = connect(
-                "sparql+" + capped_virtuoso.sparql_url,
-                profile="wikidata",
-                dialect="virtuoso",
-                max_sorted_rows=1000,
-                retries=0,
-            )
-            assert isinstance(kg, RemoteSparqlGraph)
-            return kg
-
-        return make
+    make_kg = graph_fixture(make_wikidata_virtuoso_capped, "capped_virtuoso")
 
     def test_statement_answers_were_capped(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as kg:

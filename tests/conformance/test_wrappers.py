@@ -3,6 +3,7 @@ abilities of the graph they wrap (one class each, on ``DelegatingGraph``)."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,19 +11,21 @@ import pytest
 
 from kg_adapters import connect
 from kg_adapters.base import (
+    EmbeddedSparql,
     KnowledgeGraph,
+    NativeWalks,
     ProfileDetecting,
     RelationFilterable,
     SparqlQueryable,
     WritableGraph,
 )
-from kg_adapters.records import Edge, Literal
+from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.testing.graph import A, write_freebase_graph, write_graph
-from kg_adapters.testing.suite import A_OUT, KGConformance
+from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
 from kg_adapters.wrappers import CachedKG, CountingKG, ResultCache
-from kg_adapters.wrappers.base import DelegatingGraph, ForwardsQuery
+from kg_adapters.wrappers.base import DelegatingGraph
 
-ABILITIES = (SparqlQueryable, ProfileDetecting, RelationFilterable, WritableGraph)
+ABILITIES = (SparqlQueryable, ProfileDetecting, RelationFilterable, WritableGraph, NativeWalks, EmbeddedSparql)
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +49,7 @@ def loaded(wrapper: KnowledgeGraph, graph_file: Path) -> KnowledgeGraph:
 
 
 class TestCachedKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(cached(connect("oxigraph://")), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(cached(connect("oxigraph://")), path), "graph_file")
 
     def test_answers_come_from_the_cache_the_second_time(self, make_kg: Callable[[], KnowledgeGraph]) -> None:
         with make_kg() as kg:
@@ -59,17 +59,11 @@ class TestCachedKG(KGConformance):
 
 
 class TestCountingKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(CountingKG(connect("oxigraph://")), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(CountingKG(connect("oxigraph://")), path), "graph_file")
 
 
 class TestCountingOverCachedKG(KGConformance):
-    @pytest.fixture(scope="class")
-    @classmethod
-    def make_kg(cls, graph_file: Path) -> Callable[[], KnowledgeGraph]:
-        return lambda: loaded(CountingKG(cached(connect("oxigraph://"))), graph_file)
+    make_kg = graph_fixture(lambda path: loaded(CountingKG(cached(connect("oxigraph://"))), path), "graph_file")
 
 
 @pytest.mark.parametrize("url_kind", ["memory", "disk", "rdflib", "wikidata+api"])
@@ -89,27 +83,34 @@ def test_wrappers_claim_exactly_the_abilities_of_the_inner_graph(
         inner = wikidata_api()
     expected = [isinstance(inner, ability) for ability in ABILITIES]
     if url_kind == "wikidata+api":
-        assert expected == [False, False, True, False]
+        assert expected == [False, False, True, False, False, False]
+    if url_kind in ("memory", "disk"):
+        assert expected[-2] and expected[-1], "the embedded store walks natively and evaluates SPARQL itself"
     wrappers = [cached(inner), CountingKG(inner), CountingKG(cached(inner)), cached(CountingKG(inner))]
     for wrapper in wrappers:
         assert isinstance(wrapper, KnowledgeGraph)
         assert [isinstance(wrapper, ability) for ability in ABILITIES] == expected, wrapper
-        assert isinstance(wrapper, DelegatingGraph)
-        assert type(wrapper).__name__ in ("CachedKG", "CountingKG")
+        assert type(wrapper) in (CachedKG, CountingKG)  # the wrapper's own class, whatever it wraps
     inner.close()
 
 
-def test_a_wrapper_cannot_claim_an_ability_on_its_class() -> None:
-    with pytest.raises(TypeError, match="capability_mixins"):
+def test_a_wrapper_cannot_claim_an_ability_on_its_class(graph_file: Path) -> None:
+    with pytest.raises(TypeError, match="_query"):
 
         class Claims(DelegatingGraph):  # query on the class would claim SPARQL for every inner graph
             def query(self, sparql: str) -> list[dict[str, object]]:
                 return []
 
     class Overrides(DelegatingGraph):
-        capability_mixins = {SparqlQueryable: ForwardsQuery}  # noqa: RUF012
+        """Changes the ability through its private forwarder: claimed only where the inner graph has it."""
+
+        def _query(self, sparql: str) -> list[dict[str, Node | bool]]:
+            return [{"answered": "by the wrapper"}]
 
     assert not isinstance(Overrides(wikidata_api()), SparqlQueryable)
+    with Overrides(connect(f"rdflib://{graph_file.resolve()}")) as wrapper:
+        assert isinstance(wrapper, SparqlQueryable)
+        assert wrapper.query("ASK { ?s ?p ?o }") == [{"answered": "by the wrapper"}]
 
 
 def test_cache_follows_a_profile_the_backend_switches_later(tmp_path: Path) -> None:
@@ -136,3 +137,44 @@ def test_cache_follows_a_profile_the_backend_switches_later(tmp_path: Path) -> N
         assert kg.detect_profile().name == "freebase"  # forwarded
         assert kg.profile.name == "freebase"
         assert Edge(head="m.01", relation=born, tail="m.02") in kg.neighbors("m.01")["m.01"]
+
+
+def test_wrappers_pickle_when_the_inner_graph_does(graph_file: Path, tmp_path: Path) -> None:
+    """An in-memory rdflib graph pickles; so do wrappers around it, as their own classes and with exactly
+    its abilities. A memory cache's entries travel with the copy; a file cache's copy opens the same file."""
+    inner = connect(f"rdflib://{graph_file.resolve()}")
+    assert isinstance(inner, SparqlQueryable)
+    ask = "ASK { ?s ?p ?o }"
+    file_cache = ResultCache(tmp_path / "cache.sqlite")
+    wrappers: list[DelegatingGraph] = [
+        CountingKG(inner),
+        cached(inner),
+        CachedKG(CountingKG(inner), cache=file_cache, namespace="memory:pickled"),
+        CountingKG(cached(inner)),
+    ]
+    for wrapper in wrappers:
+        expected = wrapper.neighbors(A)
+        assert isinstance(wrapper, SparqlQueryable)
+        assert wrapper.query(ask) == [{"boolean": True}]
+        copy = pickle.loads(pickle.dumps(wrapper))
+        assert type(copy) is type(wrapper) and type(copy.inner) is type(wrapper.inner)
+        assert [isinstance(copy, ability) for ability in ABILITIES] == [isinstance(inner, a) for a in ABILITIES]
+        assert copy.neighbors(A) == expected == {A: A_OUT}
+        assert copy.query(ask) == [{"boolean": True}]
+        if isinstance(copy, CachedKG):
+            assert copy.neighbors(A).from_cache is True
+    counted = pickle.loads(pickle.dumps(wrappers[0]))
+    assert isinstance(counted, CountingKG)
+    calls = list(counted.calls)
+    counted.labels(A)
+    assert counted.calls == [*calls, ("labels", [A])]  # it counts on, with a lock of its own
+    file_cache.close()
+
+
+def test_pickling_a_wrapper_of_an_open_store_is_a_clear_type_error() -> None:
+    with connect("oxigraph://") as store:
+        for wrapper in (CountingKG(store), cached(store), CountingKG(cached(store))):
+            with pytest.raises(TypeError, match=r"OxigraphGraph holds an open store or connection.*connect"):
+                pickle.dumps(wrapper)
+    with pytest.raises(TypeError, match="WikidataApiGraph holds an open store or connection"):
+        pickle.dumps(CountingKG(wikidata_api()))

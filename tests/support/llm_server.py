@@ -157,7 +157,7 @@ class _ChatHandler(_Handler):
         self._simple(404, "only POST /v1/chat/completions is served")
 
     def do_POST(self) -> None:
-        owner: LLMServer = self.server.owner  # type: ignore[attr-defined]
+        owner: LLMServer = self.server.owner  # type: ignore[assignment]  # _ChatHandler serves an LLMServer
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         if self.path.rstrip("/") != "/v1/chat/completions":

@@ -17,6 +17,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.records import Edge, Literal
 from loaders import load_files
+from reasoning.base import Question
 
 NS = "http://rdf.freebase.com/ns/"
 NAME = "type.object.name"
@@ -66,6 +67,17 @@ PERSONAL_FACTS = [
     ("m.me", "user.preference.dislikes", "m.romance"),
     ("m.me", "user.preference.allergic_to", "m.peanut"),
 ]
+
+
+BORN = ("m.alice", "people.person.place_of_birth", "m.paris")
+PARIS_IN_FRANCE = ("m.paris", "location.location.country", "m.france")
+TWO_HOPS = "Which country is the place of birth of Alice Smith in?"
+"""The toy graph's two-hop question, and the two facts that answer it."""
+
+
+def ask(text: str, *entities: str, choices: tuple[str, ...] | None = None) -> Question:
+    """A question about the toy graph, its topic entities (and answer choices) given."""
+    return Question(id="q", question=text, q_entity=entities, choices=choices)
 
 
 def _literal(text: str) -> str:

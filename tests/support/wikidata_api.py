@@ -25,7 +25,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from kg_adapters.records import Edge, Literal, Qualifiers
 from kg_adapters.testing.fault_server import FaultPlan, FaultServer, _Answer
+from kg_adapters.wikidata_json import XSD_DATETIME
 
 MAX_IDS = 50
 _JSON = (("Content-Type", "application/json; charset=utf-8"),)
@@ -94,6 +96,7 @@ class WikidataApiServer(FaultServer):
 
     def _search_entities(self, params: Mapping[str, str]) -> dict[str, Any]:
         kind = params.get("type", "item")
+        hits: Sequence[Mapping[str, Any]]
         if kind == "property":
             hits = self._property_hits(params.get("search", ""), params.get("language", "en"))
         elif kind == "item":
@@ -221,3 +224,34 @@ def _mentions(data: Any) -> Iterator[str]:
     elif isinstance(data, list):
         for value in data:
             yield from _mentions(value)
+
+
+def date(text: str) -> Literal:
+    """A Wikidata time value as the entity JSON gives it (xsd:dateTime)."""
+    return Literal(value=text, datatype=XSD_DATETIME)
+
+
+Q42_SCHOOLS = [
+    Edge(
+        head="Q42",
+        relation="P69",
+        tail="Q4961791",
+        rank="normal",
+        qualifiers=Qualifiers({"P580": [date("1959-01-01T00:00:00Z")], "P582": [date("1970-01-01T00:00:00Z")]}),
+    ),
+    Edge(
+        head="Q42",
+        relation="P69",
+        tail="Q691283",
+        rank="normal",
+        qualifiers=Qualifiers(
+            {
+                "P512": ["Q1765120"],
+                "P580": [date("1971-01-01T00:00:00Z")],
+                "P582": [date("1974-01-01T00:00:00Z")],
+                "P812": ["Q109587623"],
+            }
+        ),
+    ),
+]
+"""Douglas Adams's two P69 (educated at) statements in the recorded Q42 entity JSON, with their qualifiers."""

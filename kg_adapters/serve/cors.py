@@ -1,0 +1,76 @@
+"""Cross-origin access to ``kga serve`` (``--cors ORIGIN``), off by default.
+
+Without ``--cors`` a browser lets no other web page read the endpoint's answers: a local endpoint
+should not answer every page its user visits. ``--cors https://app.example.org`` (repeatable, or a
+comma-separated list; ``*`` for any origin) lets those pages query it: Starlette's CORS middleware
+answers preflight requests (``OPTIONS`` with ``Access-Control-Request-Method``) for GET and POST with
+the headers SPARQL clients send, and adds ``Access-Control-Allow-Origin`` to answers for an allowed
+origin. No credentials are ever allowed (the endpoint has none to protect, and none are read).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+
+ALLOWED_METHODS = ("GET", "POST")
+ALLOWED_HEADERS = ("Accept", "Content-Type")
+"""Request headers a cross-origin page may send (Starlette adds the CORS-safelisted ones anyway)."""
+PREFLIGHT_SECONDS = 600
+
+
+def origin_list(text: str) -> list[str]:
+    """An argparse ``type=`` for ``--cors``: ``*`` or comma-separated origins (``scheme://host[:port]``),
+    spelled as browsers send them in ``Origin`` (lower case, no default port, no trailing slash)."""
+    origins = []
+    for part in (piece.strip() for piece in text.split(",")):
+        if not part:
+            continue
+        if part == "*":
+            origins.append(part)
+            continue
+        parsed = urlsplit(part.removesuffix("/"))
+        if (
+            parsed.scheme not in ("http", "https")
+            or not parsed.hostname
+            or parsed.username is not None
+            or parsed.path
+            or parsed.query
+            or parsed.fragment
+        ):
+            raise argparse.ArgumentTypeError(
+                f"expected an origin such as https://example.org or http://localhost:3000 (or *), got {part!r}"
+            )
+        try:
+            port = parsed.port
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"the port of {part!r} is not a TCP port") from None
+        host = parsed.netloc.lower().rsplit(":", 1)[0] if port is not None else parsed.netloc.lower()
+        default = {"http": 80, "https": 443}[parsed.scheme]
+        origins.append(f"{parsed.scheme}://{host}" + ("" if port in (None, default) else f":{port}"))
+    if not origins:
+        raise argparse.ArgumentTypeError(f"expected an origin (or *), got {text!r}")
+    return origins
+
+
+def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
+    """The middleware stack for ``origins`` (none when empty: cross-origin reads stay refused)."""
+    if not origins:
+        return []
+    from starlette.middleware import Middleware
+    from starlette.middleware.cors import CORSMiddleware
+
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=list(ALLOWED_METHODS),
+            allow_headers=list(ALLOWED_HEADERS),
+            allow_credentials=False,
+            max_age=PREFLIGHT_SECONDS,
+        )
+    ]

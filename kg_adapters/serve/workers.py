@@ -1,0 +1,283 @@
+"""Worker processes for queries written by someone else (``kga serve``, the MCP ``sparql`` tool).
+
+Oxigraph cannot stop a query once it runs: an abandoned thread keeps evaluating it for as long as it
+takes (minutes, hours), holding a CPU and its slot. So a server runs such queries in worker processes
+of its own (:class:`WorkerPool`), through the :class:`~kg_adapters.base.EmbeddedSparql` ability of its
+graph: each worker opens the graph's ``reader_url()`` read-only (and follows ``kga load``'s version
+swaps, :class:`~kg_adapters.serve.current.CurrentGraph`) and answers one query at a time, streaming a
+serialized answer back as it is written. The server waits for the answer until the query's deadline,
+whatever the query writes or does not write meanwhile; past the deadline it kills the worker, so the
+query stops consuming CPU at once, and starts a fresh worker in its place, so the slot is free again.
+
+Workers ignore Ctrl-C (the server decides: it kills them when it stops) and die with the server even
+when it is killed outright: each watches a pipe only the server holds open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from multiprocessing.connection import Connection, Pipe
+from typing import IO, TYPE_CHECKING, Any
+
+from kg_adapters import errors
+from kg_adapters.base import EmbeddedSparql, SparqlRunner
+from kg_adapters.errors import BackendError, BackendTimeout, KGError
+
+if TYPE_CHECKING:
+    from kg_adapters.serve.current import CurrentGraph
+
+METHODS = ("sparql_rows", "sparql_write")
+"""What a worker may be asked to call on its graph (the :class:`~kg_adapters.base.EmbeddedSparql` methods)."""
+CHUNK = 1 << 16
+"""Bytes of a serialized answer a worker sends at a time."""
+_KILL_WAIT = 5.0
+DEADLINE_GRACE = 2.0
+"""Seconds past a call's deadline before a server abandons its thread: the work ends at the deadline by
+itself (a worker is killed and replaced; a remote backend's deadline is the server's), so this only
+bounds a backend that overruns its own, and lets the stopped worker be replaced before the answer."""
+
+
+class DeadlinePassed(BackendTimeout):
+    """A query ran past its deadline and was stopped (its worker process killed)."""
+
+
+class _Worker:
+    """One worker process and the server's end of its connection."""
+
+    def __init__(self, lifeline: int) -> None:
+        ours, theirs = Pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kg_adapters.serve.workers", str(theirs.fileno()), str(lifeline)],
+                pass_fds=(theirs.fileno(), lifeline),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # kga mcp speaks on stdout: nothing else may write there
+            )
+        except OSError as exc:
+            ours.close()
+            raise BackendError(f"cannot start a query worker process: {exc}") from exc
+        finally:
+            theirs.close()
+        self.connection = ours
+
+    def kill(self) -> None:
+        """Stops the process at once (SIGKILL: it only reads) and reaps it."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=_KILL_WAIT)
+        self.connection.close()
+
+
+class WorkerPool:
+    """``size`` worker processes; a call takes an idle one (waiting inside its deadline for one to be free)."""
+
+    def __init__(self, size: int) -> None:
+        self._lifeline_read, self._lifeline_write = os.pipe()  # workers read; only we write (never)
+        self._condition = threading.Condition()
+        self._closed = False
+        self._idle: list[_Worker] = []
+        self._busy: set[_Worker] = set()
+        self.size = size
+        for _ in range(size):
+            self._idle.append(_Worker(self._lifeline_read))
+
+    def runner(self, deadline: float) -> SparqlRunner:
+        """A runner for one query, which must answer by ``deadline`` (``time.monotonic()``)."""
+
+        def run(reader_url: str, method: str, arguments: dict[str, Any], output: IO[bytes] | None) -> Any:
+            return self.call(deadline, reader_url, method, arguments, output)
+
+        return run
+
+    def call(
+        self, deadline: float, reader_url: str, method: str, arguments: dict[str, Any], output: IO[bytes] | None
+    ) -> Any:
+        """``connect(reader_url).method(**arguments)`` in a worker, its written bytes copied to ``output``.
+
+        Raises:
+            BackendTimeout: ``deadline`` passed first; the worker was killed and replaced.
+            BackendError: the pool is closed, or the worker died before answering.
+            KGError: what the method raised in the worker (its class and message).
+        """
+        if method not in METHODS:
+            raise ValueError(f"a query worker does not call {method!r}")
+        worker = self._take(deadline)
+        healthy = False
+        try:
+            worker.connection.send((reader_url, method, arguments, output is not None))
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not worker.connection.poll(remaining):
+                    raise DeadlinePassed("the query ran past its deadline; its worker process was stopped")
+                kind, *payload = worker.connection.recv()
+                if kind == "chunk":
+                    assert output is not None
+                    output.write(payload[0])
+                    continue
+                healthy = True
+                if kind == "done":
+                    return payload[0]
+                raise _error(*payload)
+        except (EOFError, OSError) as exc:
+            if self._closed:
+                raise BackendError("the server is shutting down") from None
+            raise BackendError(
+                f"the query's worker process ended before answering ({exc or 'no reason given'})"
+            ) from None
+        finally:
+            self._give_back(worker, healthy)
+
+    def _take(self, deadline: float) -> _Worker:
+        with self._condition:
+            while not self._idle and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise DeadlinePassed(f"all {self.size} query workers stayed busy until the deadline")
+                self._condition.wait(remaining)
+            if self._closed:
+                raise BackendError("the server is shutting down")
+            worker = self._idle.pop()
+            self._busy.add(worker)
+            return worker
+
+    def _give_back(self, worker: _Worker, healthy: bool) -> None:
+        """An answered worker waits for the next call; any other is killed and replaced by a fresh one."""
+        if not healthy:
+            worker.kill()
+        with self._condition:
+            self._busy.discard(worker)
+            if self._closed:
+                fresh = None
+            elif healthy:
+                fresh = worker
+            else:
+                try:
+                    fresh = _Worker(self._lifeline_read)
+                except BackendError:
+                    fresh = None  # the next call waits for another worker, or its deadline
+            if fresh is not None:
+                self._idle.append(fresh)
+            self._condition.notify()
+        if self._closed and healthy:
+            worker.kill()
+
+    def close(self) -> None:
+        """Kills every worker (running queries fail at once with "shutting down"); idempotent."""
+        with self._condition:
+            if self._closed:
+                return
+            self._closed = True
+            workers = [*self._idle, *self._busy]
+            self._idle.clear()
+            self._condition.notify_all()
+        for worker in workers:
+            with contextlib.suppress(OSError):
+                worker.process.kill()
+        for worker in workers:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(timeout=_KILL_WAIT)
+        os.close(self._lifeline_write)
+        os.close(self._lifeline_read)
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids (for diagnostics)."""
+        with self._condition:
+            return [worker.process.pid for worker in (*self._idle, *self._busy)]
+
+
+def pool_for(graphs: CurrentGraph, size: int) -> WorkerPool | None:
+    """``size`` workers for the graph ``graphs`` serves, when it is an embedded store another process can
+    open (:class:`~kg_adapters.base.EmbeddedSparql` with a ``reader_url``); else None."""
+    with graphs.use() as graph:
+        if not isinstance(graph, EmbeddedSparql) or graph.reader_url() is None:
+            return None
+    return WorkerPool(size)
+
+
+def _error(name: str, message: str) -> KGError:
+    """The error a worker reported, as its own class when it is one of ours."""
+    kind = getattr(errors, name, None)
+    if isinstance(kind, type) and issubclass(kind, KGError):
+        try:
+            return kind(message)
+        except TypeError:  # a class with other required arguments
+            pass
+    return BackendError(message)
+
+
+# -- the worker process ----------------------------------------------------------------------------------
+class _ChunkWriter:
+    """The ``output`` a worker's graph writes to: the server, in chunks of at most :data:`CHUNK` bytes."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.pending = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.pending += data
+        if len(self.pending) >= CHUNK:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.connection.send(("chunk", bytes(self.pending)))
+            self.pending.clear()
+
+
+def _die_with_the_server(lifeline: int) -> None:
+    """Blocks until the server's end of the lifeline closes (it exited, however), then ends this process."""
+    try:
+        while os.read(lifeline, 1):
+            pass
+    finally:
+        os._exit(0)
+
+
+def serve_queries(connection: Connection) -> None:
+    """Answers calls until the server closes the connection."""
+    from kg_adapters.serve.current import CurrentGraph
+
+    graphs: dict[str, CurrentGraph] = {}
+    while True:
+        try:
+            reader_url, method, arguments, writes = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if method not in METHODS:
+                raise BackendError(f"a query worker does not call {method!r}")
+            if reader_url not in graphs:
+                graphs[reader_url] = CurrentGraph(reader_url)
+            with graphs[reader_url].use() as graph:
+                if writes:
+                    output = _ChunkWriter(connection)
+                    getattr(graph, method)(**arguments, output=output)
+                    output.flush()
+                    answer = None
+                else:
+                    answer = getattr(graph, method)(**arguments)
+            connection.send(("done", answer))
+        except KGError as exc:
+            connection.send(("error", type(exc).__name__, str(exc)))
+        except Exception as exc:  # a bug: still an answer, so the worker stays usable
+            connection.send(("error", "BackendError", f"{type(exc).__name__}: {exc}"))
+
+
+def main(argv: list[str]) -> int:
+    connection, lifeline = Connection(int(argv[0])), int(argv[1])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the server decides
+    threading.Thread(target=_die_with_the_server, args=(lifeline,), daemon=True).start()
+    serve_queries(connection)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
