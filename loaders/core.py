@@ -176,9 +176,11 @@ def load_files(
 
 
 Checkpoint = Callable[[str], None]
-CHECKPOINT_SECONDS = 60.0
+CHECKPOINT_SECONDS = 180.0
 """A load records a checkpoint after the first chunk stored this long after the previous one (and at
-the end of each input): a resumed load does at most about this much work again."""
+the end of each input): a resumed load does at most about this much work again. Strict N-Triples input
+goes to Oxigraph as one bulk load per checkpoint (``loaders.rdf._Segment``): longer ones write fewer
+copies of the same strings."""
 
 
 def _no_checkpoint(point: str) -> None:
@@ -525,6 +527,8 @@ def _parse_input(
                 start_line=progress["line"],
                 blank_prefix=progress["blank_prefix"],
                 on_chunk=reading.chunk_done if fmt in LINE_FORMATS else None,
+                on_read=reading.read,
+                due=gate.due,
             )
         reading.record(None)
         source: dict[str, Any] = {
@@ -575,6 +579,9 @@ class _InputReading:
             progress["prefixes"] = {k.decode(): v.decode() for k, v in converter.prefixes.items()}
             progress["filtered"], progress["repaired"] = converter.filtered, converter.repaired
 
+    def read(self, read: int | None) -> None:
+        self.shown.read(self.path, read)
+
     def chunk_done(self, next_line: int, read: int | None) -> None:
         self.shown.read(self.path, read)
         self.gate.stop(lambda: self.record(next_line))
@@ -611,11 +618,16 @@ class _CheckpointGate:
                 self._asked = True  # an input's end is a checkpoint
                 self._arrive_or_record()
 
+    def due(self) -> bool:
+        """Whether readers should stop at their next chunk: a checkpoint is asked for or due (an input
+        read as one stream ends it there, see ``loaders.rdf._Segment``), or the load is stopping."""
+        return self._asked or self.aborted or time.monotonic() - self._last >= CHECKPOINT_SECONDS
+
     def stop(self, record: Callable[[], None]) -> None:
         with self.lock:
             if self.aborted:
                 raise _Aborted
-            if not self._asked and time.monotonic() - self._last < CHECKPOINT_SECONDS:
+            if not self.due():
                 return
             self._asked = True
             record()

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
@@ -65,6 +65,23 @@ class IndexingSink:
         self.store.bulk_load(input, format)  # several threads may load at once (Oxigraph runs without the GIL)
         with self._collecting:
             self._add_rdf(input, format)
+
+    def bulk_load_pieces(self, texts: Iterator[bytes]) -> None:
+        """Bulk loads N-Triples ``texts`` as one stream, each handed to the collector as Oxigraph
+        starts reading it (it numbers one while Oxigraph parses it). A text Oxigraph then refuses fails
+        the load (it is strict) before the collector's numbers are used: see ``TripleCollector.add_rdf``."""
+        import pyoxigraph as ox
+
+        from loaders.rdf import PieceStream
+
+        def handed() -> Iterator[bytes]:
+            for text in texts:
+                if text != b"\n":  # not the line break between two texts
+                    with self._collecting:
+                        self._add_rdf(text, ox.RdfFormat.N_TRIPLES)
+                yield text
+
+        self.store.bulk_load(cast("IO[bytes]", PieceStream(handed())), ox.RdfFormat.N_TRIPLES)
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)

@@ -29,8 +29,9 @@ import re
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol, cast
+from typing import IO, NoReturn, Protocol, cast, runtime_checkable
 
 import pyoxigraph as ox
 
@@ -154,13 +155,18 @@ def load_file(
     start_line: int = 1,
     blank_prefix: str | None = None,
     on_chunk: ChunkDone | None = None,
+    on_read: Callable[[int | None], None] | None = None,
+    due: Callable[[], bool] | None = None,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError.
 
     Line formats start at ``start_line`` (the lines before it are read and dropped: a resumed load)
-    and call ``on_chunk(next_line, bytes_read)`` after each chunk is stored (``bytes_read``: of the
-    file as it lies on disk, compressed or not; None for a pipe). ``blank_prefix`` scopes the
-    file's blank nodes (default: a fresh one); a resumed load passes the one it used before."""
+    and call ``on_chunk(next_line, bytes_read)`` each time everything before ``next_line`` is stored
+    (``bytes_read``: of the file as it lies on disk, compressed or not; None for a pipe), and
+    ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
+    (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never); the rest chunk by
+    chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh one); a resumed load passes
+    the one it used before."""
     prefix = blank_prefix or blank_node_prefix()
     try:
         if format in LINE_FORMATS:
@@ -174,6 +180,8 @@ def load_file(
                 start_line=start_line,
                 prefix=prefix,
                 on_chunk=on_chunk,
+                on_read=on_read,
+                due=due,
             )
         return _load_stream(store, path, format, progress=progress, prefix=prefix)
     except (OSError, EOFError, zlib.error) as exc:
@@ -206,26 +214,196 @@ def _load_lines(
     start_line: int,
     prefix: str,
     on_chunk: ChunkDone | None,
+    on_read: Callable[[int | None], None] | None = None,
+    due: Callable[[], bool] | None = None,
 ) -> int:
     syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
+    streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
     statements = 0
-    if converter is None:  # N-Triples, N-Quads: whole blocks, split into lines only to find a bad one
+    pieces = _pieces(path, converter, start_line, log)
+    for first_piece in pieces:
+        piece: _Piece | None = first_piece
+        if streamed and b"_:" not in first_piece.data:
+            segment = _Segment(first_piece, pieces, progress, on_read, due or _never)
+            try:
+                stream_load(store, segment.texts())
+            except SyntaxError as exc:
+                _refuse(segment, exc, path, log)
+            statements += segment.statements
+            piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
+            if piece is None:
+                if on_chunk is not None:
+                    on_chunk(segment.next_line, segment.position)
+                continue
+        assert piece is not None
+        bad = _insert_chunk(store, piece.data, piece.units, piece.first, syntax, path, log, prefix)
+        statements += piece.count - bad
+        progress(piece.count - bad)
+        if on_read is not None:
+            on_read(piece.position)
+        if on_chunk is not None:
+            on_chunk(piece.next_line, piece.position)
+    return statements
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Piece:
+    """Lines of a line format as N-Triples (or N-Quads) text: the input line of its first, the text
+    (without a last line break), the converter's one unit per input line (None: the text's lines are the
+    input's), the statements it holds, the input line after it, and the input's bytes read so far."""
+
+    first: int
+    data: bytes
+    units: list[bytes] | None
+    count: int
+    next_line: int
+    position: int | None
+
+
+def _pieces(path: str, converter: LineConverter | None, start_line: int, log: SkipLog) -> Iterator[_Piece]:
+    """The input from ``start_line`` on, in pieces: blocks of whole lines (N-Triples, N-Quads), or chunks
+    of lines converted (converted lazily, in order: a converter keeps state across chunks)."""
+    if converter is None:  # no Python object per line: split into lines only to find a bad one
         for first, data, lines, position in read_blocks_from(path, start_line=start_line):
-            count = _block_statements(data, lines)
-            bad = _insert_chunk(store, data, None, first, syntax, path, log, prefix)
-            statements += count - bad
-            progress(count - bad)
-            if on_chunk is not None:
-                on_chunk(first + lines, position)
-        return statements
+            yield _Piece(
+                first=first,
+                data=data,
+                units=None,
+                count=_block_statements(data, lines),
+                next_line=first + lines,
+                position=position,
+            )
+        return
     for first, lines_read, position in read_chunks_from(path, start_line=start_line):
         units, count = converter.convert(lines_read, first, path, log)
-        bad = _insert_chunk(store, b"\n".join(units), units, first, syntax, path, log, prefix)
-        statements += count - bad
-        progress(count - bad)
-        if on_chunk is not None:
-            on_chunk(first + len(lines_read), position)
-    return statements
+        yield _Piece(
+            first=first,
+            data=b"\n".join(units),
+            units=units,
+            count=count,
+            next_line=first + len(lines_read),
+            position=position,
+        )
+
+
+class _Segment:
+    """Consecutive pieces of one input handed to Oxigraph as one stream (:func:`stream_load`): one bulk
+    load, hence one set of files written, for all of them. Oxigraph's bulk loader writes each string of a
+    load once, but every load writes the strings it meets again: loaded in 32 MiB blocks, a 4M-triple
+    Freebase dump took 17% more disk (497 MiB against 425) and 18% more CPU than as one stream.
+
+    The stream runs from ``first`` until the input ends, a checkpoint is ``due()`` (the load records
+    checkpoints between segments: see :mod:`loaders.core`), or a piece holds blank nodes (which go
+    through the parser, to scope their labels to the file): that piece is then ``held`` for the caller.
+    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes."""
+
+    def __init__(
+        self,
+        first: _Piece,
+        rest: Iterator[_Piece],
+        progress: Progress,
+        on_read: Callable[[int | None], None] | None,
+        due: Callable[[], bool],
+    ) -> None:
+        self._first, self._rest = first, rest
+        self._progress, self._on_read, self._due = progress, on_read, due
+        self.statements = 0
+        self.held: _Piece | None = None
+        self.next_line, self.position = first.first, first.position
+        self._lines: list[tuple[int, _Piece]] = []
+        """(the stream's line number of its first line, the piece) per piece streamed."""
+
+    def texts(self) -> Iterator[bytes]:
+        """The pieces' texts, each followed by a line break (yields the pieces one by one)."""
+        piece: _Piece | None = self._first
+        line = 1
+        while piece is not None:
+            self._lines.append((line, piece))
+            line += piece.data.count(b"\n") + 1
+            self.statements += piece.count
+            self._progress(piece.count)
+            if self._on_read is not None:
+                self._on_read(piece.position)
+            yield piece.data
+            yield b"\n"
+            self.next_line, self.position = piece.next_line, piece.position
+            if self._due():
+                return
+            piece = next(self._rest, None)
+            if piece is not None and b"_:" in piece.data:
+                self.held = piece
+                return
+
+    def at(self, line: int | None) -> tuple[_Piece, int]:
+        """The piece holding the stream's line ``line`` (1-based), and the input line of that line."""
+        start, piece = self._lines[0] if self._lines else (1, self._first)
+        if line is None:
+            return piece, piece.first
+        for candidate in self._lines:
+            if candidate[0] > line:
+                break
+            start, piece = candidate
+        if piece.units is None:
+            return piece, piece.first + line - start
+        return piece, _input_line(piece.units, piece.first, line - start + 1) or piece.first
+
+
+def _refuse(segment: _Segment, failure: SyntaxError, path: str, log: SkipLog) -> NoReturn:
+    """Raises the LoadError of a strict stream Oxigraph refused: for the first bad line of the piece it
+    refused, with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said."""
+    piece, line = segment.at(failure.lineno)
+    units = piece.units if piece.units is not None else piece.data.split(b"\n")
+    for offset, unit in enumerate(units):
+        try:
+            for _ in ox.parse(unit, ox.RdfFormat.N_TRIPLES):
+                pass
+        except SyntaxError as exc:
+            log.bad(path, piece.first + offset, _reason(exc))  # raises: the load is strict
+    log.bad(path, line, _reason(failure))
+    raise failure
+
+
+class PieceStream:
+    """A binary stream over byte strings, read as one input (what ``Store.bulk_load`` reads)."""
+
+    def __init__(self, texts: Iterator[bytes]) -> None:
+        self._texts = texts
+        self._current = memoryview(b"")
+        self._offset = 0
+
+    def read(self, size: int = -1) -> bytes:
+        while self._offset >= len(self._current):
+            text = next(self._texts, None)
+            if text is None:
+                return b""
+            self._current, self._offset = memoryview(text), 0
+        end = len(self._current) if size < 0 else self._offset + size
+        chunk = self._current[self._offset : end]
+        self._offset += len(chunk)
+        return bytes(chunk)
+
+
+@runtime_checkable
+class PieceLoader(Protocol):
+    """A sink that loads a stream of N-Triples pieces itself (and sees each piece: see
+    :class:`loaders.indexing.IndexingSink`)."""
+
+    def bulk_load_pieces(self, texts: Iterator[bytes]) -> None: ...
+
+
+def stream_load(store: TripleSink, texts: Iterator[bytes]) -> None:
+    """Bulk loads the N-Triples ``texts`` (whole lines each) as one input: one Oxigraph bulk load."""
+    if isinstance(store, PieceLoader):
+        store.bulk_load_pieces(texts)
+    elif isinstance(store, ox.Store):
+        store.bulk_load(cast(IO[bytes], PieceStream(texts)), ox.RdfFormat.N_TRIPLES)
+    else:
+        for text in texts:
+            store.bulk_load(text, ox.RdfFormat.N_TRIPLES)
 
 
 def _block_statements(data: bytes, lines: int) -> int:

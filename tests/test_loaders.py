@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import kg_adapters
+import loaders.rdf
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import LoadError, StoreNotFound
 from kg_adapters.records import Edge, Literal
@@ -317,6 +318,47 @@ def test_strict_bad_line_leaves_no_store(tmp_path: Path) -> None:
     assert debris(tmp_path) == []
     with pytest.raises(StoreNotFound):
         kg_adapters.connect("oxigraph://" + str(store))
+
+
+def test_strict_bad_line_deep_in_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A strict N-Triples load hands blocks to Oxigraph as one stream: a bad line in a later block is
+    reported at its own input line, and nothing is stored."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 4096)  # ~60 blocks, one bulk load
+    lines = numbered_nt(5000)
+    bad_line = 4321
+    lines[bad_line - 1] = f'<{EX}x> <{EX}p> "unterminated .'
+    source = write(tmp_path / "bad.nt.gz", "\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    with pytest.raises(LoadError) as info:
+        load_files([str(source)], str(store), progress=False)
+    assert (info.value.file, info.value.line) == (str(source), bad_line)
+    assert "line 5000" not in str(info.value)  # the line's own error, not the stream's lines
+    assert not store.exists()
+    assert debris(tmp_path) == []
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_streamed_blocks_and_blank_nodes_between_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: bool
+) -> None:
+    """Blocks streamed to Oxigraph as one bulk load, with blocks holding blank nodes between them (those go
+    through the parser): every triple is stored once, ``_:x`` stays one node across the file, and the
+    traversal index answers as the store does."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 2048)
+    chain = numbered_nt(3000)
+    lines = [*chain[:1000], f"_:x <{EX}p> <{EX}e5> .", *chain[1000:2000], f"_:x <{EX}p> <{EX}e7> .", *chain[2000:]]
+    source = write(tmp_path / "mixed.nt", "\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    report = load_files([str(source)], str(store), progress=False, index=index)
+    assert report.statements_read == report.store_triples == 3002
+    with opened(store) as kg:
+        assert isinstance(kg, kg_adapters.SparqlQueryable)
+        rows = kg.query(f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s <{EX}p> ?o }}")
+        assert [str(row["n"].value) for row in rows if isinstance(row["n"], Literal)] == ["1"]
+        for number in (0, 999, 1000, 1999, 2000, 2999):
+            assert kg.neighbors([f"{EX}e{number}"])[f"{EX}e{number}"] == [
+                Edge(head=f"{EX}e{number}", relation=f"{EX}next", tail=f"{EX}e{number + 1}")
+            ]
 
 
 def test_strict_bad_line_in_append_keeps_previous_store(tmp_path: Path) -> None:

@@ -209,10 +209,24 @@ class TripleCollector:
         self._blank_count = 0
         self.rows = 0
         """Triples added (duplicates included)."""
+        self.unreadable: str | None = None
 
     def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
-        nodes renamed per call)."""
+        nodes renamed per call). Text that does not parse marks the collector unusable instead of
+        raising: a load hands text over as Oxigraph starts reading it, and fails with Oxigraph's own
+        error (its line) when Oxigraph refuses it; writing an index from it raises."""
+        try:
+            self._add_rdf(data, format)
+        except SyntaxError as exc:
+            self.unreadable = self.unreadable or f"{exc.msg or exc}"
+
+    def check(self) -> None:
+        """Raises when some text handed over did not parse (see :meth:`add_rdf`)."""
+        if self.unreadable is not None:
+            raise BackendError(f"the traversal index was handed text that does not parse: {self.unreadable}")
+
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         if format != ox.RdfFormat.N_TRIPLES:
             self.add_quads(ox.parse(data, format, rename_blank_nodes=True))
             return
@@ -377,6 +391,7 @@ class TripleCollector:
     def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
         """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
         distinct and sorted: what the name index holds, read from the load instead of the store."""
+        self.check()
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:
             return []
@@ -402,6 +417,7 @@ def _write(
 ) -> IndexStats:
     import numpy as np
 
+    collected.check()
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
     entity_names = [profile.entity_id(iri) for iri in entity_iris]
