@@ -304,37 +304,38 @@ def test_tsv_wikidata_profile_and_bad_field_count(tmp_path: Path) -> None:
 # -- bad input: strict and lenient ---------------------------------------------------------------
 
 
-def test_strict_bad_line_leaves_no_store(tmp_path: Path) -> None:
-    lines = numbered_nt(CHUNK_LINES + 100)
-    bad_line = CHUNK_LINES + 42  # in the second chunk
-    lines[bad_line - 1] = f"<{EX}broken iri> <{EX}p> <{EX}o> ."
-    source = write(tmp_path / "bad.nt", "\n".join(lines) + "\n")
+@pytest.mark.parametrize(
+    ("name", "chunk_bytes", "count", "bad_line", "bad"),
+    [
+        ("bad.nt", None, CHUNK_LINES + 100, CHUNK_LINES + 42, f"<{EX}broken iri> <{EX}p> <{EX}o> ."),
+        # a strict N-Triples load hands its blocks to Oxigraph as one stream: here ~60 blocks, one bulk load
+        ("bad.nt.gz", 4096, 5000, 4321, f'<{EX}x> <{EX}p> "unterminated .'),
+    ],
+)
+def test_strict_bad_line_leaves_no_store(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    chunk_bytes: int | None,
+    count: int,
+    bad_line: int,
+    bad: str,
+) -> None:
+    if chunk_bytes is not None:
+        monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", chunk_bytes)
+    lines = numbered_nt(count)
+    lines[bad_line - 1] = bad
+    source = write(tmp_path / name, "\n".join(lines) + "\n")
     store = tmp_path / "store"
     with pytest.raises(LoadError) as info:
         load_files([str(source)], str(store), progress=False)
     assert (info.value.file, info.value.line) == (str(source), bad_line)
-    assert f"bad.nt:{bad_line}:" in str(info.value)
+    assert f"{name}:{bad_line}:" in str(info.value)
+    assert f"line {count}" not in str(info.value)  # the line's own error, not the stream's lines
     assert not store.exists()
     assert debris(tmp_path) == []
     with pytest.raises(StoreNotFound):
         kg_adapters.connect("oxigraph://" + str(store))
-
-
-def test_strict_bad_line_deep_in_one_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A strict N-Triples load hands blocks to Oxigraph as one stream: a bad line in a later block is
-    reported at its own input line, and nothing is stored."""
-    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 4096)  # ~60 blocks, one bulk load
-    lines = numbered_nt(5000)
-    bad_line = 4321
-    lines[bad_line - 1] = f'<{EX}x> <{EX}p> "unterminated .'
-    source = write(tmp_path / "bad.nt.gz", "\n".join(lines) + "\n")
-    store = tmp_path / "store"
-    with pytest.raises(LoadError) as info:
-        load_files([str(source)], str(store), progress=False)
-    assert (info.value.file, info.value.line) == (str(source), bad_line)
-    assert "line 5000" not in str(info.value)  # the line's own error, not the stream's lines
-    assert not store.exists()
-    assert debris(tmp_path) == []
 
 
 @pytest.mark.parametrize("index", [True, False])
