@@ -319,14 +319,21 @@ def _build(
         del sink
         shown.phase("index and labels")
         try:
-            labels, triples, index_seconds = _write_indexes(oxstore, indexing, tmp, profile, index, checkpoint)
+            if indexing is not None:  # the indexes come from what the load saw: the database closes now
+                triples = _close_loaded(oxstore, indexing)
+                del oxstore
+                labels, index_seconds = _write_indexes(None, indexing, tmp, profile, index, checkpoint)
+            else:
+                labels, index_seconds = _write_indexes(oxstore, None, tmp, profile, index, checkpoint)
+                oxstore.flush()
+                triples = len(oxstore)
+                del oxstore
         except BaseException as exc:
             if indexing is not None:
                 indexing.abandon()  # no collector outlives a failed load
             if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
                 raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
             raise
-    del oxstore
     indexing = None
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
     statements, log, filtered, repaired, sources = _totals(state, lenient)
@@ -347,11 +354,29 @@ def _build(
     return statements, log, triples, filtered, repaired, index_seconds
 
 
+def _close_loaded(oxstore: ox.Store, indexing: IndexingSink) -> int:
+    """Closes the loaded database (every reference to it dropped) and returns its triples. Left open,
+    RocksDB compacts the files of the bulk loads in the background while the indexes are written: CPU
+    taken from them, and a larger store (at 4M triples 502 MiB instead of the 435 MiB written)."""
+    oxstore.flush()
+    triples = len(oxstore)
+    indexing.release_store()
+    del oxstore
+    gc.collect()
+    return triples
+
+
 def _write_indexes(
-    oxstore: ox.Store, indexing: IndexingSink | None, tmp: Path, profile: str, index: bool, checkpoint: Checkpoint
-) -> tuple[int, int, float]:
-    """Writes the traversal index and the name and relation indexes of the loaded version; returns
-    (names, the store's triples, the seconds the load waited for the traversal index)."""
+    oxstore: ox.Store | None,
+    indexing: IndexingSink | None,
+    tmp: Path,
+    profile: str,
+    index: bool,
+    checkpoint: Checkpoint,
+) -> tuple[int, float]:
+    """Writes the traversal index and the name and relation indexes of the loaded version, from what the
+    load saw (``indexing``) or else by reading ``oxstore`` back; returns (names, the seconds the load
+    waited for the traversal index)."""
     index_seconds = 0.0
     if indexing is not None:  # numbered and written while the name indexes are built
         indexing.start_index(tmp, get_profile(profile))
@@ -362,16 +387,15 @@ def _write_indexes(
         index_seconds = indexing.seconds  # the load's waits for it
         checkpoint("indexed")
     else:
+        assert oxstore is not None
         if index:  # an append reads the store back: its triples are the old ones and the new
             started = time.perf_counter()
             index_build.build_index(oxstore, tmp, get_profile(profile))
             index_seconds = time.perf_counter() - started
         checkpoint("indexed")
         labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
-    oxstore.flush()
-    triples = len(oxstore)
     checkpoint("labelled")
-    return labels, triples, index_seconds
+    return labels, index_seconds
 
 
 def _fresh_state(previous: dict[str, Any] | None, inputs: int) -> dict[str, Any]:

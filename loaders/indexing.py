@@ -86,6 +86,10 @@ class IndexingSink:
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
 
+    def release_store(self) -> None:
+        """Drops the sink's reference to the store (the load closes it before writing the indexes)."""
+        del self.store
+
     def bulk_extend(self, quads: Iterable[ox.Quad]) -> None:
         batch: list[ox.Quad] = []
 
