@@ -206,6 +206,44 @@ def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Pa
     return json_path, md_path
 
 
+def report_cases(
+    name: str,
+    title: str,
+    rows: list[dict[str, Any]],
+    table: str,
+    *,
+    started: float,
+    load: tuple[float, float, float],
+    write: bool,
+) -> int:
+    """Prints (and with ``write``, saves as ``results/NAME.json`` and ``.md``) the table of ``rows``, cases
+    each with ``as_expected``, run since ``started`` (``time.perf_counter()``) at load average ``load``.
+    Returns the exit status: 0 when every case went as expected."""
+    good = sum(bool(row["as_expected"]) for row in rows)
+    data = {
+        "machine": machine_info(),
+        "load_average": load,
+        "seconds": time.perf_counter() - started,
+        "cases": rows,
+        "as_expected": good,
+    }
+    markdown = "\n".join(
+        [
+            f"# {title}",
+            "",
+            f"`python -m benchmarks.{name}` ({time.strftime('%Y-%m-%d', time.gmtime())}, {data['seconds']:.0f} s, "
+            f"load average {data['load_average'][0]:.2f}): {good}/{len(rows)} cases as expected.",
+            "",
+            table,
+            "",
+        ]
+    )
+    print(markdown)
+    if write:
+        save_report(name, data, markdown)
+    return 0 if good == len(rows) else 1
+
+
 # -- formatting ----------------------------------------------------------------------------------
 def fmt_seconds(seconds: float) -> str:
     if math.isnan(seconds):

@@ -366,14 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="kga-hostile-") as tmp:
         rows = endpoint_cases() + credential_cases(Path(tmp)) + disk_cases(Path(tmp))
-    good = sum(row["as_expected"] or row["expected"] == "skipped" for row in rows)
-    data = {
-        "machine": common.machine_info(),
-        "load_average": load,
-        "seconds": time.perf_counter() - started,
-        "cases": rows,
-        "as_expected": good,
-    }
+    for row in rows:
+        row["as_expected"] = row["as_expected"] or row["expected"] == "skipped"
     table = common.markdown_table(
         ["case", "outcome", "expected", "requests", "seconds"],
         [
@@ -387,21 +381,15 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ],
     )
-    markdown = "\n".join(
-        [
-            "# Hostile endpoints, credentials and shared disks",
-            "",
-            f"`python -m benchmarks.hostile_endpoints` ({time.strftime('%Y-%m-%d', time.gmtime())}, "
-            f"{data['seconds']:.0f} s, load average {load[0]:.2f}): {good}/{len(rows)} cases as expected.",
-            "",
-            table,
-            "",
-        ]
+    return common.report_cases(
+        "hostile_endpoints",
+        "Hostile endpoints, credentials and shared disks",
+        rows,
+        table,
+        started=started,
+        load=load,
+        write=not args.no_write,
     )
-    print(markdown)
-    if not args.no_write:
-        common.save_report("hostile_endpoints", data, markdown)
-    return 0 if good == len(rows) else 1
 
 
 if __name__ == "__main__":

@@ -570,23 +570,20 @@ def cache_rows(results: dict[str, Any]) -> list[list[str]]:
     for op in OPS:
         c = results["cache"][op]
         label = "paths() 2-hop" if op == "paths" else "subgraph(hops=2)"
-        rows.append(
+        ratios = {"median": c["ratio_warm_cold"], "p90": common.ratio(c["warm_p90_s"], c["cold_p90_s"])}
+        targets = {
+            "median": f"<= {TARGET_WARM_RATIO}: {verdict(c['target_met'])}",
+            "p90": f"({c['queries_meeting_target']}/{c['queries']} queries <= {TARGET_WARM_RATIO})",
+        }
+        rows.extend(
             [
-                f"{label}: latency / query, median",
-                f_s(c["cold_median_s"]),
-                f_s(c["warm_median_s"]),
-                f"{c['ratio_warm_cold']:.4f}",
-                f"<= {TARGET_WARM_RATIO}: {verdict(c['target_met'])}",
+                f"{label}: latency / query, {stat}",
+                f_s(c[f"cold_{stat}_s"]),
+                f_s(c[f"warm_{stat}_s"]),
+                f"{ratio:.4f}",
+                targets[stat],
             ]
-        )
-        rows.append(
-            [
-                f"{label}: latency / query, p90",
-                f_s(c["cold_p90_s"]),
-                f_s(c["warm_p90_s"]),
-                f"{common.ratio(c['warm_p90_s'], c['cold_p90_s']):.4f}",
-                f"({c['queries_meeting_target']}/{c['queries']} queries <= {TARGET_WARM_RATIO})",
-            ]
+            for stat, ratio in ratios.items()
         )
     return rows
 

@@ -204,7 +204,7 @@ def records_runner(kg: Any, *, decode: bool = False) -> dict[str, Side]:
     from kg_adapters.index.records import make_edge
     from kg_adapters.records import Path as PathRecord
 
-    index = kg._walk_index() if decode else None
+    index = kg.traversal_index if decode else None
     number = index.number if index is not None else None
     kept: dict[tuple[str, Any], Any] = {}
 
@@ -257,7 +257,7 @@ def cold_runner(kg: Any) -> dict[str, Side]:
     """``kg_runner`` with the index's caches of decoded ids and literal records emptied before every
     call: what a call costs when nothing it names was named by an earlier call (``kg`` is a store
     opened for this side alone, so the other sides' caches stay as they are)."""
-    index = kg._walk_index()
+    index = kg.traversal_index
     runner = kg_runner(kg)
 
     def cold(call: Callable[[Any], Any]) -> Callable[[Any], Any]:

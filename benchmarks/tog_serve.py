@@ -18,11 +18,9 @@ The machine is shared: the load average is printed beside the figures. Run:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
+from kg_adapters.testing.server_processes import free_port, wait_for_port
 
 KGA = str(Path(sys.executable).parent / "kga")
 FB = "http://rdf.freebase.com/ns/"
@@ -69,26 +68,6 @@ def execute_sparql(endpoint: str, sparql_txt: str) -> list[dict[str, Any]]:
 def answer_key(bindings: list[dict[str, Any]]) -> Counter[tuple[tuple[str, str], ...]]:
     """The answer as a multiset of rows of (variable, value)."""
     return Counter(tuple(sorted((name, term["value"]) for name, term in row.items())) for row in bindings)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(process: subprocess.Popen[bytes], port: int, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"kga serve exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=0.05)
-    raise SystemExit("kga serve never accepted connections")
 
 
 def kga_load(data: Path, store: Path) -> float:

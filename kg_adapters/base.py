@@ -14,7 +14,7 @@ from typing import IO, Any, Concatenate, ParamSpec, Protocol, SupportsIndex, Typ
 from typing import Literal as TypingLiteral
 
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult, RelationSummary
 
 Direction = TypingLiteral["out", "in", "both"]
 DIRECTIONS: tuple[Direction, ...] = ("out", "in", "both")
@@ -300,6 +300,47 @@ class CountsRelations(Protocol):
         """Triples of the default graph, its number of relations and the triples of the
         ``max_relations`` largest (full IRIs); what is not known cheaply is left out, never counted
         by a scan of a large graph."""
+        ...
+
+
+@runtime_checkable
+class GraphCatalog(Protocol):
+    """What a graph holds, read from its indexes: so a tool can tell an id or relation the graph does not
+    have from one without edges here, and describe the graph's relations to a planner."""
+
+    def relation_ids(self) -> list[str]:
+        """Every relation of the graph (profile ids, sorted), those the relation filter hides included."""
+        ...
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        """The ids (as given) that occur in some triple, as subject or object.
+
+        Raises:
+            InvalidTermError: an id that is not an id of the profile.
+        """
+        ...
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        """Counts, ``examples`` edges and the ``types`` most frequent types of heads and tails (the profile's
+        type predicates, over a bounded sample) of each relation, in order; relations not reached by
+        ``deadline`` (``time.monotonic()``) are left out, so the answer may be shorter than asked."""
+        ...
+
+
+@runtime_checkable
+class SearchConfigurable(Protocol):
+    """A backend whose ``search``/``search_relations`` can be chosen (``connect(..., search=...)``)."""
+
+    def use_search(self, mode: object) -> None:
+        """``"auto"`` (by meaning when the embeddings extra is installed, else by words), ``"semantic"``
+        or ``"lexical"`` (see :mod:`kg_adapters.semantic_search`).
+
+        Raises:
+            InvalidTermError: any other value.
+            MissingDependency: ``"semantic"`` without the embeddings extra.
+        """
         ...
 
 

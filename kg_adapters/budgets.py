@@ -46,9 +46,10 @@ def option_count(options: dict[str, Any], name: str, *, minimum: int = 0) -> int
     value = options.pop(name, None)
     if isinstance(value, str):
         text = value.strip()
-        if not text.lstrip("+-").isdigit() or len(text) > 30:
+        number = ascii_integer(text.lstrip("+-"), max_digits=30)
+        if number is None:
             raise InvalidTermError(f"option {name} must be an integer, got {value!r:.60}")
-        value = int(text)
+        value = -number if text.startswith("-") else number
     return check_count(value, f"option {name}", minimum=minimum)
 
 
@@ -61,3 +62,12 @@ def option_seconds(options: dict[str, Any], name: str, *, positive: bool = False
         except ValueError:
             raise InvalidTermError(f"option {name} must be a number of seconds, got {value!r:.60}") from None
     return check_seconds(value, f"option {name}", positive=positive)
+
+
+def ascii_integer(text: str, *, max_digits: int = 18) -> int | None:
+    """The non-negative integer ``text`` spells in ASCII digits, None for anything else: text from the
+    wire or a URL is read as the protocols define it (``str.isdigit`` accepts ``"²"``, which ``int`` refuses,
+    and ``int`` accepts other scripts' digits)."""
+    if 0 < len(text) <= max_digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None

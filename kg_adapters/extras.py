@@ -16,12 +16,15 @@ from urllib.parse import unquote, urlsplit
 DISTRIBUTION = "kg-adapters"
 
 
-def install_command(extra: str) -> str:
+def install_command(extra: str | None = None, *, reinstall: bool = False) -> str:
     """``python -m pip install ...`` adding ``extra``: ``-e CLONE[extra]`` for an editable install,
-    ``CLONE[extra]`` or ``FILE.whl[extra]`` for one from a directory or a wheel, else the index name."""
+    ``CLONE[extra]`` or ``FILE.whl[extra]`` for one from a directory or a wheel, else the index name.
+    Without ``extra``, kg-adapters itself (``reinstall``: ``--force-reinstall``, which repairs an
+    installation whose dependencies are missing or broken)."""
     source, editable = _installed_from()
-    target = shlex.quote(f"{source or DISTRIBUTION}[{extra}]")
-    return f"{shlex.quote(sys.executable)} -m pip install {'-e ' if editable else ''}{target}"
+    target = shlex.quote(f"{source or DISTRIBUTION}{f'[{extra}]' if extra else ''}")
+    options = ("--force-reinstall " if reinstall else "") + ("-e " if editable else "")
+    return f"{shlex.quote(sys.executable)} -m pip install {options}{target}"
 
 
 def _installed_from() -> tuple[str | None, bool]:

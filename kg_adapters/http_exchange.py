@@ -28,7 +28,7 @@ import urllib3.connection
 import urllib3.connectionpool
 
 from kg_adapters._version import __version__
-from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.budgets import ascii_integer, check_count, check_seconds
 from kg_adapters.errors import (
     BackendError,
     BackendTimeout,
@@ -74,8 +74,9 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    seconds = ascii_integer(value)
+    if seconds is not None:
+        return float(seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -305,10 +306,10 @@ class HttpExchange:
         raise requests.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
     def _read_body(self, response: requests.Response, deadline: float) -> bytes:
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_response_bytes:
+        declared = ascii_integer(response.headers.get("Content-Length", "").strip(), max_digits=30)
+        if declared is not None and declared > self.max_response_bytes:
             raise ResponseTooLarge(
-                f"{self._endpoint} announced a {int(declared):,}-byte answer, over max_response_bytes="
+                f"{self._endpoint} announced a {declared:,}-byte answer, over max_response_bytes="
                 f"{self.max_response_bytes}"
             )
         chunks: list[bytes] = []

@@ -1,8 +1,13 @@
 """A SQLite index over entity names, so ``search`` never scans labels with a FILTER.
 
-Tiers, best first: exact (case- and accent-insensitive) name, name prefix, then every token of
-the text, the last one as a prefix (FTS5, ranked by BM25). On-disk stores keep the index beside
-the data; in-memory graphs build it on first use.
+Tiers, best first: exact (case- and accent-insensitive) name, name prefix, every word of the text
+(the last one as a prefix), in any order; and only when none of those finds anything, every content
+word of the text (stop words such as "where", "was", "by" left out; words of four letters or more as
+prefixes), and for relations (:class:`~kg_adapters.relation_index.RelationIndex`) then any of them.
+Words are stemmed by FTS5's Porter tokenizer ("married" finds "marriage", "directed" finds
+"director"); the word tiers rank by BM25. On-disk stores keep the index beside the data; in-memory
+graphs build it on first use. An index written before stemming (``unicode61`` alone) is read as it
+is: the same tiers, without stems.
 """
 
 from __future__ import annotations
@@ -18,11 +23,94 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (iri TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS labels_norm ON labels (norm);
 CREATE VIRTUAL TABLE IF NOT EXISTS labels_fts USING fts5(
-    norm, content='labels', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0', detail=none
+    norm, content='labels', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 0', detail=none
 );
 """
 _TOKEN = re.compile(r"[^\W_]+")  # the token characters of FTS5's unicode61 tokenizer
 _PREFIX_END = "\U0010ffff"
+EXACT, PREFIX, ALL_WORDS, CONTENT_WORDS, ANY_WORD = range(5)
+"""The tiers of a hit, best first (:meth:`LabelIndex.ranked`)."""
+STOP_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "being",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "with",
+        "you",
+        "your",
+    }
+)
+"""Function words left out of the any-word tier: "where was he born" is asked by "born"."""
+_STEMMED_PREFIX_MIN = 4
+"""Words at least this long match as prefixes of stems in the any-word tier ("direct*": "director")."""
+
+
+def content_words(tokens: list[str]) -> list[str]:
+    """``tokens`` without stop words (all of them when every one is a stop word)."""
+    kept = [token for token in tokens if token not in STOP_WORDS]
+    return kept or tokens
+
+
+def fts_content_words(tokens: list[str], operator: str) -> str:
+    """An FTS5 query joining the content words of ``tokens`` with ``operator`` (AND, OR), words of
+    four letters or more as prefixes of stems."""
+    terms = []
+    for token in dict.fromkeys(content_words(tokens)):
+        term = '"' + token.replace('"', '""') + '"'
+        terms.append(term + "*" if len(token) >= _STEMMED_PREFIX_MIN else term)
+    return f" {operator} ".join(terms)
 
 
 def normalize(text: str) -> str:
@@ -36,6 +124,10 @@ def normalize(text: str) -> str:
 
 class LabelIndex:
     """Names of entities by full IRI. ``path=None`` keeps the index in memory."""
+
+    any_word_fallback = False
+    """Whether a text no name holds every content word of finds names holding any of them. Not for
+    entities: linking "chain 3000" to "chain 0" would be a wrong answer, not a weaker one."""
 
     def __init__(self, path: str | None = None, *, read_only: bool = False) -> None:
         try:
@@ -83,40 +175,47 @@ class LabelIndex:
 
     def search(self, text: str, limit: int) -> list[tuple[str, str]]:
         """(iri, label) pairs, best first, each IRI once."""
+        return [(iri, label) for iri, label, _ in self.ranked(text, limit)]
+
+    def ranked(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """(iri, label, tier) triples, best first, each IRI once (see the module docstring)."""
         norm = normalize(text)
         if not norm or limit <= 0:
             return []
-        found: dict[str, str] = {}
+        found: dict[str, tuple[str, int]] = {}
 
-        def take(sql: str, params: tuple[object, ...]) -> None:
+        def take(tier: int, sql: str, params: tuple[object, ...]) -> None:
             try:
                 rows = self._db.execute(sql, (*params, limit + len(found))).fetchall()
             except sqlite3.Error as exc:
-                raise BackendError(f"the label index failed on {text!r}: {exc}") from exc
+                raise BackendError(f"the label index failed on {text!r:.200}: {exc}") from exc
             for iri, label in rows:
                 if iri not in found:
-                    found[iri] = label
+                    found[iri] = (label, tier)
                 if len(found) >= limit:
                     return
 
         order = "ORDER BY length(label), lang != 'en', iri LIMIT ?"
-        take(f"SELECT iri, label FROM labels WHERE norm = ? {order}", (norm,))
+        take(EXACT, f"SELECT iri, label FROM labels WHERE norm = ? {order}", (norm,))
         if len(found) < limit:
-            take(
-                f"SELECT iri, label FROM labels WHERE norm > ? AND norm < ? {order}",
-                (norm, norm + _PREFIX_END),
-            )
+            prefix = f"SELECT iri, label FROM labels WHERE norm > ? AND norm < ? {order}"
+            take(PREFIX, prefix, (norm, norm + _PREFIX_END))
         tokens = _TOKEN.findall(norm)
+        fts = (
+            "SELECT l.iri, l.label FROM labels_fts f JOIN labels l ON l.rowid = f.rowid "
+            "WHERE labels_fts MATCH ? ORDER BY f.rank, length(l.label), l.iri LIMIT ?"
+        )
         if len(found) < limit and tokens:
             quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
             quoted[-1] += "*"  # the last token may be unfinished, as typed
-            match = " AND ".join(quoted)
-            take(
-                "SELECT l.iri, l.label FROM labels_fts f JOIN labels l ON l.rowid = f.rowid "
-                "WHERE labels_fts MATCH ? ORDER BY f.rank, length(l.label), l.iri LIMIT ?",
-                (match,),
-            )
-        return list(found.items())[:limit]
+            take(ALL_WORDS, fts, (" AND ".join(quoted),))
+        # fallbacks, only when nothing holds every word (such names are never diluted): every content
+        # word ("directed by": "direct*" finds "director"), then any of them
+        if not found and tokens:
+            take(CONTENT_WORDS, fts, (fts_content_words(tokens, "AND"),))
+        if not found and tokens and self.any_word_fallback:
+            take(ANY_WORD, fts, (fts_content_words(tokens, "OR"),))
+        return [(iri, label, tier) for iri, (label, tier) in list(found.items())[:limit]]
 
     def close(self) -> None:
         self._db.close()

@@ -147,6 +147,24 @@ class Entity:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class RelationSummary:
+    """One relation of a graph as a planner sees it (``GraphCatalog.relation_summaries``): how many edges
+    it has, a few of them, and the types of their heads and tails in a bounded sample."""
+
+    id: str
+    label: str | None = None
+    count: int | None = None
+    """Edges with this relation; None when not counted (the deadline came first)."""
+    count_is_lower_bound: bool = False
+    """``count`` is where counting stopped: the relation has at least that many edges."""
+    examples: tuple[Edge, ...] = ()
+    head_types: tuple[tuple[str, int], ...] = ()
+    """(type id, how many sampled heads have it), most frequent first."""
+    tail_types: tuple[tuple[str, int], ...] = ()
+    """The same for the entity tails (literal tails have no type)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class GraphCounts:
     """The size of a graph's default graph as far as it is known without scanning it (what a SPARQL
     service description states in VoID); None or empty where it is not known."""

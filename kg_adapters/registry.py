@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable
+from kg_adapters.base import KnowledgeGraph, ProfileDetecting, RelationFilterable, SearchConfigurable
 from kg_adapters.errors import InvalidTermError, UnknownBackendError
 from kg_adapters.url import KGUrl, local_path, parse_url, redact_url
 
@@ -33,10 +33,6 @@ class BackendSpec:
 
 class BackendFactory(Protocol):
     def from_url(self, url: KGUrl, **options: Any) -> KnowledgeGraph: ...
-
-
-REPAIR_HINT = "pip install --force-reinstall kg-adapters"
-"""What to run when a bundled backend cannot be imported: its imports are our own dependencies."""
 
 
 def _bundled(target: str) -> BackendSpec:
@@ -80,7 +76,10 @@ def backend_class(scheme: str) -> BackendFactory:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         if spec.bundled:
-            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {REPAIR_HINT}"
+            from kg_adapters.extras import install_command  # its imports are our own dependencies
+
+            repair = install_command(reinstall=True)
+            hint = f"; it ships with kg-adapters, whose dependencies are incomplete; repair with: {repair}"
         else:
             hint = f"; install it with: {spec.install_hint}" if spec.install_hint else ""
         raise UnknownBackendError(f"the {scheme!r} backend cannot be imported ({exc}){hint}") from exc
@@ -110,7 +109,10 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     cache_options = {key: merged.pop(key) for key in CACHE_OPTIONS if key in merged}
     if cache_options and merged.get("base_url"):
         cache_options["base_url"] = merged["base_url"]
+    if cache_options and "search" in merged:
+        cache_options["search"] = merged["search"]
     relation_filter = merged.pop("relation_filter", _UNSET)
+    search = merged.pop("search", _UNSET)
     auto = merged.get("profile") == "auto"
     if auto:
         merged["profile"] = "generic"
@@ -119,7 +121,9 @@ def connect(url: str, **options: Any) -> KnowledgeGraph:
     if auto:
         _detect_profile(kg)
     if relation_filter is not _UNSET:
-        kg = _with_relation_filter(kg, parsed.scheme, relation_filter)
+        kg = _configured(kg, parsed.scheme, "relation_filter", RelationFilterable, relation_filter)
+    if search is not _UNSET:
+        kg = _configured(kg, parsed.scheme, "search", SearchConfigurable, search)
     if cache_options:
         kg = _with_cache(kg, parsed, cache_options)
     return kg
@@ -144,12 +148,13 @@ CACHE_OPTIONS = ("cache", "cache_mode", "cache_entries", "cache_max_bytes")
 _UNSET = object()
 
 
-def _with_relation_filter(kg: KnowledgeGraph, scheme: str, relation_filter: object) -> KnowledgeGraph:
-    """``kg`` with its profile's relation filter replaced (``relation_filter=`` option)."""
+def _configured(kg: KnowledgeGraph, scheme: str, option: str, ability: type, value: object) -> KnowledgeGraph:
+    """``kg`` with ``option`` set through its ``ability`` Protocol's one method (``relation_filter`` ->
+    ``use_relation_filter``, ``search`` -> ``use_search``); a backend without the ability refuses the option."""
     try:
-        if not isinstance(kg, RelationFilterable):
-            raise TypeError(f"the {scheme!r} backend does not take the relation_filter option")
-        kg.use_relation_filter(relation_filter)
+        if not isinstance(kg, ability):
+            raise TypeError(f"the {scheme!r} backend does not take the {option} option")
+        getattr(kg, f"use_{option}")(value)
     except BaseException:
         kg.close()
         raise
@@ -178,5 +183,7 @@ def _with_cache(kg: KnowledgeGraph, url: KGUrl, options: dict[str, Any]) -> Know
     base_url = f"|base_url={options['base_url']}" if options.get("base_url") else ""  # another server, other answers
     # credentials never reach a key or a message (redact_url): the same server answers the same
     namespace = redact_url(f"{url.scheme}://{url.host}{url.path}{base_url}") + f"|profile={kg.profile.name}"
+    if options.get("search") not in (None, "auto"):  # another search mode, other search answers
+        namespace += f"|search={options['search']}"
     wrapped: KnowledgeGraph = cached(kg, cache=cache, namespace=namespace, close_cache=True)
     return wrapped

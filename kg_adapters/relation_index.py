@@ -18,6 +18,11 @@ from kg_adapters.label_index import LabelIndex
 
 WORDS_LANG = "x-id"
 """The language of rows made from the words of a relation id (never a real language tag)."""
+ALIAS_LANG = "x-alias"
+"""The language of an alias row: ``x-alias`` for an untagged alias, ``x-alias-en`` for an English one
+(aliases are found as labels are, and never shown as the relation's label)."""
+ALIAS_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+"""What gives a relation's aliases (Wikidata's property aliases: "alma mater" of P69, "born in" of P19)."""
 _SEPARATORS = re.compile(r"[._\-/:#]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WIKIDATA_TWINS = (("http://www.wikidata.org/prop/direct/", "http://www.wikidata.org/entity/"),)
@@ -40,6 +45,29 @@ def id_words(iri: str) -> list[str]:
     return [text for text in dict.fromkeys((words, last_words)) if text]
 
 
+def id_phrase(iri: str) -> str:
+    """The words of a relation id as a phrase to embed: for each ``..``-separated part (a Freebase CVT
+    hop) its last two ``.``-separated parts (type and property: ``people.person.place_of_birth`` ->
+    "person place of birth", the domain said again by the type), each word once."""
+    name = local_name(iri)
+    parts = [segment.split(".")[-2:] for segment in name.split("..") if segment] or [[name]]
+    words = [
+        word
+        for part in parts
+        for piece in part
+        for chunk in _SEPARATORS.split(piece)
+        if chunk
+        for word in _CAMEL.sub(" ", chunk).split()
+    ]
+    seen: set[str] = set()
+    kept = []
+    for word in words:
+        if word.lower() not in seen:
+            seen.add(word.lower())
+            kept.append(word)
+    return " ".join(kept)
+
+
 def label_subjects(relation_iri: str) -> list[str]:
     """The IRIs whose labels name a relation: the relation itself (``dbo:birthPlace``) and, for
     Wikidata's direct (truthy) predicates, the property entity (``wd:P19``)."""
@@ -49,6 +77,20 @@ def label_subjects(relation_iri: str) -> list[str]:
         if relation_iri.startswith(prefix) and re.fullmatch(r"P[1-9][0-9]*", rest):
             subjects.append(twin + rest)
     return subjects
+
+
+def alias_tag(lang: str) -> str:
+    """The relation index's language for an alias in ``lang``."""
+    return f"{ALIAS_LANG}-{lang}" if lang else ALIAS_LANG
+
+
+def real_lang(lang: str) -> str | None:
+    """The language of a label or alias row (``""`` untagged); None for the words of an id."""
+    if lang == WORDS_LANG:
+        return None
+    if lang == ALIAS_LANG:
+        return ""
+    return lang.removeprefix(ALIAS_LANG + "-")
 
 
 def relation_rows(
@@ -75,15 +117,34 @@ def grouped_labels(labels: Iterable[tuple[str, str, str]]) -> Callable[[str], It
 class RelationIndex(LabelIndex):
     """The relations of a graph by label and id words (``path=None``: in memory)."""
 
+    any_word_fallback = True
+    """A phrasing sharing one word with a relation ("born" in "where was he born") makes it a candidate."""
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """Every (relation iri, text, lang) row, in the order written (what relations are embedded from)."""
+        try:
+            rows = self._db.execute("SELECT iri, label, lang FROM labels ORDER BY rowid")
+            return [(iri, label, lang) for iri, label, lang in rows]
+        except sqlite3.Error as exc:
+            raise BackendError(f"the relation index failed listing its rows: {exc}") from exc
+
+    def relation_iris(self) -> list[str]:
+        """Every relation of the graph (full IRIs), sorted."""
+        try:
+            return [iri for (iri,) in self._db.execute("SELECT DISTINCT iri FROM labels ORDER BY iri")]
+        except sqlite3.Error as exc:
+            raise BackendError(f"the relation index failed listing its relations: {exc}") from exc
+
     def relation_labels(self, iris: list[str], langs: tuple[str, ...]) -> dict[str, str]:
-        """The best real label of each relation that has one (the first of ``langs``, else untagged, else any)."""
+        """The best real label of each relation that has one (the first of ``langs``, else untagged, else
+        any); aliases and id words are no labels."""
         from kg_adapters.records import Literal, best_label
 
         found: dict[str, list[Literal]] = {}
         for iri in iris:
             try:
                 rows = self._db.execute(
-                    "SELECT label, lang FROM labels WHERE iri = ? AND lang != ? ORDER BY lang, label", (iri, WORDS_LANG)
+                    "SELECT label, lang FROM labels WHERE iri = ? AND lang NOT LIKE 'x-%' ORDER BY lang, label", (iri,)
                 ).fetchall()
             except sqlite3.Error as exc:
                 raise BackendError(f"the relation index failed reading the labels of {iri!r:.200}: {exc}") from exc

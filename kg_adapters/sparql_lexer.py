@@ -60,6 +60,8 @@ def _patterns(base: str) -> dict[str, re.Pattern[str]]:
         "local_spec": re.compile(f"(?:[{chars_u}:0-9]|{plx})(?:(?:{local_char}|\\.)*(?:{local_char}))?"),
         "bnode_oxigraph": re.compile(f"_:[0-9{chars_u}][{chars}]*(?:\\.+[{chars}]+)*"),
         "bnode_spec": re.compile(f"_:[0-9{chars_u}](?:[{chars}.]*[{chars}])?"),
+        # everything but IRIs and strings, in one pass: what each alternative is, the loop in read() says
+        "code_run": re.compile(f"[^ \\t\\r\\n#<'\"?$_:{base}]+"),
     }
 
 
@@ -74,6 +76,7 @@ _STRINGS = [  # spargebra's order: long forms first, each falling back to the sh
 ]
 _SPEC_IRIREF = re.compile(r'<(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>')
 _SPACE = " \t\r\n"
+_SPACE_RUN = re.compile("[ \t\r\n]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _UNSAFE_IN_IRI = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 _PROBE = _ox.Store()
@@ -211,20 +214,21 @@ def read(text: str, mode: Mode = "oxigraph") -> Reading:  # noqa: C901 -- issue 
         LexError: a quote that starts no string any engine accepts.
     """
     patterns = _OXIGRAPH if mode == "oxigraph" else _SPEC
+    varname, bnode, prefix_pattern = patterns["varname"], patterns[f"bnode_{mode}"], patterns["prefix"]
+    local_pattern, word, code_run = patterns[f"local_{mode}"], patterns["word"], patterns["code_run"]
     reading = Reading(text=text, mode=mode)
-    code = list(text)
-
-    def protect(start: int, end: int) -> None:
-        code[start:end] = " " * (end - start)
+    protected: list[tuple[int, int]] = []  # in order, never overlapping
+    protect = protected.append
+    length = len(text)
 
     def space(position: int) -> int:
-        while position < len(text):
-            char = text[position]
-            if char in _SPACE:
-                position += 1
-            elif char == "#":
+        while position < length:
+            found = _SPACE_RUN.match(text, position)
+            if found is not None:
+                position = found.end()
+            elif text[position] == "#":
                 end = _comment_end(text, position)
-                protect(position, end)
+                protect((position, end))
                 position = end
             else:
                 break
@@ -255,19 +259,19 @@ def read(text: str, mode: Mode = "oxigraph") -> Reading:  # noqa: C901 -- issue 
             iri = iri_at(after) if text.startswith("<", after) else None
             if iri is None or not iri[1]:
                 break
-            protect(after, iri[0])
+            protect((after, iri[0]))
             reading.base, position = iri[1], space(iri[0])
         elif head.startswith("prefix"):
             after = space(position + 6)
-            declared = patterns["prefix"].match(text, after)
+            declared = prefix_pattern.match(text, after)
             if declared is None:
                 break
             at = space(declared.end())
             iri = iri_at(at) if text.startswith("<", at) else None
             if iri is None:
                 break
-            protect(after, declared.end())  # a declaration: no keyword can start inside it
-            protect(at, iri[0])
+            protect((after, declared.end()))  # a declaration: no keyword can start inside it
+            protect((at, iri[0]))
             if iri[1]:
                 reading.prefixes[declared.group()[:-1]] = iri[1]
             position = space(iri[0])
@@ -276,14 +280,17 @@ def read(text: str, mode: Mode = "oxigraph") -> Reading:  # noqa: C901 -- issue 
             end = _string_end(text, after)
             if end is None:
                 break
-            protect(after, end)
+            protect((after, end))
             position = space(end)
         else:
             break
     reading.prologue_end = position
 
-    length = len(text)
     while position < length:
+        found = code_run.match(text, position)  # punctuation and digits: code, nothing to look at
+        if found is not None:
+            position = found.end()
+            continue
         char = text[position]
         if char in _SPACE or char == "#":
             position = space(position)
@@ -292,43 +299,50 @@ def read(text: str, mode: Mode = "oxigraph") -> Reading:  # noqa: C901 -- issue 
             if iri is None:
                 position += 1  # an operator; what follows is read as query text
             else:
-                protect(position, iri[0])
+                protect((position, iri[0]))
                 position = iri[0]
         elif char in "'\"":
             end = _string_end(text, position)
             if end is None:
                 raise LexError(f"a string starting at character {position} is never closed or holds a bad escape")
-            protect(position, end)
+            protect((position, end))
             position = end
         elif char in "?$":
-            name = patterns["varname"].match(text, position + 1)
+            name = varname.match(text, position + 1)
             if name is None:
                 position += 1
             else:
-                protect(position, name.end())
+                protect((position, name.end()))
                 position = name.end()
         elif text.startswith("_:", position):
-            label = patterns[f"bnode_{mode}"].match(text, position)
+            label = bnode.match(text, position)
             if label is None:
                 position += 2
             else:
-                protect(position, label.end())
+                protect((position, label.end()))
                 position = label.end()
         else:
-            prefix = patterns["prefix"].match(text, position)
+            prefix = prefix_pattern.match(text, position)
             if prefix is not None:
                 colon = prefix.end() - 1
-                local = patterns[f"local_{mode}"].match(text, prefix.end())
+                local = local_pattern.match(text, prefix.end())
                 end = local.end() if local is not None else prefix.end()
                 safe = local is not None and _one_name(reading, text[position:colon], local.group())
                 if safe:
-                    protect(prefix.end(), end)
+                    protect((prefix.end(), end))
                 reading.names.append(PrefixedName(start=position, colon=colon, end=end, protected=safe))
                 position = end
             else:
-                word = patterns["word"].match(text, position)
-                position = word.end() if word is not None else position + 1
-    reading.code = "".join(code)
+                matched = word.match(text, position)
+                position = matched.end() if matched is not None else position + 1
+    pieces: list[str] = []
+    done = 0
+    for start, end in protected:
+        pieces.append(text[done:start])
+        pieces.append(" " * (end - start))
+        done = end
+    pieces.append(text[done:])
+    reading.code = "".join(pieces)
     return reading
 
 
@@ -355,10 +369,10 @@ def _string_end(text: str, start: int) -> int | None:
     return None
 
 
-def readings(text: str) -> list[Reading]:
-    """Every reading of ``text``: each mode, on the text as sent and with its code points unescaped."""
+def readings(text: str, modes: tuple[Mode, ...] = MODES) -> list[Reading]:
+    """Every reading of ``text`` in ``modes``, on the text as sent and with its code points unescaped."""
     texts = [text]
     unescaped = unescape_codepoints(text)
     if unescaped != text:
         texts.append(unescaped)
-    return [read(variant, mode) for variant in texts for mode in MODES]
+    return [read(variant, mode) for variant in texts for mode in modes]

@@ -13,7 +13,7 @@ import pyoxigraph as _ox
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal
-from kg_adapters.sparql_lexer import LexError
+from kg_adapters.sparql_lexer import LexError, Reading
 from kg_adapters.sparql_lexer import read as read_query
 
 MAX_TERM_LENGTH = 4096
@@ -153,9 +153,15 @@ def expand_dotted_prefixed_names(query: str) -> str:
     if "." not in query or ":" not in query:
         return query
     try:
-        reading = read_query(query, "spec")
+        return names_expanded(read_query(query, "spec"))
     except LexError:
         return query
+
+
+def names_expanded(reading: Reading) -> str:
+    """The text of a ``spec`` reading with its dotted prefixed names written out
+    (see :func:`expand_dotted_prefixed_names`)."""
+    query = reading.text
     pieces: list[str] = []
     position = 0
     for name in reading.names:

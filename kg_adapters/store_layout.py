@@ -91,7 +91,7 @@ def write_manifest(store: str | Path, data: dict[str, Any]) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.rename(tmp, path / MANIFEST)
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def new_temp_dir(store: str | Path) -> Path:
@@ -129,7 +129,7 @@ def swap_in(tmp: Path, store: str | Path) -> None:
     (tmp / READERS).touch()
     if (path / MANIFEST).is_file():
         os.rename(tmp, path / name)
-        _fsync_dir(path)
+        fsync_dir(path)
         write_manifest(path, {**manifest, "data": name})  # the swap: readers opening from now on see it
         collect_garbage(path)
         return
@@ -139,7 +139,7 @@ def swap_in(tmp: Path, store: str | Path) -> None:
     if path.exists():
         path.rmdir()  # an empty directory, checked by the caller
     os.rename(outer, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 class OpenVersion:
@@ -270,7 +270,8 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Makes the renames and new entries in directory ``path`` durable (a file's own fsync does not)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

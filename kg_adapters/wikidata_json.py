@@ -149,7 +149,7 @@ def parse_entity(data: Mapping[str, Any]) -> WikidataEntity:
             aliases=_terms(data.get("aliases")),
             statements=tuple(_statements(entity_id, data.get("claims"))),
         )
-    except (KeyError, TypeError, ValueError, AttributeError, decimal.InvalidOperation) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError, decimal.InvalidOperation) as exc:
         if isinstance(exc, InvalidTermError):
             raise
         raise InvalidTermError(f"malformed entity {entity_id}: {type(exc).__name__}: {exc}") from exc

@@ -12,12 +12,14 @@ question's subgraph; see :mod:`loaders.rog_dataset`), each
 optionally ``.gz`` or ``.bz2`` (decompressed on the fly). Loads are atomic: readers see the old
 store or the new one, never a partial one (see :mod:`loaders.core`). ``extract_subgraph``
 copies the k-hop neighbourhood of seed entities out of any KG into a new store (``kga extract``,
-see :mod:`loaders.extract`).
+see :mod:`loaders.extract`); ``build_dataset`` writes RoG-style per-question subgraphs and truth paths
+for a questions file (``kga dataset build``, see :mod:`loaders.dataset_build`).
 """
 
 from __future__ import annotations
 
 from loaders.core import load_files
+from loaders.dataset_build import BuildReport, build_dataset
 from loaders.extract import ExtractReport, extract_subgraph
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.rdf import CHUNK_BYTES, CHUNK_LINES, FORMAT_NAMES, LINE_FORMATS, resolve_format
@@ -31,11 +33,13 @@ __all__ = [
     "LINE_FORMATS",
     "LOCAL_ENTITY_NS",
     "LOCAL_RELATION_NS",
+    "BuildReport",
     "DumpFilter",
     "ExtractReport",
     "FreebaseConverter",
     "LoadReport",
     "SkippedLine",
+    "build_dataset",
     "extract_subgraph",
     "load_files",
     "resolve_format",

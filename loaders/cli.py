@@ -1,6 +1,6 @@
-"""``kga load`` and ``kga extract``: the loaders' commands, contributed to the ``kga`` registry through
-the ``kg_adapters.commands`` entry point. Only argparse and the registry are imported with the CLI;
-the loaders themselves are imported when a command runs."""
+"""``kga load``, ``kga extract`` and ``kga dataset build``: the loaders' commands, contributed to the
+``kga`` registry through the ``kg_adapters.commands`` entry point. Only argparse and the registry are
+imported with the CLI; the loaders themselves are imported when a command runs."""
 
 from __future__ import annotations
 
@@ -44,11 +44,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             index=not args.no_index,
         )
     except KeyboardInterrupt:
-        print(
-            f"kga: error: interrupted; the store at {args.store} is unchanged (the partial load was discarded)",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted(f"the store at {args.store} is unchanged (the partial load was discarded)")
     summary = {
         "store": report.store,
         "files": list(report.files),
@@ -100,6 +96,12 @@ def seed_ids(values: Sequence[str]) -> list[str]:
 _SEED_FILE_SUFFIXES = (".txt", ".tsv", ".csv", ".list", ".ids")
 
 
+def _interrupted(kept: str) -> int:
+    """Ctrl-C during a long command: one line saying what was kept, and the shell's status for SIGINT."""
+    print(f"kga: error: interrupted; {kept}", file=sys.stderr)
+    return 130
+
+
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
@@ -120,12 +122,7 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
             source_url=args.kg,
         )
     except KeyboardInterrupt:
-        print(
-            "kga: error: interrupted; the progress so far is kept in the work directory: run the same command "
-            "again to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return _interrupted("the progress so far is kept in the work directory: run the same command again to resume")
     if args.json:
         emit(asdict(report))
     else:
@@ -139,6 +136,97 @@ def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dataset_build(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from loaders.dataset_build import build_dataset
+
+    budgets = {
+        name: value
+        for name in ("hops", "max_nodes", "edges_per_node", "max_edges", "batch_size", "group_size")
+        if (value := getattr(args, name)) is not None
+    }
+    try:
+        report = build_dataset(
+            kg,
+            args.questions,
+            args.out,
+            ids=args.ids,
+            workers=args.workers,
+            lenient=args.lenient,
+            restart=args.restart,
+            overwrite=args.overwrite,
+            work_dir=args.work_dir,
+            progress=args.progress,
+            source_url=args.kg,
+            **budgets,
+        )
+    except KeyboardInterrupt:
+        return _interrupted("the rows built so far are kept beside the output: run the same command again to resume")
+    if args.json:
+        emit(asdict(report))
+        return 0
+    coverage = "n/a" if report.coverage is None else f"{report.coverage:.1%}"
+    print(
+        f"wrote {report.rows} rows to {report.out} ({report.triples_per_row:,.0f} triples per row; an answer inside "
+        f"the graph for {coverage} of {report.with_answers} questions with answers; {report.truncated} rows cut by "
+        f"a budget) in {report.seconds:.2f} s ({report.questions_per_second:.1f} questions/s, run {report.runs})"
+    )
+    if report.skipped:
+        print(f"skipped {report.skipped} bad row(s):")
+        for skipped in report.skipped_rows:
+            print(f"  {skipped.file}:{skipped.line}: {skipped.reason}")
+    return 0
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    """``kga dataset ACTION``: one action so far, ``build``."""
+    return opens_kg(cmd_dataset_build)(args)
+
+
+def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
+    actions = dataset.add_subparsers(
+        dest="action", required=True, metavar="ACTION", help="what to do with a dataset: build"
+    )
+    build = actions.add_parser(
+        "build",
+        help="per-question subgraphs and truth paths in RoG's format, from any graph (resumable)",
+        description="One row per question: the k-hop neighbourhood of its topic entities pruned by personalised "
+        "PageRank, RoG's columns (id, question, answer, q_entity, a_entity, graph, choices) plus ground_paths "
+        "and truncated. Run the same command again after an interruption to resume.",
+    )
+    kg_default = os.environ.get("KGA_KG")
+    build.add_argument("--kg", default=kg_default, required=kg_default is None, help="KG URL (default: $KGA_KG)")
+    build.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    build.add_argument(
+        "--questions",
+        required=True,
+        metavar="IN",
+        help="JSONL (.gz/.bz2) or RoG Parquet rows: id, question, q_entity (topic ids), optional a_entity (answer "
+        "ids), answer (answer names), choices; .parquet needs pip install 'kg-adapters[rog]'",
+    )
+    build.add_argument(
+        "--out", required=True, metavar="OUT", help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)"
+    )
+    build.add_argument("--hops", type=count(1), help="walk depth around the topic entities (default 2)")
+    build.add_argument("--max-nodes", type=count(1), help="nodes kept per question by PageRank (default 1000)")
+    build.add_argument("--ids", action="store_true", help="write ids everywhere (default: names where the KG has them)")
+    build.add_argument("--workers", type=count(1), default=1, help="processes building questions in parallel")
+    build.add_argument("--lenient", action="store_true", help="skip bad question rows and report them")
+    build.add_argument(
+        "--edges-per-node", type=count(1), help="most edges one node adds to a walk (default 1000; cut rows marked)"
+    )
+    build.add_argument("--max-edges", type=count(1), help="most edges one question's walk holds (default 100000)")
+    build.add_argument("--batch-size", type=count(1), help="most ids per neighbors call (default 500)")
+    build.add_argument("--group-size", type=count(1), help="questions walked together (default 32)")
+    build.add_argument("--work-dir", help="checkpoint directory (default: .OUT.kga-build beside the output)")
+    build.add_argument("--restart", action="store_true", help="discard an unfinished build with other arguments")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    build.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
+    )
+
+
 def load_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument("files", nargs="+", metavar="FILE", help="dump or dataset files (.gz/.bz2 streamed)")
     load.add_argument("--store", required=True, help="store directory (created, or appended to)")
@@ -147,7 +235,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="nt, nq, ttl, rdf, trig, tsv, metaqa, freebase (a freebase-rdf-latest dump: prefixes, tabs, bare "
         "numbers and malformed IRIs/literals repaired), wikidata-json (a Wikidata JSON dump, one entity per "
         "line), rog-dataset (RoG's dataset files from the Hugging Face hub, Parquet or JSONL: each question's "
-        "subgraph, ids as the file's names; .parquet needs pip install 'kg-adapters[rog]'); default: from the "
+        "subgraph, ids as the file's names; .parquet needs the rog extra, kg-adapters[rog]); default: from the "
         "extension (.json: wikidata-json, .parquet: rog-dataset)",
     )
     load.add_argument("--lenient", action="store_true", help="skip bad lines (rog-dataset: rows) and report them")
@@ -162,7 +250,7 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument(
         "--languages",
         help="freebase: keep language-tagged literals only in these, e.g. en or en,de; wikidata-json: keep labels, "
-        "descriptions and aliases only in these (regional variants and mul kept too)",
+        "descriptions and aliases only in these (regional variants and mul kept too); default: every language",
     )
     load.add_argument(
         "--qualifiers",
@@ -170,9 +258,10 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
         help="wikidata-json: also load full statements (p:/ps:/pq:, wikibase:rank) for neighbors(qualifiers=True)",
     )
     load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
-    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out")
+    load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out (default: none)")
     load.add_argument(
-        "--drop-namespaces", help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase."
+        "--drop-namespaces",
+        help="freebase: comma-separated predicate prefixes to leave out, e.g. common.,freebase. (default: none)",
     )
 
 
@@ -182,8 +271,12 @@ def extract_arguments(extract: argparse.ArgumentParser) -> None:
     extract.add_argument(
         "--direction", default="both", choices=["out", "in", "both"], help="which way edges may be walked"
     )
-    extract.add_argument("--relations", help="comma-separated relations to follow")
-    extract.add_argument("--max-edges", type=count(), help="stop after this many edges (as subgraph --max-edges)")
+    extract.add_argument(
+        "--relations", help="comma-separated relations to follow (default: all the profile's relation filter shows)"
+    )
+    extract.add_argument(
+        "--max-edges", type=count(), help="stop after this many edges, as subgraph --max-edges (default: no cap)"
+    )
     extract.add_argument("--batch-size", type=count(1), default=500, help="most ids per source call")
     extract.add_argument("--store", required=True, help="new store directory")
     extract.add_argument("--work-dir", help="checkpoint directory (default: .STORE.kga-extract beside the store)")
@@ -205,5 +298,12 @@ COMMANDS = [
         run=opens_kg(cmd_extract),
     ),
     INDEX_COMMAND,
+    Command(
+        name="dataset",
+        help="build RoG-style KGQA datasets from any graph (kga dataset build)",
+        arguments=dataset_arguments,
+        run=cmd_dataset,
+        kg=False,
+    ),
 ]
 """Registered as ``loaders`` in the ``kg_adapters.commands`` entry-point group (pyproject.toml)."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import shutil
 import sqlite3
@@ -56,9 +55,9 @@ from kg_adapters.store_build import rebuild_label_index
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.core import release_frames
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
+from loaders.work_state import STATE_FILE, WorkState, remove_work_state
 
 DEFAULT_BATCH_SIZE = 500
-STATE_FILE = "state.sqlite"
 Checkpoint = Callable[[str], None]
 """Called with each durable point an extraction passes: ``fetched:K`` (batch K answered and staged,
 not yet committed), ``commit:K`` (just after batch K's commit), ``built`` (temporary store complete,
@@ -137,7 +136,7 @@ def extract_subgraph(
     checkpoint = checkpoint or _no_checkpoint
     kg = connect(source) if isinstance(source, str) else source
     try:
-        url = _public_url(source if isinstance(source, str) else source_url)
+        url = public_url(source if isinstance(source, str) else source_url)
         plan = _plan(kg, url, seeds, hops, direction, relations, max_edges, batch_size)
         target = store_layout.resolved_store(store)
         work = Path(work_dir).expanduser().absolute() if work_dir else target.parent / f".{target.name}.kga-extract"
@@ -159,7 +158,7 @@ def extract_subgraph(
                 finally:
                     state.close()
                 checkpoint("swapped")
-            _remove_state(work)
+            remove_work_state(work)
         return _report(target, record, time.perf_counter() - started)
     finally:
         if isinstance(source, str):
@@ -232,7 +231,7 @@ def _plan(
     )
 
 
-def _public_url(url: str | None) -> str | None:
+def public_url(url: str | None) -> str | None:
     """The source URL without user credentials or secret-looking parameters (for the manifest)."""
     if url is None:
         return None
@@ -265,47 +264,18 @@ def _finished_record(target: Path, arguments: dict[str, Any]) -> dict[str, Any] 
     raise ExtractError(f"{target} already holds a store; extract into a new path")
 
 
-class _State:
-    """The checkpoint of one extraction: a SQLite database in the work directory, changed only
-    in transactions that leave it consistent (WAL, synchronous=FULL: a commit survives kill -9
-    and power loss)."""
+class _State(WorkState):
+    """The checkpoint of one extraction (:class:`~loaders.work_state.WorkState`): reached nodes by hop
+    and the triples committed so far."""
 
-    def __init__(self, path: Path) -> None:
-        self.db = sqlite3.connect(str(path), isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS nodes(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, hop INTEGER NOT NULL);
-            CREATE INDEX IF NOT EXISTS nodes_by_hop ON nodes(hop, seq);
-            CREATE TABLE IF NOT EXISTS triples(
-                seq INTEGER PRIMARY KEY, head TEXT NOT NULL, relation TEXT NOT NULL, literal INTEGER NOT NULL,
-                tail TEXT NOT NULL, datatype TEXT NOT NULL, lang TEXT NOT NULL, name INTEGER NOT NULL,
-                UNIQUE(head, relation, literal, tail, datatype, lang));
-            """
-        )
-        self.progress: dict[str, Any] = {}
-
-    def get(self, key: str) -> Any:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put(self, key: str, value: Any) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One atomic step; the progress record is saved with it."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            self.put("progress", self.progress)
-            self.db.execute("COMMIT")
-        except BaseException:
-            if self.db.in_transaction:  # SQLite has already rolled back after a full disk or I/O error
-                self.db.execute("ROLLBACK")
-            raise
+    SCHEMA = """
+        CREATE TABLE IF NOT EXISTS nodes(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, hop INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS nodes_by_hop ON nodes(hop, seq);
+        CREATE TABLE IF NOT EXISTS triples(
+            seq INTEGER PRIMARY KEY, head TEXT NOT NULL, relation TEXT NOT NULL, literal INTEGER NOT NULL,
+            tail TEXT NOT NULL, datatype TEXT NOT NULL, lang TEXT NOT NULL, name INTEGER NOT NULL,
+            UNIQUE(head, relation, literal, tail, datatype, lang));
+        """
 
     def add_node(self, node: str, hop: int) -> None:
         self.db.execute("INSERT INTO nodes(id, hop) VALUES (?, ?)", (node, hop))
@@ -315,9 +285,6 @@ class _State:
         where, args = ("", (after, limit)) if hop is None else ("hop = ? AND", (hop, after, limit))
         query = f"SELECT seq, id FROM nodes WHERE {where} seq > ? ORDER BY seq LIMIT ?"
         return [(int(seq), str(node)) for seq, node in self.db.execute(query, args)]
-
-    def count(self, query: str, *args: Any) -> int:
-        return int(self.db.execute(query, args).fetchone()[0])
 
     def insert(self, row: TripleRow, *, name: bool) -> bool:
         """Adds a triple; False when it is already there."""
@@ -340,35 +307,21 @@ class _State:
         ):
             yield str(head), str(relation), int(literal), str(tail), str(datatype), str(lang)
 
-    def close(self) -> None:
-        self.db.close()
-
 
 def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -> _State:
     """The checkpoint to continue from: the work directory's, or a new one after checking that
     every seed exists in the source."""
     path = work / STATE_FILE
     if restart:
-        _remove_state(work)
-    fresh = not path.is_file()
-    if not fresh:
-        state = _State(path)
-        arguments = state.get("arguments")
-        if arguments == plan.arguments:
-            state.progress = state.get("progress")
-            state.progress["runs"] += 1
-            with state.transaction():
-                pass
-            return state
-        state.close()
-        if arguments is None:  # killed before its first commit: nothing to keep
-            _remove_state(work)
-        else:
-            differ = sorted(key for key in plan.arguments if arguments.get(key) != plan.arguments[key])
-            raise ExtractStateMismatch(
-                f"{work} holds an unfinished extraction with other {', '.join(differ)}; run it again with the "
-                "same arguments to finish it, or pass --restart (restart=True) to discard it"
-            )
+        remove_work_state(work)
+    state, differ = _State.resume(work, plan.arguments)
+    if state is not None:
+        return state
+    if differ:
+        raise ExtractStateMismatch(
+            f"{work} holds an unfinished extraction with other {', '.join(differ)}; run it again with the "
+            "same arguments to finish it, or pass --restart (restart=True) to discard it"
+        )
     _check_seeds(kg, plan.seeds)
     try:
         work.mkdir(parents=True, exist_ok=True)
@@ -392,16 +345,6 @@ def _open_state(work: Path, kg: KnowledgeGraph, plan: _Plan, *, restart: bool) -
         for seed in plan.seeds:
             state.add_node(seed, 0)
     return state
-
-
-def _remove_state(work: Path) -> None:
-    """Deletes the checkpoint files, and the work directory if nothing else is in it (a
-    ``work_dir`` the caller chose may hold other files)."""
-    for name in (STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm", f"{STATE_FILE}-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            (work / name).unlink()
-    with contextlib.suppress(OSError):
-        work.rmdir()
 
 
 def _check_seeds(kg: KnowledgeGraph, seeds: list[str]) -> None:

@@ -22,10 +22,12 @@ Choices worth knowing:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gzip
 import io
 import re
+import sys
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +38,13 @@ from typing import IO, NoReturn, Protocol, cast, runtime_checkable
 import pyoxigraph as ox
 
 from kg_adapters.errors import InvalidTermError, LoadError
+from kg_adapters.rdf_guard import (
+    PARSER_BUFFER,
+    LineCounter,
+    check_xml_entities,
+    is_buffer_overflow,
+    token_too_long,
+)
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
@@ -229,6 +238,10 @@ def _load_lines(
                 stream_load(store, segment.texts())
             except SyntaxError as exc:
                 _refuse(segment, exc, path, log)
+            except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
+                if not is_buffer_overflow(exc):
+                    raise
+                _refuse(segment, exc, path, log)
             statements += segment.statements
             piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
             if piece is None:
@@ -299,7 +312,9 @@ class _Segment:
     The stream runs from ``first`` until the input ends, a checkpoint is ``due()`` (the load records
     checkpoints between segments: see :mod:`loaders.core`), or a piece holds blank nodes (which go
     through the parser, to scope their labels to the file): that piece is then ``held`` for the caller.
-    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes."""
+    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes.
+    Only the last :data:`_KEPT` pieces are kept (Oxigraph fails within the text it has taken last), to
+    report a refused line's own error."""
 
     def __init__(
         self,
@@ -314,16 +329,21 @@ class _Segment:
         self.statements = 0
         self.held: _Piece | None = None
         self.next_line, self.position = first.first, first.position
-        self._lines: list[tuple[int, _Piece]] = []
-        """(the stream's line number of its first line, the piece) per piece streamed."""
+        self._starts: list[tuple[int, int, bool]] = []
+        """(the stream's line number of its first line, its input line, whether its lines are the
+        input's one for one) per piece streamed."""
+        self._kept: list[tuple[int, _Piece]] = []
+        """(the stream's line number of its first line, the piece) of the last pieces."""
 
     def texts(self) -> Iterator[bytes]:
         """The pieces' texts, each followed by a line break (yields the pieces one by one)."""
         piece: _Piece | None = self._first
         line = 1
         while piece is not None:
-            self._lines.append((line, piece))
-            line += piece.data.count(b"\n") + 1
+            breaks = piece.data.count(b"\n")
+            self._starts.append((line, piece.first, piece.units is None or breaks == len(piece.units) - 1))
+            self._kept = [*self._kept[1 - _KEPT :], (line, piece)]
+            line += breaks + 1
             self.statements += piece.count
             self._progress(piece.count)
             if self._on_read is not None:
@@ -338,32 +358,46 @@ class _Segment:
                 self.held = piece
                 return
 
-    def at(self, line: int | None) -> tuple[_Piece, int]:
-        """The piece holding the stream's line ``line`` (1-based), and the input line of that line."""
-        start, piece = self._lines[0] if self._lines else (1, self._first)
-        if line is None:
-            return piece, piece.first
-        for candidate in self._lines:
-            if candidate[0] > line:
-                break
-            start, piece = candidate
-        if piece.units is None:
-            return piece, piece.first + line - start
-        return piece, _input_line(piece.units, piece.first, line - start + 1) or piece.first
+    def input_line(self, line: int | None) -> int:
+        """The input line of the stream's line ``line`` (1-based)."""
+        if line is None or not self._starts:
+            return self._first.first
+        found = self._starts[bisect.bisect_right(self._starts, (line, sys.maxsize, True)) - 1]
+        start, first, direct = found
+        if direct:
+            return first + line - start
+        for kept_start, piece in self._kept:
+            if kept_start == start and piece.units is not None:
+                return _input_line(piece.units, piece.first, line - start + 1) or first
+        return first
+
+    def kept(self) -> list[_Piece]:
+        """The last pieces streamed (where Oxigraph refused something)."""
+        return [piece for _start, piece in self._kept]
 
 
-def _refuse(segment: _Segment, failure: SyntaxError, path: str, log: SkipLog) -> NoReturn:
-    """Raises the LoadError of a strict stream Oxigraph refused: for the first bad line of the piece it
-    refused, with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said."""
-    piece, line = segment.at(failure.lineno)
-    units = piece.units if piece.units is not None else piece.data.split(b"\n")
-    for offset, unit in enumerate(units):
-        try:
-            for _ in ox.parse(unit, ox.RdfFormat.N_TRIPLES):
-                pass
-        except SyntaxError as exc:
-            log.bad(path, piece.first + offset, _reason(exc))  # raises: the load is strict
-    log.bad(path, line, _reason(failure))
+_KEPT = 3
+
+
+def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str, log: SkipLog) -> NoReturn:
+    """Raises the LoadError of a strict stream Oxigraph refused: for the first bad line of the last pieces,
+    with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said."""
+    for piece in segment.kept():
+        units = piece.units if piece.units is not None else piece.data.split(b"\n")
+        if isinstance(failure, MemoryError):
+            long = next((offset for offset, unit in enumerate(units) if len(unit) > PARSER_BUFFER), None)
+            if long is not None:
+                raise token_too_long(path, piece.first + long) from failure
+            continue
+        for offset, unit in enumerate(units):
+            try:
+                for _ in ox.parse(unit, ox.RdfFormat.N_TRIPLES):
+                    pass
+            except SyntaxError as exc:
+                log.bad(path, piece.first + offset, _reason(exc))  # raises: the load is strict
+    if isinstance(failure, MemoryError):
+        raise token_too_long(path, None) from failure
+    log.bad(path, segment.input_line(failure.lineno), _reason(failure))
     raise failure
 
 
@@ -607,6 +641,12 @@ def _insert_chunk(
         return 0
     except SyntaxError as exc:
         failure = exc
+    except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
+        if not is_buffer_overflow(exc):
+            raise
+        lines = units if units is not None else data.split(b"\n")
+        long = next((offset for offset, unit in enumerate(lines) if len(unit) > PARSER_BUFFER), 0)
+        raise token_too_long(path, first + long) from exc
     if units is None:
         units = data.split(b"\n")
     good: list[bytes] = []
@@ -685,12 +725,21 @@ def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progres
                 progress(_PROGRESS_EVERY)
             yield quad
 
+    if syntax == ox.RdfFormat.RDF_XML:
+        with open_maybe_compressed(path) as handle:
+            check_xml_entities(path, handle)
+    reader: LineCounter | None = None
     try:
         with open_maybe_compressed(path) as handle:
             _skip_bom(handle, path)
-            parsed = ox.parse(handle, syntax, base_iri=Path(path).absolute().as_uri())
+            reader = LineCounter(handle)
+            parsed = ox.parse(reader.stream_for_parser(), syntax, base_iri=Path(path).absolute().as_uri())
             store.bulk_extend(statements(parsed))
     except SyntaxError as exc:
         raise LoadError(_reason(exc), file=path, line=exc.lineno) from exc
+    except MemoryError as exc:
+        if not is_buffer_overflow(exc):
+            raise
+        raise token_too_long(path, reader.line if reader is not None else None) from exc
     progress(count % _PROGRESS_EVERY)
     return count

@@ -17,9 +17,12 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
   tool can read, a triple repeated across questions is one default-graph triple plus one quad per
   question, and ``kga reason --scope question`` reads a question's subgraph with one query. The
   cost is that each triple is stored twice (once per question that has it, once in the union).
-* **Streamed**: Parquet through ``pyarrow`` (the ``rog`` extra) by record batches of
-  :data:`BATCH_ROWS` rows, only the ``id`` and ``graph`` columns decoded; JSONL by chunks of lines.
-  Memory stays bounded by one batch whatever the size of the shards (CWQ's training split is ~10 GB).
+* **Streamed**, within a row too (:mod:`loaders.rog_dataset_rows`): Parquet through ``pyarrow`` (the
+  ``rog`` extra) by record batches, only the ``id`` and ``graph`` columns decoded, the graph's strings
+  dictionary-encoded and turned into Python values a slice at a time; JSONL parsed as a stream
+  (``ijson``), a line never held whole. A row waits in bounded memory (spilling to a temporary file)
+  until it is checked, then goes to the store in chunks. Memory stays bounded whatever the size of the
+  shards (CWQ's training split is ~10 GB) and whatever one row holds.
 * Question ids are unique, as in RoG's published files and as ``kga reason --input`` requires: a row
   whose id an earlier row had (of this file, an earlier file of the load, or an earlier load into
   the store) is a bad row naming both places, never merged into the first question's subgraph
@@ -33,7 +36,6 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -41,6 +43,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
@@ -48,7 +51,6 @@ from loaders.rdf import ROG_DATASET, Progress, TripleSink, read_chunks, read_err
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
-PARQUET_INSTALL = "pip install 'kg-adapters[rog]'"
 BATCH_ROWS = 256
 """Rows per Parquet record batch (RoG's rows carry subgraphs of thousands of triples)."""
 FLUSH_QUADS = 200_000
@@ -66,7 +68,9 @@ def _pyarrow_parquet() -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise LoadError(f"reading Parquet needs pyarrow: {PARQUET_INSTALL}") from exc
+        from kg_adapters.extras import install_command
+
+        raise LoadError(f"reading Parquet needs pyarrow: {install_command('rog')}") from exc
     return pq
 
 
@@ -86,7 +90,7 @@ def iter_rows(
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
+                row = json_text.loads(raw)
             except ValueError as exc:  # UnicodeDecodeError included
                 if on_bad_line is None:
                     raise LoadError(f"not a JSON line: {exc}", file=path, line=first + offset) from exc
@@ -170,39 +174,35 @@ def load_rog_dataset(
     own triples in its named graph); returns the triples read. ``seen`` maps the question ids of
     the load so far to where they were (``file:row``); pass one dict for all the files of a load.
 
+    Rows are streamed (see :mod:`loaders.rog_dataset_rows`): memory stays bounded however many
+    triples one row holds.
+
     Raises:
         LoadError: a bad row in a strict load, an unreadable file, or no pyarrow for Parquet.
     """
+    from loaders.rog_dataset_rows import streamed_rows
+
     read = 0
     seen = {} if seen is None else seen
-    pending: list[ox.Quad] = []
     default = ox.DefaultGraph()
     check_columns(path, ("id", "graph"))
-
-    def bad_line(number: int, reason: str) -> None:
-        log.bad(path, number, reason)
-
-    for number, row in iter_rows(path, ("id", "graph"), on_bad_line=bad_line):
-        try:
-            qid, triples = row_triples(row)
-            if qid in seen:
-                raise InvalidTermError(f"question id {qid!r:.80} repeated (first at {seen[qid]})")
-            graph = ox.NamedNode(question_graph_iri(qid))
-            if store.contains_named_graph(graph):
-                raise InvalidTermError(f"question id {qid!r:.80} is already in the store (an earlier load)")
-            quads = list(name_quads(triples, [default, graph]))
-        except (InvalidTermError, ValueError) as exc:
-            log.bad(path, number, str(exc))
-            continue
-        seen[qid] = f"{path}:{number}"
-        pending.extend(quads)
-        read += len(triples)
-        progress(len(triples))
-        if len(pending) >= FLUSH_QUADS:
-            _insert(store, pending, path)
-            pending = []
-    if pending:
-        _insert(store, pending, path)
+    for number, row in streamed_rows(path, log):
+        with row:
+            try:
+                qid = row.question_id()
+                if qid in seen:
+                    raise InvalidTermError(f"question id {qid!r:.80} repeated (first at {seen[qid]})")
+                graph = ox.NamedNode(question_graph_iri(qid))
+                if store.contains_named_graph(graph):
+                    raise InvalidTermError(f"question id {qid!r:.80} is already in the store (an earlier load)")
+            except (InvalidTermError, ValueError) as exc:
+                log.bad(path, number, str(exc))
+                continue
+            seen[qid] = f"{path}:{number}"
+            for chunk in row.chunks():  # every name was checked while the row was read
+                _insert(store, list(name_quads(chunk, [default, graph])), path)
+            read += row.count
+            progress(row.count)
     return read
 
 

@@ -20,13 +20,13 @@ nothing (its triples are built completely before any is stored).
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Collection, Iterator
 from typing import Any
 
 import pyoxigraph as ox
 
+from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.wikidata_json import entity_ntriples, parse_entity
 from loaders.rdf import Progress, TripleSink, read_chunks, read_error
@@ -62,7 +62,7 @@ def load_wikidata_json(
                 try:
                     written = [
                         line
-                        for entity in _entities(json.loads(text))
+                        for entity in _entities(json_text.loads(text))
                         for line in entity_ntriples(parse_entity(entity), languages=languages, statements=qualifiers)
                     ]
                     units.append("\n".join(written).encode("utf-8"))

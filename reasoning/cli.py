@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kg_adapters import json_text
 from kg_adapters.commands import Command, count
 from kg_adapters.errors import InvalidTermError, KGError
 
@@ -26,7 +27,7 @@ def parse_options(items: list[str] | None) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise InvalidTermError(f"--option takes KEY=VALUE, got {item!r}")
         try:
-            options[key] = json.loads(text)
+            options[key] = json_text.loads(text)
         except ValueError:
             options[key] = text
     return options
@@ -166,11 +167,13 @@ def reason_arguments(reason: argparse.ArgumentParser) -> None:
     )
     reason.add_argument("--out", required=True, help="results JSONL (appended to; ids already there are skipped)")
     reason.add_argument("--llm", default="none", help="none (offline, scorer judgements) or openai:MODEL")
-    reason.add_argument("--llm-cache", help="SQLite file caching LLM replies")
+    reason.add_argument("--llm-cache", help="SQLite file caching LLM replies (default: none, nothing cached)")
     reason.add_argument("--scorer", default="bm25", help="bm25 (default) or minilm (needs the embeddings extra)")
     reason.add_argument("--workers", type=count(1), default=1, help="questions answered at once")
-    reason.add_argument("--limit", type=count(), help="only the first N questions")
-    reason.add_argument("--option", action="append", metavar="KEY=VALUE", help="method option (repeatable)")
+    reason.add_argument("--limit", type=count(), help="only the first N questions (default: all)")
+    reason.add_argument(
+        "--option", action="append", metavar="KEY=VALUE", help="method option (repeatable; default: the method's own)"
+    )
     reason.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: on a TTY)"
     )
@@ -180,7 +183,8 @@ def eval_arguments(evaluate_parser: argparse.ArgumentParser) -> None:
     evaluate_parser.add_argument("results", help="results JSONL written by kga reason")
     evaluate_parser.add_argument(
         "--questions",
-        help="questions JSONL or RoG dataset file (.parquet): gold answers and paths; counts missing results",
+        help="questions JSONL or RoG dataset file (.parquet): gold answers and paths; counts missing results "
+        "(default: each result's own ground_truth)",
     )
 
 

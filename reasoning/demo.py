@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -143,12 +144,42 @@ def _answer_record(
 
 
 def next_step(store: Path) -> str:
-    """What to type next: the store as ``$KGA_KG`` for every other command."""
+    """What to type next, in the user's shell: ``kga`` put on PATH where it is not (``make demo`` runs
+    the venv's ``kga`` by its path), the store as ``$KGA_KG`` for every other command, and the serve
+    extra's install command where it is missing."""
     url = f"oxigraph://{store.absolute()}?profile=freebase"
-    return (
-        "\nnext: point the other commands at this store, then try them:\n"
-        f"  export KGA_KG={shlex.quote(url)}\n"
-        "  kga search 'Tom Hanks'\n"
-        "  kga neighbors --id m.0bxtg --limit 5\n"
-        "  kga serve        # SPARQL endpoint with a query page at http://127.0.0.1:8890/"
-    )
+    lines = ["", "next: point the other commands at this store, then try them:"]
+    lines += [f"  {line}" for line in _put_kga_on_path()]
+    lines += [
+        f"  export KGA_KG={shlex.quote(url)}",
+        "  kga search 'Tom Hanks'",
+        "  kga neighbors --id m.0bxtg --limit 5",
+    ]
+    if not _has_serve_extra():
+        from kg_adapters.extras import install_command
+
+        lines.append(f"  {install_command('serve')}        # kga serve needs the serve extra")
+    lines.append("  kga serve        # SPARQL endpoint with a query page at http://127.0.0.1:8890/")
+    return "\n".join(lines)
+
+
+def _put_kga_on_path() -> list[str]:
+    """The line that puts this installation's ``kga`` on PATH, none when the shell finds it already."""
+    scripts = Path(sys.executable).parent
+    found = shutil.which("kga")
+    if found is not None and Path(found).resolve() == (scripts / "kga").resolve():
+        return []
+    if (scripts / "activate").is_file():
+        return [f". {shlex.quote(str(scripts / 'activate'))}        # puts kga on PATH"]
+    return [f'export PATH={shlex.quote(str(scripts))}:"$PATH"']
+
+
+def _has_serve_extra() -> bool:
+    from kg_adapters.errors import BackendError
+    from kg_adapters.serve.sparql_endpoint import require_serve_extra
+
+    try:
+        require_serve_extra()
+    except BackendError:
+        return False
+    return True

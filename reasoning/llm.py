@@ -18,7 +18,6 @@ served elsewhere reuses the replies. ``cache_mode="replay"`` never sends a reque
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -27,10 +26,12 @@ from typing import Any
 
 import requests
 
+from kg_adapters import json_text
 from kg_adapters.base import call_options, forwards
-from kg_adapters.budgets import check_count, check_seconds
+from kg_adapters.budgets import ascii_integer, check_count, check_seconds
 from kg_adapters.errors import BackendError, CacheMiss, InvalidTermError, QueryError, RateLimited, TransientError
 from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, parse_retry_after
+from kg_adapters.json_text import BadJsonText
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.retry import Retrier
@@ -248,11 +249,9 @@ class _ChatExchange(HttpExchange):
         message = text[:_MAX_MESSAGE]
         where = f"{self.endpoint} answered HTTP {status}"
         if status == 429:
-            milliseconds = headers.get("retry-after-ms")
+            milliseconds = ascii_integer(headers.get("retry-after-ms", "").strip())
             retry_after = (
-                float(milliseconds) / 1000.0
-                if milliseconds and milliseconds.isdigit()
-                else parse_retry_after(headers.get("Retry-After"))
+                milliseconds / 1000.0 if milliseconds is not None else parse_retry_after(headers.get("Retry-After"))
             )
             return RateLimited(f"{where} (rate limited): {message}", retry_after=retry_after)
         if status >= 500 or status in (408, 409):
@@ -260,14 +259,26 @@ class _ChatExchange(HttpExchange):
         return LLMError(f"{where}: {message}")
 
 
+def _index_of(value: object) -> int:
+    """A choice's ``index``: an integer (JSON number or ASCII digits); anything else is a ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = ascii_integer(value) if isinstance(value, str) else None
+    if number is None:
+        raise ValueError(f"not a choice index: {value!r:.40}")
+    return number
+
+
 def _reply_texts(endpoint: str, body: bytes) -> list[str]:
     """The text of every choice, in ``index`` order."""
     try:
-        data = json.loads(body)
+        data = json_text.loads(body)
+    except BadJsonText as exc:
+        raise LLMError(f"{endpoint}: a reply that cannot be read: {exc}") from exc
     except ValueError as exc:
         raise TransientError(f"{endpoint}: malformed or truncated reply ({len(body)} bytes): {exc}") from exc
     try:
-        choices = sorted(data["choices"], key=lambda choice: int(choice.get("index", 0)))
+        choices = sorted(data["choices"], key=lambda choice: _index_of(choice.get("index", 0)))
         contents = [choice["message"]["content"] for choice in choices]
         if not contents:
             raise IndexError("no choices")

@@ -24,13 +24,13 @@ the KG along the way) over the answers that report it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg_adapters import json_text
 from kg_adapters.errors import LoadError
 
 _SPACES = re.compile(r"\s+")
@@ -224,7 +224,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             if not text.strip():
                 continue
             try:
-                value = json.loads(text)
+                value = json_text.loads(text)
             except ValueError as exc:
                 raise LoadError(f"not a JSON line: {exc}", file=str(path), line=number) from exc
             if not isinstance(value, dict) or "id" not in value:

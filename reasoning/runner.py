@@ -21,6 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kg_adapters import json_text
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import KGError, LoadError
 from kg_adapters.wrappers.counting import CountingKG
@@ -77,7 +78,7 @@ def finished_ids(path: str | Path) -> tuple[set[str], bool]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = json_text.loads(raw)
             done.add(str(record["id"]))
         except (ValueError, KeyError, TypeError) as exc:
             if number < len(lines):

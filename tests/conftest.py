@@ -75,6 +75,17 @@ def virtuoso(
 
 
 @pytest.fixture(scope="module")
+def capped_virtuoso(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, graph_file: Path
+) -> VirtuosoServer:
+    """A second Virtuoso holding the module's ``graph_file`` with small row caps, so that answers come
+    in pages: the module's ``VIRTUOSO_CAPS`` (``VirtuosoServer`` settings) when it has them, else
+    pages of 3 rows (ResultSetMaxRows) and at most 12 rows sorted per query (MaxSortedTopRows)."""
+    caps = getattr(request.module, "VIRTUOSO_CAPS", {"result_set_max_rows": 3, "max_sorted_top_rows": 12})
+    return virtuoso_fixture(tmp_path_factory, [graph_file], request=request, **caps)
+
+
+@pytest.fixture(scope="module")
 def sample_store(sample_store_url: str) -> Iterator[OxigraphGraph]:
     """The sample store opened directly: the oracle for a server answering from it."""
     from kg_adapters import connect

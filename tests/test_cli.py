@@ -183,3 +183,46 @@ def test_demo_json_prints_one_json_object_per_question(tmp_path: Path) -> None:
     assert (first["id"], first["name"], first["support"]) == ("m.0qymv", "Concord", 1)
     assert first["paths"] == [{"start": "m.0bxtg", "edges": [["m.0bxtg", "people.person.place_of_birth", "m.0qymv"]]}]
     assert "loaded 2085 triples" in done.stderr and "export KGA_KG=" in done.stderr  # notes stay off stdout
+
+
+def demo_next_step(store: Path, environment: dict[str, str]) -> tuple[list[str], str]:
+    """The command lines ``kga demo`` (run as ``make demo`` runs it: the venv's kga by its path) ends
+    with, and its stderr; ``environment`` is the user's shell's."""
+    kga = str(Path(sys.executable).parent / "kga")
+    done = subprocess.run(
+        [kga, "demo", "--store", str(store)], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    return [
+        line.strip()
+        for line in lines[lines.index("next: point the other commands at this store, then try them:") + 1 :]
+    ], done.stderr
+
+
+def test_the_demos_next_step_runs_as_printed_in_a_shell_without_the_venv(tmp_path: Path) -> None:
+    """After ``make demo`` the user's shell has no ``.venv/bin`` on PATH: the printed lines still work."""
+    shell = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    steps, _ = demo_next_step(tmp_path / "store", shell)
+    runnable = [step.split("  #")[0] for step in steps if not step.startswith("kga serve")]  # serve would not end
+    assert any(step.startswith("kga search") for step in runnable), steps
+    done = subprocess.run(
+        ["bash", "-e", "-c", "\n".join(runnable)], capture_output=True, text=True, env=shell, timeout=300
+    )
+    assert done.returncode == 0, (steps, done.stderr)
+    assert "m.0bxtg\tTom Hanks" in done.stdout and "Tom Hanks [m.0bxtg]: 5 edge(s)" in done.stdout
+
+
+def test_the_demos_next_step_says_how_to_add_the_serve_extra_when_it_is_missing(tmp_path: Path) -> None:
+    """``make demo`` installs no extras; ``kga serve`` needs Starlette and uvicorn."""
+    from kg_adapters.extras import install_command
+
+    shadow = tmp_path / "shadow" / "starlette"  # a package that fails to import hides the installed one
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("No module named starlette")\n', encoding="utf-8")
+    steps, _ = demo_next_step(
+        tmp_path / "store", {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path / "shadow")}
+    )
+    assert install_command("serve") in "\n".join(steps), steps
+    with_extra, _ = demo_next_step(tmp_path / "store", {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert install_command("serve") not in "\n".join(with_extra) and any(s.startswith("kga serve") for s in with_extra)

@@ -41,10 +41,21 @@ def test_every_option_of_every_command_has_help_and_shows_its_default() -> None:
             if not action.help:
                 missing.append(where)
             shown = formatter._get_help_string(action) or ""
-            if action.option_strings and action.default not in (None, False, []) and "default" not in shown.lower():
-                undefaulted.append(f"{where} ({action.default!r})")
+            takes_value = action.nargs != 0 and not isinstance(action, argparse.BooleanOptionalAction)
+            if action.option_strings and takes_value and not action.required and "default" not in shown.lower():
+                undefaulted.append(f"{where} ({action.default!r})")  # unset ones too: what happens without it
+            if action.help and len(action.help.removeprefix("default:").split()) < 2:
+                missing.append(f"{where}: {action.help!r} explains nothing")
     assert missing == [] and undefaulted == []
     assert "neighbors" in commands() and "serve" in commands() and "load" in commands()  # contributed ones too
+
+
+def test_json_is_offered_where_it_prints_json() -> None:
+    """``--json`` prints one JSON object per line; the servers print no records, so they do not offer it."""
+    for name, parser in commands().items():
+        offered = any("--json" in action.option_strings for action in parser._actions)
+        assert offered is (name not in ("serve", "mcp")), name
+    assert main(["serve", "--kg", "oxigraph://", "--json"]) == 2
 
 
 def test_kga_kg_is_optional_in_usage_and_required_in_effect(
@@ -55,6 +66,10 @@ def test_kga_kg_is_optional_in_usage_and_required_in_effect(
     assert "[--kg URL]" in usage
     assert main(["neighbors", "--id", "m.0bxtg"]) == 2
     assert capsys.readouterr().err == "kga: error: neighbors: give --kg URL or set KGA_KG (see kga neighbors --help)\n"
+    monkeypatch.setenv("KGA_KG", "")  # an empty variable (export KGA_KG=) is as good as none
+    assert main(["neighbors", "--id", "m.0bxtg"]) == 2
+    assert capsys.readouterr().err == "kga: error: neighbors: give --kg URL or set KGA_KG (see kga neighbors --help)\n"
+    assert "not set now" in commands()["neighbors"].format_help()
     monkeypatch.setenv("KGA_KG", kg_url)
     assert main(["labels", "--id", "m.0bxtg"]) == 0
     assert capsys.readouterr().out == "m.0bxtg\tTom Hanks\n"
@@ -82,6 +97,8 @@ def test_neighbors_says_when_limit_cut_it(kg_url: str, capsys: pytest.CaptureFix
     answers = [json.loads(line) for line in captured.out.splitlines()]
     assert [len(a["edges"]) for a in answers] == [2, 2]
     assert "kga: warning: 2 entities (m.0bxtg, m.0qymv) have more than 2 edges: cut at --limit 2" in captured.err
+    assert main(["neighbors", "--kg", kg_url, "--id", "m.0bxtg", "--limit", "2"]) == 0
+    assert "kga: warning: 1 entity (m.0bxtg) has more than 2 edges: cut at --limit 2" in capsys.readouterr().err
     assert main(["neighbors", "--kg", kg_url, "--id", "m.0bxtg", "--limit", "100000"]) == 0
     captured = capsys.readouterr()
     assert "warning" not in captured.err
@@ -113,18 +130,30 @@ def test_kga_query_says_it_only_reads(kg_url: str, update: str, capsys: pytest.C
     assert main(["query", "--kg", kg_url, update]) == 2
     error = capsys.readouterr().err
     assert error.startswith("kga: error: kga query only reads the graph") and "kga load" in error, error
+    assert "read-only" in error and "endpoint" not in error, error  # the store, not a server
     assert main(["query", "--kg", kg_url, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"]) == 0
     assert capsys.readouterr().out == "n=2085\n"  # nothing was written, and the count reads as a number
+
+
+def test_kga_query_says_service_is_refused_without_advising_a_load(
+    kg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", "--kg", kg_url, "SELECT * WHERE { SERVICE <http://a.example/sparql> { ?s ?p ?o } }"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("kga: error: kga query only reads the graph") and "SERVICE" in error, error
+    assert "kga load" not in error and "endpoint" not in error, error
 
 
 def test_query_output_reads_like_turtle(kg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     query = (
         'SELECT (2085 AS ?n) (1.5 AS ?d) (true AS ?b) ("x" AS ?s) ("Tom Hanks"@en AS ?l) '
-        '("1956-07-09"^^<http://www.w3.org/2001/XMLSchema#date> AS ?t) ("a"^^<http://a.example/t> AS ?o) WHERE {}'
+        '("1956-07-09"^^<http://www.w3.org/2001/XMLSchema#date> AS ?t) ("a"^^<http://a.example/t> AS ?o) '
+        '("12 apples"^^<http://www.w3.org/2001/XMLSchema#integer> AS ?bad) WHERE {}'
     )
     assert main(["query", "--kg", kg_url, query]) == 0
     assert capsys.readouterr().out == (
-        'n=2085\td=1.5\tb=true\ts="x"\tl="Tom Hanks"@en\tt="1956-07-09"^^xsd:date\to="a"^^<http://a.example/t>\n'
+        'n=2085\td=1.5\tb=true\ts="x"\tl="Tom Hanks"@en\tt="1956-07-09"^^xsd:date\to="a"^^<http://a.example/t>'
+        '\tbad="12 apples"^^xsd:integer\n'
     )
     assert main(["query", "--kg", kg_url, "ASK { ?s ?p ?o }"]) == 0
     assert capsys.readouterr().out == "boolean=true\n"
@@ -142,6 +171,19 @@ def test_query_output_reads_like_turtle(kg_url: str, capsys: pytest.CaptureFixtu
         (Literal(value="2001", datatype=XSD + "gYear"), '"2001"^^xsd:gYear'),
         (Literal(value="POINT(1 2)", datatype="http://www.opengis.net/ont/geosparql#wktLiteral"),
          '"POINT(1 2)"^^<http://www.opengis.net/ont/geosparql#wktLiteral>'),
+        (Literal(value="+5", datatype=XSD + "decimal"), "+5"),
+        (Literal(value="7", datatype=XSD + "int"), "7"),
+        (Literal(value="1000", datatype=XSD + "double"), "1000"),
+        # a value its datatype does not allow (dumps hold them) is never printed as if it were a number
+        (Literal(value="12 apples", datatype=XSD + "integer"), '"12 apples"^^xsd:integer'),
+        (Literal(value="a\tb", datatype=XSD + "integer"), '"a\\tb"^^xsd:integer'),
+        (Literal(value="", datatype=XSD + "integer"), '""^^xsd:integer'),
+        (Literal(value="1.5", datatype=XSD + "integer"), '"1.5"^^xsd:integer'),
+        (Literal(value="١٢", datatype=XSD + "integer"), '"١٢"^^xsd:integer'),
+        (Literal(value="NaN", datatype=XSD + "double"), '"NaN"^^xsd:double'),
+        (Literal(value="INF", datatype=XSD + "float"), '"INF"^^xsd:float'),
+        (Literal(value="1", datatype=XSD + "boolean"), '"1"^^xsd:boolean'),
+        (Literal(value="yes", datatype=XSD + "boolean"), '"yes"^^xsd:boolean'),
     ],
 )  # fmt: skip
 def test_literal_text(literal: Literal, text: str) -> None:

@@ -1,7 +1,7 @@
 """kg_adapters.compat.rog against RoG's own algorithm and an independent oracle on the bundled sample.
 
-``RoGOriginal`` re-implements RoG's ``graph_utils`` (networkx, undirected, one relation per node
-pair) in a few lines, as RoG's repository writes it; ``brute_force_walks`` enumerates rule walks
+``kg_adapters.testing.rog_original`` is RoG's ``graph_utils`` (networkx, undirected, one relation per
+node pair) as RoG's repository writes it; ``brute_force_walks`` enumerates rule walks
 over the raw triple list (a directed multigraph walked both ways). Where RoG's graph has one
 relation per pair, compat must answer exactly as RoG; where it has several, compat must answer as
 the brute force, which finds more than RoG (the difference the module docstring names).
@@ -9,11 +9,8 @@ the brute force, which finds more than RoG (the difference the module docstring 
 
 from __future__ import annotations
 
-import contextlib
 import random
-from collections import deque
 from collections.abc import Sequence
-from typing import cast
 
 import networkx as nx
 import pytest
@@ -22,58 +19,10 @@ from support.sample_store import sample_facts
 from kg_adapters import connect
 from kg_adapters.compat import rog
 from kg_adapters.errors import InvalidTermError
+from kg_adapters.testing import rog_original
+from kg_adapters.testing.rog_original import Triple
 
-Triple = tuple[str, str, str]
 SEED = 11
-
-
-class RoGOriginal:
-    """RoG's graph_utils as published: nx.Graph, later triples overwrite a pair's relation."""
-
-    def __init__(self, triples: Sequence[Triple]) -> None:
-        self.g: nx.Graph[str] = nx.Graph()
-        for h, r, t in triples:
-            self.g.add_edge(h, t, relation=r.strip())
-
-    def bfs_with_rule(self, start: str, rule: Sequence[str]) -> list[list[Triple]]:
-        result: list[list[Triple]] = []
-        queue: deque[tuple[str, list[Triple]]] = deque([(start, [])])
-        while queue:
-            node, path = queue.popleft()
-            if len(path) == len(rule):
-                result.append(path)
-            if len(path) < len(rule):
-                if node not in self.g:
-                    continue
-                for neighbor in self.g.neighbors(node):
-                    rel = self.g[node][neighbor]["relation"]
-                    if rel != rule[len(path)]:
-                        continue
-                    queue.append((neighbor, [*path, (node, rel, neighbor)]))
-        return result
-
-    def get_truth_paths(self, q: Sequence[str], a: Sequence[str]) -> list[list[Triple]]:
-        paths: list[list[str]] = []
-        for h in q:
-            if h not in self.g:
-                continue
-            for t in a:
-                if t not in self.g:
-                    continue
-                with contextlib.suppress(nx.NetworkXNoPath):
-                    paths.extend(nx.all_shortest_paths(self.g, h, t))
-        return [[(p[i], self.g[p[i]][p[i + 1]]["relation"], p[i + 1]) for i in range(len(p) - 1)] for p in paths]
-
-    def get_simple_paths(self, q: Sequence[str], a: Sequence[str], hop: int = 2) -> list[list[Triple]]:
-        paths: list[list[tuple[str, str]]] = []
-        for h in q:
-            if h not in self.g:
-                continue
-            for t in a:
-                if t not in self.g:
-                    continue
-                paths.extend(cast(list[tuple[str, str]], p) for p in nx.all_simple_edge_paths(self.g, h, t, cutoff=hop))
-        return [[(u, self.g[u][v]["relation"], v) for u, v in p] for p in paths]
 
 
 def brute_force_walks(triples: Sequence[Triple], start: str, rule: Sequence[str]) -> set[tuple[Triple, ...]]:
@@ -101,16 +50,16 @@ def one_relation_per_pair(triples: Sequence[Triple]) -> list[Triple]:
     return [(h, r, t) for h, r, t in triples if count[frozenset((h, t))] == 1]
 
 
-def sample_rules(original: RoGOriginal, rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
+def sample_rules(original: nx.Graph[str], rng: random.Random, count: int) -> list[tuple[str, list[str]]]:
     """(start, rule) pairs from random walks of 1-3 hops in RoG's graph."""
-    nodes = sorted(original.g.nodes)
+    nodes = sorted(original.nodes)
     found: list[tuple[str, list[str]]] = []
     while len(found) < count:
         start = rng.choice(nodes)
         node, rule = start, []
         for _ in range(rng.randint(1, 3)):
-            neighbor = rng.choice(sorted(original.g.neighbors(node)))
-            rule.append(original.g[node][neighbor]["relation"])
+            neighbor = rng.choice(sorted(original.neighbors(node)))
+            rule.append(original[node][neighbor]["relation"])
             node = neighbor
         found.append((start, rule))
     return found
@@ -127,35 +76,39 @@ def facts() -> list[Triple]:
 
 def test_same_answers_as_rog_where_rog_loses_no_edge(facts: list[Triple]) -> None:
     triples = one_relation_per_pair(facts)
-    original = RoGOriginal(triples)
+    original = rog_original.build_graph(triples)
     rng = random.Random(SEED)
     with rog.build_graph(triples) as kg:
         for start, rule in sample_rules(original, rng, 60):
-            expected = original.bfs_with_rule(start, rule)
+            expected = rog_original.bfs_with_rule(original, start, rule)
             got = rog.bfs_with_rule(kg, start, rule)
             assert sorted(got) == sorted(expected), (start, rule)
             assert len(got) == len(expected)  # RoG's answer has no repeats here, nor may ours
-        nodes = sorted(original.g.nodes)
+        nodes = sorted(original.nodes)
         for _ in range(25):
             q, a = rng.sample(nodes, 2), rng.sample(nodes, 2)
-            expected_truth = original.get_truth_paths(q, a)
+            expected_truth = rog_original.get_truth_paths(q, a, original)
             if any(len(p) > 4 for p in expected_truth):
                 continue  # beyond our default max_hops (a documented difference)
             assert sorted(rog.get_truth_paths(q, a, kg)) == sorted(expected_truth), (q, a)
-            assert sorted(rog.get_simple_paths(q, a, kg, hop=2)) == sorted(original.get_simple_paths(q, a, 2)), (q, a)
+            assert sorted(rog.get_simple_paths(q, a, kg, hop=2)) == sorted(
+                rog_original.get_simple_paths(q, a, original, 2)
+            ), (q, a)
         # a question entity that is also an answer: one empty path, as networkx gives
         node = nodes[0]
-        assert rog.get_truth_paths([node], [node], kg) == original.get_truth_paths([node], [node]) == [[]]
+        assert rog.get_truth_paths([node], [node], kg) == rog_original.get_truth_paths([node], [node], original) == [[]]
         # all_simple_edge_paths(G, h, h) yields nothing under the networkx RoG pins (3.1: "if source in
         # targets: return []" in a generator); later releases yield one empty path
         assert rog.get_simple_paths([node], [node], kg) == []
-        assert rog.get_simple_paths([node, nodes[1]], [node], kg) == original.get_simple_paths([nodes[1]], [node], 2)
+        assert rog.get_simple_paths([node, nodes[1]], [node], kg) == rog_original.get_simple_paths(
+            [nodes[1]], [node], original, 2
+        )
 
 
 def test_every_edge_kept_where_rog_overwrites(facts: list[Triple], sample_store_url: str) -> None:
     """On the whole sample (pairs with several relations), over the on-disk Freebase store: the
     brute-force answer, which has walks RoG's one-relation-per-pair graph cannot find."""
-    original = RoGOriginal(facts)
+    original = rog_original.build_graph(facts)
     rng = random.Random(SEED + 1)
     more_than_rog = 0
     with connect(sample_store_url) as kg:
@@ -166,8 +119,8 @@ def test_every_edge_kept_where_rog_overwrites(facts: list[Triple], sample_store_
                 got = rog.bfs_with_rule(None, start, rule)
                 assert as_set(got) == expected, (start, rule)
                 assert len(got) == len(expected)
-                assert as_set(original.bfs_with_rule(start, rule)) <= expected
-                more_than_rog += len(expected) > len(as_set(original.bfs_with_rule(start, rule)))
+                assert as_set(rog_original.bfs_with_rule(original, start, rule)) <= expected
+                more_than_rog += len(expected) > len(as_set(rog_original.bfs_with_rule(original, start, rule)))
         finally:
             rog.use(None)
         # a pair joined by two relations: RoG keeps only the last one, we walk both
@@ -176,7 +129,7 @@ def test_every_edge_kept_where_rog_overwrites(facts: list[Triple], sample_store_
             pairs.setdefault(frozenset((triple[0], triple[2])), []).append(triple)
         h, r1, t = next(ts for ts in pairs.values() if len({r for _, r, _ in ts}) > 1)[0]
         assert rog.bfs_with_rule(kg, h, [r1]) != [] and [(h, r1, t)] in rog.bfs_with_rule(kg, h, [r1])
-        assert [(h, r1, t)] not in original.bfs_with_rule(h, [r1]) or original.g[h][t]["relation"] == r1
+        assert [(h, r1, t)] not in rog_original.bfs_with_rule(original, h, [r1]) or original[h][t]["relation"] == r1
     assert more_than_rog > 0  # the sample does have pairs RoG collapses
 
 

@@ -29,10 +29,11 @@ from kg_adapters.testing.wikidata_graph import write_wikidata_graph
 from kg_adapters.wrappers.counting import CountingKG
 from loaders import load_files
 from loaders.errors import ExtractError, ExtractStateMismatch, UnknownSeeds
-from loaders.extract import STATE_FILE, extract_subgraph, store_snapshot
+from loaders.extract import extract_subgraph, store_snapshot
 from loaders.indexing import index_store
 from loaders.testing.kill import extract_killed_at
 from loaders.testing.malformed_dumps import debris
+from loaders.work_state import STATE_FILE
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FB_SEEDS = ["m.0bxtg", "m.06pj8"]  # Tom Hanks, Steven Spielberg

@@ -143,12 +143,10 @@ class Oracle:
                 if head != node:
                     yield (head, relation, node), head
 
-    def all_shortest_paths(self, source: str, target: str, max_hops: int) -> list[tuple[Triple, ...]]:
-        """Level BFS from the source (walking edges either way), then every shortest chain back."""
-        if source == target:
-            return [()]
+    def shortest_steps(self, source: str, target: str, max_hops: int) -> Iterator[tuple[str, Triple, str]]:
+        """Level BFS from the source (walking edges either way) up to the level that reaches the target:
+        every step ``(node, edge, other)`` that ends one level further out than it starts, level by level."""
         dist = {source: 0}
-        parents: dict[str, list[tuple[str, Triple]]] = defaultdict(list)
         layer = [source]
         depth = 0
         while layer and depth < max_hops and target not in dist:
@@ -160,9 +158,17 @@ class Oracle:
                         dist[other] = depth
                         nxt_layer.append(other)
                     if dist[other] == depth:
-                        parents[other].append((node, edge))
+                        yield node, edge, other
             layer = nxt_layer
-        if target not in dist:
+
+    def all_shortest_paths(self, source: str, target: str, max_hops: int) -> list[tuple[Triple, ...]]:
+        """Every shortest chain back from the target over the level BFS's steps."""
+        if source == target:
+            return [()]
+        parents: dict[str, list[tuple[str, Triple]]] = defaultdict(list)
+        for node, edge, other in self.shortest_steps(source, target, max_hops):
+            parents[other].append((node, edge))
+        if target not in parents:
             return []
 
         def chains(node: str) -> Iterator[tuple[Triple, ...]]:
@@ -176,22 +182,10 @@ class Oracle:
         return list(chains(target))
 
     def count_shortest(self, source: str, target: str, max_hops: int) -> int:
-        """The number of shortest paths, by a counting BFS (to reject pairs with huge answers)."""
-        dist, ways = {source: 0}, {source: 1}
-        layer = [source]
-        depth = 0
-        while layer and depth < max_hops and target not in dist:
-            depth += 1
-            nxt_layer: list[str] = []
-            for node in layer:
-                for _edge, other in self.undirected(node):
-                    if other not in dist:
-                        dist[other] = depth
-                        ways[other] = 0
-                        nxt_layer.append(other)
-                    if dist[other] == depth:
-                        ways[other] += ways[node]
-            layer = nxt_layer
+        """The number of shortest paths, by counting over the level BFS (to reject pairs with huge answers)."""
+        ways = {source: 1}
+        for node, _edge, other in self.shortest_steps(source, target, max_hops):
+            ways[other] = ways.get(other, 0) + ways[node]
         return ways.get(target, 0)
 
 

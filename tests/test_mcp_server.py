@@ -4,7 +4,8 @@ bad arguments come back as one-line tool errors and the server keeps serving."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -12,78 +13,83 @@ import pytest
 from support.servers import KGA, free_port, running
 
 from kg_adapters import connect
+from kg_adapters._version import __version__
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.records import Edge, Literal, Node
-from kg_adapters.serve.current import CurrentGraph
-from kg_adapters.serve.mcp_server import ToolBudgets, build_server
+from kg_adapters.records import Edge, Literal, Node, node_to_json
+from kg_adapters.serve.mcp_server import ToolBudgets
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from support.mcp_session import in_memory  # noqa: E402
 
 FB = "http://rdf.freebase.com/ns/"
 TOM = "m.0bxtg"  # Tom Hanks in the bundled sample
 TOOLS = {
-    "search": ["text", "limit"],
-    "search_relations": ["text", "limit"],
-    "describe": ["ids", "lang"],
-    "neighbors": ["ids", "direction", "relations", "limit_per_entity"],
-    "relations": ["ids", "direction"],
-    "paths": ["starts", "relation_path", "directions", "max_paths"],
-    "shortest_paths": ["sources", "targets", "max_hops", "max_paths"],
-    "subgraph": ["seeds", "hops", "max_edges"],
-    "sparql": ["query"],
+    "search": ["text", "limit", "cursor"],
+    "search_relations": ["text", "limit", "cursor"],
+    "describe": ["ids", "lang", "cursor"],
+    "neighbors": ["ids", "direction", "relations", "limit_per_entity", "cursor"],
+    "relations": ["ids", "direction", "cursor"],
+    "paths": ["starts", "relation_path", "directions", "max_paths", "cursor"],
+    "shortest_paths": ["sources", "targets", "max_hops", "max_paths", "cursor"],
+    "subgraph": ["seeds", "hops", "max_edges", "cursor"],
+    "sparql": ["query", "cursor"],
+    "schema": ["relations", "limit", "cursor"],
 }
 
 
 # -- the expected answers, from the direct calls ------------------------------------------------------
-def node(value: Node, names: dict[str, str]) -> dict[str, Any]:
+def node(value: Node) -> Any:
+    """A literal with only the keys that are set; an id as itself."""
     if isinstance(value, Literal):
-        return {"value": value.value, "datatype": value.datatype, "lang": value.lang}
-    return {"id": value, "name": names.get(value)}
+        return {key: part for key, part in node_to_json(value).items() if part is not None}
+    return value
 
 
-def edges_json(kg: KnowledgeGraph, edges: list[Edge], extra: list[str] = ()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+def edge(value: Edge) -> list[Any]:
+    return [value.head, value.relation, node(value.tail)]
+
+
+def labels_of(kg: KnowledgeGraph, edges: list[Edge], extra: list[str] = ()) -> dict[str, str]:  # type: ignore[assignment]
+    """The ``labels`` map of an answer holding ``edges``: entity ends, relations (labelled where the graph
+    labels them as entities) and ``extra`` ids."""
     ids = {e.head for e in edges} | {e.tail for e in edges if isinstance(e.tail, str)} | set(extra)
-    names = kg.labels(sorted(ids)) if ids else {}
-    return [{"head": node(e.head, names), "relation": e.relation, "tail": node(e.tail, names)} for e in edges]
+    ids |= {e.relation for e in edges}
+    return kg.labels(sorted(ids)) if ids else {}
+
+
+def paths_json(result: Any) -> list[dict[str, Any]]:
+    return [{"start": path.start, "edges": [edge(e) for e in path.edges]} for path in result]
 
 
 def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(tool, arguments, the answer built from direct kg calls) for every tool."""
+    """(tool, arguments, the answer built from direct kg calls, without its ``more`` line) for every tool."""
     first_relation = kg.relations(TOM)[TOM][0]
     walk = kg.paths(TOM, [first_relation], max_paths=100)
     target = str(walk[0].end)
     two_hops = kg.shortest_paths(TOM, target, max_hops=3, max_paths=50)
     neighbours = kg.neighbors(TOM, direction="in", limit_per_entity=51)[TOM]
     subgraph = kg.subgraph(TOM, hops=1, max_edges=500)
-    all_path_edges = [edge for path in walk for edge in path.edges]
-    names = kg.labels(sorted({TOM, *(e.head for e in all_path_edges), *(str(e.tail) for e in all_path_edges)}))
-
-    def paths_json(result: Any) -> list[dict[str, Any]]:
-        out = []
-        for path in result:
-            path_names = kg.labels(
-                sorted(
-                    {path.start, *(e.head for e in path.edges)}
-                    | {e.tail for e in path.edges if isinstance(e.tail, str)}
-                )
-            )
-            out.append({"start": node(path.start, path_names), "edges": edges_json(kg, list(path.edges))})
-        return out
-
+    walk_edges = [e for path in walk for e in path.edges]
+    names = kg.labels([TOM])
     described = kg.describe([TOM, target])
+    summary = kg.relation_summaries([first_relation])[0]  # type: ignore[attr-defined]
+
+    def entity(found: Any) -> dict[str, Any]:
+        return {key: value for key, value in (("id", found.id), ("label", found.label)) if value is not None}
+
     return [
         (
             "search",
             {"text": "tom hanks", "limit": 3},
-            {"entities": [{"id": e.id, "name": e.label} for e in kg.search("tom hanks", limit=3)], "truncated": False},
+            {"entities": [entity(e) for e in kg.search("tom hanks", limit=3)], "truncated": False},
         ),
         (
             "search_relations",
             {"text": "place of birth", "limit": 2},
             {
-                "relations": [{"id": e.id, "name": e.label} for e in kg.search_relations("place of birth", limit=2)],
+                "relations": [entity(e) for e in kg.search_relations("place of birth", limit=2)],
                 "truncated": len(kg.search_relations("place of birth", limit=3)) > 2,
             },
         ),
@@ -92,16 +98,27 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
             {"ids": [TOM, target]},
             {
                 "entities": [
-                    {"id": described[x].id, "name": described[x].label, "description": described[x].description}
+                    {
+                        key: value
+                        for key, value in (
+                            ("id", described[x].id),
+                            ("label", described[x].label),
+                            ("description", described[x].description),
+                        )
+                        if value is not None
+                    }
                     for x in (TOM, target)
-                ]
+                ],
+                "truncated": False,
             },
         ),
         (
             "neighbors",
             {"ids": TOM, "direction": "in", "limit_per_entity": 50},
             {
-                "neighbors": [{"entity": node(TOM, kg.labels(TOM)), "edges": edges_json(kg, neighbours[:50])}],
+                "direction": "in",
+                "neighbors": [{"id": TOM, "edges": [edge(e) for e in neighbours[:50]]}],
+                "labels": labels_of(kg, neighbours[:50], [TOM]),
                 "truncated": len(neighbours) > 50,
             },
         ),
@@ -109,34 +126,72 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
             "relations",
             {"ids": [TOM], "direction": "both"},
             {
-                "relations": [{"id": TOM, "name": names[TOM], "relations": kg.relations(TOM, direction="both")[TOM]}],
+                "relations": [
+                    {
+                        "id": TOM,
+                        "out": kg.relations(TOM, direction="out")[TOM],
+                        "in": kg.relations(TOM, direction="in")[TOM],
+                    }
+                ],
+                "labels": names,
                 "truncated": False,
             },
         ),
-        (  # the entity asked about is named even when it has no edges to name it
+        (  # the entity asked about is listed (and named) even when no edge is left to show
             "neighbors",
             {"ids": TOM, "relations": []},
-            {"neighbors": [{"entity": {"id": TOM, "name": names[TOM]}, "edges": []}], "truncated": False},
+            {"direction": "out", "neighbors": [{"id": TOM, "edges": []}], "labels": names, "truncated": False},
         ),
         (
             "paths",
             {"starts": TOM, "relation_path": [first_relation]},
-            {"paths": paths_json(walk), "truncated": walk.truncated},
+            {
+                "directions": ["out"],
+                "paths": paths_json(walk),
+                "labels": labels_of(kg, walk_edges, [TOM]),
+                "truncated": walk.truncated,
+            },
         ),
         (
             "shortest_paths",
             {"sources": TOM, "targets": target},
-            {"paths": paths_json(two_hops), "truncated": two_hops.truncated},
+            {
+                "paths": paths_json(two_hops),
+                "labels": labels_of(kg, [e for p in two_hops for e in p.edges], [p.start for p in two_hops]),
+                "truncated": two_hops.truncated,
+            },
         ),
         (
             "subgraph",
             {"seeds": TOM},
-            {"edges": edges_json(kg, list(subgraph)), "truncated": subgraph.truncated},
+            {
+                "edges": [edge(e) for e in subgraph],
+                "labels": labels_of(kg, list(subgraph)),
+                "truncated": subgraph.truncated,
+            },
         ),
         (
             "sparql",
             {"query": f"SELECT ?n WHERE {{ <{FB}{TOM}> <{FB}type.object.name> ?n }}"},
-            {"rows": [{"n": {"value": names[TOM], "datatype": None, "lang": "en"}}], "truncated": False},
+            {"rows": [{"n": {"value": names[TOM], "lang": "en"}}], "truncated": False},
+        ),
+        (
+            "schema",
+            {"relations": [first_relation]},
+            {
+                "relation_count": 1,
+                "relations": [
+                    {
+                        "id": first_relation,
+                        "count": summary.count,
+                        "examples": [edge(e) for e in summary.examples],
+                        "head_types": [],
+                        "tail_types": [],
+                    }
+                ],
+                "labels": labels_of(kg, list(summary.examples)),
+                "truncated": False,
+            },
         ),
     ]
 
@@ -144,10 +199,10 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("search", {"text": 5}, "text"),
     ("search", {}, "text"),
-    ("neighbors", {"ids": "not an id!"}, "InvalidTermError"),
+    ("neighbors", {"ids": "not an id!"}, "unknown entity 'not an id!'"),
     ("neighbors", {"ids": TOM, "direction": "sideways"}, "direction"),
     ("neighbors", {"ids": []}, "ids"),
-    ("paths", {"starts": TOM, "relation_path": [" bad relation"]}, "InvalidTermError"),
+    ("paths", {"starts": TOM, "relation_path": [" bad relation"]}, "unknown relation ' bad relation'"),
     ("subgraph", {"seeds": TOM, "hops": 99}, "--max-hops"),
     ("shortest_paths", {"sources": TOM, "targets": TOM, "max_paths": -1}, "max_paths"),
     ("sparql", {"query": "INSERT DATA { <http://a/b> <http://a/b> <http://a/c> }"}, "read-only"),
@@ -155,37 +210,44 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("sparql", {"query": "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"}, "SERVICE"),
     ("sparql", {"query": "CONSTRUCT WHERE { ?s ?p ?o }"}, "CONSTRUCT"),
     ("sparql", {"query": "SELECT WHERE nonsense {"}, "QueryError"),
+    ("search", {"text": "tom", "cursor": "not-a-cursor"}, "cursor"),
     ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ]
 
-Session = Callable[[Callable[[Client], Awaitable[None]]], None]
+
+def answer_of(result: Any) -> dict[str, Any]:
+    """The structured content of a successful call, after checking that the text content is the same
+    answer as compact JSON and that ``more`` is there exactly when the answer is truncated."""
+    assert not result.is_error, result.content
+    found = result.structured_content
+    assert found is not None
+    assert result.content[0].text == json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+    assert ("more" in found) == found["truncated"], found
+    return dict(found)
 
 
-def in_memory(url: str, budgets: ToolBudgets | None = None) -> Session:
-    def run(body: Callable[[Client], Awaitable[None]]) -> None:
-        graphs = CurrentGraph(url)
-        server = build_server(graphs, budgets)
-
-        async def main() -> None:
-            async with Client(server) as client:
-                await body(client)
-
-        try:
-            anyio.run(main)
-        finally:
-            graphs.close()
-
-    return run
-
-
-async def check_tools_listed(client: Client) -> None:
+async def check_tools_listed(client: Client, budgets: ToolBudgets = ToolBudgets()) -> None:  # noqa: B008
+    info = client.server_info
+    assert info is not None and info.name == "kg-adapters" and info.version == __version__
     listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(listed) == set(TOOLS)
+    caps = {"limit": budgets.max_rows, "max_paths": budgets.max_rows, "limit_per_entity": budgets.max_rows}
+    caps |= {"max_edges": budgets.max_rows, "hops": budgets.max_hops, "max_hops": budgets.max_hops}
     for name, arguments in TOOLS.items():
-        schema = listed[name].input_schema
+        tool = listed[name]
+        schema = tool.input_schema
         assert list(schema["properties"]) == arguments, name
-        description = listed[name].description
-        assert description and len(description) > 40
+        assert tool.description and len(tool.description) > 40
+        assert tool.annotations is not None and tool.annotations.read_only_hint
+        for argument, prop in schema["properties"].items():
+            assert len(prop.get("description", "")) > 20, (name, argument)
+            if argument not in schema.get("required", []):  # every optional parameter states its default
+                assert "default" in prop and "Default" in prop["description"], (name, argument)
+            if argument in caps:
+                assert prop["maximum"] == caps[argument], (name, argument)
+        output = tool.output_schema
+        assert output is not None and "truncated" in output["properties"], name
+        assert all(p.get("description") for p in output["properties"].values()), name
     for name in ("describe", "neighbors", "relations"):  # one id or a list
         kinds = {option["type"] for option in listed[name].input_schema["properties"]["ids"]["anyOf"]}
         assert kinds == {"string", "array"}
@@ -194,8 +256,9 @@ async def check_tools_listed(client: Client) -> None:
 async def check_answers(client: Client, kg: KnowledgeGraph) -> None:
     for name, arguments, expected in expected_calls(kg):
         result = await client.call_tool(name, arguments)
-        assert not result.is_error, (name, result.content)
-        assert result.structured_content == expected, name
+        found = answer_of(result)
+        found.pop("more", None)
+        assert found == expected, name
 
 
 async def check_bad_calls(client: Client) -> None:
@@ -206,7 +269,7 @@ async def check_bad_calls(client: Client) -> None:
         assert "\n" not in text and "Traceback" not in text and mentioned in text, (name, text)
         again = await client.call_tool("search", {"text": "tom hanks", "limit": 1})  # still serving
         assert not again.is_error and again.structured_content is not None
-        assert again.structured_content["entities"] == [{"id": TOM, "name": "Tom Hanks"}]
+        assert again.structured_content["entities"] == [{"id": TOM, "label": "Tom Hanks"}]
 
 
 @pytest.fixture(scope="module")

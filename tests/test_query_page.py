@@ -12,7 +12,6 @@ import hashlib
 import http.server
 import json
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from support.curl import curl
 from support.servers import free_port, running
 
 from kg_adapters.serve.page import STATIC
+from kg_adapters.testing.lifecycle import serving
 from kg_adapters.testing.virtuoso import in_ci
 
 pytest.importorskip("starlette")
@@ -158,15 +158,8 @@ def static_site(directory: Path) -> Iterator[int]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=site.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Quiet) as site:
         yield int(site.server_address[1])
-    finally:
-        site.shutdown()
-        site.server_close()
-        thread.join()
 
 
 def test_the_page_and_its_files_and_nothing_else(server: str) -> None:

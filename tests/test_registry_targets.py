@@ -12,6 +12,7 @@ from importlib.metadata import requires
 import pytest
 
 from kg_adapters.errors import UnknownBackendError
+from kg_adapters.extras import install_command
 from kg_adapters.registry import BACKENDS, connect, register
 
 
@@ -70,5 +71,6 @@ def test_a_bundled_backend_whose_dependency_is_missing_says_to_repair_the_instal
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert "'wikidata+api' backend cannot be imported" in done.stdout
-    assert "repair with: pip install --force-reinstall kg-adapters" in done.stdout
+    assert f"repair with: {install_command(reinstall=True)}" in done.stdout  # names this installation's source
+    assert "-m pip install --force-reinstall" in done.stdout
     assert "pip install requests" not in done.stdout

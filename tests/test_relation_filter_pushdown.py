@@ -15,7 +15,7 @@ from kg_adapters.errors import ResultTooLarge
 from kg_adapters.profiles import get_profile
 from kg_adapters.records import Edge
 from kg_adapters.sparql_terms import exclude_relations
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 
 FB = "http://rdf.freebase.com/ns/"
 HIDDEN_TYPES = 30
@@ -42,14 +42,6 @@ def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _write(tmp_path_factory.mktemp("pushdown"))
 
 
-@pytest.fixture(scope="module")
-def capped(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    """Pages of 3 rows, and at most 12 rows sorted per query."""
-    return virtuoso_fixture(
-        tmp_path_factory, [graph_file], request=request, result_set_max_rows=3, max_sorted_top_rows=12
-    )
-
-
 VISIBLE = [
     Edge(head="m.actor", relation="film.actor.film", tail="m.film1"),
     Edge(head="m.actor", relation="film.actor.film", tail="m.film2"),
@@ -65,19 +57,21 @@ def _remote(server: VirtuosoServer, **options: Any) -> RemoteSparqlGraph:
     return kg
 
 
-def test_hidden_edges_do_not_count_toward_the_row_cap(capped: VirtuosoServer) -> None:
+def test_hidden_edges_do_not_count_toward_the_row_cap(capped_virtuoso: VirtuosoServer) -> None:
     """36 edges, 3 visible: filtered in the query the answer fits the 12-row ceiling; asked for
     every relation (the filter off), the same entity is too large for it."""
-    with _remote(capped) as kg:
+    with _remote(capped_virtuoso) as kg:
         assert kg.neighbors("m.actor", literals=False) == {"m.actor": VISIBLE}
         assert kg.relations("m.actor") == {"m.actor": sorted(["film.actor.film", ODD])}
         assert kg.queries_sent <= 4
-    with _remote(capped, relation_filter=None) as everything, pytest.raises(ResultTooLarge):
+    with _remote(capped_virtuoso, relation_filter=None) as everything, pytest.raises(ResultTooLarge):
         everything.neighbors("m.actor", literals=False)
 
 
-def test_the_pushed_filter_answers_as_the_filter_applied_afterwards(capped: VirtuosoServer, graph_file: Path) -> None:
-    with connect("oxigraph://?profile=freebase") as local, _remote(capped) as remote:
+def test_the_pushed_filter_answers_as_the_filter_applied_afterwards(
+    capped_virtuoso: VirtuosoServer, graph_file: Path
+) -> None:
+    with connect("oxigraph://?profile=freebase") as local, _remote(capped_virtuoso) as remote:
         local.load(str(graph_file))  # type: ignore[attr-defined]
         for direction in ("out", "in", "both"):
             for node in ("m.actor", "m.film1", "m.odd", "t.type07"):

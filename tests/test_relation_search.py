@@ -43,30 +43,39 @@ BIRTH_PLACE = "http://dbpedia.org/ontology/birthPlace"
 SPOUSE_NAME = "http://dbpedia.org/property/spouseName"
 
 
+def ids(found: list[Entity]) -> list[str]:
+    return [entity.id for entity in found]
+
+
 def check_labelled(kg: KnowledgeGraph) -> None:
-    """The generic profile: relations are full IRIs; labels where the graph has them."""
-    assert kg.search_relations("place of birth") == [Entity(id=P19, label="place of birth")]
-    assert kg.search_relations("geburtsort") == [Entity(id=P19, label="place of birth")]  # any language finds it
-    assert kg.search_relations("place of") == [
-        Entity(id=P19, label="place of birth"),
-        Entity(id=P20, label="place of death"),
-    ]
-    assert kg.search_relations("birth place") == [  # exact first, then every word
-        Entity(id=BIRTH_PLACE, label="birth place"),
-        Entity(id=P19, label="place of birth"),
-    ]
-    assert kg.search_relations("spouse name") == [Entity(id=SPOUSE_NAME)]  # no label: found by its id's words
-    assert kg.search_relations("spouse") == [Entity(id=SPOUSE_NAME)]
+    """The generic profile: relations are full IRIs; labels where the graph has them. Relations holding
+    every word of the text come first, in the lexical order (exact, prefix, every word), whatever the
+    search mode; what follows them depends on the mode."""
+    assert kg.search_relations("place of birth")[0] == Entity(id=P19, label="place of birth")
+    assert kg.search_relations("geburtsort")[0] == Entity(id=P19, label="place of birth")  # any language finds it
+    assert ids(kg.search_relations("place of"))[:2] == [P19, P20]
+    assert ids(kg.search_relations("birth place"))[:2] == [BIRTH_PLACE, P19]  # exact first, then every word
+    assert kg.search_relations("spouse name")[0] == Entity(id=SPOUSE_NAME)  # no label: found by its id's words
+    assert kg.search_relations("spouse")[0] == Entity(id=SPOUSE_NAME)
     assert kg.search_relations("place", limit=1) == [Entity(id=P19, label="place of birth")]  # prefix first
     assert kg.search_relations("place of", limit=0) == []
-    assert kg.search_relations("no such relation") == []
-    # the statement plumbing (p:P19, ps:P19) is found only by its full IRI's words in generic graphs
+    assert kg.search_relations("xyzzy qwertz") == []
+    # any word, stemmed and in any order: "born" is the only content word, "deaths" finds "death"
+    assert ids(kg.search_relations("deaths places"))[0] == P20
+    assert {P19, P20} <= set(ids(kg.search_relations("place of passing")))
     with pytest.raises(InvalidTermError):
         kg.search_relations(42)  # type: ignore[arg-type]
     with pytest.raises(InvalidTermError):
         kg.search_relations("place", limit=-1)
     with pytest.raises(InvalidTermError):
         kg.search_relations("place", limit=None)  # type: ignore[arg-type]
+
+
+def check_labelled_by_meaning(kg: KnowledgeGraph) -> None:
+    """With the encoder: phrasings that share no word with the labels."""
+    assert ids(kg.search_relations("where was she born", limit=2)) == [P19, BIRTH_PLACE]
+    assert ids(kg.search_relations("who is his wife", limit=1)) == [SPOUSE_NAME]
+    assert ids(kg.search_relations("where did he die", limit=1)) == [P20]
 
 
 @pytest.fixture(scope="module")
@@ -88,29 +97,45 @@ def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, labelled_fi
     return virtuoso_fixture(tmp_path_factory, [labelled_file], request=request)
 
 
-def test_oxigraph_on_disk_reads_the_index_written_at_load_time(labelled_store: Path) -> None:
+MODES = ["semantic", "lexical"]
+
+
+def check(kg: KnowledgeGraph, mode: str) -> None:
+    check_labelled(kg)
+    if mode == "semantic":
+        check_labelled_by_meaning(kg)
+    else:  # without the encoder a phrasing must share a word with the label
+        assert kg.search_relations("where was she born") == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_oxigraph_on_disk_reads_the_index_written_at_load_time(labelled_store: Path, mode: str) -> None:
     version = next(labelled_store.glob("v-*"))
     assert (version / "relations.sqlite").is_file()
-    with connect(f"oxigraph://{labelled_store}") as kg:
-        check_labelled(kg)
+    with connect(f"oxigraph://{labelled_store}", search=mode) as kg:
+        check(kg, mode)
 
 
-def test_oxigraph_in_memory(labelled_file: Path) -> None:
-    with connect("oxigraph://") as kg:
+@pytest.mark.parametrize("mode", MODES)
+def test_oxigraph_in_memory(labelled_file: Path, mode: str) -> None:
+    with connect("oxigraph://", search=mode) as kg:
         kg.load(str(labelled_file))  # type: ignore[attr-defined]
-        check_labelled(kg)
+        check(kg, mode)
 
 
-def test_rdflib(labelled_file: Path) -> None:
-    with connect(f"rdflib://{labelled_file}") as kg:
-        check_labelled(kg)
+@pytest.mark.parametrize("mode", MODES)
+def test_rdflib(labelled_file: Path, mode: str) -> None:
+    with connect(f"rdflib://{labelled_file}", search=mode) as kg:
+        check(kg, mode)
 
 
-def test_virtuoso(virtuoso: VirtuosoServer) -> None:
-    with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", retries=0) as kg:
-        check_labelled(kg)
+@pytest.mark.parametrize("mode", MODES)
+def test_virtuoso(virtuoso: VirtuosoServer, mode: str) -> None:
+    with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", retries=0, search=mode) as kg:
+        check(kg, mode)
         sent = kg.queries_sent  # type: ignore[attr-defined]
         kg.search_relations("birth place")
+        kg.search_relations("who is his wife")
         assert kg.queries_sent == sent, "the relation list is fetched once per connection"  # type: ignore[attr-defined]
 
 
@@ -119,25 +144,33 @@ def test_a_remote_wikidata_graph_lists_its_direct_claim_properties(virtuoso: Vir
     declares with wikibase:directClaim (here only P19), not a scan of all triples."""
     with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", profile="wikidata", retries=0) as kg:
         assert kg.search_relations("place of birth") == [Entity(id="P19", label="place of birth")]
-        assert kg.search_relations("place of death") == []
+        assert "P20" not in ids(kg.search_relations("place of death"))  # not declared: not listed
 
 
 def test_wikidata_profile_compacts_and_hides_statement_plumbing(labelled_store: Path) -> None:
     with connect(f"oxigraph://{labelled_store}", profile="wikidata") as kg:
-        assert kg.search_relations("place of birth") == [Entity(id="P19", label="place of birth")]
+        for text in ("place of birth", "P19", "Geburtsort"):
+            found = kg.search_relations(text)
+            assert found[0] == Entity(id="P19", label="place of birth")
+            assert not any(e.id.startswith("http://www.wikidata.org/prop/") for e in found), found  # p:, ps:
         assert kg.search_relations("P19") == [Entity(id="P19", label="place of birth")]
-        assert kg.search_relations("Geburtsort") == [Entity(id="P19", label="place of birth")]
 
 
-def test_a_write_rebuilds_the_relation_index(labelled_file: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_write_rebuilds_the_relation_index(labelled_file: Path, mode: str) -> None:
+    """The index and the relation vectors follow writes."""
     from kg_adapters.records import Edge
 
-    with connect("oxigraph://") as kg:
+    nickname = "http://example.org/nickName"
+    with connect("oxigraph://", search=mode) as kg:
         kg.load(str(labelled_file))  # type: ignore[attr-defined]
-        assert kg.search_relations("nickname") == []
-        kg.add([Edge(head="http://example.org/a", relation="http://example.org/nickName", tail="http://example.org/b")])  # type: ignore[attr-defined]
-        assert kg.search_relations("nickname") == []  # "nick name": two words
-        assert kg.search_relations("nick name") == [Entity(id="http://example.org/nickName")]
+        assert nickname not in ids(kg.search_relations("nick name"))
+        kg.add([Edge(head="http://example.org/a", relation=nickname, tail="http://example.org/b")])  # type: ignore[attr-defined]
+        assert kg.search_relations("nick name")[0] == Entity(id=nickname)
+        if mode == "semantic":  # one word against two: found by meaning
+            assert kg.search_relations("nickname")[0] == Entity(id=nickname)
+        else:
+            assert nickname not in ids(kg.search_relations("nickname"))
 
 
 # -- the bundled Freebase sample: no relation labels, ids of words ------------------------------------
@@ -228,5 +261,38 @@ def test_wikidata_api_searches_properties(wikidata_api: WikidataApiServer) -> No
         assert [e.id for e in kg.search_relations("born")] == ["P19", "P569"]  # aliases "born in", "born on"
         assert [e.id for e in kg.search_relations("place of", limit=1)] == ["P19"]
         assert kg.search_relations("place", limit=0) == []
+        # a phrasing no label starts with: its content words are searched too
+        assert [e.id for e in kg.search_relations("where was he born")] == ["P19", "P569"]
+        assert kg.search_relations("xyzzy plugh") == []
     calls = [call for call in wikidata_api.calls() if call.get("action") == "wbsearchentities"]
     assert {call["type"] for call in calls} == {"property"}
+
+
+# -- GraphCatalog: what the graph holds (kga mcp's unknown-id errors and schema tool) ---------------------
+def check_catalog(kg: KnowledgeGraph) -> None:
+    from kg_adapters.base import GraphCatalog
+
+    assert isinstance(kg, GraphCatalog)
+    assert {P19, P20, BIRTH_PLACE, SPOUSE_NAME} <= set(kg.relation_ids())
+    assert kg.known_entities(["http://www.wikidata.org/entity/Q42", "http://example.org/nothing"]) == {
+        "http://www.wikidata.org/entity/Q42"
+    }
+    assert kg.known_entities(["http://www.wikidata.org/entity/Q350"]) == {"http://www.wikidata.org/entity/Q350"}
+    summary, spouse = kg.relation_summaries([P19, SPOUSE_NAME])
+    assert summary.id == P19 and summary.label == "place of birth" and summary.count == 1
+    assert [edge.as_tuple() for edge in summary.examples] == [
+        ("http://www.wikidata.org/entity/Q42", P19, "http://www.wikidata.org/entity/Q350")
+    ]
+    assert spouse.count == 1 and spouse.label is None and spouse.examples[0].tail.value == "Michelle"  # type: ignore[union-attr]
+    assert kg.relation_summaries([P19], deadline=0.0) == []  # the deadline passed: nothing reached
+    with pytest.raises(InvalidTermError):
+        kg.known_entities(["not an iri"])
+
+
+def test_catalog_on_every_backend(labelled_store: Path, labelled_file: Path, virtuoso: VirtuosoServer) -> None:
+    with connect(f"oxigraph://{labelled_store}") as kg:
+        check_catalog(kg)
+    with connect(f"rdflib://{labelled_file}") as kg:
+        check_catalog(kg)
+    with connect("sparql+" + virtuoso.sparql_url, dialect="virtuoso", retries=0) as kg:
+        check_catalog(kg)

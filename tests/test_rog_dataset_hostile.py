@@ -160,3 +160,58 @@ def test_a_repeated_question_id_is_a_bad_row_as_kga_reason_says(tmp_path: Path) 
             [str(write_jsonl(tmp_path / "shard1.jsonl", ROWS)), str(shard)], str(tmp_path / "two"), format="rog-dataset"
         )
     assert (caught.value.file, caught.value.line) == (str(shard), 1)
+
+
+# -- a row of any size is read in bounded memory ---------------------------------------------------------
+MILLION = 1_000_000
+PEAK_BOUND = 700 << 20
+"""Generous: reading the row whole took 1.57 GB for a million triples (and aborted at three million)."""
+
+
+@pytest.mark.parametrize("kind", ["parquet", "jsonl.gz"])
+def test_a_million_triple_row_loads_in_bounded_memory(tmp_path: Path, kind: str) -> None:
+    from loaders.testing.huge_rows import TRIPLE, peak_memory, write_jsonl_row, write_parquet_row
+
+    source = tmp_path / f"huge.{kind}"
+    (write_parquet_row if kind == "parquet" else write_jsonl_row)(source, MILLION)
+    store = tmp_path / "store"
+    status, peak, error = peak_memory(
+        [sys.executable, "-m", "kg_adapters.cli", "load", str(source), "--format", "rog-dataset", "--store", str(store)]
+    )
+    assert status == 0, error
+    assert peak < PEAK_BOUND, f"peak resident memory {peak >> 20} MiB"
+    with connect(f"oxigraph://{store}") as kg:
+        head, relation, tail = TRIPLE
+        assert [edge.tail for edge in kg.neighbors(head, relations=[relation])[head]] == [tail]
+
+
+def test_a_huge_row_with_one_bad_triple_adds_nothing(tmp_path: Path) -> None:
+    """Checked whole before any of it is stored, although it is held partly on disk (past SPILL_TRIPLES)."""
+    from loaders.rog_dataset_rows import SPILL_TRIPLES
+    from loaders.testing.huge_rows import write_jsonl_row
+
+    source = tmp_path / "rows.jsonl.gz"
+    write_jsonl_row(source, SPILL_TRIPLES + 5_000, bad_last=True)
+    good = tmp_path / "good.jsonl"
+    write_jsonl(good, ROWS[:1])
+    report = load_files([str(source), str(good)], str(tmp_path / "store"), format="rog-dataset", lenient=True)
+    assert [(skipped.file, skipped.line) for skipped in report.skipped] == [(str(source), 1)]
+    assert "graph[" in report.skipped[0].reason
+    with connect(f"oxigraph://{tmp_path / 'store'}") as kg:
+        assert kg.search("Barack Obama", limit=1) == []  # nothing of the huge row, not even its names
+        assert kg.neighbors("Zoë Saldaña", relations=["people.person.place_of_birth"])["Zoë Saldaña"]
+
+
+def test_a_parquet_row_too_large_to_decode_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loaders import rog_dataset_rows
+    from loaders.testing.huge_rows import write_parquet_row
+
+    monkeypatch.setattr(rog_dataset_rows, "MAX_DECODED_VALUES", 3_000)  # a small budget stands for a huge row
+    source = tmp_path / "huge.parquet"
+    write_parquet_row(source, 2_000)
+    with pytest.raises(LoadError, match="more than a load decodes at once") as raised:
+        load_files([str(source)], str(tmp_path / "store"), format="rog-dataset")
+    assert (raised.value.file, raised.value.line) == (str(source), 1)
+    assert not (tmp_path / "store").exists()

@@ -7,11 +7,9 @@ replaced, and the server exits on Ctrl-C, SIGTERM or a closed stdin while a runa
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -21,6 +19,7 @@ import requests
 from support.servers import KGA, free_port, running
 
 from kg_adapters.testing.hostile_queries import RUNAWAY_QUERIES
+from kg_adapters.testing.server_processes import McpStdio, all_gone, cpu_seconds, one_busy, poll_until, worker_pids
 
 pytest.importorskip("starlette")
 mcp = pytest.importorskip("mcp")
@@ -29,51 +28,6 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 QUICK = "ASK { ?s ?p ?o }"
 ENDLESS = RUNAWAY_QUERIES["cross product"]
-
-
-def workers_of(pid: int) -> set[int]:
-    """The query worker processes a server runs."""
-    found = set()
-    for child in psutil.Process(pid).children():
-        try:
-            if "kg_adapters.serve.workers" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                found.add(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return found
-
-
-def gone(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return True
-
-
-def poll_until(condition: Callable[[], bool], what: str, attempts: int = 1200) -> None:
-    """Waits for ``condition`` by polling it (each pause a bounded wait on an event nobody sets)."""
-    pause = threading.Event()
-    for _ in range(attempts):
-        if condition():
-            return
-        pause.wait(0.05)
-    pytest.fail(f"never happened: {what}")
-
-
-def busy_worker(pids: set[int], baseline: dict[int, float]) -> bool:
-    """Whether one of ``pids`` has used CPU since ``baseline`` (it is evaluating a query)."""
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        if times.user + times.system > baseline.get(pid, 0.0) + 0.3:
-            return True
-    return False
-
-
-def cpu_baseline(pids: set[int]) -> dict[int, float]:
-    return {pid: sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids}
 
 
 def post(url: str, query: str) -> requests.Response:
@@ -86,7 +40,7 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "3", "--workers", "2"]
     with running(arguments, port) as server:
-        before = workers_of(server.pid)
+        before = worker_pids(server.pid)
         assert len(before) == 2
         answers: dict[str, requests.Response] = {}
         runaway = threading.Thread(target=lambda: answers.update(runaway=post(url, RUNAWAY_QUERIES[name])))
@@ -96,10 +50,10 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
         assert runaway.is_alive()  # answered while the runaway still ran
         runaway.join()
         assert answers["runaway"].status_code == 503 and "--timeout" in answers["runaway"].text
-        after = workers_of(server.pid)
+        after = worker_pids(server.pid)
         stopped = before - after
         assert len(stopped) == 1 and len(after) == 2  # the runaway's worker is gone, a fresh one took its place
-        assert all(gone(pid) for pid in stopped)
+        assert all_gone(stopped)
         assert post(url, QUICK).status_code == 200
         server.terminate()
         server.wait(timeout=60)
@@ -114,7 +68,7 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
     with running(arguments, port) as server:
-        before = workers_of(server.pid)
+        before = worker_pids(server.pid)
         answers: list[requests.Response] = []
         runaways = [threading.Thread(target=lambda: answers.append(post(url, ENDLESS))) for _ in range(2)]
         for thread in runaways:
@@ -123,8 +77,8 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
             thread.join()
         assert [answer.status_code for answer in answers] == [503, 503]
         assert post(url, QUICK).json()["boolean"] is True
-        after = workers_of(server.pid)
-        assert not before & after and len(after) == 2 and all(gone(pid) for pid in before)
+        after = worker_pids(server.pid)
+        assert not before & after and len(after) == 2 and all_gone(before)
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
@@ -133,17 +87,17 @@ def test_the_server_stops_while_a_runaway_runs(sample_store_url: str, stop: sign
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with running(arguments, port) as server:
-        pids = workers_of(server.pid)
-        baseline = cpu_baseline(pids)
+        pids = worker_pids(server.pid)
+        baseline = cpu_seconds(pids)
         client = threading.Thread(target=lambda: requests.post(url, data={"query": ENDLESS}, timeout=600), daemon=True)
         client.start()
-        poll_until(lambda: busy_worker(pids, baseline), "the runaway reached its worker")
+        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
         server.send_signal(stop)
         try:
             server.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
         except subprocess.TimeoutExpired:
             pytest.fail("kga serve kept running after the signal")
-        poll_until(lambda: all(gone(pid) for pid in pids), "the worker processes ended")
+        assert poll_until(lambda: all_gone(pids)), "the worker processes outlived their server"
     assert server.returncode in (130, -signal.SIGTERM)
 
 
@@ -154,7 +108,7 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
     async def main() -> None:
         async with Client(params) as client:
             server = next(p for p in psutil.Process().children(recursive=True) if "mcp" in p.cmdline())
-            before = workers_of(server.pid)
+            before = worker_pids(server.pid)
             assert len(before) == 2
 
             async def call(label: str, tool: str, arguments: dict[str, Any]) -> None:
@@ -169,8 +123,8 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
             assert all(not result.is_error for label, result in finished if label == "search")
             runaway = finished[-1][1]
             assert runaway.is_error and "time budget" in runaway.content[0].text
-            after = workers_of(server.pid)
-            assert len(before - after) == 1 and all(gone(pid) for pid in before - after) and len(after) == 2
+            after = worker_pids(server.pid)
+            assert len(before - after) == 1 and all_gone(before - after) and len(after) == 2
             answered = await client.call_tool("sparql", {"query": QUICK})
             assert not answered.is_error and answered.structured_content == {"boolean": True, "truncated": False}
 
@@ -178,35 +132,53 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
 
 
 def test_kga_mcp_exits_when_its_stdin_closes_during_a_runaway(sample_store_url: str) -> None:
-    server = subprocess.Popen(
-        [KGA, "mcp", "--kg", sample_store_url, "--timeout", "600", "--workers", "1"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert server.stdin is not None and server.stdout is not None
-
-    def send(message: dict[str, Any]) -> None:
-        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())  # type: ignore[union-attr]
-        server.stdin.flush()  # type: ignore[union-attr]
-
+    session = McpStdio([KGA, "mcp", "--kg", sample_store_url, "--timeout", "600", "--workers", "1"])
     try:
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
-        send({"id": 1, "method": "initialize", "params": hello})
-        assert json.loads(server.stdout.readline())["id"] == 1
-        send({"method": "notifications/initialized"})
-        pids = workers_of(server.pid)
-        baseline = cpu_baseline(pids)
-        send({"id": 2, "method": "tools/call", "params": {"name": "sparql", "arguments": {"query": ENDLESS}}})
-        poll_until(lambda: busy_worker(pids, baseline), "the runaway reached its worker")
-        server.stdin.close()
+        assert "result" in session.start()
+        pids = worker_pids(session.process.pid)
+        baseline = cpu_seconds(pids)
+        session.call_tool(1, "sparql", {"query": ENDLESS})
+        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
+        session.close_stdin()
         try:
-            server.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
+            session.process.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
         except subprocess.TimeoutExpired:
             pytest.fail("kga mcp kept running after its stdin closed")
-        assert server.returncode == 0
-        poll_until(lambda: all(gone(pid) for pid in pids), "the worker processes ended")
+        assert session.process.returncode == 0
+        assert poll_until(lambda: all_gone(pids)), "the worker processes outlived their server"
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        session.stop()
+
+
+def test_concurrent_mcp_calls_answer_as_one_at_a_time(sample_store_url: str) -> None:
+    """No lock serialises the calls any more: many at once on a fresh graph (its indexes opened by
+    whichever call comes first) answer exactly as the direct calls do."""
+    from test_mcp_server import expected_calls
+
+    from kg_adapters import connect
+    from kg_adapters.serve.current import CurrentGraph
+    from kg_adapters.serve.mcp_server import build_server
+
+    with connect(sample_store_url) as kg:
+        calls = expected_calls(kg) * 5
+    graphs = CurrentGraph(sample_store_url)
+    server = build_server(graphs)
+    answers: dict[int, Any] = {}
+
+    async def main() -> None:
+        async with Client(server) as client:
+
+            async def call(number: int, tool: str, arguments: dict[str, Any]) -> None:
+                answers[number] = await client.call_tool(tool, arguments)
+
+            async with anyio.create_task_group() as group:
+                for number, (tool, arguments, _) in enumerate(calls):
+                    group.start_soon(call, number, tool, arguments)
+
+    try:
+        anyio.run(main)
+    finally:
+        graphs.close()
+    for number, (tool, _, expected) in enumerate(calls):
+        assert not answers[number].is_error, (tool, answers[number].content)
+        assert answers[number].structured_content == expected, tool

@@ -7,6 +7,7 @@ write them; 406 only where no format can answer."""
 from __future__ import annotations
 
 import warnings
+from urllib.parse import quote
 from xml.dom.minidom import Document, Element, Text
 
 import pyoxigraph as ox
@@ -289,6 +290,23 @@ def test_format_spellings(
         (",", "application/sparql-results+json", "application/n-triples"),  # names nothing: as if absent
         ("text/csv;q=nan, text/tab-separated-values;q=inf", "text/tab-separated-values", None),
         ("text/csv;q=oops, */*;q=0.5", "application/sparql-results+json", "application/n-triples"),
+        # a quoted parameter value may hold commas and semicolons (RFC 9110 quoted-string)
+        (
+            'text/csv;note="a, b";q=0.1, application/sparql-results+xml',
+            "application/sparql-results+xml",
+            "application/rdf+xml",
+        ),
+        ('text/csv;note="x;q=0", text/tab-separated-values;q=0.5', "text/csv", None),
+        (
+            'text/csv;note="say \\"hi\\", ok";q=0.2, text/tab-separated-values;q=0.3',
+            "text/tab-separated-values",
+            None,
+        ),
+        (
+            'application/ld+json;profile="http://www.w3.org/ns/json-ld#expanded", text/turtle;q=0.5',
+            None,
+            "application/ld+json",
+        ),
     ],
 )
 def test_accept_negotiation(
@@ -307,6 +325,27 @@ def test_accept_negotiation(
             assert (got.status, got.media, got.body) == (200, media, oracle_bytes(sample_store, query, media)), query
 
 
+@pytest.mark.parametrize(
+    ("typed", "select_media", "construct_media"),
+    [
+        ("format=application/sparql-results+xml", "application/sparql-results+xml", "application/rdf+xml"),
+        ("output=application/ld+json", "application/sparql-results+json", "application/ld+json"),
+        ("results=rdf+xml", "application/sparql-results+json", "application/rdf+xml"),
+        ("format=sparql-results+json", "application/sparql-results+json", "application/n-triples"),
+    ],
+)
+def test_a_format_typed_into_a_url_keeps_its_plus(
+    sample_endpoint: str, sample_store: OxigraphGraph, typed: str, select_media: str, construct_media: str
+) -> None:
+    """A URL written by hand (a browser's address bar, curl without --data-urlencode) sends ``+`` as is,
+    which form decoding reads as a space; no format name holds a space, so it was a ``+``."""
+    for query, media in ((SELECT, select_media), (CONSTRUCT, construct_media)):
+        url = f"{sample_endpoint}?query={quote(query)}&{typed}"
+        got = curl(url)
+        assert (got.status, got.media) == (200, media), (typed, got.body)
+        assert got.body == oracle_bytes(sample_store, query, media)
+
+
 def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str) -> None:
     for spelling in ("html", "text/html", "rdf/json", "é" * 5000):
         got = curl(
@@ -314,6 +353,15 @@ def test_unknown_spellings_are_refused_with_the_ones_known(sample_endpoint: str)
         )
         assert got.status == 406 and b"format= takes" in got.body and b"json" in got.body, spelling
         assert len(got.body) < 1000  # the message quotes a bounded part of what it was given
+
+
+def test_refusals_name_the_query_form_in_english(sample_endpoint: str) -> None:
+    asked = {"ASK { ?s ?p ?o }": b"an ASK query", SELECT: b"a SELECT query", CONSTRUCT: b"a CONSTRUCT query"}
+    for query, named in asked.items():
+        got = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "-H", "Accept: image/png")
+        assert got.status == 406 and named in got.body, got.body
+        spelled = curl("-G", sample_endpoint, "--data-urlencode", f"query={query}", "--data-urlencode", "format=html")
+        assert spelled.status == 406 and named in spelled.body, spelled.body
 
 
 def test_yasguis_requests(sample_endpoint: str, sample_store: OxigraphGraph) -> None:

@@ -73,6 +73,31 @@ def test_other_origins_are_refused(opened: str, origin: str) -> None:
     assert got.status == 200 and "access-control-allow-origin" not in got.headers  # the browser withholds it
 
 
+def test_a_public_page_of_an_allowed_origin_may_reach_the_local_endpoint(opened: str) -> None:
+    """Chromium's Private Network Access asks a local server whether a public page may reach it
+    (``Access-Control-Request-Private-Network``); ``--cors`` names exactly the pages that may."""
+    for method in ("GET", "POST"):
+        answer = curl(
+            "-X", "OPTIONS", opened, "-H", "Origin: https://a.example",
+            "-H", f"Access-Control-Request-Method: {method}", "-H", "Access-Control-Request-Private-Network: true",
+        )  # fmt: skip
+        assert answer.status == 200 and answer.headers["access-control-allow-origin"] == "https://a.example"
+        assert answer.headers["access-control-allow-private-network"] == "true"
+    refused = curl(
+        "-X", "OPTIONS", opened, "-H", "Origin: https://evil.example", "-H", "Access-Control-Request-Method: GET",
+        "-H", "Access-Control-Request-Private-Network: true",
+    )  # fmt: skip
+    assert refused.status == 400 and "access-control-allow-origin" not in refused.headers  # the preflight fails
+
+
+def test_an_international_origin_is_matched_as_browsers_send_it(sample_store_url: str) -> None:
+    """Browsers send a host name in its ASCII (punycode) form; ``--cors`` may name it either way."""
+    for endpoint in serve(sample_store_url, "--cors", "https://Bücher.example:8443/"):
+        answer = preflight(endpoint, "https://xn--bcher-kva.example:8443")
+        assert answer.status == 200
+        assert answer.headers["access-control-allow-origin"] == "https://xn--bcher-kva.example:8443"
+
+
 def test_preflight_refuses_methods_and_headers_not_allowed(opened: str) -> None:
     assert preflight(opened, "http://localhost:3000", method="DELETE").status == 400
     assert preflight(opened, "http://localhost:3000", headers="x-secret-token").status == 400

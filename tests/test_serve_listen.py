@@ -72,3 +72,55 @@ def test_serve_answers_on_the_socket_it_bound(sample_store_url: str) -> None:
         assert process.stderr is not None
         log = process.stderr.read().decode()
     assert f"kga serve: SPARQL endpoint at http://127.0.0.1:{port}/sparql" in log
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("host", "in_url"),
+    [
+        ("127.0.0.1", "127.0.0.1"),
+        pytest.param("::1", "[::1]", marks=pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")),
+    ],
+)
+@pytest.mark.parametrize("server", SERVERS)
+def test_the_announced_address_is_a_url_that_answers_at_once(
+    server: str, host: str, in_url: str, sample_store_url: str
+) -> None:
+    """The line a server prints names a URL a browser or curl can open (an IPv6 address in brackets),
+    and a client that connects as soon as it reads the line is served, not refused."""
+    import re
+    import urllib.error
+
+    port = free_port()
+    process = subprocess.Popen(
+        [KGA, *SERVERS[server], "--kg", sample_store_url, "--host", host, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        announced = ""
+        while "endpoint at" not in announced and (line := process.stderr.readline()):  # once it listens
+            announced = line
+        urls = re.findall(r"http://\S+?(?=,|\s|$)", announced)
+        assert urls and all(url.startswith(f"http://{in_url}:{port}/") for url in urls), announced
+        try:
+            with urllib.request.urlopen(urls[-1], timeout=60) as answer:
+                status = answer.status
+        except urllib.error.HTTPError as refused:  # /mcp wants an MCP client; it answered all the same
+            status = refused.code
+        assert status < 500
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        process.stderr.close()

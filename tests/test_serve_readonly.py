@@ -22,6 +22,7 @@ from kg_adapters.testing.hostile_queries import (
     UPDATE_SPELLINGS,
     RequestLog,
     Spelling,
+    compose,
     probe_store,
     request_listener,
     run_raw,
@@ -48,39 +49,9 @@ def test_every_spelling_is_refused(target: RequestLog, spelling: Spelling) -> No
         query_form(spelling.query(target.url))
 
 
-def _cased(word: str) -> st.SearchStrategy[str]:
-    flags = st.lists(st.booleans(), min_size=len(word), max_size=len(word))
-    return flags.map(lambda upper: "".join(c.upper() if u else c.lower() for c, u in zip(word, upper, strict=True)))
-
-
-_GAPS = st.sampled_from(["", " ", "\t", "\n", "\r", "\r\n", "# c\r", "# c\n", " # SERVICE <x>\r", "#\r\n "])
-_BEFORE = st.sampled_from(
-    [
-        *("", "?s ?p ?o .", "?s ?p true", "?s ?p 1", "?s ?p ?o", "VALUES ?v { 1 }", "OPTIONAL { ?s ?p ?o }"),
-        *("FILTER(?o != 0)", "BIND(1 AS ?z)", '?s ?p "a\\"b"', "?s ?p ?o FILTER(?o < 2)", "?s ?p ex:p.q."),
-    ]
-)
-_ENDPOINT = st.sampled_from(["<{url}>", "ep:", ":", ":x", "<sparql>", "<{url}\\u003Fq=1>", "<spar\\u0071l>"])
-_WRAP = st.sampled_from(["%s", "{ SELECT * { %s } }", "FILTER EXISTS { %s }", "OPTIONAL { %s }", "{ } UNION { %s }"])
-_FORM = st.sampled_from(["SELECT * WHERE", "select*", "ASK", "CONSTRUCT { ?a ?b ?c } WHERE", "DESCRIBE ?a WHERE"])
-
-
 @st.composite
 def spellings(draw: st.DrawFn) -> str:
-    def gap() -> str:
-        return draw(_GAPS)
-
-    prologue = [
-        f"PREFIX{gap() or ' '}ep:{gap()}<{{url}}>",
-        "PREFIX : <{url}#>",
-        "BASE <{base}>",
-        "PREFIX ex: <http://a/>",
-    ]
-    order = draw(st.permutations(prologue))
-    keyword = draw(_cased("service")) + gap() + draw(st.sampled_from(["", "SILENT", "silent", "sIlEnT"]))
-    call = draw(_BEFORE) + gap() + keyword + gap() + draw(_ENDPOINT) + gap() + "{ ?a ?b ?c }"
-    body = draw(_WRAP) % call
-    return gap().join(order) + gap() + draw(_FORM) + gap() + "{" + gap() + body + gap() + "}"
+    return compose(lambda pieces: draw(st.sampled_from(pieces)), lambda items: draw(st.permutations(items)))
 
 
 @given(spelling=spellings())

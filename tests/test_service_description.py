@@ -98,6 +98,13 @@ def test_json_ld_by_accept_says_the_same(endpoint: str, arguments: list[str]) ->
     assert isomorphic(turtle, json_ld)
 
 
+def test_a_format_typed_into_a_url_keeps_its_plus(endpoint: str) -> None:
+    """``/sparql?format=application/ld+json`` typed by hand: form decoding reads its ``+`` as a space."""
+    turtle, _ = description(endpoint, "-H", "Accept: text/turtle")
+    json_ld, media = description(f"{endpoint}?format=application/ld+json")
+    assert media == "application/ld+json" and isomorphic(turtle, json_ld)
+
+
 def test_the_description_refuses_what_it_cannot_write_and_the_rest_stays(endpoint: str) -> None:
     head = curl("-I", endpoint)  # HEAD: the description's headers
     assert (head.status, head.media) == (200, "text/turtle") and int(head.headers["content-length"]) > 1000

@@ -328,7 +328,7 @@ def test_bad_command_lines_fail_with_a_message(arguments: list[str], message: st
 
 @pytest.mark.parametrize(
     ("command", "missing", "install"),
-    [("mcp", "mcp", "pip install 'kg-adapters[mcp]'"), ("serve", "uvicorn", install_command("serve"))],
+    [("mcp", "mcp", install_command("mcp")), ("serve", "uvicorn", install_command("serve"))],
 )
 def test_without_the_extra_the_command_says_how_to_install_it(
     tmp_path: Path, command: str, missing: str, install: str

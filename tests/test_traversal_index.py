@@ -210,9 +210,9 @@ def test_paths(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
 
 
 def test_paths_with_remembered_ids_answer_as_checked_ones(pair: tuple[KnowledgeGraph, KnowledgeGraph]) -> None:
-    """A call with the default directions, limit and simplicity whose start and relations an earlier
-    call checked skips the checks (``IndexIds.remembered_paths``): its answers stay Oxigraph's, for
-    relation paths given as lists or tuples, ending on literals or not."""
+    """A call with the default directions, limit and simplicity that an earlier call checked is
+    remembered whole (``IndexIds.checked_paths``): its answers stay Oxigraph's, for relation paths
+    given as lists or tuples, ending on literals or not."""
     rng = random.Random(5)
     found = 0
     for _ in range(60):

@@ -1,8 +1,9 @@
 """The Virtuoso test harness against a real ``virtuoso-t`` -- and what Virtuoso 7.2 really does at its limits.
 
-Two module-scoped servers hold the same generated N-Triples file: ``virtuoso`` with the defaults and ``capped``
-with ``result_set_max_rows=50`` and ``max_sorted_top_rows=100``. Queries go over plain ``requests`` to
-``sparql_url`` so the tests see exactly what a client sees (status, headers, body).
+Two module-scoped servers (conftest's fixtures) hold the same generated N-Triples file: ``virtuoso`` with
+the defaults and ``capped_virtuoso`` with ``result_set_max_rows=50`` and ``max_sorted_top_rows=100``.
+Queries go over plain ``requests`` to ``sparql_url`` so the tests see exactly what a client sees (status,
+headers, body).
 Skipped when Virtuoso is not installed, failed instead under ``CI``.
 """
 
@@ -21,7 +22,6 @@ from kg_adapters.testing.virtuoso import (
     VirtuosoError,
     VirtuosoServer,
     require_virtuoso,
-    virtuoso_fixture,
 )
 
 EX = "http://kg-adapters.test/e/"
@@ -75,24 +75,14 @@ TRIPLES = _triples()
 
 
 @pytest.fixture(scope="module")
-def data_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("virtuoso-data") / "small.nt"
     path.write_text(_ntriples(TRIPLES), encoding="utf-8")
     return path
 
 
-@pytest.fixture(scope="module")
-def virtuoso(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, data_file: Path
-) -> VirtuosoServer:
-    return virtuoso_fixture(tmp_path_factory, [data_file], request=request)
-
-
-@pytest.fixture(scope="module")
-def capped(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, data_file: Path) -> VirtuosoServer:
-    return virtuoso_fixture(
-        tmp_path_factory, [data_file], request=request, result_set_max_rows=50, max_sorted_top_rows=100
-    )
+VIRTUOSO_CAPS = {"result_set_max_rows": 50, "max_sorted_top_rows": 100}
+"""``capped_virtuoso``'s caps."""
 
 
 def post(server: VirtuosoServer, query: str, **params: str) -> requests.Response:
@@ -168,22 +158,22 @@ def test_sparql_user_is_read_only(virtuoso: VirtuosoServer) -> None:
 # ---------------------------------------------------------------------------------------------- limits
 
 
-def test_result_set_max_rows_truncates_with_header(capped: VirtuosoServer) -> None:
-    response = post(capped, "SELECT * WHERE { ?s ?p ?o }")
+def test_result_set_max_rows_truncates_with_header(capped_virtuoso: VirtuosoServer) -> None:
+    response = post(capped_virtuoso, "SELECT * WHERE { ?s ?p ?o }")
     assert len(bindings(response)) == 50
     assert response.status_code == 200  # truncation is silent apart from the header
     assert response.headers["X-SPARQL-MaxRows"] == "50"
-    small = post(capped, "SELECT * WHERE { ?s ?p ?o } LIMIT 10")
+    small = post(capped_virtuoso, "SELECT * WHERE { ?s ?p ?o } LIMIT 10")
     assert len(bindings(small)) == 10 and "X-SPARQL-MaxRows" not in small.headers
     # The header means "hit the cap", not "rows were dropped": exactly 50 rows carry it too.
-    exact = post(capped, "SELECT * WHERE { ?s ?p ?o } LIMIT 50")
+    exact = post(capped_virtuoso, "SELECT * WHERE { ?s ?p ?o } LIMIT 50")
     assert len(bindings(exact)) == 50 and exact.headers["X-SPARQL-MaxRows"] == "50"
 
 
-def test_sorted_offset_beyond_max_sorted_top_rows_fails(capped: VirtuosoServer) -> None:
-    ok = post(capped, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o LIMIT 10 OFFSET 90")  # 90 + 10 <= 100
+def test_sorted_offset_beyond_max_sorted_top_rows_fails(capped_virtuoso: VirtuosoServer) -> None:
+    ok = post(capped_virtuoso, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o LIMIT 10 OFFSET 90")  # 90 + 10 <= 100
     assert len(bindings(ok)) == 10
-    response = post(capped, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o LIMIT 10 OFFSET 91")
+    response = post(capped_virtuoso, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o LIMIT 10 OFFSET 91")
     assert response.status_code == 500
     assert response.reason == "SPARQL Request Failed"
     assert response.headers["Content-Type"].startswith("text/plain")
@@ -192,10 +182,10 @@ def test_sorted_offset_beyond_max_sorted_top_rows_fails(capped: VirtuosoServer) 
     )
 
 
-def test_sorted_offset_without_limit_truncates_silently(capped: VirtuosoServer) -> None:
+def test_sorted_offset_without_limit_truncates_silently(capped_virtuoso: VirtuosoServer) -> None:
     """A Virtuoso 7.2 trap: ORDER BY + OFFSET *without* LIMIT returns max_sorted_top_rows - OFFSET rows, HTTP 200
     and no X-SPARQL-MaxRows header, however many rows there are. Always send LIMIT with OFFSET."""
-    response = post(capped, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o OFFSET 95")
+    response = post(capped_virtuoso, "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?s ?o OFFSET 95")
     assert len(bindings(response)) == 5  # len(TRIPLES) - 95 == 312 rows exist
     assert "X-SPARQL-MaxRows" not in response.headers
 
@@ -264,15 +254,15 @@ def lone_server(tmp_path: Path) -> Iterator[VirtuosoServer]:
         server.stop()
 
 
-def test_lifecycle_union_default_graph_and_staging(lone_server: VirtuosoServer, data_file: Path) -> None:
+def test_lifecycle_union_default_graph_and_staging(lone_server: VirtuosoServer, graph_file: Path) -> None:
     with lone_server as server:
         assert server.running and server.isql_port != server.http_port
         ini = server.ini_path.read_text(encoding="utf-8")
         assert f"ServerPort = 127.0.0.1:{server.isql_port}" in ini
         assert f"ServerPort = 127.0.0.1:{server.http_port}" in ini
         assert "MaxQueryExecutionTime = 30" in ini
-        # data_file is outside DirsAllowed here, so load() links it into the staging directory first.
-        assert server.load([data_file], graph="http://kg-adapters.test/other") == len(TRIPLES)
+        # graph_file is outside DirsAllowed here, so load() links it into the staging directory first.
+        assert server.load([graph_file], graph="http://kg-adapters.test/other") == len(TRIPLES)
         assert any(server.staging_dir.iterdir())
         # No default graph configured: a query without FROM sees every graph, Virtuoso's own ones included.
         union = count(post(server, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"))

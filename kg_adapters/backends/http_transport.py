@@ -10,13 +10,13 @@ this module speaks SPARQL over it (the protocol's fields, the answers' formats).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from kg_adapters import json_text
 from kg_adapters.errors import (
     InvalidTermError,
     ResultMismatch,
@@ -26,6 +26,7 @@ from kg_adapters.http_exchange import (
     HttpExchange,
     split_credentials,
 )
+from kg_adapters.json_text import BadJsonText
 from kg_adapters.terms import Term, plain_literal
 from kg_adapters.transport import SparqlResult
 
@@ -111,15 +112,24 @@ def convert_json_term(term: Any) -> Term | None:
     raise ResultMismatch(f"a SPARQL JSON term of unknown type {kind!r:.40}")
 
 
+def remote_json(body: bytes, *, document: str, body_name: str) -> Any:
+    """The JSON of a remote answer's ``body``. JSON that parses but cannot be used (too deep, text that
+    is not Unicode) is ResultMismatch: asking again brings the same. A body that is not JSON was cut
+    short on the way: TransientError. ``document`` and ``body_name`` name what was read in messages."""
+    try:
+        return json_text.loads(body)
+    except BadJsonText as exc:
+        raise ResultMismatch(f"{document} that cannot be read: {exc}") from exc
+    except ValueError as exc:
+        raise TransientError(f"malformed or truncated {body_name} ({len(body)} bytes): {exc}") from exc
+
+
 def parse_json_results(body: bytes, *, capped: bool = False) -> SparqlResult:
     """Parses SPARQL 1.1 JSON results. A body that is not JSON is treated as cut short
     (TransientError); JSON that is not a result document -- a ``boolean`` that is not true/false,
     variables that are not names, a binding of a variable the head does not list, a malformed
     term -- raises ResultMismatch."""
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise TransientError(f"malformed or truncated SPARQL result body ({len(body)} bytes): {exc}") from exc
+    data = remote_json(body, document="a SPARQL result document", body_name="SPARQL result body")
     if not isinstance(data, dict):
         raise ResultMismatch(f"a SPARQL result document must be a JSON object, got {type(data).__name__}")
     if "boolean" in data:

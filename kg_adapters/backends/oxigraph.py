@@ -10,7 +10,6 @@ import errno
 import itertools
 import os
 import threading
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -20,7 +19,7 @@ from urllib.parse import quote
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
-from kg_adapters.algorithms import path_arguments, shortest_path_arguments, subgraph_arguments
+from kg_adapters.algorithms import shortest_path_arguments, subgraph_arguments
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph
 from kg_adapters.base import DIRECTIONS, Direction, Ids, SparqlRunner, as_id_list, check_direction
 from kg_adapters.budgets import check_count
@@ -34,8 +33,7 @@ from kg_adapters.terms import Term
 from kg_adapters.url import KGUrl, local_path
 
 if TYPE_CHECKING:
-    from kg_adapters.index.hops import Hops
-    from kg_adapters.index.ids import IndexIds
+    from kg_adapters.index.backend import IndexBackend
     from kg_adapters.index.read import TraversalIndex
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
@@ -73,6 +71,8 @@ def select_rows(store: ox.Store, query: str) -> list[Row]:
         return [tuple(convert(s[i]) for i in range(width)) for s in solutions]
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while reading results: {exc}") from exc
+    finally:
+        del solutions  # dropped by the thread that made it, never by one that handles the error later
 
 
 _FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
@@ -103,8 +103,8 @@ class OxigraphGraph(SparqlGraph):
         self._traversal: TraversalIndex | None = None
         self._use_index = index
         self._relation_full: dict[str, str] = {}
+        self._backend: IndexBackend | None = None
         self._relation_counts: tuple[int, list[tuple[str, int | None]]] | None = None
-        self._ids: IndexIds | None = None
         self._oxigraph: ox.Store | None = None
         self._oxigraph_lock = threading.Lock()
         if path is not None:
@@ -142,7 +142,8 @@ class OxigraphGraph(SparqlGraph):
     @property
     def _store(self) -> ox.Store:
         """The Oxigraph store; a read-only one with a traversal index is opened here, on first use:
-        opening RocksDB costs ~15 ms and ~4 MiB that a process answering from the index never needs."""
+        opening RocksDB costs time and memory (``benchmarks.bfs_vs_networkx``'s time to first answer
+        and peak RSS count them) that a process answering from the index never needs."""
         store = self._oxigraph
         if store is None:
             with self._oxigraph_lock:
@@ -166,7 +167,7 @@ class OxigraphGraph(SparqlGraph):
     def _open_traversal_index(self) -> None:
         if self._version is None or not (self._version.directory / store_layout.TRAVERSAL).is_dir():
             return
-        from kg_adapters.index.read import open_index  # numpy: only for indexed stores
+        from kg_adapters.index.read import open_index  # (memory-mapped files: only for indexed stores)
 
         self._traversal = open_index(self._version.directory)
 
@@ -183,155 +184,23 @@ class OxigraphGraph(SparqlGraph):
 
         return add_hint(self.path)
 
-    def _usable_index(self) -> TraversalIndex | None:
-        """The index, when it numbers ids as this graph's profile spells them."""
+    def _index_backend(self) -> IndexBackend | None:
+        """The index as the backend of this graph's operations (:mod:`kg_adapters.index.backend`), made
+        for the current profile (a new one once it changes); None when the store has no index, or one
+        numbering ids as another profile spells them, and once the graph is closed (so the generic
+        code refuses the call)."""
+        backend = self._backend
+        if backend is not None and backend.profile is self._profile:
+            return backend
         index = self._traversal
         if index is None or index.profile_name != self._profile.name:
             return None
-        return index
+        from kg_adapters.index.backend import IndexBackend
 
-    def _walk_index(self) -> TraversalIndex | None:
-        """The index for whole walks: not when the store has blank nodes (walks pass through them,
-        and the index holds none)."""
-        index = self._usable_index()
-        return index if index is not None and index.blank_edges == 0 else None
+        backend = self._backend = IndexBackend(index, self._profile)
+        return backend
 
-    def _visible_mask(self, index: TraversalIndex, *, layer: bool) -> bytes | None:
-        """Which relation numbers an unnamed walk keeps: the profile's relation filter, and with
-        ``layer`` the statement plumbing hidden (as ``neighbors(relations=None)`` answers)."""
-        masks = self._index_ids(index).masks  # kept with the index and profile they were made for
-        try:
-            return masks[layer]
-        except KeyError:
-            hide_layer = layer and self._profile.statements is not None
-            keeps = self._profile.relation_filter.keeps
-            flags = [keeps(r) and not (hide_layer and self._in_statement_layer(r)) for r in index.relations]
-            mask = masks[layer] = None if all(flags) else bytes(flags)
-            return mask
-
-    def _named_mask(self, index: TraversalIndex, relation_ids: list[str]) -> bytes:
-        mask = bytearray(max(len(index.relations), 1))
-        for relation in relation_ids:
-            number = index.relation_number.get(relation)
-            if number is not None:
-                mask[number] = 1
-        return bytes(mask)
-
-    def _relation_full_iri(self, relation: str) -> str:
-        full = self._relation_full.get(relation)
-        if full is None:
-            full = self._relation_full[relation] = self._profile.relation_iri(relation)
-        return full
-
-    def _index_ids(self, index: TraversalIndex) -> IndexIds:
-        """The id memo of ``index`` under the current profile (a new one after either changes)."""
-        ids = self._ids
-        if ids is None or ids.index is not index or ids.profile is not self._profile:
-            import kg_adapters.index.ids as index_ids  # (no fromlist: cheap once imported)
-
-            ids = self._ids = index_ids.IndexIds(index, self._profile)
-        return ids
-
-    def _remembered_ids(self) -> IndexIds | None:
-        """The id memo an earlier call made, while it still fits: the graph open, the same index
-        and profile, and the index fit for whole walks (see ``_walk_index``); else None."""
-        memo = self._ids
-        if (
-            memo is None
-            or self._closed
-            or memo.index is not self._traversal
-            or memo.profile is not self._profile
-            or memo.index.blank_edges
-        ):
-            return None
-        return memo
-
-    def _hops(self, index: TraversalIndex) -> Hops:
-        from kg_adapters.index.hops import Hops
-
-        return Hops(index, index.literals)
-
-    def _indexed_edges(  # noqa: C901 -- issue 22 (index part) replaces this dispatch
-        self,
-        index: TraversalIndex,
-        side: Direction,
-        iris: list[str],
-        relation_iris: list[str] | None,
-        literals: bool,
-        canonical_of: dict[str, str],
-        result: dict[str, list[Edge]],
-    ) -> None:
-        """``_collect_edges`` from the index (literal objects included); blank-node ends from Oxigraph."""
-        from kg_adapters.index.hops import Hops
-        from kg_adapters.index.records import make_edge
-
-        known = [(canonical_of[full], index.number(canonical_of[full])) for full in iris]
-        present = [(node, number) for node, number in known if number is not None]
-        if not present:
-            return
-        relation: int | None = None
-        mask = None
-        if relation_iris is None:
-            mask = self._visible_mask(index, layer=False)  # the caller drops what the filter hides
-        else:
-            relation_ids = [self._profile.relation_id(full) for full in relation_iris]
-            if len(relation_ids) == 1:
-                number = index.relation_number.get(relation_ids[0])
-                if number is None:
-                    return
-                relation = number
-            else:
-                mask = self._named_mask(index, relation_ids)
-        numbers = [number for _, number in present]
-        lists = Hops(index, None).side_lists(numbers, side, relation, mask)
-        names = index.names([n for triples in lists for h, _, t in triples for n in (h, t)])
-        relations = index.relations
-        for (node, _), triples in zip(present, lists, strict=True):
-            found = result[node]
-            found.extend(make_edge(names[h], relations[r], names[t]) for h, r, t in triples)
-        extras = index.views["out_extra" if side == "out" else "in_extra"]
-        if not len(extras):
-            return
-        starts = index.views["out_extra_start" if side == "out" else "in_extra_start"]
-        store, default_graph, out = self._store, ox.DefaultGraph(), side == "out"
-        blanks = index.blank_edges > 0  # only then does Oxigraph hold ends the index lacks
-        width = index.width
-        try:
-            for node, number in present:
-                first, last = starts[number], starts[number + 1]
-                if first == last:
-                    continue
-                base = number * width
-                if relation is not None:
-                    first = bisect_left(extras, base + relation, first, last)
-                    if first == last or extras[first] != base + relation:
-                        continue
-                    last = first + 1  # the extra keys are distinct
-                term = _NamedNode(self._profile.entity_iri(node)) if blanks else None
-                for key in extras[first:last].tolist():
-                    r = key - base
-                    if mask is not None and not mask[r]:
-                        continue
-                    name = relations[r]
-                    if out and literals:
-                        result[node].extend(make_edge(node, name, value) for value in index.literals(number, r))
-                    if term is None:
-                        continue
-                    predicate = _NamedNode(self._relation_full_iri(name))
-                    if out:
-                        quads = store.quads_for_pattern(term, predicate, None, graph_name=default_graph)
-                    else:
-                        quads = store.quads_for_pattern(None, predicate, term, graph_name=default_graph)
-                    for quad in quads:
-                        other = quad.object if out else quad.subject
-                        if isinstance(other, _BlankNode):
-                            if out:
-                                result[node].append(make_edge(node, name, "_:" + other.value))
-                            else:
-                                result[node].append(make_edge("_:" + other.value, name, node))
-        except OSError as exc:
-            raise BackendError(f"Oxigraph failed: {exc}") from exc
-
+    # -- operations: arguments checked once, then answered by the index when it can ----------------
     def neighbors(
         self,
         ids: Ids,
@@ -343,33 +212,17 @@ class OxigraphGraph(SparqlGraph):
         expand_cvt: bool = False,
         qualifiers: bool = False,
     ) -> dict[str, list[Edge]]:
-        """From the index in one pass per entity, edges made in answer order (no sorting of
-        records, no filtering afterwards), when the store's ends are all in the index, no id is a
-        blank node and no statement or CVT layer applies; else through ``SparqlGraph.neighbors``."""
-        memo = self._remembered_ids()
-        if (
-            memo is not None
-            and type(ids) is str
-            and relations is None
-            and limit_per_entity is None
-            and not expand_cvt
-            and direction in DIRECTIONS
-            and memo.profile.statements is None
-            and False in memo.masks
-        ):  # the common call on a graph whose id memo and relation mask an earlier call made
-            found = memo.neighbors(ids, direction, literals, memo.masks[False])
-            if found is not None:
-                return {ids: found}
-        profile = self._profile
-        index = None if profile.statements is not None or (expand_cvt and profile.has_cvt_nodes) else self._walk_index()
-        if index is not None:
-            self._check_open()  # the checks and their order are SparqlGraph.neighbors'
+        """From the traversal index when it can answer (``IndexBackend.can_answer``); else through
+        ``SparqlGraph.neighbors``, whose edges are still read from the index (``_collect_edges``)."""
+        backend = self._index_backend()
+        if backend is not None:
+            # the checks and their order are SparqlGraph.neighbors' (a closed graph has no backend)
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            limit = check_count(limit_per_entity, "limit_per_entity") if limit_per_entity is not None else None
-            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
-            if not any(spelling.startswith("_:") for spelling in spellings):
-                return self._indexed_neighbors(index, spellings, direction, relations, limit, literals)
+            limit = None if limit_per_entity is None else check_count(limit_per_entity, "limit_per_entity")
+            spellings = [ids] if type(ids) is str else as_id_list(ids)
+            if backend.can_answer("neighbors", ids=spellings, expand_cvt=expand_cvt):
+                return backend.neighbors(spellings, direction, relations, limit, literals)
         return super().neighbors(
             ids,
             direction=direction,
@@ -380,100 +233,19 @@ class OxigraphGraph(SparqlGraph):
             qualifiers=qualifiers,
         )
 
-    def _indexed_neighbors(
-        self,
-        index: TraversalIndex,
-        spellings: list[str],
-        direction: Direction,
-        relations: Sequence[str] | None,
-        limit: int | None,
-        literals: bool,
-    ) -> dict[str, list[Edge]]:
-        import kg_adapters.index.neighbors as walks
-
-        memo = self._index_ids(index)
-        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
-        relation: int | None = None
-        mask: bytes | None = None
-        if relations is None:
-            mask = self._visible_mask(index, layer=False)
-        else:
-            if isinstance(relations, str) or not isinstance(relations, Iterable):
-                raise InvalidTermError("relations must be a list of relation ids, not one string")
-            named = {n for r in relations if (n := memo.relation_number(r)) is not None}  # each one checked
-            if len(named) == 1:
-                relation = named.pop()
-            else:
-                flags = bytearray(index.width)  # none named (or none in the index): no edges
-                for r in named:
-                    flags[r] = 1
-                mask = bytes(flags)
-        found: dict[str, list[Edge]] = {}
-        for node in canonical.values():
-            if node not in found:
-                number = memo.number(node)
-                found[node] = (
-                    []
-                    if number is None
-                    else walks.neighbor_edges(index, number, node, direction, relation, mask, literals, limit)
-                )
-        if len(canonical) == 1:
-            return {spelling: found[node] for spelling, node in canonical.items()}
-        return {spelling: list(found[node]) for spelling, node in canonical.items()}
-
     def relations(self, ids: Ids, *, direction: Direction = "out", expand_cvt: bool = False) -> dict[str, list[str]]:
-        """From the index (relation numbers of each entity, masked by the profile, named in sorted
-        order) when the store's ends are all in the index and no id is a blank node; else through
-        ``SparqlGraph.relations``."""
-        index = None if expand_cvt and self._profile.has_cvt_nodes else self._walk_index()
-        if index is not None:
-            self._check_open()  # the checks and their order are SparqlGraph.relations'
+        """From the traversal index when it can answer; else through ``SparqlGraph.relations``, whose
+        relations are still read from the index (``_relation_pairs``)."""
+        backend = self._index_backend()
+        if backend is not None:
+            # the checks and their order are SparqlGraph.relations' (a closed graph has no backend)
             if direction not in DIRECTIONS:
                 check_direction(direction)
-            spellings = [ids] if isinstance(ids, str) else as_id_list(ids)
-            if not any(spelling.startswith("_:") for spelling in spellings):
-                return self._indexed_relations(index, spellings, direction)
+            spellings = [ids] if type(ids) is str else as_id_list(ids)
+            if backend.can_answer("relations", ids=spellings, expand_cvt=expand_cvt):
+                return backend.relations(spellings, direction)
         return super().relations(ids, direction=direction, expand_cvt=expand_cvt)
 
-    def _indexed_relations(
-        self, index: TraversalIndex, spellings: list[str], direction: Direction
-    ) -> dict[str, list[str]]:
-        import kg_adapters.index.neighbors as walks
-
-        memo = self._index_ids(index)
-        canonical = {spelling: memo.canonical_id(spelling) for spelling in spellings}
-        mask = self._visible_mask(index, layer=True)
-        sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
-        labels = index.relations
-        found: dict[str, list[str]] = {}
-        for node in canonical.values():
-            if node in found:
-                continue
-            number = memo.number(node)
-            numbers: set[int] = set()
-            if number is not None:
-                for side in sides:
-                    numbers |= walks.node_relations(index, number, side)
-            found[node] = [labels[r] for r in sorted(numbers) if mask is None or mask[r]]
-        if len(canonical) == 1:
-            return {spelling: found[node] for spelling, node in canonical.items()}
-        return {spelling: list(found[node]) for spelling, node in canonical.items()}
-
-    def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
-        index = self._usable_index()
-        if index is None:
-            yield from super()._relation_pairs(side, iris)
-            return
-        from kg_adapters.index.neighbors import node_relations
-
-        canonical = self._profile.entity_id
-        for full in iris:
-            number = index.number(canonical(full))
-            if number is not None:
-                for r in sorted(node_relations(index, number, side)):
-                    yield full, index.relations[r]
-
-    # -- walks on the index (kg_adapters.index); else the generic algorithms -----------------------
     def paths(
         self,
         starts: Ids,
@@ -484,30 +256,13 @@ class OxigraphGraph(SparqlGraph):
         simple: bool = False,
         expand_cvt: bool = False,
     ) -> PathResult:
-        ids = self._remembered_ids()
-        if (
-            ids is not None and directions is None and max_paths is None and not simple and not expand_cvt
-        ):  # the common call, its ids checked by an earlier one: no checks repeated
-            found = ids.remembered_paths(starts, relation_path)
-            if found is not None:
-                return found
-        index = self._walk_index()
-        if index is None or (expand_cvt and self._profile.has_cvt_nodes):
-            return super().paths(
-                starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
-            )
-        self._check_open()
-        ids = self._index_ids(index)
-        start_ids, dirs, limit = path_arguments(
-            self,
-            starts,
-            relation_path,
-            directions,
-            max_paths,
-            canonical=ids.canonical_id,
-            check_relation=ids.relation_number,
+        backend = self._index_backend()
+        if backend is not None and backend.can_answer("paths", expand_cvt=expand_cvt):
+            checked = backend.ids.checked_paths(self, starts, relation_path, directions, max_paths)
+            return backend.paths(checked, simple)
+        return super().paths(
+            starts, relation_path, directions=directions, max_paths=max_paths, simple=simple, expand_cvt=expand_cvt
         )
-        return ids.paths(start_ids, relation_path, dirs, limit, simple)
 
     def shortest_paths(
         self,
@@ -518,20 +273,13 @@ class OxigraphGraph(SparqlGraph):
         direction: Direction = "both",
         max_paths: int | None = None,
     ) -> PathResult:
-        index = self._walk_index()
-        if index is None:
-            return super().shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
-        from kg_adapters.index import shortest
-
-        self._check_open()
-        source_ids, target_ids, hops, limit = shortest_path_arguments(
-            self, sources, targets, max_hops, direction, max_paths
-        )
-        ids = self._index_ids(index)  # the numbers of ids asked before are remembered, as ``paths`` does
-        number = {node: ids.number(node) for node in dict.fromkeys([*source_ids, *target_ids])}
-        pairs = [(s, t, number[s], number[t]) for s in source_ids for t in target_ids]
-        mask = self._visible_mask(index, layer=True)
-        return shortest.shortest_paths(self._hops(index), pairs, hops, direction, limit, mask)
+        backend = self._index_backend()
+        if backend is not None and backend.can_answer("shortest_paths"):
+            source_ids, target_ids, hops, limit = shortest_path_arguments(
+                self, sources, targets, max_hops, direction, max_paths
+            )
+            return backend.shortest_paths(source_ids, target_ids, hops, direction, limit)
+        return super().shortest_paths(sources, targets, max_hops=max_hops, direction=direction, max_paths=max_paths)
 
     def subgraph(
         self,
@@ -542,23 +290,51 @@ class OxigraphGraph(SparqlGraph):
         relations: Sequence[str] | None = None,
         max_edges: int | None = None,
     ) -> EdgeList:
-        index = self._walk_index()
-        if index is None:
-            return super().subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
-        from kg_adapters.index import subgraph
+        backend = self._index_backend()
+        if backend is not None and backend.can_answer("subgraph"):
+            seed_ids, depth, limit = subgraph_arguments(
+                self, seeds, hops, direction, relations, max_edges, canonical=backend.ids.canonical_id
+            )
+            return backend.subgraph(seed_ids, depth, direction, relations, limit)
+        return super().subgraph(seeds, hops=hops, direction=direction, relations=relations, max_edges=max_edges)
 
-        self._check_open()
-        memo = self._index_ids(index)
-        seed_ids, depth, limit = subgraph_arguments(
-            self, seeds, hops, direction, relations, max_edges, canonical=memo.canonical_id
-        )
-        if relations is None:
-            mask = self._visible_mask(index, layer=True)
-        else:
-            profile = self._profile
-            mask = self._named_mask(index, [profile.relation_id(profile.relation_iri(r)) for r in relations])
-        numbers = list(map(memo.number, seed_ids))
-        return subgraph.k_hop_subgraph(self._hops(index), seed_ids, numbers, depth, direction, mask, limit)
+    # -- SparqlGraph's parts, from the index when the store has one -------------------------------------
+    def _relation_pairs(self, side: Direction, iris: list[str]) -> Iterator[tuple[str, str]]:
+        backend = self._index_backend()
+        if backend is None or not backend.can_answer("relation_pairs"):
+            yield from super()._relation_pairs(side, iris)
+            return
+        entity_id = self._profile.entity_id
+        yield from backend.relation_pairs(side, ((full, entity_id(full)) for full in iris))
+
+    def _blank_ends(self, node: str, relation: str, side: Direction) -> Iterator[Edge]:
+        """The edges of entity ``node`` on ``side`` over ``relation`` whose other end is a blank node
+        (read from Oxigraph: the traversal index holds no blank node)."""
+        term = _NamedNode(self._profile.entity_iri(node))
+        predicate = _NamedNode(self._relation_full_iri(relation))
+        out = side == "out"
+        try:
+            if out:
+                quads = self._store.quads_for_pattern(term, predicate, None, graph_name=ox.DefaultGraph())
+            else:
+                quads = self._store.quads_for_pattern(None, predicate, term, graph_name=ox.DefaultGraph())
+            for quad in quads:
+                other = quad.object if out else quad.subject
+                if isinstance(other, _BlankNode):
+                    blank = "_:" + other.value
+                    yield (
+                        Edge(head=node, relation=relation, tail=blank)
+                        if out
+                        else Edge(head=blank, relation=relation, tail=node)
+                    )
+        except OSError as exc:
+            raise BackendError(f"Oxigraph failed: {exc}") from exc
+
+    def _relation_full_iri(self, relation: str) -> str:
+        full = self._relation_full.get(relation)
+        if full is None:
+            full = self._relation_full[relation] = self._profile.relation_iri(relation)
+        return full
 
     @classmethod
     def from_url(cls, url: KGUrl, **options: Any) -> OxigraphGraph:
@@ -594,11 +370,14 @@ class OxigraphGraph(SparqlGraph):
         result: dict[str, list[Edge]],
     ) -> None:
         """From the traversal index when the store has one. Else small expansions read the store's
-        indexes directly: a SPARQL query costs ~35 us to parse and plan before its first row, an index
-        lookup ~10 us. Large ones go through one VALUES query."""
-        index = self._usable_index()
-        if index is not None:
-            self._indexed_edges(index, side, iris, relation_iris, literals, canonical_of, result)
+        indexes directly (``quads_for_pattern``: no SPARQL query to parse and plan); large ones go
+        through one VALUES query."""
+        backend = self._index_backend()
+        if backend is not None and backend.can_answer("edges"):
+            relation_id = self._profile.relation_id
+            relation_ids = None if relation_iris is None else [relation_id(full) for full in relation_iris]
+            nodes = [canonical_of[full] for full in iris]
+            backend.edges(side, nodes, relation_ids, literals, result, self._blank_ends)
             return
         lookups = len(iris) * (len(relation_iris) if relation_iris else 1)
         if lookups > self.direct_lookup_max:
@@ -771,6 +550,11 @@ class OxigraphGraph(SparqlGraph):
         index.add(store_label_rows(self._store))
         return index
 
+    def _relation_vectors_cache(self) -> Path | None:
+        from kg_adapters.semantic_search import VECTORS_FILE
+
+        return self._version.labels.with_name(VECTORS_FILE) if self._version is not None else None
+
     def _open_relation_index(self) -> RelationIndex:
         from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
 
@@ -803,15 +587,25 @@ class OxigraphGraph(SparqlGraph):
 
     def load(self, path: str, *, format: str | None = None) -> None:
         """Adds an RDF file (``.gz``/``.bz2`` read on the fly) in one transaction."""
+        from kg_adapters.errors import LoadError
+        from kg_adapters.rdf_guard import LineCounter, check_xml_entities, is_buffer_overflow, token_too_long
+
         self._check_writable()
         fmt = rdf_format(path, format)
+        reader: LineCounter | None = None
         try:
+            if fmt == ox.RdfFormat.RDF_XML:
+                with open_maybe_compressed(path) as handle:
+                    check_xml_entities(path, handle)
             with open_maybe_compressed(path) as handle:
-                self._store.load(handle, format=fmt)
+                reader = LineCounter(handle)
+                self._store.load(reader.stream_for_parser(), format=fmt)
         except SyntaxError as exc:
-            from kg_adapters.errors import LoadError
-
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
+        except MemoryError as exc:
+            if not is_buffer_overflow(exc):
+                raise
+            raise token_too_long(path, reader.line if reader is not None else None) from exc
         except OSError as exc:
             raise BackendError(f"Oxigraph failed to load {path}: {exc}") from exc
         self._invalidate_index()
@@ -819,10 +613,8 @@ class OxigraphGraph(SparqlGraph):
     def _invalidate_index(self) -> None:
         """Writes change names and edges: drop the in-memory name and relation indexes, or rebuild the
         on-disk one, and rebuild the traversal index if the store has one."""
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._backend = None
+        self._drop_search_indexes()
         if self._version is not None:
             rebuild_label_index(self._store, str(self._version.labels))
             if self._traversal is not None:
@@ -878,6 +670,7 @@ class OxigraphGraph(SparqlGraph):
 
     def close(self) -> None:
         super().close()
+        self._backend = None
         if self._traversal is not None:
             self._traversal.close()
             self._traversal = None

@@ -47,6 +47,18 @@ def _lexical_forms_kept(rdflib: Any) -> Iterator[None]:
         rdflib.NORMALIZE_LITERALS = previous
 
 
+def _check_unicode(graph: Any, path: str) -> None:
+    """LoadError naming ``path`` if a term of ``graph`` holds text that is not valid Unicode (rdflib reads
+    ``\\uD800`` escapes into lone surrogates, which no later step could store, send or print)."""
+    for triple in graph:
+        for term in triple:
+            for text in (str(term), getattr(term, "language", None) or "", str(getattr(term, "datatype", "") or "")):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise LoadError(f"a term holds text that is not valid Unicode ({exc.reason})", file=path) from None
+
+
 class RdflibGraph(SparqlGraph):
     """An rdflib ``Graph`` (or ``Dataset`` for quad formats) behind :class:`KnowledgeGraph`."""
 
@@ -79,10 +91,11 @@ class RdflibGraph(SparqlGraph):
     def __getstate__(self) -> dict[str, Any]:
         self._check_open()
         dropped = ("_rdflib", "_index", "_relation_index")
-        return {name: value for name, value in self.__dict__.items() if name not in dropped}
+        return {name: value for name, value in super().__getstate__().items() if name not in dropped}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _rdflib=_import_rdflib(), _index=None, _relation_index=None)
+        super().__setstate__(state)
+        self.__dict__.update(_rdflib=_import_rdflib(), _index=None, _relation_index=None)
 
     def _convert(self, term: Any) -> Term | None:
         rdflib = self._rdflib
@@ -158,35 +171,32 @@ class RdflibGraph(SparqlGraph):
         for edge in edges:
             self._graph.add((self._node(edge.head), self._node(edge.relation, relation=True), self._node(edge.tail)))
             count += 1
-        self._drop_index()
+        self._drop_search_indexes()
         return count
 
     def load(self, path: str, *, format: str | None = None) -> None:
         self._check_open()
         fmt = rdf_format(path, format)
         name = _RDFLIB_FORMATS[fmt.file_extension]
+        loaded = self._rdflib.Graph()
         try:
             with open_maybe_compressed(path) as handle, _lexical_forms_kept(self._rdflib):
                 if name in _QUAD_FORMATS:
                     dataset = self._rdflib.Dataset()
                     dataset.parse(handle, format=name)
                     for s, p, o, _graph in dataset.quads():
-                        self._graph.add((s, p, o))
+                        loaded.add((s, p, o))
                 else:
-                    self._graph.parse(handle, format=name)
+                    loaded.parse(handle, format=name)
         except FileNotFoundError as exc:
             raise StoreNotFound(f"no such file: {path}") from exc
         except OSError as exc:
             raise BackendError(f"cannot read {path}: {exc}") from exc
         except Exception as exc:
             raise LoadError(str(exc), file=path, line=getattr(exc, "lineno", None)) from exc
-        self._drop_index()
-
-    def _drop_index(self) -> None:
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        _check_unicode(loaded, path)
+        self._graph += loaded
+        self._drop_search_indexes()
 
     def _node(self, node: Node, *, relation: bool = False) -> Any:
         rdflib = self._rdflib

@@ -9,16 +9,18 @@ literals as :class:`Literal`.
 from __future__ import annotations
 
 import abc
+import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
+from kg_adapters.backends import sparql_catalog
 from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
 from kg_adapters.budgets import check_count
-from kg_adapters.errors import BackendError, InvalidTermError, ResultTooLarge
+from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
 from kg_adapters.profiles import Profile
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.detect import SAMPLE_QUERY, choose_profile
@@ -28,6 +30,7 @@ from kg_adapters.records import (
     Literal,
     Node,
     Qualifiers,
+    RelationSummary,
     best_label,
     edge_sort_key,
     node_sort_key,
@@ -37,10 +40,14 @@ from kg_adapters.sparql_terms import check_text, exclude_relations, iri, string_
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES, Term
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kg_adapters.label_index import LabelIndex
     from kg_adapters.relation_index import RelationIndex
+    from kg_adapters.semantic_search import RelationVectors, SearchMode
 
 Row = tuple[Term | None, ...]
+_V = TypeVar("_V")
 
 
 CVT_DESCRIPTION_PARTS = 8
@@ -57,6 +64,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
 
     values_chunk = 1000
     """Most ids in one VALUES block."""
+    relation_alias_predicates: tuple[str, ...] = ("http://www.w3.org/2004/02/skos/core#altLabel",)
+    """Read with the relations' labels into the relation index (``relation_index.ALIAS_PREDICATES``)."""
 
     def __init__(self, profile: Profile) -> None:
         self._profile = profile
@@ -64,6 +73,11 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         self._relation_index: RelationIndex | None = None
         self._closed = False
         self._pushed_filters: dict[str, str] = {}
+        self._search_mode: SearchMode = "auto"
+        self._relation_vectors: RelationVectors | None = None
+        self._index_lock, self._relation_lock, self._vectors_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        """Each builds one of the name index, the relation index and the relation vectors once, whichever
+        thread asks first (apart: a search for a name never waits for the relations to be embedded)."""
 
     # -- what a backend supplies -------------------------------------------------------------
     @abc.abstractmethod
@@ -115,9 +129,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         else:
             key = edge_sort_key
         for canonical, edges in found.items():
-            if direction == "both":
+            if len(edges) > 1:  # an answer is a set of edges, however often a server repeats one
                 edges = list(dict.fromkeys(edges))
-            if len(edges) > 1:
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
         if expand_cvt and self._profile.has_cvt_nodes:
@@ -163,9 +176,10 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             return f"SELECT DISTINCT ?x ?r WHERE {{ {values_block('x', chunk)} {pattern} }}"
 
         relation_id = self._profile.relation_id
+        asked = dict.fromkeys(iris, True)
         for x, r, *_ in self._select_chunked(build, iris):
-            if isinstance(x, str) and isinstance(r, str):
-                yield x, relation_id(r)
+            self._asked(x, asked)
+            yield str(x), relation_id(self._relation_of(r))
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
         self._check_open()
@@ -220,54 +234,138 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         def build(chunk: Sequence[str]) -> str:
             return f"SELECT {projection} WHERE {{ {values_block('x', chunk)} {pattern} FILTER(isLiteral(?l)) }}"
 
+        asked = dict.fromkeys(iris, True)
         for row in self._select_chunked(build, iris):
             x, value = row[0], row[1]
             predicate = row[2] if len(predicates) > 1 else predicates[0]
-            if isinstance(x, str) and isinstance(value, Literal) and isinstance(predicate, str):
-                yield position.get(predicate, len(position)), x, value
+            self._asked(x, asked)
+            if not isinstance(value, Literal):
+                raise self._mismatch("a value that is not a literal where the query asks for literals", value)
+            where = self._asked(predicate, position)
+            yield where, str(x), value
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
+        """Entities by name: exact, prefix, every word (stemmed, any order), then every content word; the
+        candidates of that last tier re-ranked by meaning when the encoder is installed
+        (:mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import ENTITY_POOL, rerank_entities, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         check_count(limit, "limit", required=True)
-        if self._index is None:
-            self._index = self._open_label_index()
+        encoder = search_encoder(self._search_mode)
+        hits = self._entity_hits(text, max(limit, ENTITY_POOL) if encoder is not None and limit else limit)
         entity_id = self._profile.entity_id
-        return [Entity(id=entity_id(found), label=label) for found, label in self._index.search(text, limit)]
+        ranked = rerank_entities(encoder, text, hits, limit)
+        return [Entity(id=entity_id(found), label=label) for found, label in ranked]
+
+    def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """(iri, label, tier) lexical candidates, best first (:meth:`LabelIndex.ranked`)."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = self._open_label_index()
+        return self._index.ranked(text, limit)
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Relations whose label, or the words of whose id, match ``text`` (see
-        :mod:`kg_adapters.relation_index`); relations the profile's filter hides are left out."""
+        """Relations whose label, or the words of whose id, match ``text`` lexically or by meaning
+        (see :mod:`kg_adapters.relation_index` and :mod:`kg_adapters.semantic_search`); relations
+        the profile's filter hides are left out."""
+        from kg_adapters.label_index import PREFIX
+        from kg_adapters.semantic_search import RELATION_POOL, fuse, search_encoder
+
         self._check_open()
         check_text(text, "search text")
         if check_count(limit, "limit") is None:
             raise InvalidTermError("limit must be an integer >= 0, got None")
-        if self._relation_index is None:
-            self._relation_index = self._open_relation_index()
-        index, relation_id = self._relation_index, self._profile.relation_id
+        if limit == 0:
+            return []
+        encoder = search_encoder(self._search_mode)
+        index = self._relations()
+        relation_id = self._profile.relation_id
         keeps = self._profile.relation_filter.keeps
-        asked = limit
+
+        def shown(iri: str) -> bool:
+            return keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
+
+        asked = max(limit, RELATION_POOL)
         while True:
-            hits = index.search(text, asked)
-            kept = [
-                iri for iri, _ in hits if keeps(relation_id(iri)) and not self._in_statement_layer(relation_id(iri))
-            ]
-            if len(kept) >= limit or len(hits) < asked:
+            hits = index.ranked(text, asked)
+            lexical = [(iri, tier) for iri, _, tier in hits if shown(iri)]
+            if len(lexical) >= limit or len(hits) < asked:
                 break
             asked *= 4
-        kept = kept[:limit]
+        semantic: list[str] = []
+        if encoder is not None:
+            from kg_adapters.semantic_search import embed
+
+            vectors = self._relation_vectors_for(encoder, index)
+            semantic = [iri for iri, _ in vectors.ranked(embed(encoder, [text])[0]) if shown(iri)]
+        kept = fuse(lexical, semantic, pinned=PREFIX)[:limit]
         names = index.relation_labels(kept, self._profile.label_langs("en"))
         return [Entity(id=relation_id(found), label=names.get(found)) for found in kept]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickling) carries no lock: it makes its own."""
+        locks = ("_index_lock", "_relation_lock", "_vectors_lock")
+        return {name: value for name, value in self.__dict__.items() if name not in locks}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._index_lock, self._relation_lock, self._vectors_lock = threading.Lock(), threading.Lock(), threading.Lock()
+
+    # -- GraphCatalog (kg_adapters/backends/sparql_catalog.py) ------------------------------------
+    def relation_ids(self) -> list[str]:
+        return sparql_catalog.relation_ids(self)
+
+    def known_entities(self, ids: Ids) -> set[str]:
+        return sparql_catalog.known_entities(self, ids)
+
+    def relation_summaries(
+        self, relations: Sequence[str], *, examples: int = 3, types: int = 3, deadline: float | None = None
+    ) -> list[RelationSummary]:
+        return sparql_catalog.relation_summaries(self, relations, examples=examples, types=types, deadline=deadline)
+
+    def _relations(self) -> RelationIndex:
+        """The relation index, opened (or built) once."""
+        with self._relation_lock:
+            if self._relation_index is None:
+                self._relation_index = self._open_relation_index()
+            return self._relation_index
+
+    def _relation_vectors_for(self, encoder: Any, index: RelationIndex) -> RelationVectors:
+        """The relations' vectors, embedded once per connection (and cached by stores on disk)."""
+        from kg_adapters.semantic_search import relation_texts, relation_vectors
+
+        with self._vectors_lock:
+            if self._relation_vectors is None:
+                texts = relation_texts(index.rows(), self._profile.label_langs("en"))
+                self._relation_vectors = relation_vectors(encoder, texts, self._relation_vectors_cache())
+            return self._relation_vectors
+
+    def _relation_vectors_cache(self) -> Path | None:
+        """Where the relation vectors are cached (stores on disk), or None (kept in memory)."""
+        return None
+
+    def use_search(self, mode: object) -> None:
+        """``search=auto|semantic|lexical`` (see :mod:`kg_adapters.semantic_search`)."""
+        from kg_adapters.semantic_search import check_search_mode, search_encoder
+
+        checked = check_search_mode(mode)
+        search_encoder(checked)  # semantic without the extra fails here, at connect time
+        self._search_mode = checked
+
     def _open_relation_index(self) -> RelationIndex:
         """The relation index, built from the graph on first use (stores keep one on disk)."""
-        from kg_adapters.relation_index import RelationIndex, grouped_labels, label_subjects, relation_rows
+        from kg_adapters.relation_index import RelationIndex, alias_tag, grouped_labels, label_subjects, relation_rows
 
         relations = self._all_relations()
         subjects = sorted({subject for relation in relations for subject in label_subjects(relation)})
+        named_by = list(self._profile.label_predicates)
         labels = [
-            (x, value.value, value.lang or "")
-            for _, x, value in self._predicate_literals(subjects, list(self._profile.label_predicates))
+            (x, value.value, value.lang or "" if position < len(named_by) else alias_tag(value.lang or ""))
+            for position, x, value in self._predicate_literals(
+                subjects, named_by + list(self.relation_alias_predicates)
+            )
         ]
         index = RelationIndex()
         index.add(relation_rows(relations, grouped_labels(labels)))
@@ -276,14 +374,21 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def _all_relations(self) -> list[str]:
         """Every predicate IRI of the graph."""
         rows = self._select("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
-        return sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+        return sorted({self._relation_of(p) for p, *_ in rows})
 
     def close(self) -> None:
-        for index in (self._index, self._relation_index):
-            if index is not None:
-                index.close()
-        self._index = self._relation_index = None
+        self._drop_search_indexes()
         self._closed = True
+
+    def _drop_search_indexes(self) -> None:
+        """Closes the name and relation indexes and forgets the relation vectors (after a write, or
+        at close): the next search opens or builds them again."""
+        with self._index_lock, self._relation_lock, self._vectors_lock:
+            for index in (self._index, self._relation_index):
+                if index is not None:
+                    index.close()
+            self._index = self._relation_index = None
+            self._relation_vectors = None
 
     def use_relation_filter(self, relation_filter: object) -> None:
         """Replaces the profile's relation filter (``connect(..., relation_filter=...)``)."""
@@ -478,14 +583,12 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         compact_other: dict[str, str] = {}  # entity_id of each IRI, computed once per call
         for row in self._select_chunked(build, iris):
             x, other = row[0], row[1]
-            if not isinstance(x, str) or other is None:
-                continue
-            relation = fixed_relation if single is not None else row[2]
-            if not isinstance(relation, str):
-                continue
-            if single is None:
-                relation = relation_id(relation)
-            node = canonical_of[x]
+            node = self._asked(x, canonical_of)
+            if other is None:
+                raise self._mismatch("an edge without its other end", row)
+            relation = fixed_relation if single is not None else relation_id(self._relation_of(row[2]))
+            if isinstance(other, Literal) and (side == "in" or not literals):
+                raise self._mismatch("a literal where the query asks for a node", other)
             other_node: Node
             if isinstance(other, str) and not other.startswith("_:"):
                 known = compact_other.get(other)
@@ -496,8 +599,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 other_node = other
             if side == "out":
                 result[node].append(Edge(head=node, relation=relation, tail=other_node))
-            elif isinstance(other_node, str):
-                result[node].append(Edge(head=other_node, relation=relation, tail=node))
+            else:
+                result[node].append(Edge(head=str(other_node), relation=relation, tail=node))
 
     # -- full statements: neighbors(..., qualifiers=True) on a profile with a StatementModel ------
     def _statement_neighbors(
@@ -555,13 +658,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
         return {spelling: list(answer[canonical]) for spelling, canonical in nodes.canonical.items()}
 
     def _in_statement_layer(self, relation: str, *, truthy: bool = False) -> bool:
-        """Whether ``relation`` (an id of this profile) is statement plumbing (truthy edges count
-        only with ``truthy``)."""
-        model = self._profile.statements
-        if model is None:
-            return False
-        full = self._profile.relation_iri(relation)
-        return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
+        return in_statement_layer(self._profile, relation, truthy=truthy)
 
     def _statements(
         self, side: Direction, nodes: _Resolved, properties: list[str] | None, literals: bool
@@ -594,13 +691,16 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
 
         grouped: dict[tuple[str, Term], _Statement] = {}
         for row in self._select_chunked(build, list(nodes.iris)):
-            x, st, claim, rank, sp, value = row[:6]
+            asked, st, claim, rank, sp, value = row[:6]
+            self._asked(asked, nodes.iris)
+            x = str(asked)
             subject = row[6] if side == "in" else x
-            if not (isinstance(x, str) and isinstance(claim, str) and isinstance(sp, str) and isinstance(subject, str)):
-                continue
+            claim, sp = self._relation_of(claim), self._relation_of(sp)
+            rank_name = self._asked(rank, model.ranks)
+            if not isinstance(subject, str) or st is None or value is None:
+                raise self._mismatch("a statement row without its subject, statement or value", row)
             prop = model.property_of(claim, model.claim_namespace)
-            rank_name = model.ranks.get(rank) if isinstance(rank, str) else None
-            if prop is None or rank_name is None or st is None or value is None:
+            if prop is None:
                 continue
             found = grouped.setdefault((x, st), _Statement(subject=subject, prop=prop, rank=rank_name))
             if sp == model.value_namespace + prop:
@@ -630,6 +730,29 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 edge = Edge(head=head, relation=relation, tail=tail, qualifiers=qualifiers, rank=found.rank)
                 yield canonical, (st, head, tail), edge
 
+    # -- answers checked against their questions -----------------------------------------------------
+    def _answerer(self) -> str:
+        """Who answered, for messages (an endpoint names its URL)."""
+        return type(self).__name__
+
+    def _mismatch(self, what: str, value: object) -> ResultMismatch:
+        """The error for an answer that does not fit the query it answers: never dropped, never guessed at."""
+        return ResultMismatch(f"{self._answerer()} answered {what}: {value!r:.100}")
+
+    def _asked(self, value: object, asked: Mapping[str, _V]) -> _V:
+        """What ``asked`` holds for ``value``, a term the query bound to one of its keys (a VALUES list)."""
+        if isinstance(value, str):
+            found = asked.get(value)
+            if found is not None:
+                return found
+        raise self._mismatch("a row about something the query did not ask about", value)
+
+    def _relation_of(self, term: object) -> str:
+        """``term``, a predicate: an IRI (never a literal, a blank node or unbound)."""
+        if isinstance(term, str) and not is_blank_node(term):
+            return term
+        raise self._mismatch("a relation that is not an IRI", term)
+
     def _select_chunked(self, build: Callable[[Sequence[str]], str], iris: list[str]) -> Iterator[Row]:
         """Rows of ``build(chunk)`` for every VALUES-sized chunk of ``iris``. A chunk whose answer is
         too large for the endpoint to page through is split in half until it fits."""
@@ -646,18 +769,34 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
             return self._select_split(build, chunk[:middle]) + self._select_split(build, chunk[middle:])
 
     def _all_label_rows(self) -> Iterable[tuple[str, str, str]]:
-        return label_rows(self._select)
+        return self._named(self._select(LABEL_ROWS))
 
-
-def label_rows(select: Callable[[str], list[Row]]) -> Iterator[tuple[str, str, str]]:
-    """(iri, label, lang) for every literal of a known label predicate, to fill the name index."""
-    query = (
-        f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
-        "FILTER(isIRI(?x) && isLiteral(?l)) }"
-    )
-    for x, label, *_ in select(query):
-        if isinstance(x, str) and isinstance(label, Literal):
+    def _named(self, rows: Iterable[Row]) -> Iterator[tuple[str, str, str]]:
+        """(iri, label, lang) of rows that bind ``?x`` to an IRI and ``?l`` to a literal (as the query
+        filters them); any other row is a ResultMismatch."""
+        for x, label, *_ in rows:
+            if not isinstance(x, str) or is_blank_node(x):
+                raise self._mismatch("a name of something that is not an IRI", x)
+            if not isinstance(label, Literal):
+                raise self._mismatch("a name that is not a literal", label)
             yield x, label.value, label.lang or ""
+
+
+def in_statement_layer(profile: Profile, relation: str, *, truthy: bool = False) -> bool:
+    """Whether ``relation`` (an id of ``profile``) is statement plumbing (truthy edges count only
+    with ``truthy``)."""
+    model = profile.statements
+    if model is None:
+        return False
+    full = profile.relation_iri(relation)
+    return full.startswith(model.namespace) and (truthy or not full.startswith(model.truthy_namespace))
+
+
+LABEL_ROWS = (
+    f"SELECT ?x ?l WHERE {{ {values_block('p', INDEXED_LABEL_PREDICATES)} ?x ?p ?l "
+    "FILTER(isIRI(?x) && isLiteral(?l)) }"
+)
+"""Every literal of a known label predicate, to fill the name index."""
 
 
 @dataclass

@@ -23,12 +23,12 @@ from kg_adapters.backends.dialects import Dialect, get_dialect
 from kg_adapters.backends.query_log import count_query, logs_query_counts, take_count
 from kg_adapters.backends.sparql_graph import Row, SparqlGraph, chunks
 from kg_adapters.base import Direction
-from kg_adapters.budgets import check_count, option_count, option_seconds
+from kg_adapters.budgets import ascii_integer, check_count, option_count, option_seconds
 from kg_adapters.errors import InvalidTermError, QueryError, ResponseTooLarge, ResultMismatch, ResultTooLarge
 from kg_adapters.label_index import LabelIndex
 from kg_adapters.profiles import Profile, get_profile
-from kg_adapters.records import Edge, Entity, Literal, Node
-from kg_adapters.sparql_terms import check_iri, check_text, iri, string_literal, values_block
+from kg_adapters.records import Edge, Literal, Node
+from kg_adapters.sparql_terms import check_iri, iri, string_literal, values_block
 from kg_adapters.terms import Term
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.url import KGUrl
@@ -151,10 +151,10 @@ def _reorder(result: SparqlResult, names: Sequence[str], *, rename: Sequence[str
 
 def _count_of(value: object, endpoint: str) -> int:
     """A ``COUNT(*)`` cell as an int; anything else is a ResultMismatch."""
-    text = value.value if isinstance(value, Literal) else None
-    if text is None or not text.isdigit() or len(text) > 18:
+    count = ascii_integer(value.value) if isinstance(value, Literal) else None
+    if count is None:
         raise ResultMismatch(f"{endpoint} answered a count that is not a non-negative integer: {value!r:.60}")
-    return int(text)
+    return count
 
 
 def _split_prologue(sparql: str) -> tuple[str, str]:
@@ -167,6 +167,10 @@ def _split_prologue(sparql: str) -> tuple[str, str]:
 @logs_query_counts
 class RemoteSparqlGraph(SparqlGraph):
     """A SPARQL endpoint behind :class:`KnowledgeGraph`, reached through ``transport``."""
+
+    relation_alias_predicates: tuple[str, ...] = ()
+    """No aliases from an endpoint: every alias of every property in every language (WDQS holds some 10^5)
+    would multiply what the one-time relation fetch asks a public server for."""
 
     def __init__(
         self,
@@ -201,6 +205,9 @@ class RemoteSparqlGraph(SparqlGraph):
     def endpoint(self) -> str:
         """The endpoint URL, without credentials."""
         return self.transport.endpoint
+
+    def _answerer(self) -> str:
+        return self.endpoint
 
     def __repr__(self) -> str:
         return (
@@ -412,10 +419,10 @@ class RemoteSparqlGraph(SparqlGraph):
         entity_id, relation_id = self._profile.entity_id, self._profile.relation_id
         groups: list[tuple[str, str, list[str] | None, Term | None]] = []
         for row in rows:
-            x, other, joined, count = row[0], row[-3], row[-2], row[-1]
-            relation = fixed if fixed is not None else row[1]
-            if not isinstance(x, str) or not isinstance(relation, str):
-                continue
+            asked, other, joined, count = row[0], row[-3], row[-2], row[-1]
+            self._asked(asked, canonical_of)
+            x = str(asked)
+            relation = fixed if fixed is not None else self._relation_of(row[1])
             if joined is None:
                 groups.append((x, relation, None, other))
                 continue
@@ -429,8 +436,10 @@ class RemoteSparqlGraph(SparqlGraph):
         compact: dict[str, str] = {}
         found: list[tuple[str, list[Edge]]] = []
         for x, relation_iri, named, other in groups:
-            relation = relation_ids.get(relation_iri)
-            if relation is None:
+            known = relation_ids.get(relation_iri)
+            if known is not None:
+                relation = known
+            else:
                 relation = relation_ids[relation_iri] = relation_id(relation_iri)
             node = canonical_of[x]
             ends: list[Node]
@@ -439,12 +448,13 @@ class RemoteSparqlGraph(SparqlGraph):
             elif other is not None:
                 ends = [other]
             else:
-                continue
+                raise self._mismatch("an edge without its other end", (x, relation_iri))
             if side == "out":
                 found.append((node, [Edge(head=node, relation=relation, tail=end) for end in ends]))
             else:
-                heads = [end for end in ends if isinstance(end, str)]  # a literal is never a subject
-                found.append((node, [Edge(head=head, relation=relation, tail=node) for head in heads]))
+                if any(isinstance(end, Literal) for end in ends):  # a literal is never a subject
+                    raise self._mismatch("a literal where the query asks for a subject", ends)
+                found.append((node, [Edge(head=str(head), relation=relation, tail=node) for head in ends]))
         return found
 
     def _unordered(self, build: Callable[[Sequence[str]], str], batch: list[str]) -> list[Row]:
@@ -578,21 +588,26 @@ class RemoteSparqlGraph(SparqlGraph):
             return f"SELECT ?x ?o ?r WHERE {{ {values_block('x', chunk)} {relation_values} {pattern} }}"
 
         for x, other, relation, *_ in self._select_chunked(build, list(by_iri)):
-            if isinstance(x, str) and isinstance(relation, str) and other is not None:
-                yield (x if x.startswith("_:") else by_iri.get(x, x)), relation, other
+            if other is None:
+                raise self._mismatch("an edge without its other end", (x, relation))
+            yield (
+                (x if isinstance(x, str) and x.startswith("_:") else self._asked(x, by_iri)),
+                self._relation_of(relation),
+                other,
+            )
 
     # -- search ------------------------------------------------------------------------------------
-    def search(self, text: str, *, limit: int = 10) -> list[Entity]:
-        """Fetches names containing the query's longest token from the endpoint, then ranks them
-        with the same tiers as the local index (exact, prefix, tokens). Matching at the endpoint is
-        case-insensitive but not accent-insensitive."""
-        self._check_open()
-        check_text(text, "search text")
-        check_count(limit, "limit", required=True)
+    def _entity_hits(self, text: str, limit: int) -> list[tuple[str, str, int]]:
+        """Fetches names containing the query's longest content word from the endpoint (stop words
+        such as "where" or "the" left out), then ranks them with the tiers of the local index (exact,
+        prefix, every word, every content word). Matching at the endpoint is case-insensitive but not
+        accent-insensitive."""
+        from kg_adapters.label_index import content_words
+
         tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text.casefold()))
         if not tokens or limit <= 0:
             return []
-        token = max(tokens, key=len)
+        token = max(content_words(tokens), key=len)
         predicates = values_block("p", self._profile.label_predicates)
         spaced = " ".join(text.split())
         exact_forms = dict.fromkeys([spaced, spaced.title(), spaced.lower()])
@@ -603,17 +618,11 @@ class RemoteSparqlGraph(SparqlGraph):
             f"SELECT ?x ?l WHERE {{ {predicates} ?x ?p ?l FILTER(isIRI(?x) && isLiteral(?l) && "
             f"CONTAINS(LCASE(STR(?l)), {string_literal(token)})) }}",
         ]
-        candidates = [
-            (x, label.value, label.lang or "")
-            for query in queries
-            for x, label, *_ in self._select_at_most(query, _SEARCH_CANDIDATES)
-            if isinstance(x, str) and isinstance(label, Literal)
-        ]
+        candidates = [row for query in queries for row in self._named(self._select_at_most(query, _SEARCH_CANDIDATES))]
         index = LabelIndex()
         try:
             index.add(candidates)
-            entity_id = self._profile.entity_id
-            return [Entity(id=entity_id(found), label=label) for found, label in index.search(text, limit)]
+            return index.ranked(text, limit)
         finally:
             index.close()
 
@@ -635,7 +644,7 @@ class RemoteSparqlGraph(SparqlGraph):
                     f"{self.endpoint} has more than {self.relation_list_cap} relations; search_relations "
                     "indexes at most that many (raise RemoteSparqlGraph.relation_list_cap)"
                 )
-            found = sorted({p for p, *_ in rows if isinstance(p, str) and not p.startswith("_:")})
+            found = sorted({self._relation_of(p) for p, *_ in rows})
             if found:
                 return found
         return []

@@ -40,14 +40,14 @@ unless ``concurrency`` says otherwise. Options: ``user_agent``, ``base_url`` (de
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import requests
 
 from kg_adapters import algorithms
-from kg_adapters.backends.http_transport import wikimedia_user_agent
+from kg_adapters.backends.http_transport import remote_json, wikimedia_user_agent
 from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
 from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
@@ -74,6 +74,8 @@ MAX_IDS = 50
 """Most ids ``wbgetentities`` takes in one request."""
 MAX_SEARCH = 50
 """Most results ``wbsearchentities`` gives per request."""
+RELATION_WORD_SEARCHES = 3
+"""Most content words of a phrasing searched on their own by ``search_relations`` (one request each)."""
 MAX_LIST = 500
 """Most results ``list=search`` and ``list=backlinks`` give per request."""
 _WIKIDATA = get_profile("wikidata")
@@ -110,10 +112,7 @@ class WikibaseApiTransport(HttpExchange):
         if self.maxlag is not None:
             fields["maxlag"] = f"{self.maxlag:g}"
         body, headers = self.exchange(fields, use_get=True)
-        try:
-            answer = json.loads(body)
-        except ValueError as exc:
-            raise TransientError(f"malformed or truncated API answer ({len(body)} bytes): {exc}") from exc
+        answer = remote_json(body, document=f"{self.endpoint} answered a JSON document", body_name="API answer")
         if not isinstance(answer, dict):
             raise TransientError(f"{self.endpoint} answered {type(answer).__name__} instead of a JSON object")
         error = answer.get("error")
@@ -214,33 +213,36 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
         return {node: sorted({edge.relation for edge in found}) for node, found in edges.items()}
 
     def labels(self, ids: Ids, *, lang: Langs = "en") -> dict[str, str]:
-        self._check_open()
-        wanted = self._profile.label_langs(lang)
-        canonical = self._canonical(ids)
-        entities = self._terms(list(canonical.values()), wanted, descriptions=False)
-        found: dict[str, str] = {}
-        for spelling, node in canonical.items():
-            entity = entities.get(node)
-            if entity is not None and entity.labels:
-                found[spelling] = _pick(entity.labels, wanted)
-        return found
+        wanted, named = self._named(ids, lang, descriptions=False)
+        return {
+            spelling: _pick(entity.labels, wanted)
+            for spelling, _, entity in named
+            if entity is not None and entity.labels
+        }
 
     def describe(self, ids: Ids, *, lang: Langs = "en") -> dict[str, Entity]:
-        self._check_open()
-        wanted = self._profile.label_langs(lang)
-        canonical = self._canonical(ids)
-        entities = self._terms(list(canonical.values()), wanted, descriptions=True)
-        found: dict[str, Entity] = {}
-        for spelling, node in canonical.items():
-            entity = entities.get(node)
-            found[spelling] = Entity(
+        wanted, named = self._named(ids, lang, descriptions=True)
+        return {
+            spelling: Entity(
                 id=node,
                 label=_pick(entity.labels, wanted) if entity is not None and entity.labels else None,
                 description=(
                     _pick(entity.descriptions, wanted) if entity is not None and entity.descriptions else None
                 ),
             )
-        return found
+            for spelling, node, entity in named
+        }
+
+    def _named(
+        self, ids: Ids, lang: Langs, *, descriptions: bool
+    ) -> tuple[tuple[str, ...], list[tuple[str, str, WikidataEntity | None]]]:
+        """For ``labels`` and ``describe``: the languages to pick in, and each spelling of ``ids`` with
+        its entity id and the names fetched for it (None when the API has none)."""
+        self._check_open()
+        wanted = self._profile.label_langs(lang)
+        canonical = self._canonical(ids)
+        entities = self._terms(list(canonical.values()), wanted, descriptions=descriptions)
+        return wanted, [(spelling, node, entities.get(node)) for spelling, node in canonical.items()]
 
     def search(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Items whose label or alias starts with ``text`` (``wbsearchentities``, in ``language``),
@@ -249,11 +251,25 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
 
     def search_relations(self, text: str, *, limit: int = 10) -> list[Entity]:
         """Properties whose label or alias starts with ``text`` (``wbsearchentities`` with
-        ``type=property``), as relation ids (``P19``); properties the relation filter hides are left out."""
+        ``type=property``), as relation ids (``P19``); properties the relation filter hides are left out.
+        When the whole text finds nothing, its content words are searched instead, longest first (at most
+        :data:`RELATION_WORD_SEARCHES`): "where was he born" finds the property aliased "born in"."""
+        from kg_adapters.label_index import content_words
+
         keeps = self._profile.relation_filter.keeps
-        return [found for found in self._search_entities(text, limit, "property") if keeps(found.id)]
+        found = {hit.id: hit for hit in self._search_entities(text, limit, "property") if keeps(hit.id)}
+        words = [word for word in content_words(re.findall(r"[^\W_]+", text.casefold())) if len(word) > 2]
+        if not found and (len(words) > 1 or (words and words[0] != " ".join(text.casefold().split()))):
+            for word in sorted(dict.fromkeys(words), key=len, reverse=True)[:RELATION_WORD_SEARCHES]:
+                if len(found) >= limit:
+                    break
+                for hit in self._search_entities(word, limit - len(found), "property"):
+                    if keeps(hit.id):
+                        found.setdefault(hit.id, hit)
+        return list(found.values())[:limit]
 
     def _search_entities(self, text: str, limit: int, kind: str) -> list[Entity]:
+        """``wbsearchentities`` for ``text``: at most ``limit`` hits, in Wikidata's ranking."""
         self._check_open()
         check_text(text, "search text")
         check_count(limit, "limit", required=True)

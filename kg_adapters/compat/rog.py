@@ -114,13 +114,7 @@ def _distinct(paths: Iterable[list[Triple]]) -> list[list[Triple]]:
 def _present(kg: KnowledgeGraph, ids: Sequence[str]) -> set[str]:
     """The ids with at least one edge (RoG's ``node in graph``); an id the graph's profile cannot
     even spell (a name asked of a Freebase store) is not in the graph either."""
-    valid = []
-    for node in ids:
-        try:
-            kg.profile.canonical_id(node)
-        except InvalidTermError:
-            continue
-        valid.append(node)
+    valid = [node for node in ids if kg.profile.spells(node)]
     if not valid:
         return set()
     found = kg.neighbors(valid, direction="both", limit_per_entity=1)

@@ -185,7 +185,7 @@ class TripleCollector:
 
     Entities and relations are numbered by a dict keyed by their IRIs' UTF-8 bytes, in order of
     first sight (renumbered by id when the index is written). N-Triples text is split by one regular
-    expression into the IRI-to-IRI lines (no Python object per triple, ~1 us a line) and the rest; a
+    expression into the IRI-to-IRI lines (no Python object per triple) and the rest; a
     second one takes the literal lines without escapes whose literal Oxigraph stores as written
     (:data:`_SIMPLE_LITERAL`, :data:`_CANONICAL`), and Oxigraph's parser reads what is left (other
     typed literals, blank nodes, escapes, comments) as quads. A load may
@@ -525,7 +525,7 @@ def _write(
 
 def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
     """(out_key, out_other, in_key, in_other) of the edges (h, r, t), duplicates dropped: one sort of
-    an int64 (key, other) number per direction when it fits (~15x faster than ``lexsort``)."""
+    an int64 (key, other) number per direction when it fits (faster than ``lexsort`` over two keys)."""
     import numpy as np
 
     if entities * width * entities < 1 << 63:

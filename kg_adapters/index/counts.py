@@ -37,7 +37,7 @@ def relation_counts(index: TraversalIndex) -> tuple[int, list[tuple[str, int | N
     profile = get_profile(index.profile_name)
     present = [number for number in range(len(index.relations)) if counts[number] or number in uncertain]
     present.sort(key=lambda number: (-int(counts[number]), index.relations[number]))
-    triples = index.edge_count + len(index.views["literal_key"]) + index.blank_edges
+    triples = index.edge_count + index.literal_count + index.blank_edges
     return triples, [
         (profile.relation_iri(index.relations[number]), None if number in uncertain else int(counts[number]))
         for number in present

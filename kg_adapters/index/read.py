@@ -1,28 +1,33 @@
-"""Reading a traversal index: :class:`TraversalIndex` maps the files (see :mod:`kg_adapters.index`)
-and decodes entity ids and literals through bounded caches (:class:`DecodedCache`).
+"""Reading a traversal index: :class:`TraversalIndex` maps the files (see :mod:`kg_adapters.index`),
+:class:`Side` reads a node's edges from one direction of the CSR arrays, and entity ids and literal
+records are decoded through bounded caches (:class:`~kg_adapters.index.memo.BoundedMemo`).
 
 A node's keys are found by two reads of a start array (a ``bisect`` over all the keys would cost
 ~log2(edges) scattered reads, each a Python int); one relation of a node by a ``bisect`` bounded to
 the node's keys. A process opens an index in well under a millisecond and pages in only what its
-queries touch.
+queries touch: the arrays are memoryviews over their mappings (Python-int indexing at list speed,
+no numpy import), and numpy arrays of them are made only for walks over large frontiers.
 """
 
 from __future__ import annotations
 
 import ast
+import heapq
+import itertools
 import json
 import mmap
+import operator
 import os
 import struct
 import sys
-import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kg_adapters.index import tuning
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, META, STARTS, index_dir
+from kg_adapters.index.memo import BoundedMemo
 from kg_adapters.index.records import make_literal
 from kg_adapters.records import Literal
 
@@ -31,7 +36,228 @@ if TYPE_CHECKING:  # numpy is imported only by walks over large frontiers
     import numpy.typing as npt
 
     Ints = npt.NDArray[np.int64]
-_Value = TypeVar("_Value")
+
+Mask = bytes
+"""Per relation number, non-zero when a walk may follow it."""
+Pairs = tuple[list[int], list[int]]
+"""(relations, other ends) of some of a node's edges on one side, in answer order."""
+Runs = list[tuple[int, int, int]]
+"""(relation, first, last): where a node's keys of each relation lie (``[first, last)``), by relation."""
+
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)
+
+
+class _Arrays(dict[str, "Ints"]):
+    """The index's ``.npy`` files as numpy arrays, each mapped on first use (only walks over large
+    frontiers import numpy). Holds the directory, not the index."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def __missing__(self, name: str) -> Ints:
+        if name not in ARRAYS:
+            raise KeyError(f"the traversal index has no array {name!r}")
+        found = self[name] = _load(self.directory / f"{name}.npy")
+        return found
+
+
+class Side:
+    """One direction of the CSR arrays: ``out`` holds every node's out-edges, ``in`` its in-edges.
+    Node n's edges sit at positions ``starts[n]:starts[n + 1]``, each with the key
+    ``n * width + relation`` (so sorted by relation) and its other end at the same position of
+    ``others`` (ascending within a relation). Every read of a node's range goes through this class;
+    :meth:`edges` is the read the walks are built on."""
+
+    __slots__ = ("_arrays", "keys", "name", "others", "out", "starts", "width")
+
+    def __init__(
+        self, name: str, keys: memoryview, others: memoryview, starts: memoryview, width: int, arrays: _Arrays
+    ) -> None:
+        self.name = name
+        self.out = name == "out"
+        self.keys, self.others, self.starts, self.width = keys, others, starts, width
+        self._arrays = arrays
+
+    # -- ranges ---------------------------------------------------------------------------------
+    def span(self, node: int) -> tuple[int, int]:
+        """Where ``node``'s edges on this side lie."""
+        starts = self.starts
+        return starts[node], starts[node + 1]
+
+    def relation_span(self, node: int, relation: int) -> tuple[int, int]:
+        """Where ``node``'s edges of one relation lie (an empty range when it has none)."""
+        starts = self.starts
+        lo, hi = starts[node], starts[node + 1]
+        if lo == hi:
+            return lo, lo
+        return _run(self.keys, node * self.width + relation, lo, hi)
+
+    def runs(self, node: int, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+        """(relation, start, stop) of each relation's run inside ``[lo, hi)``, part of ``node``'s range."""
+        keys, base = self.keys, node * self.width
+        while lo < hi:
+            relation = keys[lo] - base
+            stop = bisect_left(keys, base + relation + 1, lo, hi)
+            yield relation, lo, stop
+            lo = stop
+
+    def relation_at(self, node: int, position: int) -> int:
+        """The relation of the edge at ``position`` (inside ``node``'s range)."""
+        return self.keys[position] - node * self.width
+
+    def relations(self, node: int) -> set[int]:
+        """The relations of ``node``'s edges on this side; a long run of one relation is stepped over by
+        search, not read."""
+        starts, keys = self.starts, self.keys
+        lo, hi = starts[node], starts[node + 1]
+        base = node * self.width
+        if hi - lo <= tuning.SCAN:
+            return set(map((-base).__add__, keys[lo:hi].tolist()))
+        found: set[int] = set()
+        while lo < hi:
+            key = keys[lo]
+            found.add(key - base)
+            lo = bisect_left(keys, key + 1, lo + 1, hi)
+        return found
+
+    # -- edges ----------------------------------------------------------------------------------
+    def edges(
+        self, node: int, relation: int | None = None, mask: Mask | None = None, limit: int | None = None
+    ) -> Pairs:
+        """(relations, other ends) of ``node``'s edges on this side in answer order (``edge_sort_key``:
+        out-edges by relation, then tail, as stored; in-edges by head, then relation): of one
+        ``relation``, of the relations ``mask`` keeps, or of all. With ``limit``, only the first
+        ``limit``: a hub's other edges are not read."""
+        starts = self.starts
+        lo, hi = starts[node], starts[node + 1]
+        if lo == hi or limit == 0:
+            return [], []
+        base = node * self.width
+        if relation is not None:
+            lo, hi = _run(self.keys, base + relation, lo, hi)
+            if limit is not None and hi - lo > limit:
+                hi = lo + limit
+            ends = self.others[lo:hi].tolist()
+            return [relation] * len(ends), ends
+        if limit is not None and hi - lo > 4 * limit + tuning.SCAN:
+            return self._first(node, lo, hi, mask, limit)
+        relations = list(map((-base).__add__, self.keys[lo:hi].tolist()))
+        ends = self.others[lo:hi].tolist()
+        if mask is not None:
+            kept = bytes(map(mask.__getitem__, relations))
+            if not all(kept):
+                relations, ends = list(itertools.compress(relations, kept)), list(itertools.compress(ends, kept))
+        if not self.out and relations and relations[0] != relations[-1]:  # stored by relation, then head
+            pairs = sorted(zip(ends, relations))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
+            ends, relations = list(map(_first, pairs)), list(map(_second, pairs))
+        if limit is not None and len(ends) > limit:
+            del relations[limit:], ends[limit:]
+        return relations, ends
+
+    def _first(self, node: int, lo: int, hi: int, mask: Mask | None, limit: int) -> Pairs:
+        """:meth:`edges` of a hub cut at ``limit``: out-edges are read relation by relation until
+        enough, in-edges merged from the relations' runs (each sorted by head) until enough."""
+        runs = [(r, start, stop) for r, start, stop in self.runs(node, lo, hi) if mask is None or mask[r]]
+        others = self.others
+        if self.out:
+            relations: list[int] = []
+            ends: list[int] = []
+            for r, start, stop in runs:
+                take = min(stop - start, limit - len(ends))
+                ends.extend(others[start : start + take].tolist())
+                relations.extend([r] * take)
+                if len(ends) == limit:
+                    break
+            return relations, ends
+        merged = heapq.merge(*[zip(others[start:stop], itertools.repeat(r)) for r, start, stop in runs])
+        pairs = list(itertools.islice(merged, limit))
+        return list(map(_second, pairs)), list(map(_first, pairs))
+
+    def ends(self, nodes: list[int], relation: int) -> list[list[int]]:
+        """Per node of ``nodes``, the other ends of its edges of one relation, ascending (answer
+        order): :meth:`edges` for a whole frontier, the hop of a relation path. A frontier of more
+        than ``SMALL_FRONTIER`` nodes is read by one vectorised gather."""
+        if len(nodes) > tuning.SMALL_FRONTIER:
+            import numpy as np
+
+            owner, _, other = self.frontier(np.array(nodes, dtype=np.int64), relation=relation)
+            found: list[list[int]] = [[] for _ in nodes]
+            for position, end in zip(owner.tolist(), other.tolist(), strict=True):
+                found[position].append(end)
+            return found
+        keys, others, starts = self.keys, self.others, self.starts
+        width = self.width
+        lists: list[list[int]] = []
+        append = lists.append
+        for node in nodes:
+            lo, hi = starts[node], starts[node + 1]
+            if lo == hi:
+                append([])
+                continue
+            key = node * width + relation
+            if hi - lo == 1:  # one edge: the commonest case
+                append([others[lo]] if keys[lo] == key else [])
+                continue
+            lo = bisect_left(keys, key, lo, hi)
+            append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
+        return lists
+
+    def degrees(self, nodes: Ints) -> Ints:
+        """How many edges each of ``nodes`` has on this side (numpy)."""
+        import numpy as np
+
+        starts = self._arrays[f"{self.name}_start"]
+        return starts[nodes + 1].astype(np.int64) - starts[nodes]
+
+    def frontier(
+        self, nodes: Ints, *, relation: int | None = None, mask: Mask | None = None
+    ) -> tuple[Ints, Ints, Ints]:
+        """(owner position, relation, other end) of every edge of the frontier ``nodes`` on this side,
+        of one ``relation`` or of the relations ``mask`` keeps, by owner in storage order: one
+        vectorised gather (numpy) for a frontier too large to read node by node."""
+        import numpy as np
+
+        arrays, name, width = self._arrays, self.name, self.width
+        keys, others = arrays[f"{name}_key"], arrays[f"{name}_other"]
+        if relation is not None:
+            wanted = nodes * width + relation
+            lo, hi = keys.searchsorted(wanted, "left"), keys.searchsorted(wanted, "right")
+        else:
+            starts = arrays[f"{name}_start"]
+            lo, hi = starts[nodes].astype(np.int64), starts[nodes + 1].astype(np.int64)
+        idx, owner = _gather(lo, hi)
+        other = np.asarray(others[idx], dtype=np.int64)
+        if relation is not None:
+            return owner, np.full(idx.size, relation, dtype=np.int64), other
+        rel = np.asarray(keys[idx], dtype=np.int64) - nodes[owner] * width
+        if mask is not None:
+            keep = np.frombuffer(mask, dtype=np.bool_)[rel]
+            owner, rel, other = owner[keep], rel[keep], other[keep]
+        return owner, rel, other
+
+
+def _run(keys: memoryview, key: int, lo: int, hi: int) -> tuple[int, int]:
+    """The positions holding ``key`` in ``keys[lo:hi]`` (sorted: one node's keys)."""
+    lo = bisect_left(keys, key, lo, hi)
+    if lo == hi or keys[lo] != key:
+        return lo, lo
+    if lo + 1 == hi or keys[lo + 1] != key:  # most runs hold one edge
+        return lo, lo + 1
+    return lo, bisect_left(keys, key + 1, lo + 2, hi)
+
+
+def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
+    """The positions in ``[lo[i], hi[i])`` for every i, in order, and the i each came from."""
+    import numpy as np
+
+    counts = hi - lo
+    total = int(counts.sum()) if counts.size else 0
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    starts = lo - (np.cumsum(counts) - counts)
+    return np.arange(total, dtype=np.int64) + starts[owner], owner
 
 
 class TraversalIndex:
@@ -43,30 +269,29 @@ class TraversalIndex:
         self.entity_count = int(meta["entities"])
         self.edge_count = int(meta["edges"])
         self.blank_edges = int(meta["blank_edges"])
+        """Triples with a blank node (not in the index: Oxigraph answers them)."""
         self.literal_relations = frozenset(int(r) for r in meta["literal_relations"])
-        """Relations with a literal or blank-node object somewhere (only their hops ask Oxigraph)."""
+        """Relations with a literal (or blank-node) object somewhere: a quick test that a relation has no
+        literal anywhere. Which literals an entity has is read from the literal table (:meth:`literal_runs`)."""
         self.relations: list[str] = json.loads((directory / "relations.json").read_text("utf-8"))
         self.relation_number = {name: number for number, name in enumerate(self.relations)}
         self.width = max(len(self.relations), 1)
         self._mappings: list[mmap.mmap] = []
-        self._arrays: dict[str, Ints] = {}
+        self._arrays = _Arrays(directory)
         self._offset_view = self._view("entity_offsets")
-        self.views = {name: self._view(name) for name in ARRAYS[1:]}
-        """The CSR arrays as memoryviews over their mappings: a one-node hop (two reads of a start
-        array, a ``bisect`` inside the node's keys for one relation, and a slice) costs a few
-        microseconds there, against ~20 us of numpy call overhead; opening them needs no
-        numpy (its import alone costs ~0.2 s and ~16 MiB, more than opening the store)."""
-        self.sides = {
-            side: (self.views[f"{side}_key"], self.views[f"{side}_other"], self.views[f"{side}_start"])
-            for side in ("out", "in")
-        }
-        """(keys, other ends, node starts) of the out- and in-edge CSR, by side."""
-        if len(self._offset_view) != self.entity_count + 1 or len(self.views["out_key"]) != self.edge_count:
+        views = self._views = {name: self._view(name) for name in ARRAYS[1:]}
+        if len(self._offset_view) != self.entity_count + 1 or len(views["out_key"]) != self.edge_count:
             raise ValueError("array sizes disagree with meta.json")
         for keys_name, start_name in STARTS.items():
-            starts = self.views[start_name]
-            if len(starts) != self.entity_count + 1 or starts[0] != 0 or starts[-1] != len(self.views[keys_name]):
+            starts = views[start_name]
+            if len(starts) != self.entity_count + 1 or starts[0] != 0 or starts[-1] != len(views[keys_name]):
                 raise ValueError(f"{start_name} does not cover {keys_name}")
+        self.out_side, self.in_side = (
+            Side(name, views[f"{name}_key"], views[f"{name}_other"], views[f"{name}_start"], self.width, self._arrays)
+            for name in ("out", "in")
+        )
+        self.sides = {"out": self.out_side, "in": self.in_side}
+        """The CSR by direction (:class:`Side`)."""
         self.literal_tags: list[str] = list(meta["literal_tags"])
         self.literal_fields = [_tag_fields(tag) for tag in self.literal_tags]
         """(datatype, lang) of each tag number: a tag is read once per index, not once per literal."""
@@ -78,13 +303,16 @@ class TraversalIndex:
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
         self.name_from_file = _name_decoder(self._offset_view, self._names)
         """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
-        self.name_cache: DecodedCache[str] = DecodedCache(
+        self.name_cache: BoundedMemo[int, str] = BoundedMemo(
             self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=len, overhead=NAME_OVERHEAD
         )
         """Entity number -> id, kept across calls (``name_cache[number]`` decodes on a miss)."""
-        views = self.views
-        self.literal_cache: DecodedCache[Literal] = DecodedCache(
-            _literal_decoder(views["literal_offsets"], views["literal_tag"], self._literal_values, self.literal_fields),
+        self.literal_from_file = _literal_decoder(
+            views["literal_offsets"], views["literal_tag"], self._literal_values, self.literal_fields
+        )
+        """The literal record at a position of the literal table, decoded from the files (no cache)."""
+        self.literal_cache: BoundedMemo[int, Literal] = BoundedMemo(
+            self.literal_from_file,
             cap=LITERAL_CACHE_CAP,
             budget=LITERAL_CACHE_BYTES,
             size=_text_length,
@@ -92,44 +320,45 @@ class TraversalIndex:
         )
         """Literal table position -> its record, kept across calls (records are immutable)."""
 
-    # -- the CSR arrays as numpy arrays (walks over large frontiers) ---------------------------
-    def array(self, name: str) -> Ints:
-        """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use, so
-        that only a walk that needs numpy imports it."""
-        found = self._arrays.get(name)
-        if found is None:
-            if name not in ARRAYS:
-                raise KeyError(f"the traversal index has no array {name!r}")
-            found = self._arrays[name] = _load(self.directory / f"{name}.npy")
-        return found
+    @property
+    def literal_count(self) -> int:
+        """How many literal objects the literal table holds."""
+        return len(self._views["literal_key"])
 
-    # -- ids ----------------------------------------------------------------------------------
+    def array(self, name: str) -> Ints:
+        """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use."""
+        return self._arrays[name]
+
+    # -- entity ids -------------------------------------------------------------------------------
     def name(self, number: int) -> str:
         """The entity id numbered ``number``."""
         return self.name_cache[number]
 
-    def names_of(self, numbers: list[int]) -> list[str]:
-        """The entity ids numbered ``numbers``, in order (one call for a whole list), through the
-        name cache. Many misses at once, in a process that has numpy loaded already, are gathered by
-        numpy into one buffer decoded at once: the ids lie scattered over the mapped files, and a
-        vectorised gather waits for those reads together where a loop waits for each in turn."""
-        self.prefetch_names(numbers)
-        return list(map(self.name_cache.__getitem__, numbers))
-
-    def prefetch_names(self, numbers: Sequence[int]) -> None:
-        """Puts the ids of a long list of entity numbers into the name cache by one numpy gather
-        when many are missing and numpy is loaded already (else each is decoded on first use). A
-        list whose first, middle and last numbers are cached is taken as warm, without a scan."""
+    def decode_names(self, numbers: Sequence[int]) -> None:
+        """Puts the ids of ``numbers`` that the name cache lacks into it, decoded together and kept
+        under one lock (what a call's answer names is decoded in one batch, not id by id): by one
+        numpy gather for a long list in a process that has numpy loaded already (the ids lie scattered
+        over the mapped file, and a vectorised gather waits for those reads together where a loop
+        waits for each in turn), else in one loop. A list whose first and last ids are cached is taken
+        as cached (a warm call checks no more); what it still misses, and a batch larger than the
+        cache (not kept), is decoded id by id when read (``name_cache[number]``)."""
         cache = self.name_cache
-        if len(numbers) < tuning.NAMES_BY_NUMPY or "numpy" not in sys.modules:
+        if not numbers or (numbers[0] in cache and numbers[-1] in cache):
             return
-        if numbers[0] in cache and numbers[len(numbers) // 2] in cache and numbers[-1] in cache:
-            return
-        missing = [n for n in dict.fromkeys(numbers) if n not in cache]
-        if len(missing) >= tuning.NAMES_BY_NUMPY:
-            found = self._gathered_names(missing)
-            if found is not None:
-                cache.remember(missing, found)
+        missing = list(set(numbers).difference(cache))
+        names = None
+        if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
+            names = self._gathered_names(missing)
+        if names is None:
+            offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
+            names = [blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
+        cache.remember(missing, names)
+
+    def names_of(self, numbers: list[int]) -> list[str]:
+        """The entity ids numbered ``numbers``, in order, through the name cache (its misses decoded
+        together: :meth:`decode_names`)."""
+        self.decode_names(numbers)
+        return list(map(self.name_cache.__getitem__, numbers))
 
     def names(self, numbers: Iterable[int]) -> dict[int, str]:
         """Entity number -> id for the distinct ``numbers`` (through the name cache)."""
@@ -177,28 +406,82 @@ class TraversalIndex:
                 return middle
         return None
 
-    def literals(self, node: int, relation: int) -> list[Literal]:
-        """The literal objects of (entity, relation), in ``node_sort_key`` order."""
-        views = self.views
+    # -- literals ---------------------------------------------------------------------------------
+    def literal_runs(self, node: int, relation: int | None = None, mask: Mask | None = None) -> Runs:
+        """Where entity ``node``'s literal objects lie in the literal table, per relation (of one
+        ``relation``, of the relations ``mask`` keeps, or of all), by relation; each run's literals
+        are in answer order (``node_sort_key``). The one way to find an entity's literals."""
+        views = self._views
         starts = views["literal_start"]
         lo, hi = starts[node], starts[node + 1]
         if lo == hi:
             return []
-        key = node * self.width + relation
         keys = views["literal_key"]
-        lo = bisect_left(keys, key, lo, hi)
-        hi = bisect_right(keys, key, lo, hi)
+        base = node * self.width
+        if relation is not None:
+            lo, hi = _run(keys, base + relation, lo, hi)
+            return [(relation, lo, hi)] if hi > lo else []
+        if hi - lo == 1:
+            r = keys[lo] - base
+            return [(r, lo, hi)] if mask is None or mask[r] else []
+        found = keys[lo:hi].tolist()
+        runs: Runs = []
+        at = 0
+        while at < len(found):
+            key = found[at]
+            end = bisect_right(found, key, at + 1)
+            r = key - base
+            if mask is None or mask[r]:
+                runs.append((r, lo + at, lo + end))
+            at = end
+        return runs
+
+    def literal_records(self, runs: Runs) -> list[Literal]:
+        """The literal records of ``runs``, one list in their order, through the literal cache; the
+        ones it misses are decoded together and kept under one lock."""
+        cache = self.literal_cache
+        if len(runs) == 1:
+            _, first, last = runs[0]
+            if last - first == 1:
+                return [cache[first]]
+            positions: Iterable[int] = range(first, last)
+        else:
+            positions = [p for _, first, last in runs for p in range(first, last)]
+        found = list(map(cache.get, positions))
+        if all(found):  # (records are never false)
+            return found  # type: ignore[return-value]
+        missing = [p for p, value in zip(positions, found, strict=True) if value is None]
+        values = list(map(self.literal_from_file, missing))
+        cache.remember(missing, values)
+        decoded = dict(zip(missing, values, strict=True))
+        return [decoded[p] if value is None else value for p, value in zip(positions, found, strict=True)]
+
+    def literals(self, node: int, relation: int) -> list[Literal]:
+        """The literal objects of (entity, relation), in answer order."""
+        runs = self.literal_runs(node, relation)
+        return self.literal_records(runs) if runs else []
+
+    # -- ends the CSR does not hold -----------------------------------------------------------------
+    def extra_relations(self, node: int, side: str) -> list[int]:
+        """The relations (ascending) of ``node``'s edges on ``side`` whose other end the CSR does not hold:
+        a literal or blank-node object (``out``), a blank-node subject (``in``)."""
+        keys, starts = self._views[f"{side}_extra"], self._views[f"{side}_extra_start"]
+        lo, hi = starts[node], starts[node + 1]
         if lo == hi:
             return []
-        return self.literal_records(lo, hi)
+        return list(map((-node * self.width).__add__, keys[lo:hi].tolist()))
 
-    def literal_records(self, lo: int, hi: int) -> list[Literal]:
-        """The literals at positions ``[lo, hi)`` of the literal table, as records (through the
-        literal cache)."""
-        if hi - lo == 1:
-            return [self.literal_cache[lo]]
-        return list(map(self.literal_cache.__getitem__, range(lo, hi)))
+    def node_relations(self, node: int, side: str) -> set[int]:
+        """The relations of entity ``node``'s edges on ``side``: entity ends, literal objects (``out``) and,
+        in a store with blank nodes, blank-node ends."""
+        found = self.sides[side].relations(node)
+        if side == "out":
+            found.update(map(_first, self.literal_runs(node)))
+        if self.blank_edges:
+            found.update(self.extra_relations(node, side))
+        return found
 
+    # -- files --------------------------------------------------------------------------------------
     def _map_blob(self, path: Path) -> mmap.mmap | bytes:
         with open(path, "rb") as handle:
             if os.fstat(handle.fileno()).st_size == 0:
@@ -215,7 +498,7 @@ class TraversalIndex:
 
     def close(self) -> None:
         """Unmaps the files (arrays handed out earlier keep their own mapping alive)."""
-        for view in (self._offset_view, *self.views.values()):
+        for view in (self._offset_view, *self._views.values()):
             view.release()
         for mapping in self._mappings:
             mapping.close()
@@ -228,64 +511,10 @@ class TraversalIndex:
         self._names = b""
 
 
-class DecodedCache(dict[int, _Value]):
-    """Number -> what the index decodes it to (an entity id, a literal record), each decoded on its
-    first use and kept across calls: a walk answers with names, and networkx's speed comes from
-    holding them all as objects. Bounded twice: at ``cap`` entries or ``budget`` bytes (each value
-    counted as ``overhead + size(value)``, an estimate of what it holds) the cache is emptied before
-    it takes more, so memory stays bounded whatever the callers ask; a value larger than the whole
-    budget is handed back, not kept. Reads are single dict operations; fills take a lock (threads
-    may share a graph). ``decode`` must not hold the index that owns the cache (a reference cycle
-    would keep the index and its mapped files alive until the cyclic collector runs)."""
-
-    def __init__(
-        self,
-        decode: Callable[[int], _Value],
-        *,
-        cap: int,
-        budget: int,
-        size: Callable[[_Value], int],
-        overhead: int,
-    ) -> None:
-        super().__init__()
-        self._decode = decode
-        self.cap, self.budget, self._size, self._overhead = cap, budget, size, overhead
-        self.bytes = 0
-        """The estimated size of the values kept."""
-        self._lock = threading.Lock()
-
-    def __missing__(self, number: int) -> _Value:
-        value = self._decode(number)
-        added = self._overhead + self._size(value)
-        with self._lock:
-            if len(self) >= self.cap or self.bytes + added > self.budget:
-                self.clear()
-                if added > self.budget:
-                    return value
-            self[number] = value
-            self.bytes += added
-        return value
-
-    def remember(self, numbers: list[int], values: list[_Value]) -> None:
-        """Keeps ``values`` for ``numbers`` (decoded together elsewhere), as far as they fit."""
-        added = self._overhead * len(values) + sum(map(self._size, values))
-        if len(numbers) > self.cap or added > self.budget:
-            return  # more than the whole cache: each is kept, or not, on its next miss
-        with self._lock:
-            if len(self) + len(numbers) > self.cap or self.bytes + added > self.budget:
-                self.clear()
-            self.update(zip(numbers, values, strict=True))
-            self.bytes += added
-
-    def clear(self) -> None:
-        super().clear()
-        self.bytes = 0
-
-
 NAME_CACHE_CAP = 1 << 17
 """Entity ids an opened index keeps decoded, at most."""
 NAME_CACHE_BYTES = 32 << 20
-"""... and their estimated memory at most (``NAME_OVERHEAD`` + length each; ~110 bytes a Freebase id)."""
+"""... and their estimated memory at most (``NAME_OVERHEAD`` + length each)."""
 LITERAL_CACHE_CAP = 1 << 16
 """Literal records an opened index keeps decoded, at most."""
 LITERAL_CACHE_BYTES = 16 << 20
@@ -331,8 +560,8 @@ def _tag_fields(tag: str) -> tuple[str | None, str | None]:
 
 
 def _load(path: Path) -> Ints:
-    """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds ~1 us
-    to every indexing operation)."""
+    """A memory-mapped .npy array as a plain ndarray view (numpy's memmap subclass adds work to
+    every indexing operation)."""
     import numpy as np
 
     values = np.load(path, mmap_mode="r", allow_pickle=False)

@@ -11,10 +11,11 @@ from kg_adapters.records import NO_QUALIFIERS, Edge, Literal, Node, Path
 
 
 class _EdgeRecord:
-    """Builds an :class:`Edge` at a third of the frozen dataclass's keyword ``__init__`` cost
-    (answers are made of thousands of them): a class with the same slots whose plain ``__init__``
-    fills them, then hands the object to ``Edge`` (``__class__`` assignment between classes of one
-    layout). The result is an ordinary frozen ``Edge``: the conformance suite compares."""
+    """Builds an :class:`Edge` without the frozen dataclass's keyword ``__init__`` (one
+    ``object.__setattr__`` per field; answers are made of thousands of edges): a class with the same
+    slots whose plain ``__init__`` fills them, then hands the object to ``Edge`` (``__class__``
+    assignment between classes of one layout). The result is an ordinary frozen ``Edge``: the
+    conformance suite compares."""
 
     __slots__ = ("head", "relation", "tail", "qualifiers", "rank", "cvt")  # noqa: RUF023 (as Edge declares them)
 
@@ -46,10 +47,9 @@ make_path = cast(Callable[[str, tuple[Edge, ...]], Path], _PathRecord)
 
 
 class _LiteralRecord:
-    """Builds a :class:`Literal` at a fifth of the frozen dataclass's keyword ``__init__`` cost, as
-    :class:`_EdgeRecord` builds edges: a class with the same slots whose plain
-    ``__init__`` fills them, then hands the object to ``Literal`` (``__class__`` assignment between
-    classes of one layout). The result is an ordinary frozen ``Literal``."""
+    """Builds a :class:`Literal` as :class:`_EdgeRecord` builds edges: a class with the same slots
+    whose plain ``__init__`` fills them, then hands the object to ``Literal`` (``__class__``
+    assignment between classes of one layout). The result is an ordinary frozen ``Literal``."""
 
     __slots__ = ("value", "datatype", "lang")  # noqa: RUF023 (as Literal declares them)
 

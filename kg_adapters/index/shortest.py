@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, cast
 from kg_adapters.algorithms import shortest_path_steps, shortest_walks
 from kg_adapters.base import Direction
 from kg_adapters.index import tuning
-from kg_adapters.index.hops import Hops, Item, Mask, Triple, _segments
-from kg_adapters.records import PathResult
+from kg_adapters.index.edges import Triple, triple_records
+from kg_adapters.index.read import Mask, Side, TraversalIndex
+from kg_adapters.index.records import make_path
+from kg_adapters.records import Path, PathResult
 
 if TYPE_CHECKING:  # numpy is imported only by a hop over a large frontier
     import numpy as np
@@ -43,7 +45,7 @@ path; or, for a large frontier, numpy arrays (node, head, relation, tail, next n
 
 
 def shortest_paths(
-    hops: Hops,
+    index: TraversalIndex,
     pairs: list[tuple[str, str, int | None, int | None]],
     max_hops: int,
     direction: Direction,
@@ -56,11 +58,11 @@ def shortest_paths(
     and joins the two frontiers on the last round without reading the hubs' edges. Which side grows
     first changes neither the paths found nor their order (``shortest_walks``)."""
     starts: list[str] = []
-    walks: list[tuple[Item, ...]] = []
+    walks: list[tuple[Triple, ...]] = []
     truncated = False
     hidden = _hidden(mask)
     for source, target, s, t in pairs:
-        for walk in _pair_walks(hops, source == target, s, t, max_hops, direction, mask, hidden):
+        for walk in _pair_walks(index, source == target, s, t, max_hops, direction, mask, hidden):
             if limit is not None and len(walks) >= limit:
                 truncated = True
                 break
@@ -68,9 +70,16 @@ def shortest_paths(
             walks.append(walk)
         if truncated:
             break
-    result = PathResult(hops.answer_paths(starts, walks))
+    result = PathResult(_answer_paths(index, starts, walks))
     result.truncated = truncated
     return result
+
+
+def _answer_paths(index: TraversalIndex, starts: list[str], walks: list[tuple[Triple, ...]]) -> list[Path]:
+    """The records of ``walks``: one ``Edge`` per distinct edge, shared by the paths that walk it."""
+    distinct: list[Triple] = list(dict.fromkeys(triple for walk in walks for triple in walk))
+    made = dict(zip(distinct, triple_records(index, distinct), strict=True)).__getitem__  # type: ignore[arg-type]
+    return [make_path(start, tuple(map(made, walk))) for start, walk in zip(starts, walks, strict=True)]
 
 
 def _hidden(mask: Mask | None) -> list[int]:
@@ -87,7 +96,7 @@ def _hidden(mask: Mask | None) -> list[int]:
 
 
 def _pair_walks(
-    hops: Hops,
+    index: TraversalIndex,
     same: bool,
     s: int | None,
     t: int | None,
@@ -100,7 +109,7 @@ def _pair_walks(
         return iter([()])
     if s is None or t is None:
         return iter(())
-    searches = (_Search(hops, s, direction, mask, hidden), _Search(hops, t, _REVERSE[direction], mask, hidden))
+    searches = (_Search(index, s, direction, mask, hidden), _Search(index, t, _REVERSE[direction], mask, hidden))
     meeting: list[int] = []
     side, depth = 0, 0
     while searches[0].radius + searches[1].radius < max_hops and searches[0].alive and searches[1].alive:
@@ -114,8 +123,8 @@ def _pair_walks(
     depths = (searches[0].radius, depth) if side == 0 else (depth, searches[1].radius)
     parents = (searches[0].parents(meeting, depths[0]), searches[1].parents(meeting, depths[1]))
     steps = shortest_path_steps(parents, meeting)
-    hops.index.prefetch_names([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])
-    names, relations = hops.names, hops.index.relations
+    index.names_of([n for options in steps.values() for (h, _, t_), _ in options for n in (h, t_)])  # decoded together
+    names, relations = index.name_cache, index.relations
 
     def key(triple: Triple) -> tuple[str, str, tuple[int, str, str, str]]:
         return (names[triple[0]], relations[triple[1]], (0, names[triple[2]], "", ""))  # edge_sort_key
@@ -143,15 +152,13 @@ class _Search:
     of total degree above ``tuning.SMALL_FRONTIER`` (or of more than ``tuning.DEGREE_BY_NUMPY`` nodes) is
     expanded on numpy arrays, where a hub costs a few vectorised passes."""
 
-    def __init__(self, hops: Hops, root: int, direction: Direction, mask: Mask | None, hidden: list[int]) -> None:
-        index = hops.index
-        self.hops = hops
+    def __init__(
+        self, index: TraversalIndex, root: int, direction: Direction, mask: Mask | None, hidden: list[int]
+    ) -> None:
         self.mask = mask
         self.hidden = hidden
-        self.width = index.width
-        self.sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
-        self.views = [(index.views[f"{side}_key"], index.views[f"{side}_other"], side == "out") for side in self.sides]
-        self.starts = [index.views[f"{side}_start"] for side in self.sides]
+        self.sides: list[Side] = [index.out_side, index.in_side] if direction == "both" else [index.sides[direction]]
+        """The CSR sides this search walks (a key range's ``view`` is its position here)."""
         self.layers: list[list[int] | Ints] = [[root]]
         self.reached: list[Reached] = []
         self.depth: dict[int, int] | None = {root: 0}
@@ -181,14 +188,11 @@ class _Search:
             import numpy as np
 
             nodes = np.asarray(frontier, dtype=np.int64)
-            total = 0
-            for side in self.sides:
-                starts = self.hops.index.array(f"{side}_start")
-                total += int((starts[nodes + 1].astype(np.int64) - starts[nodes]).sum())
+            total = sum(int(side.degrees(nodes).sum()) for side in self.sides)
             self._degree, self._exact = total, True
             return total
         spans, total, counted = self._spans, self._degree, self._counted
-        sides = list(enumerate(self.starts))
+        sides = [(view, side.starts) for view, side in enumerate(self.sides)]
         while counted < len(frontier) and (bound is None or total <= bound):
             node = frontier[counted]
             for view, node_starts in sides:
@@ -225,10 +229,10 @@ class _Search:
             found.setdefault(node, []).append((view, lo, hi))
         return found
 
-    def _visible(self, node: int, lo: int, hi: int, keys: memoryview) -> list[tuple[int, int]]:
+    def _visible(self, node: int, lo: int, hi: int, side: Side) -> list[tuple[int, int]]:
         """The runs of ``[lo, hi)`` (one node's keys) whose relations the mask keeps."""
         mask = cast(Mask, self.mask)
-        return [(start, stop) for r, start, stop in _segments(keys, node * self.width, lo, hi) if mask[r]]
+        return [(start, stop) for r, start, stop in side.runs(node, lo, hi) if mask[r]]
 
     def _join(self, other: _Search) -> tuple[list[int], int] | None:
         """The last round as a join of the two frontiers: the edges between them are the shortest
@@ -297,28 +301,27 @@ class _Search:
         other end is in ``targets``, as the joining side walks them (``flip``: this is the other
         side, whose edges run the other way). Each range's other ends are one slice matched against
         ``targets`` as a set; only the matches are read one by one."""
-        width, mask, views = self.width, self.mask, self.views
+        mask, sides = self.mask, self.sides
         for node, view, lo, hi in spans:
-            keys, others, forwards = views[view]
-            ends = others[lo:hi].tolist()
+            side = sides[view]
+            forwards = side.out
+            ends = side.others[lo:hi].tolist()
             for nxt in targets.intersection(ends):
                 at = -1
                 for _ in range(ends.count(nxt)):
                     at = ends.index(nxt, at + 1)
-                    relation = keys[lo + at] - node * width
+                    relation = side.relation_at(node, lo + at)
                     if mask is None or mask[relation]:
                         edge = (nxt, relation, node, not forwards) if flip else (node, relation, nxt, forwards)
                         found[edge] = None
 
     def _runs(self, spans: list[tuple[int, int, int]], node: int) -> dict[bool, dict[int, tuple[int, int]]]:
         """A node's visible relation runs by direction (``True``: its out-edges): relation -> (start, stop)."""
-        base, mask, views = node * self.width, self.mask, self.views
+        mask, sides = self.mask, self.sides
         runs: dict[bool, dict[int, tuple[int, int]]] = {}
         for view, lo, hi in spans:
-            keys, _, forwards = views[view]
-            runs[forwards] = {
-                r: (start, stop) for r, start, stop in _segments(keys, base, lo, hi) if mask is None or mask[r]
-            }
+            side = sides[view]
+            runs[side.out] = {r: (start, stop) for r, start, stop in side.runs(node, lo, hi) if mask is None or mask[r]}
         return runs
 
     def _probe(
@@ -332,7 +335,7 @@ class _Search:
     ) -> None:
         """Adds to ``found`` the edges between two unscanned nodes: for each relation both have (one
         as out-edges, the other as in-edges), a ``bisect`` for one in the other's run."""
-        others = {forwards: ends for _, ends, forwards in self.views}
+        others = {side.out: side.others for side in self.sides}
         runs_there = [(hub, other._runs(theirs[hub], hub)) for hub in hubs_there]
         for node in hubs_here:
             for forwards, runs in self._runs(mine[node], node).items():
@@ -350,16 +353,18 @@ class _Search:
     def _expand_small(self, other: _Search) -> tuple[list[int], int]:
         depth, there = self.depth, other.depth
         assert depth is not None and there is not None
-        views, hidden, width = self.views, self.hidden, self.width
+        sides, hidden = self.sides, self.hidden
         kept: list[tuple[int, int, int, int]] = []
         ends: list[int] = []
         offsets: list[int] = []
         for node, view, lo, hi in self._spans:
-            keys, others, _ = views[view]
+            side = sides[view]
+            others = side.others
             if hidden:  # a hidden relation between the range's first and last key: its runs, one by one
-                at = bisect_left(hidden, keys[lo] - node * width)
-                if at < len(hidden) and hidden[at] <= keys[hi - 1] - node * width:
-                    for start, stop in self._visible(node, lo, hi, keys):
+                base, keys = node * side.width, side.keys  # (Side.relation_at, inlined: once per key range)
+                at = bisect_left(hidden, keys[lo] - base)
+                if at < len(hidden) and hidden[at] <= keys[hi - 1] - base:
+                    for start, stop in self._visible(node, lo, hi, side):
                         kept.append((node, view, start, stop))
                         offsets.append(len(ends))
                         ends += others[start:stop].tolist()
@@ -385,13 +390,12 @@ class _Search:
         import numpy as np
 
         frontier = np.asarray(self.layers[-1], dtype=np.int64)
-        parts = [self.hops._side(frontier, side, None, self.mask) for side in self.sides]
-        node = np.concatenate([frontier[owner] for owner, _, _, _ in parts])
-        head = np.concatenate([part[1] for part in parts])
+        parts = [(side.out, *side.frontier(frontier, mask=self.mask)) for side in self.sides]
+        node = np.concatenate([frontier[owner] for _, owner, _, _ in parts])
         rel = np.concatenate([part[2] for part in parts])
-        tail = np.concatenate([part[3] for part in parts])
-        ends = [part[3] if side == "out" else part[1] for side, part in zip(self.sides, parts, strict=True)]
-        nxt = np.concatenate(ends)
+        nxt = np.concatenate([other for _, _, _, other in parts])
+        head = np.concatenate([frontier[owner] if out else other for out, owner, _, other in parts])
+        tail = np.concatenate([other if out else frontier[owner] for out, owner, _, other in parts])
         keep = ~self._holds(nxt)
         node, head, rel, tail, nxt = node[keep], head[keep], rel[keep], tail[keep], nxt[keep]
         new = np.unique(nxt)
@@ -444,15 +448,16 @@ class _Search:
     ) -> None:
         """``parents`` over one small expansion's key ranges: the edges into ``wanted``, each found
         by searching the ranges' other ends (one list) at C speed (the ranges hold visible relations)."""
-        width, views, ends, offsets = self.width, self.views, spans.ends, spans.offsets
+        sides, ends, offsets = self.sides, spans.ends, spans.offsets
         for nxt in wanted:
             at = -1
             for _ in range(ends.count(nxt)):
                 at = ends.index(nxt, at + 1)
                 k = bisect_right(offsets, at) - 1
                 node, view, lo, _ = spans.spans[k]
-                keys, _, forwards = views[view]
-                relation = keys[lo + at - offsets[k]] - node * width
+                side = sides[view]
+                forwards = side.out
+                relation = side.relation_at(node, lo + at - offsets[k])
                 triple = (node, relation, nxt) if forwards else (nxt, relation, node)
                 found.setdefault(nxt, []).append((node, triple))
                 nearer.add(node)

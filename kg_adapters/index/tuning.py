@@ -3,14 +3,16 @@ the shortest-path search's cost model). Tests set them to extremes so that every
 """
 
 SMALL_FRONTIER = 4096
-"""Frontiers up to this size are expanded node by node through the memoryviews. Both ways do
-Python work per edge for the answer; on FB15k-237 2/3-hop ``paths()`` the CPU time was the same
-for limits 48 to unbounded, and staying node by node spares importing numpy (~0.2 s, ~16 MiB of
-peak RSS) in processes whose walks stay small. Larger frontiers take one vectorised hop."""
+"""Frontiers up to this many nodes are read node by node through the memoryviews (``Side.ends``,
+the shortest-path search); larger ones by one vectorised numpy hop. Both ways do Python work per
+edge for the answer, and staying node by node spares importing numpy (its import time and memory
+count in ``benchmarks.bfs_vs_networkx``'s time to first answer and peak RSS) in processes whose
+walks stay small."""
 
 SCAN = 64
-"""A node's keys up to this many are read in one slice by ``node_relations``; a longer range is
-stepped over relation by relation."""
+"""A node's keys up to this many are read in one slice by ``Side.relations``, and a node with more
+keys than ``4 * limit + SCAN`` has its first ``limit`` edges found from its relations' runs
+(``Side.edges``); a longer range is stepped over relation by relation."""
 
 DEGREE_BY_NUMPY = 512
 """Frontiers of more nodes than this have their total degree counted by one vectorised pass over
@@ -28,6 +30,5 @@ JOIN_LIMIT = 1 << 16
 
 
 NAMES_BY_NUMPY = 96
-"""Lists of at least this many entity numbers are named through one numpy gather (``names_of``): its
-~15 us of numpy calls cost less than decoding them one by one from about 64 (1M entities) to 150
-(FB15k-237, whose ids stay in the CPU caches) on."""
+"""Batches of at least this many missed ids are decoded by one numpy gather (``decode_names``, when
+numpy is loaded already): the gather's fixed cost in numpy calls pays off only for long lists."""

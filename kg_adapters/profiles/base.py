@@ -13,6 +13,7 @@ from kg_adapters.sparql_terms import check_iri, check_langs
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _BLANK_NODE = re.compile(r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
@@ -59,6 +60,8 @@ class Profile:
     label_predicates: tuple[str, ...] = (RDFS_LABEL,)
     description_predicates: tuple[str, ...] = (RDFS_COMMENT,)
     """In order of preference (a description of the first predicate wins within one language)."""
+    type_predicates: tuple[str, ...] = (RDF_TYPE,)
+    """What gives an entity's types (a planner's view of a relation's heads and tails)."""
     entity_namespace: str | None = None
     relation_namespace: str | None = None
     fallback_langs: tuple[str, ...] = ()
@@ -176,6 +179,15 @@ class Profile:
     def is_local_id(self, text: str) -> bool:
         """Whether ``text`` is a compact id of this profile (not a full IRI)."""
         return False
+
+    def spells(self, node_id: object) -> bool:
+        """Whether ``node_id`` is an entity id of this profile (compact, a full IRI or a blank node):
+        :meth:`canonical_id` would accept it."""
+        try:
+            self.canonical_id(node_id)  # type: ignore[arg-type]
+        except InvalidTermError:
+            return False
+        return True
 
     def _expand(self, value: str, namespace: str | None, what: str) -> str:
         if not isinstance(value, str):

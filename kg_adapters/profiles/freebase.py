@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kg_adapters.profiles.base import Profile
+from kg_adapters.profiles.base import RDF_TYPE, Profile
 from kg_adapters.profiles.relation_filter import RelationFilter
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -36,6 +36,7 @@ class FreebaseProfile(Profile):
     entity_namespace = FREEBASE_NS
     relation_namespace = FREEBASE_NS
     label_predicates = (FREEBASE_NS + "type.object.name",)
+    type_predicates = (FREEBASE_NS + "type.object.type", RDF_TYPE)
     description_predicates = (FREEBASE_NS + "common.topic.description",)
     detect_namespaces = (FREEBASE_NS,)
     relation_filter = FREEBASE_RELATION_FILTER

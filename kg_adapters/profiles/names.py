@@ -38,7 +38,8 @@ _IRI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://|urn:", re.IGNORECASE)
 _MID = re.compile(r"[mg]\.[0-9a-z_]+")
 
 
-def _mint(value: object, namespace: str, what: str) -> str:
+def check_name(value: object, what: str) -> str:
+    """``value`` if it can be a name (an IRI is minted for every such string), else InvalidTermError."""
     if not isinstance(value, str):
         raise InvalidTermError(f"{what} must be a string, got {type(value).__name__}")
     if not value:
@@ -47,15 +48,22 @@ def _mint(value: object, namespace: str, what: str) -> str:
         raise InvalidTermError(f"{what} longer than {MAX_TERM_LENGTH} characters: {value[:80]!r}...")
     if value.startswith("_:"):
         raise InvalidTermError(f"{what} {value!r} is a blank node; blank nodes cannot be addressed")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidTermError(f"{what} is not valid Unicode text ({exc.reason}): {value[:80]!r}") from exc
+    return value
+
+
+def _mint(value: object, namespace: str, what: str) -> str:
+    value = check_name(value, what)
     if _IRI_LIKE.match(value) and not value.startswith((NAMES_ENTITY_NS, NAMES_RELATION_NS)):
         try:
             return check_iri(value)
         except InvalidTermError:
             pass  # not a valid IRI: a name that happens to start like one
-    try:
-        return namespace + quote(value, safe="")
-    except UnicodeEncodeError as exc:
-        raise InvalidTermError(f"{what} is not valid Unicode text ({exc.reason}): {value[:80]!r}") from exc
+    return namespace + quote(value, safe="")
 
 
 def _name(iri: str, namespace: str) -> str:
@@ -78,10 +86,12 @@ def name_quads(
     profile = NamesProfile()
     label = ox.NamedNode(RDFS_LABEL)
     labelled: set[str] = set()
+    entities: dict[str, ox.NamedNode] = {}  # a subgraph names its entities many times: mint each once
+    relations: dict[str, ox.NamedNode] = {}
     for head, relation, tail in triples:
-        h = ox.NamedNode(profile.entity_iri(head))
-        r = ox.NamedNode(profile.relation_iri(relation))
-        t = ox.NamedNode(profile.entity_iri(tail))
+        h = entities.get(head) or entities.setdefault(head, ox.NamedNode(profile.entity_iri(head)))
+        r = relations.get(relation) or relations.setdefault(relation, ox.NamedNode(profile.relation_iri(relation)))
+        t = entities.get(tail) or entities.setdefault(tail, ox.NamedNode(profile.entity_iri(tail)))
         for graph in graphs:
             yield ox.Quad(h, r, t, graph)
         for name, node in ((head, h), (tail, t)):

@@ -46,6 +46,7 @@ class WikidataProfile(Profile):
     entity_namespace = WD
     relation_namespace = WDT
     label_predicates = (RDFS_LABEL,)
+    type_predicates = (WDT + "P31",)
     description_predicates = (SCHEMA_DESCRIPTION,)
     fallback_langs = ("mul",)
     statements = WIKIDATA_STATEMENTS

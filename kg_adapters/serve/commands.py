@@ -27,14 +27,30 @@ def port_number(text: str) -> int:
 
 
 def mcp_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default: stdio")
+    command.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio: the client starts kga mcp and talks over its stdin/stdout; http: streamable HTTP at /mcp "
+        "(default: stdio)",
+    )
     command.add_argument("--host", default="127.0.0.1", help="http: address to listen on (default 127.0.0.1)")
     command.add_argument(
         "--port", type=port_number, default=8000, help="http: port (default 8000); the endpoint is /mcp"
     )
-    command.add_argument("--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer")
-    command.add_argument("--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph")
-    command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call")
+    command.add_argument(
+        "--max-rows", type=int, default=500, help="most entities/edges/paths/rows per answer (default 500)"
+    )
+    command.add_argument(
+        "--max-hops", type=int, default=3, help="most hops for shortest_paths and subgraph (default 3)"
+    )
+    command.add_argument(
+        "--max-chars",
+        type=int,
+        default=24_000,
+        help="most characters of one answer's JSON, about 4 per token (default 24000); longer answers come in pages",
+    )
+    command.add_argument("--timeout", type=float, default=30.0, help="seconds per tool call (default 30)")
     command.add_argument(
         "--workers", type=int, default=2, help="sparql queries evaluated at once, each in a worker process (default 2)"
     )
@@ -63,15 +79,20 @@ def run_mcp(args: argparse.Namespace) -> int:
     """Serves MCP tools until the client disconnects (stdio) or the process is interrupted (http)."""
     from kg_adapters.serve import mcp_server
     from kg_adapters.serve.workers import pool_for
+    from kg_adapters.url import parse_url
 
     mcp_server.require_mcp()
-    budgets = mcp_server.ToolBudgets(max_rows=args.max_rows, max_hops=args.max_hops, timeout=args.timeout)
+    budgets = mcp_server.ToolBudgets(
+        max_rows=args.max_rows, max_hops=args.max_hops, max_chars=args.max_chars, timeout=args.timeout
+    )
     check_count(args.workers, "workers", minimum=1, required=True)
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     workers = None
     try:
         workers = pool_for(graphs, args.workers)
         server = mcp_server.build_server(graphs, budgets, workers)
+        if parse_url(args.kg).scheme == "oxigraph":  # a remote endpoint is asked nothing the agent did not ask
+            mcp_server.warm_up(graphs)
         mcp_server.run(
             server,
             transport=args.transport,
@@ -178,11 +199,13 @@ SERVE_COMMANDS: tuple[Command, ...] = (
         help="serve the graph to LLM agents as Model Context Protocol tools (needs kg-adapters[mcp])",
         arguments=mcp_arguments,
         run=run_mcp,
+        json=False,
     ),
     Command(
         name="serve",
         help="serve the graph as a read-only SPARQL 1.1 Protocol endpoint at /sparql (needs kg-adapters[serve])",
         arguments=serve_arguments,
         run=run_serve,
+        json=False,
     ),
 )

@@ -5,7 +5,9 @@ should not answer every page its user visits. ``--cors https://app.example.org``
 comma-separated list; ``*`` for any origin) lets those pages query it: Starlette's CORS middleware
 answers preflight requests (``OPTIONS`` with ``Access-Control-Request-Method``) for GET and POST with
 the headers SPARQL clients send, and adds ``Access-Control-Allow-Origin`` to answers for an allowed
-origin. No credentials are ever allowed (the endpoint has none to protect, and none are read).
+origin, and tells Chromium's Private Network Access preflight that such a page (a public site) may
+reach this local server. No credentials are ever allowed (the endpoint has none to protect, and none
+are read).
 """
 
 from __future__ import annotations
@@ -49,12 +51,23 @@ def origin_list(text: str) -> list[str]:
             port = parsed.port
         except ValueError:
             raise argparse.ArgumentTypeError(f"the port of {part!r} is not a TCP port") from None
-        host = parsed.netloc.lower().rsplit(":", 1)[0] if port is not None else parsed.netloc.lower()
+        host = _ascii_host(parsed.hostname, part)
         default = {"http": 80, "https": 443}[parsed.scheme]
         origins.append(f"{parsed.scheme}://{host}" + ("" if port in (None, default) else f":{port}"))
     if not origins:
         raise argparse.ArgumentTypeError(f"expected an origin (or *), got {text!r}")
     return origins
+
+
+def _ascii_host(hostname: str, origin: str) -> str:
+    """The host of an origin as browsers send it: lower case, a name in its ASCII (punycode) form,
+    an IPv6 address in brackets."""
+    if ":" in hostname:
+        return f"[{hostname}]"
+    try:
+        return hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise argparse.ArgumentTypeError(f"the host name of {origin!r} is not a valid domain name") from None
 
 
 def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
@@ -71,6 +84,7 @@ def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
             allow_methods=list(ALLOWED_METHODS),
             allow_headers=list(ALLOWED_HEADERS),
             allow_credentials=False,
+            allow_private_network=True,  # a public page of an allowed origin may reach this local server
             max_age=PREFLIGHT_SECONDS,
         )
     ]

@@ -7,17 +7,18 @@ streaming serializers, named here by their attribute of ``pyoxigraph.QueryResult
 
 Clients ask in two ways, and this module takes both as they are sent:
 
-- ``Accept`` (RFC 9110): q-values, ``type/*`` and ``*/*`` wildcards, parameters ignored, ``q=0`` a
-  refusal even where a wildcard would match. The most specific range that matches a format's own media
-  type gives its weight; a format's other spellings (``application/json`` for SPARQL JSON) count only
-  when named. Equal weights go to the exact match, then to the one listed first, then to the form's
-  default (SPARQL JSON; N-Triples for graphs).
+- ``Accept`` (RFC 9110): q-values, ``type/*`` and ``*/*`` wildcards, other parameters ignored (a quoted
+  value may hold commas and semicolons), ``q=0`` a refusal even where a wildcard would match. The most
+  specific range that matches a format's own media type gives its weight; a format's other spellings
+  (``application/json`` for SPARQL JSON) count only when named. Equal weights go to the exact match,
+  then to the one listed first, then to the form's default (SPARQL JSON; N-Triples for graphs).
 - ``format=`` / ``output=`` / ``results=`` parameters, in the spellings Virtuoso taught clients:
   SPARQLWrapper sends its return format under all three names (``xml`` by default, also ``json``,
   ``n3``, ``turtle``, ``rdf+xml``, ``json-ld``, ``csv``, ``tsv``), some values twice, the second time
-  as a media type list. A spelling wins over ``Accept``. One that names only formats of the other
-  kind (``turtle`` for a SELECT) is set aside for ``Accept``; one that names no format at all is
-  refused (406), as is an ``Accept`` that nothing offered satisfies.
+  as a media type list; a ``+`` typed into a URL by hand arrives as a space and is read back as ``+``.
+  A spelling wins over ``Accept``. One that names only formats of the other kind (``turtle`` for a
+  SELECT) is set aside for ``Accept``; one that names no format at all is refused (406), as is an
+  ``Accept`` that nothing offered satisfies.
 
 ``xml`` means SPARQL XML for a SELECT and RDF/XML for a CONSTRUCT, ``json`` SPARQL JSON or JSON-LD,
 whether spelled or asked by media type -- the latter only as a last resort, when no graph format is
@@ -27,6 +28,7 @@ acceptable (:data:`LAST_RESORT`): rdflib's SPARQLStore set to ``json`` asks for 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -105,7 +107,7 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
     """
     unknown: list[str] = []
     for value in spelled:
-        text = value.strip().lower()
+        text = _FORM_DECODED_PLUS.sub("+", value.strip().lower())
         if not text:
             continue
         found = _spelled(offered, text)
@@ -124,6 +126,10 @@ def choose_format(offered: Sequence[Format], accept: str, spelled: Iterable[str]
         raise NotAcceptable(f"cannot answer {what} in {accept.strip()[:200]!r}; available: {available}")
     return found
 
+
+_FORM_DECODED_PLUS = re.compile(r"(?<=[\w.-]) +(?=[\w.-])")
+"""Spaces inside a ``format=`` name: a ``+`` that form decoding read as a space (``?format=rdf+xml``
+typed into a URL by hand); no media type or spelling holds a space, so each was a ``+``."""
 
 LAST_RESORT = {
     "application/sparql-results+json": "application/ld+json",
@@ -178,8 +184,8 @@ def _weight(candidate: Format, ranges: list[tuple[str, float, int]]) -> tuple[fl
 
 def _media_ranges(accept: str) -> Iterable[tuple[str, float, int]]:
     """(media range lower-cased, q, position) of each part of an ``Accept`` header."""
-    for position, part in enumerate(accept.split(",")):
-        fields = [field.strip() for field in part.split(";")]
+    for position, part in enumerate(_split_unquoted(accept, ",")):
+        fields = [field.strip() for field in _split_unquoted(part, ";")]
         media = fields[0].lower()
         if not media:
             continue
@@ -196,11 +202,30 @@ def _media_ranges(accept: str) -> Iterable[tuple[str, float, int]]:
         yield media, quality if quality == quality else 0.0, position  # NaN counts as a refusal
 
 
+def _split_unquoted(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside quoted strings (RFC 9110: a parameter value may be a
+    quoted string holding commas, semicolons and backslash escapes); one pass, so linear in the text."""
+    parts: list[str] = []
+    start, quoted, escaped = 0, False, False
+    for index, character in enumerate(text):
+        if escaped:
+            escaped = False
+        elif quoted and character == "\\":
+            escaped = True
+        elif character == '"':
+            quoted = not quoted
+        elif character == separator and not quoted:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _spelled(offered: Sequence[Format], text: str) -> Format | None:
     """The format of ``offered`` a lower-cased ``format=`` value names: a short spelling (``turtle``),
     or media types (``application/rdf+xml``; SPARQLWrapper also sends a whole ``Accept`` list there),
     read as an ``Accept`` header without wildcards."""
     if "/" not in text:
         return next((candidate for candidate in offered if text in candidate.spellings), None)
-    named = ",".join(part for part in text.split(",") if "*" not in part.split(";")[0])
+    named = ",".join(part for part in _split_unquoted(text, ",") if "*" not in part.split(";")[0])
     return negotiate(offered, named) if named else None

@@ -17,8 +17,13 @@ class ListenError(KGError):
     """A server cannot listen on the address it was given (``kga`` exits 1)."""
 
 
+BACKLOG = 2048
+"""Connections the kernel queues until the server accepts them (uvicorn's own default)."""
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host``:``port`` (the first address ``host`` resolves to)."""
+    """A TCP socket bound to ``host``:``port`` (the first address ``host`` resolves to) and listening,
+    so a client that connects as soon as the server announces its address is queued, not refused."""
     try:
         family, kind, protocol, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -31,6 +36,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.bind(address)
+        sock.listen(BACKLOG)  # connections wait in the kernel's queue from the announcement on, never refused
         sock.set_inheritable(True)
     except OSError as exc:
         sock.close()
@@ -73,3 +79,8 @@ def run_uvicorn(
 
 def _where(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def http_url(host: str, port: int, path: str) -> str:
+    """The URL a server listening on ``host``:``port`` answers ``path`` at (an IPv6 address in brackets)."""
+    return f"http://{_where(host, port)}{path}"

@@ -1,27 +1,31 @@
 """``kga mcp``: the graph as Model Context Protocol tools for LLM agents (official MCP Python SDK).
 
 Tools mirror the Python API with its names and argument names (``search``, ``search_relations``,
-``describe``, ``neighbors``, ``relations``, ``paths``, ``shortest_paths``, ``subgraph``, ``sparql``).
-Answers are structured content an agent reads without another call: entities as
-``{"id", "name"}``, edges as ``{"head", "relation", "tail"}`` with the names of both ends,
-literals as ``{"value", "datatype", "lang"}``, and ``truncated: true`` whenever a budget cut the
-answer. Every answer is bounded by ``max_rows`` (and the hop budget) and every call by ``timeout``;
-bad arguments and backend failures come back as tool errors (``isError``) with a one-line
-message, and the server keeps serving.
+``describe``, ``neighbors``, ``relations``, ``paths``, ``shortest_paths``, ``subgraph``, ``sparql``), plus
+``schema`` (the graph's relations with counts, examples and the types of their ends, for planning).
+Every parameter is described with its default, the server's caps are the schema's ``maximum``, and every
+answer has an output schema (:mod:`kg_adapters.serve.mcp_schema`). Answers are sized for a context
+window (:mod:`kg_adapters.serve.answers`): compact JSON, entity labels once per answer in ``labels``,
+whole items cut at ``--max-chars`` with ``truncated``, ``next_cursor`` and a ``more`` line saying how to
+get the rest. An unknown entity or relation is a tool error naming it with the closest matches. Every
+call is bounded by ``timeout``; bad arguments and backend failures come back as tool errors
+(``isError``) with a one-line message, and the server keeps serving.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from kg_adapters.base import EmbeddedSparql, SparqlQueryable, check_direction
+from kg_adapters._version import __version__
+from kg_adapters.base import EmbeddedSparql, GraphCatalog, SparqlQueryable, check_direction
 from kg_adapters.errors import InvalidTermError, KGError
-from kg_adapters.records import Edge, Entity, Node, Path, PathResult, node_to_json
-from kg_adapters.records import Literal as RdfLiteral
+from kg_adapters.records import Edge, Entity, Path, PathResult
 from kg_adapters.serve import check_limits, require_extra
+from kg_adapters.serve.answers import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Cursors, Item, Shaper, edge_ids, grouped, page
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -31,21 +35,27 @@ if TYPE_CHECKING:
     from kg_adapters.serve.current import CurrentGraph
     from kg_adapters.serve.workers import WorkerPool
 
-INSTALL = "pip install 'kg-adapters[mcp]'"
+NOT_AN_ID = "not an entity id of this graph"
 Direction = Literal["out", "in", "both"]
 _T = TypeVar("_T")
 
 INSTRUCTIONS = (
     "Tools over one knowledge graph for knowledge-graph question answering. Typical flow: find the topic "
-    "entity of the question with `search` (and relations with `search_relations`), look at its 1-hop "
-    "neighbourhood with `relations` or `neighbors`, follow a relation path with `paths`, connect two entities "
-    "with `shortest_paths`, or fetch a small `subgraph`. Ids are the graph's own (Freebase m.0d05w3, Wikidata "
-    "Q42). Every answer is bounded; `truncated: true` means a budget cut it and more exists."
+    "entity of the question with `search` and the relations you need with `search_relations` (it understands "
+    "paraphrases: 'where was he born'), see which relations an entity has, by direction, with `relations`, "
+    "follow a relation path with `paths` (out: head to tail, the default; in: tail to head), connect two "
+    "entities with `shortest_paths`, fetch a small `subgraph`, or plan with `schema` (relations with counts, "
+    "examples and the types of their heads and tails). Ids are the graph's own (Freebase m.0d05w3, Wikidata "
+    "Q42); edges are [head, relation, tail] in the graph's direction and `labels` names their entities once. "
+    "Answers are bounded: `truncated: true` means more exists, and `more` says how to get it (a narrower "
+    "call, or the same call with cursor=next_cursor)."
 )
 
 
 def require_mcp() -> None:
-    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", INSTALL)
+    from kg_adapters.extras import install_command
+
+    require_extra(("mcp.server.mcpserver",), "kga mcp needs the MCP Python SDK", install_command("mcp"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,42 +66,18 @@ class ToolBudgets:
     """Most hops for ``shortest_paths`` and ``subgraph``."""
     timeout: float = 30.0
     """Seconds one tool call may take."""
+    max_chars: int = DEFAULT_MAX_CHARS
+    """Characters of one answer's JSON (about 4 per token); longer answers are cut into pages."""
 
     def __post_init__(self) -> None:
-        check_limits(self, counts=("max_rows", "max_hops"), seconds=("timeout",))
+        check_limits(self, counts=("max_rows", "max_hops", "max_chars"), seconds=("timeout",))
+        if self.max_chars < MIN_MAX_CHARS:
+            raise InvalidTermError(f"max_chars must be at least {MIN_MAX_CHARS}, got {self.max_chars}")
 
 
 def one_line(text: str, limit: int = 300) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def node_json(node: Node, names: dict[str, str]) -> dict[str, Any]:
-    """An entity as ``{"id", "name"}``; a literal as ``{"value", "datatype", "lang"}``."""
-    if isinstance(node, RdfLiteral):
-        return dict(node_to_json(node))
-    return {"id": node, "name": names.get(node)}
-
-
-def edge_json(edge: Edge, names: dict[str, str]) -> dict[str, Any]:
-    return {"head": node_json(edge.head, names), "relation": edge.relation, "tail": node_json(edge.tail, names)}
-
-
-def path_json(path: Path, names: dict[str, str]) -> dict[str, Any]:
-    return {"start": node_json(path.start, names), "edges": [edge_json(edge, names) for edge in path.edges]}
-
-
-def entity_json(entity: Entity) -> dict[str, Any]:
-    return {"id": entity.id, "name": entity.label}
-
-
-def edge_entities(edges: Sequence[Edge]) -> list[str]:
-    found: dict[str, None] = {}
-    for edge in edges:
-        found[edge.head] = None
-        if isinstance(edge.tail, str):
-            found[edge.tail] = None
-    return list(found)
 
 
 def _ids(value: str | list[str], name: str) -> list[str]:
@@ -100,6 +86,14 @@ def _ids(value: str | list[str], name: str) -> list[str]:
     if not value:
         raise InvalidTermError(f"{name} must be an id or a non-empty list of ids")
     return list(dict.fromkeys(value))
+
+
+def _relation_text(relation: str) -> str:
+    """The words of a relation id someone typed, to search for what they meant."""
+    from kg_adapters.relation_index import id_words
+
+    words = id_words(relation)
+    return words[-1] if words and "." in relation and len(words) > 1 else (words[0] if words else relation)
 
 
 class GraphTools:
@@ -111,6 +105,9 @@ class GraphTools:
         self.graphs = graphs
         self.budgets = budgets
         self.workers = workers
+        self.cursors = Cursors()
+        self.shape = Shaper(text_limit=max(200, budgets.max_chars // 8))
+        self._relation_memo: tuple[KnowledgeGraph, frozenset[str]] | None = None
 
     def _run(self, work: Callable[[KnowledgeGraph], _T]) -> _T:
         with self.graphs.use() as kg:
@@ -123,36 +120,142 @@ class GraphTools:
             raise InvalidTermError(f"at most {self.budgets.max_rows} {name} per call (--max-rows), got {len(wanted)}")
         return wanted
 
-    def _cap(self, value: int | None, name: str) -> int:
+    def _cap(self, value: int | None, name: str, minimum: int = 0) -> int:
         if value is None:
             return self.budgets.max_rows
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidTermError(f"{name} must be an integer >= 0, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InvalidTermError(f"{name} must be an integer >= {minimum}, got {value!r}")
         return min(value, self.budgets.max_rows)
 
-    def _names(self, kg: KnowledgeGraph, ids: Sequence[str]) -> dict[str, str]:
-        named = [node for node in ids if not node.startswith("_:")]
-        return kg.labels(named) if named else {}
+    def _hops(self, value: int, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidTermError(f"{name} must be an integer >= 0, got {value!r}")
+        if value > self.budgets.max_hops:
+            raise InvalidTermError(f"{name} must be at most {self.budgets.max_hops} (--max-hops), got {value}")
+        return value
 
-    def search(self, text: str, limit: int = 10) -> dict[str, Any]:
+    # -- answers -------------------------------------------------------------------------------------
+    def _page(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        cursor: str | None,
+        items: Sequence[Item],
+        assemble: Callable[[list[Item], dict[str, str]], dict[str, Any]],
+        labels: dict[str, str] | None = None,
+        *,
+        more_exists: str | None = None,
+    ) -> dict[str, Any]:
+        """The page of ``items`` ``cursor`` asks for, cut at ``--max-chars``."""
+        offset = self.cursors.offset(tool, arguments, cursor)
+        return page(
+            items,
+            offset=offset,
+            max_chars=self.budgets.max_chars,
+            assemble=assemble,
+            labels=labels or {},
+            cursor=lambda at: self.cursors.issue(tool, arguments, at),
+            more_exists=more_exists,
+        )
+
+    def _labels(self, kg: KnowledgeGraph, ids: Sequence[str], relations: Sequence[str] = ()) -> dict[str, str]:
+        """Labels of entity ids, and of relation ids where the graph labels them as entities (Wikidata's
+        ``P19`` is ``wd:P19``); ids no label can be asked for are skipped."""
+        asked = [
+            node for node in dict.fromkeys([*ids, *relations]) if not node.startswith("_:") and kg.profile.spells(node)
+        ]
+        return kg.labels(asked) if asked else {}
+
+    # -- unknown ids -----------------------------------------------------------------------------------
+    def _well_formed(self, kg: KnowledgeGraph, ids: Sequence[str]) -> None:
+        """Raises a message naming the ids that are no id of this graph's profile at all (most likely
+        names), with the entities ``search`` finds for them."""
+        malformed = [node for node in ids if not kg.profile.spells(node)]
+        if malformed:
+            raise InvalidTermError(self._unknown_entity(kg, malformed, NOT_AN_ID))
+
+    def _entities_exist(self, kg: KnowledgeGraph, ids: Sequence[str], answered: Collection[str] = ()) -> None:
+        """Raises a message naming the ids this graph does not hold; ``answered``: ids an answer already
+        showed to have edges (not asked again). Graphs that cannot tell (no :class:`GraphCatalog`) pass."""
+        unanswered = [node for node in ids if node not in answered]
+        if unanswered and isinstance(kg, GraphCatalog):
+            known = kg.known_entities(unanswered)
+            missing = [node for node in unanswered if node not in known]
+            if missing:
+                raise InvalidTermError(self._unknown_entity(kg, missing, "no such entity in this graph"))
+
+    def _unknown_entity(self, kg: KnowledgeGraph, ids: list[str], why: str) -> str:
+        """The message for ids the graph does not hold. Text that is no id at all is most likely a name
+        (an agent passing 'Tom Hanks'): the entities search finds for it are suggested."""
+        search = (lambda: kg.search(ids[0], limit=5)) if why == NOT_AN_ID else None
+        return _unknown("entity", ids, why, search, "closest by name", "find entity ids by name with search")
+
+    def _relations_exist(self, kg: KnowledgeGraph, relations: Sequence[str]) -> None:
+        """Raises a message naming the relations this graph does not have, with the closest ones."""
+        if not isinstance(kg, GraphCatalog):
+            return
+        memo = self._relation_memo
+        if memo is None or memo[0] is not kg:
+            memo = self._relation_memo = (kg, frozenset(kg.relation_ids()))
+        profile, known = kg.profile, memo[1]
+        unknown = []
+        for relation in relations:
+            try:
+                canonical = profile.relation_id(profile.relation_iri(relation))
+            except InvalidTermError:
+                canonical = None
+            if canonical not in known:
+                unknown.append(relation)
+        if not unknown:
+            return
+        search = lambda: kg.search_relations(_relation_text(unknown[0]), limit=5)  # noqa: E731
+        message = _unknown(
+            "relation", unknown, "not in this graph", search, "closest", "find relations with search_relations"
+        )
+        raise InvalidTermError(message)
+
+    # -- the tools -------------------------------------------------------------------------------------
+    def search(self, text: str, limit: int = 10, cursor: str | None = None) -> dict[str, Any]:
+        return self._hits("search", "entities", text, limit, cursor, "say more of the name")
+
+    def search_relations(self, text: str, limit: int = 10, cursor: str | None = None) -> dict[str, Any]:
+        return self._hits("search_relations", "relations", text, limit, cursor, "be more specific")
+
+    def _hits(self, tool: str, key: str, text: str, limit: int, cursor: str | None, narrower: str) -> dict[str, Any]:
+        """The answer of ``search`` or ``search_relations`` (the Python API's method of the same name)."""
         cap = self._cap(limit, "limit")
-        found = self._run(lambda kg: kg.search(text, limit=cap + 1))
-        return {"entities": [entity_json(e) for e in found[:cap]], "truncated": len(found) > cap}
+        found: list[Entity] = self._run(lambda kg: getattr(kg, tool)(text, limit=cap + 1))
+        items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
+        more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or {narrower}"
+        return self._page(
+            tool,
+            {"text": text, "limit": limit},
+            cursor,
+            items,
+            lambda kept, _: {key: [item.value for item in kept]},
+            more_exists=more if len(found) > cap else None,
+        )
 
-    def search_relations(self, text: str, limit: int = 10) -> dict[str, Any]:
-        cap = self._cap(limit, "limit")
-        found = self._run(lambda kg: kg.search_relations(text, limit=cap + 1))
-        return {"relations": [entity_json(e) for e in found[:cap]], "truncated": len(found) > cap}
-
-    def describe(self, ids: str | list[str], lang: str = "en") -> dict[str, Any]:
+    def describe(self, ids: str | list[str], lang: str = "en", cursor: str | None = None) -> dict[str, Any]:
         wanted = self._ids(ids, "ids")
-        found = self._run(lambda kg: kg.describe(wanted, lang=lang))
-        return {
-            "entities": [
-                {"id": entity.id, "name": entity.label, "description": entity.description}
-                for entity in (found[node] for node in wanted)
-            ]
-        }
+
+        def work(kg: KnowledgeGraph) -> dict[str, Entity]:
+            self._well_formed(kg, wanted)
+            found = kg.describe(wanted, lang=lang)
+            unnamed = [node for node in wanted if found[node].label is None and found[node].description is None]
+            if unnamed:
+                self._entities_exist(kg, unnamed)
+            return found
+
+        found = self._run(work)
+        items = [Item(value=_described(found[node], self.shape)) for node in wanted]
+        return self._page(
+            "describe",
+            {"ids": wanted, "lang": lang},
+            cursor,
+            items,
+            lambda kept, _: {"entities": [item.value for item in kept]},
+        )
 
     def neighbors(
         self,
@@ -160,12 +263,16 @@ class GraphTools:
         direction: Direction = "out",
         relations: list[str] | None = None,
         limit_per_entity: int = 50,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         wanted = self._ids(ids, "ids")
         check_direction(direction)
         cap = self._cap(limit_per_entity, "limit_per_entity")
 
-        def work(kg: KnowledgeGraph) -> dict[str, Any]:
+        def work(kg: KnowledgeGraph) -> tuple[dict[str, list[Edge]], bool, dict[str, str]]:
+            self._well_formed(kg, wanted)
+            if relations:
+                self._relations_exist(kg, relations)
             found = kg.neighbors(wanted, direction=direction, relations=relations, limit_per_entity=cap + 1)
             truncated, budget, kept = False, self.budgets.max_rows, {}
             for node in wanted:
@@ -176,36 +283,121 @@ class GraphTools:
                     edges, truncated = edges[:budget], True
                 budget -= len(edges)
                 kept[node] = edges
-            names = self._names(kg, wanted + edge_entities([edge for edges in kept.values() for edge in edges]))
-            return {
-                "neighbors": [
-                    {"entity": node_json(node, names), "edges": [edge_json(edge, names) for edge in edges]}
-                    for node, edges in kept.items()
-                ],
-                "truncated": truncated,
-            }
+            self._entities_exist(kg, wanted, answered={node for node, edges in kept.items() if edges})
+            every = [edge for edges in kept.values() for edge in edges]
+            return kept, truncated, self._labels(kg, wanted + edge_ids(every), [edge.relation for edge in every])
 
-        return self._run(work)
+        kept, truncated, labels = self._run(work)
+        items = [  # in the order asked; an entity without edges is listed with none
+            Item(value=self.shape.edge(edge) if edge else None, ids=[node, *_edge_names(edge)], group=node)
+            for node, edges in kept.items()
+            for edge in (edges or _NOTHING)
+        ]
 
-    def relations(self, ids: str | list[str], direction: Direction = "out") -> dict[str, Any]:
+        def assemble(page_items: list[Item], names: dict[str, str]) -> dict[str, Any]:
+            return {"direction": direction, "neighbors": grouped(page_items, "edges"), "labels": names}
+
+        more = (
+            f"more edges exist than limit_per_entity={cap} (or {self.budgets.max_rows} per call, --max-rows): ask "
+            "for some relations (relations=[...]), one direction, or fewer entities"
+        )
+        return self._page(
+            "neighbors",
+            {"ids": wanted, "direction": direction, "relations": relations, "limit_per_entity": limit_per_entity},
+            cursor,
+            items,
+            assemble,
+            labels,
+            more_exists=more if truncated else None,
+        )
+
+    def relations(
+        self, ids: str | list[str], direction: Direction = "both", cursor: str | None = None
+    ) -> dict[str, Any]:
         wanted = self._ids(ids, "ids")
         check_direction(direction)
-        found, labels = self._run(lambda kg: (kg.relations(wanted, direction=direction), self._names(kg, wanted)))
-        truncated, budget, kept = False, self.budgets.max_rows, []
-        for node in wanted:
-            names = found[node]
-            if len(names) > budget:
-                names, truncated = names[:budget], True
-            budget -= len(names)
-            kept.append({"id": node, "name": labels.get(node), "relations": names})
-        return {"relations": kept, "truncated": truncated}
+        sides: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
 
-    def _paths(self, kg: KnowledgeGraph, result: PathResult, cap: int) -> dict[str, Any]:
-        paths = list(result)[:cap]
-        names = self._names(
-            kg, edge_entities([edge for path in paths for edge in path.edges]) + [p.start for p in paths]
+        def work(kg: KnowledgeGraph) -> tuple[dict[str, dict[str, list[str]]], dict[str, str]]:
+            self._well_formed(kg, wanted)
+            found = {side: kg.relations(wanted, direction=side) for side in sides}
+            by_entity: dict[str, dict[str, list[str]]] = {
+                node: {side: found[side][node] for side in sides} for node in wanted
+            }
+            self._entities_exist(kg, wanted, answered={n for n, lists in by_entity.items() if any(lists.values())})
+            every = sorted({r for lists in by_entity.values() for names in lists.values() for r in names})
+            return by_entity, self._labels(kg, wanted, every)
+
+        by_entity, labels = self._run(work)
+        items = [  # in the order asked; an entity without relations is listed with empty lists
+            Item(value=pair, ids=(node, pair[1]) if pair else (node,), group=node)
+            for node, lists in by_entity.items()
+            for pair in ([(side, relation) for side in sides for relation in lists[side]] or _NOTHING)
+        ]
+
+        def assemble(page_items: list[Item], names: dict[str, str]) -> dict[str, Any]:
+            listed: dict[str, dict[str, Any]] = {}
+            for item in page_items:
+                entry = listed.setdefault(item.group or "", {"id": item.group, **{side: [] for side in sides}})
+                if item.value is not None:
+                    side, relation = item.value
+                    entry[side].append(relation)
+            return {"relations": list(listed.values()), "labels": names}
+
+        budget = self.budgets.max_rows
+        shown = items[:budget] if len(items) > budget else items
+        more = f"more than {budget} relations (--max-rows): ask about fewer entities or one direction"
+        return self._page(
+            "relations",
+            {"ids": wanted, "direction": direction},
+            cursor,
+            shown,
+            assemble,
+            labels,
+            more_exists=more if len(items) > budget else None,
         )
-        return {"paths": [path_json(path, names) for path in paths], "truncated": result.truncated or len(result) > cap}
+
+    def _walks(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        cursor: str | None,
+        ends: list[str],
+        walk: Callable[[KnowledgeGraph], PathResult],
+        cap: int,
+        fields: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The answer of ``paths`` or ``shortest_paths``: ``walk`` from the ``ends`` (checked first), at most
+        ``cap`` paths; no path at all asks whether the ends exist."""
+
+        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
+            self._well_formed(kg, ends)
+            result = walk(kg)
+            shown = list(result)[:cap]
+            if not shown:
+                self._entities_exist(kg, ends)
+            edges = [edge for path in shown for edge in path.edges]
+            labels = self._labels(kg, [path.start for path in shown] + edge_ids(edges), [e.relation for e in edges])
+            return shown, result.truncated or len(result) > cap, labels
+
+        paths, truncated, labels = self._run(work)
+        items = [
+            Item(value=self.shape.path(path), ids=[path.start, *edge_ids(path.edges), *path.relations])
+            for path in paths
+        ]
+        more = (
+            f"more paths exist than max_paths={cap} (at most {self.budgets.max_rows}): ask for fewer starts or a "
+            "narrower path"
+        )
+        return self._page(
+            tool,
+            arguments,
+            cursor,
+            items,
+            lambda kept, names: {**fields, "paths": [item.value for item in kept], "labels": names},
+            labels,
+            more_exists=more if truncated else None,
+        )
 
     def paths(
         self,
@@ -213,83 +405,286 @@ class GraphTools:
         relation_path: list[str],
         directions: list[Direction] | None = None,
         max_paths: int = 100,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         wanted = self._ids(starts, "starts")
         cap = self._cap(max_paths, "max_paths")
-        return self._run(
-            lambda kg: self._paths(kg, kg.paths(wanted, relation_path, directions=directions, max_paths=cap), cap)
-        )
+        if isinstance(relation_path, str) or not relation_path:
+            raise InvalidTermError("relation_path must be a non-empty list of relation ids, one per hop")
+        walked: list[Direction] = list(directions) if directions is not None else ["out"] * len(relation_path)
+        if len(walked) != len(relation_path):
+            raise InvalidTermError(
+                f"directions must have one entry per hop of relation_path ({len(relation_path)}), got {len(walked)}"
+            )
+        for step in walked:
+            check_direction(step)
+
+        def walk(kg: KnowledgeGraph) -> PathResult:
+            self._relations_exist(kg, relation_path)
+            return kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
+
+        arguments = {"starts": wanted, "relation_path": relation_path, "directions": walked, "max_paths": max_paths}
+        return self._walks("paths", arguments, cursor, wanted, walk, cap, {"directions": walked})
 
     def shortest_paths(
-        self, sources: str | list[str], targets: str | list[str], max_hops: int = 3, max_paths: int = 50
+        self,
+        sources: str | list[str],
+        targets: str | list[str],
+        max_hops: int = 3,
+        max_paths: int = 50,
+        cursor: str | None = None,
     ) -> dict[str, Any]:
         from_ids, to_ids = self._ids(sources, "sources"), self._ids(targets, "targets")
         cap = self._cap(max_paths, "max_paths")
         hops = self._hops(max_hops, "max_hops")
-        return self._run(
-            lambda kg: self._paths(kg, kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap), cap)
+        arguments = {"sources": from_ids, "targets": to_ids, "max_hops": max_hops, "max_paths": max_paths}
+        return self._walks(
+            "shortest_paths",
+            arguments,
+            cursor,
+            from_ids + to_ids,
+            lambda kg: kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap),
+            cap,
+            {},
         )
 
-    def subgraph(self, seeds: str | list[str], hops: int = 1, max_edges: int = 500) -> dict[str, Any]:
+    def subgraph(
+        self, seeds: str | list[str], hops: int = 1, max_edges: int = 500, cursor: str | None = None
+    ) -> dict[str, Any]:
         wanted = self._ids(seeds, "seeds")
         cap = self._cap(max_edges, "max_edges")
         depth = self._hops(hops, "hops")
 
-        def work(kg: KnowledgeGraph) -> dict[str, Any]:
+        def work(kg: KnowledgeGraph) -> tuple[list[Edge], bool, dict[str, str]]:
+            self._well_formed(kg, wanted)
             edges = kg.subgraph(wanted, hops=depth, max_edges=cap)
-            names = self._names(kg, edge_entities(edges))
-            return {"edges": [edge_json(edge, names) for edge in edges], "truncated": edges.truncated}
+            if not edges:
+                self._entities_exist(kg, wanted)
+            return list(edges), edges.truncated, self._labels(kg, edge_ids(edges), [e.relation for e in edges])
 
-        return self._run(work)
+        edges, truncated, labels = self._run(work)
+        items = [Item(value=self.shape.edge(edge), ids=_edge_names(edge)) for edge in edges]
+        more = f"more edges exist than max_edges={cap} (at most {self.budgets.max_rows}): fewer hops or seeds"
+        return self._page(
+            "subgraph",
+            {"seeds": wanted, "hops": hops, "max_edges": max_edges},
+            cursor,
+            items,
+            lambda kept, names: {"edges": [item.value for item in kept], "labels": names},
+            labels,
+            more_exists=more if truncated else None,
+        )
 
-    def sparql(self, query: str) -> dict[str, Any]:
+    def sparql(self, query: str, cursor: str | None = None) -> dict[str, Any]:
         deadline = time.monotonic() + self.budgets.timeout
         form = query_form(query, allowed=("SELECT", "ASK"))
+        cap = self.budgets.max_rows
 
-        def work(kg: KnowledgeGraph) -> dict[str, Any]:
-            cap = self.budgets.max_rows
+        def work(kg: KnowledgeGraph) -> list[dict[str, Any]]:
             if isinstance(kg, EmbeddedSparql):
                 # in a worker process stopped at the deadline; it stops reading at the budget, too
                 runner = self.workers.runner(deadline) if self.workers is not None else None
-                rows = kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
-            elif isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
-                rows = kg.query(query)
+                return kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
+            if isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
+                return kg.query(query)
+            raise InvalidTermError("this graph does not answer SPARQL")
+
+        rows = self._run(work)
+        if form == "ASK":
+            return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
+        items = [Item(value={name: self.shape.node(value) for name, value in row.items()}) for row in rows[:cap]]
+        more = f"more than {cap} rows (--max-rows): add LIMIT, ORDER BY or filters for the rows you want"
+        return self._page(
+            "sparql",
+            {"query": query},
+            cursor,
+            items,
+            lambda kept, _: {"rows": [item.value for item in kept]},
+            more_exists=more if len(rows) > cap else None,
+        )
+
+    def schema(self, relations: list[str] | None = None, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        cap = self._cap(limit, "limit", minimum=1)
+        arguments = {"relations": relations, "limit": limit}
+        offset = self.cursors.offset("schema", arguments, cursor)
+        deadline = time.monotonic() + self.budgets.timeout * 0.6
+
+        def work(kg: KnowledgeGraph) -> tuple[list[str], list[Any], dict[str, str]]:
+            if not isinstance(kg, GraphCatalog):
+                raise InvalidTermError("this graph cannot list its relations (it keeps no relation index)")
+            if relations is not None:
+                if isinstance(relations, str):
+                    raise InvalidTermError("relations must be a list of relation ids")
+                self._relations_exist(kg, relations)
+                listed = list(dict.fromkeys(relations))
             else:
-                raise InvalidTermError("this graph does not answer SPARQL")
-            if form == "ASK":
-                return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
-            shown = [{name: node_to_json(value) for name, value in row.items()} for row in rows[:cap]]
-            return {"rows": shown, "truncated": len(rows) > cap}
+                listed = _planned_relations(kg)
+            summaries = kg.relation_summaries(listed[offset : offset + cap], deadline=deadline)
+            entity_ids = [node for s in summaries for node in edge_ids(s.examples)]
+            types = [kind for s in summaries for kind, _ in (*s.head_types, *s.tail_types)]
+            return listed, summaries, self._labels(kg, entity_ids + types, [s.id for s in summaries])
 
-        return self._run(work)
+        listed, summaries, labels = self._run(work)
+        items = [
+            Item(value=_relation_schema(summary, self.shape), ids=_summary_names(summary)) for summary in summaries
+        ]
+        reached = offset + len(summaries)
+        answer = page(
+            items,
+            offset=0,
+            max_chars=self.budgets.max_chars,
+            assemble=lambda kept, names: {
+                "relation_count": len(listed),
+                "relations": [item.value for item in kept],
+                "labels": names,
+            },
+            labels=labels,
+            cursor=lambda at: self.cursors.issue("schema", arguments, offset + at),
+            more_after=(
+                f"relations {offset + 1}-{reached} of {len(listed)}: call again with cursor=next_cursor for more"
+                if reached < len(listed)
+                else None
+            ),
+        )
+        return answer
 
-    def _hops(self, value: int, name: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidTermError(f"{name} must be an integer >= 0, got {value!r}")
-        if value > self.budgets.max_hops:
-            raise InvalidTermError(f"{name} must be at most {self.budgets.max_hops} (--max-hops), got {value}")
-        return value
+
+_NOTHING: list[None] = [None]
+"""The one item of an entity with nothing to show (it is still listed)."""
+
+
+def _hit(entity: Entity, shape: Shaper) -> dict[str, Any]:
+    return {"id": entity.id, "label": shape.text(entity.label)} if entity.label is not None else {"id": entity.id}
+
+
+def _described(entity: Entity, shape: Shaper) -> dict[str, Any]:
+    found: dict[str, Any] = {"id": entity.id}
+    if entity.label is not None:
+        found["label"] = shape.text(entity.label)
+    if entity.description is not None:
+        found["description"] = shape.text(entity.description)
+    return found
+
+
+def _unknown(
+    what: str, names: Sequence[str], why: str, closest: Callable[[], list[Entity]] | None, label: str, fallback: str
+) -> str:
+    """One line naming the first unknown ``what`` (and how many more), why, and the closest matches
+    ``closest`` finds (else what to do)."""
+    others = f" (and {len(names) - 1} more: {', '.join(map(repr, names[1:4]))})" if len(names) > 1 else ""
+    found: list[Entity] = []
+    if closest is not None:
+        try:
+            found = closest()
+        except KGError:
+            found = []
+    hint = f"; {label}: " + ", ".join(_entity_text(entity) for entity in found) if found else f"; {fallback}"
+    return f"unknown {what} {names[0]!r:.160}{others}: {why}{hint}"
+
+
+def _entity_text(entity: Entity) -> str:
+    return f"{entity.id} ({one_line(entity.label, 60)})" if entity.label else entity.id
+
+
+def _edge_names(edge: Edge | None) -> list[str]:
+    if edge is None:
+        return []
+    return [edge.head, edge.relation] + ([edge.tail] if isinstance(edge.tail, str) else [])
+
+
+def _summary_names(summary: Any) -> list[str]:
+    return [
+        summary.id,
+        *edge_ids(summary.examples),
+        *(kind for kind, _ in (*summary.head_types, *summary.tail_types)),
+    ]
+
+
+def _relation_schema(summary: Any, shape: Shaper) -> dict[str, Any]:
+    found: dict[str, Any] = {"id": summary.id}
+    if summary.label is not None:
+        found["label"] = shape.text(summary.label)
+    found["count"] = summary.count
+    if summary.count_is_lower_bound:
+        found["count_is_lower_bound"] = True
+    found["examples"] = [shape.edge(edge) for edge in summary.examples]
+    found["head_types"] = [{"id": kind, "count": count} for kind, count in summary.head_types]
+    found["tail_types"] = [{"id": kind, "count": count} for kind, count in summary.tail_types]
+    return found
+
+
+def _planned_relations(kg: KnowledgeGraph) -> list[str]:
+    """The relations a planner walks: the relation filter's hidden ones and a statement model's plumbing
+    left out, most edges first when an index counts them (else by id)."""
+    from kg_adapters.backends.sparql_catalog import indexed_counts
+
+    assert isinstance(kg, GraphCatalog)
+    profile = kg.profile
+    model = profile.statements
+    keeps = profile.relation_filter.keeps
+
+    def shown(relation: str) -> bool:
+        if not keeps(relation):
+            return False
+        if model is None:
+            return True
+        full = profile.relation_iri(relation)
+        return not full.startswith(model.namespace) or full.startswith(model.truthy_namespace)
+
+    listed = [relation for relation in kg.relation_ids() if shown(relation)]
+    counts, _ = indexed_counts(kg)
+    if counts:
+        size = {profile.relation_id(full): count or 0 for full, count in counts.items()}
+        listed.sort(key=lambda relation: (-size.get(relation, 0), relation))
+    return listed
 
 
 DESCRIPTIONS = {
-    "search": "Find entities by name: the topic entity of a question ('Tom Hanks' -> m.0bxtg). Exact names "
-    "first, then prefixes, then all words. Start here when the question names something.",
-    "search_relations": "Find relations by label or by the words of their id ('place of birth' -> "
-    "people.person.place_of_birth), to choose a relation path without listing every relation.",
-    "describe": "Name and description of one or more entity ids (to check that a candidate topic entity or "
-    "answer is the right one).",
-    "neighbors": "The 1-hop neighbourhood of entities: their edges (direction out: the entity is the head; in: "
-    "the tail; both), optionally only the given relations; at most limit_per_entity edges per entity.",
-    "relations": "The distinct relations on the edges of entities (their 1-hop relation set), to pick the next "
-    "step of a relation path.",
-    "paths": "Follow a relation path (e.g. [people.person.place_of_birth, location.location.containedby]) from "
-    "start entities; the ends of the walks are the candidate answers. directions: one per hop (out, in, both).",
-    "shortest_paths": "All shortest paths (at most max_hops edges, either direction) between source and target "
-    "entities, to explain how two entities of a question are connected.",
+    "search": "Find entities by name: the topic entity of a question ('Tom Hanks' -> m.0bxtg). Exact names first, "
+    "then prefixes, then names holding every word (stemmed, any order), then any of them, re-ranked by meaning. "
+    "Start here when the question names something; pass the ids to the other tools.",
+    "search_relations": "Find relations by what they mean, in your own words ('where was he born', 'married to', "
+    "'directed by' -> the graph's relation ids), or by words of their ids. Use it to choose the relations of a "
+    "path without listing every relation.",
+    "describe": "Label and description of one or more entity ids, to check that a candidate entity is the right "
+    "one. An id the graph does not hold is an error naming the closest entities.",
+    "neighbors": "The 1-hop edges of entities, [head, relation, tail] in the graph's direction: direction out "
+    "(default) gives edges where the entity is the head, in where it is the tail, both all; optionally only the "
+    "given relations; at most limit_per_entity edges per entity. Labels of the ends come once, in `labels`.",
+    "relations": "The distinct relations on the edges of entities, listed by direction: `out` (the entity is the "
+    "head: walk them with direction out) and `in` (the entity is the tail: walk them with direction in). Use it "
+    "to pick the next step of a path.",
+    "paths": "Follow a relation path from start entities, e.g. relation_path [people.person.place_of_birth, "
+    "location.location.containedby]; each hop walks out (head to tail) unless `directions` says in or both. "
+    "The far ends of the walks are the candidate answers.",
+    "shortest_paths": "All shortest paths (at most max_hops edges, walked in either direction) between source and "
+    "target entities, to explain how two entities of a question are connected.",
     "subgraph": "Every edge within `hops` of the seed entities (a small evidence subgraph), at most max_edges.",
     "sparql": "A read-only SPARQL SELECT or ASK query on the graph (full IRIs); updates, LOAD and SERVICE are "
     "refused. Use the other tools first; this is the escape hatch.",
+    "schema": "The graph's relations for planning: per relation its number of edges, a few example edges and the "
+    "most frequent types of its heads and tails; most used relations first where counted, paged with a cursor. "
+    "Pass `relations` to describe only those.",
 }
+
+
+def warm_up(graphs: CurrentGraph) -> threading.Thread:
+    """Starts preparing what the first searches need (the search indexes, the encoder, the relation vectors:
+    seconds, once per store version) in a background thread, so the agent's first ``search_relations``
+    does not spend its time budget on it (``kga mcp`` does it for embedded stores, not for remote endpoints,
+    which are asked only what the agent asks). Failures are left for the calls to report."""
+
+    def prepare() -> None:
+        try:
+            with graphs.use() as kg:
+                kg.search_relations("warm up", limit=1)
+                kg.search("warm up", limit=1)
+        except Exception:  # the tool calls report the same failure, with its message
+            pass
+
+    thread = threading.Thread(target=prepare, name="kga-mcp-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def build_server(
@@ -298,9 +693,13 @@ def build_server(
     """An MCP server with the graph's tools, answering over ``graphs`` (``sparql`` on the embedded
     store in ``workers``; without them, in this process, where a query cannot be stopped)."""
     require_mcp()
+    from typing import Annotated
+
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, ToolAnnotations
+
+    from kg_adapters.serve import mcp_schema
 
     tools = GraphTools(graphs, budgets or ToolBudgets(), workers)
 
@@ -312,12 +711,37 @@ def build_server(
             except ToolError as exc:
                 raise ToolError(_tool_message(exc)) from None
 
-    server = GraphServer("kg-adapters", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = GraphServer(
+        "kg-adapters",
+        title="kg-adapters knowledge graph tools",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        tool = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
+        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
+        tool = _answering(guarded, name)
+        tool.__signature__ = mcp_schema.signature(  # type: ignore[attr-defined]
+            name, tools.budgets, Annotated[CallToolResult, mcp_schema.ANSWERS[name]]
+        )
         server.add_tool(tool, name=name, description=description, annotations=read_only)
     return server
+
+
+def _answering(tool: Callable[..., Awaitable[dict[str, Any]]], name: str) -> Callable[..., Awaitable[Any]]:
+    """The tool as the SDK calls it: its answer as structured content and, in the text content, the same
+    answer as compact JSON (:func:`kg_adapters.serve.answers.compact`)."""
+    from mcp.types import CallToolResult, TextContent
+
+    from kg_adapters.serve.answers import compact
+
+    async def answer(**arguments: Any) -> CallToolResult:
+        found = await tool(**arguments)
+        return CallToolResult(content=[TextContent(type="text", text=compact(found))], structured_content=found)
+
+    answer.__name__ = answer.__qualname__ = name
+    return answer
 
 
 def _guarded(
@@ -382,10 +806,10 @@ def run(
     if transport == "stdio":
         server.run("stdio")
         return
-    from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.listen import http_url, listening_socket, run_uvicorn
 
     sock = listening_socket(host, port)
     if announce is not None:
-        announce(f"kga mcp: MCP endpoint at http://{host}:{port}/mcp")
+        announce(f"kga mcp: MCP endpoint at {http_url(host, port, '/mcp')}")
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host)  # as the SDK's own run() builds it
     run_uvicorn(app, sock, log_level=server.settings.log_level.lower(), on_exit=on_exit)

@@ -11,9 +11,11 @@ never code, so a literal that happens to contain "SERVICE" is no reason to refus
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kg_adapters.errors import QueryError
 from kg_adapters.sparql_lexer import LexError, Reading, readings
-from kg_adapters.sparql_terms import expand_dotted_prefixed_names
+from kg_adapters.sparql_terms import names_expanded
 
 READ_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH")
@@ -22,6 +24,11 @@ UPDATE_KEYWORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD",
 
 class ReadOnlyViolation(QueryError):
     """A request to change the graph, or to reach beyond it, on a read-only surface."""
+
+    def __init__(self, message: str, *, refused: str = "") -> None:
+        super().__init__(message)
+        self.refused = refused
+        """What was refused: ``SERVICE``, an update keyword (``INSERT``, ``LOAD``...) or a query form."""
 
 
 def query_form(sparql: str, allowed: tuple[str, ...] = READ_FORMS) -> str:
@@ -34,28 +41,38 @@ def query_form(sparql: str, allowed: tuple[str, ...] = READ_FORMS) -> str:
     """
     if not isinstance(sparql, str):
         raise QueryError("the query must be a string")
-    texts = [sparql]
-    expanded = expand_dotted_prefixed_names(sparql)  # what the embedded store runs
-    if expanded != sparql:
-        texts.append(expanded)
+    name = _read_form(sparql)
+    if name not in allowed:
+        raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}", refused=name)
+    return name
+
+
+@lru_cache(maxsize=16)
+def _read_form(sparql: str) -> str:
+    """The form every reading of ``sparql`` agrees on (a server asks twice: to log the request, and in the
+    thread that runs it; a refusal is not kept, it is cheap to find again)."""
     try:
-        every = [reading for text in texts for reading in readings(text)]
+        every = readings(sparql)  # what a remote engine runs
+        spec = next(reading for reading in every if reading.mode == "spec" and reading.text is sparql)
+        expanded = names_expanded(spec) if "." in sparql else sparql
+        if expanded != sparql:  # what the embedded store runs
+            every += readings(expanded, ("oxigraph",))
     except LexError as exc:
         raise QueryError(f"not a SPARQL query: {exc}") from exc
     forms: set[str | None] = set()
     for reading in every:
         form = _form(reading)
         if reading.code_contains("SERVICE"):
-            raise ReadOnlyViolation("SERVICE (federated query) is refused: this endpoint answers from its own graph")
+            raise ReadOnlyViolation(
+                "SERVICE (federated query) is refused: this endpoint answers from its own graph", refused="SERVICE"
+            )
         update = next((word for word in reading.code_words() if word in UPDATE_KEYWORDS), None)
         if update is not None:
-            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused", refused=update)
         forms.add(form)
     name = forms.pop() if len(forms) == 1 else None
     if name is None:  # no form, or readings that disagree on it: refused rather than guessed
         raise QueryError("not a SPARQL query (expected SELECT, ASK, CONSTRUCT or DESCRIBE after the prologue)")
-    if name not in allowed:
-        raise ReadOnlyViolation(f"{name} queries are refused here; allowed: {', '.join(allowed)}")
     return name
 
 
@@ -67,5 +84,5 @@ def _form(reading: Reading) -> str | None:
             return form
     for update in UPDATE_KEYWORDS:
         if word.startswith(update):
-            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused")
+            raise ReadOnlyViolation(f"this endpoint is read-only: {update} is refused", refused=update)
     return None

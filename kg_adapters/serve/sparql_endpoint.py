@@ -173,7 +173,10 @@ def answer_query(
     graph_form = form in ("CONSTRUCT", "DESCRIBE")
     try:
         chosen = choose_format(
-            GRAPH_FORMATS if graph_form else RESULT_FORMATS, accept, request.formats, what=f"a {form} query"
+            GRAPH_FORMATS if graph_form else RESULT_FORMATS,
+            accept,
+            request.formats,
+            what=f"{'an' if form == 'ASK' else 'a'} {form} query",
         )
     except NotAcceptable as exc:
         raise HttpError(406, str(exc)) from exc
@@ -319,7 +322,7 @@ def build_app(  # noqa: C901 -- issue 20/21 rework
         status, body, media, form = 200, b"", "text/plain; charset=utf-8", "-"
         try:
             parsed = await parse_request(request)
-            form = query_form(parsed.query)
+            form = await anyio.to_thread.run_sync(query_form, parsed.query)  # a long query takes a while
             accept = request.headers.get("accept", "")
 
             runner = workers.runner(deadline) if workers is not None else None
@@ -392,7 +395,7 @@ def serve(
     announce: Callable[[str], None] | None = None,
 ) -> None:
     """Runs the endpoint until interrupted (uvicorn; Ctrl-C or SIGTERM stops it, and its worker processes)."""
-    from kg_adapters.serve.listen import listening_socket, run_uvicorn
+    from kg_adapters.serve.listen import http_url, listening_socket, run_uvicorn
     from kg_adapters.serve.workers import pool_for
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -401,7 +404,8 @@ def serve(
     try:
         app = build_app(graphs, limits, workers, cors=cors)
         if announce is not None:
-            announce(f"kga serve: SPARQL endpoint at http://{host}:{port}/sparql, query page at http://{host}:{port}/")
+            endpoint, page = http_url(host, port, "/sparql"), http_url(host, port, "/")
+            announce(f"kga serve: SPARQL endpoint at {endpoint}, query page at {page}")
         run_uvicorn(app, sock, access_log=False, lifespan="off", on_exit=workers.close if workers else None)
     finally:
         if workers is not None:

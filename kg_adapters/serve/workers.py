@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 METHODS = ("sparql_rows", "sparql_write")
 """What a worker may be asked to call on its graph (the :class:`~kg_adapters.base.EmbeddedSparql` methods)."""
 CHUNK = 1 << 16
-"""Bytes of a serialized answer a worker sends at a time."""
+"""Bytes of a serialized answer a worker gathers before sending them."""
 _KILL_WAIT = 5.0
 DEADLINE_GRACE = 2.0
 """Seconds past a call's deadline before a server abandons its thread: the work ends at the deadline by
@@ -186,11 +186,6 @@ class WorkerPool:
         os.close(self._lifeline_write)
         os.close(self._lifeline_read)
 
-    def pids(self) -> list[int]:
-        """The worker processes' ids (for diagnostics)."""
-        with self._condition:
-            return [worker.process.pid for worker in (*self._idle, *self._busy)]
-
 
 def pool_for(graphs: CurrentGraph, size: int) -> WorkerPool | None:
     """``size`` workers for the graph ``graphs`` serves, when it is an embedded store another process can
@@ -214,7 +209,7 @@ def _error(name: str, message: str) -> KGError:
 
 # -- the worker process ----------------------------------------------------------------------------------
 class _ChunkWriter:
-    """The ``output`` a worker's graph writes to: the server, in chunks of at most :data:`CHUNK` bytes."""
+    """The ``output`` a worker's graph writes to: the server, in chunks of about :data:`CHUNK` bytes."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection

@@ -61,11 +61,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pyoxigraph as ox
+
+from kg_adapters.testing.lifecycle import ServerLifecycle
 
 JSON_RESULTS = "application/sparql-results+json"
 N_TRIPLES = "application/n-triples"
@@ -179,7 +180,7 @@ class _Server(ThreadingHTTPServer):
 _S = TypeVar("_S", bound="FaultServer")
 
 
-class FaultServer:
+class FaultServer(ServerLifecycle):
     """A loopback SPARQL endpoint with scripted faults; see the module docstring."""
 
     def __init__(
@@ -254,17 +255,6 @@ class FaultServer:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
-
-    def __enter__(self: _S) -> _S:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:
@@ -643,6 +633,32 @@ def json_rewriter(change: Callable[[dict[str, Any]], Any]) -> Callable[[str | No
         return json.dumps(document if changed is None else changed).encode("utf-8")
 
     return rewrite
+
+
+def rebind(name: str, term: Mapping[str, str]) -> Callable[[str | None, bytes], bytes]:
+    """A ``rewrite`` binding ``?name`` to ``term`` (a SPARQL JSON term) in every row that binds it: a
+    relation bound to a literal, a label bound to an IRI..."""
+
+    def change(document: dict[str, Any]) -> None:
+        for binding in document.get("results", {}).get("bindings", []):
+            if name in binding:
+                binding[name] = dict(term)
+
+    return json_rewriter(change)
+
+
+def repeated_rows(document: dict[str, Any]) -> None:
+    """For :func:`json_rewriter`: every row sent twice."""
+    bindings = document.get("results", {}).get("bindings")
+    if isinstance(bindings, list):
+        bindings.extend([dict(binding) for binding in bindings])
+
+
+def with_lone_surrogates(document: dict[str, Any]) -> None:
+    """For :func:`json_rewriter`: every term's value ends in a lone surrogate (``"\\ud800"`` on the wire)."""
+    for binding in document.get("results", {}).get("bindings", []):
+        for term in binding.values():
+            term["value"] += "\ud800"
 
 
 def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import http.server
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyoxigraph as ox
+
+from kg_adapters.testing.lifecycle import serving
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,36 @@ RUNAWAY_QUERIES: dict[str, str] = {
 deduplicated to one triple (written once, then never again)."""
 
 
+# -- the pieces generated spellings are made of (tests draw them with Hypothesis, benchmarks with a seed) --
+GAPS = ("", " ", "\t", "\n", "\r", "\r\n", "# c\r", "# c\n", " # SERVICE <x>\r", "#\r\n ")
+"""What may separate two tokens: whitespace, and comments ended by CR, LF or CRLF."""
+BEFORE = (
+    *("", "?s ?p ?o .", "?s ?p true", "?s ?p 1", "?s ?p ?o", "VALUES ?v { 1 }", "OPTIONAL { ?s ?p ?o }"),
+    *("FILTER(?o != 0)", "BIND(1 AS ?z)", '?s ?p "a\\"b"', "?s ?p ?o FILTER(?o < 2)", "?s ?p ex:p.q."),
+)
+"""What comes before the SERVICE keyword in its group (``true`` and ``1`` glue to it)."""
+ENDPOINTS = ("<{url}>", "ep:", ":", ":x", "<sparql>", "<{url}\\u003Fq=1>", "<spar\\u0071l>")
+"""How the endpoint is named (the prologue declares ``ep:``, ``:`` and a BASE for these)."""
+SILENT = ("", "SILENT", "silent", "sIlEnT")
+WRAPS = ("%s", "{ SELECT * { %s } }", "FILTER EXISTS { %s }", "OPTIONAL { %s }", "{ } UNION { %s }")
+FORMS = ("SELECT * WHERE", "select*", "ASK", "CONSTRUCT { ?a ?b ?c } WHERE", "DESCRIBE ?a WHERE")
+PROLOGUE = ("PREFIX{gap}ep:{gap}<{url}>", "PREFIX : <{url}#>", "BASE <{base}>", "PREFIX ex: <http://a/>")
+
+
+def compose(choose: Callable[[Sequence[str]], str], shuffle: Callable[[list[str]], list[str]]) -> str:
+    """One generated spelling (a template, as :attr:`Spelling.template`): ``choose`` picks one piece of a
+    sequence, ``shuffle`` orders the prologue; SERVICE's letters are cased one by one."""
+
+    def gap() -> str:
+        return choose(GAPS)
+
+    prologue = [part.replace("{gap}", gap() or " ") for part in shuffle(list(PROLOGUE))]
+    keyword = "".join(choose((letter, letter.upper())) for letter in "service") + gap() + choose(SILENT)
+    call = choose(BEFORE) + gap() + keyword + gap() + choose(ENDPOINTS) + gap() + "{ ?a ?b ?c }"
+    body = choose(WRAPS) % call
+    return gap().join(prologue) + gap() + choose(FORMS) + gap() + "{" + gap() + body + gap() + "}"
+
+
 def probe_store() -> ox.Store:
     """An in-memory store whose triples let every live spelling reach its SERVICE clause."""
     store = ox.Store()
@@ -186,13 +218,6 @@ def request_listener() -> Iterator[RequestLog]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    log = RequestLog(f"http://127.0.0.1:{server.server_address[1]}/sparql")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as server:
+        log = RequestLog(f"http://127.0.0.1:{server.server_address[1]}/sparql")
         yield log
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

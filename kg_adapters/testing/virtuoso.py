@@ -40,8 +40,9 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from kg_adapters.testing.lifecycle import ServerLifecycle
 
 DEFAULT_GRAPH = "http://kg-adapters.test/graph"
 """The graph ``load`` writes to and the endpoint's default graph (for queries without FROM), unless told otherwise."""
@@ -140,7 +141,7 @@ def _stop_all() -> None:
             server.stop()
 
 
-class VirtuosoServer:
+class VirtuosoServer(ServerLifecycle):
     """A throwaway Virtuoso on free loopback ports, configured by a ``virtuoso.ini`` it writes into ``workdir``.
 
     Use it as a context manager (``with VirtuosoServer(tmp) as v: v.load([...]); requests.get(v.sparql_url, ...)``)
@@ -278,14 +279,6 @@ class VirtuosoServer:
         return self.ini_path
 
     # ------------------------------------------------------------------ lifecycle
-
-    def __enter__(self) -> VirtuosoServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def running(self) -> bool:

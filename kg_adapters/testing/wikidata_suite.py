@@ -6,14 +6,13 @@ opening the Wikidata test graph with ``profile=wikidata``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, Entity, Literal, Node, Qualifiers
 
+from .suite import OneGraphPerClass
 from .wikidata_graph import BORN, GEO_WKT, HEIGHT, NATIVE_NAME, VIAF, time
 
 WD = "http://www.wikidata.org/entity/"
@@ -141,7 +140,7 @@ LABELS = {
 NAME_RELATIONS = (RDFS_LABEL, DESCRIPTION, ALT_LABEL)
 
 
-class WikidataConformance:
+class WikidataConformance(OneGraphPerClass):
     """Mix into a test class that provides ``make_kg`` (the Wikidata graph, profile wikidata)."""
 
     wkt_point = "Point(0.1218 52.2053)"
@@ -159,13 +158,6 @@ class WikidataConformance:
     def names(self, edges: list[Edge]) -> list[Edge]:
         """``edges`` as this backend answers them: without the name edges when it declares none."""
         return edges if self.name_edges else [e for e in edges if e.relation not in NAME_RELATIONS]
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def kg(cls, make_kg: Callable[[], KnowledgeGraph]) -> Iterator[KnowledgeGraph]:
-        graph = make_kg()
-        yield graph
-        graph.close()
 
     # ------------------------------------------------------------------------ truthy edges
     def test_profile(self, kg: KnowledgeGraph) -> None:

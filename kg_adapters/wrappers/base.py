@@ -6,7 +6,7 @@ overrides only what it changes. Its forwarders take their signatures from the Pr
 
 The optional abilities (:data:`ABILITIES`: ``query``, the embedded store's ``reader_url``/``sparql_rows``/
 ``sparql_write``, ``detect_profile``, ``use_relation_filter``, ``add``/``load``, ``native_walks``,
-``relation_counts``) are
+``relation_counts``, the catalog's ``relation_ids``/``known_entities``/``relation_summaries``) are
 forwarded too, but only when ``inner`` has them:
 ``isinstance(wrapper, SparqlQueryable)`` must answer what ``isinstance(inner, SparqlQueryable)``
 answers, and the runtime-checkable Protocols look only at which attributes exist. So a wrapper puts
@@ -27,6 +27,7 @@ from kg_adapters.base import (
     ClosesOnExit,
     CountsRelations,
     EmbeddedSparql,
+    GraphCatalog,
     Ids,
     KnowledgeGraph,
     NativeWalks,
@@ -37,7 +38,7 @@ from kg_adapters.base import (
     forwards,
 )
 from kg_adapters.profiles import Profile
-from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult
+from kg_adapters.records import Edge, EdgeList, Entity, GraphCounts, Node, PathResult, RelationSummary
 
 __all__ = ["ABILITIES", "DelegatingGraph", "abilities_of"]
 
@@ -49,6 +50,7 @@ ABILITIES: tuple[tuple[type, tuple[str, ...]], ...] = (
     (WritableGraph, ("add", "load")),
     (NativeWalks, ("native_walks",)),
     (CountsRelations, ("relation_counts",)),
+    (GraphCatalog, ("relation_ids", "known_entities", "relation_summaries")),
 )
 """Each optional ability (a runtime-checkable Protocol) and the attributes that make it up."""
 
@@ -187,6 +189,20 @@ class DelegatingGraph(ClosesOnExit):
     def _relation_counts(self, *, max_relations: int = 1000) -> GraphCounts:
         """:class:`CountsRelations`, forwarded."""
         return cast(CountsRelations, self.inner).relation_counts(max_relations=max_relations)
+
+    def _relation_ids(self) -> list[str]:
+        """:class:`GraphCatalog`, forwarded."""
+        return cast(GraphCatalog, self.inner).relation_ids()
+
+    def _known_entities(self, ids: Ids) -> set[str]:
+        """:class:`GraphCatalog`, forwarded."""
+        self._calling("known_entities", ids)
+        return cast(GraphCatalog, self.inner).known_entities(ids)
+
+    @forwards(GraphCatalog.relation_summaries)
+    def _relation_summaries(self, relations: Sequence[str], **options: Any) -> list[RelationSummary]:
+        """:class:`GraphCatalog`, forwarded."""
+        return cast(GraphCatalog, self.inner).relation_summaries(relations, **options)
 
     def _detect_profile(self) -> Profile:
         """:class:`ProfileDetecting`, forwarded (the wrapper reads the inner profile live, so it follows)."""

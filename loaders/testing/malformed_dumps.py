@@ -22,6 +22,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import loaders.rdf
 from kg_adapters import connect
@@ -98,36 +99,27 @@ TURTLE = f"@prefix ex: <{EX}> .\nex:a ex:p ex:b ;\n    ex:q ex:c .\n".encode()
 
 TSV = b"<x:a>\t<x:r>\t<x:b>\n<x:a>\t<x:r>\n<x:c>\t\t<x:d>\n<x:e>\t<x:r>\t<x:f>\t<x:g>\n<x:h>\t<x:r>\t<x:i>\n"
 
+
+def _damaged_big(**case: Any) -> Case:
+    """``BIG`` compressed, then damaged inside the stream (``case`` names it and its bytes): the load
+    fails at one of its lines, which one depending on the decompressor's block sizes."""
+    return Case(**case, fatal=True, line_exact=False, total_lines=CHUNK + 5000)
+
+
 CASES: tuple[Case, ...] = (
     # -- compression -------------------------------------------------------------------------
-    Case(
-        name="truncated-gzip",
-        file="cut.nt.gz",
-        data=_cut(_gzip(BIG)),
-        what="gzip cut in half",
-        fatal=True,
-        fatal_match="truncated",
-        line_exact=False,
-        total_lines=CHUNK + 5000,
+    _damaged_big(
+        name="truncated-gzip", file="cut.nt.gz", data=_cut(_gzip(BIG)), what="gzip cut in half", fatal_match="truncated"
     ),
-    Case(
+    _damaged_big(
         name="truncated-bz2",
         file="cut.nt.bz2",
         data=_cut(bz2.compress(BIG)),
         what="bz2 cut in half",
-        fatal=True,
         fatal_match="truncated",
-        line_exact=False,
-        total_lines=CHUNK + 5000,
     ),
-    Case(
-        name="corrupt-gzip",
-        file="flipped.nt.gz",
-        data=_flip(_gzip(BIG)),
-        what="64 bytes flipped inside gzip",
-        fatal=True,
-        line_exact=False,
-        total_lines=CHUNK + 5000,
+    _damaged_big(
+        name="corrupt-gzip", file="flipped.nt.gz", data=_flip(_gzip(BIG)), what="64 bytes flipped inside gzip"
     ),
     Case(
         name="not-gzip",

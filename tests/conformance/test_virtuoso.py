@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,20 +15,12 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import ResultTooLarge
 from kg_adapters.testing.graph import A, write_graph
 from kg_adapters.testing.suite import A_OUT, KGConformance, graph_fixture
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 
 
 @pytest.fixture(scope="module")
 def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_graph(tmp_path_factory.mktemp("virtuoso-graph"))
-
-
-@pytest.fixture(scope="module")
-def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    """ResultSetMaxRows 3 and MaxSortedTopRows 12: most answers need several pages."""
-    return virtuoso_fixture(
-        tmp_path_factory, [graph_file], request=request, result_set_max_rows=3, max_sorted_top_rows=12
-    )
 
 
 def endpoint(server: VirtuosoServer) -> str:

@@ -22,7 +22,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Entity
 from kg_adapters.testing.graph import A, D, write_freebase_graph, write_graph
 from kg_adapters.testing.suite import A_OUT, graph_fixture
-from kg_adapters.testing.virtuoso import VirtuosoServer, virtuoso_fixture
+from kg_adapters.testing.virtuoso import VirtuosoServer
 from kg_adapters.testing.wikidata_graph import ENTITIES, write_wikidata_graph
 from kg_adapters.testing.wikidata_suite import Q42_EDUCATED, Q42_STATEMENTS, WikidataConformance
 from kg_adapters.wrappers.cache import CachedKG
@@ -89,12 +89,8 @@ class TestWikidataEntityApi(WikidataConformance):
     )
 
 
-@pytest.fixture(scope="module")
-def capped_virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any, graph_file: Path) -> VirtuosoServer:
-    """ResultSetMaxRows 4: statement answers come in pages or count-and-pack chunks."""
-    return virtuoso_fixture(
-        tmp_path_factory, [graph_file], request=request, result_set_max_rows=4, max_sorted_top_rows=1000
-    )
+VIRTUOSO_CAPS = {"result_set_max_rows": 4, "max_sorted_top_rows": 1000}
+"""``capped_virtuoso``'s caps: statement answers come in pages or count-and-pack chunks."""
 
 
 class TestWikidataVirtuoso(WikidataConformance):

@@ -20,10 +20,10 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
 from kg_adapters.testing.fault_server import FaultPlan, _Answer, _Handler, _text
+from kg_adapters.testing.lifecycle import ServerLifecycle
 
 Reply = str | list[str] | Callable[[list[dict[str, str]]], str | list[str]]
 """One reply text, or one per choice (a request's ``n``), or a function of the messages giving either."""
@@ -48,7 +48,7 @@ class ChatRequest:
         return next((m["content"] for m in reversed(self.messages) if m.get("role") == "user"), "")
 
 
-class LLMServer:
+class LLMServer(ServerLifecycle):
     """Scripted chat-completions server; use as a context manager (binds a free loopback port)."""
 
     def __init__(
@@ -95,14 +95,6 @@ class LLMServer:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-
-    def __enter__(self) -> LLMServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:

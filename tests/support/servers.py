@@ -4,37 +4,17 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from kg_adapters.testing.server_processes import free_port, wait_for_port
+
+__all__ = ["KGA", "free_port", "running", "wait_for_port"]
 
 KGA = str(Path(sys.executable).parent / "kga")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_port(process: subprocess.Popen[bytes], port: int, *, attempts: int = 1200) -> None:
-    """Polls until ``process`` accepts connections on ``port``; fails the test if it exits first."""
-    for _ in range(attempts):
-        if process.poll() is not None:
-            error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            pytest.fail(f"the server exited with {process.returncode}: {error}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=0.05)  # the pause between polls doubles as an exit check
-    pytest.fail("the server never accepted connections")
 
 
 @contextlib.contextmanager
