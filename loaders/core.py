@@ -92,7 +92,8 @@ def load_files(
     A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
     its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
     :mod:`loaders.checkpoints`). ``checkpoint(point)`` is called as the load passes each point
-    (``"checkpoint:N"`` after the N-th checkpoint of the parse, then ``"parsed"``, ``"indexed"``,
+    (``"read:N"`` as the N-th chunk of the parse is handed over, ``"checkpoint:N"`` after the N-th
+    checkpoint of the parse, then ``"parsed"``, ``"indexed"``,
     ``"labelled"``, ``"built"``): tests kill the load there.
 
     Raises:
@@ -604,7 +605,10 @@ class _InputReading:
             progress["filtered"], progress["repaired"] = converter.filtered, converter.repaired
 
     def read(self, read: int | None) -> None:
+        """A chunk was read (and handed to Oxigraph, or to its stream): the progress moves on, and the
+        test hook sees ``read:N`` (the N-th chunk of the load; tests kill a load in mid-stream there)."""
         self.shown.read(self.path, read)
+        self.gate.chunk_read()
 
     def chunk_done(self, next_line: int, read: int | None) -> None:
         self.shown.read(self.path, read)
@@ -628,6 +632,7 @@ class _CheckpointGate:
         self._asked = False
         self._last = time.monotonic()
         self.aborted = False
+        self._chunks_read = 0
 
     def enter(self) -> None:
         with self.lock:
@@ -641,6 +646,12 @@ class _CheckpointGate:
             if not self.aborted:
                 self._asked = True  # an input's end is a checkpoint
                 self._arrive_or_record()
+
+    def chunk_read(self) -> None:
+        with self.lock:
+            self._chunks_read += 1
+            number = self._chunks_read
+        self.checkpoint(f"read:{number}")
 
     def due(self) -> bool:
         """Whether readers should stop at their next chunk: a checkpoint is asked for or due (an input

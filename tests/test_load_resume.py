@@ -126,6 +126,24 @@ def test_a_load_killed_in_each_phase_resumes_to_the_same_store(
     assert not build_dir(store).exists()
 
 
+@pytest.mark.parametrize("point", ["read:3", "read:20"])
+def test_a_load_killed_in_mid_stream_resumes_to_the_same_store(
+    inputs: dict[str, Any], tmp_path: Path, point: str
+) -> None:
+    """Without a checkpoint due, each input's blocks go to Oxigraph as one stream (one bulk load): killed
+    while Oxigraph reads it, the load resumes from the last checkpoint (an input's end, or none) to the
+    store an uninterrupted load gives."""
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        point, chunk_bytes=CHUNK_BYTES, checkpoint_seconds=3600, paths=inputs["paths"], store=store, profile="freebase"
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not store.exists()
+    load_files(inputs["paths"], str(store), profile="freebase", progress=False)
+    assert store_answers(store) == inputs["answers"]
+    assert not build_dir(store).exists()
+
+
 def test_a_resumed_load_redoes_only_what_followed_its_checkpoint(inputs: dict[str, Any], tmp_path: Path) -> None:
     """The two inputs are read at once; at each checkpoint both readers have stored one more block, and
     the checkpoint names each one's next line: the lines before it are not loaded again."""
