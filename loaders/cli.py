@@ -197,7 +197,9 @@ def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
     )
     kg_default = os.environ.get("KGA_KG")
     build.add_argument("--kg", default=kg_default, required=kg_default is None, help="KG URL (default: $KGA_KG)")
-    build.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    build.add_argument(  # SUPPRESS: unset here, the value of `kga dataset --json` stands
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the report as one JSON object"
+    )
     build.add_argument(
         "--questions",
         required=True,
@@ -211,7 +213,9 @@ def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
     build.add_argument("--hops", type=count(1), help="walk depth around the topic entities (default 2)")
     build.add_argument("--max-nodes", type=count(1), help="nodes kept per question by PageRank (default 1000)")
     build.add_argument("--ids", action="store_true", help="write ids everywhere (default: names where the KG has them)")
-    build.add_argument("--workers", type=count(1), default=1, help="processes building questions in parallel")
+    build.add_argument(
+        "--workers", type=count(1), default=1, help="processes building questions in parallel (default 1)"
+    )
     build.add_argument("--lenient", action="store_true", help="skip bad question rows and report them")
     build.add_argument(
         "--edges-per-node", type=count(1), help="most edges one node adds to a walk (default 1000; cut rows marked)"

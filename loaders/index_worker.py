@@ -9,7 +9,9 @@ starts this program and talks to it over its standard input and output.
 
 The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
 the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
-``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``WRITE``
+``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``OBJECTS``
+(data: the same, pickled, for a chunk with a statement longer than the N-Quads parser's buffer: a 17 MiB
+literal in RDF/XML, whose parser has no such limit), ``WRITE``
 (text: JSON ``{"directory", "profile", "labels"}``: write the label rows and predicates seen to the
 file ``labels`` and answer ``{"labels": count}``, then write the index there and answer), ``CHECKPOINT`` (save
 the collector to its spool, :class:`kg_adapters.index.spool.CollectorSpool`, and answer
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import struct
 import sys
@@ -34,7 +37,7 @@ from typing import BinaryIO
 
 HEADER = struct.Struct("<cIQ")
 """Frame header: kind (one byte), text length, data length."""
-RDF, QUADS, WRITE, CHECKPOINT = b"R", b"Q", b"W", b"C"
+RDF, QUADS, OBJECTS, WRITE, CHECKPOINT = b"R", b"Q", b"O", b"W", b"C"
 
 
 def main(argv: list[str]) -> int:
@@ -67,6 +70,8 @@ def main(argv: list[str]) -> int:
                 collector.add_rdf(data, format)
             elif kind == QUADS:
                 collector.add_quads(ox.parse(data, ox.RdfFormat.N_QUADS))
+            elif kind == OBJECTS:  # from the load that started this worker, over its own pipe
+                collector.add_quads(pickle.loads(data))
             elif kind == CHECKPOINT:
                 if spool is None:
                     raise ValueError("a checkpoint needs a spool directory")

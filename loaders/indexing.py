@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
+from kg_adapters.rdf_guard import PARSER_BUFFER
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
@@ -39,6 +40,9 @@ WORKER_MIN_BYTES = 1 << 20
 triples in a worker process (:mod:`loaders.index_worker`); smaller ones on a thread, since starting
 the worker (an interpreter and its imports) takes ~0.3 s, longer than such a load."""
 _ANSWER_CAP = 1 << 20
+_LONGEST_STATEMENT = PARSER_BUFFER // 2
+"""Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
+:data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
 """The most bytes read of the worker's one-line answer."""
 
 
@@ -265,10 +269,17 @@ class WorkerIndexingSink(IndexingSink):
     def _add_quads(self, quads: list[ox.Quad]) -> None:
         import pyoxigraph as ox
 
-        from loaders.index_worker import QUADS
+        from loaders.index_worker import OBJECTS, QUADS
 
-        if quads:
-            self._send(QUADS, b"", ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b"")
+        if not quads:
+            return
+        data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
+        if len(data) > _LONGEST_STATEMENT and max(map(len, data.split(b"\n"))) > _LONGEST_STATEMENT:
+            import pickle  # a statement the worker's N-Quads parser could not hold: the objects themselves
+
+            self._send(OBJECTS, b"", pickle.dumps(quads))
+        else:
+            self._send(QUADS, b"", data)
 
     def start_index(self, directory: Path, profile: Profile) -> None:
         from loaders.index_worker import WRITE

@@ -720,7 +720,8 @@ def build_server(
     )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
+        stoppable = name == "sparql" and workers is not None  # in this process a query cannot be stopped
+        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=stoppable)
         tool = _answering(guarded, name)
         tool.__signature__ = mcp_schema.signature(  # type: ignore[attr-defined]
             name, tools.budgets, Annotated[CallToolResult, mcp_schema.ANSWERS[name]]
@@ -750,7 +751,7 @@ def _guarded(
     """The tool function: runs ``method`` in a thread of its own and answers by the time budget (a call
     past it is abandoned to finish on its own; a SPARQL query's worker process is stopped); our errors
     become ToolError with a one-line message. ``ends_by_itself``: the work stops at ``timeout`` on its own
-    (a worker process killed and replaced, a remote request's deadline): it gets a moment more to do so."""
+    (a worker process killed and replaced): it gets a moment more to do so, and is answered then."""
     import functools
 
     import anyio
