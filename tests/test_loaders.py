@@ -338,6 +338,23 @@ def test_strict_bad_line_leaves_no_store(
         kg_adapters.connect("oxigraph://" + str(store))
 
 
+def test_a_token_over_the_parser_buffer_in_a_stream_is_a_load_error_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A literal longer than Oxigraph's parser buffer, in a later block of a strict N-Triples stream (the
+    index numbered in its worker: the input is over a megabyte), fails the load at its line."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 1 << 20)
+    lines = numbered_nt(30_000)
+    lines[25_000] = f'<{EX}s> <{EX}q> "{"x" * (17 << 20)}" .'
+    source = write(tmp_path / "big.nt", "\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    with pytest.raises(LoadError, match="16 MiB") as raised:
+        load_files([str(source)], str(store), progress=False)
+    assert (raised.value.file, raised.value.line) == (str(source), 25_001)
+    assert not store.exists()
+    assert debris(tmp_path) == []
+
+
 @pytest.mark.parametrize("index", [True, False])
 def test_streamed_blocks_and_blank_nodes_between_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: bool

@@ -213,13 +213,20 @@ class TripleCollector:
 
     def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
-        nodes renamed per call). Text that does not parse marks the collector unusable instead of
-        raising: a load hands text over as Oxigraph starts reading it, and fails with Oxigraph's own
-        error (its line) when Oxigraph refuses it; writing an index from it raises."""
+        nodes renamed per call). Text that does not parse (or holds a token longer than the parser's
+        buffer) marks the collector unusable instead of raising: a load hands text over as Oxigraph
+        starts reading it, and fails with Oxigraph's own error (its line) when Oxigraph refuses it;
+        writing an index from it raises."""
+        from kg_adapters.rdf_guard import is_buffer_overflow
+
         try:
             self._add_rdf(data, format)
         except SyntaxError as exc:
             self.unreadable = self.unreadable or f"{exc.msg or exc}"
+        except MemoryError as exc:  # a token longer than the parser's buffer: Oxigraph refuses it too
+            if not is_buffer_overflow(exc):
+                raise
+            self.unreadable = self.unreadable or str(exc)
 
     def check(self) -> None:
         """Raises when some text handed over did not parse (see :meth:`add_rdf`)."""
