@@ -470,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="rounds of every side")
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "load_scale"))
-    parser.add_argument("--kga-args", default="", help="extra kga load arguments, e.g. '--memory 1G'")
+    parser.add_argument("--kga-args", default="", help="extra kga load arguments, e.g. '--no-index'")
     parser.add_argument("--queries", action="store_true", help="time the usual queries on the kga store")
     parser.add_argument("--query-repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=3 * 3600)
