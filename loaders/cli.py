@@ -55,6 +55,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         "store_triples": report.store_triples,
         "seconds": round(report.seconds, 3),
         "triples_per_second": round(report.triples_per_second),
+        "resumed": report.resumed,
     }
     if args.json:
         summary["skipped"] = [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped]
@@ -65,6 +66,8 @@ def cmd_load(args: argparse.Namespace) -> int:
             f"({report.store_triples} triples in the store) in {report.seconds:.2f} s "
             f"({report.triples_per_second:,.0f} triples/s)"
         )
+        if report.resumed:
+            print("resumed from the checkpoint of an interrupted load of the same files")
         if report.lines_filtered or report.lines_repaired:
             print(f"filtered out {report.lines_filtered} line(s); repaired {report.lines_repaired} line(s)")
         if report.lines_skipped:
@@ -194,7 +197,9 @@ def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
     )
     kg_default = os.environ.get("KGA_KG")
     build.add_argument("--kg", default=kg_default, required=kg_default is None, help="KG URL (default: $KGA_KG)")
-    build.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    build.add_argument(  # SUPPRESS: unset here, the value of `kga dataset --json` stands
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the report as one JSON object"
+    )
     build.add_argument(
         "--questions",
         required=True,
@@ -208,7 +213,9 @@ def dataset_arguments(dataset: argparse.ArgumentParser) -> None:
     build.add_argument("--hops", type=count(1), help="walk depth around the topic entities (default 2)")
     build.add_argument("--max-nodes", type=count(1), help="nodes kept per question by PageRank (default 1000)")
     build.add_argument("--ids", action="store_true", help="write ids everywhere (default: names where the KG has them)")
-    build.add_argument("--workers", type=count(1), default=1, help="processes building questions in parallel")
+    build.add_argument(
+        "--workers", type=count(1), default=1, help="processes building questions in parallel (default 1)"
+    )
     build.add_argument("--lenient", action="store_true", help="skip bad question rows and report them")
     build.add_argument(
         "--edges-per-node", type=count(1), help="most edges one node adds to a walk (default 1000; cut rows marked)"

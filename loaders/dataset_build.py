@@ -31,6 +31,7 @@ The rows depend only on the KG, the input and the settings: not on ``workers``, 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import hashlib
 import json
@@ -50,7 +51,7 @@ from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
 from kg_adapters.sparql_terms import check_text
-from kg_adapters.store_layout import exclusive_load_lock, fsync_dir
+from kg_adapters.store_layout import fsync_dir
 from loaders.dataset_rows import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_EDGES_PER_NODE,
@@ -189,7 +190,9 @@ def build_dataset(
                     if state.phase == "check":
                         _check(state, graph, str(source), lenient)
                         checkpoint("checked")
-                except LoadError:  # a bad row, or an unreadable input: nothing built yet, nothing to keep
+                except sqlite3.Error:
+                    raise
+                except Exception:  # a bad row, an unreadable input, a KG that fails: nothing built yet to keep
                     state.close()
                     remove_work_state(work)
                     raise
@@ -260,15 +263,46 @@ def _fingerprint(source: Path) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _locked(target: Path) -> Iterator[None]:
-    """The output's lock (``.OUT.kga-lock``, as a store's): two builds of one output never interleave."""
-    with contextlib.ExitStack() as stack:
+    """The output's lock (``.OUT.kga-lock`` beside it): two builds of one output never interleave. The
+    lock file is deleted on the way out, so a build leaves nothing behind but its output (or its
+    checkpoint). The output's missing directories are made, and removed again if left empty."""
+    lock_path = target.parent / f".{target.name}.kga-lock"
+    made = [directory for directory in reversed(target.parents) if not directory.exists()]
+    try:
+        handle = _lock_file(lock_path, target)
         try:
-            stack.enter_context(exclusive_load_lock(target))
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                lock_path.unlink()  # still holding the lock: no other build holds this file
+            handle.close()
+    finally:
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
+
+
+def _lock_file(lock_path: Path, target: Path) -> BinaryIO:
+    """The lock file, open and locked (made, with its directories, if missing). A build that opened it
+    just before the build holding it deleted it sees that, and opens the file now at the path."""
+    while True:
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_path, "a+b")  # noqa: SIM115 (held open until the lock is released)
         except OSError as exc:
             raise DatasetBuildError(f"cannot write beside the output {target}: {exc}") from exc
-        except LoadError as exc:
-            raise DatasetBuildError(f"another build of {target} is running") from exc
-        yield
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise DatasetBuildError(f"another build of {target} is running") from None
+        try:
+            current = os.stat(lock_path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            return handle
+        handle.close()
 
 
 # -- the checkpoint -----------------------------------------------------------------------------------
@@ -444,7 +478,10 @@ def _check(state: _State, kg: KnowledgeGraph, source: str, lenient: bool) -> Non
                 break
         if not batch:
             break
-        known = kg.relations(list(wanted), direction="both")
+        ids = list(wanted)  # one row may name more than CHECK_IDS ids: asked CHECK_IDS at a time all the same
+        known: dict[str, list[str]] = {}
+        for start in range(0, len(ids), CHECK_IDS):
+            known.update(kg.relations(ids[start : start + CHECK_IDS], direction="both"))
         with state.transaction():
             for seq, line, question in batch:
                 unknown = tuple(node for node in (*question.q_entity, *question.a_entity) if not known.get(node))
@@ -638,10 +675,12 @@ def _write(state: _State, target: Path, output_format: str) -> None:
                 os.fsync(raw.fileno())
         os.replace(tmp, target)
         fsync_dir(target.parent)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, Ctrl-C: no half-written file stays beside the output
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise DatasetBuildError(f"cannot write {target} (the built rows are kept: run again): {exc}") from exc
+        if isinstance(exc, OSError):
+            raise DatasetBuildError(f"cannot write {target} (the built rows are kept: run again): {exc}") from exc
+        raise
 
 
 def _write_jsonl(handle: BinaryIO | gzip.GzipFile, rows: Iterator[dict[str, Any]]) -> None:

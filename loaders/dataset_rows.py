@@ -38,6 +38,7 @@ from typing import Any
 
 from kg_adapters.algorithms import HopBatch, MemoryLedger, k_hop_walk
 from kg_adapters.base import Ids, KnowledgeGraph, as_id_list, call_options, forwards
+from kg_adapters.budgets import MAX_COUNT
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.profiles.names import NamesProfile
@@ -147,6 +148,8 @@ class NeighborTable(DelegatingGraph):
     def __init__(self, inner: KnowledgeGraph, *, edges_per_node: int, batch_size: int, keep: EdgeFilter) -> None:
         super().__init__(inner)
         self.edges_per_node = edges_per_node
+        self.asked = min(edges_per_node + 1, MAX_COUNT)
+        """One edge more than a node may add, so that a cut is seen (the largest budget cuts nothing)."""
         self.batch_size = batch_size
         self.keep = keep
         self.table: dict[str, list[Edge]] = {}
@@ -156,7 +159,7 @@ class NeighborTable(DelegatingGraph):
         missing = [node for node in dict.fromkeys(nodes) if node not in self.table]
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start : start + self.batch_size]
-            answer = self.inner.neighbors(chunk, direction="both", limit_per_entity=self.edges_per_node + 1)
+            answer = self.inner.neighbors(chunk, direction="both", limit_per_entity=self.asked)
             for node in chunk:
                 edges = answer.get(node, [])
                 if len(edges) > self.edges_per_node:
@@ -296,7 +299,7 @@ def _start_walk(table: NeighborTable, question: QuestionInput, settings: Setting
 def _next_frontier(ledger: MemoryLedger, hops: int) -> list[str]:
     """The nodes the walk expands next: the first unexpanded ones of the nearest hop that has any (the
     walk expands hops in order), so the prefetch asks exactly what the walk will."""
-    for hop in range(hops):
+    for hop in range(min(hops, len(ledger.levels))):  # the levels reached so far, however large ``hops``
         nodes = ledger.frontier(hop, NODES_PER_STEP)
         if nodes:
             return nodes

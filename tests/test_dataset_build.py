@@ -350,6 +350,57 @@ def test_same_rows_through_kga_serve(
     assert b'"truncated": false' in remote.read_bytes()
 
 
+def test_an_endpoint_that_goes_away_mid_build_resumes_when_it_is_back(
+    sample_store_url: str, sample_questions: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The endpoint stops after the first group is committed: the build fails with the backend's
+    typed error and keeps its checkpoint; the same call, once the endpoint is back on its port,
+    builds only the rest and writes the same bytes as a build that was never interrupted."""
+    pytest.importorskip("starlette")
+    from kg_adapters.errors import BackendError
+
+    questions, reference, out = (
+        write_questions(tmp_path / "q.jsonl", sample_questions),
+        tmp_path / "r.jsonl",
+        tmp_path / "o.jsonl",
+    )
+    build_dataset(sample_store_url, questions, reference, max_nodes=60, progress=False)
+    port = free_port()
+    url = f"sparql+http://127.0.0.1:{port}/sparql?profile=freebase&dialect=oxigraph&retries=0"
+    options: dict[str, Any] = {"max_nodes": 60, "group_size": 5, "progress": False}
+    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port) as server:
+
+        def stop_the_endpoint(point: str) -> None:
+            if point == "commit:1":
+                server.terminate()
+                server.wait(timeout=60)
+
+        with pytest.raises(BackendError):
+            build_dataset(url, questions, out, checkpoint=stop_the_endpoint, **options)
+    assert not out.exists() and (tmp_path / ".o.jsonl.kga-build" / "state.sqlite").is_file()
+    with running(["serve", "--kg", sample_store_url, "--port", str(port)], port):
+        report = build_dataset(url, questions, out, **options)
+    assert report.runs == 2 and report.built_now == len(sample_questions) - 5
+    assert out.read_bytes() == reference.read_bytes()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["o.jsonl", "q.jsonl", "r.jsonl"]
+
+
+def test_credentials_in_the_kg_url_stay_out_of_the_checkpoint_and_the_output(
+    served_sample: str, sample_questions: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    url = served_sample.replace("http://", "http://reader:s3cret-pw@", 1)
+    questions, out = write_questions(tmp_path / "q.jsonl", sample_questions), tmp_path / "out.jsonl"
+    child = build_killed_at("commit:1", kg=url, questions=questions, out=out, max_nodes=60, group_size=5)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    work = tmp_path / ".out.jsonl.kga-build"
+    assert all(b"s3cret" not in path.read_bytes() for path in work.iterdir())
+    done = kga("dataset", "build", "--kg", url, "--questions", str(questions), "--out", str(out), "--max-nodes", "60",
+               "--group-size", "5", "--json")  # fmt: skip
+    assert done.returncode == 0 and json.loads(done.stdout)["runs"] == 2, done.stderr
+    assert "s3cret" not in done.stdout + done.stderr and b"s3cret" not in out.read_bytes()
+
+
 @pytest.fixture(scope="module")
 def virtuoso(tmp_path_factory: pytest.TempPathFactory, request: Any) -> VirtuosoServer:
     return virtuoso_fixture(tmp_path_factory, [sample_path()], request=request)
@@ -415,7 +466,7 @@ def test_kill_9_then_the_same_command_finishes_identically(
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == reference.read_bytes()
     assert json.loads(done.stdout)["runs"] == 2
-    assert not (tmp_path / ".out.jsonl.kga-build").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "q.jsonl", "reference.jsonl"]
 
 
 def test_other_arguments_against_an_unfinished_build(
@@ -461,6 +512,7 @@ BAD_ROWS: list[tuple[Any, type[BadQuestion], str]] = [
     ({"id": "a", "question": "q?", "q_entity": ["m.0t"], "answer": "State"}, BadQuestion, "'answer'"),
     (["a", "list"], BadQuestion, "must be an object"),
     ("{not json", BadQuestion, "not a JSON line"),
+    ("[" * 100_000 + "]" * 100_000, BadQuestion, "nested too deeply"),
 ]
 
 
@@ -474,11 +526,26 @@ def test_a_bad_row_is_a_typed_error_naming_file_and_line(
         build_dataset(toy_url, questions, out, progress=False)
     assert raised.value.file == str(questions) and raised.value.line == 2
     assert str(raised.value).startswith(f"{questions}:2: ") and "<input>" not in str(raised.value)
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [".out.jsonl.kga-lock", "q.jsonl"]
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl"]  # no lock, no checkpoint
     report = build_dataset(toy_url, questions, out, progress=False, lenient=True)
     assert (report.questions, report.rows, report.skipped) == (3, 2, 1)
     assert report.skipped_rows[0].line == 2 and reason in report.skipped_rows[0].reason
     assert [row["id"] for row in read_output(out)] == ["g", "h"]
+
+
+def test_ids_are_checked_in_batches_even_within_one_row(
+    toy_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row naming more ids than one check asks about is checked in several calls, with the same result."""
+    import loaders.dataset_build
+
+    many = {**TOM, "q_entity": ["m.0t", "m.0u", "m.0d"], "a_entity": ["m.0s", "m.0c", "m.0f"]}
+    expected = build(toy_url, [many, GOOD], tmp_path, "whole.jsonl")
+    monkeypatch.setattr(loaders.dataset_build, "CHECK_IDS", 2)
+    assert build(toy_url, [many, GOOD], tmp_path, "batched.jsonl") == expected
+    with pytest.raises(UnknownEntity, match=r"m\.0gone") as raised:
+        build(toy_url, [GOOD, {**many, "a_entity": ["m.0s", "m.0c", "m.0f", "m.0gone"]}], tmp_path, "gone.jsonl")
+    assert raised.value.line == 2 and raised.value.ids == ("m.0gone",)
 
 
 def test_bad_rows_through_the_command_line(toy_url: str, tmp_path: Path) -> None:
@@ -495,6 +562,10 @@ def test_bad_rows_through_the_command_line(toy_url: str, tmp_path: Path) -> None
         assert done.returncode == 2, bad
     done = kga("dataset", "build", "--kg", toy_url, "--questions", str(tmp_path / "none.jsonl"), "--out", "o.jsonl")
     assert done.returncode == 1 and "none.jsonl" in done.stderr
+    for json_first in (["dataset", "--json", "build"], ["dataset", "build", "--json"]):  # either place
+        done = kga(*json_first, "--kg", toy_url, "--questions", str(questions), "--out", str(out), "--overwrite",
+                   "--lenient")  # fmt: skip
+        assert done.returncode == 0 and json.loads(done.stdout)["skipped"] == 1, json_first
 
 
 def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -525,6 +596,48 @@ def test_outputs_and_options_that_cannot_work(toy_url: str, tmp_path: Path, monk
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if the rog extra were not installed
     with pytest.raises(MissingDependency, match=r"pip install .*\[rog\]"):
         build_dataset(toy_url, questions, tmp_path / "o.parquet")
+
+
+def test_budgets_at_their_largest_end_and_cut_nothing(toy_url: str, tmp_path: Path) -> None:
+    """The largest count each budget takes (2**63 - 1) is a budget that cuts nothing, not an overflow
+    in a backend's limit nor a walk that counts hops it never reaches."""
+    largest = 2**63 - 1
+    expected = build(toy_url, [TOM], tmp_path, "default.jsonl", hops=3)
+    for name in ("hops", "edges_per_node", "max_edges", "max_nodes", "batch_size", "group_size"):
+        options = {"hops": 3, name: largest}
+        assert build(toy_url, [TOM], tmp_path, f"{name}.jsonl", **options) == expected, name
+    assert ["Film", "film.film.country", "Far"] in expected[0]["graph"]  # three hops reach Far
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
+
+
+def test_a_kg_that_cannot_answer_leaves_nothing_behind(toy_url: str, tmp_path: Path) -> None:
+    """An endpoint nobody listens on fails the check of the ids, before any row is built: its typed
+    error comes through, and neither a checkpoint, a lock nor the output's new directories stay."""
+    from kg_adapters.errors import BackendError
+
+    questions, out = write_questions(tmp_path / "q.jsonl", [TOM]), tmp_path / "new" / "dir" / "out.jsonl"
+    url = f"sparql+http://127.0.0.1:{free_port()}/sparql?profile=freebase&retries=0"
+    with pytest.raises(BackendError, match="connection to"):
+        build_dataset(url, questions, out, progress=False)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["q.jsonl"]
+    build_dataset(toy_url, questions, out, progress=False)  # a KG that answers: the directories are made
+    assert [row["id"] for row in read_output(out)] == ["q1"] and [p.name for p in out.parent.iterdir()] == ["out.jsonl"]
+
+
+def test_two_builds_of_one_output_never_interleave(toy_url: str, tmp_path: Path) -> None:
+    questions, out = write_questions(tmp_path / "q.jsonl", [TOM]), tmp_path / "out.jsonl"
+    refused: list[str] = []
+
+    def second_build(point: str) -> None:
+        if point == "checked":  # the first build holds the output's lock here
+            with pytest.raises(DatasetBuildError, match="another build") as raised:
+                build_dataset(toy_url, questions, out, progress=False)
+            refused.append(str(raised.value))
+
+    build_dataset(toy_url, questions, out, progress=False, checkpoint=second_build)
+    assert len(refused) == 1 and [row["id"] for row in read_output(out)] == ["q1"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "q.jsonl"]
+    build_dataset(toy_url, questions, out, progress=False, overwrite=True)  # the lock is free again
 
 
 def test_ctrl_c_keeps_the_committed_rows_and_the_same_command_resumes(
