@@ -40,10 +40,10 @@ from benchmarks import common
 from kg_adapters.testing.server_processes import (
     McpStdio,
     all_gone,
-    cpu_seconds,
     free_port,
-    one_busy,
+    in_background,
     poll_until,
+    runaway_running,
     wait_for_port,
     worker_pids,
 )
@@ -201,7 +201,7 @@ def deadline_cases(store_url: str) -> list[Row]:
         url = f"http://127.0.0.1:{port}/sparql"
         arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
         with _server(arguments, port) as server:
-            before = worker_pids(server.pid)
+            before = worker_pids(server.pid, expected=2)
             answered: dict[str, Any] = {}
 
             def ask(query: str = runaway, into: dict[str, Any] = answered, target: str = url) -> None:
@@ -216,7 +216,7 @@ def deadline_cases(store_url: str) -> list[Row]:
             quick_seconds = time.perf_counter() - started
             during = thread.is_alive()
             thread.join()
-            after = worker_pids(server.pid)
+            after = worker_pids(server.pid, expected=2)
             stopped = before - after
             freed = len(stopped) == 1 and len(after) == 2 and all_gone(stopped)
             next_status = requests.post(url, data={"query": quick}, timeout=600).status_code
@@ -234,7 +234,7 @@ def deadline_cases(store_url: str) -> list[Row]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/sparql"
     with _server(["serve", "--kg", store_url, "--port", str(port), "--timeout", "2", "--workers", "2"], port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         results: list[int] = []
         started = time.perf_counter()
         threads = [
@@ -251,7 +251,7 @@ def deadline_cases(store_url: str) -> list[Row]:
             thread.join()
         seconds = time.perf_counter() - started
         after_status = requests.post(url, data={"query": quick}, timeout=600).status_code
-        replaced = all_gone(before) and len(worker_pids(server.pid)) == 2
+        replaced = all_gone(before) and len(worker_pids(server.pid, expected=2)) == 2
     rows.append(
         _row(
             "deadlines",
@@ -276,13 +276,10 @@ def _stop_during_runaway(store_url: str, stop: signal.Signals) -> Row:
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with _server(arguments, port) as server:
-        pids = worker_pids(server.pid)
-        baseline = cpu_seconds(pids)
-        threading.Thread(
-            target=lambda: requests.post(url, data={"query": RUNAWAY_QUERIES["cross product"]}, timeout=600),
-            daemon=True,
-        ).start()
-        poll_until(lambda: one_busy(pids, baseline))
+        query = RUNAWAY_QUERIES["cross product"]
+        pids, _ = runaway_running(
+            server.pid, in_background(lambda: requests.post(url, data={"query": query}, timeout=600))
+        )
         started = time.perf_counter()
         server.send_signal(stop)
         try:
@@ -346,10 +343,8 @@ def _mcp_deadline_cases(store_url: str) -> list[Row]:
     session = McpStdio([*KGA, "mcp", "--kg", store_url, "--timeout", "600", "--workers", "1"])
     try:
         session.start()
-        pids = worker_pids(session.process.pid)
-        baseline = cpu_seconds(pids)
-        session.call_tool(1, "sparql", {"query": RUNAWAY_QUERIES["cross product"]})
-        poll_until(lambda: one_busy(pids, baseline))
+        query = RUNAWAY_QUERIES["cross product"]
+        pids, _ = runaway_running(session.process.pid, lambda: session.call_tool(1, "sparql", {"query": query}))
         started = time.perf_counter()
         session.close_stdin()
         try:

@@ -97,6 +97,11 @@ _STEMMED_PREFIX_MIN = 4
 """Words at least this long match as prefixes of stems in the any-word tier ("direct*": "director")."""
 
 
+def word_tokens(normalized: str) -> list[str]:
+    """The words of a :func:`normalize`-d text, as the FTS5 index splits names."""
+    return _TOKEN.findall(normalized)
+
+
 def content_words(tokens: list[str]) -> list[str]:
     """``tokens`` without stop words (all of them when every one is a stop word)."""
     kept = [token for token in tokens if token not in STOP_WORDS]
@@ -200,7 +205,7 @@ class LabelIndex:
         if len(found) < limit:
             prefix = f"SELECT iri, label FROM labels WHERE norm > ? AND norm < ? {order}"
             take(PREFIX, prefix, (norm, norm + _PREFIX_END))
-        tokens = _TOKEN.findall(norm)
+        tokens = word_tokens(norm)
         fts = (
             "SELECT l.iri, l.label FROM labels_fts f JOIN labels l ON l.rowid = f.rowid "
             "WHERE labels_fts MATCH ? ORDER BY f.rank, length(l.label), l.iri LIMIT ?"

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pyoxigraph as _ox
 
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal
-from kg_adapters.sparql_lexer import LexError, Reading
-from kg_adapters.sparql_lexer import read as read_query
+
+if TYPE_CHECKING:
+    from kg_adapters.sparql_lexer import Reading
 
 MAX_TERM_LENGTH = 4096
 
@@ -152,6 +154,9 @@ def expand_dotted_prefixed_names(query: str) -> str:
     embedded store. Text the lexer cannot read is returned as it is (the engine rejects it)."""
     if "." not in query or ":" not in query:
         return query
+    from kg_adapters.sparql_lexer import LexError  # (its patterns compile on import: not for every import
+    from kg_adapters.sparql_lexer import read as read_query  # of kg_adapters, ~0.1 s of a first answer)
+
     try:
         return names_expanded(read_query(query, "spec"))
     except LexError:

@@ -5,7 +5,7 @@ it; the traversal index is built by :mod:`kg_adapters.index.build`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -20,22 +20,43 @@ _Literal = ox.Literal
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
     relation index (``relations.sqlite``) beside it."""
+    return write_label_indexes(
+        store_label_rows(store), store_relation_rows(store, INDEXED_LABEL_PREDICATES), index_path
+    )
+
+
+def write_label_indexes(
+    label_rows: Iterable[tuple[str, str, str]], relation_rows: Iterable[tuple[str, str, str]], index_path: str
+) -> int:
+    """Writes the name index at ``index_path`` from (iri, label, lang) rows and the relation index
+    beside it from its rows (:func:`kg_adapters.relation_index.relation_rows`); returns the names."""
     from kg_adapters.label_index import LabelIndex  # sqlite3: only when a name index is used
     from kg_adapters.relation_index import RELATIONS_FILE, RelationIndex
 
     index = LabelIndex(index_path)
     try:
         index.clear()
-        count = index.add(store_label_rows(store))
+        count = index.add(label_rows)
     finally:
         index.close()
     relations = RelationIndex(str(Path(index_path).with_name(RELATIONS_FILE)))
     try:
         relations.clear()
-        relations.add(store_relation_rows(store, INDEXED_LABEL_PREDICATES))
+        relations.add(relation_rows)
     finally:
         relations.close()
     return count
+
+
+def collected_label_indexes(labels: list[tuple[str, str, str]], relations: Sequence[str], index_path: str) -> int:
+    """:func:`write_label_indexes` from what a load saw (its distinct label rows and predicates, see
+    ``TripleCollector.label_rows``), with no read of the store: a relation is labelled by the rows
+    whose subject names it (:func:`kg_adapters.relation_index.label_subjects`)."""
+    from kg_adapters.relation_index import grouped_labels, label_subjects, relation_rows
+
+    naming = {subject for relation in relations for subject in label_subjects(relation)}
+    labels_of = grouped_labels(row for row in labels if row[0] in naming)
+    return write_label_indexes(labels, relation_rows(sorted(relations), labels_of), index_path)
 
 
 def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:

@@ -22,11 +22,12 @@ from loaders.core import load_files
 from loaders.dataset_build import BuildReport, build_dataset
 from loaders.extract import ExtractReport, extract_subgraph
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.rdf import CHUNK_LINES, FORMAT_NAMES, LINE_FORMATS, resolve_format
+from loaders.rdf import CHUNK_BYTES, CHUNK_LINES, FORMAT_NAMES, LINE_FORMATS, resolve_format
 from loaders.report import LoadReport, SkippedLine
 from loaders.tsv import LOCAL_ENTITY_NS, LOCAL_RELATION_NS
 
 __all__ = [
+    "CHUNK_BYTES",
     "CHUNK_LINES",
     "FORMAT_NAMES",
     "LINE_FORMATS",

@@ -55,6 +55,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         "store_triples": report.store_triples,
         "seconds": round(report.seconds, 3),
         "triples_per_second": round(report.triples_per_second),
+        "resumed": report.resumed,
     }
     if args.json:
         summary["skipped"] = [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped]
@@ -65,6 +66,8 @@ def cmd_load(args: argparse.Namespace) -> int:
             f"({report.store_triples} triples in the store) in {report.seconds:.2f} s "
             f"({report.triples_per_second:,.0f} triples/s)"
         )
+        if report.resumed:
+            print("resumed from the checkpoint of an interrupted load of the same files")
         if report.lines_filtered or report.lines_repaired:
             print(f"filtered out {report.lines_filtered} line(s); repaired {report.lines_repaired} line(s)")
         if report.lines_skipped:

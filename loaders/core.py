@@ -22,12 +22,12 @@ import gc
 import os
 import shutil
 import sqlite3
-import stat
 import struct
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,23 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from kg_adapters.store_build import rebuild_label_index
+from kg_adapters.store_build import collected_label_indexes, rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
+from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
-from loaders.rdf import LINE_FORMATS, ROG_DATASET, WIKIDATA_JSON, LineConverter, TripleSink, load_file, resolve_format
-from loaders.report import LoadReport, SkipLog
+from loaders.rdf import (
+    LINE_FORMATS,
+    ROG_DATASET,
+    WIKIDATA_JSON,
+    LineConverter,
+    TripleSink,
+    blank_node_prefix,
+    load_file,
+    resolve_format,
+)
+from loaders.report import MAX_SKIPPED_KEPT, LoadReport, SkipLog, SkippedLine
 from loaders.rog_dataset import load_rog_dataset
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
@@ -63,6 +73,7 @@ def load_files(
     languages: Sequence[str] | None = None,
     qualifiers: bool = False,
     index: bool = True,
+    checkpoint: Checkpoint | None = None,
 ) -> LoadReport:
     """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created,
     or appended to).
@@ -77,6 +88,13 @@ def load_files(
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
     statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
     (:mod:`kg_adapters.index`) into the new version before it is swapped in.
+
+    A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
+    its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
+    :mod:`loaders.checkpoints`). ``checkpoint(point)`` is called as the load passes each point
+    (``"read:N"`` as the N-th chunk of the parse is handed over, ``"checkpoint:N"`` after the N-th
+    checkpoint of the parse, then ``"parsed"``, ``"indexed"``,
+    ``"labelled"``, ``"built"``): tests kill the load there.
 
     Raises:
         LoadError: an input is missing, unreadable or malformed, or the target is not a store.
@@ -113,28 +131,34 @@ def load_files(
                 f"append with the same profile (--profile {previous.get('profile')})",
                 file=str(target),
             )
-        tmp = _temp_dir(target)
+        build = BuildDir(target)
+        options = {"lenient": lenient, "profile": profile, "index": index, "wikidata": wikidata}
+        options["filter"] = None if dump_filter is None else _filter_plan(dump_filter)
         try:
             try:
+                resumed = build.open(_fingerprint(plan, options, previous))
                 result = _build(
-                    tmp,
+                    build,
                     target,
                     plan,
                     previous,
+                    resumed,
                     lenient=lenient,
                     profile=profile,
                     show=show,
                     dump_filter=dump_filter,
                     wikidata=wikidata,
                     index=index,
+                    checkpoint=checkpoint or _no_checkpoint,
                 )
-                store_layout.swap_in(tmp, target)
+                store_layout.swap_in(build.version, target)
             except (OSError, sqlite3.Error, BackendError) as exc:  # disk full, read-only, I/O errors: any phase
                 raise LoadError(f"cannot build the store: {exc}", file=str(target)) from exc
         except BaseException as exc:
             release_frames(exc)
-            shutil.rmtree(tmp, ignore_errors=True)
+            build.remove()
             raise
+        build.remove()
     statements, log, triples, filtered, repaired, index_seconds = result
     return LoadReport(
         store=str(target),
@@ -148,21 +172,47 @@ def load_files(
         lines_filtered=filtered,
         lines_repaired=repaired,
         index_seconds=index_seconds,
+        resumed=resumed is not None,
     )
+
+
+Checkpoint = Callable[[str], None]
+CHECKPOINT_SECONDS = 180.0
+"""A load records a checkpoint after the first chunk stored this long after the previous one (and at
+the end of each input): a resumed load does at most about this much work again. Strict N-Triples input
+goes to Oxigraph as one bulk load per checkpoint (``loaders.rdf._Segment``): longer ones write fewer
+copies of the same strings."""
+
+
+def _no_checkpoint(point: str) -> None:
+    return None
+
+
+def _fingerprint(
+    plan: list[tuple[str, str]], options: dict[str, Any], previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What a resumed load must share with the killed one: the same inputs (same sizes and times),
+    options and store version to extend."""
+    return {
+        "format": FORMAT_VERSION,
+        "inputs": [{"format": fmt, "file": input_identity(path) or {"pipe": path}} for path, fmt in plan],
+        "options": options,
+        "previous": None if previous is None else [previous.get("data"), previous.get("updated")],
+    }
+
+
+def _filter_plan(dump_filter: DumpFilter) -> dict[str, Any]:
+    return {
+        "languages": None if dump_filter.languages is None else list(dump_filter.languages),
+        "drop_predicates": sorted(dump_filter.drop_predicates),
+        "drop_namespaces": list(dump_filter.drop_namespaces),
+    }
 
 
 def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
     """The inputs' size on disk, None when one is not a regular file (a pipe: its size is unknown)."""
-    total = 0
-    for path, _fmt in plan:
-        try:
-            status = os.stat(path)
-        except OSError:
-            return None
-        if not stat.S_ISREG(status.st_mode):
-            return None
-        total += status.st_size
-    return total
+    identities = [input_identity(path) for path, _fmt in plan]
+    return None if None in identities else sum(int(found["size"]) for found in identities if found)
 
 
 def _temp_dir(target: Path) -> Path:
@@ -218,11 +268,12 @@ def _previous_manifest(target: Path) -> dict[str, Any] | None:
         ) from exc
 
 
-def _build(  # noqa: C901 -- issue 23 reworks the load
-    tmp: Path,
+def _build(
+    build: BuildDir,
     target: Path,
     plan: list[tuple[str, str]],
     previous: dict[str, Any] | None,
+    resumed: dict[str, Any] | None,
     *,
     lenient: bool,
     profile: str,
@@ -230,80 +281,63 @@ def _build(  # noqa: C901 -- issue 23 reworks the load
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
     index: bool,
+    checkpoint: Checkpoint,
 ) -> tuple[int, SkipLog, int, int, int, float]:
-    """Builds the complete store in ``tmp``: data, name index, traversal index, then the manifest."""
+    """Builds the complete store in ``build.version``: data, name index, traversal index, then the
+    manifest; from the checkpoint ``resumed`` when a killed load left one."""
+    tmp = build.version
     data = tmp / store_layout.DATA_DIR
-    if previous is not None:
-        oxstore = _checkpoint(store_layout.data_dir(target, previous), data)
+    if resumed is None:
+        tmp.mkdir()
+        oxstore = _checkpoint(store_layout.data_dir(target, previous), data) if previous is not None else None
     else:
+        oxstore = None
+    if oxstore is None:
         oxstore = ox.Store(str(data))
+    state = resumed or _fresh_state(previous, len(plan))
+    resumable = all(input_identity(path) is not None for path, _fmt in plan)
     sink: TripleSink = oxstore
     if index and previous is None:  # a new store: number its triples as they are loaded
-        sink = indexing_sink(oxstore, get_profile(profile), _input_bytes(plan))
-    log = SkipLog(lenient=lenient)
-    question_ids: dict[str, str] = {}  # RoG dataset files: question ids are unique across the load
-    sources: list[dict[str, Any]] = list(previous.get("sources", [])) if previous else []
-    total = filtered = repaired = 0
-    with (
-        tqdm(unit=" triples", unit_scale=True, disable=not show, file=sys.stderr, leave=False) as bar,
-        joined_on_failure(sink),
-    ):
-
-        def tick(count: int) -> None:
-            bar.update(count)
-
-        for path, fmt in plan:
-            bar.set_description(Path(path).name)
-            skipped_before = log.count
-            converter: LineConverter | None = None
-            if fmt in SEPARATORS:
-                converter = TsvConverter(fmt, profile)
-            elif fmt == "freebase":
-                converter = FreebaseConverter(dump_filter)
-            if fmt == WIKIDATA_JSON:
-                count = load_wikidata_json(sink, path, log=log, progress=tick, **wikidata)
-            elif fmt == ROG_DATASET:
-                count = load_rog_dataset(sink, path, log=log, progress=tick, seen=question_ids)
-            else:
-                count = load_file(sink, path, fmt, log=log, converter=converter, progress=tick)
-            total += count
-            source: dict[str, Any] = {
-                "file": str(Path(path).absolute()),
-                "format": fmt,
-                "statements": count,
-                "skipped": log.count - skipped_before,
-                "loaded_at": store_layout.now_iso(),
-                **(wikidata if fmt == WIKIDATA_JSON else {}),
-            }
-            if isinstance(converter, FreebaseConverter):
-                source.update(filtered=converter.filtered, repaired=converter.repaired)
-                filtered += converter.filtered
-                repaired += converter.repaired
-            sources.append(source)
+        sink = indexing_sink(
+            oxstore, get_profile(profile), _input_bytes(plan), spool=build.spool, state=state.get("index")
+        )
     indexing = sink if isinstance(sink, IndexingSink) else None
-    del sink
-    index_seconds = 0.0
-    try:
-        if indexing is not None:  # numbered and written while the label index is built
-            indexing.start_index(tmp, get_profile(profile))
-        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
-        oxstore.flush()
-        triples = len(oxstore)
+
+    def save() -> None:
+        if not resumable:
+            return  # a pipe cannot be read again: a killed load starts over
         if indexing is not None:
-            indexing.index_written()
-            index_seconds = indexing.seconds  # the load's waits for it
-        elif index:  # an append reads the store back: its triples are the old ones and the new
-            started = time.perf_counter()
-            index_build.build_index(oxstore, tmp, get_profile(profile))
-            index_seconds = time.perf_counter() - started
-    except BaseException as exc:
-        if indexing is not None:
-            indexing.abandon()  # no collector outlives a failed load
-        if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
-            raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
-        raise
-    del oxstore, indexing
+            state["index"] = indexing.checkpoint()
+        build.save(state)
+
+    with LoadProgress(show, _input_bytes(plan)) as shown:
+        with joined_on_failure(sink):
+            if state["phase"] == "parse":
+                _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
+                state["phase"] = "index"
+                save()
+                checkpoint("parsed")
+        del sink
+        shown.phase("index and labels")
+        try:
+            if indexing is not None:  # the indexes come from what the load saw: the database closes now
+                triples = _close_loaded(oxstore, indexing)
+                del oxstore
+                labels, index_seconds = _write_indexes(None, indexing, tmp, profile, index, checkpoint)
+            else:
+                labels, index_seconds = _write_indexes(oxstore, None, tmp, profile, index, checkpoint)
+                oxstore.flush()
+                triples = len(oxstore)
+                del oxstore
+        except BaseException as exc:
+            if indexing is not None:
+                indexing.abandon()  # no collector outlives a failed load
+            if isinstance(exc, (OSError, sqlite3.Error, BackendError)):
+                raise LoadError(f"cannot finish the store: {exc}", file=str(target)) from exc
+            raise
+    indexing = None
     gc.collect()  # close the database before the manifest marks it complete and it is renamed
+    statements, log, filtered, repaired, sources = _totals(state, lenient)
     now = store_layout.now_iso()
     store_layout.write_manifest(
         tmp,
@@ -317,7 +351,413 @@ def _build(  # noqa: C901 -- issue 23 reworks the load
             "updated": now,
         },
     )
-    return total, log, triples, filtered, repaired, index_seconds
+    checkpoint("built")
+    return statements, log, triples, filtered, repaired, index_seconds
+
+
+def _close_loaded(oxstore: ox.Store, indexing: IndexingSink) -> int:
+    """Closes the loaded database (every reference to it dropped) and returns its triples. Left open,
+    RocksDB compacts the files of the bulk loads in the background while the indexes are written: CPU
+    taken from them, and a larger store (at 4M triples 502 MiB instead of the 435 MiB written)."""
+    oxstore.flush()
+    triples = len(oxstore)
+    indexing.release_store()
+    del oxstore
+    gc.collect()
+    return triples
+
+
+def _write_indexes(
+    oxstore: ox.Store | None,
+    indexing: IndexingSink | None,
+    tmp: Path,
+    profile: str,
+    index: bool,
+    checkpoint: Checkpoint,
+) -> tuple[int, float]:
+    """Writes the traversal index and the name and relation indexes of the loaded version, from what the
+    load saw (``indexing``) or else by reading ``oxstore`` back; returns (names, the seconds the load
+    waited for the traversal index)."""
+    index_seconds = 0.0
+    if indexing is not None:  # numbered and written while the name indexes are built
+        indexing.start_index(tmp, get_profile(profile))
+        label_rows, predicates = indexing.collected_labels()  # what the load saw: no read of the store
+        labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
+        del label_rows
+        indexing.index_written()
+        index_seconds = indexing.seconds  # the load's waits for it
+        checkpoint("indexed")
+    else:
+        assert oxstore is not None
+        if index:  # an append reads the store back: its triples are the old ones and the new
+            started = time.perf_counter()
+            index_build.build_index(oxstore, tmp, get_profile(profile))
+            index_seconds = time.perf_counter() - started
+        checkpoint("indexed")
+        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
+    checkpoint("labelled")
+    return labels, index_seconds
+
+
+def _fresh_state(previous: dict[str, Any] | None, inputs: int) -> dict[str, Any]:
+    """The progress of a load that has read nothing yet."""
+    return {
+        "phase": "parse",
+        "inputs": [_fresh_input() for _ in range(inputs)],
+        "previous_sources": list(previous.get("sources", [])) if previous else [],
+        "question_ids": {},
+        "index": None,
+        "checkpoints": 0,
+    }
+
+
+def _fresh_input() -> dict[str, Any]:
+    """Where one input's load stands: the next line to read, what was read before it."""
+    return {
+        "done": False,
+        "line": 1,
+        "statements": 0,
+        "log": {"count": 0, "kept": []},
+        "blank_prefix": blank_node_prefix(),
+        "prefixes": None,
+        "filtered": 0,
+        "repaired": 0,
+        "source": None,
+    }
+
+
+def _totals(state: dict[str, Any], lenient: bool) -> tuple[int, SkipLog, int, int, list[dict[str, Any]]]:
+    """(statements, the skip log of all inputs in their order, filtered, repaired, manifest sources)."""
+    log = SkipLog(lenient=lenient)
+    for progress in state["inputs"]:
+        log.count += progress["log"]["count"]
+        for file, line, reason in progress["log"]["kept"]:
+            if len(log.kept) < MAX_SKIPPED_KEPT:
+                log.kept.append(SkippedLine(file=file, line=line, reason=reason))
+    inputs = state["inputs"]
+    sources = [*state["previous_sources"], *(progress["source"] for progress in inputs)]
+    return (
+        sum(p["statements"] for p in inputs),
+        log,
+        sum(p["filtered"] for p in inputs),
+        sum(p["repaired"] for p in inputs),
+        sources,
+    )
+
+
+PARALLEL_INPUTS = max(2, os.cpu_count() or 1)
+"""Inputs read at once: each on a thread of its own, handing chunks to Oxigraph (which loads them on its own
+threads, without the GIL) and to the traversal index collector (one chunk at a time)."""
+
+
+def _parse(
+    plan: list[tuple[str, str]],
+    state: dict[str, Any],
+    sink: TripleSink,
+    lenient: bool,
+    shown: LoadProgress,
+    save: Callable[[], None],
+    checkpoint: Checkpoint,
+    profile: str,
+    dump_filter: DumpFilter | None,
+    wikidata: dict[str, Any],
+) -> None:
+    """Reads every input from where ``state`` says, several at once (RoG dataset files one after the
+    other: their question ids must be unique across them), checkpointing as they go: when one is due,
+    each reader stops after the chunk it is storing, the checkpoint is recorded, and all go on."""
+    shown.phase("parse")
+    pending = [number for number, progress in enumerate(state["inputs"]) if not progress["done"]]
+    shown.skip([plan[number] for number, progress in enumerate(state["inputs"]) if progress["done"]])
+    gate = _CheckpointGate(state, save, checkpoint)
+    sequential = any(plan[number][1] == ROG_DATASET for number in pending)
+    readers = 1 if sequential else min(PARALLEL_INPUTS, len(pending))
+    if readers <= 1:
+        for number in pending:
+            _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+        return
+    queue = list(reversed(pending))
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while not gate.aborted:
+                with gate.lock:
+                    if not queue:
+                        return
+                    number = queue.pop()
+                _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+        except BaseException as exc:
+            if not isinstance(exc, _Aborted):
+                failures.append(exc)
+            gate.abort()
+
+    threads = [threading.Thread(target=reader, name=f"kga-load-{n}", daemon=True) for n in range(readers)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # a timed join: Ctrl-C reaches this thread between waits
+    except BaseException:
+        gate.abort()
+        for thread in threads:
+            thread.join()
+        raise
+    if failures:
+        raise failures[0]
+
+
+def _parse_input(
+    number: int,
+    plan: list[tuple[str, str]],
+    state: dict[str, Any],
+    sink: TripleSink,
+    lenient: bool,
+    shown: LoadProgress,
+    gate: _CheckpointGate,
+    profile: str,
+    dump_filter: DumpFilter | None,
+    wikidata: dict[str, Any],
+) -> None:
+    """Reads one input from its recorded line on, recording its progress in ``state`` at each chunk."""
+    path, fmt = plan[number]
+    progress = state["inputs"][number]
+    log = SkipLog(lenient=lenient)
+    log.count = progress["log"]["count"]
+    log.kept = [SkippedLine(file=file, line=line, reason=reason) for file, line, reason in progress["log"]["kept"]]
+    converter: LineConverter | None = None
+    if fmt in SEPARATORS:
+        converter = TsvConverter(fmt, profile)
+    elif fmt == "freebase":
+        converter = FreebaseConverter(dump_filter)
+        if progress["prefixes"] is not None:
+            converter.prefixes = {k.encode(): v.encode() for k, v in progress["prefixes"].items()}
+        converter.filtered, converter.repaired = progress["filtered"], progress["repaired"]
+    reading = _InputReading(progress, log, converter, shown, gate, path)
+    shown.start_file(path)
+    gate.enter()
+    try:
+        if fmt == WIKIDATA_JSON:
+            load_wikidata_json(sink, path, log=log, progress=reading.tick, **wikidata)
+        elif fmt == ROG_DATASET:
+            load_rog_dataset(sink, path, log=log, progress=reading.tick, seen=state["question_ids"])
+        else:
+            load_file(
+                sink,
+                path,
+                fmt,
+                log=log,
+                converter=converter,
+                progress=reading.tick,
+                start_line=progress["line"],
+                blank_prefix=progress["blank_prefix"],
+                on_chunk=reading.chunk_done if fmt in LINE_FORMATS else None,
+                on_read=reading.read,
+                due=gate.due,
+            )
+        reading.record(None)
+        source: dict[str, Any] = {
+            "file": str(Path(path).absolute()),
+            "format": fmt,
+            "statements": progress["statements"],
+            "skipped": log.count,
+            "loaded_at": store_layout.now_iso(),
+            **(wikidata if fmt == WIKIDATA_JSON else {}),
+        }
+        if isinstance(converter, FreebaseConverter):
+            source.update(filtered=converter.filtered, repaired=converter.repaired)
+        progress["source"], progress["done"] = source, True
+        shown.end_file(path)
+    finally:
+        gate.leave()
+
+
+class _InputReading:
+    """One input's counts, and its stops at the checkpoint gate after each stored chunk."""
+
+    def __init__(
+        self,
+        progress: dict[str, Any],
+        log: SkipLog,
+        converter: LineConverter | None,
+        shown: LoadProgress,
+        gate: _CheckpointGate,
+        path: str,
+    ) -> None:
+        self.progress, self.log, self.converter = progress, log, converter
+        self.shown, self.gate, self.path = shown, gate, path
+        self._statements = progress["statements"]
+
+    def tick(self, count: int) -> None:
+        self._statements += count
+        self.shown.triples(count)
+
+    def record(self, next_line: int | None) -> None:
+        """Writes what was read up to ``next_line`` (None: the whole input) into the input's progress."""
+        progress = self.progress
+        if next_line is not None:
+            progress["line"] = next_line
+        progress["statements"] = self._statements
+        progress["log"] = {"count": self.log.count, "kept": [[k.file, k.line, k.reason] for k in self.log.kept]}
+        converter = self.converter
+        if isinstance(converter, FreebaseConverter):
+            progress["prefixes"] = {k.decode(): v.decode() for k, v in converter.prefixes.items()}
+            progress["filtered"], progress["repaired"] = converter.filtered, converter.repaired
+
+    def read(self, read: int | None) -> None:
+        """A chunk was read (and handed to Oxigraph, or to its stream): the progress moves on, and the
+        test hook sees ``read:N`` (the N-th chunk of the load; tests kill a load in mid-stream there)."""
+        self.shown.read(self.path, read)
+        self.gate.chunk_read()
+
+    def chunk_done(self, next_line: int, read: int | None) -> None:
+        self.shown.read(self.path, read)
+        self.gate.stop(lambda: self.record(next_line))
+
+
+class _Aborted(Exception):
+    """Another input's reader failed: this one stops at its next chunk."""
+
+
+class _CheckpointGate:
+    """Where readers of several inputs meet for a checkpoint: a reader that finds one due (or one
+    asked for) records its position and waits; the last of the active readers to arrive records the
+    checkpoint and lets all go on. Inputs also end with a checkpoint."""
+
+    def __init__(self, state: dict[str, Any], save: Callable[[], None], checkpoint: Checkpoint) -> None:
+        self.state, self.save, self.checkpoint = state, save, checkpoint
+        self.lock = threading.Lock()
+        self._changed = threading.Condition(self.lock)
+        self._active = self._waiting = self._round = 0
+        self._asked = False
+        self._last = time.monotonic()
+        self.aborted = False
+        self._chunks_read = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            while self._asked and not self.aborted:  # a checkpoint is being gathered: start after it
+                self._changed.wait()
+            self._active += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self._active -= 1
+            if not self.aborted:
+                self._asked = True  # an input's end is a checkpoint
+                self._arrive_or_record()
+
+    def chunk_read(self) -> None:
+        with self.lock:
+            self._chunks_read += 1
+            number = self._chunks_read
+        self.checkpoint(f"read:{number}")
+
+    def due(self) -> bool:
+        """Whether readers should stop at their next chunk: a checkpoint is asked for or due (an input
+        read as one stream ends it there, see ``loaders.rdf._Segment``), or the load is stopping."""
+        return self._asked or self.aborted or time.monotonic() - self._last >= CHECKPOINT_SECONDS
+
+    def stop(self, record: Callable[[], None]) -> None:
+        with self.lock:
+            if self.aborted:
+                raise _Aborted
+            if not self.due():
+                return
+            self._asked = True
+            record()
+            self._waiting += 1
+            round_number = self._round
+            self._arrive_or_record()
+            while self._round == round_number and not self.aborted:
+                self._changed.wait()
+            if self.aborted:
+                raise _Aborted
+
+    def _arrive_or_record(self) -> None:
+        """Records the checkpoint once every active reader waits (the lock is held)."""
+        if self._waiting < self._active:
+            return
+        self.state["checkpoints"] += 1
+        self.save()
+        self.checkpoint(f"checkpoint:{self.state['checkpoints']}")
+        self._asked = False
+        self._waiting = 0
+        self._round += 1
+        self._last = time.monotonic()
+        self._changed.notify_all()
+
+    def abort(self) -> None:
+        with self.lock:
+            self.aborted = True
+            self._changed.notify_all()
+
+
+class LoadProgress:
+    """The progress a multi-hour load shows on standard error (when ``show``): the phase, bytes of the
+    inputs read of their total (compressed sizes on disk: what the ETA is computed from), the
+    statements read and their rate."""
+
+    def __init__(self, show: bool, total_bytes: int | None) -> None:
+        self._bar = tqdm(
+            total=total_bytes,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            disable=not show,
+            file=sys.stderr,
+            leave=False,
+            dynamic_ncols=True,
+        )
+        self._statements = 0
+        self._started = time.monotonic()
+        self._read: dict[str, int] = {}
+        self._phase = "parse"
+        self._lock = threading.Lock()  # inputs are read on several threads
+
+    def __enter__(self) -> LoadProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.close()
+
+    def phase(self, name: str) -> None:
+        self._phase = name
+        self._bar.set_description(name)
+        self._show()
+
+    def skip(self, done: list[tuple[str, str]]) -> None:
+        """Counts inputs a resumed load read before its checkpoint as read."""
+        for path, _fmt in done:
+            self._bar.update(_size(path))
+
+    def start_file(self, path: str) -> None:
+        with self._lock:
+            self._bar.set_description(f"{self._phase} {Path(path).name}")
+
+    def read(self, path: str, read: int | None) -> None:
+        with self._lock:
+            before = self._read.get(path, 0)
+            if read is not None and read > before:
+                self._bar.update(read - before)
+                self._read[path] = read
+
+    def end_file(self, path: str) -> None:
+        self.read(path, _size(path))
+
+    def triples(self, count: int) -> None:
+        with self._lock:
+            self._statements += count
+            self._show()
+
+    def _show(self) -> None:
+        seconds = max(time.monotonic() - self._started, 1e-9)
+        self._bar.set_postfix_str(f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s")
+
+
+def _size(path: str) -> int:
+    found = input_identity(path)
+    return int(found["size"]) if found else 0
 
 
 def _checkpoint(existing: Path, data: Path) -> ox.Store:

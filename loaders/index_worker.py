@@ -9,17 +9,26 @@ starts this program and talks to it over its standard input and output.
 
 The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
 the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
-``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``WRITE``
-(text: JSON ``{"directory", "profile"}``: write the index there, then answer). The one answer, on
-standard output, is a JSON line: ``{"stats": IndexStats fields}`` or ``{"error": {"type", "message"}}``
-(also sent, before exiting, when numbering a chunk fails). End of input without ``WRITE`` (the load
-failed or was abandoned) ends the worker without writing anything.
+``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``OBJECTS``
+(data: the same, pickled, for a chunk with a statement longer than the N-Quads parser's buffer: a 17 MiB
+literal in RDF/XML, whose parser has no such limit), ``WRITE``
+(text: JSON ``{"directory", "profile", "labels"}``: write the label rows and predicates seen to the
+file ``labels`` and answer ``{"labels": count}``, then write the index there and answer), ``CHECKPOINT`` (save
+the collector to its spool, :class:`kg_adapters.index.spool.CollectorSpool`, and answer
+``{"state": ...}``). The last answer, on standard output, is a JSON line: ``{"stats": IndexStats
+fields}`` or ``{"error": {"type", "message"}}`` (also sent, before exiting, when numbering a chunk
+fails). End of input without ``WRITE`` (the load failed or was abandoned) ends the worker without
+writing anything.
+
+Arguments: the parent's process id, then optionally the spool directory and a file holding the JSON
+state to resume from (a load resumed after a crash: see :mod:`loaders.core`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import struct
 import sys
@@ -28,11 +37,12 @@ from typing import BinaryIO
 
 HEADER = struct.Struct("<cIQ")
 """Frame header: kind (one byte), text length, data length."""
-RDF, QUADS, WRITE = b"R", b"Q", b"W"
+RDF, QUADS, OBJECTS, WRITE, CHECKPOINT = b"R", b"Q", b"O", b"W", b"C"
 
 
 def main(argv: list[str]) -> int:
-    """Runs the worker. ``argv``: the parent's process id (the worker stops when its parent dies)."""
+    """Runs the worker. ``argv``: the parent's process id (the worker stops when its parent dies), then
+    optionally the spool directory and the path of the state to resume from."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the load's to handle: it stops the worker
@@ -40,9 +50,14 @@ def main(argv: list[str]) -> int:
         import pyoxigraph as ox
 
         from kg_adapters.index import build as index_build
+        from kg_adapters.index.spool import CollectorSpool
         from kg_adapters.profiles import get_profile
 
         collector = index_build.TripleCollector()
+        spool = CollectorSpool(argv[1]) if len(argv) > 1 else None
+        if spool is not None:
+            state = json.loads(open(argv[2], "rb").read()) if len(argv) > 2 else None  # noqa: SIM115
+            spool.restore(collector, state)
         while True:
             frame = _read_frame(stdin)
             if frame is None:
@@ -55,8 +70,20 @@ def main(argv: list[str]) -> int:
                 collector.add_rdf(data, format)
             elif kind == QUADS:
                 collector.add_quads(ox.parse(data, ox.RdfFormat.N_QUADS))
+            elif kind == OBJECTS:  # from the load that started this worker, over its own pipe
+                collector.add_quads(pickle.loads(data))
+            elif kind == CHECKPOINT:
+                if spool is None:
+                    raise ValueError("a checkpoint needs a spool directory")
+                _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
+                if spool is not None:
+                    spool.reload(collector)
                 request = json.loads(text)
+                if request.get("labels"):  # the name index's rows first: the load writes it meanwhile
+                    from loaders.indexing import write_collected_labels
+
+                    _answer(stdout, {"labels": write_collected_labels(collector, request["labels"])})
                 stats = index_build.build_index(
                     None, request["directory"], get_profile(request["profile"]), collected=collector
                 )

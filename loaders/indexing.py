@@ -20,15 +20,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
+from kg_adapters.rdf_guard import PARSER_BUFFER
 
 if TYPE_CHECKING:
     import pyoxigraph as ox
 
     from kg_adapters.index.build import IndexStats, TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import Profile
 
 _COLLECT_EVERY = 10_000
@@ -38,6 +40,9 @@ WORKER_MIN_BYTES = 1 << 20
 triples in a worker process (:mod:`loaders.index_worker`); smaller ones on a thread, since starting
 the worker (an interpreter and its imports) takes ~0.3 s, longer than such a load."""
 _ANSWER_CAP = 1 << 20
+_LONGEST_STATEMENT = PARSER_BUFFER // 2
+"""Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
+:data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
 """The most bytes read of the worker's one-line answer."""
 
 
@@ -57,13 +62,37 @@ class IndexingSink:
     def __init__(self, store: ox.Store) -> None:
         self.store = store
         self.seconds = 0.0
+        self._collecting = threading.Lock()
+        """Held while a chunk is handed to the collector: inputs read on several threads take turns."""
 
     def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
-        self.store.bulk_load(input, format)
-        self._add_rdf(input, format)
+        self.store.bulk_load(input, format)  # several threads may load at once (Oxigraph runs without the GIL)
+        with self._collecting:
+            self._add_rdf(input, format)
+
+    def bulk_load_pieces(self, texts: Iterator[bytes]) -> None:
+        """Bulk loads N-Triples ``texts`` as one stream, each handed to the collector as Oxigraph
+        starts reading it (it numbers one while Oxigraph parses it). A text Oxigraph then refuses fails
+        the load (it is strict) before the collector's numbers are used: see ``TripleCollector.add_rdf``."""
+        import pyoxigraph as ox
+
+        from loaders.rdf import PieceStream
+
+        def handed() -> Iterator[bytes]:
+            for text in texts:
+                if text != b"\n":  # not the line break between two texts
+                    with self._collecting:
+                        self._add_rdf(text, ox.RdfFormat.N_TRIPLES)
+                yield text
+
+        self.store.bulk_load(cast("IO[bytes]", PieceStream(handed())), ox.RdfFormat.N_TRIPLES)
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
+
+    def release_store(self) -> None:
+        """Drops the sink's reference to the store (the load closes it before writing the indexes)."""
+        del self.store
 
     def bulk_extend(self, quads: Iterable[ox.Quad]) -> None:
         batch: list[ox.Quad] = []
@@ -73,11 +102,13 @@ class IndexingSink:
                 yield quad
                 batch.append(quad)
                 if len(batch) >= _COLLECT_EVERY:
-                    self._add_quads(batch.copy())
+                    with self._collecting:
+                        self._add_quads(batch.copy())
                     batch.clear()
 
         self.store.bulk_extend(passing())
-        self._add_quads(batch)
+        with self._collecting:
+            self._add_quads(batch)
 
     def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         raise NotImplementedError
@@ -86,7 +117,14 @@ class IndexingSink:
         raise NotImplementedError
 
     def start_index(self, directory: Path, profile: Profile) -> None:
-        """Starts writing the index of every triple handed over into the version ``directory``."""
+        """Starts writing the index of every triple handed over into the version ``directory``; first
+        the label rows and predicates seen are set aside for :meth:`collected_labels`."""
+        raise NotImplementedError
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        """The distinct (iri, label, lang) rows of the label predicates and the predicates the load
+        handed over (what the name and relation indexes are written from), once :meth:`start_index`
+        has set them aside."""
         raise NotImplementedError
 
     def index_written(self) -> IndexStats:
@@ -97,30 +135,49 @@ class IndexingSink:
         """Stops the collector without raising (a load that failed: nothing outlives it)."""
         raise NotImplementedError
 
+    def checkpoint(self) -> dict[str, Any]:
+        """Saves every triple handed over so far to the spool (synced) and returns its state, from
+        which a load resumed after a crash starts (see :class:`kg_adapters.index.spool.CollectorSpool`)."""
+        raise NotImplementedError
 
-def indexing_sink(store: ox.Store, profile: Profile, input_bytes: int | None) -> IndexingSink:
+
+def indexing_sink(
+    store: ox.Store,
+    profile: Profile,
+    input_bytes: int | None,
+    *,
+    spool: Path,
+    state: dict[str, Any] | None = None,
+) -> IndexingSink:
     """The sink for a new store's load: a worker process when the input is large (``input_bytes``
     at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
-    (the worker finds it by name), else a thread (also when no worker can be started)."""
+    (the worker finds it by name), else a thread (also when no worker can be started). The collector
+    keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint of a killed load)."""
     from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
 
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store)
+            return WorkerIndexingSink(store, spool, state)
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
-    return ThreadIndexingSink(store, TripleCollector())
+    collector = TripleCollector()
+    saved = CollectorSpool(spool)
+    saved.restore(collector, state)
+    return ThreadIndexingSink(store, collector, saved)
 
 
 class ThreadIndexingSink(IndexingSink):
     """Numbers each chunk on a worker thread while Oxigraph loads the next (``bulk_load`` releases
     the GIL while it parses and writes)."""
 
-    def __init__(self, store: ox.Store, collector: TripleCollector) -> None:
+    def __init__(self, store: ox.Store, collector: TripleCollector, spool: CollectorSpool) -> None:
         super().__init__(store)
         self.collector = collector
+        self.spool = spool
+        self._labels: tuple[list[tuple[str, str, str]], list[str]] | None = None
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
 
@@ -133,10 +190,19 @@ class ThreadIndexingSink(IndexingSink):
     def start_index(self, directory: Path, profile: Profile) -> None:
         from kg_adapters.index import build as index_build
 
+        self._wait()
+        self.spool.reload(self.collector)
+        self._labels = _collected_labels(self.collector)
+
         def write(collector: TripleCollector) -> IndexStats:
             return index_build.build_index(None, directory, profile, collected=collector)
 
         self._hand_over(write, self.collector)
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        if self._labels is None:
+            raise RuntimeError("collected_labels() before start_index()")
+        return self._labels
 
     def index_written(self) -> IndexStats:
         self._wait()
@@ -149,6 +215,10 @@ class ThreadIndexingSink(IndexingSink):
         if self._pending is not None:
             self._pending.join()
             self._pending = None
+
+    def checkpoint(self) -> dict[str, Any]:
+        self._wait()
+        return self.spool.save(self.collector)
 
     def _hand_over(self, add: Callable[..., Any], *arguments: Any) -> None:
         """Starts ``add(*arguments)`` on a worker thread once the previous one is done (at most one
@@ -177,10 +247,14 @@ class WorkerIndexingSink(IndexingSink):
     chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
     :class:`BackendError` (the store is then left as it was)."""
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None) -> None:
         super().__init__(store)
+        spool.mkdir(parents=True, exist_ok=True)
+        resume = spool.parent / f"{spool.name}.resume.json"
+        resume.write_text(json.dumps(state), encoding="utf-8")
+        self._labels_file: Path | None = None
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "loaders.index_worker", str(os.getpid())],
+            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # failures come back as the answer
@@ -195,18 +269,40 @@ class WorkerIndexingSink(IndexingSink):
     def _add_quads(self, quads: list[ox.Quad]) -> None:
         import pyoxigraph as ox
 
-        from loaders.index_worker import QUADS
+        from loaders.index_worker import OBJECTS, QUADS
 
-        if quads:
-            self._send(QUADS, b"", ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b"")
+        if not quads:
+            return
+        data = ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
+        if len(data) > _LONGEST_STATEMENT and max(map(len, data.split(b"\n"))) > _LONGEST_STATEMENT:
+            import pickle  # a statement the worker's N-Quads parser could not hold: the objects themselves
+
+            self._send(OBJECTS, b"", pickle.dumps(quads))
+        else:
+            self._send(QUADS, b"", data)
 
     def start_index(self, directory: Path, profile: Profile) -> None:
         from loaders.index_worker import WRITE
 
-        self._send(WRITE, json.dumps({"directory": str(directory), "profile": profile.name}).encode(), b"")
+        self._labels_file = directory.parent / f".{directory.name}.labels.json"
+        request = {"directory": str(directory), "profile": profile.name, "labels": str(self._labels_file)}
+        self._send(WRITE, json.dumps(request).encode(), b"")
         assert self._process.stdin is not None
         with contextlib.suppress(OSError):
             self._process.stdin.close()
+
+    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        started = time.perf_counter()
+        answer = self._reply()
+        self.seconds += time.perf_counter() - started
+        if answer.get("labels") is None or self._labels_file is None:
+            self.abandon()
+            raise _failure(answer, self._process.returncode)
+        try:
+            found = json.loads(self._labels_file.read_bytes())
+        finally:
+            self._labels_file.unlink(missing_ok=True)
+        return [(iri, label, lang) for iri, label, lang in found["labels"]], list(found["relations"])
 
     def index_written(self) -> IndexStats:
         from kg_adapters.index.build import IndexStats
@@ -217,6 +313,19 @@ class WorkerIndexingSink(IndexingSink):
         if "stats" not in answer:
             raise _failure(answer, self._process.returncode)
         return IndexStats(**answer["stats"])
+
+    def checkpoint(self) -> dict[str, Any]:
+        from loaders.index_worker import CHECKPOINT
+
+        self._send(CHECKPOINT, b"", b"")
+        started = time.perf_counter()
+        answer = self._reply()
+        self.seconds += time.perf_counter() - started
+        if "state" not in answer:
+            self.abandon()
+            raise _failure(answer, self._process.returncode)
+        state: dict[str, Any] = answer["state"]
+        return state
 
     def abandon(self) -> None:
         process = self._process
@@ -245,11 +354,21 @@ class WorkerIndexingSink(IndexingSink):
             self.seconds += time.perf_counter() - started
 
     def _answer(self) -> dict[str, Any]:
-        """The worker's answer line (empty when it has none), once it has exited."""
+        """The worker's last answer line (empty when it has none), once it has exited; the label
+        rows' answer, when nobody asked for them, is passed over (and their file removed)."""
+        answer = self._reply()
+        if "labels" in answer:
+            if self._labels_file is not None:
+                self._labels_file.unlink(missing_ok=True)
+            answer = self._reply()
+        self.abandon()  # it has answered (or died): reap it
+        return answer
+
+    def _reply(self) -> dict[str, Any]:
+        """The worker's next answer line, parsed (empty when it has none)."""
         stdout = self._process.stdout
         assert stdout is not None
         line = stdout.readline(_ANSWER_CAP)
-        self.abandon()  # it has answered (or died): reap it
         try:
             answer = json.loads(line) if line else {}
         except ValueError:
@@ -275,6 +394,20 @@ def _worker_environment() -> dict[str, str]:
     inherited = environment.get("PYTHONPATH")
     environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*roots, *([inherited] if inherited else [])]))
     return environment
+
+
+def _collected_labels(collector: TripleCollector) -> tuple[list[tuple[str, str, str]], list[str]]:
+    from kg_adapters.terms import INDEXED_LABEL_PREDICATES
+
+    return collector.label_rows(INDEXED_LABEL_PREDICATES), collector.relation_iris()
+
+
+def write_collected_labels(collector: TripleCollector, path: str) -> int:
+    """Writes :func:`_collected_labels` to ``path`` as JSON (the worker's half of ``collected_labels``)."""
+    labels, relations = _collected_labels(collector)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"labels": labels, "relations": relations}, handle)
+    return len(labels)
 
 
 @contextlib.contextmanager

@@ -48,6 +48,8 @@ class LoadReport:
     """The part of ``seconds`` the load waited for the traversal index: for a new store, numbered beside
     the load (a worker process, or a thread for small inputs) and written while the label index is
     built, its waits; for an append, which reads the store back, the whole build."""
+    resumed: bool = False
+    """Whether the load went on from the checkpoint of a killed one (see :mod:`loaders.checkpoints`)."""
 
     @property
     def triples_per_second(self) -> float:

@@ -106,3 +106,32 @@ def test_a_token_over_the_parser_buffer_is_a_load_error_with_its_line(tmp_path: 
     with connect("oxigraph://", write=True) as kg, pytest.raises(LoadError, match="16 MiB") as loaded:
         kg.load(str(source))  # type: ignore[attr-defined]
     assert loaded.value.line == 3
+
+
+def test_a_literal_over_the_parser_buffer_in_rdf_xml_loads_and_is_indexed(tmp_path: Path) -> None:
+    """RDF/XML's parser has no 16 MiB buffer, so such a literal is data like any other: the traversal
+    index's worker (input over a megabyte) gets it although its N-Quads parser could not read it."""
+    from loaders.indexing import WORKER_MIN_BYTES
+
+    filler = "".join(
+        f'  <rdf:Description rdf:about="http://example.org/n{n}"><ex:q rdf:resource="http://example.org/m{n}"/>'
+        "</rdf:Description>\n"
+        for n in range(WORKER_MIN_BYTES // 90)
+    )
+    source = tmp_path / "big.rdf"
+    source.write_text(
+        f'<?xml version="1.0"?>\n<rdf:RDF {RDF}>\n{filler}'
+        f'  <rdf:Description rdf:about="http://example.org/s"><ex:p>{BIG_LITERAL}</ex:p></rdf:Description>\n'
+        "</rdf:RDF>\n",
+        encoding="utf-8",
+    )
+    assert source.stat().st_size > WORKER_MIN_BYTES
+    load_files([str(source)], str(tmp_path / "store"), progress=False)
+    with connect(f"oxigraph://{tmp_path / 'store'}") as kg:
+        edges = kg.neighbors("http://example.org/s")["http://example.org/s"]
+        assert [(edge.relation, len(edge.tail.value)) for edge in edges] == [  # type: ignore[union-attr]
+            ("http://example.org/p", len(BIG_LITERAL))
+        ]
+        assert [edge.tail for edge in kg.neighbors("http://example.org/n7")["http://example.org/n7"]] == [
+            "http://example.org/m7"
+        ]

@@ -41,6 +41,7 @@ NOT_ON_THE_READ_PATH = {
     "shutil": "writes and garbage collection only",
     "uuid": "writes only",
     "gzip": "reading compressed dumps only",
+    "kg_adapters.sparql_lexer": "~0.1-0.3 s of Unicode patterns compiled on import, for SPARQL text only",
     "loaders": "a package above the core",
     "reasoning": "a package above the core",
 }

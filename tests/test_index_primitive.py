@@ -275,27 +275,38 @@ def test_every_cache_is_in_the_table_and_under_its_bound(pair: tuple[KnowledgeGr
     index.name_cache.cap, index.literal_cache.cap = caps
 
 
+def _batches(monkeypatch: pytest.MonkeyPatch, index: TraversalIndex) -> dict[str, list[int]]:
+    """The sizes of the batches each decoded cache of ``index`` keeps from now on (``remember`` calls)."""
+    kept: dict[str, list[int]] = {"names": [], "literals": []}
+    original = BoundedMemo.remember
+
+    def counted(memo: BoundedMemo[int, object], keys: list[int], values: list[object]) -> None:
+        if memo is index.name_cache or memo is index.literal_cache:
+            kept["names" if memo is index.name_cache else "literals"].append(len(keys))
+        original(memo, keys, values)
+
+    monkeypatch.setattr(BoundedMemo, "remember", counted)
+    return kept
+
+
+def _hub(slow: KnowledgeGraph, index: TraversalIndex) -> str:
+    """The entity with the most edges (both directions)."""
+    degree = {
+        index.name(n): len(slow.neighbors(index.name(n), direction="both")[index.name(n)])
+        for n in range(index.entity_count)
+    }
+    return max(degree, key=degree.__getitem__)
+
+
 def test_a_cold_call_decodes_its_ids_in_one_batch(
     pair: tuple[KnowledgeGraph, KnowledgeGraph], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the caches emptied, ``neighbors`` of a node keeps its answer's ids with one ``remember``
-    (one lock), and decodes nothing it does not answer with."""
+    (one lock), and decodes nothing it does not answer with; of several nodes, one batch for all."""
     fast, slow = pair
     index = _index(fast)
-    kept: list[int] = []
-    original = BoundedMemo.remember
-
-    def counted(memo: BoundedMemo[int, str], keys: list[int], values: list[str]) -> None:
-        if memo is index.name_cache:
-            kept.append(len(keys))
-        original(memo, keys, values)
-
-    monkeypatch.setattr(BoundedMemo, "remember", counted)
-    hub = index.name(
-        max(
-            range(index.entity_count), key=lambda n: len(slow.neighbors(index.name(n), direction="both")[index.name(n)])
-        )
-    )
+    kept = _batches(monkeypatch, index)["names"]
+    hub = _hub(slow, index)
     index.name_cache.clear()
     answer = fast.neighbors(hub, direction="both")[hub]
     named = {edge.tail for edge in answer if edge.head == hub and isinstance(edge.tail, str)}  # out-edges' tails
@@ -303,3 +314,29 @@ def test_a_cold_call_decodes_its_ids_in_one_batch(
     assert answer == slow.neighbors(hub, direction="both")[hub] and len(named) > 3
     assert kept == [len(named)]  # one batch, holding exactly the ids answered
     assert set(index.name_cache.values()) == named
+    some = [index.name(n) for n in range(0, index.entity_count, 3)]
+    index.name_cache.clear()
+    kept.clear()
+    assert fast.neighbors(some, direction="in") == slow.neighbors(some, direction="in")
+    assert len(kept) == 1  # every node's heads in one batch
+
+
+@pytest.mark.parametrize("direction", ["out", "in"])
+def test_a_cold_subgraph_decodes_each_hop_in_one_batch(
+    pair: tuple[KnowledgeGraph, KnowledgeGraph], monkeypatch: pytest.MonkeyPatch, direction: Direction
+) -> None:
+    """With the caches emptied, a subgraph walking one way keeps the ids (and literal records) each
+    hop answers with in one batch per hop, and answers as Oxigraph does, cut by ``max_edges`` or not."""
+    fast, slow = pair
+    index = _index(fast)
+    kept = _batches(monkeypatch, index)
+    hub = _hub(slow, index)
+    for hops, limit in ((2, None), (3, None), (2, 9)):
+        index.name_cache.clear()
+        index.literal_cache.clear()
+        kept["names"].clear()
+        kept["literals"].clear()
+        answer = fast.subgraph(hub, hops=hops, direction=direction, max_edges=limit)
+        expected = slow.subgraph(hub, hops=hops, direction=direction, max_edges=limit)
+        assert answer == expected and answer.truncated == expected.truncated and len(answer) > 3
+        assert 1 <= len(kept["names"]) <= hops and len(kept["literals"]) <= hops, kept

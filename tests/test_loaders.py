@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 import kg_adapters
+import loaders.rdf
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import LoadError, StoreNotFound
 from kg_adapters.records import Edge, Literal
-from loaders import CHUNK_LINES, LOCAL_ENTITY_NS, LOCAL_RELATION_NS, load_files
+from loaders import CHUNK_BYTES, CHUNK_LINES, LOCAL_ENTITY_NS, LOCAL_RELATION_NS, load_files
 from loaders.testing.malformed_dumps import debris
 
 EX = "http://example.org/"
@@ -303,20 +304,79 @@ def test_tsv_wikidata_profile_and_bad_field_count(tmp_path: Path) -> None:
 # -- bad input: strict and lenient ---------------------------------------------------------------
 
 
-def test_strict_bad_line_leaves_no_store(tmp_path: Path) -> None:
-    lines = numbered_nt(CHUNK_LINES + 100)
-    bad_line = CHUNK_LINES + 42  # in the second chunk
-    lines[bad_line - 1] = f"<{EX}broken iri> <{EX}p> <{EX}o> ."
-    source = write(tmp_path / "bad.nt", "\n".join(lines) + "\n")
+@pytest.mark.parametrize(
+    ("name", "chunk_bytes", "count", "bad_line", "bad"),
+    [
+        ("bad.nt", None, CHUNK_LINES + 100, CHUNK_LINES + 42, f"<{EX}broken iri> <{EX}p> <{EX}o> ."),
+        # a strict N-Triples load hands its blocks to Oxigraph as one stream: here ~60 blocks, one bulk load
+        ("bad.nt.gz", 4096, 5000, 4321, f'<{EX}x> <{EX}p> "unterminated .'),
+    ],
+)
+def test_strict_bad_line_leaves_no_store(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    chunk_bytes: int | None,
+    count: int,
+    bad_line: int,
+    bad: str,
+) -> None:
+    if chunk_bytes is not None:
+        monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", chunk_bytes)
+    lines = numbered_nt(count)
+    lines[bad_line - 1] = bad
+    source = write(tmp_path / name, "\n".join(lines) + "\n")
     store = tmp_path / "store"
     with pytest.raises(LoadError) as info:
         load_files([str(source)], str(store), progress=False)
     assert (info.value.file, info.value.line) == (str(source), bad_line)
-    assert f"bad.nt:{bad_line}:" in str(info.value)
+    assert f"{name}:{bad_line}:" in str(info.value)
+    assert f"line {count}" not in str(info.value)  # the line's own error, not the stream's lines
     assert not store.exists()
     assert debris(tmp_path) == []
     with pytest.raises(StoreNotFound):
         kg_adapters.connect("oxigraph://" + str(store))
+
+
+def test_a_token_over_the_parser_buffer_in_a_stream_is_a_load_error_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A literal longer than Oxigraph's parser buffer, in a later block of a strict N-Triples stream (the
+    index numbered in its worker: the input is over a megabyte), fails the load at its line."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 1 << 20)
+    lines = numbered_nt(30_000)
+    lines[25_000] = f'<{EX}s> <{EX}q> "{"x" * (17 << 20)}" .'
+    source = write(tmp_path / "big.nt", "\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    with pytest.raises(LoadError, match="16 MiB") as raised:
+        load_files([str(source)], str(store), progress=False)
+    assert (raised.value.file, raised.value.line) == (str(source), 25_001)
+    assert not store.exists()
+    assert debris(tmp_path) == []
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_streamed_blocks_and_blank_nodes_between_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: bool
+) -> None:
+    """Blocks streamed to Oxigraph as one bulk load, with blocks holding blank nodes between them (those go
+    through the parser): every triple is stored once, ``_:x`` stays one node across the file, and the
+    traversal index answers as the store does."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 2048)
+    chain = numbered_nt(3000)
+    lines = [*chain[:1000], f"_:x <{EX}p> <{EX}e5> .", *chain[1000:2000], f"_:x <{EX}p> <{EX}e7> .", *chain[2000:]]
+    source = write(tmp_path / "mixed.nt", "\n".join(lines) + "\n")
+    store = tmp_path / "store"
+    report = load_files([str(source)], str(store), progress=False, index=index)
+    assert report.statements_read == report.store_triples == 3002
+    with opened(store) as kg:
+        assert isinstance(kg, kg_adapters.SparqlQueryable)
+        rows = kg.query(f"SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE {{ ?s <{EX}p> ?o }}")
+        assert [str(row["n"].value) for row in rows if isinstance(row["n"], Literal)] == ["1"]
+        for number in (0, 999, 1000, 1999, 2000, 2999):
+            assert kg.neighbors([f"{EX}e{number}"])[f"{EX}e{number}"] == [
+                Edge(head=f"{EX}e{number}", relation=f"{EX}next", tail=f"{EX}e{number + 1}")
+            ]
 
 
 def test_strict_bad_line_in_append_keeps_previous_store(tmp_path: Path) -> None:
@@ -583,8 +643,8 @@ def loading_from_pipe(tmp_path: Path, store: Path) -> Iterator[tuple[subprocess.
                 time.sleep(0.01)
         os.set_blocking(writer, True)
         os.write(writer, ("\n".join(numbered_nt(3 * CHUNK_LINES)) + "\n").encode())  # returns once read
-        temps = [p for p in tmp_path.iterdir() if ".kga-tmp-" in p.name]
-        assert len(temps) == 1 and (temps[0] / "oxigraph").is_dir()
+        builds = [p for p in tmp_path.iterdir() if p.name.endswith(".kga-build")]
+        assert len(builds) == 1 and (builds[0] / "version" / "oxigraph").is_dir()
         yield child, writer
     finally:
         if child.poll() is None:
@@ -641,12 +701,11 @@ def _index_worker_of(pid: int) -> int:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if (entry / "cmdline").read_bytes().split(b"\0")[-3:] == [
-                    b"loaders.index_worker",
-                    str(pid).encode(),
-                    b"",
-                ]:
-                    return int(entry.name)
+                arguments = (entry / "cmdline").read_bytes().split(b"\0")
+                if b"loaders.index_worker" in arguments:
+                    after = arguments[arguments.index(b"loaders.index_worker") + 1 :]
+                    if after[:1] == [str(pid).encode()]:
+                        return int(entry.name)
     raise AssertionError(f"process {pid} has no index worker")
 
 
@@ -674,7 +733,8 @@ def test_a_killed_index_worker_fails_the_load_and_leaves_no_store(tmp_path: Path
         os.kill(worker, signal.SIGKILL)
         assert _exited(worker, timeout=60)
         with contextlib.suppress(BrokenPipeError):  # the load may fail before it reads this
-            os.write(writer, ("\n".join(numbered_nt(CHUNK_LINES, start=10**6)) + "\n").encode())  # a chunk to hand over
+            block = "\n".join(numbered_nt(CHUNK_BYTES // 40, start=10**6)) + "\n"  # a block to hand over
+            os.write(writer, block.encode())
         _, stderr = child.communicate(timeout=120)
         assert child.returncode != 0
         assert b"traversal index worker stopped without an answer" in stderr
@@ -701,7 +761,7 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
     from kg_adapters.profiles import get_profile
     from loaders.indexing import WorkerIndexingSink
 
-    sink = WorkerIndexingSink(ox.Store())
+    sink = WorkerIndexingSink(ox.Store(), tmp_path / "spool", None)
     try:
         sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
         not_a_directory = write(tmp_path / "file", "")

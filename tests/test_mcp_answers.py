@@ -17,6 +17,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, to_json
 from kg_adapters.serve.mcp_server import ToolBudgets
+from kg_adapters.testing.virtuoso import VirtuosoServer
 from loaders import load_files
 
 mcp = pytest.importorskip("mcp")
@@ -25,6 +26,8 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from support.mcp_session import in_memory  # noqa: E402
 
 TOM = "m.0bxtg"
+BORN = "people.person.place_of_birth"
+BIRTHPLACE = "m.0qymv"  # Tom Hanks's, in the sample
 USA = "m.09c7w0"  # the sample's hub
 
 
@@ -200,6 +203,33 @@ def test_relations_by_direction_and_paths_default_out(sample_store_url: str, kg:
             await client.call_tool("paths", {"starts": TOM, "relation_path": entry["out"][:1], "directions": ["in"]})
         )
         assert backwards["directions"] == ["in"] and backwards["paths"] == []
+        # a walk the wrong way is explained, with the directions that walk it
+        assert f"directions={json.dumps(['out'])}" in backwards["note"] and TOM in backwards["note"]
+        assert "note" not in walk
+        second_hop = answer(await client.call_tool("paths", {"starts": TOM, "relation_path": [BORN, BORN]}))
+        assert second_hop["paths"] == [] and "hop 2" in second_hop["note"]
+        assert f"directions={json.dumps(['out', 'in'])}" in second_hop["note"]
+        turned = answer(
+            await client.call_tool("paths", {"starts": TOM, "relation_path": [BORN, BORN], "directions": ["out", "in"]})
+        )
+        assert turned["paths"] and "note" not in turned
+        nothing_either_way = answer(
+            await client.call_tool(
+                "paths", {"starts": TOM, "relation_path": ["film.film.genre"], "directions": ["both"]}
+            )
+        )
+        assert nothing_either_way["paths"] == [] and "no such edge" in nothing_either_way["note"]
+        assert "directions=" not in nothing_either_way["note"]
+        backwards_neighbors = answer(
+            await client.call_tool("neighbors", {"ids": TOM, "direction": "in", "relations": [BORN]})
+        )
+        assert backwards_neighbors["neighbors"] == [{"id": TOM, "edges": []}]
+        assert "direction='out'" in backwards_neighbors["note"]
+        two_hops = [edge.tail for edge in kg.neighbors(BIRTHPLACE)[BIRTHPLACE] if isinstance(edge.tail, str)]
+        far = next(node for node in two_hops if not kg.shortest_paths(TOM, node, max_hops=1))
+        unconnected = answer(await client.call_tool("shortest_paths", {"sources": TOM, "targets": far, "max_hops": 1}))
+        assert unconnected["paths"] == [] and "at most 1 edge " in unconnected["note"]
+        assert "raise max_hops (at most 3" in unconnected["note"]
         message = error(
             await client.call_tool("paths", {"starts": TOM, "relation_path": entry["out"][:1], "directions": []})
         )
@@ -281,3 +311,142 @@ def test_a_real_kga_mcp_process_pages_by_its_max_chars(sample_store_url: str) ->
             assert sum(len(found["edges"]) for found in pages) == 200
 
     anyio.run(main)
+
+
+def test_sparql_rows_name_their_entities(sample_store_url: str, kg: KnowledgeGraph) -> None:
+    """Rows keep the full IRIs an agent writes in its next query; ``labels`` names the entities among them."""
+    ns = "http://rdf.freebase.com/ns/"
+    query = f"SELECT ?p ?o WHERE {{ <{ns}{TOM}> ?p ?o }}"
+
+    async def body(client: Client) -> None:
+        found = answer(await client.call_tool("sparql", {"query": query}))
+        tails = {row["o"] for row in found["rows"] if isinstance(row["o"], str)}
+        assert f"{ns}{BIRTHPLACE}" in tails
+        expected = kg.labels([iri.removeprefix(ns) for iri in tails])
+        assert found["labels"] == {ns + node: label for node, label in expected.items()}
+        assert found["labels"][f"{ns}{BIRTHPLACE}"] == "Concord"
+        assert not any(relation in found["labels"] for relation in (row["p"] for row in found["rows"]))
+        asked = answer(await client.call_tool("sparql", {"query": "ASK { ?s ?p ?o }"}))
+        assert asked == {"boolean": True, "truncated": False}
+
+    run_session(sample_store_url, body)
+
+
+def test_huge_labels_and_literals_keep_every_answer_within_max_chars(tmp_path: Path) -> None:
+    """Hostile data: a name and a literal of 50,000 characters each. Every tool's answer still fits the
+    smallest --max-chars, the long texts shortened saying by how much."""
+    ex = "http://example.org/"
+    huge = "x" * 50_000
+    source = tmp_path / "huge.ttl"
+    source.write_text(
+        f"""@prefix ex: <{ex}> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:a rdfs:label "alpha {huge}" ; rdfs:comment "{huge}" ; ex:knows ex:b ; ex:note "{huge}" .
+ex:b rdfs:label "beta {huge}" ; ex:knows ex:a .
+""",
+        encoding="utf-8",
+    )
+    load_files([str(source)], str(tmp_path / "store"), progress=False)
+    url = f"oxigraph://{(tmp_path / 'store').resolve()}"
+    budgets = ToolBudgets(max_chars=2000)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search", {"text": "alpha"}),
+        ("describe", {"ids": [ex + "a", ex + "b"]}),
+        ("neighbors", {"ids": [ex + "a", ex + "b"], "direction": "both"}),
+        ("relations", {"ids": [ex + "a", ex + "b"]}),
+        ("paths", {"starts": ex + "a", "relation_path": [ex + "knows", ex + "knows"]}),
+        ("shortest_paths", {"sources": ex + "a", "targets": ex + "b"}),
+        ("subgraph", {"seeds": ex + "a", "hops": 2}),
+        ("sparql", {"query": "SELECT * WHERE { ?s ?p ?o }"}),
+        ("schema", {}),
+    ]
+
+    async def body(client: Client) -> None:
+        for tool, arguments in calls:
+            pages = await every_page(client, tool, arguments, budgets.max_chars)
+            text = json.dumps(pages, ensure_ascii=False)
+            assert "more characters]" in text, tool  # something long was there, and it says it was cut
+
+    run_session(url, body, budgets)
+
+
+WALKS_NT = """\
+<http://example.org/alice> <http://example.org/bornIn> <http://example.org/paris> .
+<http://example.org/bob> <http://example.org/bornIn> <http://example.org/rome> .
+<http://example.org/paris> <http://example.org/capitalOf> <http://example.org/france> .
+<http://example.org/rome> <http://example.org/capitalOf> <http://example.org/italy> .
+<http://example.org/alice> <http://www.w3.org/2000/01/rdf-schema#label> "Alice" .
+<http://example.org/paris> <http://www.w3.org/2000/01/rdf-schema#label> "Paris" .
+"""
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The walks graph, for the conftest's ``virtuoso`` and ``disk_store`` fixtures."""
+    path = tmp_path_factory.mktemp("walks") / "walks.nt"
+    path.write_text(WALKS_NT, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("backend", ["store", "rdflib", "virtuoso"])
+def test_wrong_way_walks_are_explained_on_every_backend(
+    backend: str, graph_file: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same notes whatever answers the walks: an on-disk store, an rdflib file, a remote Virtuoso."""
+    ex = "http://example.org/"
+    if backend == "store":
+        url = f"oxigraph://{request.getfixturevalue('disk_store')}"
+    elif backend == "rdflib":
+        url = f"rdflib://{graph_file}"
+    else:
+        server: VirtuosoServer = request.getfixturevalue("virtuoso")
+        url = f"sparql+{server.sparql_url}?dialect=virtuoso&retries=0"
+
+    async def body(client: Client) -> None:
+        # from a city, "who was born here" walks bornIn in; out finds nothing, and the note says so
+        wrong = answer(await client.call_tool("paths", {"starts": ex + "paris", "relation_path": [ex + "bornIn"]}))
+        assert wrong["paths"] == [] and f"directions={json.dumps(['in'])}" in wrong["note"]
+        right = answer(
+            await client.call_tool(
+                "paths", {"starts": ex + "paris", "relation_path": [ex + "bornIn"], "directions": ["in"]}
+            )
+        )
+        assert [path["edges"] for path in right["paths"]] == [[[ex + "alice", ex + "bornIn", ex + "paris"]]]
+        assert "note" not in right
+        # the second hop of a person's walk: where the birthplace is the capital of
+        second = answer(
+            await client.call_tool(
+                "paths",
+                {
+                    "starts": [ex + "alice", ex + "bob"],
+                    "relation_path": [ex + "bornIn", ex + "capitalOf"],
+                    "directions": ["out", "in"],
+                },
+            )
+        )
+        assert second["paths"] == [] and "hop 2" in second["note"] and "the 2 entities hop 1 reaches" in second["note"]
+        assert f"directions={json.dumps(['out', 'out'])}" in second["note"]
+        backwards = answer(await client.call_tool("neighbors", {"ids": ex + "paris", "relations": [ex + "bornIn"]}))
+        assert backwards["neighbors"] == [{"id": ex + "paris", "edges": []}]
+        assert "direction='in'" in backwards["note"]
+
+    run_session(url, body)
+
+
+def test_a_search_that_finds_nothing_says_why(sample_store_url: str) -> None:
+    """A name holds every content word of the text, or it is not found: the note names the words no name
+    holds (a typo) or finds the name without the word that is no part of it, instead of a bare []."""
+
+    async def body(client: Client) -> None:
+        typo = answer(await client.call_tool("search", {"text": "Tom Hankss"}))
+        assert typo["entities"] == [] and "'hankss'" in typo["note"] and f"{TOM} (Tom Hanks)" in typo["note"]
+        extra_word = answer(await client.call_tool("search", {"text": "the actor tom hanks"}))
+        assert extra_word["entities"] == [] and f"'tom hanks' finds {TOM} (Tom Hanks)" in extra_word["note"]
+        nothing = answer(await client.call_tool("search", {"text": "qqqq zzzz"}))
+        assert nothing["entities"] == [] and "'qqqq', 'zzzz'" in nothing["note"]
+        found = answer(await client.call_tool("search", {"text": "Tom Hanks"}))
+        assert "note" not in found
+        no_relation = answer(await client.call_tool("search_relations", {"text": "qqqq zzzz"}))
+        assert no_relation["relations"] == [] and "schema" in no_relation["note"]
+
+    run_session(sample_store_url, body)

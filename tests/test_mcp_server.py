@@ -173,7 +173,7 @@ def expected_calls(kg: KnowledgeGraph) -> list[tuple[str, dict[str, Any], dict[s
         (
             "sparql",
             {"query": f"SELECT ?n WHERE {{ <{FB}{TOM}> <{FB}type.object.name> ?n }}"},
-            {"rows": [{"n": {"value": names[TOM], "lang": "en"}}], "truncated": False},
+            {"rows": [{"n": {"value": names[TOM], "lang": "en"}}], "labels": {}, "truncated": False},
         ),
         (
             "schema",

@@ -19,7 +19,15 @@ import requests
 from support.servers import KGA, free_port, running
 
 from kg_adapters.testing.hostile_queries import RUNAWAY_QUERIES
-from kg_adapters.testing.server_processes import McpStdio, all_gone, cpu_seconds, one_busy, poll_until, worker_pids
+from kg_adapters.testing.server_processes import (
+    McpStdio,
+    all_gone,
+    in_background,
+    poll_until,
+    runaway_running,
+    worker_pids,
+    workers_replaced,
+)
 
 pytest.importorskip("starlette")
 mcp = pytest.importorskip("mcp")
@@ -40,7 +48,7 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "3", "--workers", "2"]
     with running(arguments, port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         assert len(before) == 2
         answers: dict[str, requests.Response] = {}
         runaway = threading.Thread(target=lambda: answers.update(runaway=post(url, RUNAWAY_QUERIES[name])))
@@ -50,7 +58,7 @@ def test_a_runaway_query_ends_at_its_deadline_and_frees_its_worker(sample_store_
         assert runaway.is_alive()  # answered while the runaway still ran
         runaway.join()
         assert answers["runaway"].status_code == 503 and "--timeout" in answers["runaway"].text
-        after = worker_pids(server.pid)
+        after = worker_pids(server.pid, expected=2)
         stopped = before - after
         assert len(stopped) == 1 and len(after) == 2  # the runaway's worker is gone, a fresh one took its place
         assert all_gone(stopped)
@@ -68,7 +76,7 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "2", "--workers", "2"]
     with running(arguments, port) as server:
-        before = worker_pids(server.pid)
+        before = worker_pids(server.pid, expected=2)
         answers: list[requests.Response] = []
         runaways = [threading.Thread(target=lambda: answers.append(post(url, ENDLESS))) for _ in range(2)]
         for thread in runaways:
@@ -76,8 +84,11 @@ def test_every_worker_taken_by_runaways_is_free_again(sample_store_url: str) -> 
         for thread in runaways:
             thread.join()
         assert [answer.status_code for answer in answers] == [503, 503]
+        server_log = server.stderr
+        assert server_log is not None  # fresh workers take calls once ready: wait for that, not the clock
+        assert poll_until(lambda: workers_replaced(server_log) == 2), "the stopped workers were not replaced"
         assert post(url, QUICK).json()["boolean"] is True
-        after = worker_pids(server.pid)
+        after = worker_pids(server.pid, expected=2)
         assert not before & after and len(after) == 2 and all_gone(before)
 
 
@@ -87,11 +98,8 @@ def test_the_server_stops_while_a_runaway_runs(sample_store_url: str, stop: sign
     url = f"http://127.0.0.1:{port}/sparql"
     arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "600", "--workers", "1"]
     with running(arguments, port) as server:
-        pids = worker_pids(server.pid)
-        baseline = cpu_seconds(pids)
-        client = threading.Thread(target=lambda: requests.post(url, data={"query": ENDLESS}, timeout=600), daemon=True)
-        client.start()
-        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
+        pids, busy = runaway_running(server.pid, in_background(lambda: post(url, ENDLESS)))
+        assert busy, "the runaway never reached its worker"
         server.send_signal(stop)
         try:
             server.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
@@ -108,7 +116,7 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
     async def main() -> None:
         async with Client(params) as client:
             server = next(p for p in psutil.Process().children(recursive=True) if "mcp" in p.cmdline())
-            before = worker_pids(server.pid)
+            before = worker_pids(server.pid, expected=2)
             assert len(before) == 2
 
             async def call(label: str, tool: str, arguments: dict[str, Any]) -> None:
@@ -123,7 +131,7 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
             assert all(not result.is_error for label, result in finished if label == "search")
             runaway = finished[-1][1]
             assert runaway.is_error and "time budget" in runaway.content[0].text
-            after = worker_pids(server.pid)
+            after = worker_pids(server.pid, expected=2)
             assert len(before - after) == 1 and all_gone(before - after) and len(after) == 2
             answered = await client.call_tool("sparql", {"query": QUICK})
             assert not answered.is_error and answered.structured_content == {"boolean": True, "truncated": False}
@@ -131,20 +139,32 @@ def test_mcp_calls_run_concurrently_and_a_runaway_sparql_call_ends(sample_store_
     anyio.run(main)
 
 
-def test_kga_mcp_exits_when_its_stdin_closes_during_a_runaway(sample_store_url: str) -> None:
+@pytest.mark.parametrize("stop", ["stdin closed", "ctrl-c", "sigterm"])
+@pytest.mark.parametrize("running_query", [True, False], ids=["during a runaway", "idle"])
+def test_kga_mcp_exits_when_its_stdin_closes_or_it_is_stopped(
+    sample_store_url: str, stop: str, running_query: bool
+) -> None:
+    """Over stdio, Ctrl-C too: the SDK reads stdin in a thread no cancellation reaches, so without the
+    fix Ctrl-C waited for the next line (or stdin to close), even with nothing running."""
     session = McpStdio([KGA, "mcp", "--kg", sample_store_url, "--timeout", "600", "--workers", "1"])
     try:
         assert "result" in session.start()
-        pids = worker_pids(session.process.pid)
-        baseline = cpu_seconds(pids)
-        session.call_tool(1, "sparql", {"query": ENDLESS})
-        assert poll_until(lambda: one_busy(pids, baseline)), "the runaway never reached its worker"
-        session.close_stdin()
+        if running_query:
+            pids, busy = runaway_running(
+                session.process.pid, lambda: session.call_tool(1, "sparql", {"query": ENDLESS})
+            )
+            assert busy, "the runaway never reached its worker"
+        else:
+            pids = worker_pids(session.process.pid, expected=1)
+        if stop == "stdin closed":
+            session.close_stdin()
+        else:
+            session.process.send_signal(signal.SIGINT if stop == "ctrl-c" else signal.SIGTERM)
         try:
             session.process.wait(timeout=60)  # a hang detector: without the fix it stays up for the query's 600 s
         except subprocess.TimeoutExpired:
-            pytest.fail("kga mcp kept running after its stdin closed")
-        assert session.process.returncode == 0
+            pytest.fail(f"kga mcp kept running after: {stop}")
+        assert session.process.returncode == {"stdin closed": 0, "ctrl-c": 130, "sigterm": -signal.SIGTERM}[stop]
         assert poll_until(lambda: all_gone(pids)), "the worker processes outlived their server"
     finally:
         session.stop()

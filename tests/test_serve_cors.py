@@ -110,8 +110,24 @@ def test_any_origin_with_a_star(sample_store_url: str) -> None:
         assert got.headers["access-control-allow-origin"] == "*"
 
 
-@pytest.mark.parametrize("value", ["localhost:3000", "ftp://x.example", "http://x.example/path", "http://x:99999", ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "localhost:3000",
+        "ftp://x.example",
+        "http://x.example/path",
+        "http://x:99999",
+        "",
+        "https://*.example.org",
+        "http://exa mple.example",
+        "http://x.example:0",
+        "http://[::1",
+        "http://%41.example",
+    ],
+)
 def test_a_bad_origin_is_a_usage_error(value: str) -> None:
+    """Refused when given, never accepted to match no page at all (a browser never sends ``*.`` or a space)."""
     done = subprocess.run([KGA, "serve", "--kg", "oxigraph://", "--cors", value], capture_output=True, timeout=120)
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "--cors" in stderr and "Traceback" not in stderr, stderr
+    assert "invalid origin_list value" not in stderr, stderr  # says what is wrong

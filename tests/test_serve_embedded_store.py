@@ -6,16 +6,19 @@ it. The relation index's label lookup fails with a typed error."""
 from __future__ import annotations
 
 import io
+import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from kg_adapters import connect
 from kg_adapters.base import EmbeddedSparql, SparqlQueryable
-from kg_adapters.errors import BackendError, CacheMiss, QueryError
+from kg_adapters.errors import BackendError, CacheMiss, QueryError, StoreNotFound
 from kg_adapters.relation_index import RelationIndex
 from kg_adapters.serve.workers import WorkerPool
+from kg_adapters.testing.server_processes import all_gone, worker_pids
 from kg_adapters.wrappers.cache import ResultCache, cached
 from kg_adapters.wrappers.counting import CountingKG
 
@@ -91,3 +94,26 @@ def test_relation_labels_on_a_closed_index_is_a_backend_error() -> None:
     index.close()
     with pytest.raises(BackendError, match="relation index"):
         index.relation_labels(["http://example.org/p"], ("en",))
+
+
+def test_workers_open_the_graph_before_a_server_starts(sample_store_url: str, tmp_path: Path) -> None:
+    """A pool's workers are warm before any call (no caller's deadline pays for their start): one that
+    cannot open its graph fails the pool at once, with the reason, and leaves no process behind."""
+    others = worker_pids(os.getpid())  # the module's own pool
+    with pytest.raises(BackendError, match="cannot open its graph: no store") as raised:
+        WorkerPool(2, warm=f"oxigraph://{tmp_path}/no-store")
+    assert isinstance(raised.value.__cause__, StoreNotFound)
+    assert worker_pids(os.getpid()) == others
+    with connect(sample_store_url) as graph:
+        assert isinstance(graph, EmbeddedSparql)
+        reader_url = graph.reader_url()
+    assert reader_url is not None
+    pool = WorkerPool(2, warm=reader_url)
+    try:
+        started = worker_pids(os.getpid()) - others
+        assert len(started) == 2
+        answer = pool.call(time.monotonic() + 60, reader_url, "sparql_rows", {"sparql": "ASK {}"}, None)
+        assert answer == [{"boolean": True}]
+    finally:
+        pool.close()
+    assert all_gone(started)

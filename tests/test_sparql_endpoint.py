@@ -19,6 +19,7 @@ from support.servers import KGA, free_port, running
 
 from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.extras import install_command
+from kg_adapters.testing.server_processes import poll_until, workers_replaced
 from loaders import load_files
 
 pytest.importorskip("starlette")
@@ -234,18 +235,23 @@ def test_concurrent_clients(endpoint: str) -> None:
 def test_time_and_size_budgets_and_the_access_log(sample_store_url: str) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/sparql"
-    arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "1", "--max-result-bytes", "5000"]
+    arguments = ["serve", "--kg", sample_store_url, "--port", str(port), "--timeout", "2", "--max-result-bytes", "5000"]
     with running([*arguments, "--workers", "2"], port) as process:
+        assert process.stderr is not None
+        server_log = process.stderr
         status, _, body = curl(url, "--data-urlencode", "query=SELECT * WHERE { ?s ?p ?o }")
         assert status == 500 and b"--max-result-bytes" in body
         endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
         status, _, body = curl(url, "--data-urlencode", f"query={endless}")
         assert status == 503 and b"--timeout" in body
+        # both workers were stopped (one mid-answer at the cap, one at the deadline): the next query
+        # waits for a fresh one, which only takes calls once ready; wait for both, not on the clock
+        assert poll_until(lambda: workers_replaced(server_log) == 2), "the stopped workers were not replaced"
         assert values(execute_sparql(url, sparql_id % (TOM, TOM)), "tailEntity") == ["Tom Hanks"]  # still serving
         process.terminate()
         process.wait(timeout=30)
-        assert process.stderr is not None
-        log = process.stderr.read().decode()
+        server_log.seek(0)
+        log = server_log.read().decode()
     lines = [line for line in log.splitlines() if '"POST /sparql"' in line or '"GET /sparql"' in line]
     assert [line.split('"')[2].split()[:2] for line in lines] == [
         ["SELECT", "500"],

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from kg_adapters.backends.sparql_graph import in_statement_layer
 from kg_adapters.base import Direction
 from kg_adapters.errors import InvalidTermError
-from kg_adapters.index.edges import edge_records, read_edges
+from kg_adapters.index.edges import NodeEdges, edge_records, edges_records, read_edges
 from kg_adapters.index.ids import CheckedPaths, IndexIds
 from kg_adapters.index.paths import index_paths
 from kg_adapters.index.read import Mask, TraversalIndex
@@ -92,16 +92,16 @@ class IndexBackend:
         canonical = dict(zip(spellings, map(ids.canonical_id, spellings), strict=True))
         relation, mask = self._relation_choice(relations, layer=False)
         found: dict[str, list[Edge]] = {}
+        named: list[str] = []
+        read: list[NodeEdges] = []
         for node in canonical.values():
             if node not in found:
                 number = ids.number(node)
-                found[node] = (
-                    []
-                    if number is None
-                    else edge_records(
-                        index, node, read_edges(index, number, direction, relation, mask, limit, literals)
-                    )
-                )
+                found[node] = []
+                if number is not None:
+                    named.append(node)
+                    read.append(read_edges(index, number, direction, relation, mask, limit, literals))
+        found.update(zip(named, edges_records(index, named, read), strict=True))  # ids decoded in one batch
         if len(canonical) == 1:
             return {spelling: found[node] for spelling, node in canonical.items()}
         return {spelling: list(found[node]) for spelling, node in canonical.items()}
@@ -176,12 +176,12 @@ class IndexBackend:
         else:
             mask = self._named_mask(numbers.get(r) for r in relation_ids)
         literals = literals and side == "out"
-        for node in nodes:
-            number = self.ids.number(node)
-            if number is None:
-                continue
-            edges = result[node]
-            edges.extend(edge_records(index, node, read_edges(index, number, side, relation, mask, None, literals)))
+        found = [(node, number) for node in nodes if (number := self.ids.number(node)) is not None]
+        read = [read_edges(index, number, side, relation, mask, None, literals) for _, number in found]
+        named = [node for node, _ in found]
+        for (node, number), records in zip(found, edges_records(index, named, read), strict=True):
+            edges = result[node]  # (ids decoded in one batch)
+            edges.extend(records)
             if index.blank_edges:
                 for r in index.extra_relations(number, side):
                     if (relation is None or r == relation) and (mask is None or mask[r]):

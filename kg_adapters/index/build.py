@@ -209,10 +209,31 @@ class TripleCollector:
         self._blank_count = 0
         self.rows = 0
         """Triples added (duplicates included)."""
+        self.unreadable: str | None = None
 
     def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
-        nodes renamed per call)."""
+        nodes renamed per call). Text that does not parse (or holds a token longer than the parser's
+        buffer) marks the collector unusable instead of raising: a load hands text over as Oxigraph
+        starts reading it, and fails with Oxigraph's own error (its line) when Oxigraph refuses it;
+        writing an index from it raises."""
+        from kg_adapters.rdf_guard import is_buffer_overflow
+
+        try:
+            self._add_rdf(data, format)
+        except SyntaxError as exc:
+            self.unreadable = self.unreadable or f"{exc.msg or exc}"
+        except MemoryError as exc:  # a token longer than the parser's buffer: Oxigraph refuses it too
+            if not is_buffer_overflow(exc):
+                raise
+            self.unreadable = self.unreadable or str(exc)
+
+    def check(self) -> None:
+        """Raises when some text handed over did not parse (see :meth:`add_rdf`)."""
+        if self.unreadable is not None:
+            raise BackendError(f"the traversal index was handed text that does not parse: {self.unreadable}")
+
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         if format != ox.RdfFormat.N_TRIPLES:
             self.add_quads(ox.parse(data, format, rename_blank_nodes=True))
             return
@@ -374,6 +395,25 @@ class TripleCollector:
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
 
+    def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
+        distinct and sorted: what the name index holds, read from the load instead of the store."""
+        self.check()
+        numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
+        if not numbers:
+            return []
+        entities = list(self._entity)
+        rows = {
+            (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
+            for entity, relation, value, tag in self.literal_rows()
+            if relation in numbers
+        }
+        return sorted(rows)
+
+    def relation_iris(self) -> list[str]:
+        """The predicates of the triples collected."""
+        return [iri.decode() for iri in self._relation]
+
 
 def _write(
     collected: TripleCollector,
@@ -384,6 +424,7 @@ def _write(
 ) -> IndexStats:
     import numpy as np
 
+    collected.check()
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
     entity_names = [profile.entity_id(iri) for iri in entity_iris]

@@ -149,13 +149,35 @@ def _literal_edges(index: TraversalIndex, name: str) -> Callable[[int, list[Lite
 def edge_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edge]:
     """The records of what :func:`read_edges` read of the entity ``name``, in answer order (its ids
     decoded together, through the name cache)."""
-    (relations, tails), runs, (in_relations, heads), split, _ = edges
+    (_, tails), _, (_, heads), _, _ = edges
     cache = index.name_cache
-    labels, names = index.relations.__getitem__, cache.__getitem__
     if (tails and (tails[0] not in cache or tails[-1] not in cache)) or (
         heads and (heads[0] not in cache or heads[-1] not in cache)
     ):  # (decode_names' own test, spared a call when the ids are cached)
-        index.decode_names(tails + heads)
+        index.decode_missing(tails + heads)
+    return named_records(index, name, edges)
+
+
+def edges_records(index: TraversalIndex, names: list[str], read: list[NodeEdges]) -> list[list[Edge]]:
+    """:func:`edge_records` of several entities (``names``, what :func:`read_edges` read of each in
+    ``read``), the ids all of them miss decoded in one batch: a call touching many nodes decodes
+    once, not node by node."""
+    cache = index.name_cache
+    missing: list[int] = []
+    for (_, tails), _, (_, heads), _, _ in read:
+        if tails and (tails[0] not in cache or tails[-1] not in cache):
+            missing += tails
+        if heads and (heads[0] not in cache or heads[-1] not in cache):
+            missing += heads
+    if missing:
+        index.decode_missing(missing)
+    return list(map(named_records, _repeat(index), names, read))
+
+
+def named_records(index: TraversalIndex, name: str, edges: NodeEdges) -> list[Edge]:
+    """:func:`edge_records` once the ids are decoded (a miss left is decoded when read)."""
+    (relations, tails), runs, (in_relations, heads), split, _ = edges
+    labels, names = index.relations.__getitem__, index.name_cache.__getitem__
     out = list(map(make_edge, _repeat(name), map(labels, relations), map(names, tails)))
     if runs:
         place_literals(out, relations, runs, index.literal_records(runs), _literal_edges(index, name))

@@ -70,13 +70,14 @@ def _directed_paths(index: TraversalIndex, checked: CheckedPaths) -> PathResult:
         layer, keep, label = layers[depth], alive[depth + 1], labels[relations[depth]]  # type: ignore[index]
         forwards = directions[depth] == "out"
         options: dict[int, list[tuple[int, Edge]]] = {}  # per node: (where each kept edge leads, its record)
-        for node in {node for _, _, node in level}:
-            ends = [end for end in layer[node] if end in keep]
+        kept = {node: [end for end in layer[node] if end in keep] for node in {node for _, _, node in level}}
+        index.decode_lists(kept.values())  # the hop's missed ids in one batch
+        for node, ends in kept.items():
             name = names[node]
             if forwards:
-                edges = [make_edge(name, label, other) for other in index.names_of(ends)]
+                edges = [make_edge(name, label, names[other]) for other in ends]
             else:
-                edges = [make_edge(other, label, name) for other in index.names_of(ends)]
+                edges = [make_edge(names[other], label, name) for other in ends]
             options[node] = list(zip(ends, edges))  # noqa: B905 (equal lengths; the keyword slows each call of this hot loop)
         level = [(start, (*prefix, edge), end) for start, prefix, node in level for end, edge in options[node]]
         if cap is not None:
@@ -84,16 +85,18 @@ def _directed_paths(index: TraversalIndex, checked: CheckedPaths) -> PathResult:
     layer, label = layers[last], labels[relations[last]]  # type: ignore[index]
     forwards = directions[last] == "out"
     finals: dict[int, list[Edge]] = {}
-    for node in {node for _, _, node in level}:
+    nodes = {node for _, _, node in level}
+    index.decode_lists([layer[node] for node in nodes])  # the last hop's missed ids in one batch
+    for node in nodes:
         name = names[node]
         if forwards:
-            finals[node] = edges = [make_edge(name, label, other) for other in index.names_of(layer[node])]
+            finals[node] = edges = [make_edge(name, label, names[other]) for other in layer[node]]
             if node in runs:  # its literal edges, after the entity ones
                 found = runs[node]
                 literals = index.literal_records(found)
                 place_literals(edges, [found[0][0]] * len(edges), found, literals, _literal_maker(name, label))
         else:
-            finals[node] = [make_edge(other, label, name) for other in index.names_of(layer[node])]
+            finals[node] = [make_edge(names[other], label, name) for other in layer[node]]
     return _paths_of(level, finals, cap)
 
 

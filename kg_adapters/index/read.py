@@ -343,9 +343,27 @@ class TraversalIndex:
         as cached (a warm call checks no more); what it still misses, and a batch larger than the
         cache (not kept), is decoded id by id when read (``name_cache[number]``)."""
         cache = self.name_cache
-        if not numbers or (numbers[0] in cache and numbers[-1] in cache):
-            return
+        if numbers and (numbers[0] not in cache or numbers[-1] not in cache):
+            self.decode_missing(numbers)
+
+    def decode_lists(self, lists: Iterable[list[int]]) -> None:
+        """:meth:`decode_names` of several lists (a hop's ends, node by node) in one batch: the lists
+        whose first or last id the cache lacks."""
+        cache = self.name_cache
+        missing: list[int] = []
+        for numbers in lists:
+            if numbers and (numbers[0] not in cache or numbers[-1] not in cache):
+                missing += numbers
+        if missing:
+            self.decode_missing(missing)
+
+    def decode_missing(self, numbers: Iterable[int]) -> None:
+        """:meth:`decode_names` without its first-and-last test: every id of ``numbers`` the name cache
+        lacks is decoded, in one batch (for callers that gathered a batch of possible misses)."""
+        cache = self.name_cache
         missing = list(set(numbers).difference(cache))
+        if not missing:
+            return
         names = None
         if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
             names = self._gathered_names(missing)

@@ -5,8 +5,8 @@ answers (literal edges included, as ``neighbors`` gives them), hop by hop on int
 from __future__ import annotations
 
 from kg_adapters.base import Direction
-from kg_adapters.index.edges import Item, edge_items, edge_records, read_edges, triple_records
-from kg_adapters.index.read import Mask, TraversalIndex
+from kg_adapters.index.edges import Item, NodeEdges, edge_items, named_records, read_edges, triple_records
+from kg_adapters.index.read import Mask, Runs, TraversalIndex
 from kg_adapters.records import Edge, EdgeList
 
 
@@ -23,7 +23,7 @@ def k_hop_subgraph(
     An edge can only be met twice when the walk goes ``both`` ways (from its head and from its tail),
     so only then are edges checked for repeats; the last hop's ends are not collected."""
     if direction != "both":
-        return _one_way_subgraph(index, seed_numbers, depth, direction, mask, limit)
+        return _one_way(index, [n for n in seed_numbers if n is not None], depth, direction == "out", mask, limit)
     items: list[Item] = []
     frontier = [n for n in seed_numbers if n is not None]
     seen_nodes: set[int] = set(frontier)
@@ -61,38 +61,57 @@ def k_hop_subgraph(
     return EdgeList(triple_records(index, items), truncated=truncated)
 
 
-def _one_way_subgraph(
-    index: TraversalIndex,
-    seed_numbers: list[int | None],
-    depth: int,
-    direction: Direction,
-    mask: Mask | None,
-    limit: int | None,
+def _one_way(
+    index: TraversalIndex, frontier: list[int], depth: int, out: bool, mask: Mask | None, limit: int | None
 ) -> EdgeList:
-    """:func:`k_hop_subgraph` walking only ``out`` or only ``in``: each edge is met once (from the one
-    node it is read at), so a node's edges become records as they are read, and only the ends that
-    lead on are kept as integers. With ``limit``, a node's edges are cut to the room left before any
-    id is decoded (a hub costs what is kept)."""
-    out = direction == "out"
-    names = index.name_cache
+    """:func:`k_hop_subgraph` from the seeds' numbers walking only ``out`` (or only ``in``): each edge
+    is met once (from the one node it is read at), so a hop's edges become records once the hop is
+    read (the ids they name decoded in one batch), and only the ends that lead on are kept as
+    integers. With ``limit``, a node's edges are cut to the room left before any id is decoded (a hub
+    costs what is kept)."""
+    direction: Direction = "out" if out else "in"
+    names, literals = index.name_cache, index.literal_cache
     records: list[Edge] = []
-    frontier = [n for n in seed_numbers if n is not None]
     seen = set(frontier)
     for hop in range(depth):
         if not frontier:
             break
         leads_on = hop < depth - 1
         reached: list[int] = []
+        read: list[NodeEdges] = []
+        missing: list[int] = []
+        literal_runs: Runs = []
+        kept = len(records)
         for node in frontier:
-            room = None if limit is None else limit - len(records)
-            edges = read_edges(index, node, direction, None, mask, room, out)
-            records.extend(edge_records(index, names[node], edges))
+            edges = read_edges(index, node, direction, None, mask, None if limit is None else limit - kept, out)
+            read.append(edges)
+            ends = edges[0][1] if out else edges[2][1]
+            if ends and (ends[0] not in names or ends[-1] not in names):
+                missing += ends  # (decoded with the hop's other misses)
+            if edges[1] and edges[1][0][1] not in literals:
+                literal_runs += edges[1]
             if edges[4]:  # cut: the budget is spent
-                return EdgeList(records, truncated=True)
+                break
+            if limit is not None:
+                kept += _edge_count(edges)
             if leads_on:
-                for end in edges[0][1] if out else edges[2][1]:
+                for end in ends:
                     if end not in seen:
                         seen.add(end)
                         reached.append(end)
+        if missing:
+            index.decode_missing(missing)
+        if literal_runs:
+            index.literal_records(literal_runs)  # (decoded in one batch, kept for the records below)
+        for node, edges in zip(frontier, read):  # noqa: B905 (read stops at a cut; the keyword slows this loop)
+            records.extend(named_records(index, names[node], edges))
+        if read[-1][4]:
+            return EdgeList(records, truncated=True)
         frontier = reached
     return EdgeList(records)
+
+
+def _edge_count(edges: NodeEdges) -> int:
+    """How many edges :func:`read_edges` read (entity and literal ones)."""
+    (_, tails), runs, (_, heads), _, _ = edges
+    return len(tails) + len(heads) + sum(last - first for _, first, last in runs)

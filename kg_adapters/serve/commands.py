@@ -6,6 +6,7 @@ command runs."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -88,6 +89,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     check_count(args.workers, "workers", minimum=1, required=True)
     graphs = _open(args.kg, timeout=budgets.timeout, retry_seconds=budgets.timeout)
     workers = None
+    if args.transport == "stdio":
+        exit_on_interrupt()
     try:
         workers = pool_for(graphs, args.workers)
         server = mcp_server.build_server(graphs, budgets, workers)
@@ -136,6 +139,24 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 LEAVING_SECONDS = 2.0
+
+
+def exit_on_interrupt() -> None:
+    """Makes Ctrl-C end the process at once (status 130), as it does ``kga serve``. A stdio server reads
+    stdin in a thread that no cancellation reaches, so Python would otherwise wait for the next line, or
+    for stdin to close, before leaving. The servers only read, so nothing is lost; worker processes die
+    with the server."""
+    import os
+    import signal
+
+    def interrupted(signum: int, frame: object) -> None:
+        print("kga: error: interrupted", file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def leave_without_abandoned_work() -> None:

@@ -36,6 +36,11 @@ class Page(_Answer):
         "`cursor` set to this for the next page.",
     )
     more: str | None = Field(None, description="Present when truncated: one line on how to get the rest.")
+    note: str | None = Field(
+        None,
+        description="Present when nothing was found for a reason worth knowing: why, and the call that finds "
+        "something (e.g. a relation that is there when walked the other way).",
+    )
 
 
 class LiteralValue(_Answer):
@@ -135,6 +140,9 @@ class SparqlAnswer(Page):
         None, description="SELECT: one object per solution, variable -> value (unbound variables left out)."
     )
     boolean: bool | None = Field(None, description="ASK: the answer.")
+    labels: dict[str, str] | None = Field(
+        None, description="SELECT: the labels of the entity IRIs in the rows (those that have one), each once."
+    )
 
 
 class TypeCount(_Answer):

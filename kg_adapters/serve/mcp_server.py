@@ -14,6 +14,7 @@ call is bounded by ``timeout``; bad arguments and backend failures come back as 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -25,7 +26,17 @@ from kg_adapters.base import EmbeddedSparql, GraphCatalog, SparqlQueryable, chec
 from kg_adapters.errors import InvalidTermError, KGError
 from kg_adapters.records import Edge, Entity, Path, PathResult
 from kg_adapters.serve import check_limits, require_extra
-from kg_adapters.serve.answers import DEFAULT_MAX_CHARS, MIN_MAX_CHARS, Cursors, Item, Shaper, edge_ids, grouped, page
+from kg_adapters.serve.answers import (
+    DEFAULT_MAX_CHARS,
+    MIN_MAX_CHARS,
+    Cursors,
+    Item,
+    Shaper,
+    edge_ids,
+    grouped,
+    page,
+    shortened,
+)
 from kg_adapters.serve.readonly import query_form
 
 if TYPE_CHECKING:
@@ -48,7 +59,8 @@ INSTRUCTIONS = (
     "examples and the types of their heads and tails). Ids are the graph's own (Freebase m.0d05w3, Wikidata "
     "Q42); edges are [head, relation, tail] in the graph's direction and `labels` names their entities once. "
     "Answers are bounded: `truncated: true` means more exists, and `more` says how to get it (a narrower "
-    "call, or the same call with cursor=next_cursor)."
+    "call, or the same call with cursor=next_cursor). An empty answer may carry a `note` saying why (a relation "
+    "walked the wrong way) and what to call instead."
 )
 
 
@@ -153,10 +165,14 @@ class GraphTools:
             offset=offset,
             max_chars=self.budgets.max_chars,
             assemble=assemble,
-            labels=labels or {},
+            labels=self._shortened(labels or {}),
             cursor=lambda at: self.cursors.issue(tool, arguments, at),
             more_exists=more_exists,
         )
+
+    def _shortened(self, labels: dict[str, str]) -> dict[str, str]:
+        """Labels as an answer shows them: a very long one shortened like any text (a page keeps its size)."""
+        return {node: shortened(label, self.shape.text_limit) for node, label in labels.items()}
 
     def _labels(self, kg: KnowledgeGraph, ids: Sequence[str], relations: Sequence[str] = ()) -> dict[str, str]:
         """Labels of entity ids, and of relation ids where the graph labels them as entities (Wikidata's
@@ -224,15 +240,23 @@ class GraphTools:
     def _hits(self, tool: str, key: str, text: str, limit: int, cursor: str | None, narrower: str) -> dict[str, Any]:
         """The answer of ``search`` or ``search_relations`` (the Python API's method of the same name)."""
         cap = self._cap(limit, "limit")
-        found: list[Entity] = self._run(lambda kg: getattr(kg, tool)(text, limit=cap + 1))
+
+        def work(kg: KnowledgeGraph) -> tuple[list[Entity], str | None]:
+            found: list[Entity] = getattr(kg, tool)(text, limit=cap + 1)
+            if found or not cap:
+                return found, None
+            return found, (_no_entity_note(kg, text) if tool == "search" else _no_relation_note(text))
+
+        found, note = self._run(work)
         items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
         more = f"limit={cap} reached: raise limit (at most {self.budgets.max_rows}) or {narrower}"
+        told = {"note": note} if note else {}
         return self._page(
             tool,
             {"text": text, "limit": limit},
             cursor,
             items,
-            lambda kept, _: {key: [item.value for item in kept]},
+            lambda kept, _: {key: [item.value for item in kept], **told},
             more_exists=more if len(found) > cap else None,
         )
 
@@ -269,7 +293,7 @@ class GraphTools:
         check_direction(direction)
         cap = self._cap(limit_per_entity, "limit_per_entity")
 
-        def work(kg: KnowledgeGraph) -> tuple[dict[str, list[Edge]], bool, dict[str, str]]:
+        def work(kg: KnowledgeGraph) -> tuple[dict[str, list[Edge]], bool, dict[str, str], str | None]:
             self._well_formed(kg, wanted)
             if relations:
                 self._relations_exist(kg, relations)
@@ -285,9 +309,11 @@ class GraphTools:
                 kept[node] = edges
             self._entities_exist(kg, wanted, answered={node for node, edges in kept.items() if edges})
             every = [edge for edges in kept.values() for edge in edges]
-            return kept, truncated, self._labels(kg, wanted + edge_ids(every), [edge.relation for edge in every])
+            note = _other_way_note(kg, [node for node in wanted if not kept[node]], direction, relations)
+            labels = self._labels(kg, wanted + edge_ids(every), [edge.relation for edge in every])
+            return kept, truncated, labels, note
 
-        kept, truncated, labels = self._run(work)
+        kept, truncated, labels, note = self._run(work)
         items = [  # in the order asked; an entity without edges is listed with none
             Item(value=self.shape.edge(edge) if edge else None, ids=[node, *_edge_names(edge)], group=node)
             for node, edges in kept.items()
@@ -295,7 +321,8 @@ class GraphTools:
         ]
 
         def assemble(page_items: list[Item], names: dict[str, str]) -> dict[str, Any]:
-            return {"direction": direction, "neighbors": grouped(page_items, "edges"), "labels": names}
+            found = {"direction": direction, "neighbors": grouped(page_items, "edges"), "labels": names}
+            return {**found, "note": note} if note else found
 
         more = (
             f"more edges exist than limit_per_entity={cap} (or {self.budgets.max_rows} per call, --max-rows): ask "
@@ -366,21 +393,25 @@ class GraphTools:
         walk: Callable[[KnowledgeGraph], PathResult],
         cap: int,
         fields: dict[str, Any],
+        explain: Callable[[KnowledgeGraph], str | None],
     ) -> dict[str, Any]:
         """The answer of ``paths`` or ``shortest_paths``: ``walk`` from the ``ends`` (checked first), at most
-        ``cap`` paths; no path at all asks whether the ends exist."""
+        ``cap`` paths; no path at all asks whether the ends exist, then ``explain`` says why none was found."""
 
-        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str]]:
+        def work(kg: KnowledgeGraph) -> tuple[list[Path], bool, dict[str, str], str | None]:
             self._well_formed(kg, ends)
             result = walk(kg)
             shown = list(result)[:cap]
+            note = None
             if not shown:
                 self._entities_exist(kg, ends)
+                note = explain(kg)
             edges = [edge for path in shown for edge in path.edges]
             labels = self._labels(kg, [path.start for path in shown] + edge_ids(edges), [e.relation for e in edges])
-            return shown, result.truncated or len(result) > cap, labels
+            return shown, result.truncated or len(result) > cap, labels, note
 
-        paths, truncated, labels = self._run(work)
+        paths, truncated, labels, note = self._run(work)
+        told = {"note": note} if note else {}
         items = [
             Item(value=self.shape.path(path), ids=[path.start, *edge_ids(path.edges), *path.relations])
             for path in paths
@@ -394,7 +425,7 @@ class GraphTools:
             arguments,
             cursor,
             items,
-            lambda kept, names: {**fields, "paths": [item.value for item in kept], "labels": names},
+            lambda kept, names: {**fields, "paths": [item.value for item in kept], "labels": names, **told},
             labels,
             more_exists=more if truncated else None,
         )
@@ -423,8 +454,11 @@ class GraphTools:
             self._relations_exist(kg, relation_path)
             return kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
 
+        def explain(kg: KnowledgeGraph) -> str | None:
+            return _dead_end(kg, wanted, relation_path, walked, cap)
+
         arguments = {"starts": wanted, "relation_path": relation_path, "directions": walked, "max_paths": max_paths}
-        return self._walks("paths", arguments, cursor, wanted, walk, cap, {"directions": walked})
+        return self._walks("paths", arguments, cursor, wanted, walk, cap, {"directions": walked}, explain)
 
     def shortest_paths(
         self,
@@ -446,6 +480,7 @@ class GraphTools:
             lambda kg: kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap),
             cap,
             {},
+            lambda kg: _not_connected(hops, self.budgets.max_hops),
         )
 
     def subgraph(
@@ -480,26 +515,32 @@ class GraphTools:
         form = query_form(query, allowed=("SELECT", "ASK"))
         cap = self.budgets.max_rows
 
-        def work(kg: KnowledgeGraph) -> list[dict[str, Any]]:
+        def work(kg: KnowledgeGraph) -> tuple[list[dict[str, Any]], dict[str, str]]:
             if isinstance(kg, EmbeddedSparql):
                 # in a worker process stopped at the deadline; it stops reading at the budget, too
                 runner = self.workers.runner(deadline) if self.workers is not None else None
-                return kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
-            if isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
-                return kg.query(query)
-            raise InvalidTermError("this graph does not answer SPARQL")
+                rows = kg.sparql_rows(query, max_rows=cap + 1, runner=runner)
+            elif isinstance(kg, SparqlQueryable):  # a remote endpoint: its own deadline is the call's
+                rows = kg.query(query)
+            else:
+                raise InvalidTermError("this graph does not answer SPARQL")
+            return rows, ({} if form == "ASK" else _iri_labels(kg, [_row_iris(row) for row in rows[:cap]]))
 
-        rows = self._run(work)
+        rows, labels = self._run(work)
         if form == "ASK":
             return {"boolean": bool(rows[0]["boolean"]) if rows else False, "truncated": False}
-        items = [Item(value={name: self.shape.node(value) for name, value in row.items()}) for row in rows[:cap]]
+        items = [
+            Item(value={name: self.shape.node(value) for name, value in row.items()}, ids=_row_iris(row))
+            for row in rows[:cap]
+        ]
         more = f"more than {cap} rows (--max-rows): add LIMIT, ORDER BY or filters for the rows you want"
         return self._page(
             "sparql",
             {"query": query},
             cursor,
             items,
-            lambda kept, _: {"rows": [item.value for item in kept]},
+            lambda kept, names: {"rows": [item.value for item in kept], "labels": names},
+            labels,
             more_exists=more if len(rows) > cap else None,
         )
 
@@ -538,7 +579,7 @@ class GraphTools:
                 "relations": [item.value for item in kept],
                 "labels": names,
             },
-            labels=labels,
+            labels=self._shortened(labels),
             cursor=lambda at: self.cursors.issue("schema", arguments, offset + at),
             more_after=(
                 f"relations {offset + 1}-{reached} of {len(listed)}: call again with cursor=next_cursor for more"
@@ -547,6 +588,128 @@ class GraphTools:
             ),
         )
         return answer
+
+
+def _other_way(direction: Direction) -> Direction:
+    return "in" if direction == "out" else "out"
+
+
+_ROLE = {"out": "head", "in": "tail"}
+
+
+def _other_way_note(
+    kg: KnowledgeGraph, empty: Sequence[str], direction: Direction, relations: Sequence[str] | None
+) -> str | None:
+    """Why entities of a ``neighbors`` call have no edges when they have some walked the other way (an
+    agent walking a relation backwards gets nothing, and should hear why); None otherwise."""
+    if not empty or direction == "both" or (relations is not None and not relations):
+        return None
+    other = _other_way(direction)
+    back = kg.neighbors(list(empty), direction=other, relations=relations, limit_per_entity=1)
+    turned = [node for node in empty if back.get(node)]
+    if not turned:
+        return None
+    edge = f"{', '.join(relations)} edge" if relations else "edge"
+    others = f" (and {len(turned) - 1} more)" if len(turned) > 1 else ""
+    return (
+        f"{turned[0]}{others} has no {edge} walked {direction} (as its {_ROLE[direction]}) but has some walked "
+        f"{other} (as its {_ROLE[other]}): call again with direction={other!r} or 'both'"
+    )
+
+
+def _dead_end(
+    kg: KnowledgeGraph, starts: Sequence[str], relation_path: Sequence[str], directions: Sequence[Direction], cap: int
+) -> str | None:
+    """Why ``paths`` found no path: the first hop that finds no edge from the entities the hops before it
+    reach, and, when they have that relation walked the other way, the ``directions`` that walk it.
+    Costs one walk per hop (each at most ``cap`` paths), only when the answer is empty."""
+    frontier: list[str] = list(starts)
+    for hop, (relation, direction) in enumerate(zip(relation_path, directions, strict=True)):
+        if hop:
+            reached = kg.paths(starts, relation_path[:hop], directions=directions[:hop], max_paths=cap)
+            frontier = list(dict.fromkeys(path.end for path in reached if isinstance(path.end, str)))
+            if not frontier:
+                return f"no path: hop {hop} reaches only literals (values), which have no edges to walk from"
+        step = kg.neighbors(frontier, direction=direction, relations=[relation], limit_per_entity=1)
+        if any(step.get(node) for node in frontier):
+            continue
+        one = len(frontier) == 1
+        if hop == 0:
+            source = f"start {frontier[0]}" if one else f"the {len(frontier)} starts"
+        else:
+            source = f"the {'entity' if one else f'{len(frontier)} entities'} hop {hop} reaches"
+        which = "which is" if one else "which are"
+        if direction == "both":
+            return f"no path: hop {hop + 1} walks {relation} both ways from {source}, {which} on no such edge"
+        role = _ROLE[direction]
+        why = f"no path: hop {hop + 1} walks {relation} {direction} from {source}, {which} the {role} of no such edge"
+        other = _other_way(direction)
+        back = kg.neighbors(frontier, direction=other, relations=[relation], limit_per_entity=1)
+        if not any(back.get(node) for node in frontier):
+            return why
+        turned = [*directions[:hop], other, *directions[hop + 1 :]]
+        return f"{why} but the {_ROLE[other]} of some: walk that hop {other}, directions={json.dumps(turned)}"
+    return None
+
+
+NOTE_WORDS = 8
+"""Most words of a search text tried one by one to explain why it found nothing."""
+
+
+def _no_entity_note(kg: KnowledgeGraph, text: str) -> str:
+    """Why ``search`` found no entity: a name must hold every content word of the text. The words no name
+    holds are named (a typo), and what the text finds without them -- or, when every word is in some
+    name, without one of them (a word such as 'actor' that is no part of the name) -- is suggested.
+    Costs a few searches (at most two per word), only when the answer is empty."""
+    from kg_adapters.label_index import content_words, normalize, word_tokens
+
+    words = list(dict.fromkeys(content_words(word_tokens(normalize(text)))))[:NOTE_WORDS]
+    advice = "check the spelling, or search for the name alone, as the graph spells it"
+    if len(words) < 2:
+        return f"no entity's name holds {text!r:.100}: {advice}"
+    absent = [word for word in words if not kg.search(word, limit=1)]
+    held = ", ".join(map(repr, absent)) if absent else f"every word of {text!r:.100}"
+    why = f"no entity's name holds {held}"
+    if absent:
+        shorter = [[word for word in words if word not in absent]] if len(absent) < len(words) else []
+    else:
+        shorter = [[word for word in words if word != left_out] for left_out in words]
+    for kept in shorter:
+        found = kg.search(" ".join(kept), limit=3)
+        if found:
+            suggested = ", ".join(map(_entity_text, found))
+            return f"{why}; {' '.join(kept)!r:.100} finds {suggested}: {advice}"
+    return f"{why}: {advice}"
+
+
+def _no_relation_note(text: str) -> str:
+    return (
+        f"no relation matches {text!r:.100} by its words or meaning: try other words, list an entity's relations "
+        "with relations, or the graph's with schema"
+    )
+
+
+def _row_iris(row: dict[str, Any]) -> list[str]:
+    """The IRIs a SPARQL row binds (blank nodes and literals left out)."""
+    return [value for value in row.values() if isinstance(value, str) and not value.startswith("_:")]
+
+
+def _iri_labels(kg: KnowledgeGraph, rows: Sequence[Sequence[str]]) -> dict[str, str]:
+    """The labels of the entity IRIs in SPARQL rows, keyed by the IRI as the rows spell it (one
+    ``labels`` call for them all): an agent reads who ``http://rdf.freebase.com/ns/m.0qymv`` is without
+    asking again."""
+    profile = kg.profile
+    compact = {iri: profile.entity_id(iri) for iris in rows for iri in iris}
+    asked = [node for node in dict.fromkeys(compact.values()) if profile.spells(node)]
+    found = kg.labels(asked) if asked else {}
+    return {iri: found[node] for iri, node in compact.items() if node in found}
+
+
+def _not_connected(hops: int, max_hops: int) -> str:
+    """Why ``shortest_paths`` found nothing: no path of at most ``hops`` edges, in either direction."""
+    wider = f"; raise max_hops (at most {max_hops}, --max-hops)" if hops < max_hops else ""
+    edges = "1 edge" if hops == 1 else f"{hops} edges"
+    return f"no path of at most {edges} (walked either way) connects the sources to the targets{wider}"
 
 
 _NOTHING: list[None] = [None]
@@ -642,7 +805,8 @@ def _planned_relations(kg: KnowledgeGraph) -> list[str]:
 DESCRIPTIONS = {
     "search": "Find entities by name: the topic entity of a question ('Tom Hanks' -> m.0bxtg). Exact names first, "
     "then prefixes, then names holding every word (stemmed, any order), then any of them, re-ranked by meaning. "
-    "Start here when the question names something; pass the ids to the other tools.",
+    "Start here when the question names something; pass the ids to the other tools. Nothing found: `note` names the "
+    "words no name holds and what the others find.",
     "search_relations": "Find relations by what they mean, in your own words ('where was he born', 'married to', "
     "'directed by' -> the graph's relation ids), or by words of their ids. Use it to choose the relations of a "
     "path without listing every relation.",
@@ -656,12 +820,14 @@ DESCRIPTIONS = {
     "to pick the next step of a path.",
     "paths": "Follow a relation path from start entities, e.g. relation_path [people.person.place_of_birth, "
     "location.location.containedby]; each hop walks out (head to tail) unless `directions` says in or both. "
-    "The far ends of the walks are the candidate answers.",
+    "The far ends of the walks are the candidate answers; no path at all comes with a `note` naming the hop that "
+    "found nothing and, when it is walked the wrong way, the directions that walk it.",
     "shortest_paths": "All shortest paths (at most max_hops edges, walked in either direction) between source and "
     "target entities, to explain how two entities of a question are connected.",
     "subgraph": "Every edge within `hops` of the seed entities (a small evidence subgraph), at most max_edges.",
     "sparql": "A read-only SPARQL SELECT or ASK query on the graph (full IRIs); updates, LOAD and SERVICE are "
-    "refused. Use the other tools first; this is the escape hatch.",
+    "refused. Rows keep the full IRIs; `labels` names the entities among them. Use the other tools first; this "
+    "is the escape hatch.",
     "schema": "The graph's relations for planning: per relation its number of edges, a few example edges and the "
     "most frequent types of its heads and tails; most used relations first where counted, paged with a cursor. "
     "Pass `relations` to describe only those.",
@@ -720,7 +886,8 @@ def build_server(
     )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for name, description in DESCRIPTIONS.items():
-        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=name == "sparql")
+        stoppable = name == "sparql" and workers is not None  # in this process a query cannot be stopped
+        guarded = _guarded(getattr(tools, name), tools.budgets.timeout, ends_by_itself=stoppable)
         tool = _answering(guarded, name)
         tool.__signature__ = mcp_schema.signature(  # type: ignore[attr-defined]
             name, tools.budgets, Annotated[CallToolResult, mcp_schema.ANSWERS[name]]
@@ -750,7 +917,7 @@ def _guarded(
     """The tool function: runs ``method`` in a thread of its own and answers by the time budget (a call
     past it is abandoned to finish on its own; a SPARQL query's worker process is stopped); our errors
     become ToolError with a one-line message. ``ends_by_itself``: the work stops at ``timeout`` on its own
-    (a worker process killed and replaced, a remote request's deadline): it gets a moment more to do so."""
+    (a worker process killed and replaced): it gets a moment more to do so, and is answered then."""
     import functools
 
     import anyio

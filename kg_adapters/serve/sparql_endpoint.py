@@ -272,6 +272,7 @@ def build_app(  # noqa: C901 -- issue 20/21 rework
     from starlette.routing import Route
 
     slots = anyio.CapacityLimiter(limits.workers)
+    grace = DEADLINE_GRACE if workers is not None else 0.0  # work in this process runs on: answered at the deadline
 
     async def evaluate(run: Callable[[], tuple[bytes, str]], deadline: float) -> tuple[bytes, str]:
         """``run()`` in a worker thread holding one of the ``--workers`` slots until the evaluation really
@@ -303,8 +304,8 @@ def build_app(  # noqa: C901 -- issue 20/21 rework
                 with contextlib.suppress(RuntimeError):  # RuntimeError: the server's event loop has stopped
                     anyio.from_thread.run_sync(slots.release_on_behalf_of, token, token=loop)
 
-        try:  # the work returns by the deadline by itself; this only bounds a backend overrunning its own
-            with anyio.fail_after(max(0.0, deadline + DEADLINE_GRACE - time.monotonic())):
+        try:  # a worker's query is stopped at the deadline: a moment more lets it be replaced before the answer
+            with anyio.fail_after(max(0.0, deadline + grace - time.monotonic())):
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except BaseException:
             with lock:

@@ -9,6 +9,10 @@ serialized answer back as it is written. The server waits for the answer until t
 whatever the query writes or does not write meanwhile; past the deadline it kills the worker, so the
 query stops consuming CPU at once, and starts a fresh worker in its place, so the slot is free again.
 
+Workers are warm before they take a call: each imports what it needs and opens the graph first, so no
+caller's deadline pays for a worker's start. A server starts only once its first workers are ready, and
+a fresh worker replacing a stopped one takes calls once it is ready (the other workers answer meanwhile).
+
 Workers ignore Ctrl-C (the server decides: it kills them when it stops) and die with the server even
 when it is killed outright: each watches a pipe only the server holds open.
 """
@@ -16,6 +20,7 @@ when it is killed outright: each watches a pipe only the server holds open.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -37,6 +42,9 @@ METHODS = ("sparql_rows", "sparql_write")
 CHUNK = 1 << 16
 """Bytes of a serialized answer a worker gathers before sending them."""
 _KILL_WAIT = 5.0
+START_WAIT = 300.0
+"""Seconds a worker may take to open its graph before it counts as failed (a hang detector: opening an
+on-disk store read-only takes well under a second)."""
 DEADLINE_GRACE = 2.0
 """Seconds past a call's deadline before a server abandons its thread: the work ends at the deadline by
 itself (a worker is killed and replaced; a remote backend's deadline is the server's), so this only
@@ -47,10 +55,14 @@ class DeadlinePassed(BackendTimeout):
     """A query ran past its deadline and was stopped (its worker process killed)."""
 
 
-class _Worker:
-    """One worker process and the server's end of its connection."""
+log = logging.getLogger(__name__)
 
-    def __init__(self, lifeline: int) -> None:
+
+class _Worker:
+    """One worker process and the server's end of its connection; it opens ``warm`` (a graph URL) before
+    its first call."""
+
+    def __init__(self, lifeline: int, warm: str | None) -> None:
         ours, theirs = Pipe()
         try:
             self.process = subprocess.Popen(
@@ -65,6 +77,24 @@ class _Worker:
         finally:
             theirs.close()
         self.connection = ours
+        self.connection.send(warm)
+
+    def wait_ready(self) -> None:
+        """Blocks until the worker has opened its graph.
+
+        Raises:
+            BackendError: it failed to (its error), died, or took longer than :data:`START_WAIT`.
+        """
+        try:
+            if not self.connection.poll(START_WAIT):
+                raise BackendError(f"a query worker process did not open its graph within {START_WAIT:g} s")
+            kind, *payload = self.connection.recv()
+        except (EOFError, OSError) as exc:
+            reason = exc or "no reason given"
+            raise BackendError(f"a query worker process ended while opening its graph ({reason})") from None
+        if kind != "ready":
+            error = _error(*payload)
+            raise BackendError(f"a query worker process cannot open its graph: {error}") from error
 
     def kill(self) -> None:
         """Stops the process at once (SIGKILL: it only reads) and reaps it."""
@@ -76,17 +106,30 @@ class _Worker:
 
 
 class WorkerPool:
-    """``size`` worker processes; a call takes an idle one (waiting inside its deadline for one to be free)."""
+    """``size`` worker processes; a call takes an idle one (waiting inside its deadline for one to be free).
+    ``warm``: the graph URL every worker opens before it takes a call (the graph's ``reader_url``).
 
-    def __init__(self, size: int) -> None:
+    Raises:
+        BackendError: a worker could not be started or could not open ``warm``.
+    """
+
+    def __init__(self, size: int, *, warm: str | None = None) -> None:
         self._lifeline_read, self._lifeline_write = os.pipe()  # workers read; only we write (never)
         self._condition = threading.Condition()
         self._closed = False
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
+        self._starting: set[_Worker] = set()
         self.size = size
-        for _ in range(size):
-            self._idle.append(_Worker(self._lifeline_read))
+        self._warm = warm
+        try:
+            for _ in range(size):
+                self._idle.append(_Worker(self._lifeline_read, warm))
+            for worker in self._idle:
+                worker.wait_ready()
+        except BaseException:
+            self.close()
+            raise
 
     def runner(self, deadline: float) -> SparqlRunner:
         """A runner for one query, which must answer by ``deadline`` (``time.monotonic()``)."""
@@ -148,25 +191,48 @@ class WorkerPool:
             return worker
 
     def _give_back(self, worker: _Worker, healthy: bool) -> None:
-        """An answered worker waits for the next call; any other is killed and replaced by a fresh one."""
+        """An answered worker waits for the next call; any other is killed and replaced by a fresh one,
+        which takes calls once it has opened its graph (:meth:`_admit`)."""
         if not healthy:
             worker.kill()
         with self._condition:
             self._busy.discard(worker)
             if self._closed:
-                fresh = None
+                pass
             elif healthy:
-                fresh = worker
+                self._idle.append(worker)
+                self._condition.notify()
             else:
                 try:
-                    fresh = _Worker(self._lifeline_read)
-                except BackendError:
-                    fresh = None  # the next call waits for another worker, or its deadline
-            if fresh is not None:
-                self._idle.append(fresh)
-            self._condition.notify()
+                    fresh = _Worker(self._lifeline_read, self._warm)
+                except BackendError as exc:  # the next calls wait for the other workers, or their deadline
+                    log.warning("kga: a stopped query worker was not replaced: %s", exc)
+                else:
+                    self._starting.add(fresh)
+                    threading.Thread(target=self._admit, args=(fresh, worker.process.pid), daemon=True).start()
         if self._closed and healthy:
             worker.kill()
+
+    def _admit(self, fresh: _Worker, stopped: int) -> None:
+        """Waits (in its own thread) for ``fresh`` to open its graph, then lets it take calls."""
+        try:
+            fresh.wait_ready()
+        except BackendError as exc:
+            ready = False
+            if not self._closed:
+                log.warning("kga: a stopped query worker was not replaced: %s", exc)
+        else:
+            ready = True
+        with self._condition:
+            self._starting.discard(fresh)
+            admitted = ready and not self._closed
+            if admitted:
+                self._idle.append(fresh)
+                self._condition.notify()
+        if not admitted:
+            fresh.kill()
+            return
+        log.info("kga: query worker %d was stopped; worker %d took its place", stopped, fresh.process.pid)
 
     def close(self) -> None:
         """Kills every worker (running queries fail at once with "shutting down"); idempotent."""
@@ -174,7 +240,7 @@ class WorkerPool:
             if self._closed:
                 return
             self._closed = True
-            workers = [*self._idle, *self._busy]
+            workers = [*self._idle, *self._busy, *self._starting]
             self._idle.clear()
             self._condition.notify_all()
         for worker in workers:
@@ -191,9 +257,8 @@ def pool_for(graphs: CurrentGraph, size: int) -> WorkerPool | None:
     """``size`` workers for the graph ``graphs`` serves, when it is an embedded store another process can
     open (:class:`~kg_adapters.base.EmbeddedSparql` with a ``reader_url``); else None."""
     with graphs.use() as graph:
-        if not isinstance(graph, EmbeddedSparql) or graph.reader_url() is None:
-            return None
-    return WorkerPool(size)
+        reader_url = graph.reader_url() if isinstance(graph, EmbeddedSparql) else None
+    return None if reader_url is None else WorkerPool(size, warm=reader_url)
 
 
 def _error(name: str, message: str) -> KGError:
@@ -237,10 +302,22 @@ def _die_with_the_server(lifeline: int) -> None:
 
 
 def serve_queries(connection: Connection) -> None:
-    """Answers calls until the server closes the connection."""
+    """Opens the graph the server names first (answering "ready"), then answers calls until the server
+    closes the connection."""
     from kg_adapters.serve.current import CurrentGraph
 
     graphs: dict[str, CurrentGraph] = {}
+    try:
+        warm = connection.recv()
+    except (EOFError, OSError):
+        return
+    try:
+        if warm is not None:
+            graphs[warm] = CurrentGraph(warm)
+    except Exception as exc:
+        connection.send(_failure(exc))
+        return
+    connection.send(("ready",))
     while True:
         try:
             reader_url, method, arguments, writes = connection.recv()
@@ -260,10 +337,15 @@ def serve_queries(connection: Connection) -> None:
                 else:
                     answer = getattr(graph, method)(**arguments)
             connection.send(("done", answer))
-        except KGError as exc:
-            connection.send(("error", type(exc).__name__, str(exc)))
-        except Exception as exc:  # a bug: still an answer, so the worker stays usable
-            connection.send(("error", "BackendError", f"{type(exc).__name__}: {exc}"))
+        except Exception as exc:  # a bug too is still an answer, so the worker stays usable
+            connection.send(_failure(exc))
+
+
+def _failure(exc: Exception) -> tuple[str, str, str]:
+    """The message reporting ``exc`` to the server: our errors by class, any other as a BackendError."""
+    if isinstance(exc, KGError):
+        return ("error", type(exc).__name__, str(exc))
+    return ("error", "BackendError", f"{type(exc).__name__}: {exc}")
 
 
 def main(argv: list[str]) -> int:

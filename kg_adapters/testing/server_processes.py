@@ -12,7 +12,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 WORKER_MODULE = "kg_adapters.serve.workers"
 
@@ -44,15 +44,24 @@ def wait_for_port(process: subprocess.Popen[bytes], port: int, *, attempts: int 
     raise ServerNotListening("the server never accepted connections")
 
 
-def worker_pids(pid: int) -> set[int]:
-    """The query worker processes the server ``pid`` runs (zombies excluded)."""
+def worker_pids(pid: int, *, expected: int | None = None) -> set[int]:
+    """The query worker processes the server ``pid`` runs (zombies excluded). ``expected``: polls (see
+    :func:`poll_until`) until that many are seen, so a process the system is still starting under heavy
+    load is not missed; what was seen last when they never are."""
     import psutil
 
-    found = set()
-    for child in psutil.Process(pid).children():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if WORKER_MODULE in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
-                found.add(child.pid)
+    def seen() -> set[int]:
+        found = set()
+        for child in psutil.Process(pid).children():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if WORKER_MODULE in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+                    found.add(child.pid)
+        return found
+
+    found = seen()
+    if expected is not None and len(found) != expected:
+        poll_until(lambda: len(seen()) == expected)
+        found = seen()
     return found
 
 
@@ -82,6 +91,27 @@ def one_busy(pids: set[int], baseline: dict[int, float], *, seconds: float = 0.3
     """Whether one of ``pids`` used ``seconds`` of CPU since ``baseline`` (it is evaluating a query)."""
     now = cpu_seconds(pids)
     return any(used > baseline.get(pid, 0.0) + seconds for pid, used in now.items())
+
+
+def runaway_running(server_pid: int, send: Callable[[], object], *, workers: int = 1) -> tuple[set[int], bool]:
+    """The ``workers`` query workers of the server ``server_pid``, and whether one of them got busy after
+    ``send()`` (which must return at once) handed the server a query that runs for long."""
+    pids = worker_pids(server_pid, expected=workers)
+    baseline = cpu_seconds(pids)
+    send()
+    return pids, poll_until(lambda: one_busy(pids, baseline))
+
+
+def in_background(call: Callable[[], object]) -> Callable[[], None]:
+    """``call`` made to return at once: run in a daemon thread (a blocking client's request)."""
+    return lambda: threading.Thread(target=call, daemon=True).start()
+
+
+def workers_replaced(log: IO[bytes]) -> int:
+    """How many stopped query workers a server's log (its stderr, as a file) says were replaced by fresh
+    ones that are ready to take calls."""
+    log.seek(0)
+    return log.read().decode(errors="replace").count("took its place")
 
 
 def poll_until(condition: Callable[[], bool], *, attempts: int = 1200, pause: float = 0.05) -> bool:

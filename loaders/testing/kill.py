@@ -1,10 +1,12 @@
-"""kill -9 at a chosen point of an extraction or a dataset build, injected from the test side.
+"""kill -9 at a chosen point of an extraction, a dataset build or a load, injected from the test side.
 
 :func:`extract_killed_at` runs ``extract_subgraph(**arguments)`` in a child Python process whose
 ``checkpoint`` callback SIGKILLs that process when it reaches ``point`` (``fetched:K``, ``commit:K``,
 ``built``, ``swapped``: see :data:`loaders.extract.Checkpoint`); :func:`build_killed_at` does the same
-for ``build_dataset`` (:data:`loaders.dataset_build.Checkpoint`). The code under test holds no fault
-injection; the same arguments given to ``kga extract`` / ``kga dataset build`` resume the killed run.
+for ``build_dataset`` (:data:`loaders.dataset_build.Checkpoint`), :func:`load_killed_at` for
+``load_files`` (``checkpoint:K``, ``parsed``, ``indexed``, ``labelled``, ``built``: see
+:func:`loaders.core.load_files`). The code under test holds no fault injection; the same arguments given
+to ``kga extract`` / ``kga dataset build`` / ``kga load`` resume the killed run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,23 @@ def build_killed_at(point: str, *, timeout: float = 900, **arguments: Any) -> su
     return _killed_at("build", point, timeout, arguments)
 
 
+def load_killed_at(
+    point: str,
+    *,
+    chunk_lines: int | None = None,
+    chunk_bytes: int | None = None,
+    checkpoint_seconds: float | None = None,
+    timeout: float = 900,
+    **arguments: Any,
+) -> subprocess.CompletedProcess[str]:
+    """As :func:`extract_killed_at`, for :func:`~loaders.core.load_files` (``paths``, ``store`` and the
+    options among the ``arguments``). ``chunk_lines``, ``chunk_bytes`` and ``checkpoint_seconds`` set
+    :data:`loaders.rdf.CHUNK_LINES`, :data:`loaders.rdf.CHUNK_BYTES` and :data:`loaders.core.CHECKPOINT_SECONDS`
+    in the child, so that small inputs pass many checkpoints."""
+    tuning = {"chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes, "checkpoint_seconds": checkpoint_seconds}
+    return _killed_at("load", point, timeout, {**arguments, "tuning": tuning})
+
+
 def _killed_at(kind: str, point: str, timeout: float, arguments: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     payload = json.dumps({key: str(value) if isinstance(value, Path) else value for key, value in arguments.items()})
     return subprocess.run(
@@ -52,6 +71,8 @@ def _kill_at(point: str) -> Any:
 def _main(argv: list[str]) -> int:
     point, payload, kind = argv
     arguments = json.loads(payload)
+    if kind == "load":
+        return _load(point, arguments)
     if kind == "build":
         from loaders.dataset_build import build_dataset
 
@@ -63,6 +84,26 @@ def _main(argv: list[str]) -> int:
     source = arguments.pop("source")
     seeds = arguments.pop("seeds")
     extract_subgraph(source, seeds, progress=False, checkpoint=_kill_at(point), **arguments)
+    return 0
+
+
+def _load(point: str, payload: dict[str, Any]) -> int:
+    import loaders.core
+    import loaders.rdf
+
+    tuning = payload.pop("tuning")
+    if tuning["chunk_lines"] is not None:
+        loaders.rdf.CHUNK_LINES = tuning["chunk_lines"]
+    if tuning["chunk_bytes"] is not None:
+        loaders.rdf.CHUNK_BYTES = tuning["chunk_bytes"]
+    if tuning["checkpoint_seconds"] is not None:
+        loaders.core.CHECKPOINT_SECONDS = tuning["checkpoint_seconds"]
+    paths, store = payload.pop("paths"), payload.pop("store")
+    if payload.get("dump_filter") is not None:  # DumpFilter's fields, as a JSON object
+        from loaders.freebase import DumpFilter
+
+        payload["dump_filter"] = DumpFilter(**payload["dump_filter"])
+    loaders.core.load_files(paths, store, progress=False, checkpoint=_kill_at(point), **payload)
     return 0
 
 

@@ -336,11 +336,11 @@ def store_size(store: Path, *, profile: str = "generic") -> int:
 
 
 def debris(directory: Path) -> list[str]:
-    """What loads left behind in ``directory``: temporary store directories beside the stores, and
+    """What loads left behind in ``directory``: temporary (or resumable build) directories beside the stores, and
     versions inside a store other than the current one (no reader holds any in these tests)."""
     from kg_adapters.store_layout import MANIFEST, VERSION_PREFIX, read_manifest
 
-    left = [p.name for p in directory.iterdir() if ".kga-tmp-" in p.name]
+    left = [p.name for p in directory.iterdir() if ".kga-tmp-" in p.name or p.name.endswith(".kga-build")]
     for store in directory.iterdir():
         if store.is_dir() and (store / MANIFEST).exists():
             current = read_manifest(store).get("data")

@@ -1,0 +1,502 @@
+"""Loading Freebase-shaped dumps: ``kga load`` against ``oxigraph load``, pyoxigraph's ``bulk_load`` and
+Virtuoso's bulk loader, on the same files: ``python -m benchmarks.load_scale``.
+
+Run from the repository root, one size per run (each part stays under the shared lock's hour; the
+results of every run are merged into one file)::
+
+    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.load_scale --sizes 4M
+    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.load_scale --sizes 16M
+    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.load_scale --sizes 100M --sides kga --queries
+
+Data: :mod:`benchmarks.synth_freebase` dumps (gzipped N-Triples, seeded as :mod:`benchmarks.scale`),
+generated once into ``--data-dir`` and reused. Each side loads the same file into a fresh directory
+in a process of its own, the sides interleaved in one run:
+
+* ``kga``: ``kga load FILE --store DIR --profile freebase`` (every index it builds by default);
+* ``oxigraph``: the ``oxigraph`` CLI from PyPI (the same Oxigraph version as pyoxigraph),
+  ``oxigraph load --location DIR --file FILE`` (the baseline of the targets);
+* ``pyoxigraph``: ``Store(DIR).bulk_load(gzip stream)`` (Oxigraph fed from a Python gzip stream);
+* ``virtuoso``: Debian's Virtuoso 7 (:mod:`kg_adapters.testing.virtuoso` on free ports),
+  ``ld_add`` + ``rdf_loader_run()`` + ``checkpoint``, as ToG's setup instructions load Freebase
+  (the server's start is not timed; its database directory is the disk figure).
+
+Per load: wall time, disk (the output directory's files), and the peak resident memory of the whole
+process tree (the loader and every process it started, summed, sampled every 50 ms with psutil),
+with the machine's 1-minute load average before and after. Ratios are to ``oxigraph load`` of the
+same run. ``--queries`` also times the usual queries (neighbors, 2/3-hop paths, shortest paths,
+one-way 2-hop subgraphs; :mod:`benchmarks.scale`'s sets and runner) on the ``kga`` store.
+
+Results: ``benchmarks/results/load_scale.json`` and ``.md`` (sizes from earlier runs are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+
+NAME = "load_scale"
+DATA_DIR = Path("/work/team/data") if Path("/work/team").is_dir() else common.REPO_ROOT / ".kga" / "bench" / "data"
+SIDES = ("kga", "oxigraph", "pyoxigraph", "virtuoso")
+BASELINE = "oxigraph"
+TARGET_TIME_RATIO = 1.25
+TARGET_DISK_RATIO = 1.25
+SAMPLE_SECONDS = 0.05
+GIB = 2**30
+FULL_FREEBASE = 1_900_000_000
+"""Triples of the last full Freebase dump (freebase-rdf-latest), for the extrapolation."""
+TOG_FILTERED_BYTES = 125 * 10**9
+"""Uncompressed bytes of ToG's filtered dump (``FilterFreebase``: English and numeric triples, 125 GB by
+its setup instructions; they give no triple count, so it is extrapolated by bytes read per second)."""
+
+
+def log(message: str) -> None:
+    print(f"[load_scale {time.strftime('%H:%M:%S')} load {os.getloadavg()[0]:.2f}] {message}", file=sys.stderr)
+
+
+def disk_bytes(path: Path) -> int:
+    """Bytes of the files under ``path`` (allocated blocks: what the disk lost to them)."""
+    total = 0
+    for item in path.rglob("*"):
+        try:
+            status = item.lstat()
+        except OSError:
+            continue
+        if item.is_file() and not item.is_symlink():
+            total += status.st_blocks * 512
+    return total
+
+
+class TreeSampler:
+    """Peak resident memory of a process and all its descendants (summed), sampled on a thread."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self._root = psutil.Process(pid)
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> int:
+        import psutil
+
+        total = 0
+        try:
+            processes = [self._root, *self._root.children(recursive=True)]
+        except psutil.Error:
+            return 0
+        for process in processes:
+            try:
+                total += process.memory_info().rss
+            except psutil.Error:
+                continue
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._sample())
+            self._stop.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> int:
+        self.peak = max(self.peak, self._sample())
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
+    """Runs ``command``; its wall time and the peak memory of its process tree."""
+    before = os.getloadavg()[0]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sampler = TreeSampler(process.pid)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        peak = sampler.stop()
+    seconds = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
+    return {
+        "seconds": seconds,
+        "peak_rss_bytes": peak,
+        "load_before": before,
+        "load_after": os.getloadavg()[0],
+        "stdout": out.decode()[-2000:],
+    }
+
+
+def oxigraph_cli() -> str:
+    found = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
+    if not Path(found).is_file():
+        raise SystemExit("the oxigraph CLI is missing: pip install -e '.[bench]' (make .venv/.bench-installed)")
+    return found
+
+
+PYOXIGRAPH_LOAD = (
+    "import gzip, sys, pyoxigraph as ox\n"
+    "store = ox.Store(sys.argv[2])\n"
+    "with gzip.open(sys.argv[1], 'rb') as stream:\n"
+    "    store.bulk_load(stream, ox.RdfFormat.N_TRIPLES)\n"
+    "print(len(store))\n"
+)
+
+
+def load_side(side: str, data: Path, target: Path, kga_args: list[str], *, timeout: float) -> dict[str, Any]:
+    """One load of ``data`` into the fresh directory ``target`` by ``side``."""
+    shutil.rmtree(target, ignore_errors=True)
+    if side == "virtuoso":
+        return virtuoso_load(data, target, timeout=timeout)
+    if side == "kga":
+        command = [sys.executable, "-m", "kg_adapters.cli", "load", str(data), "--store", str(target)]
+        command += ["--profile", "freebase", "--json", *kga_args]
+    elif side == "oxigraph":
+        command = [oxigraph_cli(), "load", "--location", str(target), "--file", str(data)]
+    elif side == "pyoxigraph":
+        command = [sys.executable, "-c", PYOXIGRAPH_LOAD, str(data), str(target)]
+    else:
+        raise ValueError(side)
+    result = timed_process(command, timeout=timeout)
+    result["disk_bytes"] = disk_bytes(target)
+    if side == "kga":
+        report = json.loads(result["stdout"].strip().splitlines()[-1])
+        result["store_triples"] = report["store_triples"]
+        result["parts"] = store_parts(target)
+    result.pop("stdout")
+    return result
+
+
+def store_parts(store: Path) -> dict[str, int]:
+    """Disk bytes of a kga store's parts (Oxigraph data, name and relation indexes, traversal index)."""
+    from kg_adapters import store_layout
+
+    version = store_layout.version_dir(store, store_layout.read_manifest(store))
+    return {item.name: disk_bytes(item) if item.is_dir() else item.stat().st_blocks * 512 for item in version.iterdir()}
+
+
+def virtuoso_load(data: Path, target: Path, *, timeout: float) -> dict[str, Any]:
+    """Virtuoso's bulk loader (ld_add, rdf_loader_run, checkpoint) on a server started for it."""
+    from kg_adapters.testing.virtuoso import VirtuosoServer
+
+    buffers = max(100_000, triples_hint(data) // 40)  # as benchmarks.scale: ~200 bytes of 8 KiB pages a triple
+    with VirtuosoServer(target, data_dirs=[data.parent], number_of_buffers=buffers) as server:
+        assert server.pid is not None
+        before = os.getloadavg()[0]
+        sampler = TreeSampler(server.pid)
+        started = time.perf_counter()
+        try:
+            triples = server.load([data])
+        finally:
+            peak = sampler.stop()
+        seconds = time.perf_counter() - started
+        after = os.getloadavg()[0]
+    return {
+        "seconds": seconds,
+        "peak_rss_bytes": peak,
+        "load_before": before,
+        "load_after": after,
+        "disk_bytes": disk_bytes(target / "db"),
+        "store_triples": triples,
+        "number_of_buffers": buffers,
+    }
+
+
+def triples_hint(data: Path) -> int:
+    """The triples of a generated dump (from its query-set file, written beside it)."""
+    queries = data.with_name(data.name.replace(".nt.gz", ".queries.json"))
+    return int(json.loads(queries.read_text("utf-8"))["triples"])
+
+
+def raw_bytes(data: Path) -> int:
+    """The uncompressed size of a gzipped dump (counted once, remembered beside it)."""
+    import gzip
+
+    sidecar = data.with_name(data.name + ".raw-bytes")
+    if sidecar.is_file():
+        return int(sidecar.read_text())
+    total = 0
+    with gzip.open(data, "rb") as stream:
+        while block := stream.read(1 << 22):
+            total += len(block)
+    sidecar.write_text(str(total))
+    return total
+
+
+def ensure_data(triples: int, directory: Path) -> tuple[Path, Path]:
+    from benchmarks import scale
+
+    directory.mkdir(parents=True, exist_ok=True)
+    return scale.ensure_data(triples, directory)
+
+
+def query_latency(store: Path, queries: Path, repeats: int) -> dict[str, Any]:
+    """The usual queries on the kga store (scale's latency child, the store side alone)."""
+    return common.run_child(
+        "benchmarks.load_scale",
+        ["--latency-child", "--store", str(store), "--query-file", str(queries), "--repeats", str(repeats)],
+        timeout=3 * 3600,
+    )
+
+
+def latency_child(args: argparse.Namespace) -> None:
+    """In a fresh process: every query of each set on the store, median per query, then over queries."""
+    from benchmarks import scale
+    from benchmarks.bfs_vs_networkx import open_store
+
+    sets = scale.read_query_sets(args.query_file)
+    started = time.perf_counter()
+    kg = open_store(args.store)
+    opened = time.perf_counter() - started
+    runner = scale.kg_runner(kg)
+    out: dict[str, Any] = {"open_seconds": opened, "kinds": {}}
+    for kind in scale.KINDS:
+        call, _comparable = runner[kind]
+        per_query = []
+        for query in sets[kind]:
+            times = []
+            for _ in range(args.repeats):
+                began = time.perf_counter()
+                call(query)
+                times.append(time.perf_counter() - began)
+            per_query.append(common.median(times))
+        out["kinds"][kind] = {
+            "queries": len(per_query),
+            "median_seconds": common.median(per_query),
+            "p90_seconds": common.percentile(per_query, 90),
+        }
+    kg.close()
+    common.emit_child_result(out)
+
+
+def measure(triples: int, args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks import scale
+
+    label = scale.size_label(triples)
+    data, queries = ensure_data(triples, Path(args.data_dir))
+    work = Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    sides = [side for side in args.sides.split(",") if side]
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    log(f"{label}: {data} ({data.stat().st_size / 2**20:.0f} MiB), sides {', '.join(sides)}, {args.repeats} round(s)")
+    for round_number in range(args.repeats):
+        order = sides if round_number % 2 == 0 else sides[::-1]
+        for side in order:
+            target = work / f"{side}-{label}"
+            result = load_side(side, data, target, args.kga_args, timeout=args.timeout)
+            runs[side].append(result)
+            log(
+                f"  {side}: {result['seconds']:.1f} s, {result['disk_bytes'] / 2**20:.0f} MiB, "
+                f"peak RSS {result['peak_rss_bytes'] / GIB:.2f} GiB (load {result['load_before']:.2f} -> "
+                f"{result['load_after']:.2f})"
+            )
+            keep = side == "kga" and args.queries and round_number == args.repeats - 1
+            if not keep:
+                shutil.rmtree(target, ignore_errors=True)
+    out: dict[str, Any] = {
+        "label": label,
+        "triples": triples,
+        "data": str(data),
+        "data_bytes": data.stat().st_size,
+        "raw_bytes": raw_bytes(data),
+        "kga_args": args.kga_args,
+        "runs": runs,
+        "sides": {},
+    }
+    for side, results in runs.items():
+        out["sides"][side] = {
+            "median_seconds": common.median([r["seconds"] for r in results]),
+            "median_disk_bytes": common.median([r["disk_bytes"] for r in results]),
+            "median_peak_rss_bytes": common.median([r["peak_rss_bytes"] for r in results]),
+            "load_average": common.median([(r["load_before"] + r["load_after"]) / 2 for r in results]),
+        }
+    if BASELINE in runs:
+        base = out["sides"][BASELINE]
+        for figures in out["sides"].values():
+            figures["time_ratio"] = figures["median_seconds"] / base["median_seconds"]
+            figures["disk_ratio"] = figures["median_disk_bytes"] / base["median_disk_bytes"]
+        for side, results in runs.items():  # each round's pair: loads that ran close together in time
+            out["sides"][side]["round_time_ratios"] = [
+                r["seconds"] / b["seconds"] for r, b in zip(results, runs[BASELINE], strict=True)
+            ]
+    if "kga" in runs:
+        out["kga_triples"] = runs["kga"][-1].get("store_triples")
+        out["kga_parts"] = runs["kga"][-1].get("parts")
+    if args.queries and "kga" in runs:
+        store = work / f"kga-{label}"
+        out["latency"] = query_latency(store, queries, args.query_repeats)
+        out["latency"]["load_average"] = os.getloadavg()[0]
+        shutil.rmtree(store, ignore_errors=True)
+    return out
+
+
+def read_results() -> dict[str, Any]:
+    path = common.RESULTS_DIR / f"{NAME}.json"
+    if path.is_file():
+        found: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        return found
+    return {"benchmark": NAME, "sizes": {}}
+
+
+def fmt_mib(count: float) -> str:
+    return f"{count / 2**20:,.0f} MiB"
+
+
+def render(results: dict[str, Any]) -> str:
+    sizes = sorted(results["sizes"].values(), key=lambda s: s["triples"])
+    lines = [
+        "# Loading Freebase-shaped dumps",
+        "",
+        "`python -m benchmarks.load_scale --sizes SIZE` (one size per run, merged here). Each loader runs in a",
+        "process of its own on the same gzipped N-Triples file (`benchmarks/synth_freebase.py`); peak RSS is the",
+        "whole process tree's; disk is the output directory's; ratios are to `oxigraph load` of the same run;",
+        "load is the machine's 1-minute load average during the load (2 cores, shared).",
+        "",
+    ]
+    rows = []
+    for size in sizes:
+        for side in SIDES:
+            figures = size["sides"].get(side)
+            if figures is None:
+                continue
+            rows.append(
+                [
+                    size["label"],
+                    f"`{side}`",
+                    f"{figures['median_seconds']:.1f} s",
+                    f"{size['triples'] / figures['median_seconds']:,.0f}",
+                    f"{figures['time_ratio']:.2f}x" if "time_ratio" in figures else "-",
+                    fmt_mib(figures["median_disk_bytes"]),
+                    f"{figures['disk_ratio']:.2f}x" if "disk_ratio" in figures else "-",
+                    f"{figures['median_peak_rss_bytes'] / GIB:.2f} GiB",
+                    f"{figures['load_average']:.1f}",
+                    str(len(size["runs"][side])),
+                ]
+            )
+    lines.append(
+        common.markdown_table(
+            [
+                "size",
+                "loader",
+                "time",
+                "triples/s",
+                "time vs oxigraph",
+                "disk",
+                "disk vs oxigraph",
+                "peak RSS",
+                "load",
+                "runs",
+            ],
+            rows,
+        )
+    )
+    parts = [(s["label"], s["kga_parts"]) for s in sizes if s.get("kga_parts")]
+    if parts:
+        lines += ["", "Where a `kga load` store's disk goes:", ""]
+        names = sorted({name for _label, found in parts for name in found})
+        lines.append(
+            common.markdown_table(
+                ["size", *names], [[label, *(fmt_mib(found.get(n, 0)) for n in names)] for label, found in parts]
+            )
+        )
+    latencies = [s for s in sizes if s.get("latency")]
+    if latencies:
+        from benchmarks.scale import KINDS
+
+        lines += ["", "Query latency on the `kga load` store (median over the set of the per-query medians):", ""]
+        lines.append(
+            common.markdown_table(
+                ["size", "open", *KINDS, "load"],
+                [
+                    [
+                        s["label"],
+                        common.fmt_seconds(s["latency"]["open_seconds"]),
+                        *(common.fmt_seconds(s["latency"]["kinds"][k]["median_seconds"]) for k in KINDS),
+                        f"{s['latency']['load_average']:.1f}",
+                    ]
+                    for s in latencies
+                ],
+            )
+        )
+    lines += ["", *extrapolation(sizes), ""]
+    return "\n".join(lines)
+
+
+def extrapolation(sizes: list[dict[str, Any]]) -> list[str]:
+    """What full Freebase and ToG's filtered dump would take at the largest size's measured rates."""
+    measured = [s for s in sizes if "kga" in s["sides"]]
+    if not measured:
+        return []
+    largest = measured[-1]
+    lines = [
+        f"Extrapolation, not a measurement: the rates measured at {largest['label']} on this machine (2 shared",
+        "cores), carried linearly to full Freebase (1.9B triples) and to ToG's filtered dump (125 GB of",
+        "N-Triples, by bytes read per second); users report 3-4 hours for these in Virtuoso on a good machine,",
+        "days on others.",
+        "",
+    ]
+    rows = []
+    for side, figures in largest["sides"].items():
+        rate = largest["triples"] / figures["median_seconds"]
+        byte_rate = largest["raw_bytes"] / figures["median_seconds"]
+        rows.append(
+            [
+                f"`{side}`",
+                f"{rate:,.0f}",
+                f"{byte_rate / 2**20:.1f} MiB/s",
+                f"{FULL_FREEBASE / rate / 3600:.1f} h",
+                f"{TOG_FILTERED_BYTES / byte_rate / 3600:.1f} h",
+            ]
+        )
+    headers = ["loader", "triples/s", "N-Triples read", "full Freebase (1.9B)", "ToG's filtered dump (125 GB)"]
+    lines.append(common.markdown_table(headers, rows))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="4M", help="comma-separated sizes (1M, 4M, 16M, 100M)")
+    parser.add_argument("--sides", default=",".join(SIDES))
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of every side")
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
+    parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "load_scale"))
+    parser.add_argument("--kga-args", default="", help="extra kga load arguments, e.g. '--no-index'")
+    parser.add_argument("--queries", action="store_true", help="time the usual queries on the kga store")
+    parser.add_argument("--query-repeats", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=3 * 3600)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--latency-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--store", help=argparse.SUPPRESS)
+    parser.add_argument("--query-file", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.latency_child:
+        latency_child(args)
+        return 0
+    args.kga_args = args.kga_args.split()
+    from benchmarks import scale
+
+    results = read_results()
+    results["machine"] = common.machine_info(("pyoxigraph", "psutil", "kg-adapters"))
+    results["source"] = common.source_fingerprint("kg_adapters", "loaders")
+    for text in args.sizes.split(","):
+        measured = measure(scale.parse_size(text), args)
+        measured["date"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        results["sizes"][measured["label"]] = measured
+        if not args.no_write:  # after each size: a later size's failure keeps the earlier figures
+            common.write_results(NAME, results, render(results))
+    print(render(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
