@@ -30,15 +30,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NUMBER = re.compile(r"\d+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAPITALISED_SPAN = re.compile(r"(?:[A-Z0-9][\w'.&-]*)(?:\s+(?:of|the|de|and|[A-Z0-9][\w'.&-]*))*")
-_QUESTION_WORDS = frozenset(
+AUXILIARIES = frozenset(
     [
-        "who",
-        "what",
-        "which",
-        "where",
-        "when",
-        "why",
-        "how",
         "is",
         "are",
         "was",
@@ -48,18 +41,20 @@ _QUESTION_WORDS = frozenset(
         "did",
         "can",
         "could",
-        "should",
-        "would",
+        "has",
+        "have",
+        "had",
         "will",
-        "in",
-        "on",
-        "at",
-        "the",
-        "a",
-        "an",
-        "it",
+        "would",
+        "should",
+        "may",
+        "might",
     ]
 )
+"""Verbs that open a yes/no question ("Is ...", "Did ...")."""
+WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how"])
+_QUESTION_WORDS = AUXILIARIES | WH_WORDS | frozenset(["in", "on", "at", "the", "a", "an", "it"])
+"""Words that open a question rather than a name (dropped from the start of a capitalised span)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,8 +47,10 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
 from reasoning.base import Answer, KGReasoner, Question, budget, count, given, number
 from reasoning.grounding import (
+    AUXILIARIES,
     DESCRIBED_AS,
     VERDICT_UNKNOWN,
+    WH_WORDS,
     Chain,
     Fact,
     Names,
@@ -76,28 +78,6 @@ from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import node_text
 
-_AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "should",
-        "may",
-        "might",
-    ]
-)
-_WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "where", "when", "why", "how"])
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
 _VERDICTS = {"true", "false", "i don't know", "yes", "no"}
@@ -457,9 +437,9 @@ def is_claim(question: Question) -> bool:
     words = question.question.strip().lower().split()
     if not words:
         return False
-    if words[0] in _AUXILIARIES:  # "Is X a man or a woman?" asks to choose, not to judge
+    if words[0] in AUXILIARIES:  # "Is X a man or a woman?" asks to choose, not to judge
         return " or " not in f" {' '.join(words)} "
-    return not question.question.rstrip().endswith("?") and words[0] not in _WH_WORDS
+    return not question.question.rstrip().endswith("?") and words[0] not in WH_WORDS
 
 
 def _is_verdict_choice(choices: Sequence[str]) -> bool:
