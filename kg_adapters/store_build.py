@@ -48,14 +48,19 @@ def write_label_indexes(
     return count
 
 
-def collected_label_indexes(labels: list[tuple[str, str, str]], relations: Sequence[str], index_path: str) -> int:
-    """:func:`write_label_indexes` from what a load saw (its distinct label rows and predicates, see
-    ``TripleCollector.label_rows``), with no read of the store: a relation is labelled by the rows
-    whose subject names it (:func:`kg_adapters.relation_index.label_subjects`)."""
-    from kg_adapters.relation_index import grouped_labels, label_subjects, relation_rows
+def collected_label_indexes(
+    labels: list[tuple[str, str, str]], aliases: list[tuple[str, str, str]], relations: Sequence[str], index_path: str
+) -> int:
+    """:func:`write_label_indexes` from what a load saw (its distinct label rows, the alias rows of the
+    relations and its predicates, see ``TripleCollector.label_rows``), with no read of the store: a
+    relation is labelled, then aliased, by the rows whose subject names it
+    (:func:`kg_adapters.relation_index.label_subjects`), as :func:`store_relation_rows` does."""
+    from kg_adapters.relation_index import alias_tag, grouped_labels, label_subjects, relation_rows
 
     naming = {subject for relation in relations for subject in label_subjects(relation)}
-    labels_of = grouped_labels(row for row in labels if row[0] in naming)
+    named = [row for row in labels if row[0] in naming]
+    named += [(subject, alias, alias_tag(lang)) for subject, alias, lang in aliases if subject in naming]
+    labels_of = grouped_labels(named)
     return write_label_indexes(labels, relation_rows(sorted(relations), labels_of), index_path)
 
 

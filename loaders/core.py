@@ -381,9 +381,9 @@ def _write_indexes(
     index_seconds = 0.0
     if indexing is not None:  # numbered and written while the name indexes are built
         indexing.start_index(tmp, get_profile(profile))
-        label_rows, predicates = indexing.collected_labels()  # what the load saw: no read of the store
-        labels = collected_label_indexes(label_rows, predicates, str(tmp / store_layout.LABELS))
-        del label_rows
+        label_rows, aliases, predicates = indexing.collected_labels()  # what the load saw: no store read
+        labels = collected_label_indexes(label_rows, aliases, predicates, str(tmp / store_layout.LABELS))
+        del label_rows, aliases
         indexing.index_written()
         index_seconds = indexing.seconds  # the load's waits for it
         checkpoint("indexed")

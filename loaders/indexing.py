@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import Profile
 
+NameRows = list[tuple[str, str, str]]
+CollectedNames = tuple[NameRows, NameRows, list[str]]
+"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows."""
 _COLLECT_EVERY = 10_000
 """Quads passed to Oxigraph's ``bulk_extend`` between two handings to the collector."""
 WORKER_MIN_BYTES = 1 << 20
@@ -121,10 +124,10 @@ class IndexingSink:
         the label rows and predicates seen are set aside for :meth:`collected_labels`."""
         raise NotImplementedError
 
-    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """The distinct (iri, label, lang) rows of the label predicates and the predicates the load
-        handed over (what the name and relation indexes are written from), once :meth:`start_index`
-        has set them aside."""
+    def collected_labels(self) -> CollectedNames:
+        """The distinct (iri, label, lang) rows of the label predicates, those of the alias predicates
+        whose subject names a relation, and the predicates the load handed over (what the name and
+        relation indexes are written from), once :meth:`start_index` has set them aside."""
         raise NotImplementedError
 
     def index_written(self) -> IndexStats:
@@ -177,7 +180,7 @@ class ThreadIndexingSink(IndexingSink):
         super().__init__(store)
         self.collector = collector
         self.spool = spool
-        self._labels: tuple[list[tuple[str, str, str]], list[str]] | None = None
+        self._labels: CollectedNames | None = None
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
 
@@ -199,7 +202,7 @@ class ThreadIndexingSink(IndexingSink):
 
         self._hand_over(write, self.collector)
 
-    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+    def collected_labels(self) -> CollectedNames:
         if self._labels is None:
             raise RuntimeError("collected_labels() before start_index()")
         return self._labels
@@ -291,7 +294,7 @@ class WorkerIndexingSink(IndexingSink):
         with contextlib.suppress(OSError):
             self._process.stdin.close()
 
-    def collected_labels(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+    def collected_labels(self) -> CollectedNames:
         started = time.perf_counter()
         answer = self._reply()
         self.seconds += time.perf_counter() - started
@@ -302,7 +305,8 @@ class WorkerIndexingSink(IndexingSink):
             found = json.loads(self._labels_file.read_bytes())
         finally:
             self._labels_file.unlink(missing_ok=True)
-        return [(iri, label, lang) for iri, label, lang in found["labels"]], list(found["relations"])
+        rows = {key: [(iri, label, lang) for iri, label, lang in found[key]] for key in ("labels", "aliases")}
+        return rows["labels"], rows["aliases"], list(found["relations"])
 
     def index_written(self) -> IndexStats:
         from kg_adapters.index.build import IndexStats
@@ -396,17 +400,21 @@ def _worker_environment() -> dict[str, str]:
     return environment
 
 
-def _collected_labels(collector: TripleCollector) -> tuple[list[tuple[str, str, str]], list[str]]:
+def _collected_labels(collector: TripleCollector) -> CollectedNames:
+    from kg_adapters.relation_index import ALIAS_PREDICATES, label_subjects
     from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 
-    return collector.label_rows(INDEXED_LABEL_PREDICATES), collector.relation_iris()
+    relations = collector.relation_iris()
+    naming = {subject for relation in relations for subject in label_subjects(relation)}
+    aliases = [row for row in collector.label_rows(ALIAS_PREDICATES) if row[0] in naming]
+    return collector.label_rows(INDEXED_LABEL_PREDICATES), aliases, relations
 
 
 def write_collected_labels(collector: TripleCollector, path: str) -> int:
     """Writes :func:`_collected_labels` to ``path`` as JSON (the worker's half of ``collected_labels``)."""
-    labels, relations = _collected_labels(collector)
+    labels, aliases, relations = _collected_labels(collector)
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"labels": labels, "relations": relations}, handle)
+        json.dump({"labels": labels, "aliases": aliases, "relations": relations}, handle)
     return len(labels)
 
 
