@@ -11,7 +11,7 @@ from collections.abc import Callable, Container, Generator, Hashable, Iterable, 
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_direction, forwards
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, call_options, check_direction, forwards
 from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
@@ -45,6 +45,28 @@ def check_relations(
 def other_end(edge: Edge, node: str) -> Node:
     """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
     return edge.tail if edge.head == node else edge.head
+
+
+@dataclass(frozen=True, slots=True)
+class NeighborOptions:
+    """The checked options of one ``neighbors`` call (:meth:`KnowledgeGraph.neighbors`)."""
+
+    direction: Direction
+    relations: Sequence[str] | None
+    limit_per_entity: int | None
+    literals: bool
+    expand_cvt: bool
+    qualifiers: bool
+
+
+def neighbor_options(options: Mapping[str, Any]) -> NeighborOptions:
+    """The options of a ``neighbors`` call over the Protocol's defaults, checked, for a backend that
+    takes them as ``**options`` (:func:`~kg_adapters.base.forwards`): one definition of the signature,
+    one check of the direction and the limit. An unknown option is a TypeError."""
+    settings = call_options(KnowledgeGraph.neighbors, options)
+    check_direction(settings["direction"])
+    settings["limit_per_entity"] = check_count(settings["limit_per_entity"], "limit_per_entity")
+    return NeighborOptions(**settings)
 
 
 def path_arguments(

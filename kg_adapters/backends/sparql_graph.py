@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
 from kg_adapters.backends import sparql_catalog
-from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
+from kg_adapters.base import (
+    ClosesOnExit,
+    Direction,
+    HoldsConnection,
+    Ids,
+    KnowledgeGraph,
+    Langs,
+    as_id_list,
+    check_direction,
+    forwards,
+)
 from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
 from kg_adapters.profiles import Profile
@@ -93,22 +103,14 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def profile(self) -> Profile:
         return self._profile
 
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         self._check_open()
-        check_direction(direction)
-        limit = check_count(limit_per_entity, "limit_per_entity")
+        asked = algorithms.neighbor_options(options)
+        direction, limit = asked.direction, asked.limit_per_entity
+        literals, qualifiers = asked.literals, asked.qualifiers
         nodes = self._resolve(ids)
-        relation_iris = self._relation_iris(relations)
+        relation_iris = self._relation_iris(asked.relations)
         if self._profile.statements is not None and (qualifiers or relation_iris is None):
             return self._statement_neighbors(nodes, direction, relation_iris, limit, literals, statements=qualifiers)
         found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
@@ -133,7 +135,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 edges = list(dict.fromkeys(edges))
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
-        if expand_cvt and self._profile.has_cvt_nodes:
+        if asked.expand_cvt and self._profile.has_cvt_nodes:
             self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 
