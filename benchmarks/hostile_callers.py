@@ -586,8 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print the tables only")
     parser.add_argument("--only", choices=["outbound", "deadlines", "answers", "data"], action="append")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    load = os.getloadavg()
+    run = common.CaseRun("hostile_callers", "Hostile callers and hostile data, round 2", write=not args.no_write)
     groups = args.only or ["outbound", "deadlines", "answers", "data"]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="kga-hostile-callers-") as tmp:
@@ -612,15 +611,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ],
     )
-    return common.report_cases(
-        "hostile_callers",
-        "Hostile callers and hostile data, round 2",
-        rows,
-        table,
-        started=started,
-        load=load,
-        write=not args.no_write,
-    )
+    return run.report(rows, table)
 
 
 if __name__ == "__main__":
