@@ -816,10 +816,8 @@ def main(argv: list[str] | None = None) -> int:
     del graph
     gc.collect()
 
-    workdir = Path(tempfile.mkdtemp(prefix="kga-remote-bfs-"))
-    import shutil
-
-    try:
+    with tempfile.TemporaryDirectory(prefix="kga-remote-bfs-", ignore_cleanup_errors=True) as tmp:
+        workdir = Path(tmp)
         server = VirtuosoServer(workdir, data_dirs=[data.parent])
         with server as virtuoso:
             log(f"Virtuoso up on {virtuoso.sparql_url} in {virtuoso.startup_seconds:.1f} s; loading {data.name}")
@@ -987,8 +985,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_write:
             common.save_report(NAME, results, render_markdown(results))
         return 0
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
