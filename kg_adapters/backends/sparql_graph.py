@@ -107,12 +107,13 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
         self._check_open()
         asked = algorithms.neighbor_options(options)
-        direction, limit = asked.direction, asked.limit_per_entity
-        literals, qualifiers = asked.literals, asked.qualifiers
+        direction, limit, literals = asked.direction, asked.limit_per_entity, asked.literals
         nodes = self._resolve(ids)
         relation_iris = self._relation_iris(asked.relations)
-        if self._profile.statements is not None and (qualifiers or relation_iris is None):
-            return self._statement_neighbors(nodes, direction, relation_iris, limit, literals, statements=qualifiers)
+        if self._profile.statements is not None and (asked.qualifiers or relation_iris is None):
+            return self._statement_neighbors(
+                nodes, direction, relation_iris, limit, literals, statements=asked.qualifiers
+            )
         found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
         if relation_iris != []:
             walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)

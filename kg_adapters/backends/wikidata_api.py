@@ -181,7 +181,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
         self._check_open()
         asked = algorithms.neighbor_options(options)
         direction, limit = asked.direction, asked.limit_per_entity
-        literals, qualifiers = asked.literals, asked.qualifiers
+        qualifiers = asked.qualifiers
         canonical = self._canonical(ids)
         wanted = self._properties(asked.relations)
         found: dict[str, list[Edge]] = {node: [] for node in canonical.values()}
@@ -201,7 +201,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
                 edge
                 for edge in edges
                 if (edge.relation in wanted if wanted is not None else keeps(edge.relation))
-                and (literals or isinstance(edge.tail, str))
+                and (asked.literals or isinstance(edge.tail, str))
             ]
             if direction == "both" and not qualifiers:
                 kept = list(dict.fromkeys(kept))
