@@ -691,24 +691,27 @@ def _write_jsonl(handle: BinaryIO | gzip.GzipFile, rows: Iterator[dict[str, Any]
 PARQUET_BATCH_ROWS = 256
 
 
-def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]]) -> None:
-    """RoG's Parquet columns (strings, lists of strings, ``graph`` a list of string lists), plus
-    ``ground_paths`` (lists of relation lists) and ``truncated``; written in row groups."""
-    pa = _pyarrow()
+def rog_parquet_fields(pa: Any) -> list[tuple[str, Any]]:
+    """RoG's Parquet columns as ``pyarrow`` (the module, passed in) types: strings, lists of strings,
+    ``graph`` a list of string lists."""
     strings = pa.list_(pa.string())
-    schema = pa.schema(
-        [
-            ("id", pa.string()),
-            ("question", pa.string()),
-            ("answer", strings),
-            ("q_entity", strings),
-            ("a_entity", strings),
-            ("graph", pa.list_(strings)),
-            ("choices", strings),
-            ("ground_paths", pa.list_(strings)),
-            ("truncated", pa.bool_()),
-        ]
-    )
+    return [
+        ("id", pa.string()),
+        ("question", pa.string()),
+        ("answer", strings),
+        ("q_entity", strings),
+        ("a_entity", strings),
+        ("graph", pa.list_(strings)),
+        ("choices", strings),
+    ]
+
+
+def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]]) -> None:
+    """RoG's Parquet columns (:func:`rog_parquet_fields`), plus ``ground_paths`` (lists of relation
+    lists) and ``truncated``; written in row groups."""
+    pa = _pyarrow()
+    built = [("ground_paths", pa.list_(pa.list_(pa.string()))), ("truncated", pa.bool_())]
+    schema = pa.schema(rog_parquet_fields(pa) + built)
     with pa.parquet.ParquetWriter(str(tmp), schema) as writer:
         batch: list[dict[str, Any]] = []
         for row in rows:
