@@ -559,7 +559,6 @@ def _term(node: Node, profile: Profile) -> Any:
 
 
 def _report(target: Path, record: dict[str, Any], seconds: float) -> ExtractReport:
-    counts = record["counts"]
     relations = record["relations"]
     return ExtractReport(
         store=str(target),
@@ -571,17 +570,10 @@ def _report(target: Path, record: dict[str, Any], seconds: float) -> ExtractRepo
         relations=tuple(relations) if relations is not None else None,
         max_edges=record["max_edges"],
         truncated=record["truncated"],
-        entities=counts["entities"],
-        edges=counts["edges"],
-        names=counts["names"],
-        literals=counts["literals"],
-        triples=counts["triples"],
-        batches=counts["batches"],
-        source_calls=counts["source_calls"],
-        runs=counts["runs"],
         started=record["started"],
         finished=record["finished"],
         seconds=seconds,
+        **record["counts"],  # the report's counters, by the same names
     )
 
 
