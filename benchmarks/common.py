@@ -207,6 +207,13 @@ def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Pa
     return json_path, md_path
 
 
+def case_row(group: str, case: str, outcome: str, expected: str, seconds: float, **columns: Any) -> dict[str, Any]:
+    """One case of a :class:`CaseRun`: as expected when its outcome is the expected one; ``columns``
+    are the benchmark's own (a note, a request count)."""
+    outcome_columns = {"outcome": outcome, "expected": expected, "as_expected": outcome == expected}
+    return {"group": group, "case": case, **outcome_columns, "seconds": seconds, **columns}
+
+
 @dataclass(frozen=True)
 class CaseRun:
     """A run of cases that each went as expected or not (the hostile-input benchmarks): named

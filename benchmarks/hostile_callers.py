@@ -54,15 +54,7 @@ Row = dict[str, Any]
 
 
 def _row(group: str, case: str, outcome: str, expected: str, seconds: float, note: str = "") -> Row:
-    return {
-        "group": group,
-        "case": case,
-        "outcome": outcome,
-        "expected": expected,
-        "as_expected": outcome == expected,
-        "seconds": round(seconds, 2),
-        "note": note,
-    }
+    return common.case_row(group, case, outcome, expected, round(seconds, 2), note=note)
 
 
 # -- servers -------------------------------------------------------------------------------------------

@@ -347,15 +347,7 @@ def disk_cases(workdir: Path) -> list[Outcome]:
 
 
 def _row(group: str, case: str, outcome: str, expected: str, requests: int, seconds: float) -> Outcome:
-    return {
-        "group": group,
-        "case": case,
-        "outcome": outcome,
-        "expected": expected,
-        "as_expected": outcome == expected,
-        "requests": requests,
-        "seconds": round(seconds, 3),
-    }
+    return common.case_row(group, case, outcome, expected, round(seconds, 3), requests=requests)
 
 
 def main(argv: list[str] | None = None) -> int:
