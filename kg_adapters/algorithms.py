@@ -647,10 +647,19 @@ def k_hop_subgraph(
 class _OpenGraph(KnowledgeGraph, Protocol):
     def _check_open(self) -> None: ...
 
+    def _neighbors(self, ids: Ids, asked: NeighborOptions) -> dict[str, list[Edge]]: ...
+
 
 class WalksOverNeighbors:
-    """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
-    batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
+    """The mixin for backends that have no faster native way to walk: ``neighbors`` takes the
+    Protocol's options, checks them once and hands them to the backend's batched
+    ``_neighbors(ids, asked)`` (:class:`NeighborOptions`); ``paths``, ``shortest_paths`` and
+    ``subgraph`` are computed by this module over it."""
+
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self: _OpenGraph, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
+        self._check_open()
+        return self._neighbors(ids, neighbor_options(options))
 
     @forwards(KnowledgeGraph.paths)
     def paths(self: _OpenGraph, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:

@@ -18,17 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kg_adapters import algorithms
 from kg_adapters.algorithms import other_end
 from kg_adapters.backends import sparql_catalog
-from kg_adapters.base import (
-    ClosesOnExit,
-    Direction,
-    HoldsConnection,
-    Ids,
-    KnowledgeGraph,
-    Langs,
-    as_id_list,
-    check_direction,
-    forwards,
-)
+from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
 from kg_adapters.budgets import check_count
 from kg_adapters.errors import BackendError, InvalidTermError, ResultMismatch, ResultTooLarge
 from kg_adapters.profiles import Profile
@@ -103,10 +93,8 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def profile(self) -> Profile:
         return self._profile
 
-    @forwards(KnowledgeGraph.neighbors)
-    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
-        self._check_open()
-        asked = algorithms.neighbor_options(options)
+    def _neighbors(self, ids: Ids, asked: algorithms.NeighborOptions) -> dict[str, list[Edge]]:
+        """``neighbors`` (:class:`~kg_adapters.algorithms.WalksOverNeighbors` checked the options)."""
         direction, limit, literals = asked.direction, asked.limit_per_entity, asked.literals
         nodes = self._resolve(ids)
         relation_iris = self._relation_iris(asked.relations)

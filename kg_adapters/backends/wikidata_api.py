@@ -50,16 +50,7 @@ from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import remote_json, wikimedia_user_agent
 from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
-from kg_adapters.base import (
-    ClosesOnExit,
-    Direction,
-    HoldsConnection,
-    Ids,
-    KnowledgeGraph,
-    Langs,
-    as_id_list,
-    forwards,
-)
+from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list
 from kg_adapters.budgets import check_count, option_count, option_seconds
 from kg_adapters.errors import (
     BackendError,
@@ -176,10 +167,8 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
         self._profile = self._profile.with_relation_filter(relation_filter)
 
     # -- KnowledgeGraph --------------------------------------------------------------------------
-    @forwards(KnowledgeGraph.neighbors)
-    def neighbors(self, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
-        self._check_open()
-        asked = algorithms.neighbor_options(options)
+    def _neighbors(self, ids: Ids, asked: algorithms.NeighborOptions) -> dict[str, list[Edge]]:
+        """``neighbors`` (:class:`~kg_adapters.algorithms.WalksOverNeighbors` checked the options)."""
         direction, limit = asked.direction, asked.limit_per_entity
         qualifiers = asked.qualifiers
         canonical = self._canonical(ids)
