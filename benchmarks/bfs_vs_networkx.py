@@ -818,8 +818,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         child_main(argv[1:])
         return 0
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="N-Triples file (.nt or .nt.gz)")
+    parser = common.argument_parser(MODULE, __doc__, data=DEFAULT_DATA)
     parser.add_argument("--queries", type=int, default=200, help="queries per hop count (default 200)")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats of each query set (default 5)")
     parser.add_argument("--seed", type=int, default=20240607)

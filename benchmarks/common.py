@@ -207,6 +207,17 @@ def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Pa
     return json_path, md_path
 
 
+def argument_parser(module: str, doc: str | None, *, data: Path | None = None, data_help: str = "") -> Any:
+    """The command line of ``python -m MODULE`` (an ``argparse`` parser) described by the first paragraph
+    of its ``doc``; with ``data``, a ``--data`` option (the input dump) defaulting to it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
+    if data is not None:
+        parser.add_argument("--data", default=str(data), help=data_help or "N-Triples file (.nt or .nt.gz)")
+    return parser
+
+
 def case_row(group: str, case: str, outcome: str, expected: str, seconds: float, **columns: Any) -> dict[str, Any]:
     """One case of a :class:`CaseRun`: as expected when its outcome is the expected one; ``columns``
     are the benchmark's own (a note, a request count)."""

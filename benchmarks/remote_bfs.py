@@ -34,7 +34,6 @@ again warm.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import gzip
 import json
@@ -781,8 +780,7 @@ def stats(values: Sequence[int]) -> dict[str, Any]:
 # main
 # ================================================================================================
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="N-Triples file (.nt or .nt.gz)")
+    parser = common.argument_parser(MODULE, __doc__, data=DEFAULT_DATA)
     parser.add_argument("--queries", type=int, default=60, help="2-hop paths() queries (default 60)")
     parser.add_argument(
         "--subgraph-queries", type=int, default=None, help="subgraph(hops=2) seeds (default: --queries / 3)"
