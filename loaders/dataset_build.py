@@ -624,10 +624,9 @@ def _report(state: _State, target: Path, built: int, seconds: float) -> BuildRep
         "SELECT COUNT(*), SUM(triples), SUM(walked), SUM(truncated), SUM(covered IS NOT NULL), SUM(covered), "
         "SUM(paths > 0) FROM questions"
     )
-    rows, triples, walked, truncated, with_answers, covered, with_paths = (
-        int(value or 0) for value in state.db.execute(query).fetchone()
-    )
-    skipped = int(state.progress["skipped"])
+    sums = (int(value or 0) for value in state.db.execute(query).fetchone())
+    counts = dict(zip(_SUMMED, sums, strict=True))
+    rows, with_answers, skipped = counts["rows"], counts["with_answers"], int(state.progress["skipped"])
     kept = tuple(
         SkippedLine(file=str(state.get("arguments")["input"]["path"]), line=int(line), reason=str(reason))
         for line, reason in state.db.execute("SELECT line, reason FROM skipped ORDER BY n LIMIT ?", (MAX_SKIPPED_KEPT,))
@@ -635,22 +634,20 @@ def _report(state: _State, target: Path, built: int, seconds: float) -> BuildRep
     return BuildReport(
         out=str(target),
         questions=rows + skipped,
-        rows=rows,
         skipped=skipped,
         skipped_rows=kept,
-        truncated=truncated,
-        with_answers=with_answers,
-        covered=covered,
-        coverage=covered / with_answers if with_answers else None,
-        with_ground_paths=with_paths,
-        triples=triples,
-        triples_per_row=triples / rows if rows else 0.0,
-        walked_edges=walked,
+        coverage=counts["covered"] / with_answers if with_answers else None,
+        triples_per_row=counts["triples"] / rows if rows else 0.0,
         built_now=built,
         seconds=seconds,
         questions_per_second=built / seconds if seconds > 0 else 0.0,
         runs=int(state.progress["runs"]),
+        **counts,
     )
+
+
+_SUMMED = ("rows", "triples", "walked_edges", "truncated", "with_answers", "covered", "with_ground_paths")
+"""The report's fields that :func:`_report`'s query sums over the built rows, in its columns' order."""
 
 
 def _rows(state: _State) -> Iterator[dict[str, Any]]:
