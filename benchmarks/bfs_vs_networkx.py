@@ -818,8 +818,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         child_main(argv[1:])
         return 0
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="N-Triples file (.nt or .nt.gz)")
+    parser = common.argument_parser(MODULE, __doc__, data=DEFAULT_DATA)
     parser.add_argument("--queries", type=int, default=200, help="queries per hop count (default 200)")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats of each query set (default 5)")
     parser.add_argument("--seed", type=int, default=20240607)
@@ -830,7 +829,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/")
     parser.add_argument("--allow-mismatch", action="store_true", help="time even if answers differ")
     args = parser.parse_args(argv)
-    import shutil
     import tempfile
 
     data = str(Path(args.data).resolve())
@@ -838,8 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     load_average = os.getloadavg()
     log(f"load average: {' '.join(f'{x:.2f}' for x in load_average)}")
     fingerprint = common.source_fingerprint(*MEASURED_PACKAGES)
-    workdir = Path(tempfile.mkdtemp(prefix="kga-bench-"))
-    try:
+    with tempfile.TemporaryDirectory(prefix="kga-bench-", ignore_cleanup_errors=True) as tmp:
+        workdir = Path(tmp)
         if args.store:
             store, load = str(Path(args.store).resolve()), None
         else:
@@ -934,8 +932,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_write:
             common.save_report(NAME, results, render_markdown(results))
         return 0
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import resource
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -206,42 +207,62 @@ def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Pa
     return json_path, md_path
 
 
-def report_cases(
-    name: str,
-    title: str,
-    rows: list[dict[str, Any]],
-    table: str,
-    *,
-    started: float,
-    load: tuple[float, float, float],
-    write: bool,
-) -> int:
-    """Prints (and with ``write``, saves as ``results/NAME.json`` and ``.md``) the table of ``rows``, cases
-    each with ``as_expected``, run since ``started`` (``time.perf_counter()``) at load average ``load``.
-    Returns the exit status: 0 when every case went as expected."""
-    good = sum(bool(row["as_expected"]) for row in rows)
-    data = {
-        "machine": machine_info(),
-        "load_average": load,
-        "seconds": time.perf_counter() - started,
-        "cases": rows,
-        "as_expected": good,
-    }
-    markdown = "\n".join(
-        [
-            f"# {title}",
-            "",
-            f"`python -m benchmarks.{name}` ({time.strftime('%Y-%m-%d', time.gmtime())}, {data['seconds']:.0f} s, "
-            f"load average {data['load_average'][0]:.2f}): {good}/{len(rows)} cases as expected.",
-            "",
-            table,
-            "",
-        ]
-    )
-    print(markdown)
-    if write:
-        save_report(name, data, markdown)
-    return 0 if good == len(rows) else 1
+def argument_parser(module: str, doc: str | None, *, data: Path | None = None, data_help: str = "") -> Any:
+    """The command line of ``python -m MODULE`` (an ``argparse`` parser) described by the first paragraph
+    of its ``doc``; with ``data``, a ``--data`` option (the input dump) defaulting to it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
+    if data is not None:
+        parser.add_argument("--data", default=str(data), help=data_help or "N-Triples file (.nt or .nt.gz)")
+    return parser
+
+
+def case_row(group: str, case: str, outcome: str, expected: str, seconds: float, **columns: Any) -> dict[str, Any]:
+    """One case of a :class:`CaseRun`: as expected when its outcome is the expected one; ``columns``
+    are the benchmark's own (a note, a request count)."""
+    outcome_columns = {"outcome": outcome, "expected": expected, "as_expected": outcome == expected}
+    return {"group": group, "case": case, **outcome_columns, "seconds": seconds, **columns}
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """A run of cases that each went as expected or not (the hostile-input benchmarks): named
+    ``benchmarks.NAME``, timed and its load average taken from when it is made; with ``write``, its
+    report is saved as ``results/NAME.json`` and ``.md``."""
+
+    name: str
+    title: str
+    write: bool
+    started: float = field(default_factory=time.perf_counter)
+    load: tuple[float, float, float] = field(default_factory=os.getloadavg)
+
+    def report(self, rows: list[dict[str, Any]], table: str) -> int:
+        """Prints (and saves) the ``table`` of ``rows``, each with ``as_expected``. Returns the exit
+        status: 0 when every case went as expected."""
+        good = sum(bool(row["as_expected"]) for row in rows)
+        data = {
+            "machine": machine_info(),
+            "load_average": self.load,
+            "seconds": time.perf_counter() - self.started,
+            "cases": rows,
+            "as_expected": good,
+        }
+        markdown = "\n".join(
+            [
+                f"# {self.title}",
+                "",
+                f"`python -m benchmarks.{self.name}` ({time.strftime('%Y-%m-%d', time.gmtime())}, "
+                f"{data['seconds']:.0f} s, load average {self.load[0]:.2f}): {good}/{len(rows)} cases as expected.",
+                "",
+                table,
+                "",
+            ]
+        )
+        print(markdown)
+        if self.write:
+            save_report(self.name, data, markdown)
+        return 0 if good == len(rows) else 1
 
 
 # -- formatting ----------------------------------------------------------------------------------

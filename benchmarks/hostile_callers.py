@@ -54,15 +54,7 @@ Row = dict[str, Any]
 
 
 def _row(group: str, case: str, outcome: str, expected: str, seconds: float, note: str = "") -> Row:
-    return {
-        "group": group,
-        "case": case,
-        "outcome": outcome,
-        "expected": expected,
-        "as_expected": outcome == expected,
-        "seconds": round(seconds, 2),
-        "note": note,
-    }
+    return common.case_row(group, case, outcome, expected, round(seconds, 2), note=note)
 
 
 # -- servers -------------------------------------------------------------------------------------------
@@ -375,22 +367,16 @@ def answer_cases() -> list[Row]:
         FaultPlan,
         FaultServer,
         json_rewriter,
+        one_wide_node,
         rebind,
         repeated_rows,
+        superscript_counts,
         with_lone_surrogates,
     )
 
     ex = "http://example.org/"
     label = "http://www.w3.org/2000/01/rdf-schema#label"
     data = "".join(f'<{ex}n{n}> <{ex}p> <{ex}n{n + 1}> .\n<{ex}n{n}> <{label}> "n {n}"@en .\n' for n in range(6))
-    wide = "".join(f"<{ex}n1> <{ex}p{n}> <{ex}m{n}> .\n" for n in range(10_001))
-
-    def superscript_count(query: str | None, body: bytes) -> bytes:
-        if query is None or "COUNT" not in query:
-            return body
-        return body.replace(b'"value": "10001"', b'"value": "\\u00b2"').replace(
-            b'"value":"10001"', b'"value":"\\u00b2"'
-        )
 
     def attempt(server: FaultServer, call: Callable[[Any], Any], **options: Any) -> str:
         clock = FakeClock()
@@ -478,7 +464,7 @@ def answer_cases() -> list[Row]:
         )
     )
     started = time.perf_counter()
-    with FaultServer(data=wide, rewrite=superscript_count) as server:
+    with FaultServer(data=one_wide_node(), rewrite=superscript_counts) as server:
         outcome = attempt(server, lambda kg: kg.relations([f"{ex}n1"]), dialect="virtuoso")
     rows.append(_row("answers", "a Virtuoso count of ²", outcome, "ResultMismatch", time.perf_counter() - started))
     started = time.perf_counter()
@@ -586,8 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print the tables only")
     parser.add_argument("--only", choices=["outbound", "deadlines", "answers", "data"], action="append")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    load = os.getloadavg()
+    run = common.CaseRun("hostile_callers", "Hostile callers and hostile data, round 2", write=not args.no_write)
     groups = args.only or ["outbound", "deadlines", "answers", "data"]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="kga-hostile-callers-") as tmp:
@@ -612,15 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ],
     )
-    return common.report_cases(
-        "hostile_callers",
-        "Hostile callers and hostile data, round 2",
-        rows,
-        table,
-        started=started,
-        load=load,
-        write=not args.no_write,
-    )
+    return run.report(rows, table)
 
 
 if __name__ == "__main__":

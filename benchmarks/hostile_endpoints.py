@@ -347,23 +347,16 @@ def disk_cases(workdir: Path) -> list[Outcome]:
 
 
 def _row(group: str, case: str, outcome: str, expected: str, requests: int, seconds: float) -> Outcome:
-    return {
-        "group": group,
-        "case": case,
-        "outcome": outcome,
-        "expected": expected,
-        "as_expected": outcome == expected,
-        "requests": requests,
-        "seconds": round(seconds, 3),
-    }
+    return common.case_row(group, case, outcome, expected, round(seconds, 3), requests=requests)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--no-write", action="store_true", help="print the tables only")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    load = os.getloadavg()
+    run = common.CaseRun(
+        "hostile_endpoints", "Hostile endpoints, credentials and shared disks", write=not args.no_write
+    )
     with tempfile.TemporaryDirectory(prefix="kga-hostile-") as tmp:
         rows = endpoint_cases() + credential_cases(Path(tmp)) + disk_cases(Path(tmp))
     for row in rows:
@@ -381,15 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             for row in rows
         ],
     )
-    return common.report_cases(
-        "hostile_endpoints",
-        "Hostile endpoints, credentials and shared disks",
-        rows,
-        table,
-        started=started,
-        load=load,
-        write=not args.no_write,
-    )
+    return run.report(rows, table)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ again warm.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import gzip
 import json
@@ -781,8 +780,7 @@ def stats(values: Sequence[int]) -> dict[str, Any]:
 # main
 # ================================================================================================
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="N-Triples file (.nt or .nt.gz)")
+    parser = common.argument_parser(MODULE, __doc__, data=DEFAULT_DATA)
     parser.add_argument("--queries", type=int, default=60, help="2-hop paths() queries (default 60)")
     parser.add_argument(
         "--subgraph-queries", type=int, default=None, help="subgraph(hops=2) seeds (default: --queries / 3)"
@@ -816,10 +814,8 @@ def main(argv: list[str] | None = None) -> int:
     del graph
     gc.collect()
 
-    workdir = Path(tempfile.mkdtemp(prefix="kga-remote-bfs-"))
-    import shutil
-
-    try:
+    with tempfile.TemporaryDirectory(prefix="kga-remote-bfs-", ignore_cleanup_errors=True) as tmp:
+        workdir = Path(tmp)
         server = VirtuosoServer(workdir, data_dirs=[data.parent])
         with server as virtuoso:
             log(f"Virtuoso up on {virtuoso.sparql_url} in {virtuoso.startup_seconds:.1f} s; loading {data.name}")
@@ -987,8 +983,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_write:
             common.save_report(NAME, results, render_markdown(results))
         return 0
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

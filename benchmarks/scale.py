@@ -1096,7 +1096,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--child"]:
         child_main(argv[1:])
         return 0
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
+    parser = common.argument_parser(MODULE, __doc__)
     parser.add_argument("--sizes", default="1M,4M,16M")
     parser.add_argument("--workdir", default=str(WORKDIR), help="cache for dumps, stores and Virtuoso databases")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each query per side")

@@ -31,7 +31,6 @@ whole pass; the sides alternate which goes first), with the machine's load avera
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import random
@@ -150,8 +149,9 @@ def sample_questions(path: Path, count: int, width: int, seed: int) -> list[list
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="N-Triples file (.nt.gz), Freebase ids")
+    parser = common.argument_parser(
+        MODULE, __doc__, data=DEFAULT_DATA, data_help="N-Triples file (.nt.gz), Freebase ids"
+    )
     parser.add_argument("--questions", type=int, default=20, help="questions (default 20)")
     parser.add_argument("--width", type=int, default=3, help="topic entities per question and relations kept (3)")
     parser.add_argument("--repeats", type=int, default=3)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Container, Generator, Hashable, Iterable, 
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, check_direction, forwards
+from kg_adapters.base import Direction, Ids, KnowledgeGraph, as_id_list, call_options, check_direction, forwards
 from kg_adapters.budgets import check_count
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, EdgeList, Node, Path, PathResult, edge_sort_key
@@ -45,6 +45,28 @@ def check_relations(
 def other_end(edge: Edge, node: str) -> Node:
     """The node reached from ``node`` over ``edge`` (walked forwards or backwards)."""
     return edge.tail if edge.head == node else edge.head
+
+
+@dataclass(frozen=True, slots=True)
+class NeighborOptions:
+    """The checked options of one ``neighbors`` call (:meth:`KnowledgeGraph.neighbors`)."""
+
+    direction: Direction
+    relations: Sequence[str] | None
+    limit_per_entity: int | None
+    literals: bool
+    expand_cvt: bool
+    qualifiers: bool
+
+
+def neighbor_options(options: Mapping[str, Any]) -> NeighborOptions:
+    """The options of a ``neighbors`` call over the Protocol's defaults, checked, for a backend that
+    takes them as ``**options`` (:func:`~kg_adapters.base.forwards`): one definition of the signature,
+    one check of the direction and the limit. An unknown option is a TypeError."""
+    settings = call_options(KnowledgeGraph.neighbors, options)
+    check_direction(settings["direction"])
+    settings["limit_per_entity"] = check_count(settings["limit_per_entity"], "limit_per_entity")
+    return NeighborOptions(**settings)
 
 
 def path_arguments(
@@ -625,10 +647,19 @@ def k_hop_subgraph(
 class _OpenGraph(KnowledgeGraph, Protocol):
     def _check_open(self) -> None: ...
 
+    def _neighbors(self, ids: Ids, asked: NeighborOptions) -> dict[str, list[Edge]]: ...
+
 
 class WalksOverNeighbors:
-    """``paths``, ``shortest_paths`` and ``subgraph`` computed by this module over a backend's own
-    batched ``neighbors``: the mixin for backends that have no faster native way to walk."""
+    """The mixin for backends that have no faster native way to walk: ``neighbors`` takes the
+    Protocol's options, checks them once and hands them to the backend's batched
+    ``_neighbors(ids, asked)`` (:class:`NeighborOptions`); ``paths``, ``shortest_paths`` and
+    ``subgraph`` are computed by this module over it."""
+
+    @forwards(KnowledgeGraph.neighbors)
+    def neighbors(self: _OpenGraph, ids: Ids, **options: Any) -> dict[str, list[Edge]]:
+        self._check_open()
+        return self._neighbors(ids, neighbor_options(options))
 
     @forwards(KnowledgeGraph.paths)
     def paths(self: _OpenGraph, starts: Ids, relation_path: Sequence[str], **options: Any) -> PathResult:

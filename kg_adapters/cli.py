@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn
 
 from kg_adapters._version import __version__
 from kg_adapters.base import KnowledgeGraph, SparqlQueryable
 from kg_adapters.commands import (
     Command,
+    RunWithGraph,
     UsageError,
     contributed_commands,
     count,
@@ -274,42 +275,24 @@ def query_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--file", help="read the query from a file (default: the query argument)")
 
 
+def _graph_command(
+    name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None], run: RunWithGraph
+) -> Command:
+    """A command over the graph ``--kg`` names: opened for ``run``, closed after (:func:`opens_kg`)."""
+    return Command(name=name, help=help, arguments=arguments, run=opens_kg(run))
+
+
 CORE_COMMANDS: tuple[Command, ...] = (
-    Command(
-        name="neighbors", help="1-hop edges of entities", arguments=neighbors_arguments, run=opens_kg(cmd_neighbors)
+    _graph_command("neighbors", "1-hop edges of entities", neighbors_arguments, cmd_neighbors),
+    _graph_command("relations", "distinct relations of entities", relations_arguments, cmd_relations),
+    _graph_command("paths", "walks that follow a relation path (RoG's constrained BFS)", paths_arguments, cmd_paths),
+    _graph_command("shortest", "all shortest paths between entity sets", shortest_arguments, cmd_shortest),
+    _graph_command("subgraph", "edges within k hops of seed entities", subgraph_arguments, cmd_subgraph),
+    _graph_command("labels", "names of entities", labels_arguments, cmd_labels),
+    _graph_command(
+        "search", "find entities by name (--relations: relations by label or id words)", search_arguments, cmd_search
     ),
-    Command(
-        name="relations",
-        help="distinct relations of entities",
-        arguments=relations_arguments,
-        run=opens_kg(cmd_relations),
-    ),
-    Command(
-        name="paths",
-        help="walks that follow a relation path (RoG's constrained BFS)",
-        arguments=paths_arguments,
-        run=opens_kg(cmd_paths),
-    ),
-    Command(
-        name="shortest",
-        help="all shortest paths between entity sets",
-        arguments=shortest_arguments,
-        run=opens_kg(cmd_shortest),
-    ),
-    Command(
-        name="subgraph",
-        help="edges within k hops of seed entities",
-        arguments=subgraph_arguments,
-        run=opens_kg(cmd_subgraph),
-    ),
-    Command(name="labels", help="names of entities", arguments=labels_arguments, run=opens_kg(cmd_labels)),
-    Command(
-        name="search",
-        help="find entities by name (--relations: relations by label or id words)",
-        arguments=search_arguments,
-        run=opens_kg(cmd_search),
-    ),
-    Command(name="query", help="raw SPARQL", arguments=query_arguments, run=opens_kg(cmd_query)),
+    _graph_command("query", "raw SPARQL", query_arguments, cmd_query),
     *SERVE_COMMANDS,
 )
 """The core's commands; other packages contribute theirs (see :mod:`kg_adapters.commands`)."""

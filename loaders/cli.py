@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path as FilePath
+from typing import Any
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.commands import Command, UsageError, count, csv_list, emit, opens_kg, read_text_file
@@ -102,24 +103,20 @@ def _interrupted(kept: str) -> int:
     return 130
 
 
+def _given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The options ``names`` that the command line set: one left unset (None) takes the library's default."""
+    return {name: value for name in names if (value := getattr(args, name)) is not None}
+
+
 def cmd_extract(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from loaders.extract import extract_subgraph
 
     try:
+        given = _given(args, "hops", "store", "direction", "max_edges", "batch_size", "work_dir", "restart")
         report = extract_subgraph(
-            kg,
-            seed_ids(args.seeds),
-            hops=args.hops,
-            store=args.store,
-            direction=args.direction,
-            relations=csv_list(args.relations),
-            max_edges=args.max_edges,
-            batch_size=args.batch_size,
-            work_dir=args.work_dir,
-            restart=args.restart,
-            source_url=args.kg,
+            kg, seed_ids(args.seeds), relations=csv_list(args.relations), source_url=args.kg, **given
         )
     except KeyboardInterrupt:
         return _interrupted("the progress so far is kept in the work directory: run the same command again to resume")
@@ -141,26 +138,10 @@ def cmd_dataset_build(kg: KnowledgeGraph, args: argparse.Namespace) -> int:
 
     from loaders.dataset_build import build_dataset
 
-    budgets = {
-        name: value
-        for name in ("hops", "max_nodes", "edges_per_node", "max_edges", "batch_size", "group_size")
-        if (value := getattr(args, name)) is not None
-    }
+    budgets = _given(args, "hops", "max_nodes", "edges_per_node", "max_edges", "batch_size", "group_size")
+    choices = _given(args, "ids", "workers", "lenient", "restart", "overwrite", "work_dir", "progress")
     try:
-        report = build_dataset(
-            kg,
-            args.questions,
-            args.out,
-            ids=args.ids,
-            workers=args.workers,
-            lenient=args.lenient,
-            restart=args.restart,
-            overwrite=args.overwrite,
-            work_dir=args.work_dir,
-            progress=args.progress,
-            source_url=args.kg,
-            **budgets,
-        )
+        report = build_dataset(kg, args.questions, args.out, source_url=args.kg, **budgets, **choices)
     except KeyboardInterrupt:
         return _interrupted("the rows built so far are kept beside the output: run the same command again to resume")
     if args.json:

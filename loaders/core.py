@@ -132,8 +132,9 @@ def load_files(
                 file=str(target),
             )
         build = BuildDir(target)
-        options = {"lenient": lenient, "profile": profile, "index": index, "wikidata": wikidata}
-        options["filter"] = None if dump_filter is None else _filter_plan(dump_filter)
+        # what shapes the store: the build reads it, and a resumed load must have the same
+        settings: dict[str, Any] = {"lenient": lenient, "profile": profile, "index": index, "wikidata": wikidata}
+        options = {**settings, "filter": None if dump_filter is None else _filter_plan(dump_filter)}
         try:
             try:
                 resumed = build.open(_fingerprint(plan, options, previous))
@@ -143,13 +144,10 @@ def load_files(
                     plan,
                     previous,
                     resumed,
-                    lenient=lenient,
-                    profile=profile,
                     show=show,
                     dump_filter=dump_filter,
-                    wikidata=wikidata,
-                    index=index,
                     checkpoint=checkpoint or _no_checkpoint,
+                    **settings,
                 )
                 store_layout.swap_in(build.version, target)
             except (OSError, sqlite3.Error, BackendError) as exc:  # disk full, read-only, I/O errors: any phase

@@ -624,10 +624,9 @@ def _report(state: _State, target: Path, built: int, seconds: float) -> BuildRep
         "SELECT COUNT(*), SUM(triples), SUM(walked), SUM(truncated), SUM(covered IS NOT NULL), SUM(covered), "
         "SUM(paths > 0) FROM questions"
     )
-    rows, triples, walked, truncated, with_answers, covered, with_paths = (
-        int(value or 0) for value in state.db.execute(query).fetchone()
-    )
-    skipped = int(state.progress["skipped"])
+    sums = (int(value or 0) for value in state.db.execute(query).fetchone())
+    counts = dict(zip(_SUMMED, sums, strict=True))
+    rows, with_answers, skipped = counts["rows"], counts["with_answers"], int(state.progress["skipped"])
     kept = tuple(
         SkippedLine(file=str(state.get("arguments")["input"]["path"]), line=int(line), reason=str(reason))
         for line, reason in state.db.execute("SELECT line, reason FROM skipped ORDER BY n LIMIT ?", (MAX_SKIPPED_KEPT,))
@@ -635,22 +634,20 @@ def _report(state: _State, target: Path, built: int, seconds: float) -> BuildRep
     return BuildReport(
         out=str(target),
         questions=rows + skipped,
-        rows=rows,
         skipped=skipped,
         skipped_rows=kept,
-        truncated=truncated,
-        with_answers=with_answers,
-        covered=covered,
-        coverage=covered / with_answers if with_answers else None,
-        with_ground_paths=with_paths,
-        triples=triples,
-        triples_per_row=triples / rows if rows else 0.0,
-        walked_edges=walked,
+        coverage=counts["covered"] / with_answers if with_answers else None,
+        triples_per_row=counts["triples"] / rows if rows else 0.0,
         built_now=built,
         seconds=seconds,
         questions_per_second=built / seconds if seconds > 0 else 0.0,
         runs=int(state.progress["runs"]),
+        **counts,
     )
+
+
+_SUMMED = ("rows", "triples", "walked_edges", "truncated", "with_answers", "covered", "with_ground_paths")
+"""The report's fields that :func:`_report`'s query sums over the built rows, in its columns' order."""
 
 
 def _rows(state: _State) -> Iterator[dict[str, Any]]:
@@ -691,24 +688,27 @@ def _write_jsonl(handle: BinaryIO | gzip.GzipFile, rows: Iterator[dict[str, Any]
 PARQUET_BATCH_ROWS = 256
 
 
-def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]]) -> None:
-    """RoG's Parquet columns (strings, lists of strings, ``graph`` a list of string lists), plus
-    ``ground_paths`` (lists of relation lists) and ``truncated``; written in row groups."""
-    pa = _pyarrow()
+def rog_parquet_fields(pa: Any) -> list[tuple[str, Any]]:
+    """RoG's Parquet columns as ``pyarrow`` (the module, passed in) types: strings, lists of strings,
+    ``graph`` a list of string lists."""
     strings = pa.list_(pa.string())
-    schema = pa.schema(
-        [
-            ("id", pa.string()),
-            ("question", pa.string()),
-            ("answer", strings),
-            ("q_entity", strings),
-            ("a_entity", strings),
-            ("graph", pa.list_(strings)),
-            ("choices", strings),
-            ("ground_paths", pa.list_(strings)),
-            ("truncated", pa.bool_()),
-        ]
-    )
+    return [
+        ("id", pa.string()),
+        ("question", pa.string()),
+        ("answer", strings),
+        ("q_entity", strings),
+        ("a_entity", strings),
+        ("graph", pa.list_(strings)),
+        ("choices", strings),
+    ]
+
+
+def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]]) -> None:
+    """RoG's Parquet columns (:func:`rog_parquet_fields`), plus ``ground_paths`` (lists of relation
+    lists) and ``truncated``; written in row groups."""
+    pa = _pyarrow()
+    built = [("ground_paths", pa.list_(pa.list_(pa.string()))), ("truncated", pa.bool_())]
+    schema = pa.schema(rog_parquet_fields(pa) + built)
     with pa.parquet.ParquetWriter(str(tmp), schema) as writer:
         batch: list[dict[str, Any]] = []
         for row in rows:

@@ -180,15 +180,22 @@ def _locked(target: Path) -> Iterator[None]:
 
 @dataclass(frozen=True, kw_only=True)
 class _Plan:
-    arguments: dict[str, Any]
-    """What decides the result (compared on resume): source, profile, seeds, hops, direction,
-    relations, max_edges."""
+    source: str | None
+    profile: str
     seeds: list[str]
     hops: int
     direction: Direction
     relations: list[str] | None
     max_edges: int | None
     batch_size: int
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """What decides the result (compared on resume): every field but ``batch_size``."""
+        return {name: getattr(self, name) for name in _DECIDING}
+
+
+_DECIDING = ("source", "profile", "seeds", "hops", "direction", "relations", "max_edges")
 
 
 def _plan(
@@ -211,7 +218,7 @@ def _plan(
         raise InvalidTermError("give at least one seed id")
     check_relations(kg, relations)
     relation_list = list(dict.fromkeys(relations)) if relations is not None else None
-    arguments = {
+    arguments: dict[str, Any] = {
         "source": url,
         "profile": kg.profile.name,
         "seeds": seed_ids,
@@ -220,15 +227,7 @@ def _plan(
         "relations": relation_list,
         "max_edges": limit,
     }
-    return _Plan(
-        arguments=arguments,
-        seeds=seed_ids,
-        hops=depth,
-        direction=walk,
-        relations=relation_list,
-        max_edges=limit,
-        batch_size=size or DEFAULT_BATCH_SIZE,
-    )
+    return _Plan(**arguments, batch_size=size or DEFAULT_BATCH_SIZE)
 
 
 def public_url(url: str | None) -> str | None:
@@ -559,7 +558,6 @@ def _term(node: Node, profile: Profile) -> Any:
 
 
 def _report(target: Path, record: dict[str, Any], seconds: float) -> ExtractReport:
-    counts = record["counts"]
     relations = record["relations"]
     return ExtractReport(
         store=str(target),
@@ -571,17 +569,10 @@ def _report(target: Path, record: dict[str, Any], seconds: float) -> ExtractRepo
         relations=tuple(relations) if relations is not None else None,
         max_edges=record["max_edges"],
         truncated=record["truncated"],
-        entities=counts["entities"],
-        edges=counts["edges"],
-        names=counts["names"],
-        literals=counts["literals"],
-        triples=counts["triples"],
-        batches=counts["batches"],
-        source_calls=counts["source_calls"],
-        runs=counts["runs"],
         started=record["started"],
         finished=record["finished"],
         seconds=seconds,
+        **record["counts"],  # the report's counters, by the same names
     )
 
 

@@ -178,21 +178,39 @@ def load_file(
     the one it used before."""
     prefix = blank_prefix or blank_node_prefix()
     try:
-        if format in LINE_FORMATS:
-            return _load_lines(
-                store,
-                path,
-                format,
-                log=log,
-                converter=converter,
-                progress=progress,
-                start_line=start_line,
-                prefix=prefix,
-                on_chunk=on_chunk,
-                on_read=on_read,
-                due=due,
-            )
-        return _load_stream(store, path, format, progress=progress, prefix=prefix)
+        if format not in LINE_FORMATS:
+            return _load_stream(store, path, format, progress=progress, prefix=prefix)
+        syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
+        streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
+        statements = 0
+        pieces = _pieces(path, converter, start_line, log)
+        for first_piece in pieces:
+            piece: _Piece | None = first_piece
+            if streamed and b"_:" not in first_piece.data:
+                segment = _Segment(first_piece, pieces, progress, on_read, due or _never)
+                try:
+                    stream_load(store, segment.texts())
+                except SyntaxError as exc:
+                    _refuse(segment, exc, path, log)
+                except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
+                    if not is_buffer_overflow(exc):
+                        raise
+                    _refuse(segment, exc, path, log)
+                statements += segment.statements
+                piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
+                if piece is None:
+                    if on_chunk is not None:
+                        on_chunk(segment.next_line, segment.position)
+                    continue
+            assert piece is not None
+            bad = _insert_chunk(store, piece.data, piece.units, piece.first, syntax, path, log, prefix)
+            statements += piece.count - bad
+            progress(piece.count - bad)
+            if on_read is not None:
+                on_read(piece.position)
+            if on_chunk is not None:
+                on_chunk(piece.next_line, piece.position)
+        return statements
     except (OSError, EOFError, zlib.error) as exc:
         raise read_error(path, exc) from exc
 
@@ -210,53 +228,6 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
     if lines_read is None:
         return LoadError(reason, file=path)
     return LoadError(reason, file=path, line=lines_read + 1)  # the first line that could not be read
-
-
-def _load_lines(
-    store: TripleSink,
-    path: str,
-    format: str,
-    *,
-    log: SkipLog,
-    converter: LineConverter | None,
-    progress: Progress,
-    start_line: int,
-    prefix: str,
-    on_chunk: ChunkDone | None,
-    on_read: Callable[[int | None], None] | None = None,
-    due: Callable[[], bool] | None = None,
-) -> int:
-    syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
-    streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
-    statements = 0
-    pieces = _pieces(path, converter, start_line, log)
-    for first_piece in pieces:
-        piece: _Piece | None = first_piece
-        if streamed and b"_:" not in first_piece.data:
-            segment = _Segment(first_piece, pieces, progress, on_read, due or _never)
-            try:
-                stream_load(store, segment.texts())
-            except SyntaxError as exc:
-                _refuse(segment, exc, path, log)
-            except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
-                if not is_buffer_overflow(exc):
-                    raise
-                _refuse(segment, exc, path, log)
-            statements += segment.statements
-            piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
-            if piece is None:
-                if on_chunk is not None:
-                    on_chunk(segment.next_line, segment.position)
-                continue
-        assert piece is not None
-        bad = _insert_chunk(store, piece.data, piece.units, piece.first, syntax, path, log, prefix)
-        statements += piece.count - bad
-        progress(piece.count - bad)
-        if on_read is not None:
-            on_read(piece.position)
-        if on_chunk is not None:
-            on_chunk(piece.next_line, piece.position)
-    return statements
 
 
 def _never() -> bool:

@@ -16,6 +16,7 @@ import pytest
 from kg_adapters import store_layout
 from kg_adapters.cli import main
 from kg_adapters.testing.fault_server import FaultPlan, FaultServer
+from kg_adapters.testing.lifecycle import killed_on_exit
 from reasoning.demo import sample_path
 
 HANKS, CONCORD, USA = "m.0bxtg", "m.0qymv", "m.09c7w0"
@@ -120,15 +121,12 @@ def test_ctrl_c_during_kga_reason_says_what_was_saved_and_how_to_resume(tmp_path
     out.unlink()
     plan = FaultPlan(["ok"] * per_question + ["stall"])
     with FaultServer(data=data, plan=plan) as server:
-        process = subprocess.Popen(reason(server.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
+        popen = subprocess.Popen(reason(server.url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with killed_on_exit(popen) as process:
             assert server.wait_for(stalled=1, timeout=300), "the second question reached the endpoint"
             process.send_signal(signal.SIGINT)
             server.release_stalls()
             _stdout, stderr = process.communicate(timeout=300)
-        finally:
-            if process.poll() is None:
-                process.kill()
     assert process.returncode == 130
     assert stderr.splitlines() == [
         f"kga: error: interrupted; 1 answered question(s) are saved in {out}; run the same command again to "
@@ -152,17 +150,13 @@ def test_ctrl_c_during_kga_load_leaves_the_store_unchanged(tmp_path: Path) -> No
     fifo = tmp_path / "dump.nt"
     os.mkfifo(fifo)
     argv = [sys.executable, "-m", "kg_adapters.cli", "load", str(fifo), "--format", "nt", "--store", str(store)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with killed_on_exit(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)) as process:
         with open(fifo, "w") as feed:  # returns once kga has opened the dump: it is mid-load
             feed.write("<http://example.org/c> <http://example.org/r> <http://example.org/d> .\n" * 1000)
             feed.flush()
             process.send_signal(signal.SIGINT)
         # the end of the dump lets a parser blocked in native code return, and Python raise KeyboardInterrupt
         _stdout, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 130
     assert stderr.splitlines() == [
         f"kga: error: interrupted; the store at {store} is unchanged (the partial load was discarded)"

@@ -23,6 +23,7 @@ import pytest
 
 from kg_adapters import store_layout
 from kg_adapters.errors import StoreNotFound
+from kg_adapters.testing.lifecycle import killed_on_exit
 from loaders import load_files
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -181,8 +182,9 @@ def test_readers_opening_during_a_load_see_the_old_complete_store(tmp_path: Path
     load_files([str(chain(tmp_path, "a.nt", 0, 3000))], str(store), progress=False)
     fifo = tmp_path / "more.nt"
     os.mkfifo(fifo)
-    loader = subprocess.Popen([sys.executable, "-c", _LOADER, str(fifo), str(store)], cwd=REPO_ROOT)
-    try:
+    with killed_on_exit(
+        subprocess.Popen([sys.executable, "-c", _LOADER, str(fifo), str(store)], cwd=REPO_ROOT)
+    ) as loader:
         with open(fifo, "w", encoding="utf-8") as pipe:  # returns once the loader opened its input
             pipe.write(chain(tmp_path, "b.nt", 3000, 50_000).read_text("utf-8"))
             pipe.flush()
@@ -192,10 +194,6 @@ def test_readers_opening_during_a_load_see_the_old_complete_store(tmp_path: Path
                     assert reader.ask("read") == snapshot(3_001, named=0)
                     reader.ask("close")
         assert loader.wait(timeout=300) == 0
-    finally:
-        if loader.poll() is None:
-            loader.kill()
-            loader.wait()
     with readers(store, last=53_000, count=1) as (reader,):
         reader.ask("open")
         assert reader.ask("read") == snapshot(53_002, named=1)

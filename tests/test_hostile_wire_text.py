@@ -6,7 +6,6 @@ says yes, ``int`` says no). ``kga`` never prints invalid UTF-8, under any locale
 from __future__ import annotations
 
 import http.server
-import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -26,6 +25,8 @@ from kg_adapters.testing.fault_server import (
     FaultServer,
     _Answer,
     json_rewriter,
+    one_wide_node,
+    superscript_counts,
     with_lone_surrogates,
 )
 from kg_adapters.testing.lifecycle import serving
@@ -33,7 +34,7 @@ from kg_adapters.testing.lifecycle import serving
 EX = "http://example.org/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 DATA = "".join(f'<{EX}n1> <{EX}p> <{EX}m{n}> .\n<{EX}m{n}> <{LABEL}> "m {n}"@en .\n' for n in range(6))
-WIDE = "".join(f"<{EX}n1> <{EX}p{n}> <{EX}m{n}> .\n" for n in range(10_001))
+WIDE = one_wide_node()
 """One node with more relations than Virtuoso's row cap: the client counts rows per id."""
 DEEP = b"[" * 200_000 + b"]" * 200_000
 
@@ -143,22 +144,10 @@ def test_a_content_length_in_other_scripts_digits_is_not_read_as_a_size() -> Non
         assert kg.query("SELECT ?s WHERE { ?s ?p ?o }") == []  # type: ignore[attr-defined]
 
 
-def count_of_superscript(query: str | None, body: bytes) -> bytes:
-    """Answers a per-id COUNT with ``"²"`` rows (the count query the client asks when an answer meets the cap)."""
-    if query is None or "COUNT" not in query:
-        return body
-    document = json.loads(body)
-    for binding in document["results"]["bindings"]:
-        for term in binding.values():
-            if term.get("datatype", "").endswith("#integer"):
-                term["value"] = "²"
-    return json.dumps(document).encode()
-
-
 @pytest.mark.parametrize("call", ["neighbors", "relations"])  # edges grouped per relation; relation rows
 def test_a_count_in_other_scripts_digits_is_a_mismatch(call: str) -> None:
     with (
-        FaultServer(data=WIDE, rewrite=count_of_superscript) as server,
+        FaultServer(data=WIDE, rewrite=superscript_counts) as server,  # "²" for the count the client asks at the cap
         connect("sparql+" + server.url, **options(dialect="virtuoso")) as kg,
         pytest.raises(ResultMismatch, match="not a non-negative integer"),
     ):

@@ -93,24 +93,15 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
     def profile(self) -> Profile:
         return self._profile
 
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
-        self._check_open()
-        check_direction(direction)
-        limit = check_count(limit_per_entity, "limit_per_entity")
+    def _neighbors(self, ids: Ids, asked: algorithms.NeighborOptions) -> dict[str, list[Edge]]:
+        """``neighbors`` (:class:`~kg_adapters.algorithms.WalksOverNeighbors` checked the options)."""
+        direction, limit, literals = asked.direction, asked.limit_per_entity, asked.literals
         nodes = self._resolve(ids)
-        relation_iris = self._relation_iris(relations)
-        if self._profile.statements is not None and (qualifiers or relation_iris is None):
-            return self._statement_neighbors(nodes, direction, relation_iris, limit, literals, statements=qualifiers)
+        relation_iris = self._relation_iris(asked.relations)
+        if self._profile.statements is not None and (asked.qualifiers or relation_iris is None):
+            return self._statement_neighbors(
+                nodes, direction, relation_iris, limit, literals, statements=asked.qualifiers
+            )
         found: dict[str, list[Edge]] = {canonical: [] for canonical in nodes.canonical.values()}
         if relation_iris != []:
             walk: tuple[Direction, ...] = ("out", "in") if direction == "both" else (direction,)
@@ -133,7 +124,7 @@ class SparqlGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnExit, 
                 edges = list(dict.fromkeys(edges))
                 edges.sort(key=key)
             found[canonical] = edges[:limit] if limit is not None else edges
-        if expand_cvt and self._profile.has_cvt_nodes:
+        if asked.expand_cvt and self._profile.has_cvt_nodes:
             self._attach_cvts(found, literals=literals)
         return {spelling: list(found[canonical]) for spelling, canonical in nodes.canonical.items()}
 

@@ -50,7 +50,7 @@ from kg_adapters import algorithms
 from kg_adapters.backends.http_transport import remote_json, wikimedia_user_agent
 from kg_adapters.backends.query_log import count_query, logs_query_counts
 from kg_adapters.backends.sparql_graph import chunks
-from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list, check_direction
+from kg_adapters.base import ClosesOnExit, Direction, HoldsConnection, Ids, Langs, as_id_list
 from kg_adapters.budgets import check_count, option_count, option_seconds
 from kg_adapters.errors import (
     BackendError,
@@ -167,22 +167,12 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
         self._profile = self._profile.with_relation_filter(relation_filter)
 
     # -- KnowledgeGraph --------------------------------------------------------------------------
-    def neighbors(
-        self,
-        ids: Ids,
-        *,
-        direction: Direction = "out",
-        relations: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-        literals: bool = True,
-        expand_cvt: bool = False,
-        qualifiers: bool = False,
-    ) -> dict[str, list[Edge]]:
-        self._check_open()
-        check_direction(direction)
-        limit = check_count(limit_per_entity, "limit_per_entity")
+    def _neighbors(self, ids: Ids, asked: algorithms.NeighborOptions) -> dict[str, list[Edge]]:
+        """``neighbors`` (:class:`~kg_adapters.algorithms.WalksOverNeighbors` checked the options)."""
+        direction, limit = asked.direction, asked.limit_per_entity
+        qualifiers = asked.qualifiers
         canonical = self._canonical(ids)
-        wanted = self._properties(relations)
+        wanted = self._properties(asked.relations)
         found: dict[str, list[Edge]] = {node: [] for node in canonical.values()}
         entity_ids = [node for node in found if _WIKIDATA.is_local_id(node)]
         if wanted != set():
@@ -200,7 +190,7 @@ class WikidataApiGraph(algorithms.WalksOverNeighbors, HoldsConnection, ClosesOnE
                 edge
                 for edge in edges
                 if (edge.relation in wanted if wanted is not None else keeps(edge.relation))
-                and (literals or isinstance(edge.tail, str))
+                and (asked.literals or isinstance(edge.tail, str))
             ]
             if direction == "both" and not qualifiers:
                 kept = list(dict.fromkeys(kept))

@@ -661,6 +661,25 @@ def with_lone_surrogates(document: dict[str, Any]) -> None:
             term["value"] += "\ud800"
 
 
+def superscript_counts(query: str | None, body: bytes) -> bytes:
+    """A ``rewrite``: answers a COUNT query with ``"²"`` for every integer (a digit of another script:
+    ``str.isdigit`` says yes, ``int`` says no); other answers pass unchanged."""
+    if query is None or "COUNT" not in query:
+        return body
+    document = json.loads(body)
+    for binding in document["results"]["bindings"]:
+        for term in binding.values():
+            if term.get("datatype", "").endswith("#integer"):
+                term["value"] = "²"
+    return json.dumps(document).encode()
+
+
+def one_wide_node(relations: int = 10_001, *, base: str = "http://example.org/") -> str:
+    """N-Triples of one node, ``{base}n1``, with ``relations`` relations, each to its own node: by
+    default more rows than Virtuoso's row cap (10,000), so the client counts each id's rows."""
+    return "".join(f"<{base}n1> <{base}p{n}> <{base}m{n}> .\n" for n in range(relations))
+
+
 def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
     """A SPARQL JSON results body (for tests that want to build one by hand)."""
     return json.dumps({"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}).encode("utf-8")

@@ -1,15 +1,17 @@
 """The ``with`` form of the test servers (Virtuoso, the fault server, a scripted LLM): entering starts the
-server, leaving stops it, whatever the block raised; and :func:`serving`, a test's own small HTTP server."""
+server, leaving stops it, whatever the block raised; :func:`serving`, a test's own small HTTP server;
+:func:`killed_on_exit`, a child process that does not outlive its test."""
 
 from __future__ import annotations
 
 import abc
 import contextlib
 import http.server
+import subprocess
 import threading
 from collections.abc import Iterator
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _S = TypeVar("_S", bound="ServerLifecycle")
 
@@ -47,3 +49,18 @@ def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[http.
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+_P = TypeVar("_P", bound="subprocess.Popen[Any]")
+
+
+@contextlib.contextmanager
+def killed_on_exit(process: _P) -> Iterator[_P]:
+    """``process`` for the block; killed and reaped if it still runs when the block ends (a failed
+    assertion must not leave a child process behind)."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -69,21 +69,10 @@ from kg_adapters.records import (
     term_from_json,
 )
 from kg_adapters.sparql_terms import check_langs, check_text
-from kg_adapters.sqlite_lru import CacheMode, ResultCache
+from kg_adapters.sqlite_lru import CacheMode as CacheMode  # re-exported: the cache's modes and store
+from kg_adapters.sqlite_lru import ResultCache as ResultCache
 from kg_adapters.url import redact_url
 from kg_adapters.wrappers.base import DelegatingGraph
-
-__all__ = [
-    "CacheMode",
-    "CacheStats",
-    "CachedDict",
-    "CachedKG",
-    "CachedList",
-    "ResultCache",
-    "cache_namespace",
-    "cached",
-    "normalize_sparql",
-]
 
 CACHE_FORMAT = "kga-cache/2"
 """Part of every key: bump it when the value encoding changes, and old entries are never read. Values are

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from loaders.dataset_build import rog_parquet_fields
+
 CVT = "m.0cvt_q1"
 ROWS: list[dict[str, Any]] = [
     {
@@ -55,22 +57,10 @@ def write_jsonl(path: Path, rows: Sequence[dict[str, Any]] = ROWS) -> Path:
 
 
 def write_parquet(path: Path, rows: Sequence[dict[str, Any]] = ROWS, *, row_group_size: int = 2) -> Path:
-    """RoG's Parquet schema: strings, lists of strings and ``graph`` as a list of string lists."""
+    """``rows`` in RoG's Parquet schema (:func:`loaders.dataset_build.rog_parquet_fields`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    strings = pa.list_(pa.string())
-    schema = pa.schema(
-        [
-            ("id", pa.string()),
-            ("question", pa.string()),
-            ("answer", strings),
-            ("q_entity", strings),
-            ("a_entity", strings),
-            ("graph", pa.list_(strings)),
-            ("choices", strings),
-        ]
-    )
-    table = pa.Table.from_pylist(list(rows), schema=schema)
+    table = pa.Table.from_pylist(list(rows), schema=pa.schema(rog_parquet_fields(pa)))
     pq.write_table(table, path, row_group_size=row_group_size)
     return path
