@@ -138,21 +138,18 @@ class OpenAIChat:
             self.llm_calls += 1
         return reply
 
-    def candidates(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int,
-        beam_search: bool = False,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> list[str]:
+    @forwards(CandidateLLM.candidates)
+    def candidates(self, messages: Sequence[ChatMessage], **options: Any) -> list[str]:
         """``n`` replies to one request (``n`` choices). ``beam_search``: the ``n`` best beams, asked
         with vLLM's parameters (``use_beam_search``, ``best_of=n``, temperature 0); a server that
         refuses them (HTTP 400) is asked again for ``n`` samples at ``temperature`` (at least
         :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``).
         A server that ignores ``n`` (answers fewer choices) gets the missing ones asked one sample
-        per request at that temperature; more choices than asked for is an LLMError."""
+        per request at that temperature; more choices than asked for is an LLMError. The options are
+        :class:`CandidateLLM`'s (:func:`call_options`)."""
+        settings = call_options(CandidateLLM.candidates, options)
+        n, beam_search = settings["n"], settings["beam_search"]
+        temperature, max_tokens = settings["temperature"], settings["max_tokens"]
         check_count(n, "n", minimum=1, required=True)
         payload = self._payload(messages, temperature, max_tokens)
         payload["n"] = n
