@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply, scripted_client
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, prompt_of, triples
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
 from reasoning.fidelis import FiDeLiS
 
 
 def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = FiDeLiS(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
-    out = answer.to_json("q")
+    out = answered(FiDeLiS(counted), ask(TWO_HOPS, "m.alice"))
     assert out["prediction"] == ["m.france"]
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
     assert out["details"] == {
@@ -33,7 +29,7 @@ def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     steps = counted.asked("neighbors")
     assert steps == [["m.alice"], ["m.paris", "m.lyon", "m.bob", "m.acme"]]
     assert len(counted.asked("relations")) == 2
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:

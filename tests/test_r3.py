@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply, scripted_client
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, personal_kg, prompt_of, triples
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, line_number, personal_kg, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
 from reasoning.r3 import R3, is_claim
 
 # a literal tail in the records codec's shape (reasoning paths are lossless: Answer.to_json)
@@ -22,16 +21,13 @@ LIKED_GENRE = triples(("m.me", "user.preference.likes", "m.scifi"), ("m.film1", 
 
 def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = R3(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask("What is the place of birth of Alice Smith?"))
-    out = answer.to_json("q")
+    out = answered(R3(counted), ask("What is the place of birth of Alice Smith?"))
     assert out["prediction"] == ["m.paris"]
     assert out["reasoning_paths"] == [triples(BORN)]
     assert out["answer_text"] == "Paris"
     assert counted.asked("search") == [["Alice Smith"]]
     assert counted.asked("neighbors")[0] == ["m.alice"]
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:

@@ -5,21 +5,17 @@ from __future__ import annotations
 
 import pytest
 from support.llm_server import LLMServer, Reply, scripted_client
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, prompt_of, triples
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, line_number, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
 from reasoning.refkg import RefKG
 
 
 def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = RefKG(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
-    out = answer.to_json("q")
+    out = answered(RefKG(counted), ask(TWO_HOPS, "m.alice"))
     assert out["prediction"] == ["m.france"]
     assert out["answer_text"] == "France"
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
@@ -31,7 +27,7 @@ def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     assert relations[:2] == [["m.alice"], ["m.alice"]]
     assert "m.paris" in relations[2] and relations[2] == relations[3]
     assert neighbors == [["m.alice"], ["m.paris", "m.lyon", "m.acme"]]
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:
