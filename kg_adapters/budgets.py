@@ -3,7 +3,8 @@
 A count is an ``int`` (never a ``bool``) between its minimum and :data:`MAX_COUNT` (the largest
 integer SQLite and SPARQL engines take, so a huge limit is refused here instead of overflowing
 deep inside a driver); seconds are a finite number. Options given as text (URL parameters) are
-parsed by :func:`option_count` and :func:`option_seconds`. Anything else raises
+parsed by :func:`option_count` and :func:`option_seconds`; the on/off options beside them are checked
+by :func:`check_flag`. Anything else raises
 :class:`~kg_adapters.errors.InvalidTermError` naming the budget and the value.
 """
 
@@ -39,6 +40,14 @@ def check_seconds(value: object, name: str, *, positive: bool = False, required:
         bound = "> 0" if positive else ">= 0"
         raise InvalidTermError(f"{name} must be a finite number of seconds {bound}, got {value!r:.60}")
     return seconds
+
+
+def check_flag(value: object, name: str) -> bool:
+    """``value`` as an on/off option: a ``bool`` and nothing else (not 0/1, not text), so a mistyped
+    option is refused instead of read as true or false."""
+    if not isinstance(value, bool):
+        raise InvalidTermError(f"{name} must be true or false, got {value!r:.60}")
+    return value
 
 
 def option_count(options: dict[str, Any], name: str, *, minimum: int = 0) -> int | None:

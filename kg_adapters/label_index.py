@@ -92,7 +92,8 @@ STOP_WORDS = frozenset(
         "your",
     }
 )
-"""Function words left out of the any-word tier: "where was he born" is asked by "born"."""
+"""Function words left out of the any-word tier ("where was he born" is asked by "born") and out of
+the offline scorers' tokens (``reasoning.scorers``)."""
 _STEMMED_PREFIX_MIN = 4
 """Words at least this long match as prefixes of stems in the any-word tier ("direct*": "director")."""
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.budgets import check_count
+from kg_adapters.budgets import check_count, check_flag
 from kg_adapters.errors import InvalidTermError, LoadError, MissingDependency
 from kg_adapters.profiles.base import is_blank_node
 from kg_adapters.registry import connect
@@ -155,13 +155,14 @@ def build_dataset(
     settings = Settings(
         hops=_count(hops, "hops", 1),
         max_nodes=_count(max_nodes, "max_nodes", 1),
-        ids=_flag(ids, "ids"),
+        ids=check_flag(ids, "ids"),
         edges_per_node=_count(edges_per_node, "edges_per_node", 1),
         max_edges=_count(max_edges, "max_edges", 1),
         batch_size=_count(batch_size, "batch_size", 1),
     )
     workers, group_size = _count(workers, "workers", 1), _count(group_size, "group_size", 1)
-    lenient, restart, overwrite = _flag(lenient, "lenient"), _flag(restart, "restart"), _flag(overwrite, "overwrite")
+    lenient, restart = check_flag(lenient, "lenient"), check_flag(restart, "restart")
+    overwrite = check_flag(overwrite, "overwrite")
     target = Path(out).expanduser().absolute()
     output_format = _output_format(target)
     source = Path(questions).expanduser().absolute()
@@ -216,12 +217,6 @@ def _count(value: object, name: str, minimum: int) -> int:
     checked = check_count(value, name, minimum=minimum, required=True)
     assert checked is not None
     return checked
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTermError(f"{name} must be True or False, got {value!r:.60}")
-    return value
 
 
 def _output_format(target: Path) -> str:

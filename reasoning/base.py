@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, cast, runtime_checkable
 
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.budgets import check_count
+from kg_adapters.budgets import check_count, check_flag
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
 from kg_adapters.sparql_terms import check_text
@@ -170,12 +170,6 @@ def _fraction(value: Any, name: str) -> float:
     return number
 
 
-def _flag(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise InvalidTermError(f"{name} must be true or false, got {value!r:.60}")
-    return value
-
-
 def budget(default: int) -> Any:
     """A budget option: a count of at least 1 (it bounds the work)."""
     return Option(default, _positive)
@@ -198,7 +192,7 @@ def fraction(default: float) -> Any:
 
 def flag(default: bool) -> Any:
     """True or false."""
-    return Option(default, _flag)
+    return Option(default, check_flag)
 
 
 def choice(default: str, allowed: Sequence[str]) -> Any:

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import requests
 
@@ -34,9 +33,12 @@ from kg_adapters.http_exchange import DEFAULT_MAX_RESPONSE_BYTES, HttpExchange, 
 from kg_adapters.json_text import BadJsonText
 from kg_adapters.sqlite_lru import CacheMode, ResultCache
 from kg_adapters.url import redact_url
-from kg_adapters.wrappers.retry import Retrier
+from kg_adapters.wrappers.retry import Retrier, RetryPolicy
 from reasoning.base import LLM, CandidateLLM, ChatMessage
 from reasoning.errors import LLMError
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 __all__ = ["DEFAULT_BASE_URL", "CountingLLM", "OpenAIChat", "make_llm"]
 
@@ -47,15 +49,18 @@ _MAX_MESSAGE = 500
 SAMPLING_TEMPERATURE = 0.7
 """The temperature of the ``n`` samples asked for when a server has no beam search: greedy decoding
 would give ``n`` copies of one path."""
+LLM_RETRY: RetryPolicy = {"attempts": 6, "max_seconds": 300.0, "initial_wait": 1.0, "max_wait": 60.0}
+"""The LLM client's retry policy where the caller gives none: longer than a SPARQL endpoint's, as a
+model server under load answers slowly."""
 
 
 class OpenAIChat:
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
-    ``timeout`` bounds one HTTP exchange; ``attempts`` / ``max_seconds`` / ``initial_wait`` /
-    ``max_wait`` are the retry policy (see :class:`Retrier`), whose ``sleep`` and ``clock`` tests
-    inject. Counters: ``llm_calls`` (``chat`` calls answered, cache hits included),
-    ``requests_sent`` (HTTP requests, retries included) and ``cache_hits``. Thread-safe.
+    ``timeout`` bounds one HTTP exchange; the other keywords are the retry policy (:class:`RetryPolicy`
+    over the defaults :data:`LLM_RETRY`), whose ``sleep`` and ``clock`` tests inject. Counters:
+    ``llm_calls`` (``chat`` calls answered, cache hits included), ``requests_sent`` (HTTP requests,
+    retries included) and ``cache_hits``. Thread-safe.
     """
 
     def __init__(
@@ -67,14 +72,9 @@ class OpenAIChat:
         timeout: float = 120.0,
         cache: str | os.PathLike[str] | ResultCache | None = None,
         cache_mode: CacheMode = "readwrite",
-        attempts: int = 6,
-        max_seconds: float = 300.0,
-        initial_wait: float = 1.0,
-        max_wait: float = 60.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
         session: requests.Session | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **retry: Unpack[RetryPolicy],
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidTermError(f"model must be a non-empty string, got {model!r}")
@@ -88,14 +88,8 @@ class OpenAIChat:
         """The endpoint as messages and logs show it (no credentials)."""
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         self.timeout = float(timeout)
-        self.retrier = Retrier(
-            attempts=attempts,
-            max_seconds=max_seconds,
-            initial_wait=initial_wait,
-            max_wait=max_wait,
-            sleep=sleep,
-            clock=clock,
-        )
+        policy: RetryPolicy = {**LLM_RETRY, **retry}
+        self.retrier = Retrier(**policy)
         self._owns_cache = not isinstance(cache, ResultCache)
         if isinstance(cache, ResultCache):
             self.cache: ResultCache | None = cache
@@ -138,21 +132,18 @@ class OpenAIChat:
             self.llm_calls += 1
         return reply
 
-    def candidates(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        n: int,
-        beam_search: bool = False,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-    ) -> list[str]:
+    @forwards(CandidateLLM.candidates)
+    def candidates(self, messages: Sequence[ChatMessage], **options: Any) -> list[str]:
         """``n`` replies to one request (``n`` choices). ``beam_search``: the ``n`` best beams, asked
         with vLLM's parameters (``use_beam_search``, ``best_of=n``, temperature 0); a server that
         refuses them (HTTP 400) is asked again for ``n`` samples at ``temperature`` (at least
         :data:`SAMPLING_TEMPERATURE`), and not offered beam search again (``beam_search_refused``).
         A server that ignores ``n`` (answers fewer choices) gets the missing ones asked one sample
-        per request at that temperature; more choices than asked for is an LLMError."""
+        per request at that temperature; more choices than asked for is an LLMError. The options are
+        :class:`CandidateLLM`'s (:func:`call_options`)."""
+        settings = call_options(CandidateLLM.candidates, options)
+        n, beam_search = settings["n"], settings["beam_search"]
+        temperature, max_tokens = settings["temperature"], settings["max_tokens"]
         check_count(n, "n", minimum=1, required=True)
         payload = self._payload(messages, temperature, max_tokens)
         payload["n"] = n

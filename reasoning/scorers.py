@@ -14,57 +14,12 @@ torch) scores by cosine similarity of sentence embeddings, scaled into [0, 1].
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 from kg_adapters.errors import InvalidTermError, MissingDependency
+from kg_adapters.label_index import STOP_WORDS, word_tokens
 from reasoning.errors import UnknownMethodError
-
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "with",
-        "how",
-    ]
-)
-
 
 _IRREGULAR = {
     "born": "birth",
@@ -120,7 +75,7 @@ def stem(token: str) -> str:
 def tokens(text: str) -> list[str]:
     """Lower-case, lightly stemmed word tokens; Freebase-style dotted and underscored names split
     into words."""
-    return [stem(token) for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
+    return [stem(token) for token in word_tokens(text.lower()) if token not in STOP_WORDS]
 
 
 class BM25Scorer:

@@ -12,7 +12,7 @@ import pytest
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
-from kg_adapters.budgets import MAX_COUNT
+from kg_adapters.budgets import MAX_COUNT, check_flag
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge
 from kg_adapters.wrappers.cache import ResultCache, cached
@@ -69,3 +69,10 @@ def test_a_relation_path_of_1200_hops_walks_without_recursion(kg: KnowledgeGraph
     assert len(found[0].edges) == CHAIN
     simple = kg.paths(f"{EX}n0", [f"{EX}r"] * CHAIN, simple=True, directions=["both"] * CHAIN)
     assert [len(path.edges) for path in simple] == [CHAIN]
+
+
+def test_flags_are_bools_and_nothing_else() -> None:
+    assert (check_flag(True, "verify"), check_flag(False, "verify")) == (True, False)
+    for bad in (1, 0, "yes", "false", None):
+        with pytest.raises(InvalidTermError, match="verify must be true or false"):
+            check_flag(bad, "verify")

@@ -4,23 +4,18 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer, Reply
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, prompt_of, triples
+from support.llm_server import LLMServer, Reply, scripted_client
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
 from reasoning.fidelis import FiDeLiS
-from reasoning.llm import OpenAIChat
 
 
 def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = FiDeLiS(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
-    out = answer.to_json("q")
+    out = answered(FiDeLiS(counted), ask(TWO_HOPS, "m.alice"))
     assert out["prediction"] == ["m.france"]
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
     assert out["details"] == {
@@ -34,7 +29,7 @@ def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
     steps = counted.asked("neighbors")
     assert steps == [["m.alice"], ["m.paris", "m.lyon", "m.bob", "m.acme"]]
     assert len(counted.asked("relations")) == 2
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:
@@ -95,10 +90,6 @@ def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGra
 # --- with a scripted LLM server (a real loopback chat-completions server) ---
 
 
-def client(server: LLMServer) -> OpenAIChat:
-    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
-
-
 def numbers_of(prompt: str, fragment: str) -> str:
     """The numbers of every listed path containing ``fragment``, or NONE."""
     found = [line.split(".")[0] for line in prompt.splitlines() if fragment in line and line.split(".")[0].isdigit()]
@@ -113,7 +104,7 @@ def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) ->
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), through_paris)),
     ]
     counted = CountingKG(toy_kg)
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = FiDeLiS(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         prompts = server.prompts
     out = answer.to_json("q")
@@ -128,7 +119,7 @@ def test_llm_keywords_beam_and_deductive_verification(toy_kg: KnowledgeGraph) ->
 
 
 def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
-    with LLMServer(default="hmm") as server, client(server) as llm:
+    with LLMServer(default="hmm") as server, scripted_client(server) as llm:
         answer = FiDeLiS(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         assert answer.llm_calls == len(server.prompts)
     assert answer.prediction == ("m.france",)
@@ -142,7 +133,7 @@ def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:
         (r"most promising paths", lambda messages: numbers_of(prompt_of(messages), "place_of_birth")),
         (r"deductively answer", lambda messages: numbers_of(prompt_of(messages), "place_of_birth -> Concord")),
     ]
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = FiDeLiS(sample_kg, llm=llm).answer(ask("Where was Tom Hanks born?", "m.0bxtg"))
         assert answer.llm_calls == len(server.prompts) == 3
     assert (answer.prediction, answer.answer_text) == (("m.0qymv",), "Concord")

@@ -4,32 +4,30 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer, Reply
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, personal_kg, prompt_of, triples
+from support.llm_server import LLMServer, Reply, scripted_client
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, line_number, personal_kg, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
-from reasoning.llm import OpenAIChat
 from reasoning.r3 import R3, is_claim
 
 # a literal tail in the records codec's shape (reasoning paths are lossless: Answer.to_json)
 PARIS_IS_CAPITAL = ("m.paris", "is", {"value": "capital city of France", "datatype": None, "lang": None})
+FILMS = ("m.film1", "m.film2", "m.film3", "m.film4")
+"""The choices of the preference questions; the user likes science fiction, the genre of m.film1."""
+LIKED_GENRE = triples(("m.me", "user.preference.likes", "m.scifi"), ("m.film1", "film.film.genre", "m.scifi"))
 
 
 def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = R3(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask("What is the place of birth of Alice Smith?"))
-    out = answer.to_json("q")
+    out = answered(R3(counted), ask("What is the place of birth of Alice Smith?"))
     assert out["prediction"] == ["m.paris"]
     assert out["reasoning_paths"] == [triples(BORN)]
     assert out["answer_text"] == "Paris"
     assert counted.asked("search") == [["Alice Smith"]]
     assert counted.asked("neighbors")[0] == ["m.alice"]
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:
@@ -80,22 +78,14 @@ def test_claim_detection() -> None:
 
 def test_preference_matching_over_a_personal_kg(toy_kg: KnowledgeGraph) -> None:
     big, personal = CountingKG(toy_kg), CountingKG(personal_kg())
-    films = ("m.film1", "m.film2", "m.film3", "m.film4")
-    answer = R3(big, personal_kg=personal, user="m.me").answer(ask("Which film should I watch tonight?", choices=films))
+    answer = R3(big, personal_kg=personal, user="m.me").answer(ask("Which film should I watch tonight?", choices=FILMS))
     out = answer.to_json("q")
     assert out["prediction"] == ["m.film1"]
     assert out["answer_text"] == "Space Saga"
-    assert out["details"]["verdicts"] == {
-        "m.film1": "True",
-        "m.film2": "False",
-        "m.film3": "False",
-        "m.film4": "I don't know",
-    }
-    assert out["reasoning_paths"] == [
-        triples(("m.me", "user.preference.likes", "m.scifi"), ("m.film1", "film.film.genre", "m.scifi"))
-    ]
+    assert out["details"]["verdicts"] == dict(zip(FILMS, ["True", "False", "False", "I don't know"], strict=True))
+    assert out["reasoning_paths"] == [LIKED_GENRE]
     assert personal.asked("neighbors") == [["m.me"]]
-    assert big.asked("neighbors") == [list(films)]
+    assert big.asked("neighbors") == [list(FILMS)]
     assert answer.kg_calls == len(big.calls) + len(personal.calls)
 
 
@@ -149,10 +139,6 @@ def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGra
 # --- with a scripted LLM server (a real loopback chat-completions server) ---
 
 
-def client(server: LLMServer) -> OpenAIChat:
-    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
-
-
 AXIOM = "A place of birth lies in the country that contains it."
 
 
@@ -164,7 +150,10 @@ def test_llm_axiom_grounded_answer_and_missing_evidence(toy_kg: KnowledgeGraph) 
         return "MISSING: Paris"
 
     counted = CountingKG(toy_kg)
-    with LLMServer([(r"commonsense rule", AXIOM), (r"Using only these facts", step)]) as server, client(server) as llm:
+    with (
+        LLMServer([(r"commonsense rule", AXIOM), (r"Using only these facts", step)]) as server,
+        scripted_client(server) as llm,
+    ):
         answer = R3(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         prompts = server.prompts
     assert answer.prediction == ("m.france",)
@@ -184,7 +173,7 @@ def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:
         (r"commonsense rule", "A person has one place of birth."),
         (r"Using only these facts", verdict),
     ]
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon"))
     out = answer.to_json("q")
     assert (out["prediction"], out["details"]["verdict"], out["llm_calls"]) == (["False"], "False", 3)
@@ -194,12 +183,12 @@ def test_llm_verdict_cites_facts(toy_kg: KnowledgeGraph) -> None:
 
 def test_ungrounded_or_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
     rules = [(r"commonsense rule", "A person has one place of birth."), (r"Using only these facts", "ANSWER: True")]
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         claim = R3(toy_kg, llm=llm).answer(ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon"))
         assert claim.llm_calls == len(server.prompts) == 4  # axiom + one uncited verdict per depth
     assert claim.prediction == ("False",)  # the offline verdict: the KG states another birthplace
     assert claim.to_json("q")["reasoning_paths"] == [triples(BORN)]
-    with LLMServer(default="??") as server, client(server) as llm:
+    with LLMServer(default="??") as server, scripted_client(server) as llm:
         answer = R3(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         assert answer.llm_calls == len(server.prompts) == 4
     assert answer.prediction == ("m.france",)
@@ -212,14 +201,14 @@ def test_llm_that_does_not_know_expands_then_tries_another_axiom(toy_kg: Knowled
         (r"Using only these facts", "ANSWER: I don't know"),
     ]
     counted = CountingKG(toy_kg)
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         claim = R3(counted, llm=llm, max_axioms=1).answer(
             ask("Alice Smith place of birth is Lyon", "m.alice", "m.lyon")
         )
         assert claim.llm_calls == len(server.prompts) == 4  # axiom + one step per depth
     assert (claim.prediction, claim.reasoning_paths) == (("I don't know",), ())
     assert len(counted.asked("neighbors")) == 3  # it expanded to max_depth before giving up
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         entity = R3(toy_kg, llm=llm, max_axioms=2).answer(ask(TWO_HOPS, "m.alice"))
         assert entity.llm_calls == len(server.prompts) == 8  # two axiom branches of four calls
         assert "Give a different rule than: A person has one place of birth." in server.prompts[4]
@@ -241,22 +230,16 @@ def test_llm_preference_matching(toy_kg: KnowledgeGraph) -> None:
         (r"commonsense rule", "People enjoy films of genres they like."),
         (r"match the user's preferences", judge),
     ]
-    films = ("m.film1", "m.film2", "m.film3", "m.film4")
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = R3(toy_kg, llm=llm, personal_kg=personal_kg(), user="m.me").answer(
-            ask("What should I watch?", choices=films)
+            ask("What should I watch?", choices=FILMS)
         )
     out = answer.to_json("q")
     assert out["prediction"] == ["m.film1"] and out["llm_calls"] == 5
-    assert out["details"]["verdicts"] == {
-        "m.film1": "True",
-        "m.film2": "I don't know",
-        "m.film3": "I don't know",
-        "m.film4": "I don't know",
-    }
-    assert out["reasoning_paths"] == [
-        triples(("m.me", "user.preference.likes", "m.scifi"), ("m.film1", "film.film.genre", "m.scifi"))
-    ]
+    assert out["details"]["verdicts"] == dict(
+        zip(FILMS, ["True", "I don't know", "I don't know", "I don't know"], strict=True)
+    )
+    assert out["reasoning_paths"] == [LIKED_GENRE]
 
 
 def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:
@@ -274,7 +257,7 @@ def test_bundled_sample_with_llm_pruning(sample_kg: KnowledgeGraph) -> None:
         (r"relevant to the axiom", pick),
         (r"Using only these facts", step),
     ]
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = R3(sample_kg, llm=llm).answer(ask("Where was Tom Hanks born?", "m.0bxtg"))
         assert answer.llm_calls == len(server.prompts) == 3  # axiom, pruning picks, answer
     assert (answer.prediction, answer.answer_text) == (("m.0qymv",), "Concord")

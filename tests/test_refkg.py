@@ -4,23 +4,18 @@ bundled FB15k-237 sample), offline with the BM25 scorer and with a scripted LLM 
 from __future__ import annotations
 
 import pytest
-from support.llm_server import LLMServer, Reply
-from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, ask, line_number, prompt_of, triples
+from support.llm_server import LLMServer, Reply, scripted_client
+from support.toy_kg import BORN, PARIS_IN_FRANCE, TWO_HOPS, answered, ask, line_number, prompt_of, triples
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.base import Reasoner
-from reasoning.llm import OpenAIChat
 from reasoning.refkg import RefKG
 
 
 def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    reasoner = RefKG(counted)
-    assert isinstance(reasoner, Reasoner)
-    answer = reasoner.answer(ask(TWO_HOPS, "m.alice"))
-    out = answer.to_json("q")
+    out = answered(RefKG(counted), ask(TWO_HOPS, "m.alice"))
     assert out["prediction"] == ["m.france"]
     assert out["answer_text"] == "France"
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
@@ -32,7 +27,7 @@ def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     assert relations[:2] == [["m.alice"], ["m.alice"]]
     assert "m.paris" in relations[2] and relations[2] == relations[3]
     assert neighbors == [["m.alice"], ["m.paris", "m.lyon", "m.acme"]]
-    assert (answer.kg_calls, answer.llm_calls) == (len(counted.calls), 0)
+    assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:
@@ -92,10 +87,6 @@ def test_wikidata_ids_read_through_property_labels(wikidata_toy_kg: KnowledgeGra
 # --- with a scripted LLM server (a real loopback chat-completions server) ---
 
 
-def client(server: LLMServer) -> OpenAIChat:
-    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)
-
-
 SUBQUERIES = ["What is the place of birth of Alice Smith?", "Which country is that place in?"]
 
 
@@ -111,7 +102,7 @@ def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) ->
         (r"Evidence:", "France"),
     ]
     counted = CountingKG(toy_kg)
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = RefKG(counted, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         prompts = server.prompts
     out = answer.to_json("q")
@@ -124,7 +115,7 @@ def test_llm_decoupling_relation_selection_and_answer(toy_kg: KnowledgeGraph) ->
 
 
 def test_malformed_replies_fall_back_to_the_scorer(toy_kg: KnowledgeGraph) -> None:
-    with LLMServer(default="?!") as server, client(server) as llm:
+    with LLMServer(default="?!") as server, scripted_client(server) as llm:
         answer = RefKG(toy_kg, llm=llm).answer(ask(TWO_HOPS, "m.alice"))
         prompts = server.prompts
         assert answer.llm_calls == len(prompts)
@@ -145,7 +136,7 @@ def test_bundled_sample_with_llm(sample_kg: KnowledgeGraph) -> None:
         (r"relations lead to the answer", pick),
         (r"Evidence:", "Isaac Newton\nDavid Hume"),
     ]
-    with LLMServer(rules) as server, client(server) as llm:
+    with LLMServer(rules) as server, scripted_client(server) as llm:
         answer = RefKG(sample_kg, llm=llm).answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
         assert answer.llm_calls == len(server.prompts) == 3
     assert answer.answer_text == "Isaac Newton, David Hume"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,6 +28,10 @@ from kg_adapters.errors import (
 from kg_adapters.testing.fault_server import FakeClock, FaultPlan, FaultServer
 from kg_adapters.transport import SparqlResult, SparqlTransport
 from kg_adapters.wrappers import RetryingTransport
+from kg_adapters.wrappers.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -56,10 +61,9 @@ RECOVERABLE = ("429", "500", "502", "503", "reset", "truncate")
 
 
 def retrying(
-    url: str, clock: FakeClock, *, timeout: float = 10.0, **options: object
+    url: str, clock: FakeClock, /, *, timeout: float = 10.0, **options: Unpack[RetryPolicy]
 ) -> RetryingTransport[str, SparqlResult]:
-    settings: dict[str, object] = {"attempts": 10, "sleep": clock.sleep, "clock": clock, "rng": random.Random(1)}
-    settings.update(options)
+    settings: RetryPolicy = {"attempts": 10, "sleep": clock.sleep, "clock": clock, "rng": random.Random(1), **options}
     return RetryingTransport(HttpSparqlTransport(url, timeout=timeout), **settings)
 
 

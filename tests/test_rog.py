@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.llm_server import LLMServer
+from support.llm_server import LLMServer, scripted_client
 from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
@@ -17,7 +17,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Question
-from reasoning.llm import CountingLLM, OpenAIChat
+from reasoning.llm import CountingLLM
 from reasoning.rog import Plan, RoG, truth_paths
 
 HANKS, CONCORD, USA, BRUBECK = "m.0bxtg", "m.0qymv", "m.09c7w0", "m.028q6"
@@ -95,8 +95,7 @@ def test_llm_planning_validation_and_reasoning(kg: KnowledgeGraph) -> None:
     plans = f"1. people.person.birthplace -> {COUNTRY}\n2. people.person.nationality"
     rules = [(r"generate valid relation paths", plans), (r"Reasoning Paths:", "United States of America")]
     with LLMServer(rules) as server:
-        client = OpenAIChat("scripted", base_url=server.url, attempts=1)
-        llm = CountingLLM(client)
+        llm = CountingLLM(scripted_client(server))
         question = Question(id="6", question="What country is Tom Hanks from?", q_entity=(HANKS,))
         answer = RoG(kg, llm=llm).answer(question)
         plan_prompt, reason_prompt = server.prompts
@@ -118,7 +117,7 @@ def test_llm_planning_validation_and_reasoning(kg: KnowledgeGraph) -> None:
 def test_llm_reply_in_rog_path_syntax(kg: KnowledgeGraph) -> None:
     reply = f"Here are the relation paths:\n<PATH>{POB}<SEP>{COUNTRY}</PATH>"
     with LLMServer([(r"generate valid", reply)]) as server:
-        llm = OpenAIChat("scripted", base_url=server.url, attempts=1)
+        llm = scripted_client(server)
         plans = RoG(kg).plan_with_llm(Question(id="7", question="?", q_entity=(HANKS,)), llm)
     assert plans == [Plan(relations=(POB, COUNTRY))]
 
@@ -165,7 +164,7 @@ def test_opaque_relation_ids_are_scored_by_their_labels(wikidata_kg: KnowledgeGr
 def test_llm_sees_property_labels_and_may_answer_with_them(wikidata_kg: KnowledgeGraph) -> None:
     rules = [(r"generate valid relation paths", "P19 (place of birth)"), (r"Reasoning Paths:", "Cambridge")]
     with LLMServer(rules) as server:
-        llm = OpenAIChat("scripted", base_url=server.url, attempts=1)
+        llm = scripted_client(server)
         answer = RoG(wikidata_kg, llm=llm).answer(Question(id="w3", question="Where was he born?", q_entity=("Q42",)))
         plan_prompt, reason_prompt = server.prompts
     assert "P19 (place of birth)" in plan_prompt.splitlines()

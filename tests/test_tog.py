@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.llm_server import LLMServer, Reply
+from support.llm_server import LLMServer, Reply, scripted_client
 from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
@@ -17,7 +18,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Literal
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Answer, Question
-from reasoning.llm import CountingLLM, OpenAIChat
+from reasoning.llm import CountingLLM
 from reasoning.tog import ThinkOnGraph
 
 HANKS, CONCORD, USA, SPIELBERG, EINSTEIN, NEWTON = "m.0bxtg", "m.0qymv", "m.09c7w0", "m.06pj8", "m.0jcx", "m.03s9v"
@@ -74,6 +75,17 @@ def test_offline_beam_width_bounds_the_answers(kg: KnowledgeGraph) -> None:
     assert len(wide.prediction) > len(answer.prediction) and set(wide.prediction) <= genres
 
 
+def scripted_answer(
+    kg: KnowledgeGraph, rules: list[tuple[str, Reply]], question: Question, **options: Any
+) -> tuple[Answer, int, list[str]]:
+    """ToG's answer to ``question`` with an LLM server replying by ``rules``; its LLM calls and the
+    prompts the server saw."""
+    with LLMServer(rules) as server:
+        llm = CountingLLM(scripted_client(server))
+        answer = ThinkOnGraph(kg, llm=llm, **options).answer(question)
+        return answer, llm.calls, server.prompts
+
+
 def relation_reply(messages: list[dict[str, str]]) -> str:
     prompt = messages[-1]["content"]
     if "Topic Entity: Tom Hanks" in prompt:
@@ -89,12 +101,9 @@ def test_llm_explores_two_levels_then_answers(kg: KnowledgeGraph) -> None:
         (r"sufficient.*bibs_location", "{Yes}. The answer is {United States of America}."),
         (r"sufficient", "{No}. The birthplace alone does not give the country."),
     ]
-    with LLMServer(rules) as server:
-        llm = CountingLLM(OpenAIChat("scripted", base_url=server.url, attempts=1))
-        question = Question(id="4", question="In which country was Tom Hanks born?", q_entity=(HANKS,))
-        answer = ThinkOnGraph(kg, llm=llm).answer(question)
-        prompts = server.prompts
-    assert llm.calls == 4  # relations, sufficiency, relations, sufficiency: one candidate needs no scoring
+    question = Question(id="4", question="In which country was Tom Hanks born?", q_entity=(HANKS,))
+    answer, llm_calls, prompts = scripted_answer(kg, rules, question)
+    assert llm_calls == 4  # relations, sufficiency, relations, sufficiency: one candidate needs no scoring
     assert "Relations: " in prompts[0] and "type.object.name" not in prompts[0]
     assert f"(Tom Hanks, {POB}, Concord)" in prompts[1]
     assert answer.prediction == (USA,)
@@ -119,14 +128,12 @@ def test_llm_entity_scores_prune_and_answer_at_the_depth_limit(kg: KnowledgeGrap
         (r"sufficient", "{No}."),
         (r"List every answer", "Isaac Newton"),
     ]
-    with LLMServer(rules) as server:
-        llm = CountingLLM(OpenAIChat("scripted", base_url=server.url, attempts=1))
-        question = Question(id="5", question="Which physicist influenced Albert Einstein?", q_entity=(EINSTEIN,))
-        answer = ThinkOnGraph(kg, llm=llm, depth=1).answer(question)
-        scored = [p for p in server.prompts if "score the entities" in p]
+    question = Question(id="5", question="Which physicist influenced Albert Einstein?", q_entity=(EINSTEIN,))
+    answer, llm_calls, prompts = scripted_answer(kg, rules, question, depth=1)
+    scored = [p for p in prompts if "score the entities" in p]
     influencers = sorted(NAMES[walk[-1][2]] for walk in follow(TRIPLES, [EINSTEIN], [INFLUENCED]))
     assert len(scored) == 1 and sorted(re.findall(r"Entities: (.*)\n", scored[0])[0].split("; ")) == influencers
-    assert llm.calls == 4
+    assert llm_calls == 4
     assert answer.prediction == (NEWTON,)
     assert cited(answer) == [[(EINSTEIN, INFLUENCED, NEWTON)]]
     assert answer.details["stopped"] == "depth limit"

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar
 
 import tenacity
 
@@ -27,7 +27,10 @@ from kg_adapters.errors import InvalidTermError, RateLimited, RetriesExhausted, 
 from kg_adapters.transport import Req, Resp, Transport
 from kg_adapters.url import redact_url
 
-__all__ = ["Retrier", "RetryingTransport"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
+__all__ = ["Retrier", "RetryPolicy", "RetryingTransport"]
 
 _T = TypeVar("_T")
 logger = logging.getLogger("kg_adapters")
@@ -40,6 +43,20 @@ class _Call:
     started: float
     waits: dict[int, float] = field(default_factory=dict)
     reason: str = ""
+
+
+class RetryPolicy(TypedDict, total=False):
+    """:class:`Retrier`'s options, as those who build one pass them on (:class:`RetryingTransport`,
+    the LLM client ``reasoning.llm.OpenAIChat``)."""
+
+    attempts: int
+    max_seconds: float
+    initial_wait: float
+    max_wait: float
+    jitter: float
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    rng: random.Random | None
 
 
 class Retrier:
@@ -192,8 +209,8 @@ class Retrier:
 class RetryingTransport(Retrier, Generic[Req, Resp]):
     """A transport that retries transient failures of ``inner`` (see :class:`Retrier` for the options)."""
 
-    def __init__(self, inner: Transport[Req, Resp], **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, inner: Transport[Req, Resp], **policy: Unpack[RetryPolicy]) -> None:
+        super().__init__(**policy)
         self.inner = inner
 
     @property

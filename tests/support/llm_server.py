@@ -24,6 +24,7 @@ from typing import Any
 
 from kg_adapters.testing.fault_server import FaultPlan, _Answer, _Handler, _text
 from kg_adapters.testing.lifecycle import ServerLifecycle
+from reasoning.llm import OpenAIChat
 
 Reply = str | list[str] | Callable[[list[dict[str, str]]], str | list[str]]
 """One reply text, or one per choice (a request's ``n``), or a function of the messages giving either."""
@@ -192,3 +193,9 @@ class _ChatHandler(_Handler):
         n = body.get("n", 1)
         count = owner.choices or (n if isinstance(n, int) and n >= 1 else 1)
         self._send(_Answer(200, (("Content-Type", "application/json"),), completion(body.get("model"), reply, count)))
+
+
+def scripted_client(server: LLMServer) -> OpenAIChat:
+    """A client of ``server`` that sends one request per call (no retries: a fault or an unplanned
+    prompt fails the test at once)."""
+    return OpenAIChat("scripted", base_url=server.url, api_key="sk-test", attempts=1)

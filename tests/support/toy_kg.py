@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.records import Edge, Literal
 from loaders import load_files
-from reasoning.base import Question
+from reasoning.base import Question, Reasoner
 
 NS = "http://rdf.freebase.com/ns/"
 NAME = "type.object.name"
@@ -131,6 +132,13 @@ def line_number(prompt: str, fragment: str) -> int:
         if dot and head.strip().isdigit() and fragment in rest:
             return int(head)
     raise AssertionError(f"{fragment!r} is not listed in the prompt:\n{prompt}")
+
+
+def answered(reasoner: Reasoner, question: Question) -> dict[str, Any]:
+    """``reasoner``'s answer to ``question`` as ``Answer.to_json`` writes it, once the method is seen
+    to meet the :class:`Reasoner` Protocol."""
+    assert isinstance(reasoner, Reasoner)
+    return reasoner.answer(question).to_json("q")
 
 
 def prompt_of(messages: list[dict[str, str]]) -> str:
