@@ -2,10 +2,12 @@
 
 Questions are answered by ``workers`` threads sharing one KG and one LLM client; each question gets
 its own :class:`CountingKG` / :class:`CountingLLM` and a fresh reasoner, so ``kg_calls`` and
-``llm_calls`` are exact per question. Result lines are written by one thread as answers complete,
-each flushed and fsync'd, so a crash loses at most the line being written. Re-running with the same
-``--out`` skips the ids already there; a torn last line (a crash mid-write) is cut off first and
-that question answered again. A question whose method raises a :class:`KGError` (an endpoint that
+``llm_calls`` are exact per question. The worker that finishes an answer writes its result line
+(one at a time, flushed and fsync'd) before it takes the next question, so a crash loses at most the
+line being written, and Ctrl-C -- raised in the main thread, never in a worker -- loses no answered
+question: questions not yet started are dropped, running ones finish and are saved. Re-running with
+the same ``--out`` skips the ids already there; a torn last line (a crash mid-write) is cut off first
+and that question answered again. A question whose method raises a :class:`KGError` (an endpoint that
 stays down, a refused LLM request) is reported and left out of the file, so a re-run retries it.
 """
 
@@ -15,6 +17,7 @@ import dataclasses
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -156,28 +159,35 @@ def run(
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(todo), unit="q", file=sys.stderr, disable=not progress if progress is not None else None)
     with open(out, "ab") as handle, ThreadPoolExecutor(max_workers=workers) as pool:
-        pending: dict[Future[Answer], Question] = {}
+        writing = threading.Lock()
+
+        def answer_and_save(question: Question) -> None:
+            # written here, not by the main thread: an answer is durable before its future is done
+            answer = answer_counted(factory, kg, llm, question, scope)
+            line = json.dumps(result_line(question, answer), ensure_ascii=False).encode("utf-8") + b"\n"
+            with writing:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+        pending: dict[Future[None], Question] = {}
         queue = iter(todo)
         try:
             while True:
                 while len(pending) < 2 * workers and (question := next(queue, None)) is not None:
-                    pending[pool.submit(answer_counted, factory, kg, llm, question, scope)] = question
+                    pending[pool.submit(answer_and_save, question)] = question
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                # in submission order (``finished`` is a set), so one worker writes the input's order
+                # in submission order (``finished`` is a set), so errors are reported in the input's order
                 for future in [future for future in pending if future in finished]:
                     question = pending.pop(future)
                     try:
-                        answer = future.result()
+                        future.result()
                     except KGError as exc:
                         report.failed += 1
                         report.errors.append((question.id, f"{type(exc).__name__}: {exc}"))
                     else:
-                        text = json.dumps(result_line(question, answer), ensure_ascii=False)
-                        handle.write(text.encode("utf-8") + b"\n")
-                        handle.flush()
-                        os.fsync(handle.fileno())
                         report.answered += 1
                     bar.update(1)
         finally:
