@@ -14,7 +14,6 @@ call is bounded by ``timeout``; bad arguments and backend failures come back as 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -36,6 +35,15 @@ from kg_adapters.serve.answers import (
     grouped,
     page,
     shortened,
+)
+from kg_adapters.serve.mcp_notes import (
+    dead_end,
+    entity_text,
+    no_entity_note,
+    no_relation_note,
+    not_connected,
+    one_line,
+    other_way_note,
 )
 from kg_adapters.serve.readonly import query_form
 
@@ -85,11 +93,6 @@ class ToolBudgets:
         check_limits(self, counts=("max_rows", "max_hops", "max_chars"), seconds=("timeout",))
         if self.max_chars < MIN_MAX_CHARS:
             raise InvalidTermError(f"max_chars must be at least {MIN_MAX_CHARS}, got {self.max_chars}")
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _ids(value: str | list[str], name: str) -> list[str]:
@@ -245,7 +248,7 @@ class GraphTools:
             found: list[Entity] = getattr(kg, tool)(text, limit=cap + 1)
             if found or not cap:
                 return found, None
-            return found, (_no_entity_note(kg, text) if tool == "search" else _no_relation_note(text))
+            return found, (no_entity_note(kg, text) if tool == "search" else no_relation_note(text))
 
         found, note = self._run(work)
         items = [Item(value=_hit(entity, self.shape)) for entity in found[:cap]]
@@ -309,7 +312,7 @@ class GraphTools:
                 kept[node] = edges
             self._entities_exist(kg, wanted, answered={node for node, edges in kept.items() if edges})
             every = [edge for edges in kept.values() for edge in edges]
-            note = _other_way_note(kg, [node for node in wanted if not kept[node]], direction, relations)
+            note = other_way_note(kg, [node for node in wanted if not kept[node]], direction, relations)
             labels = self._labels(kg, wanted + edge_ids(every), [edge.relation for edge in every])
             return kept, truncated, labels, note
 
@@ -455,7 +458,7 @@ class GraphTools:
             return kg.paths(wanted, relation_path, directions=walked, max_paths=cap)
 
         def explain(kg: KnowledgeGraph) -> str | None:
-            return _dead_end(kg, wanted, relation_path, walked, cap)
+            return dead_end(kg, wanted, relation_path, walked, cap)
 
         arguments = {"starts": wanted, "relation_path": relation_path, "directions": walked, "max_paths": max_paths}
         return self._walks("paths", arguments, cursor, wanted, walk, cap, {"directions": walked}, explain)
@@ -480,7 +483,7 @@ class GraphTools:
             lambda kg: kg.shortest_paths(from_ids, to_ids, max_hops=hops, max_paths=cap),
             cap,
             {},
-            lambda kg: _not_connected(hops, self.budgets.max_hops),
+            lambda kg: not_connected(hops, self.budgets.max_hops),
         )
 
     def subgraph(
@@ -590,105 +593,6 @@ class GraphTools:
         return answer
 
 
-def _other_way(direction: Direction) -> Direction:
-    return "in" if direction == "out" else "out"
-
-
-_ROLE = {"out": "head", "in": "tail"}
-
-
-def _other_way_note(
-    kg: KnowledgeGraph, empty: Sequence[str], direction: Direction, relations: Sequence[str] | None
-) -> str | None:
-    """Why entities of a ``neighbors`` call have no edges when they have some walked the other way (an
-    agent walking a relation backwards gets nothing, and should hear why); None otherwise."""
-    if not empty or direction == "both" or (relations is not None and not relations):
-        return None
-    other = _other_way(direction)
-    back = kg.neighbors(list(empty), direction=other, relations=relations, limit_per_entity=1)
-    turned = [node for node in empty if back.get(node)]
-    if not turned:
-        return None
-    edge = f"{', '.join(relations)} edge" if relations else "edge"
-    others = f" (and {len(turned) - 1} more)" if len(turned) > 1 else ""
-    return (
-        f"{turned[0]}{others} has no {edge} walked {direction} (as its {_ROLE[direction]}) but has some walked "
-        f"{other} (as its {_ROLE[other]}): call again with direction={other!r} or 'both'"
-    )
-
-
-def _dead_end(
-    kg: KnowledgeGraph, starts: Sequence[str], relation_path: Sequence[str], directions: Sequence[Direction], cap: int
-) -> str | None:
-    """Why ``paths`` found no path: the first hop that finds no edge from the entities the hops before it
-    reach, and, when they have that relation walked the other way, the ``directions`` that walk it.
-    Costs one walk per hop (each at most ``cap`` paths), only when the answer is empty."""
-    frontier: list[str] = list(starts)
-    for hop, (relation, direction) in enumerate(zip(relation_path, directions, strict=True)):
-        if hop:
-            reached = kg.paths(starts, relation_path[:hop], directions=directions[:hop], max_paths=cap)
-            frontier = list(dict.fromkeys(path.end for path in reached if isinstance(path.end, str)))
-            if not frontier:
-                return f"no path: hop {hop} reaches only literals (values), which have no edges to walk from"
-        step = kg.neighbors(frontier, direction=direction, relations=[relation], limit_per_entity=1)
-        if any(step.get(node) for node in frontier):
-            continue
-        one = len(frontier) == 1
-        if hop == 0:
-            source = f"start {frontier[0]}" if one else f"the {len(frontier)} starts"
-        else:
-            source = f"the {'entity' if one else f'{len(frontier)} entities'} hop {hop} reaches"
-        which = "which is" if one else "which are"
-        if direction == "both":
-            return f"no path: hop {hop + 1} walks {relation} both ways from {source}, {which} on no such edge"
-        role = _ROLE[direction]
-        why = f"no path: hop {hop + 1} walks {relation} {direction} from {source}, {which} the {role} of no such edge"
-        other = _other_way(direction)
-        back = kg.neighbors(frontier, direction=other, relations=[relation], limit_per_entity=1)
-        if not any(back.get(node) for node in frontier):
-            return why
-        turned = [*directions[:hop], other, *directions[hop + 1 :]]
-        return f"{why} but the {_ROLE[other]} of some: walk that hop {other}, directions={json.dumps(turned)}"
-    return None
-
-
-NOTE_WORDS = 8
-"""Most words of a search text tried one by one to explain why it found nothing."""
-
-
-def _no_entity_note(kg: KnowledgeGraph, text: str) -> str:
-    """Why ``search`` found no entity: a name must hold every content word of the text. The words no name
-    holds are named (a typo), and what the text finds without them -- or, when every word is in some
-    name, without one of them (a word such as 'actor' that is no part of the name) -- is suggested.
-    Costs a few searches (at most two per word), only when the answer is empty."""
-    from kg_adapters.label_index import content_words, normalize, word_tokens
-
-    words = list(dict.fromkeys(content_words(word_tokens(normalize(text)))))[:NOTE_WORDS]
-    advice = "check the spelling, or search for the name alone, as the graph spells it"
-    if len(words) < 2:
-        return f"no entity's name holds {text!r:.100}: {advice}"
-    absent = [word for word in words if not kg.search(word, limit=1)]
-    held = ", ".join(map(repr, absent)) if absent else f"every word of {text!r:.100}"
-    why = f"no entity's name holds {held}"
-    if absent:
-        shorter = [[word for word in words if word not in absent]] if len(absent) < len(words) else []
-    else:
-        shorter = [[word for word in words if word != left_out] for left_out in words]
-    for kept in shorter:
-        found = kg.search(" ".join(kept), limit=3)
-        if found:
-            suggested = ", ".join(map(_entity_text, found))
-            return f"{why}; {' '.join(kept)!r:.100} finds {suggested}: {advice}"
-    return f"{why}: {advice}"
-
-
-def _no_relation_note(text: str) -> str:
-    return (
-        f"no relation matches {text!r:.100} by its words or meaning: try other words, list an entity's relations "
-        "with relations, or the graph's with schema"
-    )
-
-
 def _row_iris(row: dict[str, Any]) -> list[str]:
     """The IRIs a SPARQL row binds (blank nodes and literals left out)."""
     return [value for value in row.values() if isinstance(value, str) and not value.startswith("_:")]
@@ -703,13 +607,6 @@ def _iri_labels(kg: KnowledgeGraph, rows: Sequence[Sequence[str]]) -> dict[str, 
     asked = [node for node in dict.fromkeys(compact.values()) if profile.spells(node)]
     found = kg.labels(asked) if asked else {}
     return {iri: found[node] for iri, node in compact.items() if node in found}
-
-
-def _not_connected(hops: int, max_hops: int) -> str:
-    """Why ``shortest_paths`` found nothing: no path of at most ``hops`` edges, in either direction."""
-    wider = f"; raise max_hops (at most {max_hops}, --max-hops)" if hops < max_hops else ""
-    edges = "1 edge" if hops == 1 else f"{hops} edges"
-    return f"no path of at most {edges} (walked either way) connects the sources to the targets{wider}"
 
 
 _NOTHING: list[None] = [None]
@@ -741,12 +638,8 @@ def _unknown(
             found = closest()
         except KGError:
             found = []
-    hint = f"; {label}: " + ", ".join(_entity_text(entity) for entity in found) if found else f"; {fallback}"
+    hint = f"; {label}: " + ", ".join(entity_text(entity) for entity in found) if found else f"; {fallback}"
     return f"unknown {what} {names[0]!r:.160}{others}: {why}{hint}"
-
-
-def _entity_text(entity: Entity) -> str:
-    return f"{entity.id} ({one_line(entity.label, 60)})" if entity.label else entity.id
 
 
 def _edge_names(edge: Edge | None) -> list[str]:
