@@ -213,13 +213,6 @@ def _input_bytes(plan: list[tuple[str, str]]) -> int | None:
     return None if None in identities else sum(int(found["size"]) for found in identities if found)
 
 
-def _temp_dir(target: Path) -> Path:
-    try:
-        return store_layout.new_temp_dir(target)
-    except OSError as exc:
-        raise LoadError(f"cannot create a directory beside the store: {exc}", file=str(target)) from exc
-
-
 def _plan(files: list[str], format: str | None, lenient: bool, profile: str) -> list[tuple[str, str]]:
     """(path, canonical format) per input, after checking everything that can be checked early."""
     if not files:

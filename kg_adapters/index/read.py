@@ -85,14 +85,6 @@ class Side:
         starts = self.starts
         return starts[node], starts[node + 1]
 
-    def relation_span(self, node: int, relation: int) -> tuple[int, int]:
-        """Where ``node``'s edges of one relation lie (an empty range when it has none)."""
-        starts = self.starts
-        lo, hi = starts[node], starts[node + 1]
-        if lo == hi:
-            return lo, lo
-        return _run(self.keys, node * self.width + relation, lo, hi)
-
     def runs(self, node: int, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
         """(relation, start, stop) of each relation's run inside ``[lo, hi)``, part of ``node``'s range."""
         keys, base = self.keys, node * self.width

@@ -678,8 +678,3 @@ def one_wide_node(relations: int = 10_001, *, base: str = "http://example.org/")
     """N-Triples of one node, ``{base}n1``, with ``relations`` relations, each to its own node: by
     default more rows than Virtuoso's row cap (10,000), so the client counts each id's rows."""
     return "".join(f"<{base}n1> <{base}p{n}> <{base}m{n}> .\n" for n in range(relations))
-
-
-def sparql_json(variables: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> bytes:
-    """A SPARQL JSON results body (for tests that want to build one by hand)."""
-    return json.dumps({"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}).encode("utf-8")
