@@ -123,6 +123,8 @@ CVT_PER_TRIPLE = 1 / 40
 LITERAL_SHARE = 0.05
 HEAD_SKEW = 1.6  # rank = floor(size * u**skew): larger is more skewed
 TAIL_SKEW = 3.0
+CHUNK = 500_000
+"""Lines (or words) spelled at a time: memory holds the drawn arrays and one chunk's text."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +134,9 @@ class Graph:
 
     entities: list[str]
     relations: list[str]
-    heads: NDArray[np.int64]
-    rels: NDArray[np.int64]
-    tails: NDArray[np.int64]
+    heads: NDArray[np.int32]
+    rels: NDArray[np.int32]
+    tails: NDArray[np.int32]
     is_cvt: NDArray[np.bool_]
     triples: int
 
@@ -144,19 +146,42 @@ def _mids(count: int, rng: np.random.Generator) -> list[str]:
     import numpy as np
 
     numbers = rng.permutation(32**5)[:count] if count > 32**4 else rng.choice(32**5, size=count, replace=False)
-    digits = np.stack([(numbers >> (5 * k)) & 31 for k in range(4, -1, -1)], axis=1)
-    alphabet = np.array(list(MID_ALPHABET))
-    chars = alphabet[digits]
-    return ["m.0" + "".join(row) for row in chars.tolist()]
+    alphabet = MID_ALPHABET
+    mids: list[str] = []
+    for lo in range(0, count, CHUNK):  # spelled a chunk at a time: no per-character objects for all at once
+        part = numbers[lo : lo + CHUNK]
+        digits = np.stack([(part >> (5 * k)) & 31 for k in range(4, -1, -1)], axis=1).tolist()
+        mids += ["m.0" + "".join([alphabet[d] for d in row]) for row in digits]
+    return mids
+
+
+@dataclass(frozen=True)
+class Words:
+    """Drawn words, spelled on demand: ``lengths[i]`` syllables of row ``picks[i]`` (small integers),
+    so a hundred million words cost bytes, not Python strings, until they are written."""
+
+    lengths: NDArray[np.int64]
+    picks: NDArray[np.uint8]
+
+    def spell(self, lo: int, hi: int) -> list[str]:
+        syllables = SYLLABLES
+        rows = self.picks[lo:hi].tolist()
+        return [
+            "".join([syllables[k] for k in row[:n]]) for row, n in zip(rows, self.lengths[lo:hi].tolist(), strict=True)
+        ]
+
+
+def _draw_words(rng: np.random.Generator, count: int, low: int, high: int) -> Words:
+    import numpy as np
+
+    lengths = rng.integers(low, high + 1, size=count)
+    picks = rng.integers(0, len(SYLLABLES), size=(count, high)).astype(np.uint8)
+    return Words(lengths=lengths, picks=picks)
 
 
 def _words(rng: np.random.Generator, count: int, low: int, high: int) -> list[str]:
-    import numpy as np
-
-    syllables = np.array(SYLLABLES)
-    lengths = rng.integers(low, high + 1, size=count)
-    picks = syllables[rng.integers(0, len(SYLLABLES), size=(count, high))].tolist()
-    return ["".join(row[:n]) for row, n in zip(picks, lengths.tolist(), strict=True)]
+    words = _draw_words(rng, count, low, high)
+    return [w for lo in range(0, count, CHUNK) for w in words.spell(lo, lo + CHUNK)]
 
 
 def _zipf_weights(count: int, exponent: float, offset: float) -> NDArray[np.float64]:
@@ -169,11 +194,21 @@ def _zipf_weights(count: int, exponent: float, offset: float) -> NDArray[np.floa
 def _skewed(
     rng: np.random.Generator, starts: NDArray[np.int64], sizes: NDArray[np.int64], skew: float
 ) -> NDArray[np.int64]:
-    """One entity per (start, size) range, rank drawn as floor(size * u**skew): rank 0 is the hub."""
+    """One entity per (start, size) range, rank drawn as floor(size * u**skew): rank 0 is the hub
+    (computed in place: a 100M-edge draw holds two arrays of it, not seven)."""
     import numpy as np
 
-    ranks = np.floor(sizes * rng.random(len(sizes)) ** skew).astype(np.int64)
-    return np.asarray(starts + np.minimum(ranks, sizes - 1), dtype=np.int64)
+    drawn = rng.random(len(sizes))
+    drawn **= skew
+    drawn *= sizes
+    np.floor(drawn, out=drawn)
+    ranks = drawn.astype(np.int64)
+    del drawn
+    last = sizes - 1
+    np.minimum(ranks, last, out=ranks)
+    del last
+    ranks += starts
+    return ranks
 
 
 def generate(triples: int, path: Path, seed: int = 1) -> Graph:
@@ -241,72 +276,103 @@ def generate(triples: int, path: Path, seed: int = 1) -> Graph:
     rel_pick = rng.choice(RELATIONS, size=n_plain, p=rel_weights)
     plain_heads = _skewed(rng, type_starts[rel_head[rel_pick]], type_sizes[rel_head[rel_pick]], HEAD_SKEW)
     plain_tails = _skewed(rng, type_starts[rel_tail[rel_pick]], type_sizes[rel_tail[rel_pick]], TAIL_SKEW)
-    plain_rel = np.array([rel_index[r] for r in relations], dtype=np.int64)[rel_pick]
-    kind = rel_kind[rel_pick]
-    no_self = plain_heads != plain_tails
-    entity_edge = (kind == 0) & no_self
+    plain_rel = np.array([rel_index[r] for r in relations], dtype=np.int32)[rel_pick]
+    kind = rel_kind[rel_pick].astype(np.int8)
+    del rel_pick
+    entity_edge = (kind == 0) & (plain_heads != plain_tails)
     literal_edge = kind > 0
 
-    heads = np.concatenate([cvt_heads, *out_h, plain_heads[entity_edge]])
-    rels = np.concatenate([in_rel, *out_r, plain_rel[entity_edge]])
-    tails = np.concatenate([cvt_ids, *out_t, plain_tails[entity_edge]])
+    def joined(parts: list[NDArray[np.int64]]) -> NDArray[np.int32]:
+        return np.concatenate([part.astype(np.int32) for part in parts])
 
-    # -- literals ----------------------------------------------------------------------------------------
-    names = [
-        " ".join(w.capitalize() for w in pair)
-        for pair in zip(_words(rng, n_named, 2, 3), _words(rng, n_named, 2, 4), strict=True)
-    ]
-    lit_heads = plain_heads[literal_edge]
+    heads = joined([cvt_heads, *out_h, plain_heads[entity_edge]])
+    tails = joined([cvt_ids, *out_t, plain_tails[entity_edge]])
+    del plain_tails
+    rels = joined([in_rel, *out_r, plain_rel[entity_edge]])
+    del entity_edge
+
+    # -- literals: drawn as arrays here, spelled chunk by chunk as they are written -------------------------
+    names = (_draw_words(rng, n_named, 2, 3), _draw_words(rng, n_named, 2, 4))
+    lit_heads = plain_heads[literal_edge].astype(np.int32)
+    del plain_heads
     lit_rels = plain_rel[literal_edge]
+    del plain_rel
     lit_kind = kind[literal_edge]
+    del kind, literal_edge
     days = rng.integers(0, 365 * 200, size=len(lit_heads))
-    years, rest = 1850 + days // 365, days % 365
-    dates = [
-        f'"{y:04d}-{1 + r // 31 % 12:02d}-{1 + r % 28:02d}"^^<{XSD}date>'
-        for y, r in zip(years.tolist(), rest.tolist(), strict=True)
-    ]
-    ints = [f'"{n}"^^<{XSD}integer>' for n in rng.integers(0, 10**6, size=len(lit_heads)).tolist()]
-    texts = [f'"{w.capitalize()}"@en' for w in _words(rng, len(lit_heads), 2, 5)]
-    lit_values = [dates[i] if k == 1 else ints[i] if k == 2 else texts[i] for i, k in enumerate(lit_kind.tolist())]
+    numbers = rng.integers(0, 10**6, size=len(lit_heads))
+    texts = _draw_words(rng, len(lit_heads), 2, 5)
+    literals = _Literals(kinds=lit_kind, days=days, numbers=numbers, texts=texts)
 
-    written = _write(path, mids, all_relations, names, heads, rels, tails, lit_heads, lit_rels, lit_values)
+    written = _write(path, mids, all_relations, names, heads, rels, tails, lit_heads, lit_rels, literals)
     return Graph(
         entities=mids, relations=all_relations, heads=heads, rels=rels, tails=tails, is_cvt=is_cvt, triples=written
     )
+
+
+@dataclass(frozen=True)
+class _Literals:
+    """The literal tails as drawn (kind 1 date, 2 integer, 3 English string), spelled per chunk."""
+
+    kinds: NDArray[np.int8]
+    days: NDArray[np.int64]
+    numbers: NDArray[np.int64]
+    texts: Words
+
+    def spell(self, lo: int, hi: int) -> list[str]:
+        days = self.days[lo:hi]
+        years, rest = (1850 + days // 365).tolist(), (days % 365).tolist()
+        numbers = self.numbers[lo:hi].tolist()
+        texts = self.texts.spell(lo, hi)
+        out = []
+        for i, kind in enumerate(self.kinds[lo:hi].tolist()):
+            if kind == 1:
+                y, r = years[i], rest[i]
+                out.append(f'"{y:04d}-{1 + r // 31 % 12:02d}-{1 + r % 28:02d}"^^<{XSD}date>')
+            elif kind == 2:
+                out.append(f'"{numbers[i]}"^^<{XSD}integer>')
+            else:
+                out.append(f'"{texts[i].capitalize()}"@en')
+        return out
 
 
 def _write(
     path: Path,
     mids: list[str],
     relations: list[str],
-    names: list[str],
-    heads: NDArray[np.int64],
-    rels: NDArray[np.int64],
-    tails: NDArray[np.int64],
-    lit_heads: NDArray[np.int64],
-    lit_rels: NDArray[np.int64],
-    lit_values: list[str],
+    names: tuple[Words, Words],
+    heads: NDArray[np.int32],
+    rels: NDArray[np.int32],
+    tails: NDArray[np.int32],
+    lit_heads: NDArray[np.int32],
+    lit_rels: NDArray[np.int32],
+    literals: _Literals,
 ) -> int:
-    """Writes the dump (entities with their names, then edges, then literals); returns the line count."""
+    """Writes the dump (entities with their names, then edges, then literals); returns the line count.
+    Everything is spelled a chunk at a time, so memory holds the arrays and one chunk's text."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    ent = [f"<{NS}{m}>" for m in mids]
-    rel = [f"<{NS}{r}>" for r in relations]
+    ns = NS
+    rel = [f"<{ns}{r}>" for r in relations]
     name_rel = rel[0]
     tmp = path.with_name(path.name + ".part")
-    chunk = 500_000
     count = 0
     with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=1) as out:
-        for i, name in enumerate(names):
-            out.write(f'{ent[i]} {name_rel} "{name}"@en .\n')
-        count += len(names)
-        for lo in range(0, len(heads), chunk):
-            hs, rs, ts = (a[lo : lo + chunk].tolist() for a in (heads, rels, tails))
-            out.write("".join([f"{ent[h]} {rel[r]} {ent[t]} .\n" for h, r, t in zip(hs, rs, ts, strict=True)]))
+        first, second = names
+        for lo in range(0, len(first.lengths), CHUNK):
+            pairs = zip(first.spell(lo, lo + CHUNK), second.spell(lo, lo + CHUNK), strict=True)
+            spelled = [f"{a.capitalize()} {b.capitalize()}" for a, b in pairs]
+            out.write("".join([f'<{ns}{mids[lo + i]}> {name_rel} "{n}"@en .\n' for i, n in enumerate(spelled)]))
+            count += len(spelled)
+        for lo in range(0, len(heads), CHUNK):
+            hs, rs, ts = (a[lo : lo + CHUNK].tolist() for a in (heads, rels, tails))
+            out.write(
+                "".join([f"<{ns}{mids[h]}> {rel[r]} <{ns}{mids[t]}> .\n" for h, r, t in zip(hs, rs, ts, strict=True)])
+            )
         count += len(heads)
-        for lo in range(0, len(lit_heads), chunk):
-            hs, rs = (a[lo : lo + chunk].tolist() for a in (lit_heads, lit_rels))
-            vs = lit_values[lo : lo + chunk]
-            out.write("".join([f"{ent[h]} {rel[r]} {v} .\n" for h, r, v in zip(hs, rs, vs, strict=True)]))
+        for lo in range(0, len(lit_heads), CHUNK):
+            hs, rs = (a[lo : lo + CHUNK].tolist() for a in (lit_heads, lit_rels))
+            vs = literals.spell(lo, lo + CHUNK)
+            out.write("".join([f"<{ns}{mids[h]}> {rel[r]} {v} .\n" for h, r, v in zip(hs, rs, vs, strict=True)]))
         count += len(lit_heads)
     tmp.rename(path)
     return count
