@@ -153,6 +153,14 @@ PYOXIGRAPH_LOAD = (
 )
 
 
+def require_kga_option(option: str) -> None:
+    """Stops with a clear message when this checkout's ``kga load`` lacks ``option`` (it is on a branch)."""
+    command = [sys.executable, "-m", "kg_adapters.cli", "load", "--help"]
+    shown = subprocess.run(command, cwd=common.REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    if option not in shown:
+        raise SystemExit(f"this checkout's kga load has no {option} option yet (merge main once it has)")
+
+
 def load_side(side: str, data: Path, target: Path, kga_args: list[str], *, timeout: float) -> dict[str, Any]:
     """One load of ``data`` into the fresh directory ``target`` by ``side``."""
     shutil.rmtree(target, ignore_errors=True)
@@ -471,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "load_scale"))
     parser.add_argument("--kga-args", default="", help="extra kga load arguments, e.g. '--no-index'")
+    parser.add_argument("--memory", help="kga load's memory budget (kga load --memory), e.g. 4G; default: kga's own")
     parser.add_argument("--queries", action="store_true", help="time the usual queries on the kga store")
     parser.add_argument("--query-repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=3 * 3600)
@@ -483,6 +492,9 @@ def main(argv: list[str] | None = None) -> int:
         latency_child(args)
         return 0
     args.kga_args = args.kga_args.split()
+    if args.memory:
+        require_kga_option("--memory")
+        args.kga_args += ["--memory", args.memory]
     from benchmarks import scale
 
     results = read_results()
