@@ -248,40 +248,150 @@ def ensure_data(triples: int, directory: Path) -> tuple[Path, Path]:
     return scale.ensure_data(triples, directory)
 
 
-def query_latency(store: Path, queries: Path, repeats: int) -> dict[str, Any]:
-    """The usual queries on the kga store (scale's latency child, the store side alone)."""
+LATENCY_KINDS = ("neighbors", "relations", "paths2", "shortest", "subgraph2", "search")
+"""The usual queries of a reasoner on a loaded store: 1-hop neighbours (both directions), the relations
+of an entity, a 2-hop relation-path walk, shortest paths (<= 3 hops), a 2-hop subgraph, a label search."""
+WALK_LIMIT = 1000
+"""Edges of a node a sampling walk chooses from (a hub's first ones): sampling stays cheap on hubs."""
+
+
+def query_latency(store: Path, queries: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The usual queries on the kga store, in a fresh process (the store side alone)."""
     return common.run_child(
         "benchmarks.load_scale",
-        ["--latency-child", "--store", str(store), "--query-file", str(queries), "--repeats", str(repeats)],
+        [
+            "--latency-child",
+            "--store",
+            str(store),
+            "--query-file",
+            str(queries),
+            "--query-repeats",
+            str(args.query_repeats),
+            "--latency-seeds",
+            str(args.latency_seeds),
+            "--latency-count",
+            str(args.latency_count),
+        ],
         timeout=3 * 3600,
     )
 
 
+def sample_store_queries(kg: Any, starts: list[str], seed: int, count: int) -> dict[str, list[Any]]:
+    """``count`` random queries of each kind, drawn through the interface (untimed) by seeded random
+    walks from ``starts`` (the generator's random entities): each walk's end is a random entity of the
+    graph, a 2-hop path query follows a walk (so it has an answer), a shortest-path pair is 3 random
+    undirected steps apart, a search is an entity's own name."""
+    import random
+
+    rng = random.Random(f"load_scale/{seed}")
+
+    def step(node: str, direction: str) -> Any:
+        edges = kg.neighbors(node, direction=direction, literals=False, limit_per_entity=WALK_LIMIT).get(node, [])
+        return rng.choice(edges) if edges else None
+
+    def wander(node: str, steps: int) -> str:
+        for _ in range(steps):
+            edge = step(node, rng.choice(("out", "in")))
+            if edge is None:
+                break
+            node = edge.tail if edge.head == node else edge.head
+        return node
+
+    def named() -> tuple[str, str]:
+        while True:
+            node = wander(rng.choice(starts), rng.randint(1, 3))
+            label = kg.labels([node]).get(node)
+            if label:
+                return node, label
+
+    def path2() -> tuple[str, tuple[str, ...]] | None:
+        start, _ = named()
+        first = step(start, "out")
+        second = step(first.tail, "out") if first is not None else None
+        return None if second is None else (start, (first.relation, second.relation))
+
+    def pair() -> tuple[str, str] | None:
+        source, _ = named()
+        target = source
+        for _ in range(3):
+            edge = step(target, rng.choice(("out", "in")))
+            if edge is None:
+                return None
+            target = edge.tail if edge.head == target else edge.head
+        return None if target == source else (source, target)
+
+    def some(make: Any) -> list[Any]:
+        found: list[Any] = []
+        while len(found) < count:
+            item = make()
+            if item is not None:
+                found.append(item)
+        return found
+
+    entities = some(named)
+    return {
+        "neighbors": [node for node, _ in entities],
+        "relations": [node for node, _ in some(named)],
+        "paths2": some(path2),
+        "shortest": some(pair),
+        "subgraph2": [node for node, _ in some(named)],
+        "search": [label for _, label in entities],
+    }
+
+
+def latency_calls(kg: Any) -> dict[str, Any]:
+    return {
+        "neighbors": lambda q: kg.neighbors(q, direction="both").get(q, []),
+        "relations": lambda q: kg.relations(q, direction="both").get(q, []),
+        "paths2": lambda q: kg.paths(q[0], q[1]),
+        "shortest": lambda q: kg.shortest_paths(q[0], q[1], max_hops=3),
+        "subgraph2": lambda q: kg.subgraph(q, hops=2, direction="out"),
+        "search": lambda q: kg.search(q, limit=10),
+    }
+
+
 def latency_child(args: argparse.Namespace) -> None:
-    """In a fresh process: every query of each set on the store, median per query, then over queries."""
+    """In a fresh process: for each seed, ``--latency-count`` random queries of every kind; each query
+    timed ``--query-repeats`` times (its median kept, and its first call: nothing of it cached by an
+    earlier timed call); the median over all queries of a kind, and the spread of the seeds' medians."""
     from benchmarks import scale
     from benchmarks.bfs_vs_networkx import open_store
 
-    sets = scale.read_query_sets(args.query_file)
+    starts = scale.read_query_sets(args.query_file)["neighbors"]
     started = time.perf_counter()
     kg = open_store(args.store)
     opened = time.perf_counter() - started
-    runner = scale.kg_runner(kg)
-    out: dict[str, Any] = {"open_seconds": opened, "kinds": {}}
-    for kind in scale.KINDS:
-        call, _comparable = runner[kind]
-        per_query = []
-        for query in sets[kind]:
-            times = []
-            for _ in range(args.repeats):
-                began = time.perf_counter()
-                call(query)
-                times.append(time.perf_counter() - began)
-            per_query.append(common.median(times))
+    calls = latency_calls(kg)
+    per_seed = [sample_store_queries(kg, starts, seed, args.latency_count) for seed in range(args.latency_seeds)]
+    out: dict[str, Any] = {
+        "open_seconds": opened,
+        "seeds": args.latency_seeds,
+        "per_seed": args.latency_count,
+        "repeats": args.query_repeats,
+        "kinds": {},
+    }
+    for kind in LATENCY_KINDS:
+        warm, first, seed_medians, answers = [], [], [], []
+        for sets in per_seed:
+            this_seed = []
+            for query in sets[kind]:
+                times = []
+                for _ in range(args.query_repeats):
+                    began = time.perf_counter()
+                    answer = calls[kind](query)
+                    times.append(time.perf_counter() - began)
+                first.append(times[0])
+                this_seed.append(common.median(times))
+                answers.append(len(answer))
+            warm += this_seed
+            seed_medians.append(common.median(this_seed))
         out["kinds"][kind] = {
-            "queries": len(per_query),
-            "median_seconds": common.median(per_query),
-            "p90_seconds": common.percentile(per_query, 90),
+            "queries": len(warm),
+            "median_seconds": common.median(warm),
+            "p90_seconds": common.percentile(warm, 90),
+            "first_call_median_seconds": common.median(first),
+            "seed_median_range": [min(seed_medians), max(seed_medians)],
+            "median_answer_size": common.median([float(n) for n in answers]),
         }
     kg.close()
     common.emit_child_result(out)
@@ -342,7 +452,7 @@ def measure(triples: int, args: argparse.Namespace) -> dict[str, Any]:
         out["kga_parts"] = runs["kga"][-1].get("parts")
     if args.queries and "kga" in runs:
         store = work / f"kga-{label}"
-        out["latency"] = query_latency(store, queries, args.query_repeats)
+        out["latency"] = query_latency(store, queries, args)
         out["latency"]["load_average"] = os.getloadavg()[0]
         shutil.rmtree(store, ignore_errors=True)
     return out
@@ -419,23 +529,42 @@ def render(results: dict[str, Any]) -> str:
         )
     latencies = [s for s in sizes if s.get("latency")]
     if latencies:
-        from benchmarks.scale import KINDS
-
-        lines += ["", "Query latency on the `kga load` store (median over the set of the per-query medians):", ""]
-        lines.append(
-            common.markdown_table(
-                ["size", "open", *KINDS, "load"],
-                [
+        lines += [
+            "",
+            "Query latency on the `kga load` store: per kind, the median over every query of its median of",
+            "the timed calls (`--query-repeats`); queries are random walks' ends drawn with several seeds",
+            "(`--latency-seeds` x `--latency-count`); the range is the seeds' own medians; first is a query's",
+            "first timed call:",
+            "",
+        ]
+        rows = []
+        for size in latencies:
+            found = size["latency"]
+            for kind, figures in found["kinds"].items():
+                low, high = figures.get("seed_median_range", [figures["median_seconds"]] * 2)
+                rows.append(
                     [
-                        s["label"],
-                        common.fmt_seconds(s["latency"]["open_seconds"]),
-                        *(common.fmt_seconds(s["latency"]["kinds"][k]["median_seconds"]) for k in KINDS),
-                        f"{s['latency']['load_average']:.1f}",
+                        size["label"],
+                        kind,
+                        str(figures["queries"]),
+                        common.fmt_seconds(figures["median_seconds"]),
+                        f"{common.fmt_seconds(low)} - {common.fmt_seconds(high)}",
+                        common.fmt_seconds(figures["p90_seconds"]),
+                        common.fmt_seconds(figures["first_call_median_seconds"])
+                        if "first_call_median_seconds" in figures
+                        else "-",
+                        f"{figures.get('median_answer_size', 0):,.0f}",
+                        f"{found['load_average']:.1f}",
                     ]
-                    for s in latencies
-                ],
-            )
-        )
+                )
+        headers = ["size", "query", "queries", "median", "seeds' medians", "p90", "first call", "answer size", "load"]
+        lines.append(common.markdown_table(headers, rows))
+        lines += [
+            "",
+            "Opening the store: "
+            + ", ".join(f"{s['label']} {common.fmt_seconds(s['latency']['open_seconds'])}" for s in latencies)
+            + ".",
+        ]
     lines += ["", *extrapolation(sizes), ""]
     return "\n".join(lines)
 
@@ -481,7 +610,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kga-args", default="", help="extra kga load arguments, e.g. '--no-index'")
     parser.add_argument("--memory", help="kga load's memory budget (kga load --memory), e.g. 4G; default: kga's own")
     parser.add_argument("--queries", action="store_true", help="time the usual queries on the kga store")
-    parser.add_argument("--query-repeats", type=int, default=3)
+    parser.add_argument("--query-repeats", type=int, default=5, help="timed calls of each query (median kept)")
+    parser.add_argument("--latency-seeds", type=int, default=10, help="seeds of random query sets (--queries)")
+    parser.add_argument("--latency-count", type=int, default=20, help="queries of each kind per seed")
     parser.add_argument("--timeout", type=float, default=3 * 3600)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--latency-child", action="store_true", help=argparse.SUPPRESS)
