@@ -1,19 +1,25 @@
 """``kill -9`` during each phase of a large ``kga load``, then the same load again (``benchmarks.kill_resume``).
 
-Run from the repository root (the 16M file takes about an hour on the shared 2-core machine)::
+Run from the repository root, one or two points per run (each part stays within the shared lock's
+time; the uninterrupted reference is kept in the work directory and reused while the code is the same,
+the trials of every run are merged into one results file)::
 
-    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M
+    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points stream,numbering
+    flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points index-write,labels,swap
 
 The file is :mod:`benchmarks.synth_freebase`'s dump of that size (shared with :mod:`benchmarks.load_scale`).
-An uninterrupted ``load_files`` builds the reference store. Then, for each point of the load (a
-checkpoint of the parse, the end of the parse, the traversal index written, the name indexes written,
-the manifest written before the swap), a child process loads the same file into a fresh path and
-SIGKILLs itself when the load reaches that point by its own progress
-(:func:`loaders.testing.kill.load_killed_at`); ``kga load`` with the same arguments then resumes it.
-The resumed store must answer exactly as the reference: the same triples (a digest of every triple in
-the store's order), the same traversal index files, name and relation index rows, manifest counts, and
-the same answers to :mod:`benchmarks.scale`'s query sets (neighbors, 2/3-hop paths, shortest paths,
-one-way subgraphs), compared answer by answer.
+An uninterrupted ``kga load`` builds the reference store. Then, for each phase, ``kga load`` with the same
+arguments runs in a session of its own, the harness watches what the load has visibly done (the input's
+read position, the build directory's progress record, the index and name index files of the version
+being built) and, when the load is inside the phase, SIGKILLs its whole process tree (the loader and
+its index worker: a power loss, not a polite stop). The swap point is reached by the load's own
+checkpoint callback (:func:`loaders.testing.kill.load_killed_at` ``built``): the manifest written, the
+version not yet swapped in, a window too short to hit from outside. ``kga load`` with the same
+arguments then resumes. The resumed store must answer exactly as the reference: the same triples (a
+digest of every triple in the store's order), the same traversal index files, name and relation index
+rows, manifest counts, and the same answers to :mod:`benchmarks.scale`'s query sets (neighbors, 2/3-hop
+paths, shortest paths, one-way subgraphs) plus each neighbors entity's relations, name and name search,
+compared answer by answer (a digest of every answer).
 
 Results: ``benchmarks/results/kill_resume.json`` and ``.md``.
 """
@@ -36,14 +42,19 @@ from typing import Any
 from benchmarks import common
 
 NAME = "kill_resume"
-POINTS = ("checkpoint:2", "parsed", "indexed", "labelled", "built")
+POINTS = ("stream", "numbering", "index-write", "labels", "swap")
 PHASES = {
-    "checkpoint:2": "parse (after its 2nd checkpoint)",
-    "parsed": "traversal index (the parse done)",
-    "indexed": "name indexes (the traversal index written)",
-    "labelled": "manifest (every index written)",
-    "built": "swap (the manifest written)",
+    "stream": "parse/stream (input read past a checkpoint)",
+    "numbering": "index numbering (parse recorded done, no index file yet)",
+    "index-write": "index writing (traversal files being written, not yet renamed in)",
+    "labels": "labels (the name index being written)",
+    "swap": "swap (manifest written, not yet swapped in)",
 }
+STREAM_PAST_CHECKPOINT = 0.05
+"""The stream kill comes once the input was read this share of its size past the last checkpoint seen
+(work the resume must redo), or at :data:`STREAM_FALLBACK` of it when no checkpoint came."""
+STREAM_FALLBACK = 0.85
+POLL_SECONDS = 0.01
 
 
 def log(message: str) -> None:
@@ -106,43 +117,167 @@ def answers_child(store: str, queries: str) -> None:
             found = comparable(call(query))
             answer = sorted(map(repr, found.items())) if isinstance(found, dict) else found
             digest.update(repr((kind, query, answer)).encode())
+    for entity in sets["neighbors"]:  # the relations, the name and the name search of each
+        relations = {d: kg.relations(entity, direction=d).get(entity, []) for d in ("out", "in")}
+        label = kg.labels([entity]).get(entity)
+        found = [e.id for e in kg.search(label, limit=20)] if label else []
+        digest.update(repr(("names", entity, relations, label, found)).encode())
     kg.close()
     common.emit_child_result({"digest": digest.hexdigest()})
 
 
+def kga_command(data: Path, store: Path) -> list[str]:
+    load = ["load", str(data), "--store", str(store), "--profile", "freebase", "--json"]
+    return [sys.executable, "-m", "kg_adapters.cli", *load]
+
+
 def kga_load(data: Path, store: Path) -> tuple[float, dict[str, Any]]:
     started = time.perf_counter()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kg_adapters.cli",
-            "load",
-            str(data),
-            "--store",
-            str(store),
-            "--profile",
-            "freebase",
-            "--json",
-        ],
-        cwd=common.REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = subprocess.run(kga_command(data, store), cwd=common.REPO_ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"kga load failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - started, json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def observe(store: Path, data: Path, tree: list[Any]) -> dict[str, Any]:
+    """What a running load has visibly done: its progress record (phase, checkpoints), how far the
+    input was read (the open file's position, over the process tree), and the version being built."""
+    import psutil
+
+    from kg_adapters import store_layout
+    from loaders.checkpoints import PROGRESS, BuildDir
+
+    build = BuildDir(store)
+    seen: dict[str, Any] = {"phase": None, "checkpoints": 0, "read": 0}
+    try:
+        progress = json.loads((build.path / PROGRESS).read_text("utf-8"))
+        seen["phase"], seen["checkpoints"] = progress.get("phase"), progress.get("checkpoints", 0)
+    except (OSError, ValueError):
+        pass
+    for process in tree:
+        try:
+            for handle in process.open_files():
+                if handle.path == str(data):
+                    seen["read"] = max(seen["read"], handle.position)
+        except psutil.Error:
+            continue
+    seen["index_files"], seen["index_done"] = 0, False
+    try:  # the traversal index is written into a directory of its own, renamed to its name when done
+        for entry in build.version.iterdir():
+            if entry.name == store_layout.TRAVERSAL:
+                seen["index_done"] = True
+            elif entry.is_dir() and entry.name != store_layout.DATA_DIR:
+                seen["index_files"] += sum(1 for item in entry.rglob("*") if item.is_file() and item.stat().st_size)
+    except OSError:
+        pass
+    try:
+        seen["labels_bytes"] = (build.version / store_layout.LABELS).stat().st_size
+    except OSError:
+        seen["labels_bytes"] = 0
+    seen["manifest"] = (build.version / store_layout.MANIFEST).is_file()
+    return seen
+
+
+class Watch:
+    """Decides, from what a load has visibly done, when it is inside ``point``'s phase."""
+
+    def __init__(self, point: str, size: int) -> None:
+        self.point, self.size = point, size
+        self.checkpoint_read: tuple[int, int] | None = None  # (checkpoints, read position) when first seen
+
+    def inside(self, seen: dict[str, Any]) -> bool:
+        if self.point == "stream":
+            if seen["phase"] not in (None, "parse"):
+                return False
+            if seen["checkpoints"] and (self.checkpoint_read is None or self.checkpoint_read[0] < seen["checkpoints"]):
+                self.checkpoint_read = (seen["checkpoints"], seen["read"])
+            past = seen["read"] - self.checkpoint_read[1] if self.checkpoint_read else 0
+            return past >= STREAM_PAST_CHECKPOINT * self.size or seen["read"] >= STREAM_FALLBACK * self.size
+        if seen["manifest"]:
+            return False
+        if self.point == "numbering":
+            return bool(seen["phase"] == "index" and seen["index_files"] == 0 and not seen["index_done"])
+        if self.point == "index-write":
+            return bool(seen["index_files"] > 0 and not seen["index_done"])
+        if self.point == "labels":
+            return bool(seen["labels_bytes"] > 0)
+        raise ValueError(self.point)
+
+
+def kill_inside(point: str, data: Path, store: Path, *, timeout: float) -> dict[str, Any]:
+    """Runs ``kga load`` and SIGKILLs its process tree once it is inside ``point``'s phase."""
+    import psutil
+
+    started = time.perf_counter()
+    if point == "swap":
+        from loaders.testing.kill import load_killed_at
+
+        done = load_killed_at("built", timeout=timeout, paths=[str(data)], store=str(store), profile="freebase")
+        return {"killed": done.returncode == -signal.SIGKILL, "after": time.perf_counter() - started, "seen": None}
+    process = subprocess.Popen(
+        kga_command(data, store),
+        cwd=common.REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    root = psutil.Process(process.pid)
+    watch = Watch(point, data.stat().st_size)
+    seen: dict[str, Any] | None = None
+    killed = False
+    while process.poll() is None and time.perf_counter() - started < timeout:
+        try:
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            break
+        seen = observe(store, data, tree)
+        if watch.inside(seen):
+            for member in tree:  # the whole tree at once, as a power loss would
+                try:
+                    member.send_signal(signal.SIGKILL)
+                except psutil.Error:
+                    continue
+            killed = process.wait() == -signal.SIGKILL  # reaped by Popen (psutil would leave it 0)
+            psutil.wait_procs(tree[1:], timeout=60)
+            break
+        time.sleep(POLL_SECONDS)  # polling what the load did, not timing the kill
+    process.wait()
+    return {"killed": killed, "after": time.perf_counter() - started, "seen": seen if killed else None}
+
+
+def cached_reference(work: Path, data: Path, queries: Path) -> dict[str, Any]:
+    """The uninterrupted load's fingerprint and answers, kept in ``work`` while the code is the same."""
+    path = work / "reference.json"
+    source = common.source_fingerprint("kg_adapters", "loaders")
+    try:
+        found: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        if found["data"] == str(data) and found["source"] == source:
+            return found
+    except (OSError, ValueError, KeyError):
+        pass
+    reference = work / "reference"
+    shutil.rmtree(reference, ignore_errors=True)
+    seconds, report = kga_load(data, reference)
+    made = {
+        "data": str(data),
+        "source": source,
+        "seconds": seconds,
+        "triples": report["store_triples"],
+        "fingerprint": fingerprint(reference),
+        "answers": answers(reference, queries),
+        "load_average": os.getloadavg()[0],
+    }
+    shutil.rmtree(reference)
+    path.write_text(json.dumps(made), encoding="utf-8")
+    return made
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="16M")
-    parser.add_argument("--points", default=",".join(POINTS))
+    parser.add_argument("--points", default=",".join(POINTS), help=f"comma-separated, of {', '.join(POINTS)}")
     parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "kill_resume"))
-    parser.add_argument(
-        "--checkpoint-seconds", type=float, help="the killed loads' checkpoint interval (default: the library's)"
-    )
+    parser.add_argument("--timeout", type=float, default=7200)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--answers-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--store", help=argparse.SUPPRESS)
@@ -152,74 +287,94 @@ def main(argv: list[str] | None = None) -> int:
         answers_child(args.store, args.queries)
         return 0
     from benchmarks import load_scale, scale
-    from loaders.testing.kill import load_killed_at
 
-    triples = scale.parse_size(args.size)
-    data, queries = load_scale.ensure_data(triples, load_scale.DATA_DIR)
+    points = [point for point in args.points.split(",") if point]
+    unknown = sorted(set(points) - set(POINTS))
+    if unknown:
+        raise SystemExit(f"unknown points {unknown}: choose from {', '.join(POINTS)}")
+    data, queries = load_scale.ensure_data(scale.parse_size(args.size), load_scale.DATA_DIR)
     work = Path(args.work_dir)
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
-    reference = work / "reference"
-    seconds, report = kga_load(data, reference)
-    expected, expected_answers = fingerprint(reference), answers(reference, queries)
-    log(f"uninterrupted load: {seconds:.1f} s, {report['store_triples']:,} triples")
-    shutil.rmtree(reference)
-    trials: list[dict[str, Any]] = []
-    for point in args.points.split(","):
-        store = work / f"store-{point.replace(':', '-')}"
-        started = time.perf_counter()
-        killed = load_killed_at(
-            point,
-            checkpoint_seconds=args.checkpoint_seconds,
-            timeout=7200,
-            paths=[str(data)],
-            store=str(store),
-            profile="freebase",
-        )
-        killed_after = time.perf_counter() - started
-        was_killed = killed.returncode == -signal.SIGKILL
+    reference = cached_reference(work, data, queries)
+    log(f"uninterrupted load: {reference['seconds']:.1f} s, {reference['triples']:,} triples")
+    results = read_results(data, reference)
+    for point in points:
+        store = work / f"store-{point}"
+        shutil.rmtree(store, ignore_errors=True)
+        from loaders.checkpoints import BuildDir
+
+        BuildDir(store).remove()
+        killed = kill_inside(point, data, store, timeout=args.timeout)
         visible = store.exists()
-        resume_seconds, _report = kga_load(data, store)
+        resume_seconds, report = kga_load(data, store)
         found = fingerprint(store)
-        same_answers = answers(store, queries) == expected_answers
+        expected = reference["fingerprint"]
         trial = {
             "point": point,
-            "phase": PHASES.get(point, point),
-            "killed": was_killed,
-            "killed_after_seconds": killed_after,
+            "phase": PHASES[point],
+            "killed": killed["killed"],
+            "killed_after_seconds": killed["after"],
+            "seen_at_kill": killed["seen"],
             "store_visible_after_kill": visible,
+            "resumed_from_checkpoint": bool(report.get("resumed")),
             "resume_seconds": resume_seconds,
-            "resume_over_uninterrupted": resume_seconds / seconds,
+            "resume_over_uninterrupted": resume_seconds / reference["seconds"],
             "same_store": found == expected,
-            "same_answers": same_answers,
+            "same_answers": answers(store, queries) == reference["answers"],
             "differences": sorted(k for k in expected if found.get(k) != expected[k]),
             "load_average": os.getloadavg()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         }
-        trials.append(trial)
+        results["trials"][point] = trial
         log(f"  {point}: {trial}")
         shutil.rmtree(store, ignore_errors=True)
-    ok = all(
+        results["seconds"] = results.get("seconds", 0.0) + time.perf_counter() - began
+        began = time.perf_counter()
+        if not args.no_write:  # after each point: a later failure keeps the earlier trials
+            common.write_results(NAME, results, render(results, args.size))
+    print(render(results, args.size))
+    return 0 if all_exact(results) else 1
+
+
+def all_exact(results: dict[str, Any]) -> bool:
+    trials = results["trials"].values()
+    return bool(trials) and all(
         t["killed"] and not t["store_visible_after_kill"] and t["same_store"] and t["same_answers"] for t in trials
     )
-    result = {
+
+
+def read_results(data: Path, reference: dict[str, Any]) -> dict[str, Any]:
+    """The results file's trials when they were made on this data with this code; else a fresh record."""
+    path = common.RESULTS_DIR / f"{NAME}.json"
+    fresh: dict[str, Any] = {
         "benchmark": NAME,
-        "machine": common.machine_info(("pyoxigraph", "kg-adapters")),
-        "source": common.source_fingerprint("kg_adapters", "loaders"),
+        "machine": common.machine_info(("pyoxigraph", "psutil", "kg-adapters")),
+        "source": reference["source"],
         "data": str(data),
-        "triples": report["store_triples"],
-        "uninterrupted_seconds": seconds,
-        "checkpoint_seconds": args.checkpoint_seconds,
-        "seconds": time.perf_counter() - began,
-        "trials": trials,
-        "all_exact": ok,
+        "triples": reference["triples"],
+        "uninterrupted_seconds": reference["seconds"],
+        "uninterrupted_load_average": reference["load_average"],
+        "trials": {},
     }
+    try:
+        found: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return fresh
+    same = found.get("data") == str(data) and found.get("source") == reference["source"]
+    return found if same and isinstance(found.get("trials"), dict) else fresh
+
+
+def render(results: dict[str, Any], size: str) -> str:
+    trials = [results["trials"][p] for p in POINTS if p in results["trials"]]
     rows = [
         [
             t["phase"],
             "yes" if t["killed"] else "**no**",
             f"{t['killed_after_seconds']:.0f} s",
+            seen_text(t.get("seen_at_kill")),
             "**yes**" if t["store_visible_after_kill"] else "no",
+            "yes" if t.get("resumed_from_checkpoint") else "no (started over)",
             f"{t['resume_seconds']:.0f} s ({t['resume_over_uninterrupted']:.2f}x)",
             "yes" if t["same_store"] else f"**NO** ({', '.join(t['differences'])})",
             "yes" if t["same_answers"] else "**NO**",
@@ -227,39 +382,53 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for t in trials
     ]
-    markdown = "\n".join(
+    missing = [PHASES[p] for p in POINTS if p not in results["trials"]]
+    headers = [
+        "killed during",
+        "killed",
+        "after",
+        "what the load had done",
+        "store visible after the kill",
+        "resumed from a checkpoint",
+        "resume (vs uninterrupted)",
+        "same store",
+        "same answers",
+        "load",
+    ]
+    return "\n".join(
         [
             "# kill -9 during each phase of `kga load`, then resume",
             "",
-            f"`python -m benchmarks.kill_resume --size {args.size}` ({time.strftime('%Y-%m-%d', time.gmtime())}): "
-            f"{Path(data).name} ({report['store_triples']:,} triples; {seconds:.0f} s uninterrupted). Each load "
-            "is killed with SIGKILL when it reaches the phase by its own progress, then `kga load` with the same "
-            "arguments resumes it; the resumed store is compared with the uninterrupted one (digest of every "
-            "triple, traversal index files, name and relation index rows, manifest counts) and answers every "
-            "query of the scale benchmark's sets as it does.",
+            f"`python -m benchmarks.kill_resume --size {size}` (split into parts, merged here): "
+            f"{Path(results['data']).name} ({results['triples']:,} triples; "
+            f"{results['uninterrupted_seconds']:.0f} s uninterrupted at load "
+            f"{results.get('uninterrupted_load_average', 0):.1f}). Each load runs in a session of its own and its "
+            "whole process tree is SIGKILLed when what it has visibly done (the input's read position, the build "
+            "directory's progress record, the files of the version being built) shows it inside the phase; the swap "
+            "point is the load's own callback after the manifest is written. Then `kga load` with the same "
+            "arguments resumes; the resumed store is compared with the uninterrupted one (digest of every triple, "
+            "traversal index files, name and relation index rows, manifest counts) and answers every query of the "
+            "scale benchmark's sets, plus each entity's relations, name and name search, as it does.",
             "",
-            common.markdown_table(
-                [
-                    "killed during",
-                    "killed",
-                    "after",
-                    "store visible after the kill",
-                    "resume (vs uninterrupted)",
-                    "same store",
-                    "same answers",
-                    "load",
-                ],
-                rows,
-            ),
+            common.markdown_table(headers, rows),
             "",
-            f"All exact: {'yes' if ok else 'NO'}.",
+            f"All exact: {'yes' if all_exact(results) else 'NO'}."
+            + (f" Not run yet: {'; '.join(missing)}." if missing else ""),
             "",
         ]
     )
-    print(markdown)
-    if not args.no_write:
-        common.write_results(NAME, result, markdown)
-    return 0 if ok else 1
+
+
+def seen_text(seen: dict[str, Any] | None) -> str:
+    if not seen:
+        return "its own callback"
+    parts = [f"phase {seen['phase'] or 'parse'}", f"{seen['checkpoints']} checkpoint(s)"]
+    if seen["read"]:
+        parts.append(f"read {seen['read'] / 2**20:,.0f} MiB")
+    parts.append("index written" if seen.get("index_done") else f"{seen['index_files']} index file(s) in progress")
+    if seen["labels_bytes"]:
+        parts.append(f"labels {seen['labels_bytes'] / 2**20:,.1f} MiB")
+    return ", ".join(parts)
 
 
 if __name__ == "__main__":

@@ -397,7 +397,10 @@ def latency_child(args: argparse.Namespace) -> None:
     common.emit_child_result(out)
 
 
-def measure(triples: int, args: argparse.Namespace) -> dict[str, Any]:
+def measure(triples: int, args: argparse.Namespace, results: dict[str, Any]) -> dict[str, Any]:
+    """Loads the file of ``triples`` by every side asked; each side's figures replace that side's earlier
+    ones for this size as soon as they are measured (written at once, unless ``--no-write``), so the
+    baselines and ``kga`` can be measured in separate runs (each row says when)."""
     from benchmarks import scale
 
     label = scale.size_label(triples)
@@ -406,6 +409,12 @@ def measure(triples: int, args: argparse.Namespace) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     sides = [side for side in args.sides.split(",") if side]
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    out: dict[str, Any] = results["sizes"].get(label) or {}
+    if out.get("data") != str(data) or out.get("data_bytes") != data.stat().st_size:
+        out = {"sides": {}, "runs": {}}
+    out.update(label=label, triples=triples, data=str(data), data_bytes=data.stat().st_size, raw_bytes=raw_bytes(data))
+    results["sizes"][label] = out
+    source = common.source_fingerprint("kg_adapters", "loaders")
     log(f"{label}: {data} ({data.stat().st_size / 2**20:.0f} MiB), sides {', '.join(sides)}, {args.repeats} round(s)")
     for round_number in range(args.repeats):
         order = sides if round_number % 2 == 0 else sides[::-1]
@@ -421,41 +430,50 @@ def measure(triples: int, args: argparse.Namespace) -> dict[str, Any]:
             keep = side == "kga" and args.queries and round_number == args.repeats - 1
             if not keep:
                 shutil.rmtree(target, ignore_errors=True)
-    out: dict[str, Any] = {
-        "label": label,
-        "triples": triples,
-        "data": str(data),
-        "data_bytes": data.stat().st_size,
-        "raw_bytes": raw_bytes(data),
-        "kga_args": args.kga_args,
-        "runs": runs,
-        "sides": {},
-    }
-    for side, results in runs.items():
-        out["sides"][side] = {
-            "median_seconds": common.median([r["seconds"] for r in results]),
-            "median_disk_bytes": common.median([r["disk_bytes"] for r in results]),
-            "median_peak_rss_bytes": common.median([r["peak_rss_bytes"] for r in results]),
-            "load_average": common.median([(r["load_before"] + r["load_after"]) / 2 for r in results]),
-        }
-    if BASELINE in runs:
-        base = out["sides"][BASELINE]
-        for figures in out["sides"].values():
-            figures["time_ratio"] = figures["median_seconds"] / base["median_seconds"]
-            figures["disk_ratio"] = figures["median_disk_bytes"] / base["median_disk_bytes"]
-        for side, results in runs.items():  # each round's pair: loads that ran close together in time
-            out["sides"][side]["round_time_ratios"] = [
-                r["seconds"] / b["seconds"] for r, b in zip(results, runs[BASELINE], strict=True)
-            ]
-    if "kga" in runs:
-        out["kga_triples"] = runs["kga"][-1].get("store_triples")
-        out["kga_parts"] = runs["kga"][-1].get("parts")
+            out["runs"][side] = runs[side]
+            out["sides"][side] = summary(runs[side], args, source if side == "kga" else None)
+            if side == "kga":
+                out["kga_triples"] = result.get("store_triples")
+                out["kga_parts"] = result.get("parts")
+                out.pop("latency", None)  # it was of the store this load replaces
+            save(results, args)
     if args.queries and "kga" in runs:
         store = work / f"kga-{label}"
         out["latency"] = query_latency(store, queries, args)
         out["latency"]["load_average"] = os.getloadavg()[0]
         shutil.rmtree(store, ignore_errors=True)
+        save(results, args)
     return out
+
+
+def summary(runs: list[dict[str, Any]], args: argparse.Namespace, source: str | None) -> dict[str, Any]:
+    figures = {
+        "median_seconds": common.median([r["seconds"] for r in runs]),
+        "median_disk_bytes": common.median([r["disk_bytes"] for r in runs]),
+        "median_peak_rss_bytes": common.median([r["peak_rss_bytes"] for r in runs]),
+        "load_average": common.median([(r["load_before"] + r["load_after"]) / 2 for r in runs]),
+        "rounds": len(runs),
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+    }
+    if source is not None:
+        figures.update(source=source, kga_args=args.kga_args)
+    return figures
+
+
+def ratios(size: dict[str, Any], side: str) -> tuple[float, float] | None:
+    """(time, disk) of ``side`` over ``oxigraph load``'s at this size."""
+    base, figures = size["sides"].get(BASELINE), size["sides"].get(side)
+    if base is None or figures is None:
+        return None
+    return (
+        figures["median_seconds"] / base["median_seconds"],
+        figures["median_disk_bytes"] / base["median_disk_bytes"],
+    )
+
+
+def save(results: dict[str, Any], args: argparse.Namespace) -> None:
+    if not args.no_write:
+        common.write_results(NAME, results, render(results))
 
 
 def read_results() -> dict[str, Any]:
@@ -493,12 +511,13 @@ def render(results: dict[str, Any]) -> str:
                     f"`{side}`",
                     f"{figures['median_seconds']:.1f} s",
                     f"{size['triples'] / figures['median_seconds']:,.0f}",
-                    f"{figures['time_ratio']:.2f}x" if "time_ratio" in figures else "-",
+                    f"{found[0]:.2f}x" if (found := ratios(size, side)) else "-",
                     fmt_mib(figures["median_disk_bytes"]),
-                    f"{figures['disk_ratio']:.2f}x" if "disk_ratio" in figures else "-",
+                    f"{found[1]:.2f}x" if found else "-",
                     f"{figures['median_peak_rss_bytes'] / GIB:.2f} GiB",
                     f"{figures['load_average']:.1f}",
-                    str(len(size["runs"][side])),
+                    str(figures.get("rounds", len(size["runs"][side]))),
+                    figures.get("date", size.get("date", "")),
                 ]
             )
     lines.append(
@@ -514,6 +533,7 @@ def render(results: dict[str, Any]) -> str:
                 "peak RSS",
                 "load",
                 "runs",
+                "measured (UTC)",
             ],
             rows,
         )
@@ -628,15 +648,16 @@ def main(argv: list[str] | None = None) -> int:
         args.kga_args += ["--memory", args.memory]
     from benchmarks import scale
 
+    sides = [side for side in args.sides.split(",") if side]
+    unknown = sorted(set(sides) - set(SIDES))
+    if unknown:
+        raise SystemExit(f"unknown sides {unknown}: choose from {', '.join(SIDES)}")
+    if "oxigraph" in sides:
+        oxigraph_cli()  # a missing tool stops the run before the first load, not after it
     results = read_results()
     results["machine"] = common.machine_info(("pyoxigraph", "psutil", "kg-adapters"))
-    results["source"] = common.source_fingerprint("kg_adapters", "loaders")
     for text in args.sizes.split(","):
-        measured = measure(scale.parse_size(text), args)
-        measured["date"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-        results["sizes"][measured["label"]] = measured
-        if not args.no_write:  # after each size: a later size's failure keeps the earlier figures
-            common.write_results(NAME, results, render(results))
+        measure(scale.parse_size(text), args, results)
     print(render(results))
     return 0
 
