@@ -759,9 +759,10 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
 
     from kg_adapters.errors import BackendError
     from kg_adapters.profiles import get_profile
+    from kg_adapters.budgets import DEFAULT_MEMORY
     from loaders.indexing import WorkerIndexingSink
 
-    sink = WorkerIndexingSink(ox.Store(), tmp_path / "spool", None)
+    sink = WorkerIndexingSink(ox.Store(), tmp_path / "spool", None, DEFAULT_MEMORY)
     try:
         sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
         not_a_directory = write(tmp_path / "file", "")
