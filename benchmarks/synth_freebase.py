@@ -324,16 +324,12 @@ class _Literals:
         years, rest = (1850 + days // 365).tolist(), (days % 365).tolist()
         numbers = self.numbers[lo:hi].tolist()
         texts = self.texts.spell(lo, hi)
-        out = []
-        for i, kind in enumerate(self.kinds[lo:hi].tolist()):
-            if kind == 1:
-                y, r = years[i], rest[i]
-                out.append(f'"{y:04d}-{1 + r // 31 % 12:02d}-{1 + r % 28:02d}"^^<{XSD}date>')
-            elif kind == 2:
-                out.append(f'"{numbers[i]}"^^<{XSD}integer>')
-            else:
-                out.append(f'"{texts[i].capitalize()}"@en')
-        return out
+        spell = {
+            1: lambda i: f'"{years[i]:04d}-{1 + rest[i] // 31 % 12:02d}-{1 + rest[i] % 28:02d}"^^<{XSD}date>',
+            2: lambda i: f'"{numbers[i]}"^^<{XSD}integer>',
+            3: lambda i: f'"{texts[i].capitalize()}"@en',
+        }
+        return [spell[kind](i) for i, kind in enumerate(self.kinds[lo:hi].tolist())]
 
 
 def _write(
