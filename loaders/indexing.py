@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from kg_adapters.profiles import Profile
 
 NameRows = list[tuple[str, str, str]]
-CollectedNames = tuple[NameRows, NameRows, list[str]]
-"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows."""
+CollectedNames = tuple[Iterable[tuple[str, str, str]], NameRows, list[str]]
+"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows; the
+label rows are read once, as they come (a spilled collection streams them from disk)."""
 _COLLECT_EVERY = 10_000
 """Quads passed to Oxigraph's ``bulk_extend`` between two handings to the collector."""
 WORKER_MIN_BYTES = 1 << 20
@@ -304,12 +305,17 @@ class WorkerIndexingSink(IndexingSink):
         if answer.get("labels") is None or self._labels_file is None:
             self.abandon()
             raise _failure(answer, self._process.returncode)
-        try:
-            found = json.loads(self._labels_file.read_bytes())
-        finally:
-            self._labels_file.unlink(missing_ok=True)
-        rows = {key: [(iri, label, lang) for iri, label, lang in found[key]] for key in ("labels", "aliases")}
-        return rows["labels"], rows["aliases"], list(found["relations"])
+        handle = open(self._labels_file, "rb")  # noqa: SIM115 (closed when the rows are read)
+        self._labels_file.unlink()  # read through the open handle: nothing is left behind
+        head = json.loads(handle.readline())
+
+        def rows() -> Iterator[tuple[str, str, str]]:
+            with handle:
+                for line in handle:
+                    iri, label, lang = json.loads(line)
+                    yield iri, label, lang
+
+        return rows(), [(iri, label, lang) for iri, label, lang in head["aliases"]], list(head["relations"])
 
     def index_written(self) -> IndexStats:
         from kg_adapters.index.build import IndexStats
@@ -414,11 +420,16 @@ def _collected_labels(collector: TripleCollector) -> CollectedNames:
 
 
 def write_collected_labels(collector: TripleCollector, path: str) -> int:
-    """Writes :func:`_collected_labels` to ``path`` as JSON (the worker's half of ``collected_labels``)."""
+    """Writes :func:`_collected_labels` to ``path`` (the worker's half of ``collected_labels``): a JSON
+    line with the aliases and the relations, then one JSON line per label row, written as they come."""
     labels, aliases, relations = _collected_labels(collector)
+    count = 0
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"labels": labels, "aliases": aliases, "relations": relations}, handle)
-    return len(labels)
+        handle.write(json.dumps({"aliases": aliases, "relations": relations}) + "\n")
+        for row in labels:
+            handle.write(json.dumps(row) + "\n")
+            count += 1
+    return count
 
 
 @contextlib.contextmanager

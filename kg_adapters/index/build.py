@@ -410,9 +410,10 @@ class TripleCollector:
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
 
-    def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
+    def label_rows(self, predicates: Iterable[str]) -> Iterable[tuple[str, str, str]]:
         """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
-        distinct and sorted: what the name index holds, read from the load instead of the store."""
+        distinct and sorted: what the name index holds, read from the load instead of the store (a
+        list; from disk, as they are read, when the collection spilled)."""
         self.check()
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:

@@ -305,14 +305,16 @@ class SpilledCollection:
         return done + count, int(ends[-1]) if count else offset
 
     # -- the name index's rows ---------------------------------------------------------------------
-    def label_rows(self, relations: set[int]) -> list[tuple[str, str, str]]:
+    def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
         """(IRI, text, language or ``""``) of the literal rows of ``relations``, distinct and sorted:
-        what ``TripleCollector.label_rows`` gives, sorted on disk."""
+        what ``TripleCollector.label_rows`` gives, sorted on disk and read as they come. The IRIs are
+        merged now (not when the rows are first read: the index may be written meanwhile)."""
+        return self._label_rows(relations, self._numbered())
+
+    def _label_rows(self, relations: set[int], local_to_unique: Any) -> Iterator[tuple[str, str, str]]:
         import numpy as np
 
         from kg_adapters.index.spool import literal_file_rows
-
-        local_to_unique = self._numbered()
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
             for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
@@ -326,16 +328,15 @@ class SpilledCollection:
         block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
         iris = enumerate(read_run(self.scratch / "iris.run"))
         at, iri = -1, b""
-        found: list[tuple[str, str, str]] = []
         previous = None
-        for row in sorted_items(keyed(), block, self.scratch, "labels", self.fan_in):
+        stem = f"labels-{min(relations)}"  # the name index's rows and the aliases' may be read at once
+        for row in sorted_items(keyed(), block, self.scratch, stem, self.fan_in):
             if row == previous:
                 continue
             previous = row
             while at < row[0]:
                 at, iri = next(iris)
-            found.append((iri.decode(), row[1].decode(), row[2].decode()))
-        return found
+            yield iri.decode(), row[1].decode(), row[2].decode()
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
