@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import BackendError
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META, STARTS
 from kg_adapters.profiles import Profile
@@ -64,12 +65,14 @@ def build_index(
     progress: Callable[[int], None] | None = None,
     every: int = 100_000,
     collected: TripleCollector | None = None,
+    memory: int = DEFAULT_MEMORY,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
     replacing any index there. ``collected``, when given, holds every triple of the store's default
     graph (what a load wrote, see :class:`TripleCollector`), and the store is not read at all;
     otherwise the store is read back (about as slow as loading it: Oxigraph looks each IRI up on
-    disk). ``progress(done)`` reports a running count of work: every ``every`` triples read
+    disk; what it reads spills to disk past ``memory`` bytes, see :mod:`kg_adapters.index.spill`).
+    ``progress(done)`` reports a running count of work: every ``every`` triples read
     (``done`` = triples read; once, for collected triples), then once per file written
     (``done`` = triples + files).
 
@@ -79,17 +82,23 @@ def build_index(
     remove_stale_builds(directory)
     tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
+    spool_dir = tmp.with_name(tmp.name + "-collect")  # beside tmp: a killed build's is removed alike
     try:
         if collected is None:
             if store is None:
                 raise ValueError("build_index needs the store or the collected triples")
+            from kg_adapters.index.spool import CollectorSpool
+
             collected = TripleCollector(distinct=True)
+            spool = CollectorSpool(spool_dir, memory=memory)
+            spool.restore(collected, None)
+            quads = _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
             try:
-                collected.add_quads(
-                    _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
-                )
+                while batch := list(itertools.islice(quads, _READ_BATCH)):  # the budget is checked per batch
+                    collected.add_quads(batch)
             except OSError as exc:
                 raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
+            spool.reload(collected)
         elif progress is not None:
             progress(collected.rows)
         return _write(collected, directory, tmp, profile, progress)
@@ -98,6 +107,11 @@ def build_index(
 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if spool_dir.exists():
+            import shutil
+
+            shutil.rmtree(spool_dir, ignore_errors=True)
 
 
 def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, every: int) -> Iterator[ox.Quad]:
@@ -110,6 +124,8 @@ def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, e
             progress(rows)
 
 
+_READ_BATCH = 50_000
+"""Quads of a store read back handed to the collector at once."""
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
