@@ -129,19 +129,21 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     import numpy as np
 
     runs: list[Path] = []
+    sizes: list[int] = []
+    dtype = None
     for block in blocks:
         if len(block):
-            runs.append(scratch / f"{stem}-{len(runs)}.npy")
-            np.save(runs[-1], distinct(np.sort(block)))
-    arrays = [np.load(path, mmap_mode="r") for path in runs]
-    step = max(merge_items // max(len(arrays), 1), 4096)
-    positions = [0] * len(arrays)
+            runs.append(scratch / f"{stem}-{len(runs)}.bin")
+            run = distinct(np.sort(block))
+            run.tofile(runs[-1])
+            sizes.append(len(run))
+            dtype = run.dtype
+    step = max(merge_items // max(len(runs), 1), 4096)
+    positions = [0] * len(runs)
     last = None
     while True:
         heads = [
-            (n, array[positions[n] : positions[n] + step])
-            for n, array in enumerate(arrays)
-            if positions[n] < len(array)
+            (n, read_block(path, dtype, positions[n], step)) for n, path in enumerate(runs) if positions[n] < sizes[n]
         ]
         if not heads:
             return
@@ -157,6 +159,15 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
         if len(chunk):
             last = chunk[-1]
             yield chunk
+
+
+def read_block(path: Path, dtype: Any, start: int, count: int) -> Any:
+    """``count`` values of ``dtype`` from ``start`` of a raw file, read into memory: a memory map would
+    keep every page read resident (and counted in the process's RSS) until it is closed."""
+    import numpy as np
+
+    itemsize = np.dtype(dtype).itemsize
+    return np.fromfile(path, dtype=dtype, count=count, offset=start * itemsize)
 
 
 def distinct(ordered: Any) -> Any:
@@ -417,13 +428,12 @@ class SpilledCollection:
 
         path = self.spool.directory / "edges.i32"
         count = path.stat().st_size // 12
-        edges = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 3)) if count else np.zeros((0, 3), np.int32)
         rows = max(self.block_bytes // 120, 4096)
         merge_items = max(self.merge_bytes // 16, 4096)
 
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
-                block = np.asarray(edges[start : start + rows])
+                block = read_block(path, np.int32, start * 3, rows * 3).reshape(-1, 3)
                 heads, tails = local_rank[block[:, 0]], local_rank[block[:, 2]]
                 yield pack(heads * width + relation_rank[block[:, 1]], tails)
 
@@ -469,12 +479,12 @@ class SpilledCollection:
 
         path = self.spool.directory / f"{side}_extra.i32"
         count = path.stat().st_size // 8
-        pairs = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 2)) if count else np.zeros((0, 2), np.int32)
         rows = max(self.block_bytes // 40, 4096)
         blocks = (
-            local_rank[np.asarray(pairs[start : start + rows, 0])] * width
-            + relation_rank[np.asarray(pairs[start : start + rows, 1])]
-            for start in range(0, count, rows)
+            local_rank[block[:, 0]] * width + relation_rank[block[:, 1]]
+            for block in (
+                read_block(path, np.int32, start * 2, rows * 2).reshape(-1, 2) for start in range(0, count, rows)
+            )
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
         for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
