@@ -254,7 +254,9 @@ class WorkerIndexingSink(IndexingSink):
     chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
     :class:`BackendError` (the store is then left as it was)."""
 
-    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None, memory: int) -> None:
+    def __init__(
+        self, store: ox.Store, spool: Path, state: dict[str, Any] | None, memory: int = DEFAULT_MEMORY
+    ) -> None:
         super().__init__(store)
         spool.mkdir(parents=True, exist_ok=True)
         resume = spool.parent / f"{spool.name}.resume.json"
