@@ -31,6 +31,15 @@ split among what the collector (:class:`~kg_adapters.index.build.TripleCollector
 
 The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
 them). Both end in one function, :func:`kg_adapters.index.build.emit_index`, that writes the arrays.
+
+Runs and spooled arrays are read a block at a time (a memory map would keep every page it read
+resident). What stays in memory whatever the input: the relation dict and its ranks, the distinct
+blank-node triples (counted, not indexed: few in the graphs indexed), the name index's rows that name
+a relation. Three maps of one number per IRI number are memory-mapped and read at random
+(``local_to_unique``, ``rank_of_unique``, ``local_rank``): the kernel pages them from disk, so they
+count in the resident size as the pages are read, but never need the memory to hold them. IRI numbers
+are int32 (as the in-memory write's are): at most 2**31 - 1 numbers, an IRI counted again in each run
+it appears in.
 """
 
 from __future__ import annotations
