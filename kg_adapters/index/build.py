@@ -606,7 +606,12 @@ def emit_index(
         written()
     for name, values in arrays.items():
         with open(tmp / f"{name}.npy", "wb") as handle:
-            np.save(handle, values)
+            if isinstance(values, np.memmap):  # copied a block at a time: a map keeps the pages read resident
+                values.flush()
+                np.lib.format.write_array_header_1_0(handle, np.lib.format.header_data_from_array_1_0(values))
+                _copy_file(Path(str(values.filename)), int(values.offset), values.nbytes, handle)
+            else:
+                np.save(handle, values)
             _sync(handle)
         written()
     _write_json(tmp / "relations.json", relation_names)
@@ -756,6 +761,17 @@ def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDAr
     rank = np.empty(len(names), dtype=np.int64)
     rank[order] = np.arange(len(names), dtype=np.int64)
     return rank, order
+
+
+def _copy_file(source: Path, offset: int, size: int, handle: Any) -> None:
+    with open(source, "rb") as data:
+        data.seek(offset)
+        while size > 0:
+            chunk = data.read(min(size, 1 << 22))
+            if not chunk:
+                raise OSError(f"{source} is shorter than its array")
+            handle.write(chunk)
+            size -= len(chunk)
 
 
 def _sync(handle: Any) -> None:

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters.errors import BackendError
+from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
 
 if TYPE_CHECKING:
@@ -382,7 +383,7 @@ class SpilledCollection:
         literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
         for keys_name, start_name in STARTS.items():
             keys = arrays[keys_name]
-            arrays[start_name] = build.starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            arrays[start_name] = self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -407,6 +408,26 @@ class SpilledCollection:
             collector.rows,
             progress,
         )
+
+    def _starts(self, keys: Any, entities: int, width: int, out: Any) -> Any:
+        """``build.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
+        the map): each block of keys settles the entities whose first key is at most its last."""
+        import numpy as np
+
+        if not isinstance(keys, np.memmap):
+            return build_starts(keys, entities, width, out)
+        path, size, step = Path(str(keys.filename)), int(keys.size), max(self.block_bytes // 16, 4096)
+        settled = 0  # entities whose start is written
+        for start in range(0, size, step):
+            block = read_block(path, np.int64, start, step)
+            end = min(int(block[-1]) // width + 1, entities + 1)
+            for first in range(settled, end, 1 << 20):
+                bounds = np.arange(first, min(first + (1 << 20), end), dtype=np.int64) * width
+                out[first : first + len(bounds)] = start + np.searchsorted(block, bounds)
+            settled = max(settled, end)
+        out[settled:] = size
+        out.flush()
+        return out
 
     def _memmap(self, name: str, size: int, length: int) -> Any:
         import numpy as np
@@ -558,18 +579,18 @@ class SpilledCollection:
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
         arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
-        sizes = lengths.array()
+        count = lengths.array().size
         offsets = np.lib.format.open_memmap(
-            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(len(sizes) + 1,)
+            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(count + 1,)
         )
         offsets[0], total = 0, 0
         step = max(self.block_bytes // 16, 4096)
-        for start in range(0, len(sizes), step):
-            ends = total + np.cumsum(np.asarray(sizes[start : start + step]))
+        for start in range(0, count, step):
+            ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
             offsets[start + 1 : start + 1 + len(ends)] = ends
             total = int(ends[-1])
         arrays["literal_offsets"] = offsets
-        return len(sizes), tags
+        return count, tags
 
 
 def _file_chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
