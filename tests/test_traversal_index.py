@@ -26,7 +26,7 @@ from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.index import read, tuning
 from kg_adapters.index.build import BUILD_FILES
-from kg_adapters.index.layout import FORMAT_VERSION, INDEX_DIR, STARTS, has_index
+from kg_adapters.index.layout import COLUMNS, FORMAT_VERSION, INDEX_DIR, has_index
 from kg_adapters.records import Edge
 from kg_adapters.store_layout import open_version
 from loaders import load_files
@@ -503,8 +503,8 @@ def test_an_index_of_an_older_format_is_treated_as_absent(
     directory = _version_dir(store) / INDEX_DIR
     meta = json.loads((directory / "meta.json").read_text("utf-8"))
     assert meta["version"] == FORMAT_VERSION
-    for start in STARTS.values():
-        (directory / f"{start}.npy").unlink()
+    for start in COLUMNS.values():
+        (directory / f"{start}.npy").unlink(missing_ok=True)
     (directory / "meta.json").write_text(json.dumps({**meta, "version": 3}), encoding="utf-8")
     with connect(f"oxigraph://{store}") as old, connect(f"oxigraph://{plain}") as slow:
         assert isinstance(old, OxigraphGraph) and old.traversal_index is None

@@ -26,7 +26,7 @@ import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.errors import BackendError
-from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META, STARTS
+from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # numpy is imported only when a build runs
 _TMP_PREFIX = ".traversal-tmp-"
 _TRASH_PREFIX = ".traversal-old-"
 BUILD_FILES = len(ARRAYS) + 4
-"""Files a build writes (entities, literal values, the arrays, relations, meta): the progress steps after reading."""
+"""The progress steps after reading: one per file a build may write (entities, literal values, the
+arrays, relations, meta), an array it has no need of (no blank-node edges) counted as written."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -459,23 +460,7 @@ def _write(
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    arrays: dict[str, Ints | npt.NDArray[np.int32]] = {
-        "entity_offsets": offsets,
-        "out_key": out_key,
-        "out_other": out_other,
-        "in_key": in_key,
-        "in_other": in_other,
-        "out_extra": extra_keys(out_extra_pairs),
-        "in_extra": extra_keys(in_extra_pairs),
-        "literal_key": literal_key,
-        "literal_tag": literal_tag,
-        "literal_offsets": literal_offsets,
-    }
-    bounds = np.arange(len(encoded) + 1, dtype=np.int64) * width
-    for keys_name, start_name in STARTS.items():
-        keys = arrays[keys_name]
-        arrays[start_name] = keys.searchsorted(bounds).astype(np.int32 if keys.size < 1 << 31 else np.int64)
-    del bounds
+    out_extra = extra_keys(out_extra_pairs)
     meta: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -484,11 +469,32 @@ def _write(
         "relations": len(relation_names),
         "edges": int(out_key.size),
         "literal_edges": literal_edges,
-        "literal_relations": sorted(set((arrays["out_extra"] % width).tolist())),
+        "literal_relations": sorted(set((out_extra % width).tolist())),
         "literal_tags": tags,
         "blank_edges": blank_edges,
         "rows": int(out_key.size) + literal_edges + blank_edges,
     }
+    arrays = _emitted_arrays(
+        width=width,
+        entities=len(encoded),
+        blank_edges=blank_edges,
+        tags=len(tags),
+        keyed={
+            "out_rel": out_key,
+            "in_rel": in_key,
+            "literal_rel": literal_key,
+            "out_extra_rel": out_extra,
+            "in_extra_rel": extra_keys(in_extra_pairs),
+        },
+        plain={
+            "entity_offsets": offsets,
+            "out_other": out_other,
+            "in_other": in_other,
+            "literal_tag": literal_tag,
+            "literal_offsets": literal_offsets,
+        },
+    )
+    del out_key, in_key, literal_key, out_extra, offsets, out_other, in_other, literal_tag, literal_offsets
     done = rows
 
     def written() -> None:
@@ -508,10 +514,11 @@ def _write(
         _sync(handle)
     del literal_values
     written()
-    for name, values in arrays.items():
-        with open(tmp / f"{name}.npy", "wb") as handle:
-            np.save(handle, values)
-            _sync(handle)
+    for name in ARRAYS:  # one progress step each, written or not (BUILD_FILES steps in all)
+        if name in arrays:
+            with open(tmp / f"{name}.npy", "wb") as handle:
+                np.save(handle, arrays.pop(name))
+                _sync(handle)
         written()
     sorted_relations = [relation_names[i] for i in relation_order.tolist()]
     _write_json(tmp / "relations.json", sorted_relations)
@@ -528,6 +535,41 @@ def _write(
         blank_edges=blank_edges,
         bytes=size,
     )
+
+
+def _emitted_arrays(
+    *, width: int, entities: int, blank_edges: int, tags: int, keyed: dict[str, Ints], plain: dict[str, Any]
+) -> dict[str, Any]:
+    """The arrays of the index files (see :mod:`kg_adapters.index`), each in its narrowest type: the
+    sorted keys ``node * width + relation`` of ``keyed`` as relation columns with their start arrays
+    (:func:`_node_columns`), ``plain`` (the offsets into the blobs, the other ends, the tag numbers)
+    as they are; the extra-end arrays only when the index has blank-node edges."""
+    from kg_adapters.index.layout import COLUMNS, arrays, offset_dtype, relation_dtype, start_dtype, tag_dtype
+
+    wanted = arrays(blank_edges)
+    emitted: dict[str, Any] = {}
+    for name, keys in keyed.items():
+        if name in wanted:
+            emitted[name], starts = _node_columns(keys, width, entities, relation_dtype(width))
+            emitted[COLUMNS[name]] = starts.astype(start_dtype(keys.size))
+    for name in ("entity_offsets", "literal_offsets"):
+        offsets = plain.pop(name)
+        emitted[name] = offsets.astype(offset_dtype(int(offsets[-1])))
+    emitted["literal_tag"] = plain.pop("literal_tag").astype(tag_dtype(tags))
+    emitted.update(plain)
+    return emitted
+
+
+def _node_columns(keys: Ints, width: int, entities: int, dtype: str) -> tuple[Any, Ints]:
+    """(relation column, starts) of sorted keys ``node * width + relation``: each key's relation in
+    ``dtype``, and where each of the ``entities`` nodes' keys start (``entities + 1`` positions)."""
+    import numpy as np
+
+    relations = (keys % width).astype(dtype)
+    starts = np.zeros(entities + 1, dtype=np.int64)
+    if keys.size:
+        np.cumsum(np.bincount(keys // width, minlength=entities), out=starts[1:])
+    return relations, starts
 
 
 def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
