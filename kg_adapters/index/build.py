@@ -455,7 +455,7 @@ def _write(
     del literal_rows
     sorted_names = [entity_names[i] for i in entity_order.tolist()]
     del entity_names
-    encoded = [name.encode("utf-8") for name in sorted_names]
+    namespaces, namespace_starts, namespace_ids, encoded = _entity_table(sorted_names)
     del sorted_names
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
@@ -471,6 +471,7 @@ def _write(
         "literal_edges": literal_edges,
         "literal_relations": sorted(set((out_extra % width).tolist())),
         "literal_tags": tags,
+        "namespaces": namespaces,
         "blank_edges": blank_edges,
         "rows": int(out_key.size) + literal_edges + blank_edges,
     }
@@ -479,6 +480,7 @@ def _write(
         entities=len(encoded),
         blank_edges=blank_edges,
         tags=len(tags),
+        namespaces=len(namespaces),
         keyed={
             "out_rel": out_key,
             "in_rel": in_key,
@@ -492,6 +494,8 @@ def _write(
             "in_other": in_other,
             "literal_tag": literal_tag,
             "literal_offsets": literal_offsets,
+            "namespace_starts": namespace_starts,
+            "namespace_ids": namespace_ids,
         },
     )
     del out_key, in_key, literal_key, out_extra, offsets, out_other, in_other, literal_tag, literal_offsets
@@ -538,7 +542,14 @@ def _write(
 
 
 def _emitted_arrays(
-    *, width: int, entities: int, blank_edges: int, tags: int, keyed: dict[str, Ints], plain: dict[str, Any]
+    *,
+    width: int,
+    entities: int,
+    blank_edges: int,
+    tags: int,
+    namespaces: int,
+    keyed: dict[str, Ints],
+    plain: dict[str, Any],
 ) -> dict[str, Any]:
     """The arrays of the index files (see :mod:`kg_adapters.index`), each in its narrowest type: the
     sorted keys ``node * width + relation`` of ``keyed`` as relation columns with their start arrays
@@ -556,8 +567,42 @@ def _emitted_arrays(
         offsets = plain.pop(name)
         emitted[name] = offsets.astype(offset_dtype(int(offsets[-1])))
     emitted["literal_tag"] = plain.pop("literal_tag").astype(tag_dtype(tags))
+    emitted["namespace_starts"] = plain.pop("namespace_starts").astype(start_dtype(entities))
+    emitted["namespace_ids"] = plain.pop("namespace_ids").astype(tag_dtype(namespaces))
     emitted.update(plain)
     return emitted
+
+
+def _entity_table(names: list[str]) -> tuple[list[str], Ints, Ints, list[bytes]]:
+    """The entity ids ``names`` (sorted) as the index stores them: (namespaces, the first entity of
+    each run of consecutive ids in one namespace, each run's namespace number, each id's local part as
+    UTF-8). An id's namespace is what precedes its last ``/`` or ``#`` (itself included); when
+    splitting saves fewer bytes than the runs cost, one run of namespace ``""`` holds every id whole."""
+    import numpy as np
+
+    numbers: dict[str, int] = {}
+    starts: list[int] = []
+    ids: list[int] = []
+    local_parts: list[bytes] = []
+    current: str | None = None
+    saved = 0
+    for position, name in enumerate(names):
+        cut = max(name.rfind("/"), name.rfind("#")) + 1
+        if cut:
+            namespace = name[:cut]
+            saved += cut
+            local_parts.append(name[cut:].encode("utf-8"))
+        else:
+            namespace = ""
+            local_parts.append(name.encode("utf-8"))
+        if namespace != current:
+            current = namespace
+            starts.append(position)
+            ids.append(numbers.setdefault(namespace, len(numbers)))
+    if not starts or saved <= 8 * len(starts) + sum(map(len, numbers)):
+        numbers, starts, ids = {"": 0}, [0], [0]
+        local_parts = [name.encode("utf-8") for name in names]
+    return list(numbers), np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64), local_parts
 
 
 def _node_columns(keys: Ints, width: int, entities: int, dtype: str) -> tuple[Any, Ints]:

@@ -2,8 +2,9 @@
 service description, without a scan of the store).
 
 Every default-graph edge between IRIs has its relation in ``out_rel`` and every literal object in
-``literal_rel``, so one pass of ``bincount`` over those memory-mapped columns counts each relation; it goes in chunks, so memory stays bounded on a store of any size. Blank-node edges are held
-only as flags per (node, relation): a relation that may have some is listed without a count rather
+``literal_rel``, so one pass of ``bincount`` over those memory-mapped columns counts each relation;
+it goes in chunks, so memory stays bounded on a store of any size. Blank-node edges are held only
+as flags per (node, relation): a relation that may have some is listed without a count rather
 than with a wrong one."""
 
 from __future__ import annotations

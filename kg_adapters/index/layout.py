@@ -17,9 +17,9 @@ META = "meta.json"
 FORMAT_NAME = "kga-traversal"
 FORMAT_VERSION = 5
 """5: relation columns (``*_rel.npy``) instead of ``node * R + relation`` keys, narrow integer types,
-extra-end arrays only with blank nodes (about 40% smaller); 4: per-node start arrays (``*_start.npy``).
-An index of another version is treated as absent (the store answers through Oxigraph) and the hint
-says to rebuild it (:func:`add_hint`)."""
+entity ids without their namespaces, extra-end arrays only with blank nodes (half the size);
+4: per-node start arrays (``*_start.npy``). An index of another version is treated as absent (the
+store answers through Oxigraph) and the hint says to rebuild it (:func:`add_hint`)."""
 
 COLUMNS = {
     "out_rel": "out_start",
@@ -47,6 +47,8 @@ ARRAYS = (
     "in_extra_rel",
     "out_extra_start",
     "in_extra_start",
+    "namespace_starts",
+    "namespace_ids",
 )
 DTYPES = frozenset({"|u1", "<u2", "<u4", "<i4", "<i8"})
 """The ``.npy`` element types a reader accepts (little-endian integers)."""

@@ -3,9 +3,10 @@
 records are decoded through bounded caches (:class:`~kg_adapters.index.memo.BoundedMemo`).
 
 A node's rows are found by two reads of a start array; one relation of a node by a ``bisect`` of
-the relation column bounded to the node's rows (sorted by relation there). A process opens an index in well under a millisecond and pages in only what its
-queries touch: the arrays are memoryviews over their mappings (Python-int indexing at list speed,
-no numpy import), and numpy arrays of them are made only for walks over large frontiers.
+the relation column bounded to the node's rows (sorted by relation there). A process opens an
+index in well under a millisecond and pages in only what its queries touch: the arrays are
+memoryviews over their mappings (Python-int indexing at list speed, no numpy import), and numpy
+arrays of them are made only for walks over large frontiers.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import operator
 import os
 import struct
 import sys
+import typing
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -316,7 +318,9 @@ class TraversalIndex:
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self._name_bytes: npt.NDArray[np.uint8] | None = None
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
-        self.name_from_file = _name_decoder(self._offset_view, self._names)
+        self.namespaces = _Namespaces(meta["namespaces"], views["namespace_starts"], views["namespace_ids"])
+        """The namespaces the ids in ``entities.bin`` are stored without."""
+        self.name_from_file = _name_decoder(self._offset_view, self._names, self.namespaces)
         """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
         self.name_cache: BoundedMemo[int, str] = BoundedMemo(
             self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=len, overhead=NAME_OVERHEAD
@@ -405,8 +409,12 @@ class TraversalIndex:
         if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
             names = self._gathered_names(missing)
         if names is None:
-            offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
-            names = [blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
+            prefix = self.namespaces.only
+            if prefix is None:
+                names = list(map(self.name_from_file, missing))
+            else:
+                offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
+                names = [prefix + blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
         cache.remember(missing, names)
 
     def names_of(self, numbers: list[int]) -> list[str]:
@@ -443,16 +451,28 @@ class TraversalIndex:
         if len(found) != len(numbers) + 1:
             return None
         found.pop()
-        return found
+        prefix = self.namespaces.only
+        if prefix is None:
+            runs = np.searchsorted(self.array("namespace_starts"), wanted, "right") - 1
+            names = self.namespaces.names
+            return [names[number] + local for number, local in zip(self.array("namespace_ids")[runs].tolist(), found)]  # noqa: B905 (equal lengths)
+        return [prefix + local for local in found] if prefix else found
 
     def number(self, name: str) -> int | None:
         """The number of the entity id ``name``, None if the index holds no such entity."""
         key = name.encode("utf-8")
-        offsets, blob = self._offset_view, self._names
+        offsets, blob, namespaces = self._offset_view, self._names, self.namespaces
         lo, hi = 0, self.entity_count
+        prefix = namespaces.only
+        if prefix is not None:  # every id in one namespace: the local parts sort as the ids do
+            if not name.startswith(prefix):
+                return None
+            key = key[len(prefix.encode("utf-8")) :]
         while lo < hi:
             middle = (lo + hi) // 2
             found = blob[offsets[middle] : offsets[middle + 1]]
+            if prefix is None:
+                found = namespaces.encoded(middle) + found
             if found < key:
                 lo = middle + 1
             elif found > key:
@@ -585,11 +605,50 @@ def _text_length(literal: Literal) -> int:
     return len(literal.value)
 
 
-def _name_decoder(offsets: memoryview, blob: mmap.mmap | bytes) -> Callable[[int], str]:
-    """Entity number -> id, read from ``entities.bin`` (no cache; holds the buffers, not the index)."""
+class _Namespaces:
+    """The namespaces of the entity ids, which ``entities.bin`` holds without them: runs of consecutive
+    entity numbers, each run's namespace (see :mod:`kg_adapters.index`)."""
 
-    def decode(number: int) -> str:
-        return blob[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
+    __slots__ = ("_bytes", "ids", "names", "only", "starts")
+
+    def __init__(self, names: list[str], starts: memoryview, ids: memoryview) -> None:
+        self.names = [str(name) for name in names]
+        self._bytes = [name.encode("utf-8") for name in self.names]
+        self.starts, self.ids = starts, ids
+        if len(starts) < 1 or starts[0] != 0 or len(ids) != len(starts):
+            raise ValueError("namespace_starts and namespace_ids disagree")
+        if any(not 0 <= number < len(self.names) for number in (min(ids), max(ids))):
+            raise ValueError("namespace_ids number a namespace meta.json does not list")
+        self.only = self.names[ids[0]] if len(starts) == 1 else None
+        """The one namespace of every id (None when there are several)."""
+
+    def of(self, number: int) -> str:
+        """The namespace of the entity numbered ``number``."""
+        return self.names[self.ids[bisect_right(self.starts, number) - 1]]
+
+    def encoded(self, number: int) -> bytes:
+        """:meth:`of`, as UTF-8."""
+        return self._bytes[self.ids[bisect_right(self.starts, number) - 1]]
+
+
+def _name_decoder(offsets: memoryview, blob: mmap.mmap | bytes, namespaces: _Namespaces) -> Callable[[int], str]:
+    """Entity number -> id, read from ``entities.bin`` (no cache; holds the buffers, not the index)."""
+    prefix = namespaces.only
+    if prefix is None:
+        of = namespaces.of
+
+        def decode(number: int) -> str:
+            return of(number) + blob[offsets[number] : offsets[number + 1]].decode()
+
+    elif prefix:
+
+        def decode(number: int) -> str:
+            return prefix + blob[offsets[number] : offsets[number + 1]].decode()
+
+    else:
+
+        def decode(number: int) -> str:
+            return blob[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
 
     return decode
 
@@ -622,7 +681,13 @@ def _load(path: Path) -> Ints:
     return values.view(np.ndarray)  # type: ignore[no-any-return]
 
 
-_FORMATS = {"|u1": "B", "<u2": "H", "<u4": "I", "<i4": "i", "<i8": "q"}
+_FORMATS: dict[str, typing.Literal["B", "H", "I", "i", "q"]] = {
+    "|u1": "B",
+    "<u2": "H",
+    "<u4": "I",
+    "<i4": "i",
+    "<i8": "q",
+}
 """The memoryview format of each ``.npy`` element type an index holds (:data:`~kg_adapters.index.layout.DTYPES`)."""
 
 
