@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
 from kg_adapters.rdf_guard import PARSER_BUFFER
@@ -151,11 +152,13 @@ def indexing_sink(
     *,
     spool: Path,
     state: dict[str, Any] | None = None,
+    memory: int = DEFAULT_MEMORY,
 ) -> IndexingSink:
     """The sink for a new store's load: a worker process when the input is large (``input_bytes``
     at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
     (the worker finds it by name), else a thread (also when no worker can be started). The collector
-    keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint of a killed load)."""
+    keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint of a killed load);
+    ``memory`` is its budget in bytes (past it, it spills to ``spool``: :mod:`kg_adapters.index.spill`)."""
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
@@ -163,11 +166,11 @@ def indexing_sink(
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store, spool, state)
+            return WorkerIndexingSink(store, spool, state, memory)
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
     collector = TripleCollector()
-    saved = CollectorSpool(spool)
+    saved = CollectorSpool(spool, memory=memory)
     saved.restore(collector, state)
     return ThreadIndexingSink(store, collector, saved)
 
@@ -250,14 +253,14 @@ class WorkerIndexingSink(IndexingSink):
     chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
     :class:`BackendError` (the store is then left as it was)."""
 
-    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None) -> None:
+    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None, memory: int) -> None:
         super().__init__(store)
         spool.mkdir(parents=True, exist_ok=True)
         resume = spool.parent / f"{spool.name}.resume.json"
         resume.write_text(json.dumps(state), encoding="utf-8")
         self._labels_file: Path | None = None
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume)],
+            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume), str(memory)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # failures come back as the answer

@@ -26,12 +26,15 @@ import pyoxigraph as ox
 
 from kg_adapters import store_layout
 from kg_adapters.errors import BackendError
-from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META
+from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, KEY_COLUMNS, META, STARTS
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
     import numpy as np
     import numpy.typing as npt
+
+    from kg_adapters.index.spill import SpilledCollection
+    from kg_adapters.index.spool import CollectorSpool
 
     Ints = npt.NDArray[np.int64]
 
@@ -211,6 +214,14 @@ class TripleCollector:
         self.rows = 0
         """Triples added (duplicates included)."""
         self.unreadable: str | None = None
+        self._entity_base = 0
+        """The number of the current entity dict's first IRI (earlier ones were spilled as runs)."""
+        self._flushed_rows = 0
+        """``rows`` when the buffers were last appended to the spool."""
+        self._spool: CollectorSpool | None = None
+        """Where the collector spills past its memory budget (set by ``CollectorSpool.restore``)."""
+        self._spilled: SpilledCollection | None = None
+        """Set when the collection is written from the spool's files (``CollectorSpool.reload``)."""
 
     def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
@@ -228,6 +239,8 @@ class TripleCollector:
             if not is_buffer_overflow(exc):
                 raise
             self.unreadable = self.unreadable or str(exc)
+        if self._spool is not None:
+            self._spool.check(self)  # spills what passed its share of the memory budget
 
     def check(self) -> None:
         """Raises when some text handed over did not parse (see :meth:`add_rdf`)."""
@@ -339,6 +352,8 @@ class TripleCollector:
             else:
                 self._blank_set.add(quad)
         self.rows += rows
+        if self._spool is not None:
+            self._spool.check(self)
 
     # -- what _write reads ------------------------------------------------------------------------
     def iris(self) -> tuple[list[str], list[str]]:
@@ -403,6 +418,8 @@ class TripleCollector:
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:
             return []
+        if self._spilled is not None:
+            return self._spilled.label_rows(cast("set[int]", numbers))
         entities = list(self._entity)
         rows = {
             (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
@@ -426,6 +443,8 @@ def _write(
     import numpy as np
 
     collected.check()
+    if collected._spilled is not None:  # past the memory budget: from the spool's files
+        return collected._spilled.write_index(directory, tmp, profile, progress)
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
     entity_names = [profile.entity_id(iri) for iri in entity_iris]
@@ -455,50 +474,110 @@ def _write(
     del literal_rows
     sorted_names = [entity_names[i] for i in entity_order.tolist()]
     del entity_names
-    namespaces, namespace_starts, namespace_ids, encoded = _entity_table(sorted_names)
+    encoded = [name.encode("utf-8") for name in sorted_names]
     del sorted_names
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    out_extra = extra_keys(out_extra_pairs)
-    meta: dict[str, Any] = {
+    arrays: dict[str, Any] = {
+        "entity_offsets": offsets,
+        "out_key": out_key,
+        "out_other": out_other,
+        "in_key": in_key,
+        "in_other": in_other,
+        "out_extra": extra_keys(out_extra_pairs),
+        "in_extra": extra_keys(in_extra_pairs),
+        "literal_key": literal_key,
+        "literal_tag": literal_tag,
+        "literal_offsets": literal_offsets,
+    }
+    for keys_name, start_name in STARTS.items():
+        keys = arrays[keys_name]
+        arrays[start_name] = starts(keys, len(encoded), width)
+    meta = index_meta(
+        profile,
+        entities=len(encoded),
+        relations=len(relation_names),
+        edges=int(out_key.size),
+        literal_edges=literal_edges,
+        literal_relations=sorted(set((arrays["out_extra"] % width).tolist())),
+        literal_tags=tags,
+        blank_edges=blank_edges,
+    )
+    names = (b"".join(encoded[start : start + 65536]) for start in range(0, len(encoded), 65536))
+    return emit_index(
+        directory,
+        tmp,
+        arrays,
+        {"entities.bin": names, "literals.bin": iter((literal_values,))},
+        [relation_names[i] for i in relation_order.tolist()],
+        meta,
+        rows,
+        progress,
+    )
+
+
+def starts(keys: Any, entities: int, width: int, out: Any = None) -> Any:
+    """Where each entity's keys start in the sorted ``keys`` (one more: the end), into ``out`` when
+    given (a memory-mapped array of a spilled build), bounds made a block at a time."""
+    import numpy as np
+
+    if out is None:
+        out = np.empty(entities + 1, dtype=np.int32 if keys.size < 1 << 31 else np.int64)
+    step = 1 << 20
+    for start in range(0, entities + 1, step):
+        bounds = np.arange(start, min(start + step, entities + 1), dtype=np.int64) * width
+        out[start : start + len(bounds)] = keys.searchsorted(bounds)
+    return out
+
+
+def index_meta(
+    profile: Profile,
+    *,
+    entities: int,
+    relations: int,
+    edges: int,
+    literal_edges: int,
+    literal_relations: list[int],
+    literal_tags: list[str],
+    blank_edges: int,
+) -> dict[str, Any]:
+    """The index's ``meta.json``."""
+    return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "profile": profile.name,
-        "entities": len(encoded),
-        "relations": len(relation_names),
-        "edges": int(out_key.size),
+        "entities": entities,
+        "relations": relations,
+        "edges": edges,
         "literal_edges": literal_edges,
-        "literal_relations": sorted(set((out_extra % width).tolist())),
-        "literal_tags": tags,
-        "namespaces": namespaces,
+        "literal_relations": literal_relations,
+        "literal_tags": literal_tags,
         "blank_edges": blank_edges,
-        "rows": int(out_key.size) + literal_edges + blank_edges,
+        "rows": edges + literal_edges + blank_edges,
     }
-    arrays = _emitted_arrays(
-        width=width,
-        entities=len(encoded),
-        blank_edges=blank_edges,
-        tags=len(tags),
-        namespaces=len(namespaces),
-        keyed={
-            "out_rel": out_key,
-            "in_rel": in_key,
-            "literal_rel": literal_key,
-            "out_extra_rel": out_extra,
-            "in_extra_rel": extra_keys(in_extra_pairs),
-        },
-        plain={
-            "entity_offsets": offsets,
-            "out_other": out_other,
-            "in_other": in_other,
-            "literal_tag": literal_tag,
-            "literal_offsets": literal_offsets,
-            "namespace_starts": namespace_starts,
-            "namespace_ids": namespace_ids,
-        },
-    )
-    del out_key, in_key, literal_key, out_extra, offsets, out_other, in_other, literal_tag, literal_offsets
+
+
+def emit_index(
+    directory: Path,
+    tmp: Path,
+    arrays: dict[str, Any],
+    blobs: dict[str, Iterable[bytes]],
+    relation_names: list[str],
+    meta: dict[str, Any],
+    rows: int,
+    progress: Callable[[int], None] | None,
+) -> IndexStats:
+    """Writes the index files into ``tmp`` and swaps them in: the byte ``blobs`` (the entity ids in
+    order, the literal values), the ``arrays`` (in memory, or memory-mapped by a spilled build), the
+    sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
+    files are written, whichever way the arrays were computed, in the format of
+    :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
+    sorted key array (``layout.STARTS``) as its relation column, every array in its narrowest type
+    (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
+    ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all)."""
+    from kg_adapters.index.layout import arrays as wanted_arrays
+
     done = rows
 
     def written() -> None:
@@ -507,25 +586,24 @@ def _write(
         if progress is not None:
             progress(done)
 
-    with open(tmp / "entities.bin", "wb") as handle:
-        for chunk_start in range(0, len(encoded), 65536):
-            handle.write(b"".join(encoded[chunk_start : chunk_start + 65536]))
-        _sync(handle)
-    del encoded
+    meta["namespaces"], namespace_starts, namespace_ids = _write_entities(
+        tmp, blobs["entities.bin"], arrays.pop("entity_offsets")
+    )
     written()
     with open(tmp / "literals.bin", "wb") as handle:
-        handle.write(literal_values)
+        for chunk in blobs["literals.bin"]:
+            handle.write(chunk)
         _sync(handle)
-    del literal_values
     written()
-    for name in ARRAYS:  # one progress step each, written or not (BUILD_FILES steps in all)
-        if name in arrays:
-            with open(tmp / f"{name}.npy", "wb") as handle:
-                np.save(handle, arrays.pop(name))
-                _sync(handle)
+    arrays["namespace_starts"], arrays["namespace_ids"] = namespace_starts, namespace_ids
+    columns = {column: key for key, column in KEY_COLUMNS.items()}
+    wanted = wanted_arrays(meta["blank_edges"])
+    for name in ARRAYS:  # one progress step each, written or not
+        if name in wanted and name != "entity_offsets":  # (written with the ids)
+            source = arrays[columns.get(name, name)]
+            _save(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
         written()
-    sorted_relations = [relation_names[i] for i in relation_order.tolist()]
-    _write_json(tmp / "relations.json", sorted_relations)
+    _write_json(tmp / "relations.json", relation_names)
     written()
     _write_json(tmp / META, meta)  # last: its presence marks the index complete
     written()
@@ -535,86 +613,116 @@ def _write(
         entities=meta["entities"],
         relations=meta["relations"],
         edges=meta["edges"],
-        literal_edges=literal_edges,
-        blank_edges=blank_edges,
+        literal_edges=meta["literal_edges"],
+        blank_edges=meta["blank_edges"],
         bytes=size,
     )
 
 
-def _emitted_arrays(
-    *,
-    width: int,
-    entities: int,
-    blank_edges: int,
-    tags: int,
-    namespaces: int,
-    keyed: dict[str, Ints],
-    plain: dict[str, Any],
-) -> dict[str, Any]:
-    """The arrays of the index files (see :mod:`kg_adapters.index`), each in its narrowest type: the
-    sorted keys ``node * width + relation`` of ``keyed`` as relation columns with their start arrays
-    (:func:`_node_columns`), ``plain`` (the offsets into the blobs, the other ends, the tag numbers)
-    as they are; the extra-end arrays only when the index has blank-node edges."""
-    from kg_adapters.index.layout import COLUMNS, arrays, offset_dtype, relation_dtype, start_dtype, tag_dtype
-
-    wanted = arrays(blank_edges)
-    emitted: dict[str, Any] = {}
-    for name, keys in keyed.items():
-        if name in wanted:
-            emitted[name], starts = _node_columns(keys, width, entities, relation_dtype(width))
-            emitted[COLUMNS[name]] = starts.astype(start_dtype(keys.size))
-    for name in ("entity_offsets", "literal_offsets"):
-        offsets = plain.pop(name)
-        emitted[name] = offsets.astype(offset_dtype(int(offsets[-1])))
-    emitted["literal_tag"] = plain.pop("literal_tag").astype(tag_dtype(tags))
-    emitted["namespace_starts"] = plain.pop("namespace_starts").astype(start_dtype(entities))
-    emitted["namespace_ids"] = plain.pop("namespace_ids").astype(tag_dtype(namespaces))
-    emitted.update(plain)
-    return emitted
+_BLOCK = 1 << 20
+"""Array elements converted at a time (a spilled build's arrays are memory-mapped: never whole in memory)."""
 
 
-def _entity_table(names: list[str]) -> tuple[list[str], Ints, Ints, list[bytes]]:
-    """The entity ids ``names`` (sorted) as the index stores them: (namespaces, the first entity of
-    each run of consecutive ids in one namespace, each run's namespace number, each id's local part as
-    UTF-8). An id's namespace is what precedes its last ``/`` or ``#`` (itself included); when
-    splitting saves fewer bytes than the runs cost, one run of namespace ``""`` holds every id whole."""
+def _emitted(name: str, source: Any, meta: dict[str, Any]) -> tuple[Callable[[Any], Any], str]:
+    """How the array ``name`` is made from ``source`` (a block at a time) and its type on disk."""
+    from kg_adapters.index.layout import COLUMNS, offset_dtype, relation_dtype, start_dtype, tag_dtype
+
+    width = max(int(meta["relations"]), 1)
+    if name in COLUMNS:  # from the sorted keys node * width + relation
+        return (lambda block: block % width), relation_dtype(width)
+    if name == "literal_offsets":
+        return (lambda block: block), offset_dtype(int(source[-1]))
+    if name == "literal_tag":
+        return (lambda block: block), tag_dtype(len(meta["literal_tags"]))
+    if name == "namespace_ids":
+        return (lambda block: block), tag_dtype(len(meta["namespaces"]))
+    if name == "namespace_starts":
+        return (lambda block: block), start_dtype(int(meta["entities"]))
+    if name.endswith("_start"):
+        return (lambda block: block), start_dtype(int(source[-1]))
+    return (lambda block: block), str(source.dtype.str)  # the other ends: int32 as computed
+
+
+def _save(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) -> None:
+    """Writes ``convert`` of ``source`` as a ``.npy`` file of ``dtype``, a block at a time."""
     import numpy as np
+    from numpy.lib.format import open_memmap
 
-    numbers: dict[str, int] = {}
+    if len(source) == 0:
+        with open(path, "wb") as handle:
+            np.save(handle, np.zeros(0, dtype=dtype))
+            _sync(handle)
+        return
+    target = open_memmap(path, mode="w+", dtype=dtype, shape=(len(source),))
+    for start in range(0, len(source), _BLOCK):
+        target[start : start + _BLOCK] = convert(np.asarray(source[start : start + _BLOCK]))
+    target.flush()
+    del target
+    with open(path, "rb+") as handle:
+        _sync(handle)
+
+
+def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[list[str], Ints, Ints]:
+    """Writes ``entities.bin`` and ``entity_offsets.npy`` from the entity ids in order (``chunks`` of
+    their concatenated UTF-8, ``offsets`` where each starts), each id without its namespace (what
+    precedes its last ``/`` or ``#``), and returns (the namespaces, the first entity of each run of
+    consecutive ids in one namespace, each run's namespace number). The first
+    ``layout.MAX_NAMESPACES`` namespaces are stripped; ids of others are kept whole (namespace "")."""
+    import numpy as np
+    from numpy.lib.format import open_memmap
+
+    from kg_adapters.index.layout import MAX_NAMESPACES, offset_dtype
+
+    count = len(offsets) - 1
+    numbers: dict[bytes, int] = {}
     starts: list[int] = []
     ids: list[int] = []
-    local_parts: list[bytes] = []
-    current: str | None = None
-    saved = 0
-    for position, name in enumerate(names):
-        cut = max(name.rfind("/"), name.rfind("#")) + 1
-        if cut:
-            namespace = name[:cut]
-            saved += cut
-            local_parts.append(name[cut:].encode("utf-8"))
-        else:
-            namespace = ""
-            local_parts.append(name.encode("utf-8"))
-        if namespace != current:
-            current = namespace
-            starts.append(position)
-            ids.append(numbers.setdefault(namespace, len(numbers)))
-    if not starts or saved <= 8 * len(starts) + sum(map(len, numbers)):
-        numbers, starts, ids = {"": 0}, [0], [0]
-        local_parts = [name.encode("utf-8") for name in names]
-    return list(numbers), np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64), local_parts
-
-
-def _node_columns(keys: Ints, width: int, entities: int, dtype: str) -> tuple[Any, Ints]:
-    """(relation column, starts) of sorted keys ``node * width + relation``: each key's relation in
-    ``dtype``, and where each of the ``entities`` nodes' keys start (``entities + 1`` positions)."""
-    import numpy as np
-
-    relations = (keys % width).astype(dtype)
-    starts = np.zeros(entities + 1, dtype=np.int64)
-    if keys.size:
-        np.cumsum(np.bincount(keys // width, minlength=entities), out=starts[1:])
-    return relations, starts
+    current: bytes | None = None
+    local_offsets = open_memmap(
+        tmp / "entity_offsets.npy", mode="w+", dtype=offset_dtype(int(offsets[-1])), shape=(count + 1,)
+    )
+    local_offsets[0] = 0
+    pending = bytearray()
+    base = 0  # where ``pending`` starts in the concatenated ids
+    end = 0  # where the local parts written so far end
+    source = iter(chunks)
+    with open(tmp / "entities.bin", "wb") as handle:
+        for first in range(0, count, 65536):
+            bounds = np.asarray(offsets[first : min(first + 65536, count) + 1]).tolist()
+            while base + len(pending) < bounds[-1]:
+                pending += next(source)
+            data = bytes(pending[bounds[0] - base : bounds[-1] - base])
+            del pending[: bounds[-1] - base]
+            at, base = bounds[0], bounds[-1]
+            parts: list[bytes] = []
+            for position, (lo, hi) in enumerate(itertools.pairwise(bounds), first):
+                name = data[lo - at : hi - at]
+                cut = max(name.rfind(b"/"), name.rfind(b"#")) + 1
+                namespace = name[:cut]
+                number = numbers.get(namespace)
+                if number is None:
+                    if len(numbers) < MAX_NAMESPACES or not cut:
+                        number = numbers[namespace] = len(numbers)
+                    else:  # too many namespaces: kept whole
+                        namespace, cut, number = b"", 0, numbers.setdefault(b"", len(numbers))
+                if namespace != current:
+                    current = namespace
+                    starts.append(position)
+                    ids.append(number)
+                parts.append(name[cut:])
+            lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+            local_offsets[first + 1 : first + 1 + len(parts)] = end + np.cumsum(lengths)
+            end += int(lengths.sum())
+            handle.write(b"".join(parts))
+        _sync(handle)
+    local_offsets.flush()
+    del local_offsets
+    with open(tmp / "entity_offsets.npy", "rb+") as handle:
+        _sync(handle)
+    if not starts:
+        starts, ids, numbers = [0], [0], {b"": 0}
+    names = [namespace.decode("utf-8") for namespace in numbers]
+    return names, np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64)
 
 
 def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
@@ -663,20 +771,13 @@ def _literal_table(
     datatype and language: called once per distinct tag)."""
     import numpy as np
 
-    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
-
     count = len(rows)
     entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))
     tags = [""]
     numbers: dict[str, int] = {"": 0}
     tag_of: dict[bytes, int] = {}  # row tag -> tag number
     for row_tag in set(row_tags):
-        text = row_tag[1:].decode("utf-8")
-        if row_tag[:1] == b"@":
-            value = plain_literal("", RDF_LANG_STRING, text)
-        else:
-            value = plain_literal("", text or None, None)
-        tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+        tag = literal_tag_order(row_tag)[0]
         number = numbers.get(tag)
         if number is None:
             number = numbers[tag] = len(tags)
@@ -698,7 +799,7 @@ def _literal_table(
         repeated[1:] |= same
         repeated[:-1] |= same
         if repeated.any():
-            tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+            tag_sort = [_tag_sort(tag) for tag in tags]
             ranked = sorted(tag_sort)
             tag_rank = [ranked.index(each) for each in tag_sort]
             positions = order[repeated]
@@ -725,6 +826,23 @@ def _literal_table(
             renumber[tag_number] = len(ordered_tags)
             ordered_tags.append(tags[tag_number])
     return keys[chosen], renumber[final], offsets, b"".join(encoded), ordered_tags
+
+
+def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
+    """The tag of a literal row's tag (``""``, ``@lang`` or ``^datatype``, as the backend converts
+    literals: ``plain_literal`` keeps the text and maps the datatype and language), and its place in
+    answer order (datatype, then language: ``node_sort_key``)."""
+    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
+
+    text = row_tag[1:].decode("utf-8")
+    language = row_tag[:1] == b"@"
+    value = plain_literal("", RDF_LANG_STRING, text) if language else plain_literal("", text or None, None)
+    tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+    return tag, _tag_sort(tag)
+
+
+def _tag_sort(tag: str) -> tuple[str, str]:
+    return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])
 
 
 def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

@@ -29,6 +29,25 @@ COLUMNS = {
     "in_extra_rel": "in_extra_start",
 }
 """Each per-node relation column and the array of where each node's rows start in it."""
+STARTS = {
+    "out_key": "out_start",
+    "in_key": "in_start",
+    "out_extra": "out_extra_start",
+    "in_extra": "in_extra_start",
+    "literal_key": "literal_start",
+}
+"""The sorted keys ``node * R + relation`` a build computes (``build.emit_index`` writes each as the
+relation column ``KEY_COLUMNS[key]``) and the start array of each."""
+KEY_COLUMNS = {
+    "out_key": "out_rel",
+    "in_key": "in_rel",
+    "out_extra": "out_extra_rel",
+    "in_extra": "in_extra_rel",
+    "literal_key": "literal_rel",
+}
+MAX_NAMESPACES = 4096
+"""Namespaces an index strips from its entity ids at most (meta.json lists them); ids of further
+namespaces are stored whole."""
 BLANK_ONLY = frozenset({"out_extra_rel", "in_extra_rel", "out_extra_start", "in_extra_start"})
 """Arrays written only when the index has blank-node edges (they are read only then)."""
 ARRAYS = (
