@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.stores import version_dir
 
 from kg_adapters import connect
 from kg_adapters.backends.oxigraph import OxigraphGraph
@@ -22,7 +23,6 @@ from kg_adapters.base import Direction
 from kg_adapters.index import read, tuning
 from kg_adapters.index.layout import FORMAT_VERSION, INDEX_DIR
 from kg_adapters.index.read import TraversalIndex
-from kg_adapters.store_layout import open_version
 from loaders import load_files
 
 NAMESPACES = [
@@ -79,14 +79,6 @@ def _same(answer: object, expected: object) -> bool:
     return re.sub(r"_:\w+", "_:", repr(answer)) == re.sub(r"_:\w+", "_:", repr(expected))
 
 
-def _version_dir(store: Path) -> Path:
-    version = open_version(store)
-    try:
-        return version.directory
-    finally:
-        version.close()
-
-
 @pytest.fixture(
     scope="module",
     params=[(30, False, "|u1"), (300, True, "<u2"), (70_000, False, "<i4")],
@@ -124,7 +116,7 @@ def _entities(kg: OxigraphGraph) -> list[str]:
 
 def test_the_files_use_the_narrowest_types(stores: tuple[Path, Path, str, bool]) -> None:
     indexed, _, dtype, blanks = stores
-    directory = _version_dir(indexed) / INDEX_DIR
+    directory = version_dir(indexed) / INDEX_DIR
     meta = json.loads((directory / "meta.json").read_text("utf-8"))
     assert meta["version"] == FORMAT_VERSION
     for column in ("out_rel", "in_rel", "literal_rel"):
@@ -211,7 +203,7 @@ def test_a_format_4_index_is_refused_with_a_rebuild_hint(tmp_path: Path) -> None
     store, plain = tmp_path / "store", tmp_path / "plain"
     load_files([str(source)], str(store), progress=False)
     load_files([str(source)], str(plain), progress=False, index=False)
-    directory = _version_dir(store) / INDEX_DIR
+    directory = version_dir(store) / INDEX_DIR
     meta = json.loads((directory / "meta.json").read_text("utf-8"))
     for name in ("out_rel", "in_rel", "literal_rel"):  # as format 4 named and typed them
         keys = np.load(directory / f"{name}.npy").astype(np.int64)
@@ -248,8 +240,8 @@ def test_a_namespace_table_that_disagrees_is_not_read(stores: tuple[Path, Path, 
     indexed, _, _, _ = stores
     store = tmp_path / "copy"
     shutil.copytree(indexed, store)
-    directory = _version_dir(store) / INDEX_DIR
+    directory = version_dir(store) / INDEX_DIR
     ids = np.load(directory / "namespace_ids.npy")
     ids[-1] = 250
     np.save(directory / "namespace_ids.npy", ids)
-    assert read.open_index(_version_dir(store)) is None
+    assert read.open_index(version_dir(store)) is None
