@@ -166,6 +166,7 @@ def load_file(
     on_chunk: ChunkDone | None = None,
     on_read: Callable[[int | None], None] | None = None,
     due: Callable[[], bool] | None = None,
+    on_handed: Callable[[], None] | None = None,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError.
 
@@ -175,11 +176,15 @@ def load_file(
     ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
     (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never); the rest chunk by
     chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh one); a resumed load passes
-    the one it used before."""
+    the one it used before. ``on_handed()`` is called once the whole input has been handed to ``store``:
+    for a stream, as Oxigraph takes its last text (before it has stored it)."""
     prefix = blank_prefix or blank_node_prefix()
+    handed = _Once(on_handed)
     try:
         if format not in LINE_FORMATS:
-            return _load_stream(store, path, format, progress=progress, prefix=prefix)
+            statements = _load_stream(store, path, format, progress=progress, prefix=prefix)
+            handed()
+            return statements
         syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
         streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
         statements = 0
@@ -187,7 +192,7 @@ def load_file(
         for first_piece in pieces:
             piece: _Piece | None = first_piece
             if streamed and b"_:" not in first_piece.data:
-                segment = _Segment(first_piece, pieces, progress, on_read, due or _never)
+                segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed)
                 try:
                     stream_load(store, segment.texts())
                 except SyntaxError as exc:
@@ -210,6 +215,7 @@ def load_file(
                 on_read(piece.position)
             if on_chunk is not None:
                 on_chunk(piece.next_line, piece.position)
+        handed()
         return statements
     except (OSError, EOFError, zlib.error) as exc:
         raise read_error(path, exc) from exc
@@ -232,6 +238,18 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
 
 def _never() -> bool:
     return False
+
+
+class _Once:
+    """Calls ``call`` (when given) the first time it is called, never again."""
+
+    def __init__(self, call: Callable[[], None] | None) -> None:
+        self._call = call
+
+    def __call__(self) -> None:
+        call, self._call = self._call, None
+        if call is not None:
+            call()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,9 +301,9 @@ class _Segment:
     The stream runs from ``first`` until the input ends, a checkpoint is ``due()`` (the load records
     checkpoints between segments: see :mod:`loaders.core`), or a piece holds blank nodes (which go
     through the parser, to scope their labels to the file): that piece is then ``held`` for the caller.
-    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes.
-    Only the last :data:`_KEPT` pieces are kept (Oxigraph fails within the text it has taken last), to
-    report a refused line's own error."""
+    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
+    ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
+    are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
 
     def __init__(
         self,
@@ -294,9 +312,10 @@ class _Segment:
         progress: Progress,
         on_read: Callable[[int | None], None] | None,
         due: Callable[[], bool],
+        ended: Callable[[], None],
     ) -> None:
         self._first, self._rest = first, rest
-        self._progress, self._on_read, self._due = progress, on_read, due
+        self._progress, self._on_read, self._due, self._ended = progress, on_read, due, ended
         self.statements = 0
         self.held: _Piece | None = None
         self.next_line, self.position = first.first, first.position
@@ -325,7 +344,9 @@ class _Segment:
             if self._due():
                 return
             piece = next(self._rest, None)
-            if piece is not None and b"_:" in piece.data:
+            if piece is None:
+                self._ended()  # the input's last text is in Oxigraph's hands
+            elif b"_:" in piece.data:
                 self.held = piece
                 return
 
