@@ -205,17 +205,32 @@ def indexing_sink(
 def write_indexes(
     collector: TripleCollector, directory: str | os.PathLike[str], profile: Profile
 ) -> tuple[int, IndexStats]:
-    """Writes the traversal index, then the name and relation indexes, of what ``collector`` holds into
-    the version ``directory``; returns (names written, the traversal index's stats). The rows of the name
-    and relation indexes are taken first (the index build may let go of the collector's rows)."""
+    """Writes the traversal index, and beside it on a thread the name and relation indexes, of what
+    ``collector`` holds into the version ``directory``; returns (names written, the traversal index's
+    stats). Both spend much of their time outside the GIL (numpy's sorts, SQLite's inserts and full-text
+    index): once Oxigraph is done, they take both cores. The rows of the name and relation indexes are
+    taken first (the index build may let go of the collector's rows)."""
     from kg_adapters import store_layout
     from kg_adapters.index.build import build_index
     from kg_adapters.store_build import collected_label_indexes
 
-    labels, aliases, relations = _collected_labels(collector)
-    stats = build_index(None, directory, profile, collected=collector)
-    names = collected_label_indexes(labels, aliases, relations, str(Path(directory) / store_layout.LABELS))
-    return names, stats
+    rows = (*_collected_labels(collector), str(Path(directory) / store_layout.LABELS))
+    outcome = _Outcome()
+    names = threading.Thread(
+        target=_run,
+        args=(collected_label_indexes, rows, outcome),
+        name="kga-names",
+        daemon=True,
+    )
+    del rows
+    names.start()
+    try:
+        stats = build_index(None, directory, profile, collected=collector)
+    finally:
+        names.join()
+    if outcome.failure is not None:
+        raise outcome.failure
+    return int(outcome.result), stats
 
 
 class ThreadIndexingSink(IndexingSink):
