@@ -4,8 +4,9 @@ A count is an ``int`` (never a ``bool``) between its minimum and :data:`MAX_COUN
 integer SQLite and SPARQL engines take, so a huge limit is refused here instead of overflowing
 deep inside a driver); seconds are a finite number. Options given as text (URL parameters) are
 parsed by :func:`option_count` and :func:`option_seconds`; the on/off options beside them are checked
-by :func:`check_flag`. Anything else raises
-:class:`~kg_adapters.errors.InvalidTermError` naming the budget and the value.
+by :func:`check_flag`. A memory budget (``kga load --memory 4G``) is a size in bytes, parsed by
+:func:`memory_bytes`. Anything else raises :class:`~kg_adapters.errors.InvalidTermError` naming the
+budget and the value.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from typing import Any
 from kg_adapters.errors import InvalidTermError
 
 MAX_COUNT = 2**63 - 1
+DEFAULT_MEMORY = 4 << 30
+"""What a load's traversal index (numbering, sorting, the name index's rows) holds in memory at most
+before it spills to disk: 4 GiB, which leaves a 16 GB machine room for Oxigraph's own bulk loader
+(about 1.5 GB, whatever the input's size) and the rest of the system."""
+MIN_MEMORY = 1 << 20
+"""The smallest memory budget taken (1 MiB: tests force spilling with it; real loads want GBs)."""
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def check_count(value: object, name: str, *, minimum: int = 0, required: bool = False) -> int | None:
@@ -80,3 +88,18 @@ def ascii_integer(text: str, *, max_digits: int = 18) -> int | None:
     if 0 < len(text) <= max_digits and text.isascii() and text.isdigit():
         return int(text)
     return None
+
+
+def memory_bytes(value: object, name: str = "memory") -> int:
+    """A memory budget as bytes: an int, or text such as ``"4G"``, ``"512M"``, ``"2GiB"`` or
+    ``"1048576"`` (units K, M, G, T of 1024, an optional ``B``/``iB``), at least :data:`MIN_MEMORY`."""
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("IB").removesuffix("B")
+        unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+        number = ascii_integer(text[: len(text) - len(unit)].strip(), max_digits=15)
+        if number is None:
+            raise InvalidTermError(f"{name} must be a size such as 4G, 512M or 1048576 (bytes), got {value!r:.60}")
+        value = number * _SIZE_UNITS[unit]
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_MEMORY <= value <= MAX_COUNT:
+        raise InvalidTermError(f"{name} must be a size of at least 1M (1048576 bytes), got {value!r:.60}")
+    return value

@@ -35,6 +35,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
+from kg_adapters.budgets import DEFAULT_MEMORY, memory_bytes
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
@@ -74,6 +75,7 @@ def load_files(
     qualifiers: bool = False,
     index: bool = True,
     checkpoint: Checkpoint | None = None,
+    memory: int | str | None = None,
 ) -> LoadReport:
     """Loads RDF/TSV files and Wikidata JSON dumps into the on-disk store at ``store`` (created,
     or appended to).
@@ -87,7 +89,10 @@ def load_files(
     (``format="freebase"``, see :mod:`loaders.freebase`). For Wikidata JSON dumps, ``languages``
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
     statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
-    (:mod:`kg_adapters.index`) into the new version before it is swapped in.
+    (:mod:`kg_adapters.index`) into the new version before it is swapped in. ``memory`` (bytes, or text
+    such as ``"4G"``: :func:`kg_adapters.budgets.memory_bytes`; default
+    :data:`~kg_adapters.budgets.DEFAULT_MEMORY`) bounds what the index's numbering and sorting hold in
+    memory: past it they spill to disk (:mod:`kg_adapters.index.spill`); the files are the same.
 
     A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
     its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
@@ -120,6 +125,10 @@ def load_files(
     except InvalidTermError as exc:
         raise LoadError(f"bad language: {exc}") from exc
     wikidata = {"languages": wanted, "qualifiers": qualifiers}
+    try:
+        budget = DEFAULT_MEMORY if memory is None else memory_bytes(memory)
+    except InvalidTermError as exc:
+        raise LoadError(str(exc)) from exc
     show = sys.stderr.isatty() if progress is None else progress
 
     with exclusive_load_lock(target):
@@ -147,6 +156,7 @@ def load_files(
                     show=show,
                     dump_filter=dump_filter,
                     checkpoint=checkpoint or _no_checkpoint,
+                    memory=budget,
                     **settings,
                 )
                 store_layout.swap_in(build.version, target)
@@ -273,6 +283,7 @@ def _build(
     wikidata: dict[str, Any],
     index: bool,
     checkpoint: Checkpoint,
+    memory: int,
 ) -> tuple[int, SkipLog, int, int, int, float]:
     """Builds the complete store in ``build.version``: data, name index, traversal index, then the
     manifest; from the checkpoint ``resumed`` when a killed load left one."""
@@ -297,6 +308,7 @@ def _build(
             spool=build.spool,
             state=state.get("index"),
             resumable=resumable,
+            memory=memory,
         )
     indexing = sink if isinstance(sink, IndexingSink) else None
 

@@ -21,8 +21,9 @@ last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also
 fails) before the worker exits. End of input without ``WRITE`` (the load failed or was abandoned) ends
 the worker without writing anything.
 
-Arguments: the parent's process id, then optionally the spool directory and a file holding the JSON
-state to resume from (a load resumed after a crash: see :mod:`loaders.core`).
+Arguments: the parent's process id, then optionally the spool directory, a file holding the JSON
+state to resume from (a load resumed after a crash: see :mod:`loaders.core`) and the memory budget in
+bytes (past it the collector spills to the spool: :mod:`kg_adapters.index.spill`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def main(argv: list[str]) -> int:
         from kg_adapters.profiles import get_profile
 
         collector = index_build.TripleCollector()
-        spool = CollectorSpool(argv[1]) if len(argv) > 1 else None
+        memory = {"memory": int(argv[3])} if len(argv) > 3 else {}
+        spool = CollectorSpool(argv[1], **memory) if len(argv) > 1 else None
         if spool is not None:
             state = json.loads(open(argv[2], "rb").read()) if len(argv) > 2 else None  # noqa: SIM115
             spool.restore(collector, state)

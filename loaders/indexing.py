@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.commands import Command, emit
 from kg_adapters.errors import BackendError, LoadError
 from kg_adapters.rdf_guard import PARSER_BUFFER
@@ -180,12 +181,14 @@ def indexing_sink(
     spool: Path,
     state: dict[str, Any] | None = None,
     resumable: bool = True,
+    memory: int = DEFAULT_MEMORY,
 ) -> IndexingSink:
     """The sink for a new store's load into the version ``directory``: a worker process when the input
     is large (``input_bytes`` at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is
     one of the package's (the worker finds it by name), else a thread (also when no worker can be
     started). The collector keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint
-    of a killed load); ``resumable``: see :class:`IndexingSink`."""
+    of a killed load); ``resumable``: see :class:`IndexingSink`; ``memory`` is its budget in bytes (past
+    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`)."""
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
@@ -193,11 +196,11 @@ def indexing_sink(
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store, directory, profile, spool, state, resumable=resumable)
+            return WorkerIndexingSink(store, directory, profile, spool, state, memory, resumable=resumable)
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
     collector = TripleCollector()
-    saved = CollectorSpool(spool)
+    saved = CollectorSpool(spool, memory=memory)
     saved.restore(collector, state)
     return ThreadIndexingSink(store, directory, profile, collector, saved, resumable=resumable)
 
@@ -325,6 +328,7 @@ class WorkerIndexingSink(IndexingSink):
         profile: Profile,
         spool: Path,
         state: dict[str, Any] | None,
+        memory: int,
         *,
         resumable: bool = True,
     ) -> None:
@@ -334,7 +338,7 @@ class WorkerIndexingSink(IndexingSink):
         resume.write_text(json.dumps(state), encoding="utf-8")
         self._state: dict[str, Any] | None = None
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume)],
+            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume), str(memory)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # failures come back as the answer

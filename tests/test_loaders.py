@@ -757,12 +757,15 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
     """The worker's own failure (here: the index directory is a file) comes back as a typed error."""
     import pyoxigraph as ox
 
+    from kg_adapters.budgets import DEFAULT_MEMORY
     from kg_adapters.errors import BackendError
     from kg_adapters.profiles import get_profile
     from loaders.indexing import WorkerIndexingSink
 
     not_a_directory = write(tmp_path / "file", "")
-    sink = WorkerIndexingSink(ox.Store(), not_a_directory, get_profile("generic"), tmp_path / "spool", None)
+    sink = WorkerIndexingSink(
+        ox.Store(), not_a_directory, get_profile("generic"), tmp_path / "spool", None, DEFAULT_MEMORY
+    )
     try:
         sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
         sink.start_index()

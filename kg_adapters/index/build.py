@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # numpy is imported only when a build runs
     import numpy as np
     import numpy.typing as npt
 
+    from kg_adapters.index.spill import SpilledCollection
+    from kg_adapters.index.spool import CollectorSpool
+
     Ints = npt.NDArray[np.int64]
 
 _TMP_PREFIX = ".traversal-tmp-"
@@ -217,6 +220,14 @@ class TripleCollector:
         self.rows = 0
         """Triples added (duplicates included)."""
         self.unreadable: str | None = None
+        self._entity_base = 0
+        """The number of the current entity dict's first IRI (earlier ones were spilled as runs)."""
+        self._flushed_rows = 0
+        """``rows`` when the buffers were last appended to the spool."""
+        self._spool: CollectorSpool | None = None
+        """Where the collector spills past its memory budget (set by ``CollectorSpool.restore``)."""
+        self._spilled: SpilledCollection | None = None
+        """Set when the collection is written from the spool's files (``CollectorSpool.reload``)."""
 
     def add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         """Adds the default-graph triples of ``data`` (as ``Store.bulk_load`` reads it, blank
@@ -234,6 +245,8 @@ class TripleCollector:
             if not is_buffer_overflow(exc):
                 raise
             self.unreadable = self.unreadable or str(exc)
+        if self._spool is not None:
+            self._spool.check(self)  # spills what passed its share of the memory budget
 
     def check(self) -> None:
         """Raises when some text handed over did not parse (see :meth:`add_rdf`)."""
@@ -344,6 +357,8 @@ class TripleCollector:
             else:
                 self._blank_set.add(quad)
         self.rows += rows
+        if self._spool is not None:
+            self._spool.check(self)
 
     # -- what _write reads ------------------------------------------------------------------------
     def iris(self) -> tuple[list[str], list[str]]:
@@ -408,6 +423,8 @@ class TripleCollector:
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:
             return []
+        if self._spilled is not None:
+            return self._spilled.label_rows(cast("set[int]", numbers))
         entities = list(self._entity)
         rows = {
             (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
@@ -431,6 +448,8 @@ def _write(
     import numpy as np
 
     collected.check()
+    if collected._spilled is not None:  # past the memory budget: from the spool's files
+        return collected._spilled.write_index(directory, tmp, profile, progress)
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
     entity_names = [profile.entity_id(iri) for iri in entity_iris]
@@ -465,7 +484,7 @@ def _write(
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    arrays: dict[str, Ints | npt.NDArray[np.int32]] = {
+    arrays: dict[str, Any] = {
         "entity_offsets": offsets,
         "out_key": out_key,
         "out_other": out_other,
@@ -477,24 +496,89 @@ def _write(
         "literal_tag": literal_tag,
         "literal_offsets": literal_offsets,
     }
-    bounds = np.arange(len(encoded) + 1, dtype=np.int64) * width
     for keys_name, start_name in STARTS.items():
         keys = arrays[keys_name]
-        arrays[start_name] = keys.searchsorted(bounds).astype(np.int32 if keys.size < 1 << 31 else np.int64)
-    del bounds
-    meta: dict[str, Any] = {
+        arrays[start_name] = starts(keys, len(encoded), width)
+    meta = index_meta(
+        profile,
+        entities=len(encoded),
+        relations=len(relation_names),
+        edges=int(out_key.size),
+        literal_edges=literal_edges,
+        literal_relations=sorted(set((arrays["out_extra"] % width).tolist())),
+        literal_tags=tags,
+        blank_edges=blank_edges,
+    )
+    names = (b"".join(encoded[start : start + 65536]) for start in range(0, len(encoded), 65536))
+    return emit_index(
+        directory,
+        tmp,
+        arrays,
+        {"entities.bin": names, "literals.bin": iter((literal_values,))},
+        [relation_names[i] for i in relation_order.tolist()],
+        meta,
+        rows,
+        progress,
+    )
+
+
+def starts(keys: Any, entities: int, width: int, out: Any = None) -> Any:
+    """Where each entity's keys start in the sorted ``keys`` (one more: the end), into ``out`` when
+    given (a memory-mapped array of a spilled build), bounds made a block at a time."""
+    import numpy as np
+
+    if out is None:
+        out = np.empty(entities + 1, dtype=np.int32 if keys.size < 1 << 31 else np.int64)
+    step = 1 << 20
+    for start in range(0, entities + 1, step):
+        bounds = np.arange(start, min(start + step, entities + 1), dtype=np.int64) * width
+        out[start : start + len(bounds)] = keys.searchsorted(bounds)
+    return out
+
+
+def index_meta(
+    profile: Profile,
+    *,
+    entities: int,
+    relations: int,
+    edges: int,
+    literal_edges: int,
+    literal_relations: list[int],
+    literal_tags: list[str],
+    blank_edges: int,
+) -> dict[str, Any]:
+    """The index's ``meta.json``."""
+    return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "profile": profile.name,
-        "entities": len(encoded),
-        "relations": len(relation_names),
-        "edges": int(out_key.size),
+        "entities": entities,
+        "relations": relations,
+        "edges": edges,
         "literal_edges": literal_edges,
-        "literal_relations": sorted(set((arrays["out_extra"] % width).tolist())),
-        "literal_tags": tags,
+        "literal_relations": literal_relations,
+        "literal_tags": literal_tags,
         "blank_edges": blank_edges,
-        "rows": int(out_key.size) + literal_edges + blank_edges,
+        "rows": edges + literal_edges + blank_edges,
     }
+
+
+def emit_index(
+    directory: Path,
+    tmp: Path,
+    arrays: dict[str, Any],
+    blobs: dict[str, Iterable[bytes]],
+    relation_names: list[str],
+    meta: dict[str, Any],
+    rows: int,
+    progress: Callable[[int], None] | None,
+) -> IndexStats:
+    """Writes the index files into ``tmp`` and swaps them in: the byte ``blobs`` (the entity ids in
+    order, the literal values), the ``arrays`` (in memory, or memory-mapped by a spilled build), the
+    sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
+    files are written, whichever way the arrays were computed. ``progress`` counts from ``rows``."""
+    import numpy as np
+
     done = rows
 
     def written() -> None:
@@ -503,24 +587,18 @@ def _write(
         if progress is not None:
             progress(done)
 
-    with open(tmp / "entities.bin", "wb") as handle:
-        for chunk_start in range(0, len(encoded), 65536):
-            handle.write(b"".join(encoded[chunk_start : chunk_start + 65536]))
-        _sync(handle)
-    del encoded
-    written()
-    with open(tmp / "literals.bin", "wb") as handle:
-        handle.write(literal_values)
-        _sync(handle)
-    del literal_values
-    written()
+    for name, chunks in blobs.items():
+        with open(tmp / name, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            _sync(handle)
+        written()
     for name, values in arrays.items():
         with open(tmp / f"{name}.npy", "wb") as handle:
             np.save(handle, values)
             _sync(handle)
         written()
-    sorted_relations = [relation_names[i] for i in relation_order.tolist()]
-    _write_json(tmp / "relations.json", sorted_relations)
+    _write_json(tmp / "relations.json", relation_names)
     written()
     _write_json(tmp / META, meta)  # last: its presence marks the index complete
     written()
@@ -530,8 +608,8 @@ def _write(
         entities=meta["entities"],
         relations=meta["relations"],
         edges=meta["edges"],
-        literal_edges=literal_edges,
-        blank_edges=blank_edges,
+        literal_edges=meta["literal_edges"],
+        blank_edges=meta["blank_edges"],
         bytes=size,
     )
 
@@ -582,20 +660,13 @@ def _literal_table(
     datatype and language: called once per distinct tag)."""
     import numpy as np
 
-    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
-
     count = len(rows)
     entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))
     tags = [""]
     numbers: dict[str, int] = {"": 0}
     tag_of: dict[bytes, int] = {}  # row tag -> tag number
     for row_tag in set(row_tags):
-        text = row_tag[1:].decode("utf-8")
-        if row_tag[:1] == b"@":
-            value = plain_literal("", RDF_LANG_STRING, text)
-        else:
-            value = plain_literal("", text or None, None)
-        tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+        tag = literal_tag_order(row_tag)[0]
         number = numbers.get(tag)
         if number is None:
             number = numbers[tag] = len(tags)
@@ -617,7 +688,7 @@ def _literal_table(
         repeated[1:] |= same
         repeated[:-1] |= same
         if repeated.any():
-            tag_sort = [(tag[1:], "") if tag[:1] == "^" else ("", tag[1:]) for tag in tags]
+            tag_sort = [_tag_sort(tag) for tag in tags]
             ranked = sorted(tag_sort)
             tag_rank = [ranked.index(each) for each in tag_sort]
             positions = order[repeated]
@@ -644,6 +715,23 @@ def _literal_table(
             renumber[tag_number] = len(ordered_tags)
             ordered_tags.append(tags[tag_number])
     return keys[chosen], renumber[final], offsets, b"".join(encoded), ordered_tags
+
+
+def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
+    """The tag of a literal row's tag (``""``, ``@lang`` or ``^datatype``, as the backend converts
+    literals: ``plain_literal`` keeps the text and maps the datatype and language), and its place in
+    answer order (datatype, then language: ``node_sort_key``)."""
+    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
+
+    text = row_tag[1:].decode("utf-8")
+    language = row_tag[:1] == b"@"
+    value = plain_literal("", RDF_LANG_STRING, text) if language else plain_literal("", text or None, None)
+    tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+    return tag, _tag_sort(tag)
+
+
+def _tag_sort(tag: str) -> tuple[str, str]:
+    return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])
 
 
 def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

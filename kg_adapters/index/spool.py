@@ -1,17 +1,25 @@
-"""A load's :class:`~kg_adapters.index.build.TripleCollector` kept on disk, so that a load killed midway
-resumes with exactly the numbers it had at its last checkpoint.
+"""A load's :class:`~kg_adapters.index.build.TripleCollector` kept on disk: its checkpoints (a load
+killed midway resumes with exactly the numbers it had at its last checkpoint) and its spill (what the
+collector gathers goes to disk past its memory budget, see :mod:`kg_adapters.index.spill`).
 
-:meth:`CollectorSpool.save` appends what the collector gathered since the previous save to files in
-the spool directory and empties those buffers (only the two dicts that number IRIs stay in memory),
-syncs the files and returns the spool's state: the length of every file and the counters. Files are
-only ever appended to, so a state names a prefix of each. :meth:`CollectorSpool.restore` truncates the
-files to a state (dropping what a killed load appended after it) and rebuilds the collector from them;
-:meth:`CollectorSpool.reload` moves everything back into the collector before the index is written.
+:meth:`CollectorSpool.flush` appends what the collector gathered since the previous flush to files in
+the spool directory and empties those buffers; the collector calls it when its buffers pass their share
+of the budget. :meth:`CollectorSpool.spill_iris` writes the dict that numbers entity IRIs as a sorted
+run (``runs/entities-N.run``) and gives the collector a new one whose numbers go on counting: a load
+holds at most one run's IRIs in memory. :meth:`CollectorSpool.save` (a checkpoint) flushes, syncs the
+files and returns the spool's state: the length of every file, the runs written and where the entity
+dict of the moment starts. Files are only ever appended to and runs never change once written, so a
+state names a prefix of each file and the runs before it. :meth:`CollectorSpool.restore` truncates the
+files to a state, removes later runs (dropping what a killed load wrote after it) and rebuilds the
+collector's dicts from the logs; :meth:`CollectorSpool.reload` moves everything back into the
+collector before the index is written when it fits the budget, and otherwise leaves it on disk for the
+spilled build (:class:`kg_adapters.index.spill.SpilledCollection`).
 
 Files: ``entities.log`` and ``relations.log`` (the IRIs in number order, one a line: an IRI holds no
-line break), ``edges.i32`` (head, relation, tail), ``out_extra.i32`` and ``in_extra.i32`` (node,
-relation), ``literals.bin`` (per row: entity, relation, value length, tag length as ``<iiII``, then
-the value and the tag), ``blanks.nq`` (the blank-node triples, N-Quads, one a line).
+line break; entity numbers count on across runs, so line N is the IRI numbered N), ``edges.i32``
+(head, relation, tail), ``out_extra.i32`` and ``in_extra.i32`` (node, relation), ``literals.bin`` (per
+row: entity, relation, value length, tag length as ``<iiII``, then the value and the tag),
+``blanks.nq`` (the blank-node triples, N-Quads, one a line), ``runs/`` (the sorted IRI runs).
 """
 
 from __future__ import annotations
@@ -20,34 +28,94 @@ import itertools
 import os
 import struct
 from array import array
+from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg_adapters.budgets import DEFAULT_MEMORY
+
 if TYPE_CHECKING:
     from kg_adapters.index.build import LiteralRow, TripleCollector
 
 FILES = ("entities.log", "relations.log", "edges.i32", "out_extra.i32", "in_extra.i32", "literals.bin", "blanks.nq")
+RUNS = "runs"
 _LITERAL_HEAD = struct.Struct("<iiII")
+IRI_ENTRY_BYTES = 120
+"""Memory one entry of the IRI dict takes beyond the IRI's bytes (the key object, the number, the table)."""
+EDGE_BYTES = 12
+"""Memory one buffered IRI-to-IRI triple takes (three int32)."""
+LITERAL_ROW_BYTES = 240
+"""Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot)."""
+WRITE_EDGE_BYTES = 120
+WRITE_LITERAL_BYTES = 400
+WRITE_ENTITY_BYTES = 400
+"""Memory the in-memory index write takes per edge, literal row and entity (its copies of the arrays,
+the names and their sorts): the collection is written in memory when these fit the budget."""
 
 
 class CollectorSpool:
-    """The spool directory of one load's collector (see the module docstring)."""
+    """The spool directory of one load's collector (see the module docstring); ``memory`` is the
+    collector's budget in bytes (:func:`kg_adapters.budgets.memory_bytes`)."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, memory: int = DEFAULT_MEMORY) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / RUNS).mkdir(exist_ok=True)
+        self.memory = memory
+        self.iri_share = memory // 4
+        """Bytes the entity IRI dict may take before it is written as a run."""
+        self.buffer_share = memory // 8
+        """Bytes the buffered triples may take before they are appended to the files."""
         self._logged = {"entities.log": 0, "relations.log": 0}
-        """IRIs of each dict already in the log."""
+        """IRIs of each dict already in the log (for entities: the next number to log)."""
+        self.runs = 0
+        """Sorted IRI runs written."""
+        self._base_offset = 0
+        """Where in ``entities.log`` the current entity dict's IRIs start."""
+        self._iri_check = 0
+        """The dict size at which the budget is next checked (see :meth:`check`)."""
 
-    def save(self, collector: TripleCollector) -> dict[str, Any]:
-        """Appends the collector's new data to the files, empties its buffers and returns the state."""
+    # -- while the load parses ---------------------------------------------------------------------
+    def check(self, collector: TripleCollector) -> None:
+        """Spills what passed its share of the budget: called after each chunk the collector numbers."""
+        entities = len(collector._entity)
+        if entities >= self._iri_check:
+            sample = list(itertools.islice(collector._entity, 1000))
+            width = IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0)
+            if entities * width > self.iri_share:
+                self.spill_iris(collector)
+                entities = 0
+            self._iri_check = entities + max(self.iri_share // width - entities, 1) // 2 + 1
+        buffered = (collector.rows - collector._flushed_rows) * EDGE_BYTES + (
+            len(collector._literal_set) + len(collector._literal_list)
+        ) * LITERAL_ROW_BYTES
+        if buffered > self.buffer_share:
+            self.flush(collector)
+
+    def spill_iris(self, collector: TripleCollector) -> None:
+        """Writes the entity IRI dict as a sorted run of (IRI, number) and starts a new dict whose
+        numbers go on from the last one (logged first: a checkpoint rebuilds the new dict from the log)."""
+        from kg_adapters.index.spill import write_run
+
+        self._append_iris("entities.log", collector._entity, collector._entity_base)
+        path = run_path(self.directory, self.runs)
+        write_run(path, sorted(collector._entity.items()))
+        _sync_dir(path.parent)
+        self.runs += 1
+        collector._entity_base += len(collector._entity)
+        collector._entity = defaultdict(itertools.count(collector._entity_base).__next__)
+        self._base_offset = (self.directory / "entities.log").stat().st_size
+
+    def flush(self, collector: TripleCollector, *, sync: bool = False) -> None:
+        """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers."""
         import numpy as np
 
         collector._add_typed()
-        self._append_iris("entities.log", collector._entity)
-        self._append_iris("relations.log", collector._relation)
+        self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
+        self._append_iris("relations.log", collector._relation, 0, sync=sync)
         chunks: list[tuple[Any, Any, Any]] = [*collector._edge_chunks]
         if len(collector._heads):
             columns = [np.frombuffer(a, dtype=np.int32) for a in (collector._heads, collector._rels, collector._tails)]
@@ -55,7 +123,7 @@ class CollectorSpool:
         with open(self.directory / "edges.i32", "ab") as handle:
             for heads, rels, tails in chunks:
                 np.stack((heads, rels, tails), axis=1).astype(np.int32).tofile(handle)
-            _sync(handle)
+            _sync(handle, sync)
         collector._edge_chunks.clear()
         collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
         for name, nodes, rels in (
@@ -65,60 +133,109 @@ class CollectorSpool:
             with open(self.directory / name, "ab") as handle:
                 pairs = np.stack((np.frombuffer(nodes, dtype=np.int32), np.frombuffer(rels, dtype=np.int32)), axis=1)
                 pairs.tofile(handle)
-                _sync(handle)
+                _sync(handle, sync)
         collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
         collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
         with open(self.directory / "literals.bin", "ab") as handle:
             rows = collector._literal_list if collector._distinct else collector._literal_set
             handle.write(b"".join(_LITERAL_HEAD.pack(e, r, len(v), len(t)) + v + t for e, r, v, t in rows))
-            _sync(handle)
+            _sync(handle, sync)
         collector._literal_list.clear()
         collector._literal_set.clear()
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
                 handle.write(ox.serialize(collector._blank_set, format=ox.RdfFormat.N_QUADS) or b"")
-            _sync(handle)
+            _sync(handle, sync)
         collector._blank_set.clear()
+        collector._flushed_rows = collector.rows
+
+    def save(self, collector: TripleCollector) -> dict[str, Any]:
+        """Appends the collector's new data to the files, empties its buffers, syncs and returns the state."""
+        self.flush(collector, sync=True)
         return {
             "rows": collector.rows,
             "blank_count": collector._blank_count,
             "sizes": {name: (self.directory / name).stat().st_size for name in FILES},
+            "entity_runs": self.runs,
+            "entity_base": collector._entity_base,
+            "entity_base_offset": self._base_offset,
         }
 
-    def _append_iris(self, name: str, numbered: dict[bytes, int]) -> None:
-        """Logs the IRIs numbered since the last save (a dict keeps the order they were numbered in)."""
-        new = list(itertools.islice(numbered, self._logged[name], None))
+    def _append_iris(self, name: str, numbered: dict[bytes, int], base: int, *, sync: bool = False) -> None:
+        """Logs the IRIs numbered since the last save (a dict keeps the order they were numbered in;
+        its first is numbered ``base``)."""
+        new = list(itertools.islice(numbered, self._logged[name] - base, None))
         with open(self.directory / name, "ab") as handle:
             if new:
                 handle.write(b"\n".join(new) + b"\n")
-            _sync(handle)
-        self._logged[name] = len(numbered)
+            _sync(handle, sync)
+        self._logged[name] = base + len(numbered)
 
+    # -- resuming ----------------------------------------------------------------------------------
     def restore(self, collector: TripleCollector, state: dict[str, Any] | None) -> None:
-        """Cuts the files back to ``state`` (None: empties them) and numbers ``collector``'s IRIs as
-        they were then; the rest stays in the files until :meth:`reload`."""
-        sizes = (state or {}).get("sizes", {})
+        """Cuts the files back to ``state`` (None: empties them), removes the runs written after it,
+        numbers ``collector``'s IRIs as they were then and makes this spool the collector's; the rest
+        stays in the files until :meth:`reload`."""
+        state = state or {}
+        sizes = state.get("sizes", {})
         for name in FILES:
             path = self.directory / name
             with open(path, "ab") as handle:
                 handle.truncate(int(sizes.get(name, 0)))
-                _sync(handle)
-        for name, numbers in (("entities.log", collector._entity), ("relations.log", collector._relation)):
-            iris = (self.directory / name).read_bytes().split(b"\n")
+                _sync(handle, True)
+        self.runs = int(state.get("entity_runs", 0))
+        for path in (self.directory / RUNS).iterdir():
+            if run_number(path) is None or run_number(path) >= self.runs:  # type: ignore[operator]
+                path.unlink()
+        base, self._base_offset = int(state.get("entity_base", 0)), int(state.get("entity_base_offset", 0))
+        collector._entity_base = base
+        collector._entity = defaultdict(itertools.count(base).__next__)
+        for name, numbers, start, offset in (
+            ("entities.log", collector._entity, base, self._base_offset),
+            ("relations.log", collector._relation, 0, 0),
+        ):
+            with open(self.directory / name, "rb") as handle:
+                handle.seek(offset)
+                iris = handle.read().split(b"\n")
             iris.pop()  # after the last line break
             for iri in iris:
                 numbers[iri]  # numbered in log order
             if len(numbers) != len(iris):
                 raise ValueError(f"{name} repeats an IRI: the spool is damaged")
-            self._logged[name] = len(iris)
-        collector.rows = int((state or {}).get("rows", 0))
-        collector._blank_count = int((state or {}).get("blank_count", 0))
+            self._logged[name] = start + len(iris)
+        collector.rows = collector._flushed_rows = int(state.get("rows", 0))
+        collector._blank_count = int(state.get("blank_count", 0))
+        collector._spool = self
+
+    # -- writing the index -------------------------------------------------------------------------
+    def fits(self, collector: TripleCollector) -> bool:
+        """Whether the in-memory index write of everything collected fits the budget (no run written)."""
+        edges = (self.directory / "edges.i32").stat().st_size // 12 + collector.rows - collector._flushed_rows
+        literal_bytes = (self.directory / "literals.bin").stat().st_size
+        literal_rows = len(collector._literal_set) + len(collector._literal_list) + literal_bytes // 24
+        needed = (
+            edges * WRITE_EDGE_BYTES
+            + literal_rows * WRITE_LITERAL_BYTES
+            + literal_bytes
+            + len(collector._entity) * WRITE_ENTITY_BYTES
+        )
+        return self.runs == 0 and needed <= self.memory
 
     def reload(self, collector: TripleCollector) -> None:
         """Moves the spooled edges, extras, literal rows and blank triples back into ``collector``
-        (what :func:`~kg_adapters.index.build.build_index` reads)."""
+        (what :func:`~kg_adapters.index.build.build_index` reads) when they fit the budget; otherwise
+        flushes the rest to the files too and marks the collector spilled: its index and label rows
+        are then written from the files (:class:`kg_adapters.index.spill.SpilledCollection`)."""
         import numpy as np
 
+        if not self.fits(collector):
+            from kg_adapters.index.spill import SpilledCollection
+
+            self.flush(collector)
+            if len(collector._entity):
+                self.spill_iris(collector)
+            collector._spilled = SpilledCollection(self, collector)
+            return
         edges = np.fromfile(self.directory / "edges.i32", dtype=np.int32).reshape(-1, 3)
         if len(edges):
             collector._edge_chunks.insert(0, (edges[:, 0].copy(), edges[:, 1].copy(), edges[:, 2].copy()))
@@ -130,7 +247,7 @@ class CollectorSpool:
             pairs = np.fromfile(self.directory / name, dtype=np.int32).reshape(-1, 2)
             nodes.extend(pairs[:, 0].tolist())
             rels.extend(pairs[:, 1].tolist())
-        rows = _literal_rows((self.directory / "literals.bin").read_bytes())
+        rows = literal_rows((self.directory / "literals.bin").read_bytes())
         if collector._distinct:
             collector._literal_list.extend(rows)
         else:
@@ -139,22 +256,67 @@ class CollectorSpool:
         if blanks:
             collector._blank_set.update(ox.parse(blanks, ox.RdfFormat.N_QUADS))
 
+    def blank_quads(self) -> set[ox.Quad]:
+        """The distinct blank-node triples spooled (few in the graphs indexed: they stay in memory)."""
+        blanks = (self.directory / "blanks.nq").read_bytes()
+        return set(ox.parse(blanks, ox.RdfFormat.N_QUADS)) if blanks else set()
 
-def _literal_rows(data: bytes) -> list[LiteralRow]:
-    rows: list[LiteralRow] = []
-    view = memoryview(data)
-    position, end, head = 0, len(data), _LITERAL_HEAD.size
-    unpack = _LITERAL_HEAD.unpack_from
-    while position < end:
-        entity, relation, value_length, tag_length = unpack(view, position)
-        position += head
-        value = data[position : position + value_length]
-        position += value_length
-        rows.append((entity, relation, value, data[position : position + tag_length]))
-        position += tag_length
+
+def run_path(directory: Path, number: int) -> Path:
+    return directory / RUNS / f"entities-{number:06d}.run"
+
+
+def run_number(path: Path) -> int | None:
+    """The number of a run file, None for anything else (a run cut short while written: ``.tmp``)."""
+    stem = path.name.removeprefix("entities-").removesuffix(".run")
+    return int(stem) if path.suffix == ".run" and stem.isdigit() else None
+
+
+def literal_rows(data: bytes) -> list[LiteralRow]:
+    """The rows of a ``literals.bin`` stretch (see the module docstring)."""
+    rows, used = _complete_rows(data)
+    if used != len(data):
+        raise ValueError("literals.bin ends inside a row: the spool is damaged")
     return rows
 
 
-def _sync(handle: Any) -> None:
+def literal_file_rows(path: Path, block: int) -> Iterator[list[LiteralRow]]:
+    """The rows of a ``literals.bin`` file, in lists read about ``block`` bytes at a time."""
+    with open(path, "rb") as handle:
+        rest = b""
+        while data := handle.read(block):
+            rows, used = _complete_rows(rest + data)
+            rest = (rest + data)[used:]
+            if rows:
+                yield rows
+    literal_rows(rest)  # raises unless the file ended at a row's end
+
+
+def _complete_rows(data: bytes) -> tuple[list[LiteralRow], int]:
+    """The whole rows at the start of ``data``, and the bytes they take."""
+    rows: list[LiteralRow] = []
+    position, end, head = 0, len(data), _LITERAL_HEAD.size
+    unpack = _LITERAL_HEAD.unpack_from
+    while position + head <= end:
+        entity, relation, value_length, tag_length = unpack(data, position)
+        value_at = position + head
+        stop = value_at + value_length + tag_length
+        if stop > end:
+            break
+        rows.append((entity, relation, data[value_at : value_at + value_length], data[value_at + value_length : stop]))
+        position = stop
+    return rows, position
+
+
+def _sync(handle: Any, sync: bool) -> None:
     handle.flush()
-    os.fsync(handle.fileno())
+    if sync:
+        os.fsync(handle.fileno())
+
+
+def _sync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,558 @@
+"""The traversal index of a load too large for its memory budget (``kga load --memory``), written
+from sorted runs on disk, as QLever's index builder and Virtuoso's bulk loader do.
+
+The budget (:data:`kg_adapters.budgets.DEFAULT_MEMORY`, 4 GiB, unless ``--memory`` says otherwise) is
+split among what the collector (:class:`~kg_adapters.index.build.TripleCollector`) holds:
+
+- while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
+  written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
+  last number (an IRI met again gets a second number); the buffered triples (three int32 per edge,
+  the literal rows) may take an eighth: past it they are appended to the spool's files
+  (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
+  load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
+  stay in memory.
+- when the index is written, the collection is written in memory as before (the fast path, the same
+  code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
+  writes it from the files, holding at most a sort block (half the budget) and the read buffers of a
+  merge (a quarter) at once:
+
+  1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
+     IRI order, and every first number of an IRI maps to it (``local_to_unique``, a memory-mapped
+     array); the distinct IRIs are kept in that order (``iris.run``);
+  2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
+     index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
+     first number maps to its entity's rank (``local_rank``), and the ids are written in order;
+  3. each direction of the CSR is sorted externally: blocks of edges are renumbered, packed into one
+     int64 (key * entities + other, or a (key, other) record when that does not fit 63 bits), sorted
+     and written as runs, then merged block-wise (:func:`sorted_arrays`, duplicates dropped), and
+     written out; the incoming direction is packed from the outgoing one as it goes by;
+  4. the nodes with literal or blank-node edges, the literal table and the name index's rows go the
+     same way (literal rows sorted as the in-memory table orders them: key, text, datatype, language).
+
+The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
+them). Both end in one function, :func:`kg_adapters.index.build.emit_index`, that writes the arrays.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import pickle
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from kg_adapters.errors import BackendError
+from kg_adapters.index.layout import STARTS
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from kg_adapters.index.build import IndexStats, TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.profiles import Profile
+
+    Ints = npt.NDArray[np.int64]
+
+T = TypeVar("T")
+_CHUNK = 2048
+"""Items per pickled chunk of a run (what a merge holds per run, read ahead)."""
+_ITEM_BYTES = 200
+"""Memory one Python item of a sort takes beyond its text (the tuple and its objects)."""
+
+
+def write_run(path: Path, items: Iterable[Any], *, sync: bool = True) -> None:
+    """Writes sorted ``items`` as a run: pickled chunks of :data:`_CHUNK` (synced when ``sync``)."""
+    with open(path, "wb") as handle:
+        iterator = iter(items)
+        while chunk := list(itertools.islice(iterator, _CHUNK)):
+            pickle.dump(chunk, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        handle.flush()
+        if sync:
+            os.fsync(handle.fileno())
+
+
+def read_run(path: Path) -> Iterator[Any]:
+    """The items of a run (:func:`write_run`)."""
+    with open(path, "rb") as handle:
+        while True:
+            try:
+                chunk = pickle.load(handle)
+            except EOFError:
+                return
+            yield from chunk
+
+
+def merge_runs(paths: list[Path], scratch: Path, fan_in: int) -> Iterator[Any]:
+    """The items of sorted runs, merged in order (duplicates kept); more runs than ``fan_in`` are
+    first merged in groups into runs in ``scratch``, so a merge holds at most ``fan_in`` read buffers."""
+    paths = list(paths)
+    level = 0
+    while len(paths) > fan_in:
+        merged = []
+        for number, start in enumerate(range(0, len(paths), fan_in)):
+            group = paths[start : start + fan_in]
+            target = scratch / f"merge-{level}-{number}.run"
+            write_run(target, heapq.merge(*map(read_run, group)), sync=False)
+            merged.append(target)
+        paths, level = merged, level + 1
+    yield from heapq.merge(*map(read_run, paths))
+
+
+def sorted_items(items: Iterable[T], block: int, scratch: Path, stem: str, fan_in: int) -> Iterator[T]:
+    """``items`` sorted (duplicates kept), holding at most ``block`` of them at once: sorted blocks
+    become runs in ``scratch``, then are merged. One block sorts in memory and writes nothing."""
+    runs: list[Path] = []
+    iterator = iter(items)
+    while True:
+        buffer = list(itertools.islice(iterator, block))
+        buffer.sort()
+        if len(buffer) < block and not runs:
+            yield from buffer
+            return
+        if buffer:
+            runs.append(scratch / f"{stem}-{len(runs)}.run")
+            write_run(runs[-1], buffer, sync=False)
+        if len(buffer) < block:
+            break
+    del buffer
+    yield from merge_runs(runs, scratch, fan_in)
+
+
+def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
+    """The values of numpy ``blocks`` (int64, or records that sort field by field) sorted, without
+    repeats, in chunks: each block is sorted and saved as a run, then the runs are merged block-wise,
+    reading at most ``merge_items`` values of all runs at once."""
+    import numpy as np
+
+    runs: list[Path] = []
+    for block in blocks:
+        if len(block):
+            runs.append(scratch / f"{stem}-{len(runs)}.npy")
+            np.save(runs[-1], distinct(np.sort(block)))
+    arrays = [np.load(path, mmap_mode="r") for path in runs]
+    step = max(merge_items // max(len(arrays), 1), 4096)
+    positions = [0] * len(arrays)
+    last = None
+    while True:
+        heads = [
+            (n, array[positions[n] : positions[n] + step])
+            for n, array in enumerate(arrays)
+            if positions[n] < len(array)
+        ]
+        if not heads:
+            return
+        bound = np.sort(np.concatenate([block[-1:] for _n, block in heads]))[0]
+        taken = []
+        for n, block in heads:  # every value up to the smallest last value read: none is missing
+            count = int(np.searchsorted(block, bound, side="right"))
+            taken.append(np.asarray(block[:count]))
+            positions[n] += count
+        chunk = distinct(np.sort(np.concatenate(taken)))
+        if last is not None and chunk[0] == last:
+            chunk = chunk[1:]
+        if len(chunk):
+            last = chunk[-1]
+            yield chunk
+
+
+def distinct(ordered: Any) -> Any:
+    """A sorted array without its repeats."""
+    import numpy as np
+
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    first[1:] = ordered[1:] != ordered[:-1]
+    return ordered if first.all() else ordered[first]
+
+
+class _ArrayFile:
+    """A raw file an array is appended to chunk by chunk, then read back memory-mapped."""
+
+    def __init__(self, path: Path, dtype: Any) -> None:
+        self.path, self.dtype, self.size = path, dtype, 0
+        self._handle = open(path, "wb")  # noqa: SIM115 (closed by array())
+
+    def add(self, values: Any) -> None:
+        import numpy as np
+
+        np.asarray(values, dtype=self.dtype).tofile(self._handle)
+        self.size += len(values)
+
+    def array(self) -> Any:
+        import numpy as np
+
+        self._handle.close()
+        if not self.size:
+            return np.zeros(0, dtype=self.dtype)
+        return np.memmap(self.path, dtype=self.dtype, mode="r", shape=(self.size,))
+
+
+class SpilledCollection:
+    """The index and the name index's rows of a collector whose collection is on disk (see the
+    module docstring); scratch files go to ``spool/write`` (emptied first)."""
+
+    def __init__(self, spool: CollectorSpool, collector: TripleCollector) -> None:
+        self.spool, self.collector = spool, collector
+        self.scratch = spool.directory / "write"
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.scratch.mkdir()
+        memory = spool.memory
+        self.block_bytes = memory // 2
+        self.merge_bytes = memory // 4
+        self.fan_in = max(self.merge_bytes // (_CHUNK * _ITEM_BYTES), 4)
+        self._unique: int | None = None
+
+    # -- numbering ---------------------------------------------------------------------------------
+    def _numbered(self) -> Any:
+        """Merges the IRI runs once: (distinct IRIs, in IRI order, to ``iris.run``) and returns the
+        map of every first number to its IRI's place in that order."""
+        import numpy as np
+        from numpy.lib.format import open_memmap
+
+        from kg_adapters.index.spool import RUNS, run_number
+
+        path = self.scratch / "local_to_unique.npy"
+        if self._unique is not None:
+            return np.load(path, mmap_mode="r")
+        runs = sorted(p for p in (self.spool.directory / RUNS).iterdir() if run_number(p) is not None)
+        total = self.collector._entity_base
+        local_to_unique = open_memmap(path, mode="w+", dtype=np.int64, shape=(total,))
+        unique, previous = -1, None
+        locals_, uniques = [], []
+
+        def distinct_iris() -> Iterator[bytes]:
+            nonlocal unique, previous
+            for iri, local in merge_runs(runs, self.scratch, self.fan_in):
+                if iri != previous:
+                    unique += 1
+                    previous = iri
+                    yield iri
+                locals_.append(local)
+                uniques.append(unique)
+                if len(locals_) >= 65536:
+                    local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
+                    locals_.clear()
+                    uniques.clear()
+
+        write_run(self.scratch / "iris.run", distinct_iris(), sync=False)
+        if locals_:
+            local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
+        local_to_unique.flush()
+        self._unique = unique + 1
+        return np.load(path, mmap_mode="r")
+
+    def _ranked(self, profile: Profile) -> tuple[Any, int]:
+        """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
+        written in order to ``entities.bin`` with their offsets (``entity_offsets.npy``)."""
+        import numpy as np
+        from numpy.lib.format import open_memmap
+
+        local_to_unique = self._numbered()
+        entities = self._unique or 0
+        ids = (
+            (profile.entity_id(iri.decode("utf-8")), unique)
+            for unique, iri in enumerate(read_run(self.scratch / "iris.run"))
+        )
+        rank_of_unique = open_memmap(self.scratch / "rank_of_unique.npy", mode="w+", dtype=np.int64, shape=(entities,))
+        offsets = open_memmap(self.scratch / "entity_offsets.npy", mode="w+", dtype=np.int64, shape=(entities + 1,))
+        offsets[0] = 0
+        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        previous, done, offset = None, 0, 0
+        uniques: list[int] = []
+        lengths: list[int] = []
+        with open(self.scratch / "entities.bin", "wb") as names:
+            for name, unique in sorted_items(ids, block, self.scratch, "ids", self.fan_in):
+                if name == previous:
+                    raise BackendError(f"two entity IRIs share the id {name!r}; cannot index this store")
+                previous = name
+                encoded = name.encode("utf-8")
+                names.write(encoded)
+                uniques.append(unique)
+                lengths.append(len(encoded))
+                if len(uniques) >= 65536:
+                    done, offset = self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
+            self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
+        rank_of_unique.flush()
+        local_rank = open_memmap(
+            self.scratch / "local_rank.npy", mode="w+", dtype=np.int64, shape=(len(local_to_unique),)
+        )
+        step = max(self.block_bytes // 16, 4096)
+        for start in range(0, len(local_to_unique), step):
+            local_rank[start : start + step] = rank_of_unique[np.asarray(local_to_unique[start : start + step])]
+        local_rank.flush()
+        offsets.flush()
+        del local_rank, rank_of_unique, offsets
+        return np.load(self.scratch / "local_rank.npy", mmap_mode="r"), entities
+
+    @staticmethod
+    def _ranks_out(
+        rank_of_unique: Any, offsets: Any, uniques: list[int], lengths: list[int], done: int, offset: int
+    ) -> tuple[int, int]:
+        import numpy as np
+
+        count = len(uniques)
+        rank_of_unique[np.array(uniques, dtype=np.int64)] = np.arange(done, done + count, dtype=np.int64)
+        ends = offset + np.cumsum(np.array(lengths, dtype=np.int64))
+        offsets[done + 1 : done + 1 + count] = ends
+        uniques.clear()
+        lengths.clear()
+        return done + count, int(ends[-1]) if count else offset
+
+    # -- the name index's rows ---------------------------------------------------------------------
+    def label_rows(self, relations: set[int]) -> list[tuple[str, str, str]]:
+        """(IRI, text, language or ``""``) of the literal rows of ``relations``, distinct and sorted:
+        what ``TripleCollector.label_rows`` gives, sorted on disk."""
+        import numpy as np
+
+        from kg_adapters.index.spool import literal_file_rows
+
+        local_to_unique = self._numbered()
+
+        def keyed() -> Iterator[tuple[int, bytes, bytes]]:
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+                wanted = [row for row in rows if row[1] in relations]
+                if not wanted:
+                    continue
+                uniques = local_to_unique[np.fromiter((row[0] for row in wanted), dtype=np.int64, count=len(wanted))]
+                for unique, (_e, _r, value, tag) in zip(uniques.tolist(), wanted, strict=True):
+                    yield unique, value, tag[1:] if tag[:1] == b"@" else b""
+
+        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        iris = enumerate(read_run(self.scratch / "iris.run"))
+        at, iri = -1, b""
+        found: list[tuple[str, str, str]] = []
+        previous = None
+        for row in sorted_items(keyed(), block, self.scratch, "labels", self.fan_in):
+            if row == previous:
+                continue
+            previous = row
+            while at < row[0]:
+                at, iri = next(iris)
+            found.append((iri.decode(), row[1].decode(), row[2].decode()))
+        return found
+
+    # -- the index ---------------------------------------------------------------------------------
+    def write_index(
+        self, directory: Path, tmp: Path, profile: Profile, progress: Callable[[int], None] | None
+    ) -> IndexStats:
+        """Writes the index files into ``tmp`` and swaps them in (see the module docstring)."""
+        import numpy as np
+
+        from kg_adapters.index import build
+
+        collector = self.collector
+        collector.check()
+        relation_iris = [iri.decode("utf-8") for iri in collector._relation]
+        relation_names = [profile.relation_id(iri) for iri in relation_iris]
+        relation_rank, relation_order = build._ranks(relation_names, "relation")
+        width = max(len(relation_names), 1)
+        local_rank, entities = self._ranked(profile)
+        arrays: dict[str, Any] = {"entity_offsets": np.load(self.scratch / "entity_offsets.npy", mmap_mode="r")}
+        arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
+        literal_relations: set[int] = set()
+        for side in ("out", "in"):
+            arrays[f"{side}_extra"] = self._extra(side, local_rank, relation_rank, width, literal_relations)
+        literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
+        for keys_name, start_name in STARTS.items():
+            keys = arrays[keys_name]
+            arrays[start_name] = build.starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+        blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
+        meta = build.index_meta(
+            profile,
+            entities=entities,
+            relations=len(relation_names),
+            edges=int(arrays["out_key"].size),
+            literal_edges=literal_edges,
+            literal_relations=sorted(literal_relations),
+            literal_tags=tags,
+            blank_edges=blank_edges,
+        )
+        return build.emit_index(
+            directory,
+            tmp,
+            arrays,
+            {
+                "entities.bin": _file_chunks(self.scratch / "entities.bin"),
+                "literals.bin": _file_chunks(self.scratch / "literals.bin"),
+            },
+            [relation_names[i] for i in relation_order.tolist()],
+            meta,
+            collector.rows,
+            progress,
+        )
+
+    def _memmap(self, name: str, size: int, length: int) -> Any:
+        import numpy as np
+        from numpy.lib.format import open_memmap
+
+        dtype = np.int32 if size < 1 << 31 else np.int64
+        return open_memmap(self.scratch / f"{name}.npy", mode="w+", dtype=dtype, shape=(length,))
+
+    def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, Any]:
+        """(out_key, out_other, in_key, in_other) sorted externally, as ``build._csr`` sorts them."""
+        import numpy as np
+
+        fits = entities * width * entities < 1 << 63
+        pair = np.dtype([("key", "<i8"), ("other", "<i8")])
+
+        def pack(keys: Ints, others: Ints) -> Any:
+            if fits:
+                return keys * entities + others
+            packed = np.empty(len(keys), dtype=pair)
+            packed["key"], packed["other"] = keys, others
+            return packed
+
+        def unpack(chunk: Any) -> tuple[Ints, Ints]:
+            if fits:
+                keys, others = np.divmod(chunk, entities)
+                return keys, others
+            return np.asarray(chunk["key"]), np.asarray(chunk["other"])
+
+        path = self.spool.directory / "edges.i32"
+        count = path.stat().st_size // 12
+        edges = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 3)) if count else np.zeros((0, 3), np.int32)
+        rows = max(self.block_bytes // 120, 4096)
+        merge_items = max(self.merge_bytes // 16, 4096)
+
+        def out_blocks() -> Iterator[Any]:
+            for start in range(0, count, rows):
+                block = np.asarray(edges[start : start + rows])
+                heads, tails = local_rank[block[:, 0]], local_rank[block[:, 2]]
+                yield pack(heads * width + relation_rank[block[:, 1]], tails)
+
+        out_key, out_other = (
+            _ArrayFile(self.scratch / "out_key.raw", np.int64),
+            _ArrayFile(self.scratch / "out_other.raw", np.int32),
+        )
+
+        def in_blocks() -> Iterator[Any]:
+            pending: list[Any] = []
+            held = 0
+            for chunk in sorted_arrays(out_blocks(), self.scratch, "out", merge_items):
+                keys, others = unpack(chunk)
+                out_key.add(keys)
+                out_other.add(others)
+                heads, rels = np.divmod(keys, width)
+                pending.append(pack(others * width + rels, heads))
+                held += len(chunk)
+                if held >= rows:
+                    yield np.concatenate(pending)
+                    pending, held = [], 0
+            if pending:
+                yield np.concatenate(pending)
+
+        in_key, in_other = (
+            _ArrayFile(self.scratch / "in_key.raw", np.int64),
+            _ArrayFile(self.scratch / "in_other.raw", np.int32),
+        )
+        for chunk in sorted_arrays(in_blocks(), self.scratch, "in", merge_items):
+            keys, others = unpack(chunk)
+            in_key.add(keys)
+            in_other.add(others)
+        return {
+            "out_key": out_key.array(),
+            "out_other": out_other.array(),
+            "in_key": in_key.array(),
+            "in_other": in_other.array(),
+        }
+
+    def _extra(self, side: str, local_rank: Any, relation_rank: Ints, width: int, literal_relations: set[int]) -> Any:
+        """The distinct keys (node * width + relation) of the nodes with literal or blank-node edges."""
+        import numpy as np
+
+        path = self.spool.directory / f"{side}_extra.i32"
+        count = path.stat().st_size // 8
+        pairs = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 2)) if count else np.zeros((0, 2), np.int32)
+        rows = max(self.block_bytes // 40, 4096)
+        blocks = (
+            local_rank[np.asarray(pairs[start : start + rows, 0])] * width
+            + relation_rank[np.asarray(pairs[start : start + rows, 1])]
+            for start in range(0, count, rows)
+        )
+        keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
+        for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
+            keys.add(chunk)
+            if side == "out":
+                literal_relations.update(np.unique(chunk % width).tolist())
+        return keys.array()
+
+    def _literals(
+        self, local_rank: Any, relation_rank: Ints, width: int, arrays: dict[str, Any]
+    ) -> tuple[int, list[str]]:
+        """Writes the literal table (``literal_key``, ``literal_tag``, ``literal_offsets``, the value
+        blob) in the in-memory table's order; returns (literal edges, the tags by number)."""
+        import numpy as np
+
+        from kg_adapters.index.build import literal_tag_order
+        from kg_adapters.index.spool import literal_file_rows
+
+        tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
+
+        def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+                count = len(rows)
+                keys = (
+                    local_rank[np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)] * width
+                    + relation_rank[np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)]
+                )
+                for key, (_e, _r, value, row_tag) in zip(keys.tolist(), rows, strict=True):
+                    found = tag_of.get(row_tag)
+                    if found is None:
+                        found = tag_of[row_tag] = literal_tag_order(row_tag)
+                    yield key, value, found[1], row_tag
+
+        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        keys = _ArrayFile(self.scratch / "literal_key.raw", np.int64)
+        numbers = _ArrayFile(self.scratch / "literal_tag.raw", np.int32)
+        lengths = _ArrayFile(self.scratch / "literal_lengths.raw", np.int64)
+        tags = [""]
+        number_of: dict[str, int] = {"": 0}
+        previous = None
+        batch_keys: list[int] = []
+        batch_numbers: list[int] = []
+        batch_lengths: list[int] = []
+        with open(self.scratch / "literals.bin", "wb") as values:
+            for key, value, _order, row_tag in sorted_items(keyed(), block, self.scratch, "literals", self.fan_in):
+                if (key, value, row_tag) == previous:
+                    continue  # the same triple twice
+                previous = (key, value, row_tag)
+                tag = tag_of[row_tag][0]
+                number = number_of.get(tag)
+                if number is None:
+                    number = number_of[tag] = len(tags)
+                    tags.append(tag)
+                values.write(value)
+                batch_keys.append(key)
+                batch_numbers.append(number)
+                batch_lengths.append(len(value))
+                if len(batch_keys) >= 65536:
+                    for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
+                        file.add(batch)
+                        batch.clear()
+            for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
+                file.add(batch)
+        arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
+        sizes = lengths.array()
+        offsets = np.lib.format.open_memmap(
+            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(len(sizes) + 1,)
+        )
+        offsets[0], total = 0, 0
+        step = max(self.block_bytes // 16, 4096)
+        for start in range(0, len(sizes), step):
+            ends = total + np.cumsum(np.asarray(sizes[start : start + step]))
+            offsets[start + 1 : start + 1 + len(ends)] = ends
+            total = int(ends[-1])
+        arrays["literal_offsets"] = offsets
+        return len(sizes), tags
+
+
+def _file_chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(size):
+            yield chunk
