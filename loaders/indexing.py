@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from kg_adapters.profiles import Profile
 
 NameRows = list[tuple[str, str, str]]
-CollectedNames = tuple[NameRows, NameRows, list[str]]
-"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows."""
+CollectedNames = tuple[Iterable[tuple[str, str, str]], NameRows, list[str]]
+"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows; the
+label rows are read once, as they come (a spilled collection streams them from disk)."""
 _COLLECT_EVERY = 10_000
 """Quads passed to Oxigraph's ``bulk_extend`` between two handings to the collector."""
 WORKER_MIN_BYTES = 1 << 20
@@ -212,25 +213,30 @@ def write_indexes(
     ``collector`` holds into the version ``directory``; returns (names written, the traversal index's
     stats). Both spend much of their time outside the GIL (numpy's sorts, SQLite's inserts and full-text
     index): once Oxigraph is done, they take both cores. The rows of the name and relation indexes are
-    taken first (the index build may let go of the collector's rows)."""
+    taken first (the index build may let go of the collector's rows); a spilled collection's, read from
+    its files as they come, are all written before the index is."""
     from kg_adapters import store_layout
     from kg_adapters.index.build import build_index
     from kg_adapters.store_build import collected_label_indexes
 
-    rows = (*_collected_labels(collector), str(Path(directory) / store_layout.LABELS))
+    labels, aliases, relations = _collected_labels(collector)
+    index_path = str(Path(directory) / store_layout.LABELS)
+    if not isinstance(labels, list):  # read from the spill's files as they come: before the index is written
+        names = collected_label_indexes(labels, aliases, relations, index_path)
+        return names, build_index(None, directory, profile, collected=collector)
     outcome = _Outcome()
-    names = threading.Thread(
+    writing = threading.Thread(
         target=_run,
-        args=(collected_label_indexes, rows, outcome),
+        args=(collected_label_indexes, (labels, aliases, relations, index_path), outcome),
         name="kga-names",
         daemon=True,
     )
-    del rows
-    names.start()
+    del labels, aliases
+    writing.start()
     try:
         stats = build_index(None, directory, profile, collected=collector)
     finally:
-        names.join()
+        writing.join()
     if outcome.failure is not None:
         raise outcome.failure
     return int(outcome.result), stats
@@ -328,7 +334,7 @@ class WorkerIndexingSink(IndexingSink):
         profile: Profile,
         spool: Path,
         state: dict[str, Any] | None,
-        memory: int,
+        memory: int = DEFAULT_MEMORY,
         *,
         resumable: bool = True,
     ) -> None:

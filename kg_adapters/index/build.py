@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import BackendError
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META, STARTS
 from kg_adapters.profiles import Profile
@@ -64,12 +65,14 @@ def build_index(
     progress: Callable[[int], None] | None = None,
     every: int = 100_000,
     collected: TripleCollector | None = None,
+    memory: int = DEFAULT_MEMORY,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
     replacing any index there. ``collected``, when given, holds every triple of the store's default
     graph (what a load wrote, see :class:`TripleCollector`), and the store is not read at all;
     otherwise the store is read back (about as slow as loading it: Oxigraph looks each IRI up on
-    disk). ``progress(done)`` reports a running count of work: every ``every`` triples read
+    disk; what it reads spills to disk past ``memory`` bytes, see :mod:`kg_adapters.index.spill`).
+    ``progress(done)`` reports a running count of work: every ``every`` triples read
     (``done`` = triples read; once, for collected triples), then once per file written
     (``done`` = triples + files).
 
@@ -79,17 +82,23 @@ def build_index(
     remove_stale_builds(directory)
     tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
+    spool_dir = tmp.with_name(tmp.name + "-collect")  # beside tmp: a killed build's is removed alike
     try:
         if collected is None:
             if store is None:
                 raise ValueError("build_index needs the store or the collected triples")
+            from kg_adapters.index.spool import CollectorSpool
+
             collected = TripleCollector(distinct=True)
+            spool = CollectorSpool(spool_dir, memory=memory)
+            spool.restore(collected, None)
+            quads = _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
             try:
-                collected.add_quads(
-                    _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
-                )
+                while batch := list(itertools.islice(quads, _READ_BATCH)):  # the budget is checked per batch
+                    collected.add_quads(batch)
             except OSError as exc:
                 raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
+            spool.reload(collected)
         elif progress is not None:
             progress(collected.rows)
         return _write(collected, directory, tmp, profile, progress)
@@ -98,6 +107,11 @@ def build_index(
 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if spool_dir.exists():
+            import shutil
+
+            shutil.rmtree(spool_dir, ignore_errors=True)
 
 
 def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, every: int) -> Iterator[ox.Quad]:
@@ -110,6 +124,8 @@ def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, e
             progress(rows)
 
 
+_READ_BATCH = 50_000
+"""Quads of a store read back handed to the collector at once."""
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
@@ -416,9 +432,10 @@ class TripleCollector:
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
 
-    def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
+    def label_rows(self, predicates: Iterable[str]) -> Iterable[tuple[str, str, str]]:
         """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
-        distinct and sorted: what the name index holds, read from the load instead of the store."""
+        distinct and sorted: what the name index holds, read from the load instead of the store (a
+        list; from disk, as they are read, when the collection spilled)."""
         self.check()
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:
@@ -595,7 +612,12 @@ def emit_index(
         written()
     for name, values in arrays.items():
         with open(tmp / f"{name}.npy", "wb") as handle:
-            np.save(handle, values)
+            if isinstance(values, np.memmap):  # copied a block at a time: a map keeps the pages read resident
+                values.flush()
+                np.lib.format.write_array_header_1_0(handle, np.lib.format.header_data_from_array_1_0(values))
+                _copy_file(Path(str(values.filename)), int(values.offset), values.nbytes, handle)
+            else:
+                np.save(handle, values)
             _sync(handle)
         written()
     _write_json(tmp / "relations.json", relation_names)
@@ -745,6 +767,17 @@ def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDAr
     rank = np.empty(len(names), dtype=np.int64)
     rank[order] = np.arange(len(names), dtype=np.int64)
     return rank, order
+
+
+def _copy_file(source: Path, offset: int, size: int, handle: Any) -> None:
+    with open(source, "rb") as data:
+        data.seek(offset)
+        while size > 0:
+            chunk = data.read(min(size, 1 << 22))
+            if not chunk:
+                raise OSError(f"{source} is shorter than its array")
+            handle.write(chunk)
+            size -= len(chunk)
 
 
 def _sync(handle: Any) -> None:
