@@ -40,7 +40,7 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from kg_adapters.store_build import collected_label_indexes, rebuild_label_index
+from kg_adapters.store_build import rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
@@ -304,8 +304,10 @@ def _build(
             oxstore,
             get_profile(profile),
             _input_bytes(plan),
+            directory=tmp,
             spool=build.spool,
             state=state.get("index"),
+            resumable=resumable,
             memory=memory,
         )
     indexing = sink if isinstance(sink, IndexingSink) else None
@@ -389,12 +391,9 @@ def _write_indexes(
     load saw (``indexing``) or else by reading ``oxstore`` back; returns (names, the seconds the load
     waited for the traversal index)."""
     index_seconds = 0.0
-    if indexing is not None:  # numbered and written while the name indexes are built
-        indexing.start_index(tmp, get_profile(profile))
-        label_rows, aliases, predicates = indexing.collected_labels()  # what the load saw: no store read
-        labels = collected_label_indexes(label_rows, aliases, predicates, str(tmp / store_layout.LABELS))
-        del label_rows, aliases
-        indexing.index_written()
+    if indexing is not None:  # from what the load saw (no store read), started as the last input was handed over
+        indexing.start_index()
+        labels, _stats = indexing.indexes_written()
         index_seconds = indexing.seconds  # the load's waits for it
         checkpoint("indexed")
     else:
@@ -479,11 +478,12 @@ def _parse(
     pending = [number for number, progress in enumerate(state["inputs"]) if not progress["done"]]
     shown.skip([plan[number] for number, progress in enumerate(state["inputs"]) if progress["done"]])
     gate = _CheckpointGate(state, save, checkpoint)
+    handover = _Handover(len(pending), sink.all_handed if isinstance(sink, IndexingSink) else None)
     sequential = any(plan[number][1] == ROG_DATASET for number in pending)
     readers = 1 if sequential else min(PARALLEL_INPUTS, len(pending))
     if readers <= 1:
         for number in pending:
-            _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+            _parse_input(number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata)
         return
     queue = list(reversed(pending))
     failures: list[BaseException] = []
@@ -495,7 +495,7 @@ def _parse(
                     if not queue:
                         return
                     number = queue.pop()
-                _parse_input(number, plan, state, sink, lenient, shown, gate, profile, dump_filter, wikidata)
+                _parse_input(number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata)
         except BaseException as exc:
             if not isinstance(exc, _Aborted):
                 failures.append(exc)
@@ -525,6 +525,7 @@ def _parse_input(
     lenient: bool,
     shown: LoadProgress,
     gate: _CheckpointGate,
+    handover: _Handover,
     profile: str,
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
@@ -564,6 +565,7 @@ def _parse_input(
                 on_chunk=reading.chunk_done if fmt in LINE_FORMATS else None,
                 on_read=reading.read,
                 due=gate.due,
+                on_handed=handover.input_handed,
             )
         reading.record(None)
         source: dict[str, Any] = {
@@ -623,6 +625,24 @@ class _InputReading:
     def chunk_done(self, next_line: int, read: int | None) -> None:
         self.shown.read(self.path, read)
         self.gate.stop(lambda: self.record(next_line))
+
+
+class _Handover:
+    """Counts the inputs wholly handed to the store (Oxigraph may still be storing the last of them); when
+    the last is, ``all_handed()`` is called (:meth:`loaders.indexing.IndexingSink.all_handed`: the indexes
+    are written beside Oxigraph's last batches). Inputs read otherwise (Wikidata JSON, RoG datasets) never
+    count: their indexes start once the store is closed."""
+
+    def __init__(self, inputs: int, all_handed: Callable[[], None] | None) -> None:
+        self._left, self._all_handed = inputs, all_handed
+        self._lock = threading.Lock()
+
+    def input_handed(self) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left or self._all_handed is None:
+                return
+        self._all_handed()
 
 
 class _Aborted(Exception):

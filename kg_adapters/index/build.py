@@ -137,11 +137,18 @@ _SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
 
 
-def _plain_iris(parts: list[bytes]) -> bool:
-    """Whether no group of a :data:`_QUICK_TRIPLE` split holds a byte :data:`_SIMPLE_TRIPLE` refuses
-    (a backslash, ``<``, a line break), so that both split the text alike."""
-    groups = b"".join(parts[1::4] + parts[2::4] + parts[3::4])
-    return b"\\" not in groups and b"<" not in groups and b"\n" not in groups
+def _escaped_iri(data: bytes) -> bool:
+    """Whether a line of N-Triples ``data`` that :data:`_QUICK_TRIPLE` splits holds a backslash (an escape
+    in one of its IRIs): only lines with a backslash are looked at, none in most dumps (one ``memchr``)."""
+    at = data.find(b"\\")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if _QUICK_TRIPLE.match(data, start, end):
+            return True
+        at = data.find(b"\\", end)
+    return False
 
 
 _QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
@@ -149,7 +156,7 @@ _QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
 per step, where the strict pattern tests each byte against a set). In a valid N-Triples line an
 IRI holds no ``<``, ``>`` or line break, so the lines it splits are those :data:`_SIMPLE_TRIPLE`
 splits unless a group holds a backslash (an escape): ``TripleCollector.add_rdf`` then splits the
-chunk again with the strict pattern (:func:`_plain_iris`)."""
+chunk with the strict pattern (:func:`_escaped_iri`)."""
 
 _SIMPLE_LITERAL = re.compile(
     rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
@@ -269,9 +276,8 @@ class TripleCollector:
             return
         import numpy as np
 
-        parts = _QUICK_TRIPLE.split(data)
-        if not _plain_iris(parts):
-            parts = _SIMPLE_TRIPLE.split(data)  # an escape (or stray byte) in a group: the strict split
+        # an escape in an IRI: the strict split, which leaves its line to the parser
+        parts = (_SIMPLE_TRIPLE if _escaped_iri(data) else _QUICK_TRIPLE).split(data)
         count = len(parts) // 4
         if count:
             entity, relation = self._entity.__getitem__, self._relation.__getitem__
