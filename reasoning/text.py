@@ -53,6 +53,13 @@ class RelationNames:
             self.known[relation] = labels.get(relation) or relation_words(relation)
         return {r: self.known[r] for r in wanted}
 
+    def phrases(self, relations: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Each relation's words and its most specific words, as :meth:`reasoning.relevance.Judge.path_scores`
+        reads a relation: ``people.person.place_of_birth`` -> ("people person place of birth", "place of
+        birth"); an opaque id's label twice."""
+        words = self.words(relations)
+        return {r: (text, relation_tail(r) if text == relation_words(r) else text) for r, text in words.items()}
+
     def shown(self, relation: str) -> str:
         """The id with its label when the id alone says nothing: ``P19 (place of birth)``."""
         words = self.known.get(relation, "")
