@@ -8,7 +8,9 @@ entities it reaches, asked for in one batched ``neighbors`` and one ``relations`
 path scored by the alignment of :meth:`reasoning.relevance.Judge.path_scores` (one text per path would cost
 a sentence encoder an embedding each); a continuation walked against its edge's
 direction counts at ``1 - INVERSE_COST`` of its score (a question usually asks along an edge), and every
-continuation pays :data:`reasoning.relevance.HOP_COST` (a longer path must state the question better).
+continuation pays :data:`reasoning.relevance.HOP_COST` (a longer path must state the question better). A
+hop that states nothing of the question itself scores 0 whatever follows it: the lookahead ranks the hops
+a question names, it does not invent detours.
 """
 
 from __future__ import annotations
@@ -104,9 +106,12 @@ def lookahead_scores(
                 extra.append(HOP_COST)
     scores = own_scores(judge, names, paths, whole=False)
     best = [0.0 for _ in hops]
+    stated = [True for _ in hops]
     for i, score, weight, cost in zip(owner, scores, discount, extra, strict=True):
+        if cost == 0.0 and score <= 0.0:
+            stated[i] = False
         best[i] = max(best[i], score * weight - cost)
-    return best
+    return [score if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
 def _best_stated(judge: Judge, names: RelationNames, relations: list[str], branches: int) -> list[str]:

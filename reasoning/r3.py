@@ -57,6 +57,7 @@ from reasoning.grounding import (
     Run,
     best_pattern,
     best_shortest,
+    calibrated_levels,
     description_facts,
     edge_ids,
     fact_edges,
@@ -68,7 +69,6 @@ from reasoning.grounding import (
     other_end,
     parse_numbers,
     parse_verdict,
-    path_levels,
     ranked,
     relation_phrase,
     relation_terms,
@@ -252,7 +252,7 @@ class R3(KGReasoner):
             return self._offline_verdict(run, question, state, names, final=final)
         scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_pattern(candidates, path_levels(judge, scores, facts), facts)]
+        winners = [facts[i] for i in best_pattern(candidates, calibrated_levels(judge, scores, facts), facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])

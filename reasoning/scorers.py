@@ -171,7 +171,7 @@ class HybridScorer:
     unrelated = 0.0
     stated = 1.0
 
-    def __init__(self, *, lexical_weight: float = 0.7, model_path: str | None = None) -> None:
+    def __init__(self, *, lexical_weight: float = 0.3, model_path: str | None = None) -> None:
         if isinstance(lexical_weight, bool) or not 0.0 <= lexical_weight <= 1.0:
             raise InvalidTermError(f"lexical_weight must lie in [0, 1], got {lexical_weight!r:.60}")
         self.lexical_weight = float(lexical_weight)

@@ -46,7 +46,8 @@ def test_offline_one_hop_stops_when_deeper_relations_stop_matching(kg: Knowledge
     assert cited(answer) == [[(HANKS, POB, CONCORD)]]
     assert answer.details["depth"] == 1
     assert answer.details["stopped"] == "relations stopped matching the question"
-    assert len(counting.asked("relations")) == 4  # both directions at depth 1 and at depth 2
+    # both directions at depth 1 and at depth 2, and as many for the lookahead (the relations beyond each hop)
+    assert len(counting.asked("relations")) == 8
 
 
 def test_offline_two_hops(kg: KnowledgeGraph) -> None:
@@ -67,9 +68,9 @@ def test_offline_beam_width_bounds_the_answers(kg: KnowledgeGraph) -> None:
     # common.* relations, so BM25's document frequencies are those of the relations a reasoner sees)
     assert answer.prediction == ("m.03k9fj", "m.06n90")
     assert cited(answer) == [
-        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.03k9fj")],
         [(SPIELBERG, "film.director.film", "m.011xg5"), ("m.011xg5", "film.film.genre", "m.03k9fj")],
-        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.06n90")],
+        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.03k9fj")],
+        [(SPIELBERG, "film.director.film", "m.011xg5"), ("m.011xg5", "film.film.genre", "m.06n90")],
     ]
     wide = ThinkOnGraph(kg, width=40).answer(question)
     assert len(wide.prediction) > len(answer.prediction) and set(wide.prediction) <= genres
@@ -145,6 +146,7 @@ def test_offline_on_opaque_wikidata_ids(tmp_path: Path) -> None:
         counting = CountingKG(graph)
         answer = ThinkOnGraph(counting).answer(question)
     assert answer.prediction == ("Q350",)
-    # one batched labels call per depth for the relations seen and one for the entities reached
-    assert counting.asked("labels") == [["Q42"], ["P19", "P27", "P31"], ["Q350"], ["P17"]]
+    # one batched labels call for the relations seen, one for those the lookahead sees beyond them, one for
+    # the entities reached
+    assert counting.asked("labels") == [["Q42"], ["P19", "P27", "P31"], ["P17"], ["Q350"]]
     assert [[edge.as_tuple() for edge in path] for path in answer.reasoning_paths] == [[("Q42", "P19", "Q350")]]
