@@ -121,10 +121,14 @@ class Judge:
         if not path:
             return 0.0
         tails = list(dict.fromkeys(tail for _, tail in path))  # a repeated relation states nothing new
-        precision = sum(self._cells[text][0] for text in tails) / len(tails)
         if not self.words:
-            return precision
-        coverage = sum(max(self._cells[text][1][w] for text in tails) for w in range(len(self.words))) / len(self.words)
+            return sum(self._cells[text][0] for text in tails) / len(tails)
+        rows = [self._cells[text][1] for text in tails]
+        coverage = sum(max(row[w] for row in rows) for w in range(len(self.words))) / len(self.words)
+        # a relation that states no word of the question better than the others do is a detour: it counts
+        # as stating nothing ("capital" after "country" for "In which country is the place of birth of X?")
+        stating = [self._cells[text][0] if len(rows) == 1 or _adds(rows, i) else 0.0 for i, text in enumerate(tails)]
+        precision = sum(stating) / len(tails)
         return 2 * precision * coverage / (precision + coverage) if precision + coverage > 0 else 0.0
 
     def scores(self, texts: Sequence[str]) -> list[float]:
@@ -191,6 +195,11 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
     unigrams = list(dict.fromkeys(w for w, c in zip(words, content, strict=True) if c))
     spans = list(dict.fromkeys([*unigrams, *spans]))
     return unigrams, spans
+
+
+def _adds(rows: Sequence[tuple[float, ...]], i: int) -> bool:
+    """Whether relation ``i`` states some word better than every other relation of its path."""
+    return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
 
 
 def _joined(path: Sequence[str]) -> str:

@@ -186,3 +186,17 @@ class HybridScorer:
         words = self.lexical.score(query, texts)
         weight = self.lexical_weight
         return [weight * w + (1.0 - weight) * m for w, m in zip(words, meaning, strict=True)]
+
+
+_DEFAULT: list[BM25Scorer | HybridScorer] = []
+
+
+def default_scorer() -> BM25Scorer | HybridScorer:
+    """What a method judges with when no scorer is given: the :class:`HybridScorer` where the embeddings
+    extra is installed (it understands a reworded question and keeps BM25's exact matches), else
+    :class:`BM25Scorer`. One instance per process (it holds no per-question state)."""
+    if not _DEFAULT:
+        from kg_adapters.encoder import minilm_installed
+
+        _DEFAULT.append(HybridScorer() if minilm_installed() else BM25Scorer())
+    return _DEFAULT[0]
