@@ -11,11 +11,12 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.refkg import RefKG
+from reasoning.scorers import BM25Scorer
 
 
 def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    out = answered(RefKG(counted), ask(TWO_HOPS, "m.alice"))
+    out = answered(RefKG(counted, scorer=BM25Scorer()), ask(TWO_HOPS, "m.alice"))  # BM25's exact trace
     assert out["prediction"] == ["m.france"]
     assert out["answer_text"] == "France"
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
@@ -35,14 +36,15 @@ def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
 
 def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:
     question = ask("What is the place of birth of Alice Smith?", "m.alice")
-    everything = RefKG(toy_kg, alpha=0.0).answer(question).details["evidence"].splitlines()
-    refined = RefKG(toy_kg).answer(question)
+    # alpha on BM25's levels: the employer relation shares no word with the question
+    everything = RefKG(toy_kg, alpha=0.0, scorer=BM25Scorer()).answer(question).details["evidence"].splitlines()
+    refined = RefKG(toy_kg, scorer=BM25Scorer()).answer(question)
     kept = refined.details["evidence"].splitlines()
     assert "Alice Smith employer Acme Corp." in everything
     assert set(kept) < set(everything) and "Alice Smith employer Acme Corp." not in kept
     assert refined.prediction == ("m.paris",)
     assert refined.to_json("q")["reasoning_paths"] == [triples(BORN)]
-    nothing = RefKG(toy_kg, alpha=1.0).answer(ask("Alice Smith favourite colour", "m.alice"))
+    nothing = RefKG(toy_kg, alpha=1.0, scorer=BM25Scorer()).answer(ask("Alice Smith favourite colour", "m.alice"))
     assert (nothing.prediction, nothing.reasoning_paths, nothing.answer_text) == ((), (), "I don't know")
 
 
