@@ -11,6 +11,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.fidelis import FiDeLiS
+from reasoning.scorers import BM25Scorer
 
 
 def test_beam_search_stops_at_the_verified_path(toy_kg: KnowledgeGraph) -> None:
@@ -41,7 +42,9 @@ def test_one_hop_is_verified_at_depth_one(toy_kg: KnowledgeGraph) -> None:
 
 def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    answer = FiDeLiS(counted, max_depth=3).answer(ask("Alice Smith favourite colour is Blue", "m.alice"))
+    answer = FiDeLiS(counted, max_depth=3, scorer=BM25Scorer()).answer(
+        ask("Alice Smith favourite colour is Blue", "m.alice")
+    )
     assert (answer.prediction, answer.answer_text) == ((), "I don't know")
     assert answer.details["verified"] is False and answer.details["depth"] == 3
     assert len(counted.asked("neighbors")) == 3
