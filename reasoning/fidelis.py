@@ -35,10 +35,10 @@ Choices where the paper is vague or needs an LLM:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Node, Path
 from reasoning.base import Answer, KGReasoner, Question, budget, number
@@ -56,12 +56,12 @@ from reasoning.grounding import (
     parse_numbers,
     ranked,
     relation_phrase,
-    relation_terms,
     start,
 )
-from reasoning.relevance import Judge, calibration, path_cost, question_focus
+from reasoning.lookahead import Hop, lookahead_scores, own_scores
+from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
-from reasoning.text import node_text, parse_list
+from reasoning.text import RelationNames, node_text, parse_list, schema_relations
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,10 +72,31 @@ class Beam:
     chain: Chain
     end: Node
     score: float
+    promise: float = 0.0
+    """The best relation path this path opens (:func:`reasoning.lookahead.lookahead_scores`)."""
+    own: float = 0.0
+    """How well this path's relations alone state the question (the same alignment)."""
+
+    walked: Direction = "out"
+    """The direction the last hop was walked in."""
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return tuple(edge.relation for edge in self.chain)
 
     @property
     def nodes(self) -> set[Node]:
         return {self.start, *(n for edge in self.chain for n in (edge.head, edge.tail))}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search:
+    """One question's search: the run, what the scorer reads, its judge and relation names."""
+
+    run: Run
+    query: str
+    judge: Judge
+    relations: RelationNames
 
 
 class FiDeLiS(KGReasoner):
@@ -103,22 +124,29 @@ class FiDeLiS(KGReasoner):
         # offline the question itself, its topics' names left out, is what the scorer reads: the same
         # words to BM25 (its stop words dropped), and to a sentence encoder the wording ("where ... born")
         query = " ".join(words) if run.llm is not None else question_focus(question.question, names.values())
+        search = Search(run=run, query=query, judge=Judge(run.scorer, query), relations=RelationNames(run.kg))
         indexed = self._index_entities(run, words)
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
         verified: list[Beam] = []
-        entailed: dict[Chain, float] = {}
+        undecided = False  # the last beam awaits the offline verdict: does going deeper help?
         depth = 0
         while depth < self.max_depth:
-            beam = self._step(run, question, query, beam, indexed, names)
-            if not beam:
+            grown = self._step(search, question, beam, indexed, names)
+            if not grown:
                 break
+            if undecided and not self._deeper_helps(search, beam, grown):
+                verified = self._closest(search, explored)
+                break
+            beam = grown
             depth += 1
             explored.extend(beam)
-            verified = self._verify(run, question, query, beam, names, entailed)
-            if verified:
+            verdict = self._verify(search, question, beam, names)
+            undecided = verdict is None
+            if verdict:
+                verified = verdict
                 break
-        closest = verified or self._closest(run, query, explored, names, entailed)
+        closest = verified or self._closest(search, explored)
         chosen = [path for path in closest if path.end not in anchors]
         prediction = list(dict.fromkeys(path.end for path in chosen))
         details = {"keywords": words, "anchors": anchors, "depth": depth, "verified": bool(verified)}
@@ -145,9 +173,11 @@ class FiDeLiS(KGReasoner):
         return found
 
     def _step(
-        self, run: Run, question: Question, query: str, beam: list[Beam], indexed: set[str], names: Names
+        self, search: Search, question: Question, beam: list[Beam], indexed: set[str], names: Names
     ) -> list[Beam]:
-        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions."""
+        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions: by the best
+        relation path each opens, then by the Path-RAG score."""
+        run = search.run
         ends = [path.end for path in beam if isinstance(path.end, str)]
         if not ends:
             return []
@@ -159,16 +189,51 @@ class FiDeLiS(KGReasoner):
             seen = path.nodes
             for edge in fact_edges(found.get(path.end, []), run.kg):
                 end = other_end(edge, path.end)
-                if end not in seen:
-                    steps.append(Beam(start=path.start, chain=(*path.chain, edge), end=end, score=path.score))
+                walked: Direction = "out" if edge.head == path.end else "in"
+                back = bool(path.chain) and edge.relation == path.chain[-1].relation and walked != path.walked
+                if end not in seen and not back:  # straight back along the relation just walked: a detour
+                    chain = (*path.chain, edge)
+                    steps.append(Beam(start=path.start, chain=chain, end=end, score=path.score, walked=walked))
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
-        steps = self._path_rag(run, query, steps, indexed, names)
-        order = ranked([step.score for step in steps])
+        steps = self._path_rag(run, search.query, steps, indexed, names)
+        steps = self._promise(search, steps)
+        order = sorted(range(len(steps)), key=lambda i: (-steps[i].promise, -steps[i].score, i))
         top = [steps[i] for i in order[: self.candidates]]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
+
+    def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
+        """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
+        ``relations`` call per direction) and its own path's score; a hop walked against its edge's
+        direction counts at ``1 - INVERSE_COST`` (a question usually asks along an edge)."""
+        hops = {
+            step: Hop(
+                prefix=step.relations[:-1],
+                relation=step.relations[-1],
+                direction=step.walked,
+                nodes=(str(other_end(step.chain[-1], step.end)),),
+            )
+            for step in steps
+        }
+        distinct = list(dict.fromkeys(hops.values()))
+        schema = frozenset(schema_relations(search.run.kg))
+        ahead = dict(
+            zip(
+                distinct,
+                lookahead_scores(search.run.kg, search.judge, search.relations, distinct, skip=schema),
+                strict=True,
+            )
+        )
+        chains = list(dict.fromkeys(step.relations for step in steps))
+        own = dict(zip(chains, own_scores(search.judge, search.relations, chains, whole=False), strict=True))
+        scored = []
+        for step in steps:
+            weight = 1.0 - INVERSE_COST if step.walked == "in" else 1.0
+            promise, level = ahead[hops[step]] * weight, own[step.relations] * weight
+            scored.append(replace(step, promise=promise, own=level))
+        return scored
 
     def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
@@ -192,7 +257,7 @@ class FiDeLiS(KGReasoner):
             nearby = around.get(step.end, []) if isinstance(step.end, str) else []
             neighbourhood = max((vocabulary_scores[rel] for rel in nearby), default=0.0)
             gain = similarity[i] + self.alpha * neighbourhood
-            scored.append(Beam(start=step.start, chain=step.chain, end=step.end, score=step.score + gain))
+            scored.append(replace(step, score=step.score + gain))
         return scored
 
     def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: Names) -> list[Beam] | None:
@@ -206,52 +271,47 @@ class FiDeLiS(KGReasoner):
         picks = parse_numbers(reply, len(top))
         return None if picks is None else [top[i] for i in picks[: self.beam_width]]
 
-    def _verify(
-        self, run: Run, question: Question, query: str, beam: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[Beam]:
-        """Deductive verification: the beam paths that already entail the answer."""
-        if run.llm is not None:
-            listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
-            reply = run.ask(
-                f"Question: {question.question}\nReasoning paths:\n{listing}\n"
-                "Which paths deductively answer the question? Reply with their numbers, or NONE."
-            )
-            picks = parse_numbers(reply, len(beam))
-            if picks is not None:
-                return [beam[i] for i in picks]
-            if reply is not None and re.search(r"\bnone\b", reply, re.I):
-                return []
-        if calibration(run.scorer) is None:
+    def _verify(self, search: Search, question: Question, beam: list[Beam], names: Names) -> list[Beam] | None:
+        """Deductive verification by the LLM: the beam paths that already entail the answer; None offline
+        or when the reply names no path and does not say "none" (then the offline rule decides)."""
+        run = search.run
+        if run.llm is None:
+            return None
+        listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
+        reply = run.ask(
+            f"Question: {question.question}\nReasoning paths:\n{listing}\n"
+            "Which paths deductively answer the question? Reply with their numbers, or NONE."
+        )
+        picks = parse_numbers(reply, len(beam))
+        if picks is not None:
+            return [beam[i] for i in picks]
+        if reply is not None and re.search(r"\bnone\b", reply, re.I):
             return []
-        entailment = self._entailment(run, query, beam, names, entailed)
-        return [path for path, score in zip(beam, entailment, strict=True) if score >= self.verify_threshold]
+        return None
 
-    def _entailment(
-        self, run: Run, query: str, paths: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[float]:
-        """How fully each path's relations, read alone, state the keywords, in the scorer's declared units
-        (the offline verifier); each chain is scored once per question (``entailed``)."""
-        judge = Judge(run.scorer, query)
-        for path in paths:
-            if path.chain not in entailed:
-                entailed[path.chain] = judge.calibrated(judge.scores([relation_terms(path.chain, names)]))[0]
-        return [entailed[path.chain] for path in paths]
+    def _deeper_helps(self, search: Search, beam: list[Beam], grown: list[Beam]) -> bool:
+        """Offline verification, one step late: whether some path one hop longer states the question better
+        than every path of the beam it grew from, less the cost of its extra hop (path scores, read
+        together). When not, the beam's paths entail what the question asks."""
+        levels = self._levels(search, [*beam, *grown])
+        return max(levels[len(beam) :]) > max(levels[: len(beam)])
 
-    def _closest(
-        self, run: Run, query: str, explored: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[Beam]:
-        """Without a verified path: the explored paths closest to verification, shortest first."""
+    def _levels(self, search: Search, paths: list[Beam]) -> list[float]:
+        """Each path's score (:meth:`reasoning.relevance.Judge.path_scores` of its relations, all read in one
+        call) less a cost per extra hop and per hop walked against its edge's direction."""
+        chains = list(dict.fromkeys(path.relations for path in paths))
+        scores = dict(zip(chains, own_scores(search.judge, search.relations, chains), strict=True))
+        return [scores[path.relations] - path_cost(len(path.chain), _backwards(path)) for path in paths]
+
+    def _closest(self, search: Search, explored: list[Beam]) -> list[Beam]:
+        """The explored paths whose relations state the question best (:meth:`_levels`), shortest first;
+        none when no path states anything of it."""
         if not explored:
             return []
-        if calibration(run.scorer) is not None:
-            entailment = self._entailment(run, query, explored, names, entailed)
-        else:  # no declared levels: the paths compare only when scored together
-            judge = Judge(run.scorer, query)
-            entailment = judge.calibrated(judge.scores([relation_terms(path.chain, names) for path in explored]))
-        if max(entailment) <= 0.0:
-            return []
-        levels = [score - path_cost(len(path.chain)) for path, score in zip(explored, entailment, strict=True)]
+        levels = self._levels(search, explored)
         best = max(levels)
+        if best + path_cost(len(explored[levels.index(best)].chain), _backwards(explored[levels.index(best)])) <= 0.0:
+            return []
         top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]
         shortest = min(len(path.chain) for path in top)
         return sorted((path for path in top if len(path.chain) == shortest), key=lambda path: -path.score)
@@ -259,3 +319,13 @@ class FiDeLiS(KGReasoner):
 
 def _show(path: Beam, names: Names) -> str:
     return format_path(Path(start=path.start, edges=path.chain), names)
+
+
+def _backwards(path: Beam) -> int:
+    """How many of a path's hops were walked against their edge's direction."""
+    node: Node = path.start
+    count = 0
+    for edge in path.chain:
+        count += edge.head != node
+        node = other_end(edge, node)
+    return count

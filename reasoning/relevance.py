@@ -198,8 +198,17 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
 
 
 def _adds(rows: Sequence[tuple[float, ...]], i: int) -> bool:
-    """Whether relation ``i`` states some word better than every other relation of its path."""
-    return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
+    """Whether relation ``i`` is the first of its path to state some word best: better than every relation
+    before it and at least as well as every one after it (a word stated equally by two relations is
+    credited to the earlier one, so "country" then "country capital" -- Freebase's
+    ``location.country.capital`` -- both count for "What is the capital of the country of X?", while
+    "capital" after "country" still states nothing new for "In which country is the place of birth of X?")."""
+    return any(
+        level > 0.0
+        and all(level > rows[j][w] for j in range(i))
+        and all(level >= rows[j][w] for j in range(i + 1, len(rows)))
+        for w, level in enumerate(rows[i])
+    )
 
 
 def _joined(path: Sequence[str]) -> str:
