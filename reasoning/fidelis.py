@@ -137,7 +137,8 @@ class FiDeLiS(KGReasoner):
                 break
             if undecided and not self._deeper_helps(search, beam, grown):
                 verified = self._closest(search, explored)
-                break
+                if verified:  # else nothing so far states the question: search on
+                    break
             beam = grown
             depth += 1
             explored.extend(beam)
