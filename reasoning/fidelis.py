@@ -124,7 +124,9 @@ class FiDeLiS(KGReasoner):
         # offline the question itself, its topics' names left out, is what the scorer reads: the same
         # words to BM25 (its stop words dropped), and to a sentence encoder the wording ("where ... born")
         query = " ".join(words) if run.llm is not None else question_focus(question.question, names.values())
-        search = Search(run=run, query=query, judge=Judge(run.scorer, query), relations=RelationNames(run.kg))
+        search = Search(
+            run=run, query=query, judge=Judge(run.scorer, query, ties_to_earlier=True), relations=RelationNames(run.kg)
+        )
         indexed = self._index_entities(run, words)
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
