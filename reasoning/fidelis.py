@@ -40,7 +40,7 @@ from typing import Any
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
-from kg_adapters.records import Node, Path
+from kg_adapters.records import Edge, Node, Path
 from reasoning.base import Answer, KGReasoner, Question, budget, number
 from reasoning.grounding import (
     Chain,
@@ -185,6 +185,7 @@ class FiDeLiS(KGReasoner):
         if not ends:
             return []
         found = run.kg.neighbors(ends, direction="both", limit_per_entity=self.edges_per_entity)
+        found = self._retrieved_edges(search, ends, found, names)
         steps: list[Beam] = []
         for path in beam:
             if not isinstance(path.end, str):
@@ -200,12 +201,35 @@ class FiDeLiS(KGReasoner):
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
-        steps = self._path_rag(run, search.query, steps, indexed, names)
-        steps = self._promise(search, steps)
+        steps = self._path_rag(search, steps, indexed, names)
         order = sorted(range(len(steps)), key=lambda i: (-steps[i].promise, -steps[i].score, i))
         top = [steps[i] for i in order[: self.candidates]]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
+
+    def _retrieved_edges(
+        self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
+    ) -> dict[str, list[Edge]]:
+        """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
+        question (one batched ``relations`` call, one ``neighbors`` call per relation, each relation an
+        equal share of ``edges_per_entity``): an entity with more edges than
+        ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
+        run = search.run
+        around = run.kg.relations(ends, direction="both")
+        schema = schema_relations(run.kg)
+        listed = list(dict.fromkeys(r for rels in around.values() for r in rels if r not in schema))
+        if not listed:
+            return found
+        fetch_names([run.kg], [relation for relation in listed if needs_label(relation)], names)
+        scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
+        wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
+        share = max(1, self.edges_per_entity // len(wanted))  # each relation its share: a busy one hides none
+        edges = {node: list(found.get(node, [])) for node in ends}
+        for relation in wanted:
+            more = run.kg.neighbors(ends, direction="both", relations=[relation], limit_per_entity=share)
+            for node in ends:
+                edges[node].extend(more.get(node, []))
+        return {node: list(dict.fromkeys(node_edges)) for node, node_edges in edges.items()}
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
         """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
@@ -238,16 +262,18 @@ class FiDeLiS(KGReasoner):
             scored.append(replace(step, promise=promise, own=level))
         return scored
 
-    def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
+    def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
+        run, judge = search.run, search.judge
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
-        judge = Judge(run.scorer, query)
         relation_scores = judge.scores([relation_phrase(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = judge.calibrated(judge.scores(texts))
-        shortlist = ranked(similarity, self.candidates * 2)
+        kept = self._promise(search, kept)  # the shortlist by the paths they open, then by similarity
+        shortlist = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
+        shortlist = shortlist[: self.candidates * 2]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
