@@ -5,8 +5,9 @@ Per question: keywords of the question (the LLM's, plus the question's content w
 anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
-next-hop candidates of every beam path (one batched ``neighbors`` call per step) are pre-selected to
-those along a retrieved relation or reaching a retrieved entity and scored as
+next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one per
+retrieved relation so a hub's busy relations hide none) are pre-selected to those along a retrieved
+relation or reaching a retrieved entity and scored as
 ``sim(keywords, step) + alpha * sim(keywords, 1-hop neighbourhood of the step's entity)``
 (alpha = 0.3; the neighbourhood is the entity's relation names, one batched ``relations`` call per
 step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
@@ -15,20 +16,24 @@ already entails the answer, and the search stops at the first verified path(s).
 
 Choices where the paper is vague or needs an LLM:
 
-* Scores are read in the scorer's calibrated units (:meth:`reasoning.relevance.Judge.calibrated`: 0 for
-  an unrelated text, 1 for one stating every keyword), so sums, ``alpha`` and ``verify_threshold`` mean
-  the same on every scorer's scale.
-* A path's score is the sum of its step scores; ``sim`` of a step is the scorer on the step's
-  relation words and entity name; the neighbourhood term is the best-scoring relation name around
-  the step's entity.
-* Offline, the beam is the top ``beam_width`` candidates by score, and a path is verified when the
-  scorer, on the words of that path's relations alone, scores the keywords at least
-  ``verify_threshold`` (0.9: with BM25 that means nearly every keyword is stated by the path); a scorer
-  that declares no calibration verifies nothing offline (its scores have no level to meet). An LLM
-  verification reply naming no path and not saying "none" is malformed and falls back to this check.
+* A step is ranked first by the relation path it opens (:func:`reasoning.lookahead.lookahead_scores`:
+  the best :meth:`reasoning.relevance.Judge.path_scores` alignment of its relation chain and of that
+  chain's one-relation continuations; a hop walked against its edge's direction counts at
+  ``1 - INVERSE_COST``), then by the Path-RAG score above (the sum of its step scores in the scorer's
+  calibrated units, :meth:`reasoning.relevance.Judge.calibrated`): a hop's own words state only part of
+  a multi-hop question, and a sum of per-hop scores against the whole question reads each hop diluted.
+  No step walks straight back along the relation just walked.
+* Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
+  is verified when no path one hop longer states the question better than the beam's best, both read
+  by their path scores (in one call) less :func:`reasoning.relevance.path_cost` per extra or
+  backward hop; the verified paths are then the explored paths that state it best. Every comparison is
+  between path scores of one question, so no level depends on the scorer's scale. In a path's
+  alignment a word two relations state equally counts for the earlier one (Freebase's "country" then
+  "country capital" for "What is the capital of the country of X?"). ``verify_threshold`` is accepted
+  and checked but no longer used offline (the stop needs no absolute level).
 * When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
-  depth) that came closest to verification, scored together, less a cost per extra hop
-  (:func:`reasoning.relevance.path_cost`), shortest first; ``details["verified"]`` says which case held.
+  depth) that state the question best by the same measure, shortest first; none when no explored path
+  states anything of it; ``details["verified"]`` says which case held.
 * The answer is the end entities of the verified paths, best first; each cites its path.
 """
 
