@@ -65,8 +65,16 @@ class Judge:
     those scores in relevance units of the call they came from (a lexical scorer's scores depend on
     the texts scored together -- BM25's idf and length norm -- so only scores of one call compare)."""
 
-    def __init__(self, scorer: Scorer, question: str, names: Iterable[str] = ()) -> None:
+    def __init__(
+        self, scorer: Scorer, question: str, names: Iterable[str] = (), *, ties_to_earlier: bool = False
+    ) -> None:
+        """``ties_to_earlier``: in a path's alignment a word two relations state equally well counts for
+        the earlier one (Freebase's "country" then "country capital", ``location.country.capital``, both
+        count for "What is the capital of the country of X?", while "capital" after "country" still states
+        nothing new for "In which country is the place of birth of X?"); by default it counts for
+        neither, so both may be detours."""
         self.scorer = scorer
+        self.ties_to_earlier = ties_to_earlier
         self.question = question
         self.focus = question_focus(question, names)
         self.words, self.spans = question_spans(self.focus)
@@ -127,7 +135,10 @@ class Judge:
         coverage = sum(max(row[w] for row in rows) for w in range(len(self.words))) / len(self.words)
         # a relation that states no word of the question better than the others do is a detour: it counts
         # as stating nothing ("capital" after "country" for "In which country is the place of birth of X?")
-        stating = [self._cells[text][0] if len(rows) == 1 or _adds(rows, i) else 0.0 for i, text in enumerate(tails)]
+        stating = [
+            self._cells[text][0] if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier) else 0.0
+            for i, text in enumerate(tails)
+        ]
         precision = sum(stating) / len(tails)
         return 2 * precision * coverage / (precision + coverage) if precision + coverage > 0 else 0.0
 
@@ -197,9 +208,18 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
     return unigrams, spans
 
 
-def _adds(rows: Sequence[tuple[float, ...]], i: int) -> bool:
-    """Whether relation ``i`` states some word better than every other relation of its path."""
-    return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
+def _adds(rows: Sequence[tuple[float, ...]], i: int, *, ties_to_earlier: bool = False) -> bool:
+    """Whether relation ``i`` states some word better than every other relation of its path.
+    ``ties_to_earlier``: a word stated equally by two relations counts for the earlier one (see
+    :class:`Judge`)."""
+    if not ties_to_earlier:
+        return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
+    return any(
+        level > 0.0
+        and all(level > rows[j][w] for j in range(i))
+        and all(level >= rows[j][w] for j in range(i + 1, len(rows)))
+        for w, level in enumerate(rows[i])
+    )
 
 
 def _joined(path: Sequence[str]) -> str:
