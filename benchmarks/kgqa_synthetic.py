@@ -19,6 +19,7 @@ times slower.
     python -m benchmarks.kgqa_synthetic                     # the bundled FB15k-237 sample
     python -m benchmarks.kgqa_synthetic --graph fb15k237    # FB15k-237 (../shared/data)
     python -m benchmarks.kgqa_synthetic --graph wikidata    # FB15k-237's facts as a Wikidata-profile graph
+    python -m benchmarks.kgqa_synthetic --hops 2 --per-hop 40 --label 2hop   # 40 two-hop questions
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--graph", choices=["sample", "fb15k237", "wikidata"], default="sample")
     parser.add_argument("--per-hop", type=int, default=30)
+    parser.add_argument("--hops", default="1,2,3", help="hop counts to generate questions for (comma-separated)")
     parser.add_argument("--max-answers", type=int, default=10)
     parser.add_argument("--pool", type=int, default=20_000, help="topic entities to sample from")
     parser.add_argument("--seed", type=int, default=7)
@@ -181,6 +183,7 @@ def main() -> None:
             questions = generate(
                 kg,
                 per_hop=args.per_hop,
+                hops=tuple(int(h) for h in args.hops.split(",") if h),
                 max_answers=args.max_answers,
                 seed=args.seed,
                 pool=args.pool,

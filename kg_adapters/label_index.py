@@ -8,24 +8,51 @@ Words are stemmed by FTS5's Porter tokenizer ("married" finds "marriage", "direc
 "director"); the word tiers rank by BM25. On-disk stores keep the index beside the data; in-memory
 graphs build it on first use. An index written before stemming (``unicode61`` alone) is read as it
 is: the same tiers, without stems.
+
+Stored compactly (:data:`_COMPACT_SCHEMA`): each IRI as a namespace number and its local part, and
+the normalized name only where SQLite's ``lower`` of the name is not it; the view ``labels``
+(rowid, iri, label, lang, norm) reads them as one table, the shape every reader queries (and the one
+table of indexes written before, still read and written as they are).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from kg_adapters.errors import BackendError
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS labels (iri TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS labels_norm ON labels (norm);
+_FTS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS labels_fts USING fts5(
     norm, content='labels', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 0', detail=none
 );
 """
+_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS labels (iri TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS labels_norm ON labels (norm);
+"""
+    + _FTS
+)
+"""One row per name (the layout of indexes written before the compact one, and of the relation index)."""
+_COMPACT_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS label_namespaces (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS label_rows (
+    namespace INTEGER NOT NULL, local TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT
+);
+CREATE VIEW IF NOT EXISTS labels (rowid, iri, label, lang, norm) AS
+    SELECT r.rowid, n.namespace || r.local, r.label, r.lang, coalesce(r.norm, lower(r.label))
+    FROM label_rows r JOIN label_namespaces n ON n.id = r.namespace;
+"""
+    + _FTS
+)
+"""Each IRI as (namespace number, local part), ``norm`` NULL where ``lower(label)`` is the normalized
+name; the index on the normalized name (``label_rows_norm``) is made after the rows are written."""
+_COMPACT_NORM_INDEX = "CREATE INDEX IF NOT EXISTS label_rows_norm ON label_rows (coalesce(norm, lower(label)))"
 _TOKEN = re.compile(r"[^\W_]+")  # the token characters of FTS5's unicode61 tokenizer
 _PREFIX_END = "\U0010ffff"
 EXACT, PREFIX, ALL_WORDS, CONTENT_WORDS, ANY_WORD = range(5)
@@ -135,6 +162,9 @@ class LabelIndex:
     """Whether a text no name holds every content word of finds names holding any of them. Not for
     entities: linking "chain 3000" to "chain 0" would be a wrong answer, not a weaker one."""
 
+    compact = True
+    """Whether a new index is written in the compact layout (:data:`_COMPACT_SCHEMA`)."""
+
     def __init__(self, path: str | None = None, *, read_only: bool = False) -> None:
         try:
             if path is None:
@@ -144,7 +174,9 @@ class LabelIndex:
             else:
                 self._db = sqlite3.connect(path, check_same_thread=False)
             if not read_only:
-                self._db.executescript(_SCHEMA)
+                found = self._db.execute("SELECT type FROM sqlite_master WHERE name = 'labels'").fetchone()
+                self.compact = found[0] == "view" if found else self.compact
+                self._db.executescript(_COMPACT_SCHEMA if self.compact else _SCHEMA)
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open the label index {path}: {exc}") from exc
 
@@ -159,22 +191,55 @@ class LabelIndex:
         count = 0
         with self._db:
             cursor = self._db.cursor()
-            batch: list[tuple[str, str, str, str]] = []
-            for iri, label, lang in rows:
-                batch.append((iri, label, lang, normalize(label)))
-                if len(batch) >= 10_000:
-                    cursor.executemany("INSERT INTO labels VALUES (?, ?, ?, ?)", batch)
-                    count += len(batch)
-                    batch.clear()
-            cursor.executemany("INSERT INTO labels VALUES (?, ?, ?, ?)", batch)
-            count += len(batch)
+            shaped: Iterator[tuple[object, ...]]
+            if self.compact:  # the index on names is made after the rows (sorted once: full pages)
+                cursor.execute("DROP INDEX IF EXISTS label_rows_norm")
+                shaped = self._compact_rows(cursor, rows)
+                insert = "INSERT INTO label_rows VALUES (?, ?, ?, ?, ?)"
+            else:
+                shaped = ((iri, label, lang, normalize(label)) for iri, label, lang in rows)
+                insert = "INSERT INTO labels VALUES (?, ?, ?, ?)"
+            for batch in iter(lambda: list(itertools.islice(shaped, 10_000)), []):
+                cursor.executemany(insert, batch)
+                count += len(batch)
+            if self.compact:
+                cursor.execute(_COMPACT_NORM_INDEX)
             cursor.execute("INSERT INTO labels_fts(labels_fts) VALUES ('rebuild')")
+            cursor.execute("INSERT INTO labels_fts(labels_fts) VALUES ('optimize')")  # one segment: smaller
+        if self.compact:
+            self._db.execute("VACUUM")  # the pages the rebuild left free
         return count
+
+    def split_iri(self, iri: str) -> tuple[int | None, str]:
+        """(namespace number, local part) of ``iri`` as the compact layout stores it (None: a
+        namespace no row has)."""
+        cut = max(iri.rfind("/"), iri.rfind("#")) + 1
+        found = self._db.execute("SELECT id FROM label_namespaces WHERE namespace = ?", (iri[:cut],)).fetchone()
+        return (found[0] if found else None), iri[cut:]
+
+    @staticmethod
+    def _compact_rows(
+        cursor: sqlite3.Cursor, rows: Iterable[tuple[str, str, str]]
+    ) -> Iterator[tuple[int, str, str, str, str | None]]:
+        """``rows`` as :data:`_COMPACT_SCHEMA` stores them, new namespaces written as they appear."""
+        numbers = {
+            namespace: number for number, namespace in cursor.execute("SELECT id, namespace FROM label_namespaces")
+        }
+        for iri, label, lang in rows:
+            cut = max(iri.rfind("/"), iri.rfind("#")) + 1  # (split_iri, inlined: once per row)
+            namespace = iri[:cut]
+            number = numbers.get(namespace)
+            if number is None:
+                number = numbers[namespace] = len(numbers)
+                cursor.execute("INSERT INTO label_namespaces VALUES (?, ?)", (number, namespace))
+            norm = normalize(label)
+            # lower() of SQLite folds ASCII letters only: a name it normalizes stores no copy
+            yield number, iri[cut:], label, lang, None if label.isascii() and norm == label.lower() else norm
 
     def clear(self) -> None:
         try:
             with self._db:
-                self._db.execute("DELETE FROM labels")
+                self._db.execute("DELETE FROM label_rows" if self.compact else "DELETE FROM labels")
                 self._db.execute("INSERT INTO labels_fts(labels_fts) VALUES ('rebuild')")
         except sqlite3.Error as exc:
             raise BackendError(f"cannot write the label index: {exc}") from exc

@@ -143,9 +143,18 @@ class RelationIndex(LabelIndex):
         found: dict[str, list[Literal]] = {}
         for iri in iris:
             try:
-                rows = self._db.execute(
-                    "SELECT label, lang FROM labels WHERE iri = ? AND lang NOT LIKE 'x-%' ORDER BY lang, label", (iri,)
-                ).fetchall()
+                if self.compact:  # the rows themselves (the view would spell every IRI to compare it)
+                    namespace, local = self.split_iri(iri)
+                    rows = self._db.execute(
+                        "SELECT label, lang FROM label_rows WHERE namespace = ? AND local = ? AND lang NOT LIKE 'x-%' "
+                        "ORDER BY lang, label",
+                        (namespace, local),
+                    ).fetchall()
+                else:
+                    rows = self._db.execute(
+                        "SELECT label, lang FROM labels WHERE iri = ? AND lang NOT LIKE 'x-%' ORDER BY lang, label",
+                        (iri,),
+                    ).fetchall()
             except sqlite3.Error as exc:
                 raise BackendError(f"the relation index failed reading the labels of {iri!r:.200}: {exc}") from exc
             if rows:

@@ -49,19 +49,32 @@ def write_label_indexes(
 
 
 def collected_label_indexes(
-    labels: list[tuple[str, str, str]], aliases: list[tuple[str, str, str]], relations: Sequence[str], index_path: str
+    labels: Iterable[tuple[str, str, str]],
+    aliases: list[tuple[str, str, str]],
+    relations: Sequence[str],
+    index_path: str,
 ) -> int:
     """:func:`write_label_indexes` from what a load saw (its distinct label rows, the alias rows of the
     relations and its predicates, see ``TripleCollector.label_rows``), with no read of the store: a
     relation is labelled, then aliased, by the rows whose subject names it
-    (:func:`kg_adapters.relation_index.label_subjects`), as :func:`store_relation_rows` does."""
+    (:func:`kg_adapters.relation_index.label_subjects`), as :func:`store_relation_rows` does. The label
+    rows are read once, as they are written: only the relations' own are kept."""
     from kg_adapters.relation_index import alias_tag, grouped_labels, label_subjects, relation_rows
 
     naming = {subject for relation in relations for subject in label_subjects(relation)}
-    named = [row for row in labels if row[0] in naming]
-    named += [(subject, alias, alias_tag(lang)) for subject, alias, lang in aliases if subject in naming]
-    labels_of = grouped_labels(named)
-    return write_label_indexes(labels, relation_rows(sorted(relations), labels_of), index_path)
+    named: list[tuple[str, str, str]] = []
+
+    def passing() -> Iterator[tuple[str, str, str]]:
+        for row in labels:
+            if row[0] in naming:
+                named.append(row)
+            yield row
+
+    def relation_index_rows() -> Iterator[tuple[str, str, str]]:  # once every label row has passed
+        named.extend((subject, alias, alias_tag(lang)) for subject, alias, lang in aliases if subject in naming)
+        yield from relation_rows(sorted(relations), grouped_labels(named))
+
+    return write_label_indexes(passing(), relation_index_rows(), index_path)
 
 
 def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:

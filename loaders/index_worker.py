@@ -4,21 +4,22 @@ Numbering a load's triples is Python work (a regular expression and a dict looku
 thread it holds the GIL that the load's own Python (reading and splitting the input, handing chunks to
 Oxigraph) needs, and a load of 1M triples took ~30% longer with the index than without it while the
 machine's cores were not busy. In a process of its own the numbering runs beside the load, and the
-index is written while the load builds its label index. :class:`loaders.indexing.WorkerIndexingSink`
-starts this program and talks to it over its standard input and output.
+indexes are written while Oxigraph still stores the last of the load.
+:class:`loaders.indexing.WorkerIndexingSink` starts this program and talks to it over its standard input
+and output.
 
 The protocol: frames on standard input, each a header (``HEADER``: kind, length of a text, length of
 the data) then the text and the data: ``RDF`` (text: the RDF format's media type, data: what
 ``Store.bulk_load`` took), ``QUADS`` (data: N-Quads of what ``Store.bulk_extend`` took), ``OBJECTS``
 (data: the same, pickled, for a chunk with a statement longer than the N-Quads parser's buffer: a 17 MiB
-literal in RDF/XML, whose parser has no such limit), ``WRITE``
-(text: JSON ``{"directory", "profile", "labels"}``: write the label rows and predicates seen to the
-file ``labels`` and answer ``{"labels": count}``, then write the index there and answer), ``CHECKPOINT`` (save
-the collector to its spool, :class:`kg_adapters.index.spool.CollectorSpool`, and answer
-``{"state": ...}``). The last answer, on standard output, is a JSON line: ``{"stats": IndexStats
-fields}`` or ``{"error": {"type", "message"}}`` (also sent, before exiting, when numbering a chunk
-fails). End of input without ``WRITE`` (the load failed or was abandoned) ends the worker without
-writing anything.
+literal in RDF/XML, whose parser has no such limit), ``CHECKPOINT`` (save the collector to its spool,
+:class:`kg_adapters.index.spool.CollectorSpool`, and answer ``{"state": ...}``), ``WRITE`` (text: JSON
+``{"directory", "profile", "save"}``: when ``save``, save the spool and answer ``{"state": ...}`` first;
+then write the traversal, name and relation indexes into the version ``directory``
+(:func:`loaders.indexing.write_indexes`) and answer ``{"stats": IndexStats fields, "labels": names}``, the
+last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also when numbering a chunk
+fails) before the worker exits. End of input without ``WRITE`` (the load failed or was abandoned) ends
+the worker without writing anything.
 
 Arguments: the parent's process id, then optionally the spool directory, a file holding the JSON
 state to resume from (a load resumed after a crash: see :mod:`loaders.core`) and the memory budget in
@@ -79,17 +80,15 @@ def main(argv: list[str]) -> int:
                     raise ValueError("a checkpoint needs a spool directory")
                 _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
-                if spool is not None:
-                    spool.reload(collector)
                 request = json.loads(text)
-                if request.get("labels"):  # the name index's rows first: the load writes it meanwhile
-                    from loaders.indexing import write_collected_labels
+                if spool is not None:
+                    if request.get("save"):  # the load's last checkpoint: everything handed over
+                        _answer(stdout, {"state": spool.save(collector)})
+                    spool.reload(collector)
+                from loaders.indexing import write_indexes
 
-                    _answer(stdout, {"labels": write_collected_labels(collector, request["labels"])})
-                stats = index_build.build_index(
-                    None, request["directory"], get_profile(request["profile"]), collected=collector
-                )
-                _answer(stdout, {"stats": asdict(stats)})
+                names, stats = write_indexes(collector, request["directory"], get_profile(request["profile"]))
+                _answer(stdout, {"stats": asdict(stats), "labels": names})
                 return 0
             else:
                 raise ValueError(f"unknown frame kind {kind!r}")

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from kg_adapters.profiles import Profile
 
 NameRows = list[tuple[str, str, str]]
-CollectedNames = tuple[NameRows, NameRows, list[str]]
-"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows."""
+CollectedNames = tuple[Iterable[tuple[str, str, str]], NameRows, list[str]]
+"""(label rows, relation alias rows, predicates) of a load: (subject IRI, text, language or "") rows; the
+label rows are read once, as they come (a spilled collection streams them from disk)."""
 _COLLECT_EVERY = 10_000
 """Quads passed to Oxigraph's ``bulk_extend`` between two handings to the collector."""
 WORKER_MIN_BYTES = 1 << 20
@@ -44,30 +45,43 @@ WORKER_MIN_BYTES = 1 << 20
 triples in a worker process (:mod:`loaders.index_worker`); smaller ones on a thread, since starting
 the worker (an interpreter and its imports) takes ~0.3 s, longer than such a load."""
 _ANSWER_CAP = 1 << 20
+"""The most bytes read of one of the worker's answer lines."""
 _LONGEST_STATEMENT = PARSER_BUFFER // 2
 """Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
 :data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
-"""The most bytes read of the worker's one-line answer."""
+_PIPE_BYTES = 1 << 20
+"""The size asked for the pipe to the worker (see ``_widen_pipe``)."""
+_FRAMES_AHEAD = 2
+"""Chunks that may wait for the worker beside the one it numbers (~32 MiB each, see
+``loaders.rdf.CHUNK_BYTES``): Oxigraph's parser goes on reading while the worker catches up."""
 
 
 class IndexingSink:
     """A store being loaded that also hands every triple written to a
-    :class:`~kg_adapters.index.build.TripleCollector`, so the load writes the traversal
-    index without reading the store back. A triple is handed over once Oxigraph has taken it: a
-    chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
+    :class:`~kg_adapters.index.build.TripleCollector`, so the load writes the traversal, name and
+    relation indexes without reading the store back. A triple is handed over once Oxigraph has taken
+    it: a chunk that fails is not, and whatever a lenient load adds again is dropped as a duplicate.
 
     The collector numbers a chunk while Oxigraph loads the next one, one chunk at a time and in the
-    order given, so the index is the one a collector fed in the load's own thread would write: on a
+    order given, so the indexes are those a collector fed in the load's own thread would write: on a
     thread (:class:`ThreadIndexingSink`) or in a worker process (:class:`WorkerIndexingSink`).
-    :meth:`start_index` has the index written while the load finishes its other work;
-    :meth:`index_written` waits for it. ``seconds`` is the time the load waited for the collector
-    (what alone would hide its cost to the load: benchmarks compare loads with and without the index)."""
 
-    def __init__(self, store: ox.Store) -> None:
+    :meth:`start_index` has the indexes written into the version ``directory``; the load calls
+    :meth:`all_handed` as soon as every input has been handed over, so that they are written while
+    Oxigraph still encodes and stores its last batches (about half of its work on a 1M-triple dump, on
+    one core), not after. :meth:`indexes_written` waits for them. ``resumable``: the collector's spool is
+    saved when the writing starts (the load's last checkpoint reads that state, see :meth:`checkpoint`).
+    ``seconds`` is the time the load waited for the collector (what alone would hide its cost to the
+    load: benchmarks compare loads with and without the index)."""
+
+    def __init__(self, store: ox.Store, directory: Path, profile: Profile, *, resumable: bool) -> None:
         self.store = store
+        self.directory, self.profile, self.resumable = directory, profile, resumable
         self.seconds = 0.0
         self._collecting = threading.Lock()
-        """Held while a chunk is handed to the collector: inputs read on several threads take turns."""
+        """Held while a chunk is handed to the collector (inputs read on several threads take turns),
+        and while the collector is asked for a checkpoint or to write."""
+        self._started = False
 
     def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
         self.store.bulk_load(input, format)  # several threads may load at once (Oxigraph runs without the GIL)
@@ -114,34 +128,48 @@ class IndexingSink:
         with self._collecting:
             self._add_quads(batch)
 
-    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
-        raise NotImplementedError
+    def all_handed(self) -> None:
+        """Every input has been handed over (Oxigraph may still be storing the last of it): the indexes
+        start now (see :meth:`start_index`). A load that then fails abandons them with the rest."""
+        self.start_index()
 
-    def _add_quads(self, quads: list[ox.Quad]) -> None:
-        raise NotImplementedError
+    def start_index(self) -> None:
+        """Starts writing the traversal index, then the name and relation indexes, of every triple
+        handed over into the version directory (once: a second call does nothing)."""
+        with self._collecting:
+            if not self._started:
+                self._started = True
+                self._start_writing()
 
-    def start_index(self, directory: Path, profile: Profile) -> None:
-        """Starts writing the index of every triple handed over into the version ``directory``; first
-        the label rows and predicates seen are set aside for :meth:`collected_labels`."""
-        raise NotImplementedError
+    def checkpoint(self) -> dict[str, Any]:
+        """Saves every triple handed over so far to the spool (synced) and returns its state, from
+        which a load resumed after a crash starts (see :class:`kg_adapters.index.spool.CollectorSpool`);
+        once the writing has started, the state saved then (nothing was handed over since)."""
+        with self._collecting:
+            return self._final_state() if self._started else self._checkpoint()
 
-    def collected_labels(self) -> CollectedNames:
-        """The distinct (iri, label, lang) rows of the label predicates, those of the alias predicates
-        whose subject names a relation, and the predicates the load handed over (what the name and
-        relation indexes are written from), once :meth:`start_index` has set them aside."""
-        raise NotImplementedError
-
-    def index_written(self) -> IndexStats:
-        """Waits for the index that :meth:`start_index` started (raises what writing it raised)."""
+    def indexes_written(self) -> tuple[int, IndexStats]:
+        """Waits for the indexes :meth:`start_index` started: (names written, the traversal index's
+        stats); raises what writing them raised."""
         raise NotImplementedError
 
     def abandon(self) -> None:
         """Stops the collector without raising (a load that failed: nothing outlives it)."""
         raise NotImplementedError
 
-    def checkpoint(self) -> dict[str, Any]:
-        """Saves every triple handed over so far to the spool (synced) and returns its state, from
-        which a load resumed after a crash starts (see :class:`kg_adapters.index.spool.CollectorSpool`)."""
+    def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
+        raise NotImplementedError
+
+    def _add_quads(self, quads: list[ox.Quad]) -> None:
+        raise NotImplementedError
+
+    def _start_writing(self) -> None:
+        raise NotImplementedError
+
+    def _checkpoint(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _final_state(self) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -150,15 +178,18 @@ def indexing_sink(
     profile: Profile,
     input_bytes: int | None,
     *,
+    directory: Path,
     spool: Path,
     state: dict[str, Any] | None = None,
+    resumable: bool = True,
     memory: int = DEFAULT_MEMORY,
 ) -> IndexingSink:
-    """The sink for a new store's load: a worker process when the input is large (``input_bytes``
-    at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is one of the package's
-    (the worker finds it by name), else a thread (also when no worker can be started). The collector
-    keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint of a killed load);
-    ``memory`` is its budget in bytes (past it, it spills to ``spool``: :mod:`kg_adapters.index.spill`)."""
+    """The sink for a new store's load into the version ``directory``: a worker process when the input
+    is large (``input_bytes`` at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is
+    one of the package's (the worker finds it by name), else a thread (also when no worker can be
+    started). The collector keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint
+    of a killed load); ``resumable``: see :class:`IndexingSink`; ``memory`` is its budget in bytes (past
+    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`)."""
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
@@ -166,26 +197,71 @@ def indexing_sink(
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store, spool, state, memory)
+            return WorkerIndexingSink(store, directory, profile, spool, state, memory, resumable=resumable)
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
     collector = TripleCollector()
     saved = CollectorSpool(spool, memory=memory)
     saved.restore(collector, state)
-    return ThreadIndexingSink(store, collector, saved)
+    return ThreadIndexingSink(store, directory, profile, collector, saved, resumable=resumable)
+
+
+def write_indexes(
+    collector: TripleCollector, directory: str | os.PathLike[str], profile: Profile
+) -> tuple[int, IndexStats]:
+    """Writes the traversal index, and beside it on a thread the name and relation indexes, of what
+    ``collector`` holds into the version ``directory``; returns (names written, the traversal index's
+    stats). Both spend much of their time outside the GIL (numpy's sorts, SQLite's inserts and full-text
+    index): once Oxigraph is done, they take both cores. The rows of the name and relation indexes are
+    taken first (the index build may let go of the collector's rows); a spilled collection's, read from
+    its files as they come, are all written before the index is."""
+    from kg_adapters import store_layout
+    from kg_adapters.index.build import build_index
+    from kg_adapters.store_build import collected_label_indexes
+
+    labels, aliases, relations = _collected_labels(collector)
+    index_path = str(Path(directory) / store_layout.LABELS)
+    if not isinstance(labels, list):  # read from the spill's files as they come: before the index is written
+        names = collected_label_indexes(labels, aliases, relations, index_path)
+        return names, build_index(None, directory, profile, collected=collector)
+    outcome = _Outcome()
+    writing = threading.Thread(
+        target=_run,
+        args=(collected_label_indexes, (labels, aliases, relations, index_path), outcome),
+        name="kga-names",
+        daemon=True,
+    )
+    del labels, aliases
+    writing.start()
+    try:
+        stats = build_index(None, directory, profile, collected=collector)
+    finally:
+        writing.join()
+    if outcome.failure is not None:
+        raise outcome.failure
+    return int(outcome.result), stats
 
 
 class ThreadIndexingSink(IndexingSink):
     """Numbers each chunk on a worker thread while Oxigraph loads the next (``bulk_load`` releases
     the GIL while it parses and writes)."""
 
-    def __init__(self, store: ox.Store, collector: TripleCollector, spool: CollectorSpool) -> None:
-        super().__init__(store)
+    def __init__(
+        self,
+        store: ox.Store,
+        directory: Path,
+        profile: Profile,
+        collector: TripleCollector,
+        spool: CollectorSpool,
+        *,
+        resumable: bool,
+    ) -> None:
+        super().__init__(store, directory, profile, resumable=resumable)
         self.collector = collector
         self.spool = spool
-        self._labels: CollectedNames | None = None
         self._pending: threading.Thread | None = None
         self._outcome = _Outcome()
+        self._state: dict[str, Any] = {}
 
     def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         self._hand_over(self.collector.add_rdf, data, format)
@@ -193,38 +269,36 @@ class ThreadIndexingSink(IndexingSink):
     def _add_quads(self, quads: list[ox.Quad]) -> None:
         self._hand_over(self.collector.add_quads, quads)
 
-    def start_index(self, directory: Path, profile: Profile) -> None:
-        from kg_adapters.index import build as index_build
-
+    def _start_writing(self) -> None:
         self._wait()
-        self.spool.reload(self.collector)
-        self._labels = _collected_labels(self.collector)
+        if self.resumable:
+            self._state = self.spool.save(self.collector)
+        spool, directory, profile = self.spool, self.directory, self.profile
 
-        def write(collector: TripleCollector) -> IndexStats:
-            return index_build.build_index(None, directory, profile, collected=collector)
+        def write(collector: TripleCollector) -> tuple[int, IndexStats]:
+            spool.reload(collector)
+            return write_indexes(collector, directory, profile)
 
         self._hand_over(write, self.collector)
 
-    def collected_labels(self) -> CollectedNames:
-        if self._labels is None:
-            raise RuntimeError("collected_labels() before start_index()")
-        return self._labels
-
-    def index_written(self) -> IndexStats:
+    def _checkpoint(self) -> dict[str, Any]:
         self._wait()
-        stats, self._outcome.result = self._outcome.result, None
-        if stats is None:
-            raise RuntimeError("index_written() before start_index()")
-        return cast("IndexStats", stats)
+        return self.spool.save(self.collector)
+
+    def _final_state(self) -> dict[str, Any]:
+        return self._state
+
+    def indexes_written(self) -> tuple[int, IndexStats]:
+        self._wait()
+        written, self._outcome.result = self._outcome.result, None
+        if written is None:
+            raise RuntimeError("indexes_written() before start_index()")
+        return cast("tuple[int, IndexStats]", written)
 
     def abandon(self) -> None:
         if self._pending is not None:
             self._pending.join()
             self._pending = None
-
-    def checkpoint(self) -> dict[str, Any]:
-        self._wait()
-        return self.spool.save(self.collector)
 
     def _hand_over(self, add: Callable[..., Any], *arguments: Any) -> None:
         """Starts ``add(*arguments)`` on a worker thread once the previous one is done (at most one
@@ -248,17 +322,27 @@ class ThreadIndexingSink(IndexingSink):
 
 class WorkerIndexingSink(IndexingSink):
     """Hands each chunk to a worker process (:mod:`loaders.index_worker`) over a pipe: the numbering
-    runs beside the load instead of taking turns with it for the GIL, and the index is written there
-    while the load builds its label index. A write blocks while the worker still numbers the previous
-    chunk, so at most one chunk waits in the pipe. A worker that fails or dies fails the load with
-    :class:`BackendError` (the store is then left as it was)."""
+    and the writing of the indexes run beside the load instead of taking turns with it for the GIL.
+    Frames go to the worker from a thread of their own, up to :data:`_FRAMES_AHEAD` chunks ahead of
+    it, so Oxigraph's parser does not wait for each chunk's numbering. A worker that fails or dies
+    fails the load with :class:`BackendError` (the store is then left as it was)."""
 
-    def __init__(self, store: ox.Store, spool: Path, state: dict[str, Any] | None, memory: int) -> None:
-        super().__init__(store)
+    def __init__(
+        self,
+        store: ox.Store,
+        directory: Path,
+        profile: Profile,
+        spool: Path,
+        state: dict[str, Any] | None,
+        memory: int = DEFAULT_MEMORY,
+        *,
+        resumable: bool = True,
+    ) -> None:
+        super().__init__(store, directory, profile, resumable=resumable)
         spool.mkdir(parents=True, exist_ok=True)
         resume = spool.parent / f"{spool.name}.resume.json"
         resume.write_text(json.dumps(state), encoding="utf-8")
-        self._labels_file: Path | None = None
+        self._state: dict[str, Any] | None = None
         self._process = subprocess.Popen(
             [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume), str(memory)],
             stdin=subprocess.PIPE,
@@ -266,6 +350,9 @@ class WorkerIndexingSink(IndexingSink):
             stderr=subprocess.DEVNULL,  # failures come back as the answer
             env=_worker_environment(),
         )
+        assert self._process.stdin is not None
+        _widen_pipe(self._process.stdin)
+        self._frames = _FrameWriter(self._process.stdin)
 
     def _add_rdf(self, data: bytes, format: ox.RdfFormat) -> None:
         from loaders.index_worker import RDF
@@ -287,44 +374,25 @@ class WorkerIndexingSink(IndexingSink):
         else:
             self._send(QUADS, b"", data)
 
-    def start_index(self, directory: Path, profile: Profile) -> None:
+    def _start_writing(self) -> None:
         from loaders.index_worker import WRITE
 
-        self._labels_file = directory.parent / f".{directory.name}.labels.json"
-        request = {"directory": str(directory), "profile": profile.name, "labels": str(self._labels_file)}
+        request = {"directory": str(self.directory), "profile": self.profile.name, "save": self.resumable}
         self._send(WRITE, json.dumps(request).encode(), b"")
-        assert self._process.stdin is not None
-        with contextlib.suppress(OSError):
-            self._process.stdin.close()
+        self._frames.close()
 
-    def collected_labels(self) -> CollectedNames:
-        started = time.perf_counter()
-        answer = self._reply()
-        self.seconds += time.perf_counter() - started
-        if answer.get("labels") is None or self._labels_file is None:
-            self.abandon()
-            raise _failure(answer, self._process.returncode)
-        try:
-            found = json.loads(self._labels_file.read_bytes())
-        finally:
-            self._labels_file.unlink(missing_ok=True)
-        rows = {key: [(iri, label, lang) for iri, label, lang in found[key]] for key in ("labels", "aliases")}
-        return rows["labels"], rows["aliases"], list(found["relations"])
-
-    def index_written(self) -> IndexStats:
-        from kg_adapters.index.build import IndexStats
-
-        started = time.perf_counter()
-        answer = self._answer()
-        self.seconds += time.perf_counter() - started
-        if "stats" not in answer:
-            raise _failure(answer, self._process.returncode)
-        return IndexStats(**answer["stats"])
-
-    def checkpoint(self) -> dict[str, Any]:
+    def _checkpoint(self) -> dict[str, Any]:
         from loaders.index_worker import CHECKPOINT
 
         self._send(CHECKPOINT, b"", b"")
+        return self._saved_state()
+
+    def _final_state(self) -> dict[str, Any]:
+        if self._state is None:
+            self._state = self._saved_state()
+        return self._state
+
+    def _saved_state(self) -> dict[str, Any]:
         started = time.perf_counter()
         answer = self._reply()
         self.seconds += time.perf_counter() - started
@@ -334,53 +402,116 @@ class WorkerIndexingSink(IndexingSink):
         state: dict[str, Any] = answer["state"]
         return state
 
+    def indexes_written(self) -> tuple[int, IndexStats]:
+        from kg_adapters.index.build import IndexStats
+
+        if self.resumable:
+            with self._collecting:
+                self._final_state()  # the state answered first (the load's last checkpoint took it, or not)
+        started = time.perf_counter()
+        answer = self._reply()
+        self.seconds += time.perf_counter() - started
+        self.abandon()  # it has answered (or died): reap it
+        if "stats" not in answer:
+            raise _failure(answer, self._process.returncode)
+        return int(answer["labels"]), IndexStats(**answer["stats"])
+
     def abandon(self) -> None:
         process = self._process
         if process.poll() is None:
-            process.kill()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+            process.kill()  # also once it has answered: it is only exiting
+        self._frames.close()
+        self._frames.join()
+        if process.stdout is not None:
+            with contextlib.suppress(OSError):
+                process.stdout.close()
         process.wait()
 
     def _send(self, kind: bytes, text: bytes, data: bytes) -> None:
         from loaders.index_worker import HEADER
 
-        stdin = self._process.stdin
-        assert stdin is not None
         started = time.perf_counter()
         try:
-            stdin.write(HEADER.pack(kind, len(text), len(data)))
-            stdin.write(text)
-            stdin.write(data)
-            stdin.flush()
+            self._frames.put(HEADER.pack(kind, len(text), len(data)), text, data)
         except OSError as exc:  # the worker is gone: its answer says why
-            raise _failure(self._answer(), self._process.returncode) from exc
+            answer = self._reply()
+            self.abandon()
+            raise _failure(answer, self._process.returncode) from exc
         finally:
             self.seconds += time.perf_counter() - started
-
-    def _answer(self) -> dict[str, Any]:
-        """The worker's last answer line (empty when it has none), once it has exited; the label
-        rows' answer, when nobody asked for them, is passed over (and their file removed)."""
-        answer = self._reply()
-        if "labels" in answer:
-            if self._labels_file is not None:
-                self._labels_file.unlink(missing_ok=True)
-            answer = self._reply()
-        self.abandon()  # it has answered (or died): reap it
-        return answer
 
     def _reply(self) -> dict[str, Any]:
         """The worker's next answer line, parsed (empty when it has none)."""
         stdout = self._process.stdout
         assert stdout is not None
-        line = stdout.readline(_ANSWER_CAP)
+        try:
+            line = stdout.readline(_ANSWER_CAP)
+        except (OSError, ValueError):  # closed by abandon()
+            line = b""
         try:
             answer = json.loads(line) if line else {}
         except ValueError:
             answer = {}
         return answer if isinstance(answer, dict) else {}
+
+
+class _FrameWriter:
+    """Writes frames to the worker's standard input on a thread of its own, at most
+    :data:`_FRAMES_AHEAD` waiting: :meth:`put` returns as soon as a frame is queued. A write that fails
+    (the worker is gone) is raised by the next :meth:`put`; later frames are dropped."""
+
+    def __init__(self, stdin: IO[bytes]) -> None:
+        import queue
+
+        self._stdin = stdin
+        self._queue: queue.Queue[tuple[bytes, ...] | None] = queue.Queue(maxsize=_FRAMES_AHEAD)
+        self._failure: OSError | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._write, name="kga-index-frames", daemon=True)
+        self._thread.start()
+
+    def put(self, *parts: bytes) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._closed:
+            raise OSError("the worker's input is closed")
+        self._queue.put(parts)
+
+    def close(self) -> None:
+        """No more frames: the worker's input is closed once the queued ones are written."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _write(self) -> None:
+        while True:
+            frame = self._queue.get()
+            if frame is None:
+                break
+            if self._failure is not None:
+                continue  # the worker is gone: drop what is left
+            try:
+                for part in frame:
+                    self._stdin.write(part)
+                self._stdin.flush()
+            except (OSError, ValueError) as exc:
+                self._failure = exc if isinstance(exc, OSError) else OSError(str(exc))
+        with contextlib.suppress(OSError, ValueError):
+            self._stdin.close()
+
+
+def _widen_pipe(stream: IO[bytes]) -> None:
+    """Asks for a 1 MiB pipe to the worker (Linux; 64 KiB by default): a 32 MiB chunk then crosses in 32
+    writes, not 512, each waking the worker up."""
+    import fcntl
+
+    resize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if resize is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(stream.fileno(), resize, _PIPE_BYTES)
 
 
 def _failure(answer: dict[str, Any], status: int | None) -> BackendError:
@@ -411,14 +542,6 @@ def _collected_labels(collector: TripleCollector) -> CollectedNames:
     naming = {subject for relation in relations for subject in label_subjects(relation)}
     aliases = [row for row in collector.label_rows(ALIAS_PREDICATES) if row[0] in naming]
     return collector.label_rows(INDEXED_LABEL_PREDICATES), aliases, relations
-
-
-def write_collected_labels(collector: TripleCollector, path: str) -> int:
-    """Writes :func:`_collected_labels` to ``path`` as JSON (the worker's half of ``collected_labels``)."""
-    labels, aliases, relations = _collected_labels(collector)
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"labels": labels, "aliases": aliases, "relations": relations}, handle)
-    return len(labels)
 
 
 @contextlib.contextmanager

@@ -80,6 +80,11 @@ _PROGRESS_EVERY = 10_000
 _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
 _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
+_BLANK_NODE = re.compile(rb"_:")
+"""Where a blank node label may start (a regular expression finds it ~3x faster than ``in``, which
+stops at every ``_`` of a Freebase IRI)."""
+_ODD_LINE = re.compile(rb"\n[#\n \t]")
+"""A line break followed by a comment, a blank line or an indented line (one pass over a block)."""
 
 Progress = Callable[[int], None]
 ChunkDone = Callable[[int, "int | None"], None]
@@ -166,6 +171,7 @@ def load_file(
     on_chunk: ChunkDone | None = None,
     on_read: Callable[[int | None], None] | None = None,
     due: Callable[[], bool] | None = None,
+    on_handed: Callable[[], None] | None = None,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError.
 
@@ -175,19 +181,23 @@ def load_file(
     ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
     (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never); the rest chunk by
     chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh one); a resumed load passes
-    the one it used before."""
+    the one it used before. ``on_handed()`` is called once the whole input has been handed to ``store``:
+    for a stream, as Oxigraph takes its last text (before it has stored it)."""
     prefix = blank_prefix or blank_node_prefix()
+    handed = _Once(on_handed)
     try:
         if format not in LINE_FORMATS:
-            return _load_stream(store, path, format, progress=progress, prefix=prefix)
+            statements = _load_stream(store, path, format, progress=progress, prefix=prefix)
+            handed()
+            return statements
         syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
         streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
         statements = 0
         pieces = _pieces(path, converter, start_line, log)
         for first_piece in pieces:
             piece: _Piece | None = first_piece
-            if streamed and b"_:" not in first_piece.data:
-                segment = _Segment(first_piece, pieces, progress, on_read, due or _never)
+            if streamed and not _BLANK_NODE.search(first_piece.data):
+                segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed)
                 try:
                     stream_load(store, segment.texts())
                 except SyntaxError as exc:
@@ -210,6 +220,7 @@ def load_file(
                 on_read(piece.position)
             if on_chunk is not None:
                 on_chunk(piece.next_line, piece.position)
+        handed()
         return statements
     except (OSError, EOFError, zlib.error) as exc:
         raise read_error(path, exc) from exc
@@ -232,6 +243,18 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
 
 def _never() -> bool:
     return False
+
+
+class _Once:
+    """Calls ``call`` (when given) the first time it is called, never again."""
+
+    def __init__(self, call: Callable[[], None] | None) -> None:
+        self._call = call
+
+    def __call__(self) -> None:
+        call, self._call = self._call, None
+        if call is not None:
+            call()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,9 +306,9 @@ class _Segment:
     The stream runs from ``first`` until the input ends, a checkpoint is ``due()`` (the load records
     checkpoints between segments: see :mod:`loaders.core`), or a piece holds blank nodes (which go
     through the parser, to scope their labels to the file): that piece is then ``held`` for the caller.
-    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes.
-    Only the last :data:`_KEPT` pieces are kept (Oxigraph fails within the text it has taken last), to
-    report a refused line's own error."""
+    ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
+    ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
+    are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
 
     def __init__(
         self,
@@ -294,9 +317,10 @@ class _Segment:
         progress: Progress,
         on_read: Callable[[int | None], None] | None,
         due: Callable[[], bool],
+        ended: Callable[[], None],
     ) -> None:
         self._first, self._rest = first, rest
-        self._progress, self._on_read, self._due = progress, on_read, due
+        self._progress, self._on_read, self._due, self._ended = progress, on_read, due, ended
         self.statements = 0
         self.held: _Piece | None = None
         self.next_line, self.position = first.first, first.position
@@ -325,7 +349,9 @@ class _Segment:
             if self._due():
                 return
             piece = next(self._rest, None)
-            if piece is not None and b"_:" in piece.data:
+            if piece is None:
+                self._ended()  # the input's last text is in Oxigraph's hands
+            elif _BLANK_NODE.search(piece.data):
                 self.held = piece
                 return
 
@@ -373,11 +399,11 @@ def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str, lo
 
 
 class PieceStream:
-    """A binary stream over byte strings, read as one input (what ``Store.bulk_load`` reads)."""
+    """A binary stream over byte strings, read as one input (what ``Store.bulk_load`` reads: ~2 KiB a call)."""
 
     def __init__(self, texts: Iterator[bytes]) -> None:
         self._texts = texts
-        self._current = memoryview(b"")
+        self._current = b""
         self._offset = 0
 
     def read(self, size: int = -1) -> bytes:
@@ -385,11 +411,10 @@ class PieceStream:
             text = next(self._texts, None)
             if text is None:
                 return b""
-            self._current, self._offset = memoryview(text), 0
-        end = len(self._current) if size < 0 else self._offset + size
-        chunk = self._current[self._offset : end]
-        self._offset += len(chunk)
-        return bytes(chunk)
+            self._current, self._offset = text, 0
+        start = self._offset
+        self._offset = len(self._current) if size < 0 else min(start + size, len(self._current))
+        return self._current[start : self._offset]
 
 
 @runtime_checkable
@@ -414,7 +439,7 @@ def stream_load(store: TripleSink, texts: Iterator[bytes]) -> None:
 def _block_statements(data: bytes, lines: int) -> int:
     """The statements of a block of ``lines`` lines: every line, unless some are blank, comments or
     indented (then they are counted one by one)."""
-    if b"\n#" in data or b"\n\n" in data or b"\n " in data or b"\n\t" in data or data[:1] in (b"#", b" ", b"\t", b"\n"):
+    if _ODD_LINE.search(data) or data[:1] in (b"#", b" ", b"\t", b"\n"):
         return _count_statements(data.split(b"\n"))
     return lines
 
@@ -483,6 +508,16 @@ def read_blocks_from(
         parts.append(text)
         held += len(text)
         while held >= size:
+            limit = size - (held - len(parts[-1]))  # the cut's place in the last part
+            last = parts[-1].rfind(b"\n", 0, limit) if limit > 0 else -1
+            if last >= 0:  # there: one copy of the block, not three
+                whole, rest = b"".join([*parts[:-1], parts[-1][:last]]), parts[-1][last + 1 :]
+                _check_line_lengths(whole, first, path)
+                count = whole.count(b"\n") + 1
+                yield first, whole, count, read
+                first += count
+                parts, held = [rest], len(rest)
+                continue
             block = b"".join(parts)
             cut = block.rfind(b"\n", 0, size)
             if cut < 0:
@@ -641,7 +676,7 @@ def _insert_chunk(
 
 def _insert(store: TripleSink, data: bytes, syntax: ox.RdfFormat, prefix: str) -> None:
     """Bulk loads N-Triples bytes directly; N-Quads and blank nodes go through the parser."""
-    if syntax == ox.RdfFormat.N_TRIPLES and b"_:" not in data:
+    if syntax == ox.RdfFormat.N_TRIPLES and not _BLANK_NODE.search(data):
         store.bulk_load(data, syntax)
     else:
         store.bulk_extend(_default_graph(ox.parse(data, syntax), prefix))

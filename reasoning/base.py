@@ -17,7 +17,7 @@ from kg_adapters.budgets import check_count, check_flag
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Edge, edge_to_json
 from kg_adapters.sparql_terms import check_text
-from reasoning.scorers import BM25Scorer
+from reasoning.scorers import default_scorer
 
 
 class ChatMessage(TypedDict):
@@ -213,9 +213,9 @@ def given(default: Any = None) -> Any:
 
 class KGReasoner:
     """What every method's constructor does, once: keep the KG it reads, the LLM that judges (``None``:
-    offline, the scorer judges instead) and the scorer (BM25 unless given: a library caller chooses; the
-    ``kga reason`` default, ``make_scorer()``, is the hybrid semantic scorer where it is installed), and take
-    its options.
+    offline, the scorer judges instead) and the scorer (unless given, :func:`reasoning.scorers.default_scorer`:
+    the hybrid of MiniLM and BM25 where the embeddings extra is installed, else BM25 -- the same default as
+    ``kga reason --scorer auto``), and take its options.
 
     A method declares each option once, as a class attribute with its default and its check
     (``beam_width: int = budget(4)``, ``alpha: float = fraction(0.6)``: :func:`budget`, :func:`count`,
@@ -236,7 +236,7 @@ class KGReasoner:
             setattr(self, name, option.check(options.get(name, option.default), name))
         self.kg = kg
         self.llm = llm
-        self.scorer: Scorer = scorer if scorer is not None else BM25Scorer()
+        self.scorer: Scorer = scorer if scorer is not None else default_scorer()
 
     @classmethod
     def options(cls) -> dict[str, Option]:

@@ -5,8 +5,9 @@ Per question: keywords of the question (the LLM's, plus the question's content w
 anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
-next-hop candidates of every beam path (one batched ``neighbors`` call per step) are pre-selected to
-those along a retrieved relation or reaching a retrieved entity and scored as
+next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one per
+retrieved relation so a hub's busy relations hide none) are pre-selected to those along a retrieved
+relation or reaching a retrieved entity and scored as
 ``sim(keywords, step) + alpha * sim(keywords, 1-hop neighbourhood of the step's entity)``
 (alpha = 0.3; the neighbourhood is the entity's relation names, one batched ``relations`` call per
 step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
@@ -15,32 +16,36 @@ already entails the answer, and the search stops at the first verified path(s).
 
 Choices where the paper is vague or needs an LLM:
 
-* Scores are read in the scorer's calibrated units (:meth:`reasoning.relevance.Judge.calibrated`: 0 for
-  an unrelated text, 1 for one stating every keyword), so sums, ``alpha`` and ``verify_threshold`` mean
-  the same on every scorer's scale.
-* A path's score is the sum of its step scores; ``sim`` of a step is the scorer on the step's
-  relation words and entity name; the neighbourhood term is the best-scoring relation name around
-  the step's entity.
-* Offline, the beam is the top ``beam_width`` candidates by score, and a path is verified when the
-  scorer, on the words of that path's relations alone, scores the keywords at least
-  ``verify_threshold`` (0.9: with BM25 that means nearly every keyword is stated by the path); a scorer
-  that declares no calibration verifies nothing offline (its scores have no level to meet). An LLM
-  verification reply naming no path and not saying "none" is malformed and falls back to this check.
+* A step is ranked first by the relation path it opens (:func:`reasoning.lookahead.lookahead_scores`:
+  the best :meth:`reasoning.relevance.Judge.path_scores` alignment of its relation chain and of that
+  chain's one-relation continuations; a hop walked against its edge's direction counts at
+  ``1 - INVERSE_COST``), then by the Path-RAG score above (the sum of its step scores in the scorer's
+  calibrated units, :meth:`reasoning.relevance.Judge.calibrated`): a hop's own words state only part of
+  a multi-hop question, and a sum of per-hop scores against the whole question reads each hop diluted.
+  No step walks straight back along the relation just walked.
+* Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
+  is verified when no path one hop longer states the question better than the beam's best, both read
+  by their path scores (in one call) less :func:`reasoning.relevance.path_cost` per extra or
+  backward hop; the verified paths are then the explored paths that state it best. Every comparison is
+  between path scores of one question, so no level depends on the scorer's scale. In a path's
+  alignment a word two relations state equally counts for the earlier one (Freebase's "country" then
+  "country capital" for "What is the capital of the country of X?"). ``verify_threshold`` is accepted
+  and checked but no longer used offline (the stop needs no absolute level).
 * When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
-  depth) that came closest to verification, scored together, less a cost per extra hop
-  (:func:`reasoning.relevance.path_cost`), shortest first; ``details["verified"]`` says which case held.
+  depth) that state the question best by the same measure, shortest first; none when no explored path
+  states anything of it; ``details["verified"]`` says which case held.
 * The answer is the end entities of the verified paths, best first; each cites its path.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
-from kg_adapters.records import Node, Path
+from kg_adapters.records import Edge, Node, Path
 from reasoning.base import Answer, KGReasoner, Question, budget, number
 from reasoning.grounding import (
     Chain,
@@ -56,12 +61,12 @@ from reasoning.grounding import (
     parse_numbers,
     ranked,
     relation_phrase,
-    relation_terms,
     start,
 )
-from reasoning.relevance import Judge, calibration, path_cost, question_focus
+from reasoning.lookahead import Hop, lookahead_scores, own_scores
+from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
-from reasoning.text import node_text, parse_list
+from reasoning.text import RelationNames, node_text, parse_list, schema_relations
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,10 +77,31 @@ class Beam:
     chain: Chain
     end: Node
     score: float
+    promise: float = 0.0
+    """The best relation path this path opens (:func:`reasoning.lookahead.lookahead_scores`)."""
+    own: float = 0.0
+    """How well this path's relations alone state the question (the same alignment)."""
+
+    walked: Direction = "out"
+    """The direction the last hop was walked in."""
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return tuple(edge.relation for edge in self.chain)
 
     @property
     def nodes(self) -> set[Node]:
         return {self.start, *(n for edge in self.chain for n in (edge.head, edge.tail))}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search:
+    """One question's search: the run, what the scorer reads, its judge and relation names."""
+
+    run: Run
+    query: str
+    judge: Judge
+    relations: RelationNames
 
 
 class FiDeLiS(KGReasoner):
@@ -103,22 +129,32 @@ class FiDeLiS(KGReasoner):
         # offline the question itself, its topics' names left out, is what the scorer reads: the same
         # words to BM25 (its stop words dropped), and to a sentence encoder the wording ("where ... born")
         query = " ".join(words) if run.llm is not None else question_focus(question.question, names.values())
+        search = Search(
+            run=run, query=query, judge=Judge(run.scorer, query, ties_to_earlier=True), relations=RelationNames(run.kg)
+        )
         indexed = self._index_entities(run, words)
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
         verified: list[Beam] = []
-        entailed: dict[Chain, float] = {}
+        undecided = False  # the last beam awaits the offline verdict: does going deeper help?
         depth = 0
         while depth < self.max_depth:
-            beam = self._step(run, question, query, beam, indexed, names)
-            if not beam:
+            grown = self._step(search, question, beam, indexed, names)
+            if not grown:
                 break
+            if undecided and not self._deeper_helps(search, beam, grown):
+                verified = self._closest(search, explored)
+                if verified:  # else nothing so far states the question: search on
+                    break
+            beam = grown
             depth += 1
             explored.extend(beam)
-            verified = self._verify(run, question, query, beam, names, entailed)
-            if verified:
+            verdict = self._verify(search, question, beam, names)
+            undecided = verdict is None
+            if verdict:
+                verified = verdict
                 break
-        closest = verified or self._closest(run, query, explored, names, entailed)
+        closest = verified or self._closest(search, explored)
         chosen = [path for path in closest if path.end not in anchors]
         prediction = list(dict.fromkeys(path.end for path in chosen))
         details = {"keywords": words, "anchors": anchors, "depth": depth, "verified": bool(verified)}
@@ -145,13 +181,16 @@ class FiDeLiS(KGReasoner):
         return found
 
     def _step(
-        self, run: Run, question: Question, query: str, beam: list[Beam], indexed: set[str], names: Names
+        self, search: Search, question: Question, beam: list[Beam], indexed: set[str], names: Names
     ) -> list[Beam]:
-        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions."""
+        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions: by the best
+        relation path each opens, then by the Path-RAG score."""
+        run = search.run
         ends = [path.end for path in beam if isinstance(path.end, str)]
         if not ends:
             return []
         found = run.kg.neighbors(ends, direction="both", limit_per_entity=self.edges_per_entity)
+        found = self._retrieved_edges(search, ends, found, names)
         steps: list[Beam] = []
         for path in beam:
             if not isinstance(path.end, str):
@@ -159,27 +198,87 @@ class FiDeLiS(KGReasoner):
             seen = path.nodes
             for edge in fact_edges(found.get(path.end, []), run.kg):
                 end = other_end(edge, path.end)
-                if end not in seen:
-                    steps.append(Beam(start=path.start, chain=(*path.chain, edge), end=end, score=path.score))
+                walked: Direction = "out" if edge.head == path.end else "in"
+                back = bool(path.chain) and edge.relation == path.chain[-1].relation and walked != path.walked
+                if end not in seen and not back:  # straight back along the relation just walked: a detour
+                    chain = (*path.chain, edge)
+                    steps.append(Beam(start=path.start, chain=chain, end=end, score=path.score, walked=walked))
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
-        steps = self._path_rag(run, query, steps, indexed, names)
-        order = ranked([step.score for step in steps])
+        steps = self._path_rag(search, steps, indexed, names)
+        order = sorted(range(len(steps)), key=lambda i: (-steps[i].promise, -steps[i].score, i))
         top = [steps[i] for i in order[: self.candidates]]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
 
-    def _path_rag(self, run: Run, query: str, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
+    def _retrieved_edges(
+        self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
+    ) -> dict[str, list[Edge]]:
+        """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
+        question (one batched ``relations`` call, one ``neighbors`` call per relation, each relation an
+        equal share of ``edges_per_entity``): an entity with more edges than
+        ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
+        run = search.run
+        around = run.kg.relations(ends, direction="both")
+        schema = schema_relations(run.kg)
+        listed = list(dict.fromkeys(r for rels in around.values() for r in rels if r not in schema))
+        if not listed:
+            return found
+        fetch_names([run.kg], [relation for relation in listed if needs_label(relation)], names)
+        scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
+        wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
+        share = max(1, self.edges_per_entity // len(wanted))  # each relation its share: a busy one hides none
+        edges = {node: list(found.get(node, [])) for node in ends}
+        for relation in wanted:
+            more = run.kg.neighbors(ends, direction="both", relations=[relation], limit_per_entity=share)
+            for node in ends:
+                edges[node].extend(more.get(node, []))
+        return {node: list(dict.fromkeys(node_edges)) for node, node_edges in edges.items()}
+
+    def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
+        """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
+        ``relations`` call per direction) and its own path's score; a hop walked against its edge's
+        direction counts at ``1 - INVERSE_COST`` (a question usually asks along an edge)."""
+        hops = {
+            step: Hop(
+                prefix=step.relations[:-1],
+                relation=step.relations[-1],
+                direction=step.walked,
+                nodes=(str(other_end(step.chain[-1], step.end)),),
+            )
+            for step in steps
+        }
+        distinct = list(dict.fromkeys(hops.values()))
+        schema = frozenset(schema_relations(search.run.kg))
+        ahead = dict(
+            zip(
+                distinct,
+                lookahead_scores(search.run.kg, search.judge, search.relations, distinct, skip=schema),
+                strict=True,
+            )
+        )
+        chains = list(dict.fromkeys(step.relations for step in steps))
+        own = dict(zip(chains, own_scores(search.judge, search.relations, chains, whole=False), strict=True))
+        scored = []
+        for step in steps:
+            weight = 1.0 - INVERSE_COST if step.walked == "in" else 1.0
+            promise, level = ahead[hops[step]] * weight, own[step.relations] * weight
+            scored.append(replace(step, promise=promise, own=level))
+        return scored
+
+    def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
+        run, judge = search.run, search.judge
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
-        judge = Judge(run.scorer, query)
         relation_scores = judge.scores([relation_phrase(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = judge.calibrated(judge.scores(texts))
-        shortlist = ranked(similarity, self.candidates * 2)
+        kept = self._promise(search, kept)  # the shortlist by the paths they open, then by similarity
+        shortlist = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
+        shortlist = shortlist[: self.candidates * 2]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
@@ -192,7 +291,7 @@ class FiDeLiS(KGReasoner):
             nearby = around.get(step.end, []) if isinstance(step.end, str) else []
             neighbourhood = max((vocabulary_scores[rel] for rel in nearby), default=0.0)
             gain = similarity[i] + self.alpha * neighbourhood
-            scored.append(Beam(start=step.start, chain=step.chain, end=step.end, score=step.score + gain))
+            scored.append(replace(step, score=step.score + gain))
         return scored
 
     def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: Names) -> list[Beam] | None:
@@ -206,52 +305,47 @@ class FiDeLiS(KGReasoner):
         picks = parse_numbers(reply, len(top))
         return None if picks is None else [top[i] for i in picks[: self.beam_width]]
 
-    def _verify(
-        self, run: Run, question: Question, query: str, beam: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[Beam]:
-        """Deductive verification: the beam paths that already entail the answer."""
-        if run.llm is not None:
-            listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
-            reply = run.ask(
-                f"Question: {question.question}\nReasoning paths:\n{listing}\n"
-                "Which paths deductively answer the question? Reply with their numbers, or NONE."
-            )
-            picks = parse_numbers(reply, len(beam))
-            if picks is not None:
-                return [beam[i] for i in picks]
-            if reply is not None and re.search(r"\bnone\b", reply, re.I):
-                return []
-        if calibration(run.scorer) is None:
+    def _verify(self, search: Search, question: Question, beam: list[Beam], names: Names) -> list[Beam] | None:
+        """Deductive verification by the LLM: the beam paths that already entail the answer; None offline
+        or when the reply names no path and does not say "none" (then the offline rule decides)."""
+        run = search.run
+        if run.llm is None:
+            return None
+        listing = "\n".join(f"{n}. {_show(path, names)}" for n, path in enumerate(beam, 1))
+        reply = run.ask(
+            f"Question: {question.question}\nReasoning paths:\n{listing}\n"
+            "Which paths deductively answer the question? Reply with their numbers, or NONE."
+        )
+        picks = parse_numbers(reply, len(beam))
+        if picks is not None:
+            return [beam[i] for i in picks]
+        if reply is not None and re.search(r"\bnone\b", reply, re.I):
             return []
-        entailment = self._entailment(run, query, beam, names, entailed)
-        return [path for path, score in zip(beam, entailment, strict=True) if score >= self.verify_threshold]
+        return None
 
-    def _entailment(
-        self, run: Run, query: str, paths: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[float]:
-        """How fully each path's relations, read alone, state the keywords, in the scorer's declared units
-        (the offline verifier); each chain is scored once per question (``entailed``)."""
-        judge = Judge(run.scorer, query)
-        for path in paths:
-            if path.chain not in entailed:
-                entailed[path.chain] = judge.calibrated(judge.scores([relation_terms(path.chain, names)]))[0]
-        return [entailed[path.chain] for path in paths]
+    def _deeper_helps(self, search: Search, beam: list[Beam], grown: list[Beam]) -> bool:
+        """Offline verification, one step late: whether some path one hop longer states the question better
+        than every path of the beam it grew from, less the cost of its extra hop (path scores, read
+        together). When not, the beam's paths entail what the question asks."""
+        levels = self._levels(search, [*beam, *grown])
+        return max(levels[len(beam) :]) > max(levels[: len(beam)])
 
-    def _closest(
-        self, run: Run, query: str, explored: list[Beam], names: Names, entailed: dict[Chain, float]
-    ) -> list[Beam]:
-        """Without a verified path: the explored paths closest to verification, shortest first."""
+    def _levels(self, search: Search, paths: list[Beam]) -> list[float]:
+        """Each path's score (:meth:`reasoning.relevance.Judge.path_scores` of its relations, all read in one
+        call) less a cost per extra hop and per hop walked against its edge's direction."""
+        chains = list(dict.fromkeys(path.relations for path in paths))
+        scores = dict(zip(chains, own_scores(search.judge, search.relations, chains), strict=True))
+        return [scores[path.relations] - path_cost(len(path.chain), _backwards(path)) for path in paths]
+
+    def _closest(self, search: Search, explored: list[Beam]) -> list[Beam]:
+        """The explored paths whose relations state the question best (:meth:`_levels`), shortest first;
+        none when no path states anything of it."""
         if not explored:
             return []
-        if calibration(run.scorer) is not None:
-            entailment = self._entailment(run, query, explored, names, entailed)
-        else:  # no declared levels: the paths compare only when scored together
-            judge = Judge(run.scorer, query)
-            entailment = judge.calibrated(judge.scores([relation_terms(path.chain, names) for path in explored]))
-        if max(entailment) <= 0.0:
-            return []
-        levels = [score - path_cost(len(path.chain)) for path, score in zip(explored, entailment, strict=True)]
+        levels = self._levels(search, explored)
         best = max(levels)
+        if best + path_cost(len(explored[levels.index(best)].chain), _backwards(explored[levels.index(best)])) <= 0.0:
+            return []
         top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]
         shortest = min(len(path.chain) for path in top)
         return sorted((path for path in top if len(path.chain) == shortest), key=lambda path: -path.score)
@@ -259,3 +353,13 @@ class FiDeLiS(KGReasoner):
 
 def _show(path: Beam, names: Names) -> str:
     return format_path(Path(start=path.start, edges=path.chain), names)
+
+
+def _backwards(path: Beam) -> int:
+    """How many of a path's hops were walked against their edge's direction."""
+    node: Node = path.start
+    count = 0
+    for edge in path.chain:
+        count += edge.head != node
+        node = other_end(edge, node)
+    return count

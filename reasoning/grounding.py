@@ -16,9 +16,10 @@ from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
+from reasoning.lookahead import own_scores
 from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
-from reasoning.text import node_text, node_value, parse_list, schema_relations
+from reasoning.text import RelationNames, node_text, node_value, parse_list, schema_relations
 
 Chain = tuple[Edge, ...]
 """Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
@@ -204,10 +205,24 @@ def relation_terms(chain: Chain, names: Mapping[str, str]) -> str:
     return distinct_words(" ".join(words))
 
 
-def path_levels(judge: Judge, scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
-    """Each fact's score in the judge's calibrated units less the cost of its chain's length
-    (:func:`reasoning.relevance.path_cost`): a longer chain must state the question better to win."""
-    return [level - path_cost(len(fact.chain)) for level, fact in zip(judge.calibrated(scores), facts, strict=True)]
+def chain_scores(
+    judge: Judge, relation_names: RelationNames, facts: Sequence[Fact], *, whole: bool = True
+) -> list[float]:
+    """How well each fact's chain of relations states the question (:meth:`Judge.path_scores`; a description
+    fact adds no relation): every fact along one relation path scores alike."""
+    paths = [tuple(edge.relation for edge in fact.chain if edge.relation != DESCRIBED_AS) for fact in facts]
+    return own_scores(judge, relation_names, paths, whole=whole)
+
+
+def calibrated_levels(judge: Judge, scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
+    """Each fact's score in the judge's calibrated units less the cost of its chain's length."""
+    return path_levels(judge.calibrated(scores), facts)
+
+
+def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
+    """Each fact's path score less the cost of its chain's length (:func:`reasoning.relevance.path_cost`):
+    a longer chain must state the question better to win."""
+    return [level - path_cost(len(fact.chain)) for level, fact in zip(scores, facts, strict=True)]
 
 
 class Names(dict[str, str]):

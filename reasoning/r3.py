@@ -57,6 +57,7 @@ from reasoning.grounding import (
     Run,
     best_pattern,
     best_shortest,
+    chain_scores,
     description_facts,
     edge_ids,
     fact_edges,
@@ -76,7 +77,7 @@ from reasoning.grounding import (
 )
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
-from reasoning.text import node_text
+from reasoning.text import RelationNames, node_text
 
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
@@ -250,9 +251,9 @@ class R3(KGReasoner):
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
+        scores = chain_scores(judge, RelationNames(run.kg), facts)
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_pattern(candidates, path_levels(judge, scores, facts), facts)]
+        winners = [facts[i] for i in best_pattern(candidates, path_levels(scores, facts), facts)]
         if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])

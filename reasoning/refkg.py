@@ -42,6 +42,7 @@ from reasoning.grounding import (
     Names,
     Run,
     best_pattern,
+    chain_scores,
     edge_ids,
     fact_edges,
     fetch_names,
@@ -52,14 +53,13 @@ from reasoning.grounding import (
     parse_numbers,
     path_levels,
     ranked,
-    relation_phrase,
-    relation_terms,
     sentence,
     start,
 )
+from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
-from reasoning.text import node_text
+from reasoning.text import RelationNames, node_text, schema_relations
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
@@ -76,6 +76,8 @@ class RefKG(KGReasoner):
     entities_per_hop: int = budget(30)
     edges_per_entity: int = budget(200)
     _anchor_names: tuple[str, ...] = ()
+    _judges: dict[str, Judge]
+    _relation_names: RelationNames
 
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)
@@ -83,10 +85,11 @@ class RefKG(KGReasoner):
         subqueries = self._decouple(run, question)
         names = fetch_names([run.kg], anchors, Names())
         self._anchor_names = tuple(names.get(anchor, anchor) for anchor in anchors)
+        self._relation_names = RelationNames(run.kg)
+        self._judges = {}
         evidence = self._retrieve(run, anchors, subqueries, names)
-        judge = Judge(run.scorer, question.question, self._anchor_names)
-        scores = judge.scores([relation_terms(fact.chain, names) for fact in evidence])
-        levels = judge.calibrated(scores)
+        judge = self._judge(run, question.question)
+        levels = chain_scores(judge, self._relation_names, evidence)
         answers = [i for i in ranked(levels) if evidence[i].end not in anchors]
         best = max((levels[i] for i in answers), default=0.0)
         kept = [i for i in answers if best > 0 and levels[i] >= self.alpha * best]
@@ -97,7 +100,7 @@ class RefKG(KGReasoner):
             return run.finish(prediction=[], paths=[], answer_text=VERDICT_UNKNOWN, details=details)
         chosen = self._llm_answer(run, question, facts, text, names)
         if chosen is None:
-            winners = best_pattern(range(len(kept)), path_levels(judge, [scores[i] for i in kept], facts), facts)
+            winners = best_pattern(range(len(kept)), path_levels([levels[i] for i in kept], facts), facts)
             chosen = [facts[i] for i in winners]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
         answer_text = ", ".join(node_text(node, names) for node in prediction)
@@ -151,8 +154,8 @@ class RefKG(KGReasoner):
     ) -> dict[str, tuple[str, Chain]]:
         """The next frontier: the ``entities_per_hop`` entities whose chains best match the sub-query."""
         items = list(reached.items())
-        judge = Judge(run.scorer, subquery, self._anchor_names)
-        scores = judge.scores([relation_terms(chain, names) for _, (_, chain) in items])
+        paths = [tuple(edge.relation for edge in chain) for _, (_, chain) in items]
+        scores = own_scores(self._judge(run, subquery), self._relation_names, paths)
         return dict(items[i] for i in ranked(scores, self.entities_per_hop))
 
     def _select_relations(
@@ -167,16 +170,29 @@ class RefKG(KGReasoner):
         union = list(dict.fromkeys(pair for pairs in per_node.values() for pair in pairs))
         fetch_names([run.kg], [relation for relation, _ in union if needs_label(relation)], names)
         picked = self._llm_relations(run, subquery, union)
+        if picked is not None:
+            return {node: [pair for pair in pairs if pair in picked] for node, pairs in per_node.items()}
+        hops = [
+            Hop(prefix=tuple(edge.relation for edge in frontier[node][1]), relation=rel, direction=side, nodes=(node,))
+            for node, pairs in per_node.items()
+            for rel, side in pairs
+        ]
+        every = lookahead_scores(
+            run.kg, self._judge(run, subquery), self._relation_names, hops, skip=schema_relations(run.kg)
+        )
         choice: dict[str, list[tuple[str, Direction]]] = {}
+        at = 0
         for node, pairs in per_node.items():
-            if picked is not None:
-                chosen = [pair for pair in pairs if pair in picked]
-            else:
-                judge = Judge(run.scorer, subquery, self._anchor_names)
-                scores = judge.calibrated(judge.scores([relation_phrase(rel, names) for rel, _ in pairs]))
-                chosen = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
-            choice[node] = chosen
+            scores = every[at : at + len(pairs)]
+            at += len(pairs)
+            choice[node] = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
         return choice
+
+    def _judge(self, run: Run, query: str) -> Judge:
+        """One judge per sub-query of this question (it keeps its spans' scores)."""
+        if query not in self._judges:
+            self._judges[query] = Judge(run.scorer, query, self._anchor_names)
+        return self._judges[query]
 
     def _llm_relations(
         self, run: Run, subquery: str, pairs: list[tuple[str, Direction]]

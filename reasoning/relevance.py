@@ -32,6 +32,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
+from kg_adapters.label_index import STOP_WORDS
 from reasoning.base import Scorer
 
 T = TypeVar("T")
@@ -64,10 +65,82 @@ class Judge:
     those scores in relevance units of the call they came from (a lexical scorer's scores depend on
     the texts scored together -- BM25's idf and length norm -- so only scores of one call compare)."""
 
-    def __init__(self, scorer: Scorer, question: str, names: Iterable[str] = ()) -> None:
+    def __init__(
+        self, scorer: Scorer, question: str, names: Iterable[str] = (), *, ties_to_earlier: bool = False
+    ) -> None:
+        """``ties_to_earlier``: in a path's alignment a word two relations state equally well counts for
+        the earlier one (Freebase's "country" then "country capital", ``location.country.capital``, both
+        count for "What is the capital of the country of X?", while "capital" after "country" still states
+        nothing new for "In which country is the place of birth of X?"); by default it counts for
+        neither, so both may be detours."""
         self.scorer = scorer
+        self.ties_to_earlier = ties_to_earlier
         self.question = question
         self.focus = question_focus(question, names)
+        self.words, self.spans = question_spans(self.focus)
+        self._cells: dict[str, tuple[float, tuple[float, ...]]] = {}
+
+    def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
+        """How well each relation path (per relation, in walking order: its words and its most specific
+        words, :meth:`reasoning.text.RelationNames.phrases`) states the question, in [0, 1] and comparable
+        within the call: the mean of how fully the path's words, read as one text, state the
+        question (:meth:`calibrated`), and of an alignment of relations to the question's spans
+        (:func:`question_spans`) -- every relation's specific words stated by some span (precision) and
+        every content word of the question stated by some relation (coverage), their harmonic mean (a
+        Freebase id's domain words, "film" in ``film.film.genre``, must not cover a question's "films").
+        ``whole=False``: the alignment alone, for many paths at once (reading a path as one text costs a
+        sentence encoder one embedding per path; the alignment, one per span and relation).
+
+        A whole two-hop question dilutes each hop ("place of birth" against "Where was the wife of born?"),
+        and a one-hop prefix of the right path leaves words of the question unexplained; the alignment
+        sees both. Each span is scored against each distinct relation text once per question."""
+        self.stated([phrase for path in paths for phrase in path])
+        keys = [tuple(path) for path in paths]
+        aligned = [self._aligned(key) for key in keys]
+        if not whole:
+            return aligned
+        distinct = list(dict.fromkeys(keys))  # read together: a lexical scorer's scores compare only within a call
+        texts = self.calibrated(self.scores([_joined([words for words, _ in key]) for key in distinct]))
+        read = dict(zip(distinct, texts, strict=True))
+        return [(read[key] + level) / 2 for key, level in zip(keys, aligned, strict=True)]
+
+    def stated(self, phrases: Sequence[tuple[str, str]]) -> list[float]:
+        """How well some span of the question states each relation's specific words (calibrated units;
+        cheap: one score per span and distinct text, kept for the question)."""
+        missing = list(dict.fromkeys(tail for _, tail in phrases if tail not in self._cells))
+        if missing:
+            self._score_cells(missing)
+        return [self._cells[tail][0] for _, tail in phrases]
+
+    def _score_cells(self, texts: list[str]) -> None:
+        best = [0.0 for _ in texts]
+        per_word: list[list[float]] = [[] for _ in texts]
+        for span in self.spans:
+            levels = self.calibrated(self.scorer.score(span, texts))
+            for i, level in enumerate(levels):
+                best[i] = max(best[i], level)
+                if span in self.words:
+                    per_word[i].append(level)
+        for i, text in enumerate(texts):
+            self._cells[text] = (best[i], tuple(per_word[i]))
+
+    def _aligned(self, path: tuple[tuple[str, str], ...]) -> float:
+        """Precision and coverage of the path's relations against the question's spans, harmonic mean."""
+        if not path:
+            return 0.0
+        tails = list(dict.fromkeys(tail for _, tail in path))  # a repeated relation states nothing new
+        if not self.words:
+            return sum(self._cells[text][0] for text in tails) / len(tails)
+        rows = [self._cells[text][1] for text in tails]
+        coverage = sum(max(row[w] for row in rows) for w in range(len(self.words))) / len(self.words)
+        # a relation that states no word of the question better than the others do is a detour: it counts
+        # as stating nothing ("capital" after "country" for "In which country is the place of birth of X?")
+        stating = [
+            self._cells[text][0] if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier) else 0.0
+            for i, text in enumerate(tails)
+        ]
+        precision = sum(stating) / len(tails)
+        return 2 * precision * coverage / (precision + coverage) if precision + coverage > 0 else 0.0
 
     def scores(self, texts: Sequence[str]) -> list[float]:
         """Scores of ``texts`` against the focus, in one scorer call."""
@@ -96,12 +169,62 @@ class Judge:
         unit = max(scores, default=floor) - floor
         return [max(0.0, (score - floor) / unit) if unit > 0 else 0.0 for score in scores]
 
-    def order(self, items: Sequence[T], scores: Sequence[float], cost: Callable[[T], float]) -> list[T]:
+    def order(
+        self, items: Sequence[T], scores: Sequence[float], cost: Callable[[T], float], *, paths: bool = False
+    ) -> list[T]:
         """The items best first by relevance minus ``cost`` (relevance units: :func:`path_cost` for a
-        relation path), then by lower cost and higher score: a longer path must earn its extra hops."""
-        levels = self.relevance(scores)
+        relation path), then by lower cost and higher score: a longer path must earn its extra hops.
+        ``paths``: the scores are :meth:`path_scores` (0 already means unrelated)."""
+        top = max(scores, default=0.0)
+        levels = [s / top if top > 0 else 0.0 for s in scores] if paths else self.relevance(scores)
         keys = [(levels[i] - cost(items[i]), -cost(items[i]), scores[i]) for i in range(len(items))]
         return [items[i] for i in sorted(range(len(items)), key=lambda i: tuple(-k for k in keys[i]))]
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+SPAN_WORDS = 3
+"""The most content words a span of the question holds."""
+
+
+def question_spans(focus: str) -> tuple[list[str], list[str]]:
+    """The content words of a question's focus (stop words out, each once, in order) and its spans: every
+    run of up to :data:`SPAN_WORDS` content words, with the function words between them, starting and
+    ending on a content word ("provinces", "provinces make", "main city", "place of birth")."""
+    words = [w for w in _WORD.findall(focus.lower())]
+    content = [w not in STOP_WORDS for w in words]
+    spans: list[str] = []
+    for i in range(len(words)):
+        if not content[i]:
+            continue
+        held = 0
+        for j in range(i, len(words)):
+            held += content[j]
+            if held > SPAN_WORDS:
+                break
+            if content[j]:
+                spans.append(" ".join(words[i : j + 1]))
+    unigrams = list(dict.fromkeys(w for w, c in zip(words, content, strict=True) if c))
+    spans = list(dict.fromkeys([*unigrams, *spans]))
+    return unigrams, spans
+
+
+def _adds(rows: Sequence[tuple[float, ...]], i: int, *, ties_to_earlier: bool = False) -> bool:
+    """Whether relation ``i`` states some word better than every other relation of its path.
+    ``ties_to_earlier``: a word stated equally by two relations counts for the earlier one (see
+    :class:`Judge`)."""
+    if not ties_to_earlier:
+        return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
+    return any(
+        level > 0.0
+        and all(level > rows[j][w] for j in range(i))
+        and all(level >= rows[j][w] for j in range(i + 1, len(rows)))
+        for w, level in enumerate(rows[i])
+    )
+
+
+def _joined(path: Sequence[str]) -> str:
+    """A path's words as one text, each word once (a repeated word must not make a path look closer)."""
+    return " ".join(dict.fromkeys(word for text in path for word in text.split()))
 
 
 def calibration(scorer: Scorer) -> tuple[float, float] | None:

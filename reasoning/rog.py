@@ -315,7 +315,8 @@ class RoG(KGReasoner):
                 break
             names = self.relation_names.words(r for plan, _ in grown for r in plan.relations)
             texts = [plan_text(plan, names) for plan, _ in grown]
-            scores = judge.scores(texts)
+            phrases = self.relation_names.phrases(r for plan, _ in grown for r in plan.relations)
+            scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan, _ in grown], whole=False)
             order = sorted(range(len(grown)), key=lambda i: (-scores[i], texts[i]))
             kept = [grown[i] for i in order[: self.beam_width]]
             candidates.extend(plan for plan, _ in kept)
@@ -323,9 +324,9 @@ class RoG(KGReasoner):
                 beam = [(plan, self._advance(plan, frontier)) for plan, frontier in kept]
         if not candidates:
             return []
-        names = self.relation_names.words(r for plan in candidates for r in plan.relations)
-        scores = judge.scores([plan_text(plan, names) for plan in candidates])
-        return judge.order(candidates, scores, cost=_plan_cost)[: self.top_k]
+        phrases = self.relation_names.phrases(r for plan in candidates for r in plan.relations)
+        scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan in candidates])
+        return judge.order(candidates, scores, cost=_plan_cost, paths=True)[: self.top_k]
 
     def _grow(self, beam: Sequence[tuple[Plan, list[str]]]) -> list[tuple[Plan, list[str]]]:
         """Every one-relation extension of the beam's plans (both directions), with the frontier it

@@ -162,8 +162,9 @@ class HybridScorer:
 
     BM25 is exact where a question reuses a relation's words (label-worded questions) and blind where it
     does not; MiniLM understands a rewording but ranks near-synonyms ("award", "award winner", "award
-    nominee") loosely. The sum keeps BM25's exact matches on top and lets meaning decide where words do
-    not, so swapping it in for BM25 helps on natural wording without costing label-worded questions.
+    nominee") loosely. The sum (0.3 BM25, 0.7 MiniLM: a lexical weight of 0.7 let a shared word such as
+    "produced" outrank meaning on natural wording) keeps BM25's exact matches on top among near-synonyms and
+    lets meaning decide where words do not.
     Scores lie in [0, 1], 0 for a text neither scorer relates to the query. Raises as :class:`MiniLMScorer`.
     """
 
@@ -171,7 +172,7 @@ class HybridScorer:
     unrelated = 0.0
     stated = 1.0
 
-    def __init__(self, *, lexical_weight: float = 0.7, model_path: str | None = None) -> None:
+    def __init__(self, *, lexical_weight: float = 0.3, model_path: str | None = None) -> None:
         if isinstance(lexical_weight, bool) or not 0.0 <= lexical_weight <= 1.0:
             raise InvalidTermError(f"lexical_weight must lie in [0, 1], got {lexical_weight!r:.60}")
         self.lexical_weight = float(lexical_weight)
@@ -186,3 +187,17 @@ class HybridScorer:
         words = self.lexical.score(query, texts)
         weight = self.lexical_weight
         return [weight * w + (1.0 - weight) * m for w, m in zip(words, meaning, strict=True)]
+
+
+_DEFAULT: list[BM25Scorer | HybridScorer] = []
+
+
+def default_scorer() -> BM25Scorer | HybridScorer:
+    """What a method judges with when no scorer is given: the :class:`HybridScorer` where the embeddings
+    extra is installed (it understands a reworded question and keeps BM25's exact matches), else
+    :class:`BM25Scorer`. One instance per process (it holds no per-question state)."""
+    if not _DEFAULT:
+        from kg_adapters.encoder import minilm_installed
+
+        _DEFAULT.append(HybridScorer() if minilm_installed() else BM25Scorer())
+    return _DEFAULT[0]

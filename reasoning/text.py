@@ -53,6 +53,12 @@ class RelationNames:
             self.known[relation] = labels.get(relation) or relation_words(relation)
         return {r: self.known[r] for r in wanted}
 
+    def phrases(self, relations: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Each relation's words and its most specific words (:func:`relation_focus`), as
+        :meth:`reasoning.relevance.Judge.path_scores` reads a relation; an opaque id's label twice."""
+        words = self.words(relations)
+        return {r: (text, relation_focus(r) if text == relation_words(r) else text) for r, text in words.items()}
+
     def shown(self, relation: str) -> str:
         """The id with its label when the id alone says nothing: ``P19 (place of birth)``."""
         words = self.known.get(relation, "")
@@ -66,6 +72,21 @@ def relation_tail(relation: str) -> str:
     if "://" in local:
         return relation_words(local)
     return relation_words(local.rsplit(".", 1)[-1])
+
+
+def relation_focus(relation: str) -> str:
+    """What a relation states, without the domain words every relation of its domain shares: the
+    property with its type unless the type only repeats the domain (``film.director.film`` -> "director
+    film", ``film.film.genre`` -> "genre", ``people.person.spouse_s..people.marriage.spouse`` -> "marriage
+    spouse"); an IRI's local name."""
+    local = relation.split("..")[-1]
+    if "://" in local:
+        return relation_words(local)
+    parts = local.split(".")
+    if len(parts) < 3:
+        return relation_words(local)
+    domain, kind, prop = parts[-3:]
+    return relation_words(prop if kind == domain else f"{kind}.{prop}")
 
 
 def schema_relations(kg: KnowledgeGraph) -> frozenset[str]:

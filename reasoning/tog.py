@@ -38,7 +38,8 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
-from reasoning.relevance import INVERSE_COST, TIE_BAND, Judge
+from reasoning.lookahead import Hop, lookahead_scores, own_scores
+from reasoning.relevance import HOP_COST, INVERSE_COST, Judge
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -73,8 +74,8 @@ ANSWER_PROMPT = (
     "you are asked to answer the question with these triplets and your knowledge. List every answer, "
     "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
 )
-DEEPER_MARGIN = TIE_BAND
-"""What going one level deeper must gain offline, in relevance units: more than a near tie."""
+DEEPER_MARGIN = HOP_COST
+"""What going one level deeper must gain offline, in path-score units: the cost of a hop."""
 _SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 
@@ -177,10 +178,14 @@ class ThinkOnGraph(KGReasoner):
             ]
             if not options:
                 continue
-            scores = self._relation_scores(question, chain.node, [r for r, _ in options])
-            if self.llm is None:  # a question asks along an edge: an edge walked backwards ranks below
+            if self.llm is None:  # each hop by the best path it opens; one walked backwards ranks below
+                prefix = tuple(edge.relation for edge in chain.edges)
+                hops = [Hop(prefix=prefix, relation=r, direction=side, nodes=(chain.node,)) for r, side in options]
+                scores = lookahead_scores(self.kg, self._judge, self.relation_names, hops, skip=self._schema)
                 backwards = [side == "in" for _, side in options]
                 scores = [s * (1.0 - INVERSE_COST) if back else s for s, back in zip(scores, backwards, strict=True)]
+            else:
+                scores = self._relation_scores(question, chain.node, [r for r, _ in options])
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
             kept.extend((chain, options[i][0], options[i][1], scores[i]) for i in order if scores[i] > 0)
         return kept
@@ -210,9 +215,9 @@ class ThinkOnGraph(KGReasoner):
         every current chain's by more than :data:`DEEPER_MARGIN` (both scored in one call, so the scores
         compare, in relevance units of that call: a sentence encoder rates "country, official language" a
         little above "country" for "What is the country of X?", where BM25 rates it below)."""
-        current = [self._words(chain.edges) for chain in beam]
-        extended = [self._words(chain.edges, relation) for chain, relation, _, _ in scored]
-        levels = self._judge.relevance(self._judge.scores([*current, *extended]))
+        current = [tuple(edge.relation for edge in chain.edges) for chain in beam]
+        extended = [(*(edge.relation for edge in chain.edges), relation) for chain, relation, _, _ in scored]
+        levels = own_scores(self._judge, self.relation_names, [*current, *extended])
         return max(levels[len(current) :], default=0.0) > max(levels[: len(current)], default=0.0) + DEEPER_MARGIN
 
     # -- entity exploration and pruning -------------------------------------------------------------

@@ -79,9 +79,9 @@ def _index(kg: KnowledgeGraph) -> TraversalIndex:
 
 
 def _brute(side: Side, node: int, relation: int | None, mask: bytes | None) -> tuple[list[int], list[int]]:
-    """A node's edges on ``side`` by a plain sort of every key of the arrays (the answer order)."""
-    keys, others = side.keys.tolist(), side.others.tolist()
-    pairs = [(key % side.width, other) for key, other in zip(keys, others, strict=True) if key // side.width == node]
+    """A node's edges on ``side`` by a plain sort of its rows of the arrays (the answer order)."""
+    lo, hi = side.span(node)
+    pairs = list(zip(side.rels[lo:hi].tolist(), side.others[lo:hi].tolist(), strict=True))
     pairs = [(r, o) for r, o in pairs if (relation is None or r == relation) and (mask is None or mask[r])]
     pairs.sort(key=(lambda p: p) if side.out else (lambda p: (p[1], p[0])))
     return [r for r, _ in pairs], [o for _, o in pairs]

@@ -180,3 +180,26 @@ def test_an_external_sort_of_items_merges_runs_in_rounds(tmp_path: Path) -> None
     assert list(sorted_items(iter(items), 97, tmp_path, "items", fan_in=3)) == sorted(items)
     assert list(sorted_items(iter(items), 10**6, tmp_path, "memory", fan_in=3)) == sorted(items)
     assert not list(tmp_path.glob("memory-*"))  # one block: sorted in memory, nothing written
+
+
+def test_an_index_read_back_from_a_store_under_a_tiny_budget_equals_the_loads(
+    dumps: dict[str, Any], tmp_path: Path
+) -> None:
+    """``kga index`` (and an append) reads the store back into a collector: it spills alike, and
+    writes the files the load wrote from what it saw."""
+    import pyoxigraph as ox
+
+    from kg_adapters import store_layout
+    from kg_adapters.index.build import build_index
+    from kg_adapters.profiles import get_profile
+
+    store = dumps["directory"] / "reference-large"
+    version = store_layout.version_dir(store, store_layout.read_manifest(store))
+    data = ox.Store.read_only(str(version / store_layout.DATA_DIR))
+    target = tmp_path / "version"
+    target.mkdir()
+    build_index(data, target, get_profile("freebase"), memory=memory_bytes(TINY))
+    del data
+    written = {item.name: item.read_bytes() for item in sorted((target / store_layout.TRAVERSAL).iterdir())}
+    assert written == dumps["large"]["answers"]["traversal"]
+    assert [item.name for item in target.iterdir()] == [store_layout.TRAVERSAL]  # its spool is gone

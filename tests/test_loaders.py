@@ -762,13 +762,15 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
     from kg_adapters.profiles import get_profile
     from loaders.indexing import WorkerIndexingSink
 
-    sink = WorkerIndexingSink(ox.Store(), tmp_path / "spool", None, DEFAULT_MEMORY)
+    not_a_directory = write(tmp_path / "file", "")
+    sink = WorkerIndexingSink(
+        ox.Store(), not_a_directory, get_profile("generic"), tmp_path / "spool", None, DEFAULT_MEMORY
+    )
     try:
         sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
-        not_a_directory = write(tmp_path / "file", "")
-        sink.start_index(not_a_directory, get_profile("generic"))
+        sink.start_index()
         with pytest.raises(BackendError, match=r"traversal index worker failed: (NotADirectoryError|FileExistsError)"):
-            sink.index_written()
+            sink.indexes_written()
     finally:
         sink.abandon()
 

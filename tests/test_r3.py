@@ -11,6 +11,7 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.r3 import R3, is_claim
+from reasoning.scorers import BM25Scorer
 
 # a literal tail in the records codec's shape (reasoning paths are lossless: Answer.to_json)
 PARIS_IS_CAPITAL = ("m.paris", "is", {"value": "capital city of France", "datatype": None, "lang": None})
@@ -32,7 +33,10 @@ def test_entity_question_links_by_search_and_cites_its_triple(toy_kg: KnowledgeG
 
 def test_missing_evidence_expands_to_the_next_entity(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    answer = R3(counted).answer(ask("Which country is the place of birth of Alice Smith in?", "m.alice"))
+    # BM25's expansion order: the facts whose relations share a word with the question first
+    answer = R3(counted, scorer=BM25Scorer()).answer(
+        ask("Which country is the place of birth of Alice Smith in?", "m.alice")
+    )
     assert answer.prediction == ("m.france",)
     assert answer.to_json("q")["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
     expansions = counted.asked("neighbors")
@@ -63,7 +67,7 @@ def test_claims_get_grounded_verdicts(
     verdict: str,
     cited: list[list[list[object]]],
 ) -> None:
-    out = R3(toy_kg).answer(ask(claim)).to_json("q")
+    out = R3(toy_kg, scorer=BM25Scorer()).answer(ask(claim)).to_json("q")  # verdicts on BM25's levels
     assert (out["prediction"], out["answer_text"], out["details"]["verdict"]) == ([verdict], verdict, verdict)
     assert out["reasoning_paths"] == cited
 

@@ -16,7 +16,7 @@ from reasoning.fidelis import FiDeLiS
 from reasoning.r3 import R3
 from reasoning.refkg import RefKG
 from reasoning.rog import RoG
-from reasoning.scorers import BM25Scorer
+from reasoning.scorers import BM25Scorer, default_scorer
 from reasoning.tog import ThinkOnGraph
 
 BUDGETS: dict[type[Any], list[str]] = {
@@ -37,7 +37,7 @@ def kg(tmp_path_factory: pytest.TempPathFactory) -> CountingKG:
 def test_one_constructor(method: type[Any], kg: CountingKG) -> None:
     reasoner = method(kg)
     assert isinstance(reasoner, KGReasoner) and isinstance(reasoner, Reasoner)
-    assert reasoner.kg is kg and reasoner.llm is None and isinstance(reasoner.scorer, BM25Scorer)
+    assert reasoner.kg is kg and reasoner.llm is None and reasoner.scorer is default_scorer()
     scorer = BM25Scorer()
     assert method(kg, scorer=scorer).scorer is scorer
 

@@ -11,35 +11,40 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.refkg import RefKG
+from reasoning.scorers import BM25Scorer
 
 
 def test_two_hop_question_offline(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    out = answered(RefKG(counted), ask(TWO_HOPS, "m.alice"))
+    out = answered(RefKG(counted, scorer=BM25Scorer()), ask(TWO_HOPS, "m.alice"))  # BM25's exact trace
     assert out["prediction"] == ["m.france"]
     assert out["answer_text"] == "France"
     assert out["reasoning_paths"] == [triples(BORN, PARIS_IN_FRANCE)]
     evidence = out["details"]["evidence"].splitlines()
     assert evidence[:2] == ["Alice Smith place of birth Paris.", "Paris country France."]
     assert out["details"]["subqueries"] == [TWO_HOPS] * 3
-    # one batched relations call per direction and at most one neighbors call per direction, per hop
+    # per hop: one batched relations call per direction for the frontier, one per direction for the lookahead
+    # (the relations beyond the frontier's hops, reached with one neighbors call per direction), and one
+    # neighbors call per direction for the hops chosen
     relations, neighbors = counted.asked("relations"), counted.asked("neighbors")
     assert relations[:2] == [["m.alice"], ["m.alice"]]
     assert "m.paris" in relations[2] and relations[2] == relations[3]
-    assert neighbors == [["m.alice"], ["m.paris", "m.lyon", "m.acme"]]
+    assert relations[4] == relations[5] == ["m.paris", "m.lyon", "m.acme"]
+    assert neighbors[0] == ["m.alice"] and ["m.paris", "m.lyon", "m.acme"] in neighbors
     assert (out["kg_calls"], out["llm_calls"]) == (len(counted.calls), 0)
 
 
 def test_refinement_threshold_alpha(toy_kg: KnowledgeGraph) -> None:
     question = ask("What is the place of birth of Alice Smith?", "m.alice")
-    everything = RefKG(toy_kg, alpha=0.0).answer(question).details["evidence"].splitlines()
-    refined = RefKG(toy_kg).answer(question)
+    # alpha on BM25's levels: the employer relation shares no word with the question
+    everything = RefKG(toy_kg, alpha=0.0, scorer=BM25Scorer()).answer(question).details["evidence"].splitlines()
+    refined = RefKG(toy_kg, scorer=BM25Scorer()).answer(question)
     kept = refined.details["evidence"].splitlines()
     assert "Alice Smith employer Acme Corp." in everything
     assert set(kept) < set(everything) and "Alice Smith employer Acme Corp." not in kept
     assert refined.prediction == ("m.paris",)
     assert refined.to_json("q")["reasoning_paths"] == [triples(BORN)]
-    nothing = RefKG(toy_kg, alpha=1.0).answer(ask("Alice Smith favourite colour", "m.alice"))
+    nothing = RefKG(toy_kg, alpha=1.0, scorer=BM25Scorer()).answer(ask("Alice Smith favourite colour", "m.alice"))
     assert (nothing.prediction, nothing.reasoning_paths, nothing.answer_text) == ((), (), "I don't know")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -86,13 +87,56 @@ def semantic() -> Scorer:
     return make_scorer("hybrid")
 
 
+@pytest.fixture(scope="module")
+def fb15k_kg(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    """FB15k-237 (real Freebase triples with names) in a store on disk."""
+    from loaders import load_files
+
+    store = tmp_path_factory.mktemp("fb15k237") / "store"
+    load_files([str(shared_data / "fb15k237-freebase.nt.gz")], str(store), profile="freebase", progress=False)
+    with connect(f"oxigraph://{store}?profile=freebase") as kg:
+        yield kg
+
+
+@pytest.fixture(scope="module")
+def fb15k_questions(fb15k_kg: KnowledgeGraph) -> list[dict[str, Any]]:
+    found = generate(fb15k_kg, per_hop=5, hops=(1, 2), max_answers=10, seed=11, pool=5_000)
+    assert {q["hops"] for q in found} == {1, 2}
+    return found
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_a_better_scorer_never_lowers_hits_at_1_on_label_worded_questions(
     sample_kg: KnowledgeGraph, questions: list[dict[str, Any]], semantic: Scorer, method: str
 ) -> None:
-    lexical_hits = hits(predictions(sample_kg, method, BM25Scorer(), questions), questions)
-    semantic_hits = hits(predictions(sample_kg, method, semantic, questions), questions)
+    assert_never_lower(sample_kg, method, semantic, questions)
+
+
+def assert_never_lower(kg: KnowledgeGraph, method: str, semantic: Scorer, lines: list[dict[str, Any]]) -> None:
+    lexical_hits = hits(predictions(kg, method, BM25Scorer(), lines), lines)
+    semantic_hits = hits(predictions(kg, method, semantic, lines), lines)
     assert semantic_hits >= lexical_hits, (method, semantic_hits, lexical_hits)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                strict=True, reason="not reached yet: ToG with the hybrid answers one FB15k-237 question fewer"
+            ),
+        )
+        if name == "tog"
+        else name
+        for name in sorted(METHODS)
+    ],
+)
+def test_a_better_scorer_never_lowers_hits_at_1_on_fb15k237(
+    fb15k_kg: KnowledgeGraph, fb15k_questions: list[dict[str, Any]], semantic: Scorer, method: str
+) -> None:
+    """The same property on a real graph with 237 relations, where near-synonyms abound."""
+    assert_never_lower(fb15k_kg, method, semantic, fb15k_questions)
 
 
 def test_the_semantic_scorer_is_the_default_where_installed(semantic: Scorer) -> None:

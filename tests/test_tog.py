@@ -19,6 +19,7 @@ from kg_adapters.records import Literal
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Answer, Question
 from reasoning.llm import CountingLLM
+from reasoning.scorers import BM25Scorer
 from reasoning.tog import ThinkOnGraph
 
 HANKS, CONCORD, USA, SPIELBERG, EINSTEIN, NEWTON = "m.0bxtg", "m.0qymv", "m.09c7w0", "m.06pj8", "m.0jcx", "m.03s9v"
@@ -41,12 +42,16 @@ def cited(answer: Answer) -> list[list[tuple[str, str, str | Literal]]]:
 
 def test_offline_one_hop_stops_when_deeper_relations_stop_matching(kg: KnowledgeGraph) -> None:
     counting = CountingKG(kg)
-    answer = ThinkOnGraph(counting).answer(Question(id="1", question="Where was Tom Hanks born?", q_entity=(HANKS,)))
+    # BM25's trace: no relation but the place of birth shares a word with the question
+    answer = ThinkOnGraph(counting, scorer=BM25Scorer()).answer(
+        Question(id="1", question="Where was Tom Hanks born?", q_entity=(HANKS,))
+    )
     assert answer.prediction == (CONCORD,)
     assert cited(answer) == [[(HANKS, POB, CONCORD)]]
     assert answer.details["depth"] == 1
     assert answer.details["stopped"] == "relations stopped matching the question"
-    assert len(counting.asked("relations")) == 4  # both directions at depth 1 and at depth 2
+    # both directions at depth 1 and at depth 2, and as many for the lookahead (the relations beyond each hop)
+    assert len(counting.asked("relations")) == 8
 
 
 def test_offline_two_hops(kg: KnowledgeGraph) -> None:
@@ -61,17 +66,17 @@ def test_offline_beam_width_bounds_the_answers(kg: KnowledgeGraph) -> None:
     text = "What genres are the films directed by Steven Spielberg?"
     question = Question(id="3", question=text, q_entity=(SPIELBERG,))
     genres = {walk[-1][2] for walk in follow(TRIPLES, [SPIELBERG], ["film.director.film", "film.film.genre"])}
-    answer = ThinkOnGraph(kg).answer(question)
+    answer = ThinkOnGraph(kg, scorer=BM25Scorer()).answer(question)
     # three films survive depth 1 (no film's name shares a word with the question: id order); at depth 2 the
     # scorer keeps three genre chains, two from the same film (the freebase relation filter hides type.* and
     # common.* relations, so BM25's document frequencies are those of the relations a reasoner sees)
     assert answer.prediction == ("m.03k9fj", "m.06n90")
     assert cited(answer) == [
-        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.03k9fj")],
         [(SPIELBERG, "film.director.film", "m.011xg5"), ("m.011xg5", "film.film.genre", "m.03k9fj")],
-        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.06n90")],
+        [(SPIELBERG, "film.director.film", "m.012mrr"), ("m.012mrr", "film.film.genre", "m.03k9fj")],
+        [(SPIELBERG, "film.director.film", "m.011xg5"), ("m.011xg5", "film.film.genre", "m.06n90")],
     ]
-    wide = ThinkOnGraph(kg, width=40).answer(question)
+    wide = ThinkOnGraph(kg, width=40, scorer=BM25Scorer()).answer(question)
     assert len(wide.prediction) > len(answer.prediction) and set(wide.prediction) <= genres
 
 
@@ -143,8 +148,9 @@ def test_offline_on_opaque_wikidata_ids(tmp_path: Path) -> None:
     question = Question(id="w", question="Where was Douglas Adams born?", q_entity=("Q42",))
     with open_wikidata_mini(tmp_path) as graph:
         counting = CountingKG(graph)
-        answer = ThinkOnGraph(counting).answer(question)
+        answer = ThinkOnGraph(counting, scorer=BM25Scorer()).answer(question)  # BM25's calls
     assert answer.prediction == ("Q350",)
-    # one batched labels call per depth for the relations seen and one for the entities reached
-    assert counting.asked("labels") == [["Q42"], ["P19", "P27", "P31"], ["Q350"], ["P17"]]
+    # one batched labels call for the relations seen, one for those the lookahead sees beyond them, one for
+    # the entities reached
+    assert counting.asked("labels") == [["Q42"], ["P19", "P27", "P31"], ["P17"], ["Q350"]]
     assert [[edge.as_tuple() for edge in path] for path in answer.reasoning_paths] == [[("Q42", "P19", "Q350")]]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.stores import version_dir
 
 import loaders.indexing
 from kg_adapters import connect
@@ -26,9 +27,8 @@ from kg_adapters.backends.oxigraph import OxigraphGraph
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.index import read, tuning
 from kg_adapters.index.build import BUILD_FILES
-from kg_adapters.index.layout import FORMAT_VERSION, INDEX_DIR, STARTS, has_index
+from kg_adapters.index.layout import COLUMNS, FORMAT_VERSION, INDEX_DIR, has_index
 from kg_adapters.records import Edge
-from kg_adapters.store_layout import open_version
 from loaders import load_files
 from loaders.indexing import index_store
 
@@ -406,14 +406,6 @@ def _run_killed(tmp_path: Path, *args: str) -> None:
     assert "not killed" not in done.stdout
 
 
-def _version_dir(store: Path) -> Path:
-    version = open_version(store)
-    try:
-        return version.directory
-    finally:
-        version.close()
-
-
 @pytest.mark.parametrize("kill_at", ["reading", "writing", "renaming"])
 def test_kill_during_kga_index_leaves_the_store_answering(graph_file: Path, tmp_path: Path, kill_at: str) -> None:
     """Killed while reading the store, after 3 of its files are written, or with every file written
@@ -425,7 +417,7 @@ def test_kill_during_kga_index_leaves_the_store_answering(graph_file: Path, tmp_
     assert rows % 100 > 20  # so the reading reports (every 100 rows) never reach rows + 1
     point = {"reading": 700, "writing": rows + 3, "renaming": rows + BUILD_FILES}[kill_at]
     _run_killed(tmp_path, "index", str(store), str(point))
-    version = _version_dir(store)
+    version = version_dir(store)
     assert not has_index(version)
     assert [p.name for p in version.iterdir() if p.name.startswith(".traversal-tmp-")]  # the killed build's files
     with connect(f"oxigraph://{store}") as kg:
@@ -444,14 +436,14 @@ def test_kill_during_an_appends_index_build_keeps_the_previous_version(graph_fil
     store = tmp_path / "store"
     load_files([str(graph_file)], str(store), profile="freebase", progress=False)
     before = _answers(store)
-    version = _version_dir(store)
+    version = version_dir(store)
     extra = tmp_path / "extra.nt"
     extra.write_text(f"<{FB}m.0001> <{FB}film.film.director> <{FB}m.0999> .\n", encoding="utf-8")
     _run_killed(tmp_path, "load", str(store), "700", str(extra))
-    assert _version_dir(store) == version and has_index(version)
+    assert version_dir(store) == version and has_index(version)
     assert _answers(store) == before
     load_files([str(extra)], str(store), profile="freebase", progress=False)  # the next load finishes it
-    assert has_index(_version_dir(store))
+    assert has_index(version_dir(store))
     with connect(f"oxigraph://{store}") as kg:
         assert Edge(head="m.0001", relation="film.film.director", tail="m.0999") in kg.neighbors("m.0001")["m.0001"]
 
@@ -486,7 +478,7 @@ def test_kga_index_command_and_hint(graph_file: Path, tmp_path: Path) -> None:
         timeout=300,
     )
     assert json.loads(built.stdout)["edges"] > 1000
-    assert (_version_dir(store) / INDEX_DIR).is_dir()
+    assert (version_dir(store) / INDEX_DIR).is_dir()
     with_index = subprocess.run(ask, check=True, capture_output=True, text=True, timeout=300)
     assert "hint" not in with_index.stderr
     assert with_index.stdout == without.stdout
@@ -500,11 +492,11 @@ def test_an_index_of_an_older_format_is_treated_as_absent(
     _, plain = stores
     store = tmp_path / "store"
     load_files([str(graph_file)], str(store), profile="freebase", progress=False)
-    directory = _version_dir(store) / INDEX_DIR
+    directory = version_dir(store) / INDEX_DIR
     meta = json.loads((directory / "meta.json").read_text("utf-8"))
     assert meta["version"] == FORMAT_VERSION
-    for start in STARTS.values():
-        (directory / f"{start}.npy").unlink()
+    for start in COLUMNS.values():
+        (directory / f"{start}.npy").unlink(missing_ok=True)
     (directory / "meta.json").write_text(json.dumps({**meta, "version": 3}), encoding="utf-8")
     with connect(f"oxigraph://{store}") as old, connect(f"oxigraph://{plain}") as slow:
         assert isinstance(old, OxigraphGraph) and old.traversal_index is None
@@ -535,7 +527,7 @@ def test_an_index_with_damaged_start_arrays_is_not_read(graph_file: Path, tmp_pa
 
     store = tmp_path / "store"
     load_files([str(graph_file)], str(store), profile="freebase", progress=False)
-    path = _version_dir(store) / INDEX_DIR / "out_start.npy"
+    path = version_dir(store) / INDEX_DIR / "out_start.npy"
     starts = np.load(path)
     if damage == "short":
         starts = starts[:-1]
@@ -604,7 +596,7 @@ _HOSTILE_NQ = f"""<{EX}f> <{EX}p> <{EX}a> <{EX}graph> .
 
 
 def _index_files(store: Path) -> dict[str, bytes]:
-    directory = _version_dir(store) / INDEX_DIR
+    directory = version_dir(store) / INDEX_DIR
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
 
 
@@ -748,7 +740,7 @@ def test_relations_of_a_store_with_blank_nodes_come_from_its_index_as_from_oxigr
     )
     store = tmp_path / "store"
     load_files([str(data)], str(store), profile="freebase", progress=False)
-    assert has_index(_version_dir(store))
+    assert has_index(version_dir(store))
     indexed = connect(f"oxigraph://{store.resolve()}?profile=freebase")
     plain = connect(f"oxigraph://{store.resolve()}?profile=freebase&index=false")
     for direction in DIRECTIONS:

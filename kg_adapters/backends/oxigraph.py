@@ -182,7 +182,7 @@ class OxigraphGraph(SparqlGraph):
             return None
         from kg_adapters.index.layout import add_hint
 
-        return add_hint(self.path)
+        return add_hint(self.path, self._version.directory if self._version is not None else None)
 
     def _index_backend(self) -> IndexBackend | None:
         """The index as the backend of this graph's operations (:mod:`kg_adapters.index.backend`), made

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, cast
 import pyoxigraph as ox
 
 from kg_adapters import store_layout
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import BackendError
-from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, META, STARTS
+from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, INDEX_DIR, KEY_COLUMNS, META, STARTS
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # numpy is imported only when a build runs
 _TMP_PREFIX = ".traversal-tmp-"
 _TRASH_PREFIX = ".traversal-old-"
 BUILD_FILES = len(ARRAYS) + 4
-"""Files a build writes (entities, literal values, the arrays, relations, meta): the progress steps after reading."""
+"""The progress steps after reading: one per file a build may write (entities, literal values, the
+arrays, relations, meta), an array it has no need of (no blank-node edges) counted as written."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,12 +66,14 @@ def build_index(
     progress: Callable[[int], None] | None = None,
     every: int = 100_000,
     collected: TripleCollector | None = None,
+    memory: int = DEFAULT_MEMORY,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
     replacing any index there. ``collected``, when given, holds every triple of the store's default
     graph (what a load wrote, see :class:`TripleCollector`), and the store is not read at all;
     otherwise the store is read back (about as slow as loading it: Oxigraph looks each IRI up on
-    disk). ``progress(done)`` reports a running count of work: every ``every`` triples read
+    disk; what it reads spills to disk past ``memory`` bytes, see :mod:`kg_adapters.index.spill`).
+    ``progress(done)`` reports a running count of work: every ``every`` triples read
     (``done`` = triples read; once, for collected triples), then once per file written
     (``done`` = triples + files).
 
@@ -79,17 +83,23 @@ def build_index(
     remove_stale_builds(directory)
     tmp = directory / f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     tmp.mkdir()
+    spool_dir = tmp.with_name(tmp.name + "-collect")  # beside tmp: a killed build's is removed alike
     try:
         if collected is None:
             if store is None:
                 raise ValueError("build_index needs the store or the collected triples")
+            from kg_adapters.index.spool import CollectorSpool
+
             collected = TripleCollector(distinct=True)
+            spool = CollectorSpool(spool_dir, memory=memory)
+            spool.restore(collected, None)
+            quads = _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
             try:
-                collected.add_quads(
-                    _counted(store.quads_for_pattern(None, None, None, graph_name=ox.DefaultGraph()), progress, every)
-                )
+                while batch := list(itertools.islice(quads, _READ_BATCH)):  # the budget is checked per batch
+                    collected.add_quads(batch)
             except OSError as exc:
                 raise BackendError(f"Oxigraph failed while the traversal index was read from it: {exc}") from exc
+            spool.reload(collected)
         elif progress is not None:
             progress(collected.rows)
         return _write(collected, directory, tmp, profile, progress)
@@ -98,6 +108,11 @@ def build_index(
 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if spool_dir.exists():
+            import shutil
+
+            shutil.rmtree(spool_dir, ignore_errors=True)
 
 
 def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, every: int) -> Iterator[ox.Quad]:
@@ -110,6 +125,8 @@ def _counted(quads: Iterable[ox.Quad], progress: Callable[[int], None] | None, e
             progress(rows)
 
 
+_READ_BATCH = 50_000
+"""Quads of a store read back handed to the collector at once."""
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
@@ -120,11 +137,18 @@ _SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
 
 
-def _plain_iris(parts: list[bytes]) -> bool:
-    """Whether no group of a :data:`_QUICK_TRIPLE` split holds a byte :data:`_SIMPLE_TRIPLE` refuses
-    (a backslash, ``<``, a line break), so that both split the text alike."""
-    groups = b"".join(parts[1::4] + parts[2::4] + parts[3::4])
-    return b"\\" not in groups and b"<" not in groups and b"\n" not in groups
+def _escaped_iri(data: bytes) -> bool:
+    """Whether a line of N-Triples ``data`` that :data:`_QUICK_TRIPLE` splits holds a backslash (an escape
+    in one of its IRIs): only lines with a backslash are looked at, none in most dumps (one ``memchr``)."""
+    at = data.find(b"\\")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if _QUICK_TRIPLE.match(data, start, end):
+            return True
+        at = data.find(b"\\", end)
+    return False
 
 
 _QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
@@ -132,7 +156,7 @@ _QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
 per step, where the strict pattern tests each byte against a set). In a valid N-Triples line an
 IRI holds no ``<``, ``>`` or line break, so the lines it splits are those :data:`_SIMPLE_TRIPLE`
 splits unless a group holds a backslash (an escape): ``TripleCollector.add_rdf`` then splits the
-chunk again with the strict pattern (:func:`_plain_iris`)."""
+chunk with the strict pattern (:func:`_escaped_iri`)."""
 
 _SIMPLE_LITERAL = re.compile(
     rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
@@ -252,9 +276,8 @@ class TripleCollector:
             return
         import numpy as np
 
-        parts = _QUICK_TRIPLE.split(data)
-        if not _plain_iris(parts):
-            parts = _SIMPLE_TRIPLE.split(data)  # an escape (or stray byte) in a group: the strict split
+        # an escape in an IRI: the strict split, which leaves its line to the parser
+        parts = (_SIMPLE_TRIPLE if _escaped_iri(data) else _QUICK_TRIPLE).split(data)
         count = len(parts) // 4
         if count:
             entity, relation = self._entity.__getitem__, self._relation.__getitem__
@@ -410,9 +433,10 @@ class TripleCollector:
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
 
-    def label_rows(self, predicates: Iterable[str]) -> list[tuple[str, str, str]]:
+    def label_rows(self, predicates: Iterable[str]) -> Iterable[tuple[str, str, str]]:
         """(subject IRI, label, language or ``""``) of the literal triples of ``predicates`` collected,
-        distinct and sorted: what the name index holds, read from the load instead of the store."""
+        distinct and sorted: what the name index holds, read from the load instead of the store (a
+        list; from disk, as they are read, when the collection spilled)."""
         self.check()
         numbers = {self._relation.get(iri.encode()) for iri in predicates} - {None}
         if not numbers:
@@ -570,8 +594,12 @@ def emit_index(
     """Writes the index files into ``tmp`` and swaps them in: the byte ``blobs`` (the entity ids in
     order, the literal values), the ``arrays`` (in memory, or memory-mapped by a spilled build), the
     sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
-    files are written, whichever way the arrays were computed. ``progress`` counts from ``rows``."""
-    import numpy as np
+    files are written, whichever way the arrays were computed, in the format of
+    :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
+    sorted key array (``layout.STARTS``) as its relation column, every array in its narrowest type
+    (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
+    ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all)."""
+    from kg_adapters.index.layout import arrays as wanted_arrays
 
     done = rows
 
@@ -581,16 +609,22 @@ def emit_index(
         if progress is not None:
             progress(done)
 
-    for name, chunks in blobs.items():
-        with open(tmp / name, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-            _sync(handle)
-        written()
-    for name, values in arrays.items():
-        with open(tmp / f"{name}.npy", "wb") as handle:
-            np.save(handle, values)
-            _sync(handle)
+    meta["namespaces"], namespace_starts, namespace_ids = _write_entities(
+        tmp, blobs["entities.bin"], arrays.pop("entity_offsets")
+    )
+    written()
+    with open(tmp / "literals.bin", "wb") as handle:
+        for chunk in blobs["literals.bin"]:
+            handle.write(chunk)
+        _sync(handle)
+    written()
+    arrays["namespace_starts"], arrays["namespace_ids"] = namespace_starts, namespace_ids
+    columns = {column: key for key, column in KEY_COLUMNS.items()}
+    wanted = wanted_arrays(meta["blank_edges"])
+    for name in ARRAYS:  # one progress step each, written or not
+        if name in wanted and name != "entity_offsets":  # (written with the ids)
+            source = arrays[columns.get(name, name)]
+            _save(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
         written()
     _write_json(tmp / "relations.json", relation_names)
     written()
@@ -606,6 +640,117 @@ def emit_index(
         blank_edges=meta["blank_edges"],
         bytes=size,
     )
+
+
+_BLOCK = 1 << 20
+"""Array elements converted at a time (a spilled build's arrays are memory-mapped: never whole in memory)."""
+
+
+def _emitted(name: str, source: Any, meta: dict[str, Any]) -> tuple[Callable[[Any], Any], str]:
+    """How the array ``name`` is made from ``source`` (a block at a time) and its type on disk."""
+    from kg_adapters.index.layout import COLUMNS, offset_dtype, relation_dtype, start_dtype, tag_dtype
+
+    width = max(int(meta["relations"]), 1)
+    if name in COLUMNS:  # from the sorted keys node * width + relation
+        return (lambda block: block % width), relation_dtype(width)
+    if name == "literal_offsets":
+        return (lambda block: block), offset_dtype(int(source[-1]))
+    if name == "literal_tag":
+        return (lambda block: block), tag_dtype(len(meta["literal_tags"]))
+    if name == "namespace_ids":
+        return (lambda block: block), tag_dtype(len(meta["namespaces"]))
+    if name == "namespace_starts":
+        return (lambda block: block), start_dtype(int(meta["entities"]))
+    if name.endswith("_start"):
+        return (lambda block: block), start_dtype(int(source[-1]))
+    return (lambda block: block), str(source.dtype.str)  # the other ends: int32 as computed
+
+
+def _save(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) -> None:
+    """Writes ``convert`` of ``source`` as a ``.npy`` file of ``dtype``, a block at a time."""
+    import numpy as np
+
+    header = {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (len(source),)}
+    with open(path, "wb") as handle:  # np.save's bytes, written a block at a time
+        np.lib.format.write_array_header_1_0(handle, header)
+        for start in range(0, len(source), _BLOCK):
+            handle.write(np.ascontiguousarray(convert(_block(source, start, _BLOCK)), dtype=dtype).tobytes())
+        _sync(handle)
+
+
+def _block(source: Any, start: int, count: int) -> Any:
+    """``count`` values of ``source`` from ``start``; a spilled build's memory-mapped array is read from
+    its file, not through the map (a map keeps every page read resident, counted in RSS)."""
+    import numpy as np
+
+    if isinstance(source, np.memmap):
+        count = max(min(count, len(source) - start), 0)
+        offset = int(source.offset) + start * source.itemsize
+        return np.fromfile(str(source.filename), dtype=source.dtype, count=count, offset=offset)
+    return np.asarray(source[start : start + count])
+
+
+def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[list[str], Ints, Ints]:
+    """Writes ``entities.bin`` and ``entity_offsets.npy`` from the entity ids in order (``chunks`` of
+    their concatenated UTF-8, ``offsets`` where each starts), each id without its namespace (what
+    precedes its last ``/`` or ``#``), and returns (the namespaces, the first entity of each run of
+    consecutive ids in one namespace, each run's namespace number). The first
+    ``layout.MAX_NAMESPACES`` namespaces are stripped; ids of others are kept whole (namespace "")."""
+    import numpy as np
+    from numpy.lib.format import open_memmap
+
+    from kg_adapters.index.layout import MAX_NAMESPACES, offset_dtype
+
+    count = len(offsets) - 1
+    numbers: dict[bytes, int] = {}
+    starts: list[int] = []
+    ids: list[int] = []
+    current: bytes | None = None
+    local_offsets = open_memmap(
+        tmp / "entity_offsets.npy", mode="w+", dtype=offset_dtype(int(offsets[-1])), shape=(count + 1,)
+    )
+    local_offsets[0] = 0
+    pending = bytearray()
+    base = 0  # where ``pending`` starts in the concatenated ids
+    end = 0  # where the local parts written so far end
+    source = iter(chunks)
+    with open(tmp / "entities.bin", "wb") as handle:
+        for first in range(0, count, 65536):
+            bounds = np.asarray(offsets[first : min(first + 65536, count) + 1]).tolist()
+            while base + len(pending) < bounds[-1]:
+                pending += next(source)
+            data = bytes(pending[bounds[0] - base : bounds[-1] - base])
+            del pending[: bounds[-1] - base]
+            at, base = bounds[0], bounds[-1]
+            parts: list[bytes] = []
+            for position, (lo, hi) in enumerate(itertools.pairwise(bounds), first):
+                name = data[lo - at : hi - at]
+                cut = max(name.rfind(b"/"), name.rfind(b"#")) + 1
+                namespace = name[:cut]
+                number = numbers.get(namespace)
+                if number is None:
+                    if len(numbers) < MAX_NAMESPACES or not cut:
+                        number = numbers[namespace] = len(numbers)
+                    else:  # too many namespaces: kept whole
+                        namespace, cut, number = b"", 0, numbers.setdefault(b"", len(numbers))
+                if namespace != current:
+                    current = namespace
+                    starts.append(position)
+                    ids.append(number)
+                parts.append(name[cut:])
+            lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+            local_offsets[first + 1 : first + 1 + len(parts)] = end + np.cumsum(lengths)
+            end += int(lengths.sum())
+            handle.write(b"".join(parts))
+        _sync(handle)
+    local_offsets.flush()
+    del local_offsets
+    with open(tmp / "entity_offsets.npy", "rb+") as handle:
+        _sync(handle)
+    if not starts:
+        starts, ids, numbers = [0], [0], {b"": 0}
+    names = [namespace.decode("utf-8") for namespace in numbers]
+    return names, np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64)
 
 
 def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:

@@ -1,10 +1,10 @@
 """How many triples each relation has, read from the traversal index (the statistics of a SPARQL
 service description, without a scan of the store).
 
-Every default-graph edge between IRIs is a key ``node * R + relation`` of ``out_key`` and every literal
-object one of ``literal_key``, so one pass of ``bincount`` over those memory-mapped arrays counts each
-relation; it goes in chunks, so memory stays bounded on a store of any size. Blank-node edges are held
-only as flags per (node, relation): a relation that may have some is listed without a count rather
+Every default-graph edge between IRIs has its relation in ``out_rel`` and every literal object in
+``literal_rel``, so one pass of ``bincount`` over those memory-mapped columns counts each relation;
+it goes in chunks, so memory stays bounded on a store of any size. Blank-node edges are held only
+as flags per (node, relation): a relation that may have some is listed without a count rather
 than with a wrong one."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from kg_adapters.index.read import TraversalIndex
 
 CHUNK = 1 << 22
-"""Keys counted at a time (32 MiB of int64, and as much for their remainders)."""
+"""Relation numbers counted at a time (at most 16 MiB of a column, and 32 MiB as int64 for ``bincount``)."""
 
 
 def relation_counts(index: TraversalIndex) -> tuple[int, list[tuple[str, int | None]]]:
@@ -26,14 +26,14 @@ def relation_counts(index: TraversalIndex) -> tuple[int, list[tuple[str, int | N
 
     width = index.width
     counts = np.zeros(width, dtype=np.int64)
-    for name in ("out_key", "literal_key"):
-        keys = index.array(name)
-        for start in range(0, len(keys), CHUNK):
-            counts += np.bincount(keys[start : start + CHUNK] % width, minlength=width)
+    for name in ("out_rel", "literal_rel"):
+        rels = index.array(name)
+        for start in range(0, len(rels), CHUNK):
+            counts += np.bincount(rels[start : start + CHUNK], minlength=width)
     uncertain: set[int] = set()
     if index.blank_edges:
-        for name in ("out_extra", "in_extra"):
-            uncertain.update(int(number) for number in np.unique(index.array(name) % width))
+        for name in ("out_extra_rel", "in_extra_rel"):
+            uncertain.update(int(number) for number in np.unique(index.array(name)))
     profile = get_profile(index.profile_name)
     present = [number for number in range(len(index.relations)) if counts[number] or number in uncertain]
     present.sort(key=lambda number: (-int(counts[number]), index.relations[number]))

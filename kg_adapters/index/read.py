@@ -2,11 +2,11 @@
 :class:`Side` reads a node's edges from one direction of the CSR arrays, and entity ids and literal
 records are decoded through bounded caches (:class:`~kg_adapters.index.memo.BoundedMemo`).
 
-A node's keys are found by two reads of a start array (a ``bisect`` over all the keys would cost
-~log2(edges) scattered reads, each a Python int); one relation of a node by a ``bisect`` bounded to
-the node's keys. A process opens an index in well under a millisecond and pages in only what its
-queries touch: the arrays are memoryviews over their mappings (Python-int indexing at list speed,
-no numpy import), and numpy arrays of them are made only for walks over large frontiers.
+A node's rows are found by two reads of a start array; one relation of a node by a ``bisect`` of
+the relation column bounded to the node's rows (sorted by relation there). A process opens an
+index in well under a millisecond and pages in only what its queries touch: the arrays are
+memoryviews over their mappings (Python-int indexing at list speed, no numpy import), and numpy
+arrays of them are made only for walks over large frontiers.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ import operator
 import os
 import struct
 import sys
+import typing
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kg_adapters.index import tuning
-from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, META, STARTS, index_dir
+from kg_adapters.index.layout import ARRAYS, COLUMNS, DTYPES, FORMAT_NAME, FORMAT_VERSION, META, arrays, index_dir
 from kg_adapters.index.memo import BoundedMemo
 from kg_adapters.index.records import make_literal
 from kg_adapters.records import Literal
@@ -42,7 +43,7 @@ Mask = bytes
 Pairs = tuple[list[int], list[int]]
 """(relations, other ends) of some of a node's edges on one side, in answer order."""
 Runs = list[tuple[int, int, int]]
-"""(relation, first, last): where a node's keys of each relation lie (``[first, last)``), by relation."""
+"""(relation, first, last): where a node's rows of each relation lie (``[first, last)``), by relation."""
 
 _first, _second = operator.itemgetter(0), operator.itemgetter(1)
 
@@ -64,19 +65,17 @@ class _Arrays(dict[str, "Ints"]):
 
 class Side:
     """One direction of the CSR arrays: ``out`` holds every node's out-edges, ``in`` its in-edges.
-    Node n's edges sit at positions ``starts[n]:starts[n + 1]``, each with the key
-    ``n * width + relation`` (so sorted by relation) and its other end at the same position of
-    ``others`` (ascending within a relation). Every read of a node's range goes through this class;
+    Node n's edges sit at positions ``starts[n]:starts[n + 1]``, each with its relation in ``rels``
+    (ascending within the node's range) and its other end at the same position of ``others``
+    (ascending within a relation). Every read of a node's range goes through this class;
     :meth:`edges` is the read the walks are built on."""
 
-    __slots__ = ("_arrays", "keys", "name", "others", "out", "starts", "width")
+    __slots__ = ("_arrays", "name", "others", "out", "rels", "starts")
 
-    def __init__(
-        self, name: str, keys: memoryview, others: memoryview, starts: memoryview, width: int, arrays: _Arrays
-    ) -> None:
+    def __init__(self, name: str, rels: memoryview, others: memoryview, starts: memoryview, arrays: _Arrays) -> None:
         self.name = name
         self.out = name == "out"
-        self.keys, self.others, self.starts, self.width = keys, others, starts, width
+        self.rels, self.others, self.starts = rels, others, starts
         self._arrays = arrays
 
     # -- ranges ---------------------------------------------------------------------------------
@@ -85,32 +84,31 @@ class Side:
         starts = self.starts
         return starts[node], starts[node + 1]
 
-    def runs(self, node: int, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
-        """(relation, start, stop) of each relation's run inside ``[lo, hi)``, part of ``node``'s range."""
-        keys, base = self.keys, node * self.width
+    def runs(self, lo: int, hi: int) -> Iterator[tuple[int, int, int]]:
+        """(relation, start, stop) of each relation's run inside ``[lo, hi)``, part of one node's range."""
+        rels = self.rels
         while lo < hi:
-            relation = keys[lo] - base
-            stop = bisect_left(keys, base + relation + 1, lo, hi)
+            relation = rels[lo]
+            stop = bisect_right(rels, relation, lo + 1, hi)
             yield relation, lo, stop
             lo = stop
 
-    def relation_at(self, node: int, position: int) -> int:
-        """The relation of the edge at ``position`` (inside ``node``'s range)."""
-        return self.keys[position] - node * self.width
+    def relation_at(self, position: int) -> int:
+        """The relation of the edge at ``position``."""
+        return self.rels[position]
 
     def relations(self, node: int) -> set[int]:
         """The relations of ``node``'s edges on this side; a long run of one relation is stepped over by
         search, not read."""
-        starts, keys = self.starts, self.keys
+        starts, rels = self.starts, self.rels
         lo, hi = starts[node], starts[node + 1]
-        base = node * self.width
         if hi - lo <= tuning.SCAN:
-            return set(map((-base).__add__, keys[lo:hi].tolist()))
+            return set(rels[lo:hi].tolist())
         found: set[int] = set()
         while lo < hi:
-            key = keys[lo]
-            found.add(key - base)
-            lo = bisect_left(keys, key + 1, lo + 1, hi)
+            relation = rels[lo]
+            found.add(relation)
+            lo = bisect_right(rels, relation, lo + 1, hi)
         return found
 
     # -- edges ----------------------------------------------------------------------------------
@@ -125,16 +123,15 @@ class Side:
         lo, hi = starts[node], starts[node + 1]
         if lo == hi or limit == 0:
             return [], []
-        base = node * self.width
         if relation is not None:
-            lo, hi = _run(self.keys, base + relation, lo, hi)
+            lo, hi = _run(self.rels, relation, lo, hi)
             if limit is not None and hi - lo > limit:
                 hi = lo + limit
             ends = self.others[lo:hi].tolist()
             return [relation] * len(ends), ends
         if limit is not None and hi - lo > 4 * limit + tuning.SCAN:
-            return self._first(node, lo, hi, mask, limit)
-        relations = list(map((-base).__add__, self.keys[lo:hi].tolist()))
+            return self._first(lo, hi, mask, limit)
+        relations = self.rels[lo:hi].tolist()
         ends = self.others[lo:hi].tolist()
         if mask is not None:
             kept = bytes(map(mask.__getitem__, relations))
@@ -147,10 +144,10 @@ class Side:
             del relations[limit:], ends[limit:]
         return relations, ends
 
-    def _first(self, node: int, lo: int, hi: int, mask: Mask | None, limit: int) -> Pairs:
+    def _first(self, lo: int, hi: int, mask: Mask | None, limit: int) -> Pairs:
         """:meth:`edges` of a hub cut at ``limit``: out-edges are read relation by relation until
         enough, in-edges merged from the relations' runs (each sorted by head) until enough."""
-        runs = [(r, start, stop) for r, start, stop in self.runs(node, lo, hi) if mask is None or mask[r]]
+        runs = [(r, start, stop) for r, start, stop in self.runs(lo, hi) if mask is None or mask[r]]
         others = self.others
         if self.out:
             relations: list[int] = []
@@ -178,8 +175,7 @@ class Side:
             for position, end in zip(owner.tolist(), other.tolist(), strict=True):
                 found[position].append(end)
             return found
-        keys, others, starts = self.keys, self.others, self.starts
-        width = self.width
+        rels, others, starts = self.rels, self.others, self.starts
         lists: list[list[int]] = []
         append = lists.append
         for node in nodes:
@@ -187,12 +183,11 @@ class Side:
             if lo == hi:
                 append([])
                 continue
-            key = node * width + relation
             if hi - lo == 1:  # one edge: the commonest case
-                append([others[lo]] if keys[lo] == key else [])
+                append([others[lo]] if rels[lo] == relation else [])
                 continue
-            lo = bisect_left(keys, key, lo, hi)
-            append(others[lo : bisect_left(keys, key + 1, lo, hi)].tolist())
+            lo = bisect_left(rels, relation, lo, hi)
+            append(others[lo : bisect_right(rels, relation, lo, hi)].tolist())
         return lists
 
     def degrees(self, nodes: Ints) -> Ints:
@@ -210,33 +205,67 @@ class Side:
         vectorised gather (numpy) for a frontier too large to read node by node."""
         import numpy as np
 
-        arrays, name, width = self._arrays, self.name, self.width
-        keys, others = arrays[f"{name}_key"], arrays[f"{name}_other"]
+        arrays, name = self._arrays, self.name
+        rels, others, starts = arrays[f"{name}_rel"], arrays[f"{name}_other"], arrays[f"{name}_start"]
+        lo, hi = starts[nodes].astype(np.int64), starts[nodes + 1].astype(np.int64)
         if relation is not None:
-            wanted = nodes * width + relation
-            lo, hi = keys.searchsorted(wanted, "left"), keys.searchsorted(wanted, "right")
-        else:
-            starts = arrays[f"{name}_start"]
-            lo, hi = starts[nodes].astype(np.int64), starts[nodes + 1].astype(np.int64)
+            lo, hi = _relation_bounds(rels, lo, hi, relation)
         idx, owner = _gather(lo, hi)
         other = np.asarray(others[idx], dtype=np.int64)
         if relation is not None:
             return owner, np.full(idx.size, relation, dtype=np.int64), other
-        rel = np.asarray(keys[idx], dtype=np.int64) - nodes[owner] * width
+        rel = np.asarray(rels[idx], dtype=np.int64)
         if mask is not None:
             keep = np.frombuffer(mask, dtype=np.bool_)[rel]
             owner, rel, other = owner[keep], rel[keep], other[keep]
         return owner, rel, other
 
 
-def _run(keys: memoryview, key: int, lo: int, hi: int) -> tuple[int, int]:
-    """The positions holding ``key`` in ``keys[lo:hi]`` (sorted: one node's keys)."""
-    lo = bisect_left(keys, key, lo, hi)
-    if lo == hi or keys[lo] != key:
+def _run(rels: memoryview, relation: int, lo: int, hi: int) -> tuple[int, int]:
+    """The positions holding ``relation`` in ``rels[lo:hi]`` (sorted: one node's rows)."""
+    lo = bisect_left(rels, relation, lo, hi)
+    if lo == hi or rels[lo] != relation:
         return lo, lo
-    if lo + 1 == hi or keys[lo + 1] != key:  # most runs hold one edge
+    if lo + 1 == hi or rels[lo + 1] != relation:  # most runs hold one edge
         return lo, lo + 1
-    return lo, bisect_left(keys, key + 1, lo + 2, hi)
+    return lo, bisect_right(rels, relation, lo + 2, hi)
+
+
+def _relation_bounds(rels: Any, lo: Ints, hi: Ints, relation: int) -> tuple[Ints, Ints]:
+    """Per range ``[lo[i], hi[i])`` of ``rels`` (each sorted: one node's rows), the positions
+    holding ``relation``. Ranges that are short on the whole are filtered in one pass; long ones (a
+    hub's) are searched, all together, one halving step at a time."""
+    import numpy as np
+
+    total = int((hi - lo).sum()) if lo.size else 0
+    if total <= tuning.FILTER_ROWS * lo.size:
+        idx, owner = _gather(lo, hi)
+        hit = rels[idx] == relation
+        owners, hits = owner[hit], idx[hit]
+        counts = np.bincount(owners, minlength=lo.size)
+        begin = lo.copy()
+        if hits.size:
+            found = np.flatnonzero(counts)
+            begin[found] = hits[np.searchsorted(owners, found)]
+        return begin, begin + counts
+    target = np.int64(relation)
+    return _lower_bounds(rels, lo, hi, target), _lower_bounds(rels, lo, hi, target + 1)
+
+
+def _lower_bounds(rels: Any, lo: Ints, hi: Ints, target: np.int64) -> Ints:
+    """Per range ``[lo[i], hi[i])`` of ``rels`` (each sorted), the first position whose value is not
+    below ``target`` (``bisect_left``), all ranges searched together."""
+    import numpy as np
+
+    lo, hi = lo.copy(), hi.copy()
+    active = np.flatnonzero(lo < hi)
+    while active.size:
+        middle = (lo[active] + hi[active]) >> 1
+        below = rels[middle] < target
+        lo[active[below]] = middle[below] + 1
+        hi[active[~below]] = middle[~below]
+        active = active[lo[active] < hi[active]]
+    return lo
 
 
 def _gather(lo: Ints, hi: Ints) -> tuple[Ints, Ints]:
@@ -268,18 +297,14 @@ class TraversalIndex:
         self.relations: list[str] = json.loads((directory / "relations.json").read_text("utf-8"))
         self.relation_number = {name: number for number, name in enumerate(self.relations)}
         self.width = max(len(self.relations), 1)
+        """How many relation numbers there are (at least 1): the length of a relation mask."""
         self._mappings: list[mmap.mmap] = []
         self._arrays = _Arrays(directory)
         self._offset_view = self._view("entity_offsets")
-        views = self._views = {name: self._view(name) for name in ARRAYS[1:]}
-        if len(self._offset_view) != self.entity_count + 1 or len(views["out_key"]) != self.edge_count:
-            raise ValueError("array sizes disagree with meta.json")
-        for keys_name, start_name in STARTS.items():
-            starts = views[start_name]
-            if len(starts) != self.entity_count + 1 or starts[0] != 0 or starts[-1] != len(views[keys_name]):
-                raise ValueError(f"{start_name} does not cover {keys_name}")
+        views = self._views = {name: self._view(name) for name in arrays(self.blank_edges)[1:]}
+        self._check_sizes(int(meta["literal_edges"]))
         self.out_side, self.in_side = (
-            Side(name, views[f"{name}_key"], views[f"{name}_other"], views[f"{name}_start"], self.width, self._arrays)
+            Side(name, views[f"{name}_rel"], views[f"{name}_other"], views[f"{name}_start"], self._arrays)
             for name in ("out", "in")
         )
         self.sides = {"out": self.out_side, "in": self.in_side}
@@ -293,7 +318,9 @@ class TraversalIndex:
             self._names: mmap.mmap | bytes = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self._name_bytes: npt.NDArray[np.uint8] | None = None
         """``entities.bin`` as a numpy array, made by the first ``names_of`` that gathers with numpy."""
-        self.name_from_file = _name_decoder(self._offset_view, self._names)
+        self.namespaces = _Namespaces(meta["namespaces"], views["namespace_starts"], views["namespace_ids"])
+        """The namespaces the ids in ``entities.bin`` are stored without."""
+        self.name_from_file = _name_decoder(self._offset_view, self._names, self.namespaces)
         """The entity id numbered ``number``, decoded from ``entities.bin`` (no cache)."""
         self.name_cache: BoundedMemo[int, str] = BoundedMemo(
             self.name_from_file, cap=NAME_CACHE_CAP, budget=NAME_CACHE_BYTES, size=len, overhead=NAME_OVERHEAD
@@ -312,10 +339,32 @@ class TraversalIndex:
         )
         """Literal table position -> its record, kept across calls (records are immutable)."""
 
+    def _check_sizes(self, literal_edges: int) -> None:
+        """Raises ValueError when the arrays' sizes disagree with meta.json or each other (a damaged
+        or foreign file), so that no read runs past an array or reads a wrong range."""
+        views, entities = self._views, self.entity_count
+        sizes = {
+            "out_rel": self.edge_count,
+            "out_other": self.edge_count,
+            "in_rel": self.edge_count,
+            "in_other": self.edge_count,
+            "literal_rel": literal_edges,
+            "literal_tag": literal_edges,
+            "literal_offsets": literal_edges + 1,
+        }
+        if len(self._offset_view) != entities + 1 or any(len(views[name]) != size for name, size in sizes.items()):
+            raise ValueError("array sizes disagree with meta.json")
+        for column, start_name in COLUMNS.items():
+            if column not in views:
+                continue
+            starts = views[start_name]
+            if len(starts) != entities + 1 or starts[0] != 0 or starts[-1] != len(views[column]):
+                raise ValueError(f"{start_name} does not cover {column}")
+
     @property
     def literal_count(self) -> int:
         """How many literal objects the literal table holds."""
-        return len(self._views["literal_key"])
+        return len(self._views["literal_rel"])
 
     def array(self, name: str) -> Ints:
         """The array ``name`` (one of the ``.npy`` files) as a numpy array, mapped on first use."""
@@ -360,8 +409,12 @@ class TraversalIndex:
         if len(missing) >= tuning.NAMES_BY_NUMPY and "numpy" in sys.modules:
             names = self._gathered_names(missing)
         if names is None:
-            offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
-            names = [blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
+            prefix = self.namespaces.only
+            if prefix is None:
+                names = list(map(self.name_from_file, missing))
+            else:
+                offsets, blob = self._offset_view, self._names  # (name_from_file, inlined: one loop)
+                names = [prefix + blob[offsets[number] : offsets[number + 1]].decode() for number in missing]
         cache.remember(missing, names)
 
     def names_of(self, numbers: list[int]) -> list[str]:
@@ -387,8 +440,8 @@ class TraversalIndex:
             blob = self._name_bytes = np.frombuffer(self._names, dtype=np.uint8)
         offsets = self.array("entity_offsets")
         wanted = np.array(numbers, dtype=np.int64)
-        starts = offsets[wanted]
-        lengths = offsets[wanted + 1] - starts
+        starts = offsets[wanted].astype(np.int64)
+        lengths = offsets[wanted + 1].astype(np.int64) - starts
         ends = np.cumsum(lengths + 1)  # where each id's separator goes, plus one
         source = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - (ends - lengths - 1), lengths + 1)
         np.minimum(source, blob.size - 1, out=source)  # a separator's slot may point past the blob
@@ -398,16 +451,28 @@ class TraversalIndex:
         if len(found) != len(numbers) + 1:
             return None
         found.pop()
-        return found
+        prefix = self.namespaces.only
+        if prefix is None:
+            runs = np.searchsorted(self.array("namespace_starts"), wanted, "right") - 1
+            names = self.namespaces.names
+            return [names[number] + local for number, local in zip(self.array("namespace_ids")[runs].tolist(), found)]  # noqa: B905 (equal lengths)
+        return [prefix + local for local in found] if prefix else found
 
     def number(self, name: str) -> int | None:
         """The number of the entity id ``name``, None if the index holds no such entity."""
         key = name.encode("utf-8")
-        offsets, blob = self._offset_view, self._names
+        offsets, blob, namespaces = self._offset_view, self._names, self.namespaces
         lo, hi = 0, self.entity_count
+        prefix = namespaces.only
+        if prefix is not None:  # every id in one namespace: the local parts sort as the ids do
+            if not name.startswith(prefix):
+                return None
+            key = key[len(prefix.encode("utf-8")) :]
         while lo < hi:
             middle = (lo + hi) // 2
             found = blob[offsets[middle] : offsets[middle + 1]]
+            if prefix is None:
+                found = namespaces.encoded(middle) + found
             if found < key:
                 lo = middle + 1
             elif found > key:
@@ -426,21 +491,19 @@ class TraversalIndex:
         lo, hi = starts[node], starts[node + 1]
         if lo == hi:
             return []
-        keys = views["literal_key"]
-        base = node * self.width
+        rels = views["literal_rel"]
         if relation is not None:
-            lo, hi = _run(keys, base + relation, lo, hi)
+            lo, hi = _run(rels, relation, lo, hi)
             return [(relation, lo, hi)] if hi > lo else []
         if hi - lo == 1:
-            r = keys[lo] - base
+            r = rels[lo]
             return [(r, lo, hi)] if mask is None or mask[r] else []
-        found = keys[lo:hi].tolist()
+        found = rels[lo:hi].tolist()
         runs: Runs = []
         at = 0
         while at < len(found):
-            key = found[at]
-            end = bisect_right(found, key, at + 1)
-            r = key - base
+            r = found[at]
+            end = bisect_right(found, r, at + 1)
             if mask is None or mask[r]:
                 runs.append((r, lo + at, lo + end))
             at = end
@@ -474,12 +537,13 @@ class TraversalIndex:
     # -- ends the CSR does not hold -----------------------------------------------------------------
     def extra_relations(self, node: int, side: str) -> list[int]:
         """The relations (ascending) of ``node``'s edges on ``side`` whose other end the CSR does not hold:
-        a literal or blank-node object (``out``), a blank-node subject (``in``)."""
-        keys, starts = self._views[f"{side}_extra"], self._views[f"{side}_extra_start"]
-        lo, hi = starts[node], starts[node + 1]
-        if lo == hi:
+        a literal or blank-node object (``out``), a blank-node subject (``in``). Known only in an index
+        with blank-node edges (the arrays are written only then): empty in the others."""
+        if not self.blank_edges:
             return []
-        return list(map((-node * self.width).__add__, keys[lo:hi].tolist()))
+        rels, starts = self._views[f"{side}_extra_rel"], self._views[f"{side}_extra_start"]
+        lo, hi = starts[node], starts[node + 1]
+        return rels[lo:hi].tolist() if hi > lo else []
 
     def node_relations(self, node: int, side: str) -> set[int]:
         """The relations of entity ``node``'s edges on ``side``: entity ends, literal objects (``out``) and,
@@ -541,11 +605,50 @@ def _text_length(literal: Literal) -> int:
     return len(literal.value)
 
 
-def _name_decoder(offsets: memoryview, blob: mmap.mmap | bytes) -> Callable[[int], str]:
-    """Entity number -> id, read from ``entities.bin`` (no cache; holds the buffers, not the index)."""
+class _Namespaces:
+    """The namespaces of the entity ids, which ``entities.bin`` holds without them: runs of consecutive
+    entity numbers, each run's namespace (see :mod:`kg_adapters.index`)."""
 
-    def decode(number: int) -> str:
-        return blob[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
+    __slots__ = ("_bytes", "ids", "names", "only", "starts")
+
+    def __init__(self, names: list[str], starts: memoryview, ids: memoryview) -> None:
+        self.names = [str(name) for name in names]
+        self._bytes = [name.encode("utf-8") for name in self.names]
+        self.starts, self.ids = starts, ids
+        if len(starts) < 1 or starts[0] != 0 or len(ids) != len(starts):
+            raise ValueError("namespace_starts and namespace_ids disagree")
+        if any(not 0 <= number < len(self.names) for number in (min(ids), max(ids))):
+            raise ValueError("namespace_ids number a namespace meta.json does not list")
+        self.only = self.names[ids[0]] if len(starts) == 1 else None
+        """The one namespace of every id (None when there are several)."""
+
+    def of(self, number: int) -> str:
+        """The namespace of the entity numbered ``number``."""
+        return self.names[self.ids[bisect_right(self.starts, number) - 1]]
+
+    def encoded(self, number: int) -> bytes:
+        """:meth:`of`, as UTF-8."""
+        return self._bytes[self.ids[bisect_right(self.starts, number) - 1]]
+
+
+def _name_decoder(offsets: memoryview, blob: mmap.mmap | bytes, namespaces: _Namespaces) -> Callable[[int], str]:
+    """Entity number -> id, read from ``entities.bin`` (no cache; holds the buffers, not the index)."""
+    prefix = namespaces.only
+    if prefix is None:
+        of = namespaces.of
+
+        def decode(number: int) -> str:
+            return of(number) + blob[offsets[number] : offsets[number + 1]].decode()
+
+    elif prefix:
+
+        def decode(number: int) -> str:
+            return prefix + blob[offsets[number] : offsets[number + 1]].decode()
+
+    else:
+
+        def decode(number: int) -> str:
+            return blob[offsets[number] : offsets[number + 1]].decode()  # UTF-8 (the default: no codec lookup)
 
     return decode
 
@@ -578,24 +681,35 @@ def _load(path: Path) -> Ints:
     return values.view(np.ndarray)  # type: ignore[no-any-return]
 
 
+_FORMATS: dict[str, typing.Literal["B", "H", "I", "i", "q"]] = {
+    "|u1": "B",
+    "<u2": "H",
+    "<u4": "I",
+    "<i4": "i",
+    "<i8": "q",
+}
+"""The memoryview format of each ``.npy`` element type an index holds (:data:`~kg_adapters.index.layout.DTYPES`)."""
+
+
 def _vector_view(path: Path) -> tuple[mmap.mmap | None, memoryview]:
-    """The int64 or int32 vector of a .npy file as a memoryview over its mapping: Python-int
-    indexing at list speed, for the lookups that run one at a time."""
+    """The integer vector of a .npy file as a memoryview over its mapping: Python-int indexing at
+    list speed, for the lookups that run one at a time."""
     with open(path, "rb") as handle:
         descr, fortran, shape = _npy_header(handle)
-        if descr not in ("<i8", "<i4") or fortran or len(shape) != 1:
-            raise ValueError(f"{path} is not a little-endian int64 or int32 vector")
-        wide = descr == "<i8"
+        if descr not in DTYPES or fortran or len(shape) != 1:
+            raise ValueError(f"{path} is not a vector of little-endian integers")
+        form = _FORMATS[descr]
+        size = struct.calcsize(form) * shape[0]
         start = handle.tell()
         if shape[0] == 0:
-            return None, memoryview(b"").cast("q" if wide else "i")
+            return None, memoryview(b"").cast(form)
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    raw = memoryview(mapped)[start : start + (8 if wide else 4) * shape[0]]
-    if len(raw) != (8 if wide else 4) * shape[0]:
+    raw = memoryview(mapped)[start : start + size]
+    if len(raw) != size:
         raw.release()
         mapped.close()
         raise ValueError(f"{path} is shorter than its header says")
-    return mapped, raw.cast("q") if wide else raw.cast("i")
+    return mapped, raw.cast(form)
 
 
 def _npy_header(handle: BinaryIO) -> tuple[str, bool, tuple[int, ...]]:

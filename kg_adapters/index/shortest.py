@@ -232,7 +232,7 @@ class _Search:
     def _visible(self, node: int, lo: int, hi: int, side: Side) -> list[tuple[int, int]]:
         """The runs of ``[lo, hi)`` (one node's keys) whose relations the mask keeps."""
         mask = cast(Mask, self.mask)
-        return [(start, stop) for r, start, stop in side.runs(node, lo, hi) if mask[r]]
+        return [(start, stop) for r, start, stop in side.runs(lo, hi) if mask[r]]
 
     def _join(self, other: _Search) -> tuple[list[int], int] | None:
         """The last round as a join of the two frontiers: the edges between them are the shortest
@@ -310,7 +310,7 @@ class _Search:
                 at = -1
                 for _ in range(ends.count(nxt)):
                     at = ends.index(nxt, at + 1)
-                    relation = side.relation_at(node, lo + at)
+                    relation = side.relation_at(lo + at)
                     if mask is None or mask[relation]:
                         edge = (nxt, relation, node, not forwards) if flip else (node, relation, nxt, forwards)
                         found[edge] = None
@@ -321,7 +321,7 @@ class _Search:
         runs: dict[bool, dict[int, tuple[int, int]]] = {}
         for view, lo, hi in spans:
             side = sides[view]
-            runs[side.out] = {r: (start, stop) for r, start, stop in side.runs(node, lo, hi) if mask is None or mask[r]}
+            runs[side.out] = {r: (start, stop) for r, start, stop in side.runs(lo, hi) if mask is None or mask[r]}
         return runs
 
     def _probe(
@@ -361,9 +361,9 @@ class _Search:
             side = sides[view]
             others = side.others
             if hidden:  # a hidden relation between the range's first and last key: its runs, one by one
-                base, keys = node * side.width, side.keys  # (Side.relation_at, inlined: once per key range)
-                at = bisect_left(hidden, keys[lo] - base)
-                if at < len(hidden) and hidden[at] <= keys[hi - 1] - base:
+                rels = side.rels  # (Side.relation_at, inlined: once per range)
+                at = bisect_left(hidden, rels[lo])
+                if at < len(hidden) and hidden[at] <= rels[hi - 1]:
                     for start, stop in self._visible(node, lo, hi, side):
                         kept.append((node, view, start, stop))
                         offsets.append(len(ends))
@@ -457,7 +457,7 @@ class _Search:
                 node, view, lo, _ = spans.spans[k]
                 side = sides[view]
                 forwards = side.out
-                relation = side.relation_at(node, lo + at - offsets[k])
+                relation = side.relation_at(lo + at - offsets[k])
                 triple = (node, relation, nxt) if forwards else (nxt, relation, node)
                 found.setdefault(nxt, []).append((node, triple))
                 nearer.add(node)

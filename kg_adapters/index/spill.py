@@ -31,6 +31,15 @@ split among what the collector (:class:`~kg_adapters.index.build.TripleCollector
 
 The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
 them). Both end in one function, :func:`kg_adapters.index.build.emit_index`, that writes the arrays.
+
+Runs and spooled arrays are read a block at a time (a memory map would keep every page it read
+resident). What stays in memory whatever the input: the relation dict and its ranks, the distinct
+blank-node triples (counted, not indexed: few in the graphs indexed), the name index's rows that name
+a relation. Three maps of one number per IRI number are memory-mapped and read at random
+(``local_to_unique``, ``rank_of_unique``, ``local_rank``): the kernel pages them from disk, so they
+count in the resident size as the pages are read, but never need the memory to hold them. IRI numbers
+are int32 (as the in-memory write's are): at most 2**31 - 1 numbers, an IRI counted again in each run
+it appears in.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters.errors import BackendError
+from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
 
 if TYPE_CHECKING:
@@ -129,19 +139,21 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     import numpy as np
 
     runs: list[Path] = []
+    sizes: list[int] = []
+    dtype = None
     for block in blocks:
         if len(block):
-            runs.append(scratch / f"{stem}-{len(runs)}.npy")
-            np.save(runs[-1], distinct(np.sort(block)))
-    arrays = [np.load(path, mmap_mode="r") for path in runs]
-    step = max(merge_items // max(len(arrays), 1), 4096)
-    positions = [0] * len(arrays)
+            runs.append(scratch / f"{stem}-{len(runs)}.bin")
+            run = distinct(np.sort(block))
+            run.tofile(runs[-1])
+            sizes.append(len(run))
+            dtype = run.dtype
+    step = max(merge_items // max(len(runs), 1), 4096)
+    positions = [0] * len(runs)
     last = None
     while True:
         heads = [
-            (n, array[positions[n] : positions[n] + step])
-            for n, array in enumerate(arrays)
-            if positions[n] < len(array)
+            (n, read_block(path, dtype, positions[n], step)) for n, path in enumerate(runs) if positions[n] < sizes[n]
         ]
         if not heads:
             return
@@ -157,6 +169,15 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
         if len(chunk):
             last = chunk[-1]
             yield chunk
+
+
+def read_block(path: Path, dtype: Any, start: int, count: int) -> Any:
+    """``count`` values of ``dtype`` from ``start`` of a raw file, read into memory: a memory map would
+    keep every page read resident (and counted in the process's RSS) until it is closed."""
+    import numpy as np
+
+    itemsize = np.dtype(dtype).itemsize
+    return np.fromfile(path, dtype=dtype, count=count, offset=start * itemsize)
 
 
 def distinct(ordered: Any) -> Any:
@@ -305,14 +326,16 @@ class SpilledCollection:
         return done + count, int(ends[-1]) if count else offset
 
     # -- the name index's rows ---------------------------------------------------------------------
-    def label_rows(self, relations: set[int]) -> list[tuple[str, str, str]]:
+    def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
         """(IRI, text, language or ``""``) of the literal rows of ``relations``, distinct and sorted:
-        what ``TripleCollector.label_rows`` gives, sorted on disk."""
+        what ``TripleCollector.label_rows`` gives, sorted on disk and read as they come. The IRIs are
+        merged now (not when the rows are first read: the index may be written meanwhile)."""
+        return self._label_rows(relations, self._numbered())
+
+    def _label_rows(self, relations: set[int], local_to_unique: Any) -> Iterator[tuple[str, str, str]]:
         import numpy as np
 
         from kg_adapters.index.spool import literal_file_rows
-
-        local_to_unique = self._numbered()
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
             for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
@@ -326,16 +349,15 @@ class SpilledCollection:
         block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
         iris = enumerate(read_run(self.scratch / "iris.run"))
         at, iri = -1, b""
-        found: list[tuple[str, str, str]] = []
         previous = None
-        for row in sorted_items(keyed(), block, self.scratch, "labels", self.fan_in):
+        stem = f"labels-{min(relations)}"  # the name index's rows and the aliases' may be read at once
+        for row in sorted_items(keyed(), block, self.scratch, stem, self.fan_in):
             if row == previous:
                 continue
             previous = row
             while at < row[0]:
                 at, iri = next(iris)
-            found.append((iri.decode(), row[1].decode(), row[2].decode()))
-        return found
+            yield iri.decode(), row[1].decode(), row[2].decode()
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
@@ -361,7 +383,7 @@ class SpilledCollection:
         literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
         for keys_name, start_name in STARTS.items():
             keys = arrays[keys_name]
-            arrays[start_name] = build.starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            arrays[start_name] = self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -386,6 +408,26 @@ class SpilledCollection:
             collector.rows,
             progress,
         )
+
+    def _starts(self, keys: Any, entities: int, width: int, out: Any) -> Any:
+        """``build.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
+        the map): each block of keys settles the entities whose first key is at most its last."""
+        import numpy as np
+
+        if not isinstance(keys, np.memmap):
+            return build_starts(keys, entities, width, out)
+        path, size, step = Path(str(keys.filename)), int(keys.size), max(self.block_bytes // 16, 4096)
+        settled = 0  # entities whose start is written
+        for start in range(0, size, step):
+            block = read_block(path, np.int64, start, step)
+            end = min(int(block[-1]) // width + 1, entities + 1)
+            for first in range(settled, end, 1 << 20):
+                bounds = np.arange(first, min(first + (1 << 20), end), dtype=np.int64) * width
+                out[first : first + len(bounds)] = start + np.searchsorted(block, bounds)
+            settled = max(settled, end)
+        out[settled:] = size
+        out.flush()
+        return out
 
     def _memmap(self, name: str, size: int, length: int) -> Any:
         import numpy as np
@@ -416,13 +458,12 @@ class SpilledCollection:
 
         path = self.spool.directory / "edges.i32"
         count = path.stat().st_size // 12
-        edges = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 3)) if count else np.zeros((0, 3), np.int32)
         rows = max(self.block_bytes // 120, 4096)
         merge_items = max(self.merge_bytes // 16, 4096)
 
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
-                block = np.asarray(edges[start : start + rows])
+                block = read_block(path, np.int32, start * 3, rows * 3).reshape(-1, 3)
                 heads, tails = local_rank[block[:, 0]], local_rank[block[:, 2]]
                 yield pack(heads * width + relation_rank[block[:, 1]], tails)
 
@@ -468,12 +509,12 @@ class SpilledCollection:
 
         path = self.spool.directory / f"{side}_extra.i32"
         count = path.stat().st_size // 8
-        pairs = np.memmap(path, dtype=np.int32, mode="r", shape=(count, 2)) if count else np.zeros((0, 2), np.int32)
         rows = max(self.block_bytes // 40, 4096)
         blocks = (
-            local_rank[np.asarray(pairs[start : start + rows, 0])] * width
-            + relation_rank[np.asarray(pairs[start : start + rows, 1])]
-            for start in range(0, count, rows)
+            local_rank[block[:, 0]] * width + relation_rank[block[:, 1]]
+            for block in (
+                read_block(path, np.int32, start * 2, rows * 2).reshape(-1, 2) for start in range(0, count, rows)
+            )
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
         for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
@@ -538,18 +579,18 @@ class SpilledCollection:
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
         arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
-        sizes = lengths.array()
+        count = lengths.array().size
         offsets = np.lib.format.open_memmap(
-            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(len(sizes) + 1,)
+            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(count + 1,)
         )
         offsets[0], total = 0, 0
         step = max(self.block_bytes // 16, 4096)
-        for start in range(0, len(sizes), step):
-            ends = total + np.cumsum(np.asarray(sizes[start : start + step]))
+        for start in range(0, count, step):
+            ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
             offsets[start + 1 : start + 1 + len(ends)] = ends
             total = int(ends[-1])
         arrays["literal_offsets"] = offsets
-        return len(sizes), tags
+        return count, tags
 
 
 def _file_chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:

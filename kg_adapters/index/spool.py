@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg_adapters.budgets import DEFAULT_MEMORY
+from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import LiteralRow, TripleCollector
@@ -103,7 +104,7 @@ class CollectorSpool:
         self._append_iris("entities.log", collector._entity, collector._entity_base)
         path = run_path(self.directory, self.runs)
         write_run(path, sorted(collector._entity.items()))
-        _sync_dir(path.parent)
+        fsync_dir(path.parent)
         self.runs += 1
         collector._entity_base += len(collector._entity)
         collector._entity = defaultdict(itertools.count(collector._entity_base).__next__)
@@ -312,11 +313,3 @@ def _sync(handle: Any, sync: bool) -> None:
     handle.flush()
     if sync:
         os.fsync(handle.fileno())
-
-
-def _sync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -9,8 +9,13 @@ edge for the answer, and staying node by node spares importing numpy (its import
 count in ``benchmarks.bfs_vs_networkx``'s time to first answer and peak RSS) in processes whose
 walks stay small."""
 
+FILTER_ROWS = 16
+"""A vectorised hop of one relation over a frontier whose nodes hold at most this many rows each on
+average reads all their rows and keeps the relation's; a frontier with hubs searches each node's
+rows for the relation instead (``read._relation_bounds``)."""
+
 SCAN = 64
-"""A node's keys up to this many are read in one slice by ``Side.relations``, and a node with more
+"""A node's rows up to this many are read in one slice by ``Side.relations``, and a node with more
 keys than ``4 * limit + SCAN`` has its first ``limit`` edges found from its relations' runs
 (``Side.edges``); a longer range is stepped over relation by relation."""
 
