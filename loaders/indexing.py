@@ -30,7 +30,8 @@ from kg_adapters.rdf_guard import PARSER_BUFFER
 if TYPE_CHECKING:
     import pyoxigraph as ox
 
-    from kg_adapters.index.build import IndexStats, TripleCollector
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.emit import IndexStats
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import Profile
 
@@ -403,7 +404,7 @@ class WorkerIndexingSink(IndexingSink):
         return state
 
     def indexes_written(self) -> tuple[int, IndexStats]:
-        from kg_adapters.index.build import IndexStats
+        from kg_adapters.index.emit import IndexStats
 
         if self.resumable:
             with self._collecting:

@@ -4,7 +4,8 @@ literal objects as a table, read by walks that answer exactly what the generic a
 The package, by job:
 
 - :mod:`~kg_adapters.index.layout`: the files' names and format version.
-- :mod:`~kg_adapters.index.build`: numbering a load's triples (``TripleCollector``) and writing the files.
+- :mod:`~kg_adapters.index.build`: numbering a load's triples (``TripleCollector``) and computing the arrays;
+  :mod:`~kg_adapters.index.spill` the same past a memory budget; :mod:`~kg_adapters.index.emit` writes the files.
 - :mod:`~kg_adapters.index.read`: :class:`~kg_adapters.index.read.TraversalIndex` maps the files;
   :class:`~kg_adapters.index.read.Side` is the one read of a node's edges on one side
   (:meth:`~kg_adapters.index.read.Side.edges`: one relation or a relation mask, answer order,

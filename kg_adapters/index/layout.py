@@ -36,7 +36,7 @@ STARTS = {
     "in_extra": "in_extra_start",
     "literal_key": "literal_start",
 }
-"""The sorted keys ``node * R + relation`` a build computes (``build.emit_index`` writes each as the
+"""The sorted keys ``node * R + relation`` a build computes (``emit.emit_index`` writes each as the
 relation column ``KEY_COLUMNS[key]``) and the start array of each."""
 KEY_COLUMNS = {
     "out_key": "out_rel",

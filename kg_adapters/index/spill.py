@@ -30,7 +30,7 @@ split among what the collector (:class:`~kg_adapters.index.build.TripleCollector
      same way (literal rows sorted as the in-memory table orders them: key, text, datatype, language).
 
 The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
-them). Both end in one function, :func:`kg_adapters.index.build.emit_index`, that writes the arrays.
+them). Both end in one function, :func:`kg_adapters.index.emit.emit_index`, that writes the arrays.
 
 Runs and spooled arrays are read a block at a time (a memory map would keep every page it read
 resident). What stays in memory whatever the input: the relation dict and its ranks, the distinct
@@ -61,7 +61,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from kg_adapters.index.build import IndexStats, TripleCollector
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.emit import IndexStats
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import Profile
 
@@ -395,7 +396,9 @@ class SpilledCollection:
             literal_tags=tags,
             blank_edges=blank_edges,
         )
-        return build.emit_index(
+        from kg_adapters.index.emit import emit_index
+
+        return emit_index(
             directory,
             tmp,
             arrays,

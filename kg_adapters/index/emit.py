@@ -1,0 +1,253 @@
+"""Writing a traversal index's files (:func:`emit_index`: the one place they are written, whichever way
+a build computed its arrays) and the build directory's life: a temporary directory renamed to
+``traversal`` last (:func:`swap`), and the leftovers of killed builds removed
+(:func:`remove_stale_builds`). The format is described in :mod:`kg_adapters.index`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kg_adapters import store_layout
+from kg_adapters.index.layout import ARRAYS, INDEX_DIR, KEY_COLUMNS, META
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Ints = npt.NDArray[np.int64]
+
+TMP_PREFIX = ".traversal-tmp-"
+_TRASH_PREFIX = ".traversal-old-"
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexStats:
+    """What :func:`build_index` wrote."""
+
+    entities: int
+    relations: int
+    edges: int
+    literal_edges: int
+    blank_edges: int
+    bytes: int
+
+
+def emit_index(
+    directory: Path,
+    tmp: Path,
+    arrays: dict[str, Any],
+    blobs: dict[str, Iterable[bytes]],
+    relation_names: list[str],
+    meta: dict[str, Any],
+    rows: int,
+    progress: Callable[[int], None] | None,
+) -> IndexStats:
+    """Writes the index files into ``tmp`` and swaps them in: the byte ``blobs`` (the entity ids in
+    order, the literal values), the ``arrays`` (in memory, or memory-mapped by a spilled build), the
+    sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
+    files are written, whichever way the arrays were computed, in the format of
+    :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
+    sorted key array (``layout.STARTS``) as its relation column, every array in its narrowest type
+    (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
+    ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all)."""
+    from kg_adapters.index.layout import arrays as wanted_arrays
+
+    done = rows
+
+    def written() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done)
+
+    meta["namespaces"], namespace_starts, namespace_ids = _write_entities(
+        tmp, blobs["entities.bin"], arrays.pop("entity_offsets")
+    )
+    written()
+    with open(tmp / "literals.bin", "wb") as handle:
+        for chunk in blobs["literals.bin"]:
+            handle.write(chunk)
+        _sync(handle)
+    written()
+    arrays["namespace_starts"], arrays["namespace_ids"] = namespace_starts, namespace_ids
+    columns = {column: key for key, column in KEY_COLUMNS.items()}
+    wanted = wanted_arrays(meta["blank_edges"])
+    for name in ARRAYS:  # one progress step each, written or not
+        if name in wanted and name != "entity_offsets":  # (written with the ids)
+            source = arrays[columns.get(name, name)]
+            _save(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
+        written()
+    _write_json(tmp / "relations.json", relation_names)
+    written()
+    _write_json(tmp / META, meta)  # last: its presence marks the index complete
+    written()
+    size = sum(f.stat().st_size for f in tmp.iterdir())
+    swap(tmp, directory)
+    return IndexStats(
+        entities=meta["entities"],
+        relations=meta["relations"],
+        edges=meta["edges"],
+        literal_edges=meta["literal_edges"],
+        blank_edges=meta["blank_edges"],
+        bytes=size,
+    )
+
+
+_BLOCK = 1 << 20
+"""Array elements converted at a time (a spilled build's arrays are memory-mapped: never whole in memory)."""
+
+
+def _emitted(name: str, source: Any, meta: dict[str, Any]) -> tuple[Callable[[Any], Any], str]:
+    """How the array ``name`` is made from ``source`` (a block at a time) and its type on disk."""
+    from kg_adapters.index.layout import COLUMNS, offset_dtype, relation_dtype, start_dtype, tag_dtype
+
+    width = max(int(meta["relations"]), 1)
+    if name in COLUMNS:  # from the sorted keys node * width + relation
+        return (lambda block: block % width), relation_dtype(width)
+    if name == "literal_offsets":
+        return (lambda block: block), offset_dtype(int(source[-1]))
+    if name == "literal_tag":
+        return (lambda block: block), tag_dtype(len(meta["literal_tags"]))
+    if name == "namespace_ids":
+        return (lambda block: block), tag_dtype(len(meta["namespaces"]))
+    if name == "namespace_starts":
+        return (lambda block: block), start_dtype(int(meta["entities"]))
+    if name.endswith("_start"):
+        return (lambda block: block), start_dtype(int(source[-1]))
+    return (lambda block: block), str(source.dtype.str)  # the other ends: int32 as computed
+
+
+def _save(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) -> None:
+    """Writes ``convert`` of ``source`` as a ``.npy`` file of ``dtype``, a block at a time."""
+    import numpy as np
+
+    header = {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (len(source),)}
+    with open(path, "wb") as handle:  # np.save's bytes, written a block at a time
+        np.lib.format.write_array_header_1_0(handle, header)
+        for start in range(0, len(source), _BLOCK):
+            handle.write(np.ascontiguousarray(convert(_block(source, start, _BLOCK)), dtype=dtype).tobytes())
+        _sync(handle)
+
+
+def _block(source: Any, start: int, count: int) -> Any:
+    """``count`` values of ``source`` from ``start``; a spilled build's memory-mapped array is read from
+    its file, not through the map (a map keeps every page read resident, counted in RSS)."""
+    import numpy as np
+
+    if isinstance(source, np.memmap):
+        count = max(min(count, len(source) - start), 0)
+        offset = int(source.offset) + start * source.itemsize
+        return np.fromfile(str(source.filename), dtype=source.dtype, count=count, offset=offset)
+    return np.asarray(source[start : start + count])
+
+
+def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[list[str], Ints, Ints]:
+    """Writes ``entities.bin`` and ``entity_offsets.npy`` from the entity ids in order (``chunks`` of
+    their concatenated UTF-8, ``offsets`` where each starts), each id without its namespace (what
+    precedes its last ``/`` or ``#``), and returns (the namespaces, the first entity of each run of
+    consecutive ids in one namespace, each run's namespace number). The first
+    ``layout.MAX_NAMESPACES`` namespaces are stripped; ids of others are kept whole (namespace "")."""
+    import numpy as np
+    from numpy.lib.format import open_memmap
+
+    from kg_adapters.index.layout import MAX_NAMESPACES, offset_dtype
+
+    count = len(offsets) - 1
+    numbers: dict[bytes, int] = {}
+    starts: list[int] = []
+    ids: list[int] = []
+    current: bytes | None = None
+    local_offsets = open_memmap(
+        tmp / "entity_offsets.npy", mode="w+", dtype=offset_dtype(int(offsets[-1])), shape=(count + 1,)
+    )
+    local_offsets[0] = 0
+    pending = bytearray()
+    base = 0  # where ``pending`` starts in the concatenated ids
+    end = 0  # where the local parts written so far end
+    source = iter(chunks)
+    with open(tmp / "entities.bin", "wb") as handle:
+        for first in range(0, count, 65536):
+            bounds = np.asarray(offsets[first : min(first + 65536, count) + 1]).tolist()
+            while base + len(pending) < bounds[-1]:
+                pending += next(source)
+            data = bytes(pending[bounds[0] - base : bounds[-1] - base])
+            del pending[: bounds[-1] - base]
+            at, base = bounds[0], bounds[-1]
+            parts: list[bytes] = []
+            for position, (lo, hi) in enumerate(itertools.pairwise(bounds), first):
+                name = data[lo - at : hi - at]
+                cut = max(name.rfind(b"/"), name.rfind(b"#")) + 1
+                namespace = name[:cut]
+                number = numbers.get(namespace)
+                if number is None:
+                    if len(numbers) < MAX_NAMESPACES or not cut:
+                        number = numbers[namespace] = len(numbers)
+                    else:  # too many namespaces: kept whole
+                        namespace, cut, number = b"", 0, numbers.setdefault(b"", len(numbers))
+                if namespace != current:
+                    current = namespace
+                    starts.append(position)
+                    ids.append(number)
+                parts.append(name[cut:])
+            lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+            local_offsets[first + 1 : first + 1 + len(parts)] = end + np.cumsum(lengths)
+            end += int(lengths.sum())
+            handle.write(b"".join(parts))
+        _sync(handle)
+    local_offsets.flush()
+    del local_offsets
+    with open(tmp / "entity_offsets.npy", "rb+") as handle:
+        _sync(handle)
+    if not starts:
+        starts, ids, numbers = [0], [0], {b"": 0}
+    names = [namespace.decode("utf-8") for namespace in numbers]
+    return names, np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64)
+
+
+def _sync(handle: Any) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def _write_json(path: Path, value: Any) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(value, handle)
+        _sync(handle)
+
+
+def swap(tmp: Path, directory: Path) -> None:
+    """Renames the finished ``tmp`` to ``traversal``; an old index is moved aside first (a reader
+    with it open keeps its mapped files; one opening in between finds no index and uses Oxigraph)."""
+    target = directory / INDEX_DIR
+    old = None
+    if target.exists():
+        old = directory / f"{_TRASH_PREFIX}{os.urandom(4).hex()}"
+        os.rename(target, old)
+    os.rename(tmp, target)
+    store_layout.fsync_dir(directory)
+    if old is not None:
+        import shutil
+
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:
+    """Deletes temporary directories left by index builds that were killed."""
+    import shutil  # shutil and uuid are for building: opening an index imports neither
+
+    for entry in Path(version_dir).glob(".traversal-*"):
+        if entry.name.startswith(_TRASH_PREFIX):
+            shutil.rmtree(entry, ignore_errors=True)
+            continue
+        try:
+            pid = int(entry.name[len(TMP_PREFIX) :].split("-")[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not store_layout._process_alive(pid):
+            shutil.rmtree(entry, ignore_errors=True)
