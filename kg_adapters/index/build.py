@@ -334,7 +334,9 @@ class TripleCollector:
             here = list(map(values.__getitem__, positions))
             canonical = cast("re.Pattern[bytes]", tag).fullmatch
             if not all(map(canonical, here)):
-                refused.extend(position for position, value in zip(positions, here) if not canonical(value))
+                refused.extend(
+                    position for position, value in zip(positions, here, strict=True) if not canonical(value)
+                )
         tags = list(map(final.__getitem__, suffixes))
         if refused:
             keep = bytearray(b"\x01") * len(suffixes)
