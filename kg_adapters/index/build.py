@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # numpy is imported only when a build runs
     import numpy as np
     import numpy.typing as npt
 
+    from kg_adapters.index.iri_lines import IriLines
     from kg_adapters.index.spill import SpilledCollection
     from kg_adapters.index.spool import CollectorSpool
 
@@ -258,6 +259,41 @@ class TripleCollector:
         if format != ox.RdfFormat.N_TRIPLES:
             self.add_quads(ox.parse(data, format, rename_blank_nodes=True))
             return
+        from kg_adapters.index.iri_lines import split_iri_lines
+
+        lines = split_iri_lines(data)
+        if lines is None:  # two IRIs hashed alike: the regular expression's split
+            rest = self._add_iri_lines(data)
+        else:
+            self._add_split(lines)
+            rest = lines.rest
+            if lines.long:
+                rest = self._add_iri_lines(lines.long) + rest
+        if rest.strip():
+            rest = self._add_literal_lines(rest)
+        if rest.strip():
+            self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+
+    def _add_split(self, lines: IriLines) -> None:
+        """Numbers the IRI-to-IRI lines :func:`~kg_adapters.index.iri_lines.split_iri_lines` found: a
+        dict lookup per distinct IRI of the chunk, numpy for the rest."""
+        import numpy as np
+
+        if not lines.count:
+            return
+        entities, relations = lines.entities, lines.relations
+        numbers = np.fromiter(
+            map(self._entity.__getitem__, entities.values), dtype=np.int32, count=len(entities.values)
+        )[entities.which]
+        relation_numbers = np.fromiter(
+            map(self._relation.__getitem__, relations.values), dtype=np.int32, count=len(relations.values)
+        )
+        self._edge_chunks.append((numbers[: lines.count], relation_numbers[relations.which], numbers[lines.count :]))
+        self.rows += lines.count
+
+    def _add_iri_lines(self, data: bytes) -> bytes:
+        """Adds the lines of N-Triples ``data`` that :data:`_QUICK_TRIPLE` splits (or the strict
+        :data:`_SIMPLE_TRIPLE` when an IRI holds an escape) and returns the other lines."""
         import numpy as np
 
         # an escape in an IRI: the strict split, which leaves its line to the parser
@@ -273,11 +309,7 @@ class TripleCollector:
                 )
             )
             self.rows += count
-        rest = b"".join(parts[0::4])  # the other lines, with their line breaks
-        if rest.strip():
-            rest = self._add_literal_lines(rest)
-        if rest.strip():
-            self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+        return b"".join(parts[0::4])  # the other lines, with their line breaks
 
     def _add_literal_lines(self, text: bytes) -> bytes:
         """Adds the lines of N-Triples ``text`` that :data:`_SIMPLE_LITERAL` splits and whose literal
@@ -286,25 +318,36 @@ class TripleCollector:
         if len(parts) == 1:
             return text
         subjects, predicates, values, suffixes = parts[1::5], parts[2::5], parts[3::5], parts[4::5]
-        tags = list(map(self._suffix_tags.__getitem__, suffixes))
         rest = [b"".join(parts[0::5])]
-        if not all(type(tag) is bytes for tag in tags):  # typed values: canonical ones stay here
-            keep = []
-            for position, tag in enumerate(tags):
-                if isinstance(tag, re.Pattern):
-                    if tag.fullmatch(values[position]):
-                        tags[position] = b"^" + suffixes[position][3:-1]
-                        keep.append(position)
-                        continue
-                elif tag is not None:
-                    keep.append(position)
-                    continue
+        final: dict[bytes, bytes] = {}  # suffix -> the tag its rows get
+        refused: list[int] = []  # rows the parser reads (typed values Oxigraph may respell)
+        for suffix in set(suffixes):
+            tag = self._suffix_tags[suffix]
+            if type(tag) is bytes:
+                final[suffix] = tag
+                continue
+            final[suffix] = b"^" + suffix[3:-1]
+            positions = list(itertools.compress(itertools.count(), map(suffix.__eq__, suffixes)))
+            if tag is None:
+                refused.extend(positions)
+                continue
+            here = list(map(values.__getitem__, positions))
+            canonical = cast("re.Pattern[bytes]", tag).fullmatch
+            if not all(map(canonical, here)):
+                refused.extend(
+                    position for position, value in zip(positions, here, strict=True) if not canonical(value)
+                )
+        tags = list(map(final.__getitem__, suffixes))
+        if refused:
+            keep = bytearray(b"\x01") * len(suffixes)
+            for position in sorted(refused):
+                keep[position] = 0
                 rest.append(
                     b'\n<%s> <%s> "%s"%s .'
                     % (subjects[position], predicates[position], values[position], suffixes[position])
                 )
             subjects, predicates, values, tags = (
-                [column[position] for position in keep] for column in (subjects, predicates, values, tags)
+                list(itertools.compress(column, keep)) for column in (subjects, predicates, values, tags)
             )
         entities = list(map(self._entity.__getitem__, subjects))
         relations = list(map(self._relation.__getitem__, predicates))
