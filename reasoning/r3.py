@@ -74,6 +74,7 @@ from reasoning.grounding import (
     relation_phrase,
     relation_terms,
     start,
+    walked,
 )
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
@@ -159,40 +160,40 @@ class R3(KGReasoner):
         self, run: Run, question: Question, anchors: list[str], axiom: str, claim: bool, names: Names
     ) -> _Outcome:
         """One axiom's search: expand, prune, then answer or name the missing evidence."""
-        reached: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
+        reached: dict[str, list[Fact]] = {anchor: [] for anchor in anchors}
         frontier = list(anchors)
         if self.personal_kg is not None:
             user = self.user or (question.q_entity[0] if question.q_entity else None)
             if user is not None and user not in reached:
-                reached[user] = (user, ())
+                reached[user] = []
                 frontier.append(user)
         judge = Judge(run.scorer, focus(question, axiom), [names.get(anchor, anchor) for anchor in anchors])
-        pool: dict[Edge, Fact] = {}
+        pool: dict[Chain, Fact] = {}
         visited: set[str] = set()
         outcome = _Outcome(answered=False)
         for depth in range(self.max_depth):
             if not frontier:
                 break
             visited.update(frontier)
-            new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.edge not in pool]
+            new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.chain not in pool]
             fresh = self._prune(run, judge, axiom, new, names)
             for fact in fresh:
-                pool[fact.edge] = fact
-                if isinstance(fact.end, str):
-                    reached.setdefault(fact.end, (fact.start, fact.chain))
+                pool[fact.chain] = fact
+                if isinstance(fact.end, str) and fact.end not in anchors:
+                    _reach(reached, fact)
             final = depth == self.max_depth - 1
             facts = list(pool.values())
-            step = _State(facts=facts, fresh={fact.edge for fact in fresh}, visited=visited, anchors=anchors)
+            step = _State(facts=facts, fresh={fact.chain for fact in fresh}, visited=visited, anchors=anchors)
             outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
             frontier = [node for node in outcome.expand if node not in visited][: self.breadth]
         return outcome
 
-    def _retrieve(
-        self, run: Run, frontier: list[str], reached: dict[str, tuple[str, Chain]], names: Names
-    ) -> list[Fact]:
-        """The frontier's 1-hop facts in both KGs and their description facts (batched)."""
+    def _retrieve(self, run: Run, frontier: list[str], reached: dict[str, list[Fact]], names: Names) -> list[Fact]:
+        """The frontier's 1-hop facts in both KGs and their description facts (batched), once after each
+        relation path that reached the entity (the same entity may be a film's director and its producer:
+        the question decides which path its facts continue)."""
         edges: dict[str, list[Edge]] = {node: [] for node in frontier}
         for graph in (run.kg, *run.extra_kgs):
             found = graph.neighbors(frontier, direction="both", limit_per_entity=self.neighbors_per_entity)
@@ -202,22 +203,28 @@ class R3(KGReasoner):
             edges[fact.head].append(fact)
         facts = []
         for node, node_edges in edges.items():
-            origin, chain = reached[node]
-            for edge in dict.fromkeys(node_edges):
-                facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=other_end(edge, node)))
+            for via in reached.get(node) or [None]:
+                origin, chain = (node, ()) if via is None else (via.start, via.chain)
+                seen = {origin, *(n for edge in chain for n in (edge.head, edge.tail))}
+                for edge in dict.fromkeys(node_edges):
+                    end = other_end(edge, node)
+                    if edge.relation != DESCRIBED_AS and (end in seen or _turns_back(chain, edge, node)):
+                        continue
+                    facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=end))
         fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
         return facts
 
     def _prune(self, run: Run, judge: Judge, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
-        """The ``top_k`` facts whose chains' relations are most similar to the question and axiom (names
-        left out: they say whom a fact is about, not what it states), plus the LLM's picks among the next
-        ones."""
+        """The facts of the ``top_k`` relation paths that best state the question and axiom (path scores,
+        :func:`reasoning.grounding.chain_scores`, less the cost of extra and backward hops; every fact along
+        one path scores alike, so a cut by fact would keep an arbitrary part of one busy path and crowd out
+        the rest), plus the LLM's picks among the next paths' facts."""
         if not facts:
             return []
-        scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
-        order = ranked(scores)
-        keep = order[: self.top_k]
-        candidates = order[self.top_k : self.top_k + self.llm_candidates]
+        levels = path_levels(chain_scores(judge, RelationNames(run.kg), facts), facts)
+        paths = _paths_by_level(facts, levels)
+        keep = [i for path in paths[: self.top_k] for i in path]
+        candidates = [i for path in paths[self.top_k :] for i in path][: self.llm_candidates]
         if run.llm is not None and candidates:
             listing = "\n".join(f"{n}. {fact_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
             reply = run.ask(
@@ -251,13 +258,17 @@ class R3(KGReasoner):
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = chain_scores(judge, RelationNames(run.kg), facts)
+        levels = path_levels(chain_scores(judge, RelationNames(run.kg), facts), facts)
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_pattern(candidates, path_levels(scores, facts), facts)]
-        if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
+        winners = [facts[i] for i in best_pattern(candidates, levels, facts)]
+        ends = [fact.end for fact in winners if isinstance(fact.end, str)]
+        # one step late: the best path is the answer once the search has looked past it (some end of it
+        # expanded) and found no longer path that states the question better, or when it cannot look
+        looked = not ends or any(end in state.visited for end in ends)
+        if winners and (final or looked):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
-        return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
+        return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
@@ -290,9 +301,18 @@ class R3(KGReasoner):
         return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
 
     def _next_entities(self, facts: list[Fact], scores: list[float], visited: set[str]) -> list[str]:
-        """Missing evidence offline: the unexplored ends of the best-scoring chains."""
-        ends = [facts[i].end for i in ranked(scores)]
-        return [end for end in dict.fromkeys(ends) if isinstance(end, str) and end not in visited][: self.breadth]
+        """Missing evidence offline: unexplored ends of the best-scoring relation paths, one path's end at
+        a time (the best path's many ends must not take every slot from the next path's)."""
+        waiting = [
+            [end for i in path if isinstance(end := facts[i].end, str) and end not in visited]
+            for path in _paths_by_level(facts, scores)
+        ]
+        ends: list[str] = []
+        for rank in range(max((len(path) for path in waiting), default=0)):
+            ends += [path[rank] for path in waiting if rank < len(path)]
+            if len(set(ends)) >= self.breadth:
+                break
+        return list(dict.fromkeys(ends))[: self.breadth]
 
     def _llm_step(
         self,
@@ -445,6 +465,29 @@ def is_claim(question: Question) -> bool:
 
 def _is_verdict_choice(choices: Sequence[str]) -> bool:
     return all(choice.strip().lower() in _VERDICTS for choice in choices)
+
+
+def _reach(reached: dict[str, list[Fact]], fact: Fact) -> None:
+    """Records a relation path reaching the fact's end (once per path)."""
+    paths = reached.setdefault(str(fact.end), [])
+    if all(walked(other) != walked(fact) or other.start != fact.start for other in paths):
+        paths.append(fact)
+
+
+def _turns_back(chain: Chain, edge: Edge, node: str) -> bool:
+    """Whether ``edge``, walked from ``node``, goes straight back along the relation the chain just walked
+    (Paris -country-> France <-country- Lyon: another place of the same country, not a fact about Paris's)."""
+    if not chain or chain[-1].relation != edge.relation:
+        return False
+    return (chain[-1].tail == node) == (edge.tail == node)
+
+
+def _paths_by_level(facts: Sequence[Fact], levels: Sequence[float]) -> list[list[int]]:
+    """The facts' indices grouped by relation path from their anchor, the best-scoring path first."""
+    groups: dict[tuple[str, tuple[tuple[str, bool], ...]], list[int]] = {}
+    for i in ranked(levels):
+        groups.setdefault((facts[i].start, walked(facts[i])), []).append(i)
+    return list(groups.values())
 
 
 def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:
