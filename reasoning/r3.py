@@ -89,10 +89,9 @@ _MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
 
 @dataclass(frozen=True, kw_only=True)
 class _State:
-    """What one step sees: every kept fact, those kept in this step, what was expanded."""
+    """What one step sees: every kept fact, what was expanded, the anchors."""
 
     facts: list[Fact]
-    fresh: set[Edge]
     visited: set[str]
     anchors: list[str]
 
@@ -183,7 +182,7 @@ class R3(KGReasoner):
                     _reach(reached, fact)
             final = depth == self.max_depth - 1
             facts = list(pool.values())
-            step = _State(facts=facts, fresh={fact.chain for fact in fresh}, visited=visited, anchors=anchors)
+            step = _State(facts=facts, visited=visited, anchors=anchors)
             outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
@@ -203,8 +202,8 @@ class R3(KGReasoner):
             edges[fact.head].append(fact)
         facts = []
         for node, node_edges in edges.items():
-            for via in reached.get(node) or [None]:
-                origin, chain = (node, ()) if via is None else (via.start, via.chain)
+            ways: list[tuple[str, Chain]] = [(via.start, via.chain) for via in reached.get(node, [])]
+            for origin, chain in ways or [(node, ())]:
                 seen = {origin, *(n for edge in chain for n in (edge.head, edge.tail))}
                 for edge in dict.fromkeys(node_edges):
                     end = other_end(edge, node)
