@@ -43,7 +43,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
 from reasoning.base import Answer, KGReasoner, Question, budget, count, given, number
 from reasoning.grounding import (
@@ -76,9 +76,10 @@ from reasoning.grounding import (
     start,
     walked,
 )
-from reasoning.relevance import Judge
+from reasoning.lookahead import REACHED, SIDES, own_scores
+from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
-from reasoning.text import RelationNames, node_text
+from reasoning.text import RelationNames, node_text, schema_relations
 
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
@@ -94,6 +95,7 @@ class _State:
     facts: list[Fact]
     visited: set[str]
     anchors: list[str]
+    relation_names: RelationNames
 
 
 @dataclass(kw_only=True)
@@ -103,6 +105,8 @@ class _Outcome:
     verdict: str | None = None
     paths: list[Chain] = field(default_factory=list)
     expand: list[str] = field(default_factory=list)
+    wanted: dict[str, set[tuple[str, Direction]]] = field(default_factory=dict)
+    """Relations (and directions) of the entities to expand whose edges must be fetched even on a hub."""
 
 
 class R3(KGReasoner):
@@ -169,12 +173,15 @@ class R3(KGReasoner):
         judge = Judge(run.scorer, focus(question, axiom), [names.get(anchor, anchor) for anchor in anchors])
         pool: dict[Chain, Fact] = {}
         visited: set[str] = set()
+        relation_names = RelationNames(run.kg)
         outcome = _Outcome(answered=False)
         for depth in range(self.max_depth):
             if not frontier:
                 break
             visited.update(frontier)
-            new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.chain not in pool]
+            new = [
+                fact for fact in self._retrieve(run, frontier, reached, names, outcome.wanted) if fact.chain not in pool
+            ]
             fresh = self._prune(run, judge, axiom, new, names)
             for fact in fresh:
                 pool[fact.chain] = fact
@@ -182,22 +189,40 @@ class R3(KGReasoner):
                     _reach(reached, fact)
             final = depth == self.max_depth - 1
             facts = list(pool.values())
-            step = _State(facts=facts, visited=visited, anchors=anchors)
+            step = _State(facts=facts, visited=visited, anchors=anchors, relation_names=relation_names)
             outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
             frontier = [node for node in outcome.expand if node not in visited][: self.breadth]
         return outcome
 
-    def _retrieve(self, run: Run, frontier: list[str], reached: dict[str, list[Fact]], names: Names) -> list[Fact]:
+    def _retrieve(
+        self,
+        run: Run,
+        frontier: list[str],
+        reached: dict[str, list[Fact]],
+        names: Names,
+        wanted: dict[str, set[tuple[str, Direction]]],
+    ) -> list[Fact]:
         """The frontier's 1-hop facts in both KGs and their description facts (batched), once after each
         relation path that reached the entity (the same entity may be a film's director and its producer:
-        the question decides which path its facts continue)."""
+        the question decides which path its facts continue). The ``wanted`` relations' edges are fetched
+        on their own as well (one call per direction): a hub's first ``neighbors_per_entity`` edges may
+        all be of one busy relation."""
         edges: dict[str, list[Edge]] = {node: [] for node in frontier}
         for graph in (run.kg, *run.extra_kgs):
             found = graph.neighbors(frontier, direction="both", limit_per_entity=self.neighbors_per_entity)
             for node, node_edges in found.items():
                 edges.setdefault(node, []).extend(fact_edges(node_edges, graph))
+        for side in SIDES:
+            relations = sorted({r for node in frontier for r, d in wanted.get(node, ()) if d == side})
+            nodes = [node for node in frontier if any(d == side for _, d in wanted.get(node, ()))]
+            if relations:
+                more = run.kg.neighbors(
+                    nodes, direction=side, relations=relations, limit_per_entity=self.neighbors_per_entity
+                )
+                for node, node_edges in more.items():
+                    edges[node].extend(fact_edges(node_edges, run.kg))
         for fact in description_facts(run.kg, frontier):
             edges[fact.head].append(fact)
         facts = []
@@ -257,17 +282,68 @@ class R3(KGReasoner):
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        levels = path_levels(chain_scores(judge, RelationNames(run.kg), facts), facts)
+        levels = path_levels(chain_scores(judge, state.relation_names, facts), facts)
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
         winners = [facts[i] for i in best_pattern(candidates, levels, facts)]
+        if not winners:
+            return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
+        # one step late: the best path is the answer once the search has looked past it (expanded some end
+        # of it) and no unexplored end of the best paths has a relation around it that continues its path
+        # into one stating the question better (read from the relations around the ends)
+        bar = _value(judge, state.relation_names, winners[0])
+        ahead = [] if final else self._ahead(run, judge, state, levels)
+        better = [option for option in ahead if option[0] > bar]
         ends = [fact.end for fact in winners if isinstance(fact.end, str)]
-        # one step late: the best path is the answer once the search has looked past it (some end of it
-        # expanded) and found no longer path that states the question better, or when it cannot look
-        looked = not ends or any(end in state.visited for end in ends)
-        if winners and (final or looked):
+        beyond = [option for option in ahead if option[1] in ends]  # nothing around its ends: nothing to see
+        looked = not beyond or any(end in state.visited for end in ends)
+        if final or (looked and not better):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
-        return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
+        # else the ends that promise a better path, or (none does) the best path's ends that lead furthest
+        chosen = better or beyond
+        expand = list(dict.fromkeys(end for _, end, _ in chosen))[: self.breadth]
+        if not expand:
+            return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
+        wanted: dict[str, set[tuple[str, Direction]]] = {}
+        for _, end, relation in chosen:
+            if end in expand and len(wanted.setdefault(end, set())) < self.top_k:
+                wanted[end].add(relation)
+        return _Outcome(answered=False, expand=expand, wanted=wanted)
+
+    def _ahead(
+        self, run: Run, judge: Judge, state: _State, levels: list[float]
+    ) -> list[tuple[float, str, tuple[str, Direction]]]:
+        """Unexplored ends of the ``top_k`` best relation paths (:data:`REACHED` per path), each with every
+        relation around it that continues its path, and how well the continued path states the question
+        (:func:`_value`), best first. The relations around the ends come from one batched ``relations``
+        call per direction; no continuation walks straight back along the relation just walked."""
+        facts = state.facts
+        groups = [
+            (facts[path[0]], [e for i in path if isinstance(e := facts[i].end, str) and e not in state.visited])
+            for path in _paths_by_level(facts, levels)[: self.top_k]
+        ]
+        groups = [(fact, list(dict.fromkeys(ends))[:REACHED]) for fact, ends in groups if ends]
+        every = list(dict.fromkeys(end for _, ends in groups for end in ends))
+        if not every:
+            return []
+        schema = schema_relations(run.kg)
+        around = {side: run.kg.relations(every, direction=side) for side in SIDES}
+        options: list[tuple[str, tuple[str, Direction], tuple[str, ...], int]] = []
+        for fact, ends in groups:
+            steps = walked(fact)
+            relations = tuple(relation for relation, _ in steps)
+            backward = sum(not forward for _, forward in steps)
+            back: Direction = "in" if steps[-1][1] else "out"
+            for end in ends:
+                for side in SIDES:
+                    for relation in around[side].get(end, ()):
+                        if relation in schema or (side == back and relation == relations[-1]):
+                            continue
+                        options.append((end, (relation, side), (*relations, relation), backward + (side == "in")))
+        paths = list(dict.fromkeys(path for _, _, path, _ in options))
+        aligned = dict(zip(paths, own_scores(judge, state.relation_names, paths, whole=False), strict=True))
+        values = [aligned[path] - path_cost(len(path), inverse) for _, _, path, inverse in options]
+        return [(values[i], options[i][0], options[i][1]) for i in ranked(values)]
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
@@ -471,6 +547,15 @@ def _reach(reached: dict[str, list[Fact]], fact: Fact) -> None:
     paths = reached.setdefault(str(fact.end), [])
     if all(walked(other) != walked(fact) or other.start != fact.start for other in paths):
         paths.append(fact)
+
+
+def _value(judge: Judge, relation_names: RelationNames, fact: Fact) -> float:
+    """How well the fact's relation path states the question by its alignment alone
+    (:meth:`Judge.path_scores` with ``whole=False``, as a continuation is read) less the cost of its extra
+    and backward hops."""
+    steps = [(relation, forward) for relation, forward in walked(fact) if relation != DESCRIBED_AS]
+    (aligned,) = own_scores(judge, relation_names, [tuple(relation for relation, _ in steps)], whole=False)
+    return aligned - path_cost(len(steps), sum(not forward for _, forward in steps))
 
 
 def _turns_back(chain: Chain, edge: Edge, node: str) -> bool:
