@@ -4,24 +4,34 @@ rests on KG triples.
 Per question: anchor entities (``q_entity``, else names linked with ``search``); their 1-hop facts
 (``neighbors`` in both directions plus ``(entity, is, description)`` facts from ``describe``); a
 commonsense axiom surfaced from the LLM; the facts pruned to the ``top_k`` most similar to the
-axiom (scorer) plus those the LLM picks among the next candidates; then a fact-grounded answer
-(``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities otherwise) or a
-missing-evidence step naming the entity to expand next. Depth (``max_depth`` expansions) and breadth
-(``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded. Every answer lists
+axiom (scorer; by relation path, below) plus those the LLM picks among the next candidates; then a
+fact-grounded answer (``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities
+otherwise) or a missing-evidence step naming the entity to expand next. Depth (``max_depth``
+expansions) and breadth (``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded. Every answer lists
 the exact triples it rests on: the chain of facts from an anchor to each cited fact.
 
 Choices where the paper is vague or needs an LLM (documented so results can be read correctly):
 
-* A fact is scored by the text of its whole chain from the anchor (``Tom Hanks place of birth
-  Concord. Concord country United States.``), so a second-hop fact keeps its context.
+* A fact is scored by its whole chain from the anchor (the chain's relations, "place of birth, country"),
+  so a second-hop fact keeps its context.
 * Facts are scored against the question together with the axiom (the axiom alone may not name
   the question's relations). Without an LLM the axiom is the question itself and one branch is
   explored.
-* Offline, an entity question is answered once expanding no longer finds a better chain (or at
-  the last depth): the answers are every end of the best chain's relation path from its anchor;
-  until then the unexplored ends of the ``breadth`` best chains are expanded. A claim is judged on
-  what its chains' relations (and descriptions) say, entity names left out: relevant chains score
-  at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
+* Facts are kept and compared by relation path (the relations of the chain from its anchor, each with the
+  direction it was walked in): every fact along one path scores alike (its path score,
+  :func:`reasoning.grounding.chain_scores`, less :func:`reasoning.relevance.path_cost` per extra or
+  backward hop), so pruning keeps the facts of the ``top_k`` best paths rather than an arbitrary part of
+  one busy path. An entity reached by several paths (a film's director who also produced it) is
+  expanded after each of them, and no chain walks straight back along the relation it just walked.
+* Offline, an entity question is answered one step late: the best path's ends are the answer once the
+  search has looked past it (expanded one of its ends, or found nothing around them) and no relation
+  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction)
+  continues one into a path that states the question better (by the paths' alignment,
+  :meth:`reasoning.relevance.Judge.path_scores`, less the same costs), or at the last depth. Until then
+  the ``breadth`` ends that promise the most are expanded (else the best path's own ends), and their
+  promising relations' edges are fetched on their own too, so a hub's busy relation hides none.
+* A claim is judged on what its chains' relations (and descriptions) say, entity names left out:
+  relevant chains score at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
   another entity the claim names, ``False`` when after the last expansion relevant chains exist but
   none links them (the KG states another value), ``I don't know`` otherwise.
 * With an LLM, "I don't know" keeps the search going (the scorer picks what to expand) and, after

@@ -20,8 +20,12 @@ Choices where the paper is vague or needs an LLM:
 * A chain is refined as a whole (the distinct words of its relations), so a second-hop triple is judged
   in the context of the first, and every answer of one relation path scores alike; ``alpha`` is relative
   to the best chain (an absolute level would mean something else on each scorer).
-* The answer offline is the end of the kept chains whose relation path scores best less a cost per
-  extra hop (:func:`reasoning.relevance.path_cost`; shortest among ties); with an LLM
+* An entity reached by several relation paths (a film's director who also produced it) is continued
+  after each of them: the path the question names must exist to be found. The frontier keeps the
+  ``entities_per_hop`` entities whose best chain matches the sub-query best.
+* The answer offline is the end of the kept chains whose relation path (each relation with the
+  direction it was walked in) scores best less a cost per extra hop and per hop walked against its
+  edge (:func:`reasoning.relevance.path_cost`; shortest among ties); with an LLM
   the reply's names are matched to entities of the kept evidence, and an unusable reply falls back
   to the offline answer. Without kept evidence the answer is ``I don't know``.
 * The LLM picks relations once per hop from the union of the frontier's relations (one call, not
