@@ -7,8 +7,8 @@ commonsense axiom surfaced from the LLM; the facts pruned to the ``top_k`` most 
 axiom (scorer; by relation path, below) plus those the LLM picks among the next candidates; then a
 fact-grounded answer (``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities
 otherwise) or a missing-evidence step naming the entity to expand next. Depth (``max_depth``
-expansions) and breadth (``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded. Every answer lists
-the exact triples it rests on: the chain of facts from an anchor to each cited fact.
+expansions) and breadth (``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded.
+Every answer lists the exact triples it rests on: the chain of facts from an anchor to each cited fact.
 
 Choices where the paper is vague or needs an LLM (documented so results can be read correctly):
 
