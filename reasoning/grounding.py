@@ -87,8 +87,20 @@ def best_pattern(indices: Sequence[int], scores: Sequence[float], facts: Sequenc
     return [i for i in indices if _pattern(facts[i]) in patterns]
 
 
-def _pattern(fact: Fact) -> tuple[str, tuple[str, ...]]:
-    return (fact.start, tuple(edge.relation for edge in fact.chain))
+def _pattern(fact: Fact) -> tuple[str, tuple[tuple[str, bool], ...]]:
+    return (fact.start, walked(fact))
+
+
+def walked(fact: Fact) -> tuple[tuple[str, bool], ...]:
+    """The fact's relation path as walked from its anchor: each relation and whether it was walked along
+    its edge (head to tail), so "influenced by" and "influenced" (the same relation walked backwards)
+    are different paths."""
+    node: Node = fact.start
+    steps = []
+    for edge in fact.chain:
+        steps.append((edge.relation, edge.head == node))
+        node = other_end(edge, node)
+    return tuple(steps)
 
 
 @dataclass(kw_only=True)
@@ -220,9 +232,11 @@ def calibrated_levels(judge: Judge, scores: Sequence[float], facts: Sequence[Fac
 
 
 def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
-    """Each fact's path score less the cost of its chain's length (:func:`reasoning.relevance.path_cost`):
-    a longer chain must state the question better to win."""
-    return [level - path_cost(len(fact.chain)) for level, fact in zip(scores, facts, strict=True)]
+    """Each fact's path score less the cost of its chain's length and of its hops walked against their
+    edges (:func:`reasoning.relevance.path_cost`): a longer or backward chain must state the question
+    better to win."""
+    costs = [path_cost(len(fact.chain), sum(not forward for _, forward in walked(fact))) for fact in facts]
+    return [level - cost for level, cost in zip(scores, costs, strict=True)]
 
 
 class Names(dict[str, str]):

@@ -4,24 +4,34 @@ rests on KG triples.
 Per question: anchor entities (``q_entity``, else names linked with ``search``); their 1-hop facts
 (``neighbors`` in both directions plus ``(entity, is, description)`` facts from ``describe``); a
 commonsense axiom surfaced from the LLM; the facts pruned to the ``top_k`` most similar to the
-axiom (scorer) plus those the LLM picks among the next candidates; then a fact-grounded answer
-(``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities otherwise) or a
-missing-evidence step naming the entity to expand next. Depth (``max_depth`` expansions) and breadth
-(``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded. Every answer lists
-the exact triples it rests on: the chain of facts from an anchor to each cited fact.
+axiom (scorer; by relation path, below) plus those the LLM picks among the next candidates; then a
+fact-grounded answer (``True`` / ``False`` / ``I don't know`` for claims and yes/no questions, entities
+otherwise) or a missing-evidence step naming the entity to expand next. Depth (``max_depth``
+expansions) and breadth (``breadth`` entities per expansion, ``max_axioms`` axiom branches) are bounded.
+Every answer lists the exact triples it rests on: the chain of facts from an anchor to each cited fact.
 
 Choices where the paper is vague or needs an LLM (documented so results can be read correctly):
 
-* A fact is scored by the text of its whole chain from the anchor (``Tom Hanks place of birth
-  Concord. Concord country United States.``), so a second-hop fact keeps its context.
+* A fact is scored by its whole chain from the anchor (the chain's relations, "place of birth, country"),
+  so a second-hop fact keeps its context.
 * Facts are scored against the question together with the axiom (the axiom alone may not name
   the question's relations). Without an LLM the axiom is the question itself and one branch is
   explored.
-* Offline, an entity question is answered once expanding no longer finds a better chain (or at
-  the last depth): the answers are every end of the best chain's relation path from its anchor;
-  until then the unexplored ends of the ``breadth`` best chains are expanded. A claim is judged on
-  what its chains' relations (and descriptions) say, entity names left out: relevant chains score
-  at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
+* Facts are kept and compared by relation path (the relations of the chain from its anchor, each with the
+  direction it was walked in): every fact along one path scores alike (its path score,
+  :func:`reasoning.grounding.chain_scores`, less :func:`reasoning.relevance.path_cost` per extra or
+  backward hop), so pruning keeps the facts of the ``top_k`` best paths rather than an arbitrary part of
+  one busy path. An entity reached by several paths (a film's director who also produced it) is
+  expanded after each of them, and no chain walks straight back along the relation it just walked.
+* Offline, an entity question is answered one step late: the best path's ends are the answer once the
+  search has looked past it (expanded one of its ends, or found nothing around them) and no relation
+  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction)
+  continues one into a path that states the question better (by the paths' alignment,
+  :meth:`reasoning.relevance.Judge.path_scores`, less the same costs), or at the last depth. Until then
+  the ``breadth`` ends that promise the most are expanded (else the best path's own ends), and their
+  promising relations' edges are fetched on their own too, so a hub's busy relation hides none.
+* A claim is judged on what its chains' relations (and descriptions) say, entity names left out:
+  relevant chains score at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
   another entity the claim names, ``False`` when after the last expansion relevant chains exist but
   none links them (the KG states another value), ``I don't know`` otherwise.
 * With an LLM, "I don't know" keeps the search going (the scorer picks what to expand) and, after
@@ -43,7 +53,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kg_adapters.base import KnowledgeGraph
+from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
 from reasoning.base import Answer, KGReasoner, Question, budget, count, given, number
 from reasoning.grounding import (
@@ -74,10 +84,12 @@ from reasoning.grounding import (
     relation_phrase,
     relation_terms,
     start,
+    walked,
 )
-from reasoning.relevance import Judge
+from reasoning.lookahead import REACHED, SIDES, own_scores
+from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
-from reasoning.text import RelationNames, node_text
+from reasoning.text import RelationNames, node_text, schema_relations
 
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
@@ -88,12 +100,12 @@ _MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
 
 @dataclass(frozen=True, kw_only=True)
 class _State:
-    """What one step sees: every kept fact, those kept in this step, what was expanded."""
+    """What one step sees: every kept fact, what was expanded, the anchors."""
 
     facts: list[Fact]
-    fresh: set[Edge]
     visited: set[str]
     anchors: list[str]
+    relation_names: RelationNames
 
 
 @dataclass(kw_only=True)
@@ -103,6 +115,8 @@ class _Outcome:
     verdict: str | None = None
     paths: list[Chain] = field(default_factory=list)
     expand: list[str] = field(default_factory=list)
+    wanted: dict[str, set[tuple[str, Direction]]] = field(default_factory=dict)
+    """Relations (and directions) of the entities to expand whose edges must be fetched even on a hub."""
 
 
 class R3(KGReasoner):
@@ -159,30 +173,33 @@ class R3(KGReasoner):
         self, run: Run, question: Question, anchors: list[str], axiom: str, claim: bool, names: Names
     ) -> _Outcome:
         """One axiom's search: expand, prune, then answer or name the missing evidence."""
-        reached: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
+        reached: dict[str, list[Fact]] = {anchor: [] for anchor in anchors}
         frontier = list(anchors)
         if self.personal_kg is not None:
             user = self.user or (question.q_entity[0] if question.q_entity else None)
             if user is not None and user not in reached:
-                reached[user] = (user, ())
+                reached[user] = []
                 frontier.append(user)
         judge = Judge(run.scorer, focus(question, axiom), [names.get(anchor, anchor) for anchor in anchors])
-        pool: dict[Edge, Fact] = {}
+        pool: dict[Chain, Fact] = {}
         visited: set[str] = set()
+        relation_names = RelationNames(run.kg)
         outcome = _Outcome(answered=False)
         for depth in range(self.max_depth):
             if not frontier:
                 break
             visited.update(frontier)
-            new = [fact for fact in self._retrieve(run, frontier, reached, names) if fact.edge not in pool]
+            new = [
+                fact for fact in self._retrieve(run, frontier, reached, names, outcome.wanted) if fact.chain not in pool
+            ]
             fresh = self._prune(run, judge, axiom, new, names)
             for fact in fresh:
-                pool[fact.edge] = fact
-                if isinstance(fact.end, str):
-                    reached.setdefault(fact.end, (fact.start, fact.chain))
+                pool[fact.chain] = fact
+                if isinstance(fact.end, str) and fact.end not in anchors:
+                    _reach(reached, fact)
             final = depth == self.max_depth - 1
             facts = list(pool.values())
-            step = _State(facts=facts, fresh={fact.edge for fact in fresh}, visited=visited, anchors=anchors)
+            step = _State(facts=facts, visited=visited, anchors=anchors, relation_names=relation_names)
             outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
@@ -190,34 +207,58 @@ class R3(KGReasoner):
         return outcome
 
     def _retrieve(
-        self, run: Run, frontier: list[str], reached: dict[str, tuple[str, Chain]], names: Names
+        self,
+        run: Run,
+        frontier: list[str],
+        reached: dict[str, list[Fact]],
+        names: Names,
+        wanted: dict[str, set[tuple[str, Direction]]],
     ) -> list[Fact]:
-        """The frontier's 1-hop facts in both KGs and their description facts (batched)."""
+        """The frontier's 1-hop facts in both KGs and their description facts (batched), once after each
+        relation path that reached the entity (the same entity may be a film's director and its producer:
+        the question decides which path its facts continue). The ``wanted`` relations' edges are fetched
+        on their own as well (one call per direction): a hub's first ``neighbors_per_entity`` edges may
+        all be of one busy relation."""
         edges: dict[str, list[Edge]] = {node: [] for node in frontier}
         for graph in (run.kg, *run.extra_kgs):
             found = graph.neighbors(frontier, direction="both", limit_per_entity=self.neighbors_per_entity)
             for node, node_edges in found.items():
                 edges.setdefault(node, []).extend(fact_edges(node_edges, graph))
+        for side in SIDES:
+            relations = sorted({r for node in frontier for r, d in wanted.get(node, ()) if d == side})
+            nodes = [node for node in frontier if any(d == side for _, d in wanted.get(node, ()))]
+            if relations:
+                more = run.kg.neighbors(
+                    nodes, direction=side, relations=relations, limit_per_entity=self.neighbors_per_entity
+                )
+                for node, node_edges in more.items():
+                    edges[node].extend(fact_edges(node_edges, run.kg))
         for fact in description_facts(run.kg, frontier):
             edges[fact.head].append(fact)
         facts = []
         for node, node_edges in edges.items():
-            origin, chain = reached[node]
-            for edge in dict.fromkeys(node_edges):
-                facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=other_end(edge, node)))
+            ways: list[tuple[str, Chain]] = [(via.start, via.chain) for via in reached.get(node, [])]
+            for origin, chain in ways or [(node, ())]:
+                seen = {origin, *(n for edge in chain for n in (edge.head, edge.tail))}
+                for edge in dict.fromkeys(node_edges):
+                    end = other_end(edge, node)
+                    if edge.relation != DESCRIBED_AS and (end in seen or _turns_back(chain, edge, node)):
+                        continue
+                    facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=end))
         fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
         return facts
 
     def _prune(self, run: Run, judge: Judge, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
-        """The ``top_k`` facts whose chains' relations are most similar to the question and axiom (names
-        left out: they say whom a fact is about, not what it states), plus the LLM's picks among the next
-        ones."""
+        """The facts of the ``top_k`` relation paths that best state the question and axiom (path scores,
+        :func:`reasoning.grounding.chain_scores`, less the cost of extra and backward hops; every fact along
+        one path scores alike, so a cut by fact would keep an arbitrary part of one busy path and crowd out
+        the rest), plus the LLM's picks among the next paths' facts."""
         if not facts:
             return []
-        scores = judge.scores([relation_terms(fact.chain, names) for fact in facts])
-        order = ranked(scores)
-        keep = order[: self.top_k]
-        candidates = order[self.top_k : self.top_k + self.llm_candidates]
+        levels = path_levels(chain_scores(judge, RelationNames(run.kg), facts), facts)
+        paths = _paths_by_level(facts, levels)
+        keep = [i for path in paths[: self.top_k] for i in path]
+        candidates = [i for path in paths[self.top_k :] for i in path][: self.llm_candidates]
         if run.llm is not None and candidates:
             listing = "\n".join(f"{n}. {fact_text(facts[i].edge, names)}" for n, i in enumerate(candidates, 1))
             reply = run.ask(
@@ -251,13 +292,68 @@ class R3(KGReasoner):
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        scores = chain_scores(judge, RelationNames(run.kg), facts)
+        levels = path_levels(chain_scores(judge, state.relation_names, facts), facts)
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
-        winners = [facts[i] for i in best_pattern(candidates, path_levels(scores, facts), facts)]
-        if winners and (final or not any(fact.edge in state.fresh for fact in winners)):
+        winners = [facts[i] for i in best_pattern(candidates, levels, facts)]
+        if not winners:
+            return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
+        # one step late: the best path is the answer once the search has looked past it (expanded some end
+        # of it) and no unexplored end of the best paths has a relation around it that continues its path
+        # into one stating the question better (read from the relations around the ends)
+        bar = _value(judge, state.relation_names, winners[0])
+        ahead = [] if final else self._ahead(run, judge, state, levels)
+        better = [option for option in ahead if option[0] > bar]
+        ends = [fact.end for fact in winners if isinstance(fact.end, str)]
+        beyond = [option for option in ahead if option[1] in ends]  # nothing around its ends: nothing to see
+        looked = not beyond or any(end in state.visited for end in ends)
+        if final or (looked and not better):
             prediction = list(dict.fromkeys(fact.end for fact in winners))
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
-        return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
+        # else the ends that promise a better path, or (none does) the best path's ends that lead furthest
+        chosen = better or beyond
+        expand = list(dict.fromkeys(end for _, end, _ in chosen))[: self.breadth]
+        if not expand:
+            return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
+        wanted: dict[str, set[tuple[str, Direction]]] = {}
+        for _, end, relation in chosen:
+            if end in expand and len(wanted.setdefault(end, set())) < self.top_k:
+                wanted[end].add(relation)
+        return _Outcome(answered=False, expand=expand, wanted=wanted)
+
+    def _ahead(
+        self, run: Run, judge: Judge, state: _State, levels: list[float]
+    ) -> list[tuple[float, str, tuple[str, Direction]]]:
+        """Unexplored ends of the ``top_k`` best relation paths (:data:`REACHED` per path), each with every
+        relation around it that continues its path, and how well the continued path states the question
+        (:func:`_value`), best first. The relations around the ends come from one batched ``relations``
+        call per direction; no continuation walks straight back along the relation just walked."""
+        facts = state.facts
+        groups = [
+            (facts[path[0]], [e for i in path if isinstance(e := facts[i].end, str) and e not in state.visited])
+            for path in _paths_by_level(facts, levels)[: self.top_k]
+        ]
+        groups = [(fact, list(dict.fromkeys(ends))[:REACHED]) for fact, ends in groups if ends]
+        every = list(dict.fromkeys(end for _, ends in groups for end in ends))
+        if not every:
+            return []
+        schema = schema_relations(run.kg)
+        around = {side: run.kg.relations(every, direction=side) for side in SIDES}
+        options: list[tuple[str, tuple[str, Direction], tuple[str, ...], int]] = []
+        for fact, ends in groups:
+            steps = walked(fact)
+            relations = tuple(relation for relation, _ in steps)
+            backward = sum(not forward for _, forward in steps)
+            back: Direction = "in" if steps[-1][1] else "out"
+            for end in ends:
+                for side in SIDES:
+                    for relation in around[side].get(end, ()):
+                        if relation in schema or (side == back and relation == relations[-1]):
+                            continue
+                        options.append((end, (relation, side), (*relations, relation), backward + (side == "in")))
+        paths = list(dict.fromkeys(path for _, _, path, _ in options))
+        aligned = dict(zip(paths, own_scores(judge, state.relation_names, paths, whole=False), strict=True))
+        values = [aligned[path] - path_cost(len(path), inverse) for _, _, path, inverse in options]
+        return [(values[i], options[i][0], options[i][1]) for i in ranked(values)]
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
@@ -290,9 +386,18 @@ class R3(KGReasoner):
         return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
 
     def _next_entities(self, facts: list[Fact], scores: list[float], visited: set[str]) -> list[str]:
-        """Missing evidence offline: the unexplored ends of the best-scoring chains."""
-        ends = [facts[i].end for i in ranked(scores)]
-        return [end for end in dict.fromkeys(ends) if isinstance(end, str) and end not in visited][: self.breadth]
+        """Missing evidence offline: unexplored ends of the best-scoring relation paths, one path's end at
+        a time (the best path's many ends must not take every slot from the next path's)."""
+        waiting = [
+            [end for i in path if isinstance(end := facts[i].end, str) and end not in visited]
+            for path in _paths_by_level(facts, scores)
+        ]
+        ends: list[str] = []
+        for rank in range(max((len(path) for path in waiting), default=0)):
+            ends += [path[rank] for path in waiting if rank < len(path)]
+            if len(set(ends)) >= self.breadth:
+                break
+        return list(dict.fromkeys(ends))[: self.breadth]
 
     def _llm_step(
         self,
@@ -445,6 +550,38 @@ def is_claim(question: Question) -> bool:
 
 def _is_verdict_choice(choices: Sequence[str]) -> bool:
     return all(choice.strip().lower() in _VERDICTS for choice in choices)
+
+
+def _reach(reached: dict[str, list[Fact]], fact: Fact) -> None:
+    """Records a relation path reaching the fact's end (once per path)."""
+    paths = reached.setdefault(str(fact.end), [])
+    if all(walked(other) != walked(fact) or other.start != fact.start for other in paths):
+        paths.append(fact)
+
+
+def _value(judge: Judge, relation_names: RelationNames, fact: Fact) -> float:
+    """How well the fact's relation path states the question by its alignment alone
+    (:meth:`Judge.path_scores` with ``whole=False``, as a continuation is read) less the cost of its extra
+    and backward hops."""
+    steps = [(relation, forward) for relation, forward in walked(fact) if relation != DESCRIBED_AS]
+    (aligned,) = own_scores(judge, relation_names, [tuple(relation for relation, _ in steps)], whole=False)
+    return aligned - path_cost(len(steps), sum(not forward for _, forward in steps))
+
+
+def _turns_back(chain: Chain, edge: Edge, node: str) -> bool:
+    """Whether ``edge``, walked from ``node``, goes straight back along the relation the chain just walked
+    (Paris -country-> France <-country- Lyon: another place of the same country, not a fact about Paris's)."""
+    if not chain or chain[-1].relation != edge.relation:
+        return False
+    return (chain[-1].tail == node) == (edge.tail == node)
+
+
+def _paths_by_level(facts: Sequence[Fact], levels: Sequence[float]) -> list[list[int]]:
+    """The facts' indices grouped by relation path from their anchor, the best-scoring path first."""
+    groups: dict[tuple[str, tuple[tuple[str, bool], ...]], list[int]] = {}
+    for i in ranked(levels):
+        groups.setdefault((facts[i].start, walked(facts[i])), []).append(i)
+    return list(groups.values())
 
 
 def found_edges(facts: dict[str, list[Edge]]) -> list[Edge]:

@@ -20,8 +20,12 @@ Choices where the paper is vague or needs an LLM:
 * A chain is refined as a whole (the distinct words of its relations), so a second-hop triple is judged
   in the context of the first, and every answer of one relation path scores alike; ``alpha`` is relative
   to the best chain (an absolute level would mean something else on each scorer).
-* The answer offline is the end of the kept chains whose relation path scores best less a cost per
-  extra hop (:func:`reasoning.relevance.path_cost`; shortest among ties); with an LLM
+* An entity reached by several relation paths (a film's director who also produced it) is continued
+  after each of them: the path the question names must exist to be found. The frontier keeps the
+  ``entities_per_hop`` entities whose best chain matches the sub-query best.
+* The answer offline is the end of the kept chains whose relation path (each relation with the
+  direction it was walked in) scores best less a cost per extra hop and per hop walked against its
+  edge (:func:`reasoning.relevance.path_cost`; shortest among ties); with an LLM
   the reply's names are matched to entities of the kept evidence, and an unusable reply falls back
   to the offline answer. Without kept evidence the answer is ``I don't know``.
 * The LLM picks relations once per hop from the union of the frontier's relations (one call, not
@@ -31,6 +35,7 @@ Choices where the paper is vague or needs an LLM:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kg_adapters.base import Direction
 from kg_adapters.records import Edge, Node
@@ -55,6 +60,7 @@ from reasoning.grounding import (
     ranked,
     sentence,
     start,
+    walked,
 )
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge
@@ -63,6 +69,15 @@ from reasoning.text import RelationNames, node_text, schema_relations
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reach:
+    """An entity of the search's frontier and the chain of facts that reached it from an anchor."""
+
+    node: str
+    start: str
+    chain: Chain
 
 
 class RefKG(KGReasoner):
@@ -119,73 +134,85 @@ class RefKG(KGReasoner):
         return subqueries or [question.question] * self.max_hops
 
     def _retrieve(self, run: Run, anchors: list[str], subqueries: list[str], names: Names) -> list[Fact]:
-        """The evidence subgraph: one hop per sub-query along the selected relations."""
-        frontier: dict[str, tuple[str, Chain]] = {anchor: (anchor, ()) for anchor in anchors}
+        """The evidence subgraph: one hop per sub-query along the selected relations. An entity reached by
+        several relation paths (a film's director who also produced it) is continued after each of them,
+        so the path the question names is among the chains."""
+        frontier = [Reach(node=anchor, start=anchor, chain=()) for anchor in anchors]
         evidence: list[Fact] = []
         for hop, subquery in enumerate(subqueries):
             if not frontier:
                 break
             selected = self._select_relations(run, subquery, frontier, names, first=hop == 0)
-            reached: dict[str, tuple[str, Chain]] = {}
+            reached: dict[tuple[Node, str, tuple[tuple[str, bool], ...]], Reach] = {}
             for direction in DIRECTIONS:
-                relations = sorted({rel for pairs in selected.values() for rel, d in pairs if d == direction})
+                relations = sorted({rel for pairs in selected for rel, d in pairs if d == direction})
                 if not relations:
                     continue
+                nodes = list(dict.fromkeys(reach.node for reach in frontier))
                 found = run.kg.neighbors(
-                    list(frontier), direction=direction, relations=relations, limit_per_entity=self.edges_per_entity
+                    nodes, direction=direction, relations=relations, limit_per_entity=self.edges_per_entity
                 )
-                for node, edges in found.items():
-                    origin, chain = frontier[node]
-                    allowed = {rel for rel, d in selected[node] if d == direction}
-                    for edge in fact_edges(edges, run.kg):
+                for reach, pairs in zip(frontier, selected, strict=True):
+                    allowed = {rel for rel, d in pairs if d == direction}
+                    for edge in fact_edges(found.get(reach.node, []), run.kg):
                         if edge.relation not in allowed:
                             continue
-                        end = other_end(edge, node)
-                        fact = Fact(edge=edge, chain=(*chain, edge), start=origin, end=end)
+                        end = other_end(edge, reach.node)
+                        fact = Fact(edge=edge, chain=(*reach.chain, edge), start=reach.start, end=end)
                         evidence.append(fact)
-                        if isinstance(end, str) and end not in frontier:
-                            reached.setdefault(end, (origin, fact.chain))
+                        if isinstance(end, str) and end not in anchors:
+                            reached.setdefault(
+                                (end, fact.start, walked(fact)), Reach(node=end, start=fact.start, chain=fact.chain)
+                            )
             fetch_names([run.kg], edge_ids(fact.edge for fact in evidence), names)
-            frontier = self._best_reached(run, subquery, reached, names)
+            frontier = self._best_reached(run, subquery, list(reached.values()))
         return evidence
 
-    def _best_reached(
-        self, run: Run, subquery: str, reached: dict[str, tuple[str, Chain]], names: Names
-    ) -> dict[str, tuple[str, Chain]]:
-        """The next frontier: the ``entities_per_hop`` entities whose chains best match the sub-query."""
-        items = list(reached.items())
-        paths = [tuple(edge.relation for edge in chain) for _, (_, chain) in items]
+    def _best_reached(self, run: Run, subquery: str, reached: list[Reach]) -> list[Reach]:
+        """The next frontier: the ``entities_per_hop`` reached entities whose chains best match the sub-query
+        (an entity reached by several paths counts once, after its best)."""
+        paths = [tuple(edge.relation for edge in reach.chain) for reach in reached]
         scores = own_scores(self._judge(run, subquery), self._relation_names, paths)
-        return dict(items[i] for i in ranked(scores, self.entities_per_hop))
+        order = ranked(scores)
+        kept = set(list(dict.fromkeys(reached[i].node for i in order))[: self.entities_per_hop])
+        return [reached[i] for i in order if reached[i].node in kept]
 
     def _select_relations(
-        self, run: Run, subquery: str, frontier: dict[str, tuple[str, Chain]], names: Names, *, first: bool
-    ) -> dict[str, list[tuple[str, Direction]]]:
-        """Each frontier entity's chosen ``(relation, direction)`` pairs."""
-        per_node: dict[str, list[tuple[str, Direction]]] = {node: [] for node in frontier}
+        self, run: Run, subquery: str, frontier: list[Reach], names: Names, *, first: bool
+    ) -> list[list[tuple[str, Direction]]]:
+        """Each frontier entry's chosen ``(relation, direction)`` pairs (never the relation it just walked)."""
+        nodes = list(dict.fromkeys(reach.node for reach in frontier))
+        around: dict[str, list[tuple[str, Direction]]] = {node: [] for node in nodes}
         for direction in DIRECTIONS:
-            for node, relations in run.kg.relations(list(frontier), direction=direction).items():
-                walked = {edge.relation for edge in frontier[node][1][-1:]}
-                per_node[node].extend((rel, direction) for rel in relations if rel not in walked)
-        union = list(dict.fromkeys(pair for pairs in per_node.values() for pair in pairs))
+            for node, relations in run.kg.relations(nodes, direction=direction).items():
+                around[node].extend((rel, direction) for rel in relations)
+        per_entry = [
+            [
+                (rel, side)
+                for rel, side in around.get(reach.node, [])
+                if rel not in {e.relation for e in reach.chain[-1:]}
+            ]
+            for reach in frontier
+        ]
+        union = list(dict.fromkeys(pair for pairs in per_entry for pair in pairs))
         fetch_names([run.kg], [relation for relation, _ in union if needs_label(relation)], names)
         picked = self._llm_relations(run, subquery, union)
         if picked is not None:
-            return {node: [pair for pair in pairs if pair in picked] for node, pairs in per_node.items()}
+            return [[pair for pair in pairs if pair in picked] for pairs in per_entry]
         hops = [
-            Hop(prefix=tuple(edge.relation for edge in frontier[node][1]), relation=rel, direction=side, nodes=(node,))
-            for node, pairs in per_node.items()
+            Hop(prefix=tuple(edge.relation for edge in reach.chain), relation=rel, direction=side, nodes=(reach.node,))
+            for reach, pairs in zip(frontier, per_entry, strict=True)
             for rel, side in pairs
         ]
         every = lookahead_scores(
             run.kg, self._judge(run, subquery), self._relation_names, hops, skip=schema_relations(run.kg)
         )
-        choice: dict[str, list[tuple[str, Direction]]] = {}
+        choice: list[list[tuple[str, Direction]]] = []
         at = 0
-        for node, pairs in per_node.items():
+        for pairs in per_entry:
             scores = every[at : at + len(pairs)]
             at += len(pairs)
-            choice[node] = [pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0]
+            choice.append([pairs[i] for i in ranked(scores, self.top_k) if first or scores[i] > 0])
         return choice
 
     def _judge(self, run: Run, query: str) -> Judge:

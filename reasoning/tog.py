@@ -39,7 +39,7 @@ from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
-from reasoning.relevance import HOP_COST, INVERSE_COST, Judge
+from reasoning.relevance import HOP_COST, INVERSE_COST, Judge, path_cost
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -218,6 +218,10 @@ class ThinkOnGraph(KGReasoner):
         current = [tuple(edge.relation for edge in chain.edges) for chain in beam]
         extended = [(*(edge.relation for edge in chain.edges), relation) for chain, relation, _, _ in scored]
         levels = own_scores(self._judge, self.relation_names, [*current, *extended])
+        # a hop walked against its edge's direction costs what it costs every method (path_cost)
+        costs = [path_cost(0, _backward(chain)) for chain in beam]
+        costs += [path_cost(0, _backward(chain) + (side == "in")) for chain, _, side, _ in scored]
+        levels = [level - cost for level, cost in zip(levels, costs, strict=True)]
         return max(levels[len(current) :], default=0.0) > max(levels[: len(current)], default=0.0) + DEEPER_MARGIN
 
     # -- entity exploration and pruning -------------------------------------------------------------
@@ -283,6 +287,15 @@ class ThinkOnGraph(KGReasoner):
             found = self.kg.labels(missing)
             self._names.update(found)
             self._nameless.update(i for i in missing if i not in found)
+
+
+def _backward(chain: Chain) -> int:
+    """How many of the chain's hops were walked against their edge's direction (read back from its end)."""
+    node, count = chain.node, 0
+    for edge in reversed(chain.edges):
+        count += edge.head == node
+        node = edge.tail if edge.head == node else edge.head
+    return count
 
 
 def _visited(chain: Chain) -> set[Node]:
