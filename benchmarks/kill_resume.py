@@ -2,7 +2,7 @@
 
 Run from the repository root, one or two points per run (each part stays within the shared lock's
 time; the uninterrupted reference is kept in the work directory and reused while the code is the same,
-the trials of every run are merged into one results file)::
+the trials of every run are merged into one results file, also from runs made at the same time)::
 
     flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points stream,numbering
     flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points index-write,labels,swap
@@ -301,8 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     reference = cached_reference(work, data, queries)
     log(f"uninterrupted load: {reference['seconds']:.1f} s, {reference['triples']:,} triples")
-    entries = read_entries()
-    results = read_results(entries.get(size), data, reference)
+    results = read_results(read_entries().get(size), data, reference)
     for point in points:
         store = work / f"store-{point}"
         shutil.rmtree(store, ignore_errors=True)
@@ -330,16 +329,34 @@ def main(argv: list[str] | None = None) -> int:
             "load_average": os.getloadavg()[0],
             "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         }
-        results["trials"][point] = trial
         log(f"  {point}: {trial}")
         shutil.rmtree(store, ignore_errors=True)
-        results["seconds"] = results.get("seconds", 0.0) + time.perf_counter() - began
-        began = time.perf_counter()
-        entries[size] = results
-        if not args.no_write:  # after each point: a later failure keeps the earlier trials
-            write_entries(entries)
+        seconds, began = time.perf_counter() - began, time.perf_counter()
+        if args.no_write:
+            results["trials"][point] = trial
+            results["seconds"] = results.get("seconds", 0.0) + seconds
+        else:  # after each point: a later failure keeps the earlier trials
+            results = record_trial(work, size, data, reference, trial, seconds)
     print(render_size(size, results))
     return 0 if all_exact(results) else 1
+
+
+def record_trial(
+    work: Path, size: str, data: Path, reference: dict[str, Any], trial: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """Adds ``trial`` to the size's record in the results files, read again under a lock: runs of other
+    points at the same time (each writing after its own points) keep each other's trials."""
+    import fcntl
+
+    with open(work / "results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        entries = read_entries()
+        results = read_results(entries.get(size), data, reference)
+        results["trials"][trial["point"]] = trial
+        results["seconds"] = results.get("seconds", 0.0) + seconds
+        entries[size] = results
+        write_entries(entries)
+    return results
 
 
 def trials_of(results: dict[str, Any]) -> list[dict[str, Any]]:
