@@ -549,7 +549,16 @@ def _parse_input(
     gate.enter()
     try:
         if fmt == WIKIDATA_JSON:
-            load_wikidata_json(sink, path, log=log, progress=reading.tick, **wikidata)
+            load_wikidata_json(
+                sink,
+                path,
+                log=log,
+                progress=reading.tick,
+                start_line=progress["line"],
+                on_chunk=reading.chunk_done,
+                on_read=reading.read,
+                **wikidata,
+            )
         elif fmt == ROG_DATASET:
             load_rog_dataset(sink, path, log=log, progress=reading.tick, seen=state["question_ids"])
         else:
