@@ -358,3 +358,17 @@ def test_progress_shows_the_bytes_read_of_a_wikidata_or_turtle_input_as_it_is_re
     read = set(re.findall(rf"([0-9.]+[kMG]?)/{re.escape(total)} ", shown))
     assert total in read  # all of it read
     assert read - {"0.00", total}  # and part of it before
+
+
+def test_progress_names_the_inputs_being_read_and_how_many_are_done(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dump split into parts is read several parts at once: the progress names the parts being read,
+    not only the last one started, and counts the parts done."""
+    paths = [str(write_dump(tmp_path / f"part-{n}.nt", freebase_lines(3000, seed=n))) for n in range(3)]
+    load_files(paths, str(tmp_path / "store"), profile="freebase", progress=True)
+    shown = capsys.readouterr().err
+    described = re.findall(r"parse ((?:part-\d\.nt(?:, )?)*) ?\((\d)/3 inputs done\)", shown)
+    named = {name for names, _done in described for name in names.split(", ") if name}
+    assert named == {"part-0.nt", "part-1.nt", "part-2.nt"}
+    assert {done for _names, done in described} >= {"0", "3"}  # from none done to all of them
