@@ -2,7 +2,7 @@
 
 Run from the repository root, one or two points per run (each part stays within the shared lock's
 time; the uninterrupted reference is kept in the work directory and reused while the code is the same,
-the trials of every run are merged into one results file)::
+the trials of every run are merged into one results file, also from runs made at the same time)::
 
     flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points stream,numbering
     flock /work/team/heavy.lock .venv/bin/python -m benchmarks.kill_resume --size 16M --points index-write,labels,swap
@@ -21,7 +21,8 @@ rows, manifest counts, and the same answers to :mod:`benchmarks.scale`'s query s
 paths, shortest paths, one-way subgraphs) plus each neighbors entity's relations, name and name search,
 compared answer by answer (a digest of every answer).
 
-Results: ``benchmarks/results/kill_resume.json`` and ``.md``.
+Results: ``benchmarks/results/kill_resume.json`` and ``.md``, one record per size (a run of one size
+keeps the other sizes' records as they are).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -288,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from benchmarks import load_scale, scale
 
+    size = scale.size_label(scale.parse_size(args.size))
     points = [point for point in args.points.split(",") if point]
     unknown = sorted(set(points) - set(POINTS))
     if unknown:
@@ -298,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     reference = cached_reference(work, data, queries)
     log(f"uninterrupted load: {reference['seconds']:.1f} s, {reference['triples']:,} triples")
-    results = read_results(data, reference)
+    results = read_results(read_entries().get(size), data, reference)
     for point in points:
         store = work / f"store-{point}"
         shutil.rmtree(store, ignore_errors=True)
@@ -326,27 +329,86 @@ def main(argv: list[str] | None = None) -> int:
             "load_average": os.getloadavg()[0],
             "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         }
-        results["trials"][point] = trial
         log(f"  {point}: {trial}")
         shutil.rmtree(store, ignore_errors=True)
-        results["seconds"] = results.get("seconds", 0.0) + time.perf_counter() - began
-        began = time.perf_counter()
-        if not args.no_write:  # after each point: a later failure keeps the earlier trials
-            common.write_results(NAME, results, render(results, args.size))
-    print(render(results, args.size))
+        seconds, began = time.perf_counter() - began, time.perf_counter()
+        if args.no_write:
+            results["trials"][point] = trial
+            results["seconds"] = results.get("seconds", 0.0) + seconds
+        else:  # after each point: a later failure keeps the earlier trials
+            results = record_trial(work, size, data, reference, trial, seconds)
+    print(render_size(size, results))
     return 0 if all_exact(results) else 1
 
 
+def record_trial(
+    work: Path, size: str, data: Path, reference: dict[str, Any], trial: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """Adds ``trial`` to the size's record in the results files, read again under a lock: runs of other
+    points at the same time (each writing after its own points) keep each other's trials."""
+    import fcntl
+
+    with open(work / "results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        entries = read_entries()
+        results = read_results(entries.get(size), data, reference)
+        results["trials"][trial["point"]] = trial
+        results["seconds"] = results.get("seconds", 0.0) + seconds
+        entries[size] = results
+        write_entries(entries)
+    return results
+
+
+def trials_of(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """A size's trials in phase order (a record of the first harness holds them as a list)."""
+    trials = results["trials"]
+    if isinstance(trials, list):
+        return list(trials)
+    return [trials[p] for p in POINTS if p in trials]
+
+
 def all_exact(results: dict[str, Any]) -> bool:
-    trials = results["trials"].values()
+    trials = trials_of(results)
     return bool(trials) and all(
         t["killed"] and not t["store_visible_after_kill"] and t["same_store"] and t["same_answers"] for t in trials
     )
 
 
-def read_results(data: Path, reference: dict[str, Any]) -> dict[str, Any]:
-    """The results file's trials when they were made on this data with this code; else a fresh record."""
-    path = common.RESULTS_DIR / f"{NAME}.json"
+def data_size(data: str) -> str:
+    """The size label (``4M``) of a :mod:`benchmarks.synth_freebase` dump's path."""
+    found = re.search(r"-(\d+[KM])\.nt", Path(data).name)
+    return found.group(1) if found else Path(data).name
+
+
+def size_order(size: str) -> tuple[int, str]:
+    found = re.fullmatch(r"(\d+)([KM])", size)
+    return (int(found.group(1)) * {"K": 1_000, "M": 1_000_000}[found.group(2)], size) if found else (0, size)
+
+
+def read_entries() -> dict[str, dict[str, Any]]:
+    """Every size's record in the results file; a file of one record (the first harness's layout)
+    becomes the record of its data's size."""
+    try:
+        found: dict[str, Any] = json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if isinstance(found.get("sizes"), dict):
+        return dict(found["sizes"])
+    if isinstance(found.get("data"), str) and "trials" in found:
+        return {data_size(found["data"]): found}
+    return {}
+
+
+def write_entries(entries: dict[str, dict[str, Any]]) -> None:
+    """Writes every size's record, smallest size first, to the results files."""
+    ordered = {size: entries[size] for size in sorted(entries, key=size_order)}
+    sections = [render_size(size, entry) for size, entry in ordered.items()]
+    markdown = "\n".join(["# kill -9 during each phase of `kga load`, then resume", "", *sections])
+    common.write_results(NAME, {"benchmark": NAME, "sizes": ordered}, markdown)
+
+
+def read_results(found: dict[str, Any] | None, data: Path, reference: dict[str, Any]) -> dict[str, Any]:
+    """The size's recorded trials when they were made on this data with this code; else a fresh record."""
     fresh: dict[str, Any] = {
         "benchmark": NAME,
         "machine": common.machine_info(("pyoxigraph", "psutil", "kg-adapters")),
@@ -357,16 +419,15 @@ def read_results(data: Path, reference: dict[str, Any]) -> dict[str, Any]:
         "uninterrupted_load_average": reference["load_average"],
         "trials": {},
     }
-    try:
-        found: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    if found is None:
         return fresh
     same = found.get("data") == str(data) and found.get("source") == reference["source"]
     return found if same and isinstance(found.get("trials"), dict) else fresh
 
 
-def render(results: dict[str, Any], size: str) -> str:
-    trials = [results["trials"][p] for p in POINTS if p in results["trials"]]
+def render_size(size: str, results: dict[str, Any]) -> str:
+    """The markdown section of one size's record."""
+    legacy = isinstance(results["trials"], list)
     rows = [
         [
             t["phase"],
@@ -374,15 +435,15 @@ def render(results: dict[str, Any], size: str) -> str:
             f"{t['killed_after_seconds']:.0f} s",
             seen_text(t.get("seen_at_kill")),
             "**yes**" if t["store_visible_after_kill"] else "no",
-            "yes" if t.get("resumed_from_checkpoint") else "no (started over)",
+            resumed_text(t),
             f"{t['resume_seconds']:.0f} s ({t['resume_over_uninterrupted']:.2f}x)",
             "yes" if t["same_store"] else f"**NO** ({', '.join(t['differences'])})",
             "yes" if t["same_answers"] else "**NO**",
             f"{t['load_average']:.1f}",
         ]
-        for t in trials
+        for t in trials_of(results)
     ]
-    missing = [PHASES[p] for p in POINTS if p not in results["trials"]]
+    missing = [] if legacy else [PHASES[p] for p in POINTS if p not in results["trials"]]
     headers = [
         "killed during",
         "killed",
@@ -395,20 +456,35 @@ def render(results: dict[str, Any], size: str) -> str:
         "same answers",
         "load",
     ]
+    if legacy:
+        method = (
+            "Measured with the first harness (a21cceb): each load was killed with SIGKILL from its own "
+            "checkpoint callback at a phase boundary, then `kga load` with the same arguments resumed it."
+        )
+    else:
+        method = (
+            "Each load runs in a session of its own and its whole process tree is SIGKILLed when what it has "
+            "visibly done (the input's read position, the build directory's progress record, the files of the "
+            "version being built) shows it inside the phase; the swap point is the load's own callback after "
+            "the manifest is written. Then `kga load` with the same arguments resumes."
+        )
     return "\n".join(
         [
-            "# kill -9 during each phase of `kga load`, then resume",
+            f"## {size}",
             "",
-            f"`python -m benchmarks.kill_resume --size {size}` (split into parts, merged here): "
+            f"`python -m benchmarks.kill_resume --size {size}` ({'' if legacy else 'split into parts, merged here; '}"
+            f"{results['machine'].get('date_utc', '')[:10]}, code {results.get('source', '?')}): "
             f"{Path(results['data']).name} ({results['triples']:,} triples; "
-            f"{results['uninterrupted_seconds']:.0f} s uninterrupted at load "
-            f"{results.get('uninterrupted_load_average', 0):.1f}). Each load runs in a session of its own and its "
-            "whole process tree is SIGKILLed when what it has visibly done (the input's read position, the build "
-            "directory's progress record, the files of the version being built) shows it inside the phase; the swap "
-            "point is the load's own callback after the manifest is written. Then `kga load` with the same "
-            "arguments resumes; the resumed store is compared with the uninterrupted one (digest of every triple, "
+            f"{results['uninterrupted_seconds']:.0f} s uninterrupted"
+            + (
+                f" at load {results['uninterrupted_load_average']:.1f})."
+                if "uninterrupted_load_average" in results
+                else ")."
+            )
+            + f" {method} The resumed store is compared with the uninterrupted one (digest of every triple, "
             "traversal index files, name and relation index rows, manifest counts) and answers every query of the "
-            "scale benchmark's sets, plus each entity's relations, name and name search, as it does.",
+            "scale benchmark's sets"
+            + ("." if legacy else ", plus each entity's relations, name and name search, as it does."),
             "",
             common.markdown_table(headers, rows),
             "",
@@ -417,6 +493,12 @@ def render(results: dict[str, Any], size: str) -> str:
             "",
         ]
     )
+
+
+def resumed_text(trial: dict[str, Any]) -> str:
+    if "resumed_from_checkpoint" not in trial:
+        return "not recorded"
+    return "yes" if trial["resumed_from_checkpoint"] else "no (started over)"
 
 
 def seen_text(seen: dict[str, Any] | None) -> str:

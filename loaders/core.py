@@ -319,7 +319,7 @@ def _build(
             state["index"] = indexing.checkpoint()
         build.save(state)
 
-    with LoadProgress(show, _input_bytes(plan)) as shown:
+    with LoadProgress(show, _input_bytes(plan), len(plan)) as shown:
         with joined_on_failure(sink):
             if state["phase"] == "parse":
                 _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
@@ -549,7 +549,16 @@ def _parse_input(
     gate.enter()
     try:
         if fmt == WIKIDATA_JSON:
-            load_wikidata_json(sink, path, log=log, progress=reading.tick, **wikidata)
+            load_wikidata_json(
+                sink,
+                path,
+                log=log,
+                progress=reading.tick,
+                start_line=progress["line"],
+                on_chunk=reading.chunk_done,
+                on_read=reading.read,
+                **wikidata,
+            )
         elif fmt == ROG_DATASET:
             load_rog_dataset(sink, path, log=log, progress=reading.tick, seen=state["question_ids"])
         else:
@@ -724,11 +733,11 @@ class _CheckpointGate:
 
 
 class LoadProgress:
-    """The progress a multi-hour load shows on standard error (when ``show``): the phase, bytes of the
-    inputs read of their total (compressed sizes on disk: what the ETA is computed from), the
-    statements read and their rate."""
+    """The progress a multi-hour load shows on standard error (when ``show``): the phase, the inputs
+    being read (and, of several, how many are done), bytes of the inputs read of their total (compressed
+    sizes on disk: what the ETA is computed from), the statements read and their rate."""
 
-    def __init__(self, show: bool, total_bytes: int | None) -> None:
+    def __init__(self, show: bool, total_bytes: int | None, inputs: int = 1) -> None:
         self._bar = tqdm(
             total=total_bytes,
             unit="B",
@@ -743,6 +752,8 @@ class LoadProgress:
         self._started = time.monotonic()
         self._read: dict[str, int] = {}
         self._phase = "parse"
+        self._inputs, self._done = inputs, 0
+        self._reading: list[str] = []
         self._lock = threading.Lock()  # inputs are read on several threads
 
     def __enter__(self) -> LoadProgress:
@@ -760,10 +771,12 @@ class LoadProgress:
         """Counts inputs a resumed load read before its checkpoint as read."""
         for path, _fmt in done:
             self._bar.update(_size(path))
+        self._done += len(done)
 
     def start_file(self, path: str) -> None:
         with self._lock:
-            self._bar.set_description(f"{self._phase} {Path(path).name}")
+            self._reading.append(Path(path).name)
+            self._describe_inputs()
 
     def read(self, path: str, read: int | None) -> None:
         with self._lock:
@@ -774,6 +787,15 @@ class LoadProgress:
 
     def end_file(self, path: str) -> None:
         self.read(path, _size(path))
+        with self._lock:
+            self._reading.remove(Path(path).name)
+            self._done += 1
+            self._describe_inputs()
+
+    def _describe_inputs(self) -> None:
+        """The phase, the inputs being read and, of several, how many are done (the lock is held)."""
+        done = f" ({self._done}/{self._inputs} inputs done)" if self._inputs > 1 else ""
+        self._bar.set_description(" ".join([self._phase, *filter(None, [", ".join(self._reading)])]) + done)
 
     def triples(self, count: int) -> None:
         with self._lock:

@@ -187,7 +187,7 @@ def load_file(
     handed = _Once(on_handed)
     try:
         if format not in LINE_FORMATS:
-            statements = _load_stream(store, path, format, progress=progress, prefix=prefix)
+            statements = _load_stream(store, path, format, progress=progress, prefix=prefix, on_read=on_read)
             handed()
             return statements
         syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
@@ -717,11 +717,21 @@ def _reason(exc: SyntaxError) -> str:
     return _LINE_IN_MESSAGE.sub(lambda m: "Parser error " + ("at column" if m[1] == "column" else "between"), message)
 
 
-def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progress, prefix: str) -> int:
+def _load_stream(
+    store: TripleSink,
+    path: str,
+    format: str,
+    *,
+    progress: Progress,
+    prefix: str,
+    on_read: Callable[[int | None], None] | None = None,
+) -> int:
     """Parses a whole Turtle / RDF/XML / TriG file (statements may span lines) into ``store``;
-    blank node labels get the file's ``prefix`` (anonymous ones, ``[]``, are numbered by the parser)."""
+    blank node labels get the file's ``prefix`` (anonymous ones, ``[]``, are numbered by the parser).
+    ``on_read(bytes_read)`` is called with the statement counts (bytes of the file as it lies on disk)."""
     syntax = RDF_FORMATS[format]
     count = 0
+    raw: IO[bytes] | None = None
 
     def statements(quads: Iterable[ox.Quad]) -> Iterator[ox.Quad]:
         nonlocal count
@@ -729,6 +739,8 @@ def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progres
             count += 1
             if count % _PROGRESS_EVERY == 0:
                 progress(_PROGRESS_EVERY)
+                if on_read is not None and raw is not None:
+                    on_read(_tell(raw))
             yield quad
 
     if syntax == ox.RdfFormat.RDF_XML:
@@ -736,7 +748,7 @@ def _load_stream(store: TripleSink, path: str, format: str, *, progress: Progres
             check_xml_entities(path, handle)
     reader: LineCounter | None = None
     try:
-        with open_maybe_compressed(path) as handle:
+        with _open_counted(path) as (handle, raw):
             _skip_bom(handle, path)
             reader = LineCounter(handle)
             parsed = ox.parse(reader.stream_for_parser(), syntax, base_iri=Path(path).absolute().as_uri())

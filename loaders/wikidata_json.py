@@ -21,7 +21,7 @@ nothing (its triples are built completely before any is stored).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import pyoxigraph as ox
@@ -29,7 +29,7 @@ import pyoxigraph as ox
 from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.wikidata_json import entity_ntriples, parse_entity
-from loaders.rdf import Progress, TripleSink, read_chunks, read_error
+from loaders.rdf import ChunkDone, Progress, TripleSink, read_chunks_from, read_error
 from loaders.report import SkipLog
 
 CHUNK_ENTITIES = 1_000
@@ -44,15 +44,23 @@ def load_wikidata_json(
     progress: Progress,
     languages: Collection[str] | None = None,
     qualifiers: bool = False,
+    start_line: int = 1,
+    on_chunk: ChunkDone | None = None,
+    on_read: Callable[[int | None], None] | None = None,
 ) -> int:
     """Adds the entities of one dump file to ``store``; returns the triples read.
+
+    From line ``start_line`` on (the lines before it are read and dropped: a resumed load); after each
+    chunk is stored, ``on_read(bytes_read)`` and ``on_chunk(next_line, bytes_read)`` are called (bytes of
+    the file as it lies on disk, None for a pipe): the load shows its progress and records checkpoints
+    there, so a killed load of a dump of many hours resumes inside the file.
 
     Raises:
         LoadError: a bad line in a strict load, or a file that cannot be read or decompressed.
     """
     triples = 0
     try:
-        for first, lines in read_chunks(path, CHUNK_ENTITIES):
+        for first, lines, position in read_chunks_from(path, CHUNK_ENTITIES, start_line=start_line):
             units: list[bytes] = []
             count = 0
             for offset, raw in enumerate(lines):
@@ -78,6 +86,10 @@ def load_wikidata_json(
                 ) from exc
             triples += count
             progress(count)
+            if on_read is not None:
+                on_read(position)
+            if on_chunk is not None:
+                on_chunk(first + len(lines), position)
     except (OSError, EOFError, zlib.error) as exc:
         raise read_error(path, exc) from exc
     return triples

@@ -295,3 +295,80 @@ def test_progress_shows_the_phase_the_bytes_read_of_the_total_and_the_rate(
     total = tqdm.format_sizeof(dump.stat().st_size, divisor=1024)  # the compressed size on disk
     assert f"{total}/{total}" in shown  # all of it read
     assert "triples/s" in shown
+
+
+@pytest.fixture(scope="module")
+def wikidata_dump(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Wikidata JSON dump as Wikidata writes one (``[``, one entity a line, ``]``) of the recorded
+    entities ten times over: 122 lines, 3.4 MB."""
+    from kg_adapters.testing.wikidata_graph import RECORDED
+
+    found: dict[str, Any] = json.loads((RECORDED / "neighbours.json").read_text("utf-8"))["entities"]
+    found.update(json.loads((shared_data / "wikidata-Q42.json").read_text("utf-8"))["entities"])
+    lines = [json.dumps(entity, ensure_ascii=False) for entity in found.values()] * 10
+    path = tmp_path_factory.mktemp("wikidata") / "dump.json"
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
+    return path
+
+
+def test_a_wikidata_dump_killed_inside_the_file_resumes_from_its_checkpoint(
+    wikidata_dump: Path, tmp_path: Path
+) -> None:
+    """A Wikidata JSON dump is one file of many hours: its load records checkpoints inside it, and a load
+    killed there reads on from the checkpoint's line to the store an uninterrupted load gives."""
+    reference = tmp_path / "reference"
+    load_files([str(wikidata_dump)], str(reference), progress=False)
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        "checkpoint:4", chunk_lines=10, checkpoint_seconds=0, paths=[str(wikidata_dump)], store=store
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not store.exists()
+    (state,) = json.loads((build_dir(store) / "progress.json").read_text())["inputs"]
+    assert not state["done"] and state["line"] == 41  # four chunks of ten lines stored
+    report = load_files([str(wikidata_dump)], str(store), progress=False)
+    assert report.resumed
+    assert store_answers(store) == store_answers(reference)
+
+
+@pytest.mark.parametrize("kind", ["wikidata-json", "ttl"])
+def test_progress_shows_the_bytes_read_of_a_wikidata_or_turtle_input_as_it_is_read(
+    kind: str,
+    wikidata_dump: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bytes read of the total (what the ETA is computed from) move while such an input is read, not
+    only when it ends."""
+    from tqdm import tqdm
+
+    import loaders.wikidata_json
+
+    dump = wikidata_dump
+    if kind == "ttl":
+        dump = tmp_path / "dump.ttl"
+        triples = (f"ns:m.0{i} ns:r.t.p{i % 23} ns:m.1{i % 997} .\n" for i in range(30_000))
+        dump.write_text(f"@prefix ns: <{NS}> .\n" + "".join(triples), encoding="utf-8")
+    else:
+        monkeypatch.setattr(loaders.wikidata_json, "CHUNK_ENTITIES", 10)  # a dozen chunks
+    load_files([str(dump)], str(tmp_path / "store"), progress=True)
+    shown = capsys.readouterr().err
+    total = tqdm.format_sizeof(dump.stat().st_size, divisor=1024)
+    read = set(re.findall(rf"([0-9.]+[kMG]?)/{re.escape(total)} ", shown))
+    assert total in read  # all of it read
+    assert read - {"0.00", total}  # and part of it before
+
+
+def test_progress_names_the_inputs_being_read_and_how_many_are_done(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dump split into parts is read several parts at once: the progress names the parts being read,
+    not only the last one started, and counts the parts done."""
+    paths = [str(write_dump(tmp_path / f"part-{n}.nt", freebase_lines(3000, seed=n))) for n in range(3)]
+    load_files(paths, str(tmp_path / "store"), profile="freebase", progress=True)
+    shown = capsys.readouterr().err
+    described = re.findall(r"parse ((?:part-\d\.nt(?:, )?)*) ?\((\d)/3 inputs done\)", shown)
+    named = {name for names, _done in described for name in names.split(", ") if name}
+    assert named == {"part-0.nt", "part-1.nt", "part-2.nt"}
+    assert {done for _names, done in described} >= {"0", "3"}  # from none done to all of them

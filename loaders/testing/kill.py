@@ -43,8 +43,9 @@ def load_killed_at(
 ) -> subprocess.CompletedProcess[str]:
     """As :func:`extract_killed_at`, for :func:`~loaders.core.load_files` (``paths``, ``store`` and the
     options among the ``arguments``). ``chunk_lines``, ``chunk_bytes`` and ``checkpoint_seconds`` set
-    :data:`loaders.rdf.CHUNK_LINES`, :data:`loaders.rdf.CHUNK_BYTES` and :data:`loaders.core.CHECKPOINT_SECONDS`
-    in the child, so that small inputs pass many checkpoints."""
+    :data:`loaders.rdf.CHUNK_LINES` (and :data:`loaders.wikidata_json.CHUNK_ENTITIES`),
+    :data:`loaders.rdf.CHUNK_BYTES` and :data:`loaders.core.CHECKPOINT_SECONDS` in the child, so that small
+    inputs pass many checkpoints."""
     tuning = {"chunk_lines": chunk_lines, "chunk_bytes": chunk_bytes, "checkpoint_seconds": checkpoint_seconds}
     return _killed_at("load", point, timeout, {**arguments, "tuning": tuning})
 
@@ -90,10 +91,12 @@ def _main(argv: list[str]) -> int:
 def _load(point: str, payload: dict[str, Any]) -> int:
     import loaders.core
     import loaders.rdf
+    import loaders.wikidata_json
 
     tuning = payload.pop("tuning")
     if tuning["chunk_lines"] is not None:
         loaders.rdf.CHUNK_LINES = tuning["chunk_lines"]
+        loaders.wikidata_json.CHUNK_ENTITIES = tuning["chunk_lines"]
     if tuning["chunk_bytes"] is not None:
         loaders.rdf.CHUNK_BYTES = tuning["chunk_bytes"]
     if tuning["checkpoint_seconds"] is not None:
