@@ -33,10 +33,22 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-from benchmarks.load_scale import DATA_DIR, GIB, SAMPLE_SECONDS, disk_bytes, ensure_data, raw_bytes, store_parts
+from benchmarks.load_scale import (
+    DATA_DIR,
+    GIB,
+    SAMPLE_SECONDS,
+    disk_bytes,
+    ensure_data,
+    raw_bytes,
+    read_results,
+    store_parts,
+)
 
 NAME = "load_memory"
 ROLES = ("loader", "index worker", "other")
+ANONYMOUS = tuple(f"{role} anonymous" for role in ROLES)
+"""The anonymous part of each role's resident memory (``RssAnon``: what the process holds itself; the rest of
+its RSS is file pages it maps, such as the spill's memory-mapped arrays, which the kernel may drop)."""
 
 
 def log(message: str) -> None:
@@ -49,18 +61,30 @@ def role_of(cmdline: list[str], root: bool) -> str:
     return "index worker" if "loaders.index_worker" in cmdline else "other"
 
 
+def anonymous_bytes(pid: int) -> int:
+    """``RssAnon`` of a process (Linux; 0 elsewhere or once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 class RoleSampler:
     """Resident memory of a process tree, per role (see :func:`role_of`) and summed, sampled on a thread:
-    the peaks, and the latest sample for the timeline."""
+    the peaks (of RSS, and of its anonymous part), and the latest sample for the timeline."""
 
     def __init__(self, pid: int) -> None:
         import psutil
 
         self._root = psutil.Process(pid)
         self._roles: dict[int, str] = {}
-        self.peaks = dict.fromkeys(ROLES, 0)
-        self.tree_peak = 0
-        self.latest = dict.fromkeys(ROLES, 0)
+        self.peaks = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
+        self.tree_peak = self.tree_anonymous_peak = 0
+        self.latest = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -72,19 +96,21 @@ class RoleSampler:
             processes = [self._root, *self._root.children(recursive=True)]
         except psutil.Error:
             return
-        now = dict.fromkeys(ROLES, 0)
+        now = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
         for process in processes:
             try:
                 role = self._roles.get(process.pid)
                 if role is None:
                     role = self._roles[process.pid] = role_of(process.cmdline(), process.pid == self._root.pid)
                 now[role] += process.memory_info().rss
+                now[f"{role} anonymous"] += anonymous_bytes(process.pid)
             except psutil.Error:
                 continue
         self.latest = now
-        for role, rss in now.items():
-            self.peaks[role] = max(self.peaks[role], rss)
-        self.tree_peak = max(self.tree_peak, sum(now.values()))
+        for measure, found in now.items():
+            self.peaks[measure] = max(self.peaks[measure], found)
+        self.tree_peak = max(self.tree_peak, sum(now[role] for role in ROLES))
+        self.tree_anonymous_peak = max(self.tree_anonymous_peak, sum(now[name] for name in ANONYMOUS))
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -126,12 +152,17 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
                 raise RuntimeError(f"the load ran past --timeout {args.timeout:.0f} s")
             point = {
                 "seconds": round(seconds, 1),
-                **{role: sampler.latest[role] for role in ROLES},
+                **sampler.latest,
                 "disk_bytes": building_bytes(target),
                 "load": os.getloadavg()[0],
             }
             timeline.append(point)
-            entry.update(peaks=dict(sampler.peaks), tree_peak_rss_bytes=sampler.tree_peak, seconds=seconds)
+            entry.update(
+                peaks=dict(sampler.peaks),
+                tree_peak_rss_bytes=sampler.tree_peak,
+                tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
+                seconds=seconds,
+            )
             log(
                 f"  {seconds:7.0f} s: loader {point['loader'] / GIB:.2f} GiB, worker {point['index worker'] / GIB:.2f} "
                 f"GiB, tree peak {sampler.tree_peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
@@ -150,6 +181,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
         seconds=seconds,
         peaks=dict(sampler.peaks),
         tree_peak_rss_bytes=sampler.tree_peak,
+        tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
         load_after=os.getloadavg()[0],
         disk_bytes=disk_bytes(target),
         parts=store_parts(target),
@@ -171,19 +203,26 @@ def render(results: dict[str, Any]) -> str:
         "`python -m benchmarks.load_memory --memory SIZE --sizes SIZE`, niced beside other work: peak resident",
         "memory of each process of the load (sampled every 50 ms): the loader (the `kga load` process, where",
         "Oxigraph's bulk loader runs), the index worker (numbering, spill, index files), and the whole tree",
-        "(summed at one instant). Time and disk are for the record (niced, on 2 shared cores).",
+        "(summed at one instant). Each figure is the peak RSS, then in brackets the peak of its anonymous part",
+        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as the spill's",
+        "memory-mapped arrays, which the kernel drops under pressure). Time and disk are for the record",
+        "(niced, on 2 shared cores).",
         "",
     ]
     rows = []
     for entry in sorted(results["sizes"].values(), key=lambda found: (found["tag"], found["memory"], found["triples"])):
         peaks = entry.get("peaks", {})
+
+        def both(rss: float, anonymous: float | None) -> str:
+            return f"{rss / GIB:.2f} GiB" + ("" if anonymous is None else f" ({anonymous / GIB:.2f})")
+
         rows.append(
             [
                 entry["label"],
                 f"`--memory {entry['memory']}`" + (f" ({entry['tag']})" if entry["tag"] else ""),
-                f"{peaks.get('loader', 0) / GIB:.2f} GiB",
-                f"{peaks.get('index worker', 0) / GIB:.2f} GiB",
-                f"{entry.get('tree_peak_rss_bytes', 0) / GIB:.2f} GiB",
+                both(peaks.get("loader", 0), peaks.get("loader anonymous")),
+                both(peaks.get("index worker", 0), peaks.get("index worker anonymous")),
+                both(entry.get("tree_peak_rss_bytes", 0), entry.get("tree_peak_anonymous_bytes")),
                 f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
                 f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
                 f"{(entry.get('load_before', 0) + entry.get('load_after', entry.get('load_before', 0))) / 2:.1f}",
@@ -193,14 +232,6 @@ def render(results: dict[str, Any]) -> str:
     headers = ["size", "budget", "loader peak", "index worker peak", "tree peak", "time", "disk", "load", "measured"]
     lines.append(common.markdown_table(headers, rows))
     return "\n".join(lines) + "\n"
-
-
-def read_results() -> dict[str, Any]:
-    path = common.RESULTS_DIR / f"{NAME}.json"
-    if path.is_file():
-        found: dict[str, Any] = json.loads(path.read_text("utf-8"))
-        return found
-    return {"benchmark": NAME, "sizes": {}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     args.source = common.source_fingerprint(
         "kg_adapters", "loaders", root=Path(args.code) if args.code else common.REPO_ROOT
     )
-    results = read_results()
+    results = read_results(NAME)
 
     def save() -> None:
         results["machine"] = common.machine_info(("pyoxigraph", "psutil", "kg-adapters"))

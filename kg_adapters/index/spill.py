@@ -1,8 +1,9 @@
 """The traversal index of a load too large for its memory budget (``kga load --memory``), written
 from sorted runs on disk, as QLever's index builder and Virtuoso's bulk loader do.
 
-The budget (:data:`kg_adapters.budgets.DEFAULT_MEMORY`, 4 GiB, unless ``--memory`` says otherwise) is
-split among what the collector (:class:`~kg_adapters.index.build.TripleCollector`) holds:
+The budget (the index's part of a load's ``--memory``, :func:`kg_adapters.budgets.load_memory`: 4 GiB by
+default; all of ``kga index --memory``) is split among what the collector
+(:class:`~kg_adapters.index.build.TripleCollector`) holds:
 
 - while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
   written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
