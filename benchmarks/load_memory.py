@@ -253,12 +253,17 @@ def main(argv: list[str] | None = None) -> int:
     args.source = common.source_fingerprint(
         "kg_adapters", "loaders", root=Path(args.code) if args.code else common.REPO_ROOT
     )
-    results = read_results(NAME)
+    mine: dict[str, Any] = {}
+    """The entries this run measures (by key): written into the file as it is then (runs of other sizes
+    may be writing it at the same time)."""
 
-    def save() -> None:
+    def save() -> dict[str, Any]:
+        results = read_results(NAME)
+        results["sizes"].update(mine)
         results["machine"] = common.machine_info(("pyoxigraph", "psutil", "kg-adapters"))
         if not args.no_write:
             common.write_results(NAME, results, render(results))
+        return results
 
     args.save = save
     for text in args.sizes.split(","):
@@ -274,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             "data_bytes": data.stat().st_size,
             "raw_bytes": raw_bytes(data),
         }
-        results["sizes"][" ".join(filter(None, (label, args.memory, args.tag)))] = entry
+        mine[" ".join(filter(None, (label, args.memory, args.tag)))] = entry
         target = Path(args.work_dir) / f"kga-{label}"
         target.parent.mkdir(parents=True, exist_ok=True)
         log(f"{label}: {data} ({data.stat().st_size / 2**20:,.0f} MiB) with --memory {args.memory}")
@@ -290,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             f"tree {entry['tree_peak_rss_bytes'] / GIB:.2f} GiB, {entry['seconds']:.0f} s, "
             f"{entry['disk_bytes'] / 2**20:,.0f} MiB"
         )
-    print(render(results))
+    print(render(save()))
     return 0
 
 
