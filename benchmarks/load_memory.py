@@ -132,6 +132,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
     entry.update(finished=False, timeline=timeline, load_before=os.getloadavg()[0])
     code = Path(args.code) if args.code else common.REPO_ROOT
     environment = {**os.environ, "PYTHONPATH": str(code)} if args.code else None
+    cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=code, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = RoleSampler(process.pid)
@@ -183,12 +184,22 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
         tree_peak_rss_bytes=sampler.tree_peak,
         tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
         load_after=os.getloadavg()[0],
+        cpu_seconds=children_cpu_seconds() - cpu_before,
         disk_bytes=disk_bytes(target),
         parts=store_parts(target),
         store_triples=report["store_triples"],
         date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         source=args.source,
     )
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's ended children and their waited-for descendants: a
+    load's CPU, which other work on the machine changes far less than its wall time."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def building_bytes(target: Path) -> int:
@@ -206,7 +217,7 @@ def render(results: dict[str, Any]) -> str:
         "(summed at one instant). Each figure is the peak RSS, then in brackets the peak of its anonymous part",
         "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as the spill's",
         "memory-mapped arrays, which the kernel drops under pressure). Time and disk are for the record",
-        "(niced, on 2 shared cores).",
+        "(niced, on 2 shared cores); CPU is the user and system seconds of the load's processes.",
         "",
     ]
     rows = []
@@ -224,12 +235,24 @@ def render(results: dict[str, Any]) -> str:
                 both(peaks.get("index worker", 0), peaks.get("index worker anonymous")),
                 both(entry.get("tree_peak_rss_bytes", 0), entry.get("tree_peak_anonymous_bytes")),
                 f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
+                f"{entry['cpu_seconds']:,.0f} s" if "cpu_seconds" in entry else "-",
                 f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
                 f"{(entry.get('load_before', 0) + entry.get('load_after', entry.get('load_before', 0))) / 2:.1f}",
                 entry.get("date", "-"),
             ]
         )
-    headers = ["size", "budget", "loader peak", "index worker peak", "tree peak", "time", "disk", "load", "measured"]
+    headers = [
+        "size",
+        "budget",
+        "loader peak",
+        "index worker peak",
+        "tree peak",
+        "time",
+        "CPU",
+        "disk",
+        "load",
+        "measured",
+    ]
     lines.append(common.markdown_table(headers, rows))
     return "\n".join(lines) + "\n"
 
