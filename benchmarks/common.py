@@ -175,15 +175,16 @@ def machine_info(packages: Sequence[str] = ("pyoxigraph", "networkx", "psutil", 
     }
 
 
-def source_fingerprint(*packages: str) -> str:
-    """A short hash of the ``.py`` files of the given top-level packages of this repository, to
-    record which code a run measured (and to notice code that changed while it ran)."""
+def source_fingerprint(*packages: str, root: Path = REPO_ROOT) -> str:
+    """A short hash of the ``.py`` files of the given top-level packages of this repository (or of the
+    checkout at ``root``), to record which code a run measured (and to notice code that changed while it
+    ran)."""
     import hashlib
 
     digest = hashlib.sha256()
     for package in packages:
-        for path in sorted((REPO_ROOT / package).rglob("*.py")):
-            digest.update(str(path.relative_to(REPO_ROOT)).encode())
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

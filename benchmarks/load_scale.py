@@ -488,12 +488,13 @@ def save(results: dict[str, Any], args: argparse.Namespace) -> None:
         common.write_results(NAME, results, render(results))
 
 
-def read_results() -> dict[str, Any]:
-    path = common.RESULTS_DIR / f"{NAME}.json"
+def read_results(name: str = NAME) -> dict[str, Any]:
+    """The results file ``name`` (default this benchmark's) as written so far, or an empty one."""
+    path = common.RESULTS_DIR / f"{name}.json"
     if path.is_file():
         found: dict[str, Any] = json.loads(path.read_text("utf-8"))
         return found
-    return {"benchmark": NAME, "sizes": {}}
+    return {"benchmark": name, "sizes": {}}
 
 
 def fmt_mib(count: float) -> str:

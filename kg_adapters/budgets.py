@@ -5,24 +5,31 @@ integer SQLite and SPARQL engines take, so a huge limit is refused here instead 
 deep inside a driver); seconds are a finite number. Options given as text (URL parameters) are
 parsed by :func:`option_count` and :func:`option_seconds`; the on/off options beside them are checked
 by :func:`check_flag`. A memory budget (``kga load --memory 4G``) is a size in bytes, parsed by
-:func:`memory_bytes`. Anything else raises :class:`~kg_adapters.errors.InvalidTermError` naming the
-budget and the value.
+:func:`memory_bytes` and split among a load's parts by :func:`load_memory`. Anything else raises
+:class:`~kg_adapters.errors.InvalidTermError` naming the budget and the value.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from kg_adapters.errors import InvalidTermError
 
 MAX_COUNT = 2**63 - 1
-DEFAULT_MEMORY = 4 << 30
-"""What a load's traversal index (numbering, sorting, the name index's rows) holds in memory at most
-before it spills to disk: 4 GiB, which leaves a 16 GB machine room for Oxigraph's own bulk loader
-(about 1.5 GB, whatever the input's size) and the rest of the system."""
+DEFAULT_MEMORY = 11 << 29
+"""A load's memory budget (``kga load --memory``) unless one is given: 5.5 GiB (5632M), split by
+:func:`load_memory` into Oxigraph's bulk loader (1.5 GiB) and the traversal index (4 GiB: numbering,
+sorting, the name index's rows, past which they spill to disk); a 16 GB machine keeps room for the rest
+of the system. ``kga index`` gives the whole budget to the index (it loads nothing)."""
 MIN_MEMORY = 1 << 20
 """The smallest memory budget taken (1 MiB: tests force spilling with it; real loads want GBs)."""
+BULK_LOAD_CEILING = 3 << 29
+"""What Oxigraph's bulk loader holds at most in one bulk load, however long (1.5 GiB): it parses batches
+of 1M statements and encodes at most two at once (``oxigraph::store::BulkLoader``; pyoxigraph 0.5.13 on a
+Freebase-shaped dump: 0.79 GiB for one batch, 1.4 GiB for two, 1.5 GiB for three or more). A load's
+budget gives it at most this much, and past it no cap is needed."""
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -103,3 +110,21 @@ def memory_bytes(value: object, name: str = "memory") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_MEMORY <= value <= MAX_COUNT:
         raise InvalidTermError(f"{name} must be a size of at least 1M (1048576 bytes), got {value!r:.60}")
     return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadMemory:
+    """A load's memory budget split between its parts: ``bulk_load``, what Oxigraph's bulk loader may hold
+    (its segments are cut to fit: ``loaders.rdf``), and ``index``, the traversal index's collector (past
+    it, it spills: ``kg_adapters.index.spill``)."""
+
+    bulk_load: int
+    index: int
+
+
+def load_memory(value: object, name: str = "memory") -> LoadMemory:
+    """The split of a load's memory budget (:func:`memory_bytes` of ``value``): half to Oxigraph's bulk
+    loader, at most :data:`BULK_LOAD_CEILING` (it needs no more), the rest to the index."""
+    total = memory_bytes(value, name)
+    bulk_load = min(total // 2, BULK_LOAD_CEILING)
+    return LoadMemory(bulk_load=bulk_load, index=total - bulk_load)

@@ -16,6 +16,7 @@ each, with ``raise ... from exc`` so the original stays attached::
     │   ├── ResponseTooLarge    an answer body exceeds max_response_bytes
     │   ├── ResultMismatch      an answer does not fit the query asked (variables, types, paging)
     │   ├── StoreReadOnly       a store opened for writing sits on read-only media
+    │   ├── IndexTooLarge       a graph has more entities or relations than the traversal index numbers
     │   └── StoreNotFound       a local store is missing or incomplete (never opened empty)
     ├── CacheMiss               a replay-only cache was asked for something it does not hold
     ├── LoadError               a dump could not be loaded (carries file and line)
@@ -95,6 +96,11 @@ class ResultMismatch(BackendError):
 
 class StoreReadOnly(BackendError):
     """A store cannot be opened for writing: its file system or directory is read-only."""
+
+
+class IndexTooLarge(BackendError):
+    """A graph has more distinct entities (or relations) than the traversal index's int32 numbers hold;
+    raised before any index file is written (the store itself loads: ``kga load --no-index``)."""
 
 
 class CacheMiss(KGError):

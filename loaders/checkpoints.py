@@ -28,7 +28,9 @@ from typing import Any
 
 PLAN = "plan.json"
 PROGRESS = "progress.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Bumped when the build directory's files change (2: the spool's entity numbers are int64): a load
+killed under an older version starts over instead of resuming from files it would misread."""
 
 
 class BuildDir:

@@ -12,9 +12,10 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.commands import Command, UsageError, count, csv_list, emit, opens_kg, read_text_file
 from kg_adapters.errors import KGError
-from loaders.indexing import INDEX_COMMAND
+from loaders.indexing import INDEX_COMMAND, MEMORY_HELP
 
 
 def cmd_load(args: argparse.Namespace) -> int:
@@ -246,8 +247,10 @@ def load_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument("--no-index", action="store_true", help="skip the traversal index (add it later: kga index)")
     load.add_argument(
         "--memory",
-        help="memory the index's numbering, sorting and name rows may hold before they spill to disk, e.g. 4G or "
-        "512M (default 4G: fits a 16 GB machine beside Oxigraph's own loader, ~1.5 GB); the files are the same",
+        help=MEMORY_HELP.format(
+            default=f"{DEFAULT_MEMORY >> 20}M, fits a 16 GB machine; Oxigraph's bulk loads get half, at most 1.5G, "
+            "cut to fit it"
+        ),
     )
     load.add_argument("--drop-predicates", help="freebase: comma-separated predicates to leave out (default: none)")
     load.add_argument(

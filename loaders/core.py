@@ -35,7 +35,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
-from kg_adapters.budgets import DEFAULT_MEMORY, memory_bytes
+from kg_adapters.budgets import BULK_LOAD_CEILING, DEFAULT_MEMORY, LoadMemory, load_memory
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
@@ -90,9 +90,10 @@ def load_files(
     limits the labels, descriptions and aliases kept (None: all) and ``qualifiers`` adds the full
     statements (see :mod:`loaders.wikidata_json`). ``index`` builds the traversal index
     (:mod:`kg_adapters.index`) into the new version before it is swapped in. ``memory`` (bytes, or text
-    such as ``"4G"``: :func:`kg_adapters.budgets.memory_bytes`; default
-    :data:`~kg_adapters.budgets.DEFAULT_MEMORY`) bounds what the index's numbering and sorting hold in
-    memory: past it they spill to disk (:mod:`kg_adapters.index.spill`); the files are the same.
+    such as ``"4G"``; default :data:`~kg_adapters.budgets.DEFAULT_MEMORY`) is the load's memory budget,
+    split by :func:`kg_adapters.budgets.load_memory`: Oxigraph's bulk loads are cut to fit its share
+    (``loaders.rdf``), and past theirs the index's numbering and sorting spill to disk
+    (:mod:`kg_adapters.index.spill`); the store and its indexes are the same whatever the budget.
 
     A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
     its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
@@ -126,7 +127,7 @@ def load_files(
         raise LoadError(f"bad language: {exc}") from exc
     wikidata = {"languages": wanted, "qualifiers": qualifiers}
     try:
-        budget = DEFAULT_MEMORY if memory is None else memory_bytes(memory)
+        budget = load_memory(DEFAULT_MEMORY if memory is None else memory)
     except InvalidTermError as exc:
         raise LoadError(str(exc)) from exc
     show = sys.stderr.isatty() if progress is None else progress
@@ -283,7 +284,7 @@ def _build(
     wikidata: dict[str, Any],
     index: bool,
     checkpoint: Checkpoint,
-    memory: int,
+    memory: LoadMemory,
 ) -> tuple[int, SkipLog, int, int, int, float]:
     """Builds the complete store in ``build.version``: data, name index, traversal index, then the
     manifest; from the checkpoint ``resumed`` when a killed load left one."""
@@ -308,7 +309,7 @@ def _build(
             spool=build.spool,
             state=state.get("index"),
             resumable=resumable,
-            memory=memory,
+            memory=memory.index,
         )
     indexing = sink if isinstance(sink, IndexingSink) else None
 
@@ -322,7 +323,7 @@ def _build(
     with LoadProgress(show, _input_bytes(plan), len(plan)) as shown:
         with joined_on_failure(sink):
             if state["phase"] == "parse":
-                _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata)
+                _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata, memory)
             if indexing is not None:  # the indexes come from what the load saw: the database closes at once
                 _close_loaded(oxstore, indexing)
                 del oxstore
@@ -470,10 +471,12 @@ def _parse(
     profile: str,
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
+    memory: LoadMemory,
 ) -> None:
     """Reads every input from where ``state`` says, several at once (RoG dataset files one after the
     other: their question ids must be unique across them), checkpointing as they go: when one is due,
-    each reader stops after the chunk it is storing, the checkpoint is recorded, and all go on."""
+    each reader stops after the chunk it is storing, the checkpoint is recorded, and all go on. The
+    readers share Oxigraph's part of the budget (``memory.bulk_load``, see :func:`segment_bytes`)."""
     shown.phase("parse")
     pending = [number for number, progress in enumerate(state["inputs"]) if not progress["done"]]
     shown.skip([plan[number] for number, progress in enumerate(state["inputs"]) if progress["done"]])
@@ -481,9 +484,12 @@ def _parse(
     handover = _Handover(len(pending), sink.all_handed if isinstance(sink, IndexingSink) else None)
     sequential = any(plan[number][1] == ROG_DATASET for number in pending)
     readers = 1 if sequential else min(PARALLEL_INPUTS, len(pending))
+    segment = segment_bytes(memory, readers)
     if readers <= 1:
         for number in pending:
-            _parse_input(number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata)
+            _parse_input(
+                number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata, segment
+            )
         return
     queue = list(reversed(pending))
     failures: list[BaseException] = []
@@ -495,7 +501,9 @@ def _parse(
                     if not queue:
                         return
                     number = queue.pop()
-                _parse_input(number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata)
+                _parse_input(
+                    number, plan, state, sink, lenient, shown, gate, handover, profile, dump_filter, wikidata, segment
+                )
         except BaseException as exc:
             if not isinstance(exc, _Aborted):
                 failures.append(exc)
@@ -517,6 +525,14 @@ def _parse(
         raise failures[0]
 
 
+def segment_bytes(memory: LoadMemory, readers: int) -> int | None:
+    """What one reader's bulk load may hold in Oxigraph: its part of ``memory.bulk_load`` (readers load at
+    once), None when that is Oxigraph's own ceiling or more (its batches bound it: long bulk loads write
+    fewer files, so a segment then runs from one checkpoint to the next)."""
+    share = memory.bulk_load // max(readers, 1)
+    return None if share >= BULK_LOAD_CEILING else share
+
+
 def _parse_input(
     number: int,
     plan: list[tuple[str, str]],
@@ -529,8 +545,10 @@ def _parse_input(
     profile: str,
     dump_filter: DumpFilter | None,
     wikidata: dict[str, Any],
+    segment: int | None,
 ) -> None:
-    """Reads one input from its recorded line on, recording its progress in ``state`` at each chunk."""
+    """Reads one input from its recorded line on, recording its progress in ``state`` at each chunk; one
+    bulk load holds at most about ``segment`` bytes in Oxigraph (None: no cap, see :func:`segment_bytes`)."""
     path, fmt = plan[number]
     progress = state["inputs"][number]
     log = SkipLog(lenient=lenient)
@@ -575,6 +593,7 @@ def _parse_input(
                 on_read=reading.read,
                 due=gate.due,
                 on_handed=handover.input_handed,
+                segment_bytes=segment,
             )
         reading.record(None)
         source: dict[str, Any] = {

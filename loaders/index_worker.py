@@ -51,13 +51,14 @@ def main(argv: list[str]) -> int:
         _die_with_parent(int(argv[0]) if argv else None)
         import pyoxigraph as ox
 
+        from kg_adapters.budgets import DEFAULT_MEMORY
         from kg_adapters.index import build as index_build
         from kg_adapters.index.spool import CollectorSpool
         from kg_adapters.profiles import get_profile
 
         collector = index_build.TripleCollector()
-        memory = {"memory": int(argv[3])} if len(argv) > 3 else {}
-        spool = CollectorSpool(argv[1], **memory) if len(argv) > 1 else None
+        memory = int(argv[3]) if len(argv) > 3 else DEFAULT_MEMORY
+        spool = CollectorSpool(argv[1], memory=memory) if len(argv) > 1 else None
         if spool is not None:
             state = json.loads(open(argv[2], "rb").read()) if len(argv) > 2 else None  # noqa: SIM115
             spool.restore(collector, state)

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.commands import Command, emit
-from kg_adapters.errors import BackendError, LoadError
+from kg_adapters.errors import BackendError, IndexTooLarge, LoadError
 from kg_adapters.rdf_guard import PARSER_BUFFER
 
 if TYPE_CHECKING:
@@ -518,7 +518,8 @@ def _widen_pipe(stream: IO[bytes]) -> None:
 def _failure(answer: dict[str, Any], status: int | None) -> BackendError:
     error = answer.get("error")
     if isinstance(error, dict):
-        return BackendError(f"the traversal index worker failed: {error.get('type')}: {error.get('message')}")
+        kind = IndexTooLarge if error.get("type") == IndexTooLarge.__name__ else BackendError  # kept typed
+        return kind(f"the traversal index worker failed: {error.get('type')}: {error.get('message')}")
     return BackendError(f"the traversal index worker stopped without an answer (exit status {status})")
 
 
@@ -571,19 +572,35 @@ def _run(add: Callable[..., Any], arguments: tuple[Any, ...], outcome: _Outcome)
         outcome.failure = exc
 
 
-def index_store(store: str, *, progress: Callable[[int], None] | None = None, every: int = 100_000) -> IndexStats:
-    """Builds the traversal index of the store at ``store`` (replacing an existing one).
+def index_store(
+    store: str,
+    *,
+    progress: Callable[[int], None] | None = None,
+    every: int = 100_000,
+    memory: int | str | None = None,
+) -> IndexStats:
+    """Builds the traversal index of the store at ``store`` (replacing an existing one). ``memory`` (bytes,
+    or text such as ``"4G"``: :func:`kg_adapters.budgets.memory_bytes`; default
+    :data:`~kg_adapters.budgets.DEFAULT_MEMORY`) is what the store's triples read back may hold in memory
+    before they spill to disk (:mod:`kg_adapters.index.spill`; the files are the same).
 
     Raises:
         StoreNotFound: no complete store there.
-        LoadError: another load into the store is running, or the store cannot be read.
+        LoadError: the memory budget is not a size, another load into the store is running, or the store
+            cannot be read.
     """
     import pyoxigraph as ox
 
     from kg_adapters import store_layout
+    from kg_adapters.budgets import memory_bytes
+    from kg_adapters.errors import InvalidTermError
     from kg_adapters.index import build as index_build
     from kg_adapters.profiles import get_profile
 
+    try:
+        budget = DEFAULT_MEMORY if memory is None else memory_bytes(memory)
+    except InvalidTermError as exc:
+        raise LoadError(str(exc)) from exc
     target = Path(store).expanduser().absolute()
     with store_layout.exclusive_load_lock(target):
         version = store_layout.open_version(target)
@@ -596,6 +613,7 @@ def index_store(store: str, *, progress: Callable[[int], None] | None = None, ev
                     get_profile(version.manifest.get("profile", "generic")),
                     progress=progress,
                     every=every,
+                    memory=budget,
                 )
             finally:
                 del data
@@ -618,13 +636,24 @@ def index_bytes(store: str) -> int:
         version.close()
 
 
+MEMORY_HELP = (
+    "memory budget, e.g. 4G or 512M (default {default}); past it the index's numbering, sorting and name rows "
+    "spill to disk; the files are the same"
+)
+"""The ``--memory`` help of ``kga load`` and ``kga index`` (``{default}``: each command's default)."""
+
+
 def index_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", required=True, help="store directory")
+    parser.add_argument(
+        "--memory",
+        help=MEMORY_HELP.format(default=f"{DEFAULT_MEMORY >> 20}M: all of it for the index, which loads nothing"),
+    )
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    stats = index_store(args.store)
+    stats = index_store(args.store, memory=args.memory)
     seconds = time.perf_counter() - started
     if args.json:
         emit({"store": args.store, **asdict(stats), "seconds": round(seconds, 3)})

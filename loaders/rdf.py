@@ -76,6 +76,13 @@ lines. Each ``bulk_load`` call commits files that RocksDB compacts later: fewer,
 less CPU and leave a smaller store (on a 4M-triple dump, 100,000-line chunks took ~15% more CPU than one
 stream)."""
 
+BULK_STATEMENT_BYTES = 400
+BULK_TEXT_FACTOR = 3
+"""What Oxigraph's bulk loader holds for one statement of a bulk load (its parsed quad, the encoded
+sets and the string table of its batch): about ``BULK_STATEMENT_BYTES`` plus ``BULK_TEXT_FACTOR`` bytes
+per byte of its N-Triples text (pyoxigraph 0.5.13, Freebase-shaped lines of ~131 bytes: 0.79 GiB for
+1M statements in one bulk load, 0.39 GiB for 500k, 0.2 GiB for 250k). See :func:`bulk_load_bytes`."""
+
 _PROGRESS_EVERY = 10_000
 _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
@@ -172,6 +179,7 @@ def load_file(
     on_read: Callable[[int | None], None] | None = None,
     due: Callable[[], bool] | None = None,
     on_handed: Callable[[], None] | None = None,
+    segment_bytes: int | None = None,
 ) -> int:
     """Adds one file to ``store``; returns the good statements read. Raises LoadError.
 
@@ -179,10 +187,11 @@ def load_file(
     and call ``on_chunk(next_line, bytes_read)`` each time everything before ``next_line`` is stored
     (``bytes_read``: of the file as it lies on disk, compressed or not; None for a pipe), and
     ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
-    (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never); the rest chunk by
-    chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh one); a resumed load passes
-    the one it used before. ``on_handed()`` is called once the whole input has been handed to ``store``:
-    for a stream, as Oxigraph takes its last text (before it has stored it)."""
+    (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never) or Oxigraph would hold
+    more than ``segment_bytes`` of it (:func:`bulk_load_bytes`; None: no cap; a segment holds one piece
+    at least); the rest chunk by chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh
+    one); a resumed load passes the one it used before. ``on_handed()`` is called once the whole input
+    has been handed to ``store``: for a stream, as Oxigraph takes its last text (before it has stored it)."""
     prefix = blank_prefix or blank_node_prefix()
     handed = _Once(on_handed)
     try:
@@ -197,7 +206,7 @@ def load_file(
         for first_piece in pieces:
             piece: _Piece | None = first_piece
             if streamed and not _BLANK_NODE.search(first_piece.data):
-                segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed)
+                segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed, segment_bytes)
                 try:
                     stream_load(store, segment.texts())
                 except SyntaxError as exc:
@@ -239,6 +248,12 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
     if lines_read is None:
         return LoadError(reason, file=path)
     return LoadError(reason, file=path, line=lines_read + 1)  # the first line that could not be read
+
+
+def bulk_load_bytes(statements: int, text_bytes: int) -> int:
+    """What Oxigraph's bulk loader holds for ``statements`` of ``text_bytes`` of N-Triples in one bulk load
+    (:data:`BULK_STATEMENT_BYTES`, :data:`BULK_TEXT_FACTOR`)."""
+    return statements * BULK_STATEMENT_BYTES + text_bytes * BULK_TEXT_FACTOR
 
 
 def _never() -> bool:
@@ -304,8 +319,12 @@ class _Segment:
     Freebase dump took 17% more disk (497 MiB against 425) and 18% more CPU than as one stream.
 
     The stream runs from ``first`` until the input ends, a checkpoint is ``due()`` (the load records
-    checkpoints between segments: see :mod:`loaders.core`), or a piece holds blank nodes (which go
-    through the parser, to scope their labels to the file): that piece is then ``held`` for the caller.
+    checkpoints between segments: see :mod:`loaders.core`), the next piece would take what Oxigraph holds
+    of the stream past ``cap`` bytes (:func:`bulk_load_bytes`: its memory follows one bulk load's size up
+    to its own ceiling, ``kg_adapters.budgets.BULK_LOAD_CEILING``; the next segment starts there, with no
+    checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece holds
+    blank nodes (which go through the parser, to scope their labels to the file): that piece is then
+    ``held`` for the caller.
     ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
     ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
     are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
@@ -318,8 +337,11 @@ class _Segment:
         on_read: Callable[[int | None], None] | None,
         due: Callable[[], bool],
         ended: Callable[[], None],
+        cap: int | None = None,
     ) -> None:
         self._first, self._rest = first, rest
+        self._cap, self._held_bytes = cap, 0
+        """The cap on what Oxigraph holds of the stream, and what it holds (estimated) so far."""
         self._progress, self._on_read, self._due, self._ended = progress, on_read, due, ended
         self.statements = 0
         self.held: _Piece | None = None
@@ -346,8 +368,10 @@ class _Segment:
             yield piece.data
             yield b"\n"
             self.next_line, self.position = piece.next_line, piece.position
-            if self._due():
-                return
+            cost = bulk_load_bytes(piece.count, len(piece.data))
+            self._held_bytes += cost
+            if self._due() or (self._cap is not None and self._held_bytes + cost > self._cap):
+                return  # (the next piece is about as large as this one)
             piece = next(self._rest, None)
             if piece is None:
                 self._ended()  # the input's last text is in Oxigraph's hands

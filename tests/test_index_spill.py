@@ -136,7 +136,7 @@ def test_a_spilled_load_on_a_thread_killed_mid_parse_resumes(dumps: dict[str, An
 )
 def test_memory_budgets_read_as_sizes(text: object, expected: int) -> None:
     assert memory_bytes(text) == expected
-    assert DEFAULT_MEMORY == 4 << 30 and memory_bytes(MIN_MEMORY) == MIN_MEMORY
+    assert DEFAULT_MEMORY == 11 << 29 and memory_bytes(MIN_MEMORY) == MIN_MEMORY
 
 
 @pytest.mark.parametrize("bad", ["", "lots", "-1G", "1.5G", "4X", "1K", "0", 0, 1024, True, 2.5, None, "9" * 40])

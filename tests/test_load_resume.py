@@ -234,7 +234,7 @@ def test_a_load_numbered_in_the_worker_process_resumes_to_the_same_store(tmp_pat
             point, chunk_bytes=200_000, checkpoint_seconds=0, paths=[str(dump)], store=store, profile="freebase"
         )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
-        assert (build_dir(store) / "spool" / "edges.i32").stat().st_size > 0
+        assert (build_dir(store) / "spool" / "edges.bin").stat().st_size > 0
         report = load_files([str(dump)], str(store), profile="freebase", progress=False)
         assert report.resumed
         assert store_answers(store) == store_answers(reference)

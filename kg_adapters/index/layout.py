@@ -45,6 +45,8 @@ KEY_COLUMNS = {
     "in_extra": "in_extra_rel",
     "literal_key": "literal_rel",
 }
+MAX_ENTITIES = 2**31 - 1
+"""Distinct entities an index holds at most: the arrays' other ends (``out_other``, ``in_other``) are int32."""
 MAX_NAMESPACES = 4096
 """Namespaces an index strips from its entity ids at most (meta.json lists them); ids of further
 namespaces are stored whole."""

@@ -1,8 +1,9 @@
 """The traversal index of a load too large for its memory budget (``kga load --memory``), written
 from sorted runs on disk, as QLever's index builder and Virtuoso's bulk loader do.
 
-The budget (:data:`kg_adapters.budgets.DEFAULT_MEMORY`, 4 GiB, unless ``--memory`` says otherwise) is
-split among what the collector (:class:`~kg_adapters.index.build.TripleCollector`) holds:
+The budget (the index's part of a load's ``--memory``, :func:`kg_adapters.budgets.load_memory`: 4 GiB by
+default; all of ``kga index --memory``) is split among what the collector
+(:class:`~kg_adapters.index.build.TripleCollector`) holds:
 
 - while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
   written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
@@ -37,9 +38,11 @@ resident). What stays in memory whatever the input: the relation dict and its ra
 blank-node triples (counted, not indexed: few in the graphs indexed), the name index's rows that name
 a relation. Three maps of one number per IRI number are memory-mapped and read at random
 (``local_to_unique``, ``rank_of_unique``, ``local_rank``): the kernel pages them from disk, so they
-count in the resident size as the pages are read, but never need the memory to hold them. IRI numbers
-are int32 (as the in-memory write's are): at most 2**31 - 1 numbers, an IRI counted again in each run
-it appears in.
+count in the resident size as the pages are read, but never need the memory to hold them. The numbers
+of the runs (an IRI counted again in each run it appears in) are int64 on disk, so they may pass 2**31
+(see :mod:`kg_adapters.index.spool`); the distinct entities are counted as the runs are merged, and more
+than the index's int32 holds (:data:`~kg_adapters.index.layout.MAX_ENTITIES`) is refused
+(:class:`~kg_adapters.errors.IndexTooLarge`) before any index file is written.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kg_adapters.errors import BackendError
+from kg_adapters.errors import BackendError, IndexTooLarge
 from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
 
@@ -248,11 +251,18 @@ class SpilledCollection:
         unique, previous = -1, None
         locals_, uniques = [], []
 
+        most = self.spool.limits.entities
+
         def distinct_iris() -> Iterator[bytes]:
             nonlocal unique, previous
             for iri, local in merge_runs(runs, self.scratch, self.fan_in):
                 if iri != previous:
                     unique += 1
+                    if unique >= most:
+                        raise IndexTooLarge(
+                            f"more than {most:,} distinct entities: the traversal index numbers them in int32 "
+                            "(load with --no-index)"
+                        )
                     previous = iri
                     yield iri
                 locals_.append(local)
@@ -459,16 +469,18 @@ class SpilledCollection:
                 return keys, others
             return np.asarray(chunk["key"]), np.asarray(chunk["other"])
 
-        path = self.spool.directory / "edges.i32"
-        count = path.stat().st_size // 12
+        from kg_adapters.index.spool import EDGE_ROW_BYTES, EDGES, edge_dtype
+
+        path, row = self.spool.directory / EDGES, edge_dtype()
+        count = path.stat().st_size // EDGE_ROW_BYTES
         rows = max(self.block_bytes // 120, 4096)
         merge_items = max(self.merge_bytes // 16, 4096)
 
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
-                block = read_block(path, np.int32, start * 3, rows * 3).reshape(-1, 3)
-                heads, tails = local_rank[block[:, 0]], local_rank[block[:, 2]]
-                yield pack(heads * width + relation_rank[block[:, 1]], tails)
+                block = read_block(path, row, start, rows)
+                heads, tails = local_rank[block["head"]], local_rank[block["tail"]]
+                yield pack(heads * width + relation_rank[block["relation"]], tails)
 
         out_key, out_other = (
             _ArrayFile(self.scratch / "out_key.raw", np.int64),
@@ -510,14 +522,14 @@ class SpilledCollection:
         """The distinct keys (node * width + relation) of the nodes with literal or blank-node edges."""
         import numpy as np
 
-        path = self.spool.directory / f"{side}_extra.i32"
-        count = path.stat().st_size // 8
+        from kg_adapters.index.spool import EXTRA_ROW_BYTES, IN_EXTRA, OUT_EXTRA, extra_dtype
+
+        path = self.spool.directory / (OUT_EXTRA if side == "out" else IN_EXTRA)
+        count = path.stat().st_size // EXTRA_ROW_BYTES
         rows = max(self.block_bytes // 40, 4096)
         blocks = (
-            local_rank[block[:, 0]] * width + relation_rank[block[:, 1]]
-            for block in (
-                read_block(path, np.int32, start * 2, rows * 2).reshape(-1, 2) for start in range(0, count, rows)
-            )
+            local_rank[block["node"]] * width + relation_rank[block["relation"]]
+            for block in (read_block(path, extra_dtype(), start, rows) for start in range(0, count, rows))
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
         for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):

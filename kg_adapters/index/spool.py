@@ -16,10 +16,20 @@ collector before the index is written when it fits the budget, and otherwise lea
 spilled build (:class:`kg_adapters.index.spill.SpilledCollection`).
 
 Files: ``entities.log`` and ``relations.log`` (the IRIs in number order, one a line: an IRI holds no
-line break; entity numbers count on across runs, so line N is the IRI numbered N), ``edges.i32``
-(head, relation, tail), ``out_extra.i32`` and ``in_extra.i32`` (node, relation), ``literals.bin`` (per
-row: entity, relation, value length, tag length as ``<iiII``, then the value and the tag),
-``blanks.nq`` (the blank-node triples, N-Quads, one a line), ``runs/`` (the sorted IRI runs).
+line break; entity numbers count on across runs, so line N is the IRI numbered N), ``edges.bin``
+(head, relation, tail: :func:`edge_dtype`), ``out_extra.bin`` and ``in_extra.bin`` (node, relation:
+:func:`extra_dtype`), ``literals.bin`` (per row: entity, relation, value length, tag length as
+``<qiII``, then the value and the tag), ``blanks.nq`` (the blank-node triples, N-Quads, one a line),
+``runs/`` (the sorted IRI runs: (IRI, number) pairs).
+
+Entity numbers: an IRI met again after its run was written gets a new number, so the numbers of a
+load count IRIs once per run they appear in and can pass 2**31 on a dump of billions of triples (full
+Freebase) even when its distinct IRIs are far fewer. On disk they are int64. In memory the collector
+numbers each run from 0 (int32 arrays, the fast path's types) and the spool adds the run's first number
+(``TripleCollector._entity_base``) as it writes: a run holds fewer than :data:`RUN_NUMBERS` IRIs (the
+dict is written out at that count whatever the budget). The index itself numbers distinct entities in
+int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of them is refused with
+:class:`~kg_adapters.errors.IndexTooLarge` before any index file is written.
 """
 
 from __future__ import annotations
@@ -30,24 +40,38 @@ import struct
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
 from kg_adapters.budgets import DEFAULT_MEMORY
+from kg_adapters.errors import IndexTooLarge
+from kg_adapters.index.layout import MAX_ENTITIES
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import LiteralRow, TripleCollector
 
-FILES = ("entities.log", "relations.log", "edges.i32", "out_extra.i32", "in_extra.i32", "literals.bin", "blanks.nq")
+EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
+FILES = ("entities.log", "relations.log", EDGES, OUT_EXTRA, IN_EXTRA, "literals.bin", "blanks.nq")
 RUNS = "runs"
-_LITERAL_HEAD = struct.Struct("<iiII")
+_LITERAL_HEAD = struct.Struct("<qiII")
+RUN_NUMBERS = 2**31 - 2**27
+"""The most IRIs numbered in one run (the collector's int32 numbers, from 0 in each run): the entity dict
+is written out as a run at this count even when the budget would let it grow (a 2**27 margin: what one
+chunk handed over can add before the count is checked)."""
+RELATION_NUMBERS = 2**31 - 2**27
+"""The most distinct relations (numbered in int32, never spilled): more is refused (IndexTooLarge)."""
 IRI_ENTRY_BYTES = 120
 """Memory one entry of the IRI dict takes beyond the IRI's bytes (the key object, the number, the table)."""
 EDGE_BYTES = 12
 """Memory one buffered IRI-to-IRI triple takes (three int32)."""
+EDGE_ROW_BYTES = 20
+"""Disk one spooled IRI-to-IRI triple takes (:func:`edge_dtype`)."""
+EXTRA_ROW_BYTES = 12
+"""Disk one spooled (node, relation) pair takes (:func:`extra_dtype`)."""
 LITERAL_ROW_BYTES = 240
 """Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot)."""
 WRITE_EDGE_BYTES = 120
@@ -57,11 +81,43 @@ WRITE_ENTITY_BYTES = 400
 the names and their sorts): the collection is written in memory when these fit the budget."""
 
 
+def edge_dtype() -> Any:
+    """A spooled IRI-to-IRI triple: (head, relation, tail), entity numbers int64, packed (20 bytes)."""
+    import numpy as np
+
+    return np.dtype([("head", "<i8"), ("relation", "<i4"), ("tail", "<i8")])
+
+
+def extra_dtype() -> Any:
+    """A spooled (node, relation) pair of a literal or blank-node edge: the node int64, packed (12 bytes)."""
+    import numpy as np
+
+    return np.dtype([("node", "<i8"), ("relation", "<i4")])
+
+
+@dataclass(frozen=True, kw_only=True)
+class NumberLimits:
+    """How far the collector's numbers go (the defaults are the types' own limits; tests pass small ones
+    to reach them): IRIs numbered in one run, distinct relations, distinct entities in the index."""
+
+    run: int = RUN_NUMBERS
+    relations: int = RELATION_NUMBERS
+    entities: int = MAX_ENTITIES
+
+
 class CollectorSpool:
     """The spool directory of one load's collector (see the module docstring); ``memory`` is the
-    collector's budget in bytes (:func:`kg_adapters.budgets.memory_bytes`)."""
+    collector's budget in bytes (:func:`kg_adapters.budgets.memory_bytes`); ``limits``: see
+    :class:`NumberLimits`."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, memory: int = DEFAULT_MEMORY) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        memory: int = DEFAULT_MEMORY,
+        limits: NumberLimits = NumberLimits(),  # frozen: one shared default is safe
+    ) -> None:
+        self.limits = limits
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / RUNS).mkdir(exist_ok=True)
@@ -82,7 +138,14 @@ class CollectorSpool:
     # -- while the load parses ---------------------------------------------------------------------
     def check(self, collector: TripleCollector) -> None:
         """Spills what passed its share of the budget: called after each chunk the collector numbers."""
+        if len(collector._relation) > self.limits.relations:
+            raise IndexTooLarge(
+                f"more than {self.limits.relations:,} distinct relations: the traversal index numbers them in int32"
+            )
         entities = len(collector._entity)
+        if entities >= self.limits.run:
+            self.spill_iris(collector)
+            entities = 0
         if entities >= self._iri_check:
             sample = list(itertools.islice(collector._entity, 1000))
             width = IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0)
@@ -98,22 +161,26 @@ class CollectorSpool:
 
     def spill_iris(self, collector: TripleCollector) -> None:
         """Writes the entity IRI dict as a sorted run of (IRI, number) and starts a new dict whose
-        numbers go on from the last one (logged first: a checkpoint rebuilds the new dict from the log)."""
+        numbers go on from the last one (logged first: a checkpoint rebuilds the new dict from the log).
+        The buffers are flushed first: their numbers count from the old dict's first."""
         from kg_adapters.index.spill import write_run
 
-        self._append_iris("entities.log", collector._entity, collector._entity_base)
+        self.flush(collector)
+        base = collector._entity_base
         path = run_path(self.directory, self.runs)
-        write_run(path, sorted(collector._entity.items()))
+        write_run(path, ((iri, base + number) for iri, number in sorted(collector._entity.items())))
         fsync_dir(path.parent)
         self.runs += 1
         collector._entity_base += len(collector._entity)
-        collector._entity = defaultdict(itertools.count(collector._entity_base).__next__)
+        collector._entity = defaultdict(itertools.count().__next__)
         self._base_offset = (self.directory / "entities.log").stat().st_size
 
     def flush(self, collector: TripleCollector, *, sync: bool = False) -> None:
-        """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers."""
+        """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers;
+        entity numbers are written as the load's (the run's first number added, int64)."""
         import numpy as np
 
+        base = collector._entity_base
         collector._add_typed()
         self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
         self._append_iris("relations.log", collector._relation, 0, sync=sync)
@@ -121,25 +188,36 @@ class CollectorSpool:
         if len(collector._heads):
             columns = [np.frombuffer(a, dtype=np.int32) for a in (collector._heads, collector._rels, collector._tails)]
             chunks.append((columns[0], columns[1], columns[2]))
-        with open(self.directory / "edges.i32", "ab") as handle:
+        with open(self.directory / EDGES, "ab") as handle:
             for heads, rels, tails in chunks:
-                np.stack((heads, rels, tails), axis=1).astype(np.int32).tofile(handle)
+                rows = np.empty(len(heads), dtype=edge_dtype())
+                rows["head"], rows["relation"], rows["tail"] = heads, rels, tails
+                if base:
+                    rows["head"] += base
+                    rows["tail"] += base
+                rows.tofile(handle)
             _sync(handle, sync)
         collector._edge_chunks.clear()
         collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
         for name, nodes, rels in (
-            ("out_extra.i32", collector._out_extra_nodes, collector._out_extra_rels),
-            ("in_extra.i32", collector._in_extra_nodes, collector._in_extra_rels),
+            (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
+            (IN_EXTRA, collector._in_extra_nodes, collector._in_extra_rels),
         ):
             with open(self.directory / name, "ab") as handle:
-                pairs = np.stack((np.frombuffer(nodes, dtype=np.int32), np.frombuffer(rels, dtype=np.int32)), axis=1)
+                pairs = np.empty(len(nodes), dtype=extra_dtype())
+                pairs["node"], pairs["relation"] = (
+                    np.frombuffer(nodes, dtype=np.int32),
+                    np.frombuffer(rels, dtype=np.int32),
+                )
+                if base:
+                    pairs["node"] += base
                 pairs.tofile(handle)
                 _sync(handle, sync)
         collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
         collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
         with open(self.directory / "literals.bin", "ab") as handle:
-            rows = collector._literal_list if collector._distinct else collector._literal_set
-            handle.write(b"".join(_LITERAL_HEAD.pack(e, r, len(v), len(t)) + v + t for e, r, v, t in rows))
+            literals = collector._literal_list if collector._distinct else collector._literal_set
+            handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
             _sync(handle, sync)
         collector._literal_list.clear()
         collector._literal_set.clear()
@@ -190,7 +268,7 @@ class CollectorSpool:
                 path.unlink()
         base, self._base_offset = int(state.get("entity_base", 0)), int(state.get("entity_base_offset", 0))
         collector._entity_base = base
-        collector._entity = defaultdict(itertools.count(base).__next__)
+        collector._entity = defaultdict(itertools.count().__next__)
         for name, numbers, start, offset in (
             ("entities.log", collector._entity, base, self._base_offset),
             ("relations.log", collector._relation, 0, 0),
@@ -211,9 +289,11 @@ class CollectorSpool:
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
         """Whether the in-memory index write of everything collected fits the budget (no run written)."""
-        edges = (self.directory / "edges.i32").stat().st_size // 12 + collector.rows - collector._flushed_rows
+        edges = (self.directory / EDGES).stat().st_size // EDGE_ROW_BYTES + collector.rows - collector._flushed_rows
         literal_bytes = (self.directory / "literals.bin").stat().st_size
-        literal_rows = len(collector._literal_set) + len(collector._literal_list) + literal_bytes // 24
+        literal_rows = (
+            len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
+        )
         needed = (
             edges * WRITE_EDGE_BYTES
             + literal_rows * WRITE_LITERAL_BYTES
@@ -237,17 +317,19 @@ class CollectorSpool:
                 self.spill_iris(collector)
             collector._spilled = SpilledCollection(self, collector)
             return
-        edges = np.fromfile(self.directory / "edges.i32", dtype=np.int32).reshape(-1, 3)
+        # no run was written (fits): the numbers on disk are the collector's own, below 2**31
+        edges = np.fromfile(self.directory / EDGES, dtype=edge_dtype())
         if len(edges):
-            collector._edge_chunks.insert(0, (edges[:, 0].copy(), edges[:, 1].copy(), edges[:, 2].copy()))
+            head, relation, tail = (edges[column].astype(np.int32) for column in ("head", "relation", "tail"))
+            collector._edge_chunks.insert(0, (head, relation, tail))
         del edges
         for name, nodes, rels in (
-            ("out_extra.i32", collector._out_extra_nodes, collector._out_extra_rels),
-            ("in_extra.i32", collector._in_extra_nodes, collector._in_extra_rels),
+            (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
+            (IN_EXTRA, collector._in_extra_nodes, collector._in_extra_rels),
         ):
-            pairs = np.fromfile(self.directory / name, dtype=np.int32).reshape(-1, 2)
-            nodes.extend(pairs[:, 0].tolist())
-            rels.extend(pairs[:, 1].tolist())
+            pairs = np.fromfile(self.directory / name, dtype=extra_dtype())
+            nodes.extend(pairs["node"].tolist())
+            rels.extend(pairs["relation"].tolist())
         rows = literal_rows((self.directory / "literals.bin").read_bytes())
         if collector._distinct:
             collector._literal_list.extend(rows)

@@ -1,0 +1,326 @@
+"""Memory of ``kga load`` under one fixed ``--memory`` budget as the input grows: ``python -m benchmarks.load_memory``.
+
+Run from the repository root, one size per run, niced (it measures memory, not time: no heavy lock)::
+
+    nice -n 10 .venv/bin/python -m benchmarks.load_memory --memory 1G --sizes 4M
+    nice -n 10 .venv/bin/python -m benchmarks.load_memory --memory 1G --sizes 100M 2> load_memory-100M.log
+
+Each load is ``kga load FILE --store DIR --profile freebase --memory SIZE`` on a
+:mod:`benchmarks.synth_freebase` dump (:mod:`benchmarks.load_scale`'s files and helpers), in a process
+of its own. Every 50 ms the resident memory of each process of its tree is sampled with psutil and
+attributed to a role: the ``loader`` (the ``kga load`` process: Oxigraph's bulk loader runs in it), the
+``index worker`` (``loaders.index_worker``: numbering, spill, the index files) and ``other``. Per load:
+the peak of each role, the peak of the whole tree (summed at one instant), wall time, the store's disk,
+and a timeline (RSS per role and the build directory's disk every ``--every`` seconds), logged as it
+goes (a run that cannot finish still leaves its timeline in the results, marked unfinished).
+
+Results: ``benchmarks/results/load_memory.json`` and ``.md`` (the entry of a size, budget and ``--tag`` is
+replaced by its new run; the others are kept). Times are for the record (niced beside other work), not for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+from benchmarks.load_scale import (
+    DATA_DIR,
+    GIB,
+    SAMPLE_SECONDS,
+    disk_bytes,
+    ensure_data,
+    raw_bytes,
+    read_results,
+    store_parts,
+)
+
+NAME = "load_memory"
+ROLES = ("loader", "index worker", "other")
+ANONYMOUS = tuple(f"{role} anonymous" for role in ROLES)
+"""The anonymous part of each role's resident memory (``RssAnon``: what the process holds itself; the rest of
+its RSS is file pages it maps, such as the spill's memory-mapped arrays, which the kernel may drop)."""
+
+
+def log(message: str) -> None:
+    print(f"[load_memory {time.strftime('%H:%M:%S')} load {os.getloadavg()[0]:.2f}] {message}", file=sys.stderr)
+
+
+def role_of(cmdline: list[str], root: bool) -> str:
+    if root:
+        return "loader"
+    return "index worker" if "loaders.index_worker" in cmdline else "other"
+
+
+def anonymous_bytes(pid: int) -> int:
+    """``RssAnon`` of a process (Linux; 0 elsewhere or once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class RoleSampler:
+    """Resident memory of a process tree, per role (see :func:`role_of`) and summed, sampled on a thread:
+    the peaks (of RSS, and of its anonymous part), and the latest sample for the timeline."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self._root = psutil.Process(pid)
+        self._roles: dict[int, str] = {}
+        self.peaks = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
+        self.tree_peak = self.tree_anonymous_peak = 0
+        self.latest = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        import psutil
+
+        try:
+            processes = [self._root, *self._root.children(recursive=True)]
+        except psutil.Error:
+            return
+        now = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
+        for process in processes:
+            try:
+                role = self._roles.get(process.pid)
+                if role is None:
+                    role = self._roles[process.pid] = role_of(process.cmdline(), process.pid == self._root.pid)
+                now[role] += process.memory_info().rss
+                now[f"{role} anonymous"] += anonymous_bytes(process.pid)
+            except psutil.Error:
+                continue
+        self.latest = now
+        for measure, found in now.items():
+            self.peaks[measure] = max(self.peaks[measure], found)
+        self.tree_peak = max(self.tree_peak, sum(now[role] for role in ROLES))
+        self.tree_anonymous_peak = max(self.tree_anonymous_peak, sum(now[name] for name in ANONYMOUS))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(SAMPLE_SECONDS)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespace, entry: dict[str, Any]) -> None:
+    """One ``kga load`` of ``data`` into the fresh ``target`` under ``--memory memory``, its figures written
+    into ``entry`` as they come (the timeline every ``args.every`` seconds, saved each time)."""
+    shutil.rmtree(target, ignore_errors=True)
+    command = [sys.executable, "-m", "kg_adapters.cli", "load", str(data), "--store", str(target)]
+    command += ["--profile", "freebase", "--json", "--memory", memory, *args.kga_args.split()]
+    timeline: list[dict[str, Any]] = []
+    entry.update(finished=False, timeline=timeline, load_before=os.getloadavg()[0])
+    code = Path(args.code) if args.code else common.REPO_ROOT
+    environment = {**os.environ, "PYTHONPATH": str(code)} if args.code else None
+    cpu_before = children_cpu_seconds()
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=code, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sampler = RoleSampler(process.pid)
+    output: dict[str, bytes] = {}
+    readers = [
+        threading.Thread(target=lambda name=name, stream=stream: output.update({name: stream.read()}), daemon=True)
+        for name, stream in (("out", process.stdout), ("err", process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        while process.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=args.every)
+            seconds = time.perf_counter() - started
+            if seconds > args.timeout:
+                process.kill()
+                raise RuntimeError(f"the load ran past --timeout {args.timeout:.0f} s")
+            point = {
+                "seconds": round(seconds, 1),
+                **sampler.latest,
+                "disk_bytes": building_bytes(target),
+                "load": os.getloadavg()[0],
+            }
+            timeline.append(point)
+            entry.update(
+                peaks=dict(sampler.peaks),
+                tree_peak_rss_bytes=sampler.tree_peak,
+                tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
+                seconds=seconds,
+            )
+            log(
+                f"  {seconds:7.0f} s: loader {point['loader'] / GIB:.2f} GiB, worker {point['index worker'] / GIB:.2f} "
+                f"GiB, tree peak {sampler.tree_peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
+            )
+            args.save()
+    finally:
+        sampler.stop()
+        for reader in readers:
+            reader.join()
+    seconds = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"kga load failed ({process.returncode}):\n{output.get('err', b'').decode()[-3000:]}")
+    report = json.loads(output["out"].decode().strip().splitlines()[-1])
+    entry.update(
+        finished=True,
+        seconds=seconds,
+        peaks=dict(sampler.peaks),
+        tree_peak_rss_bytes=sampler.tree_peak,
+        tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
+        load_after=os.getloadavg()[0],
+        cpu_seconds=children_cpu_seconds() - cpu_before,
+        disk_bytes=disk_bytes(target),
+        parts=store_parts(target),
+        store_triples=report["store_triples"],
+        date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        source=args.source,
+    )
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's ended children and their waited-for descendants: a
+    load's CPU, which other work on the machine changes far less than its wall time."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def building_bytes(target: Path) -> int:
+    """Disk of ``target`` and of the build directories beside it (a load builds in a sibling)."""
+    return sum(disk_bytes(item) for item in target.parent.iterdir() if target.name in item.name)
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = [
+        "# Memory of `kga load` under one budget as the input grows",
+        "",
+        "`python -m benchmarks.load_memory --memory SIZE --sizes SIZE`, niced beside other work: peak resident",
+        "memory of each process of the load (sampled every 50 ms): the loader (the `kga load` process, where",
+        "Oxigraph's bulk loader runs), the index worker (numbering, spill, index files), and the whole tree",
+        "(summed at one instant). Each figure is the peak RSS, then in brackets the peak of its anonymous part",
+        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as the spill's",
+        "memory-mapped arrays, which the kernel drops under pressure). Time and disk are for the record",
+        "(niced, on 2 shared cores); CPU is the user and system seconds of the load's processes.",
+        "",
+    ]
+    rows = []
+    for entry in sorted(results["sizes"].values(), key=lambda found: (found["tag"], found["memory"], found["triples"])):
+        peaks = entry.get("peaks", {})
+
+        def both(rss: float, anonymous: float | None) -> str:
+            return f"{rss / GIB:.2f} GiB" + ("" if anonymous is None else f" ({anonymous / GIB:.2f})")
+
+        rows.append(
+            [
+                entry["label"],
+                f"`--memory {entry['memory']}`" + (f" ({entry['tag']})" if entry["tag"] else ""),
+                both(peaks.get("loader", 0), peaks.get("loader anonymous")),
+                both(peaks.get("index worker", 0), peaks.get("index worker anonymous")),
+                both(entry.get("tree_peak_rss_bytes", 0), entry.get("tree_peak_anonymous_bytes")),
+                f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
+                f"{entry['cpu_seconds']:,.0f} s" if "cpu_seconds" in entry else "-",
+                f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
+                f"{(entry.get('load_before', 0) + entry.get('load_after', entry.get('load_before', 0))) / 2:.1f}",
+                entry.get("date", "-"),
+            ]
+        )
+    headers = [
+        "size",
+        "budget",
+        "loader peak",
+        "index worker peak",
+        "tree peak",
+        "time",
+        "CPU",
+        "disk",
+        "load",
+        "measured",
+    ]
+    lines.append(common.markdown_table(headers, rows))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks import scale
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="4M", help="comma-separated sizes (1M, 4M, 16M, 100M)")
+    parser.add_argument("--memory", required=True, help="kga load's memory budget for every size, e.g. 1G")
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
+    parser.add_argument("--work-dir", default=str(common.REPO_ROOT / ".kga" / "bench" / "load_memory"))
+    parser.add_argument("--kga-args", default="", help="extra kga load arguments")
+    parser.add_argument("--every", type=float, default=10.0, help="seconds between timeline points")
+    parser.add_argument("--timeout", type=float, default=3 * 3600)
+    parser.add_argument("--tag", default="", help="names the code measured (a row of its own, e.g. 'before')")
+    parser.add_argument("--code", help="a checkout whose kga load is measured (default: this one), e.g. main's")
+    parser.add_argument("--keep", action="store_true", help="keep the store (default: removed after)")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    args.source = common.source_fingerprint(
+        "kg_adapters", "loaders", root=Path(args.code) if args.code else common.REPO_ROOT
+    )
+    mine: dict[str, Any] = {}
+    """The entries this run measures (by key): written into the file as it is then (runs of other sizes
+    may be writing it at the same time)."""
+
+    def save() -> dict[str, Any]:
+        results = read_results(NAME)
+        results["sizes"].update(mine)
+        results["machine"] = common.machine_info(("pyoxigraph", "psutil", "kg-adapters"))
+        if not args.no_write:
+            common.write_results(NAME, results, render(results))
+        return results
+
+    args.save = save
+    for text in args.sizes.split(","):
+        triples = scale.parse_size(text)
+        label = scale.size_label(triples)
+        data, _queries = ensure_data(triples, Path(args.data_dir))
+        entry: dict[str, Any] = {
+            "label": label,
+            "triples": triples,
+            "memory": args.memory,
+            "tag": args.tag,
+            "data": str(data),
+            "data_bytes": data.stat().st_size,
+            "raw_bytes": raw_bytes(data),
+        }
+        mine[" ".join(filter(None, (label, args.memory, args.tag)))] = entry
+        target = Path(args.work_dir) / f"kga-{label}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        log(f"{label}: {data} ({data.stat().st_size / 2**20:,.0f} MiB) with --memory {args.memory}")
+        try:
+            measured_load(data, target, args.memory, args, entry)
+        finally:
+            save()
+            if not args.keep:
+                shutil.rmtree(target, ignore_errors=True)
+        peaks = entry["peaks"]
+        log(
+            f"{label}: loader {peaks['loader'] / GIB:.2f} GiB, index worker {peaks['index worker'] / GIB:.2f} GiB, "
+            f"tree {entry['tree_peak_rss_bytes'] / GIB:.2f} GiB, {entry['seconds']:.0f} s, "
+            f"{entry['disk_bytes'] / 2**20:,.0f} MiB"
+        )
+    print(render(save()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

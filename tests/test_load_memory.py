@@ -1,0 +1,263 @@
+"""A load's memory budget covers Oxigraph's bulk loader too: ``kga load --memory`` is split between it and
+the traversal index's collector (:func:`kg_adapters.budgets.load_memory`), and a stream of N-Triples is
+cut into bulk loads that hold at most Oxigraph's share (``loaders.rdf._Segment``), with the same store,
+and the same resume after kill -9, as one long bulk load. The collector's entity numbers, counted once
+per spilled run, are int64 on disk (they pass 2**31 on full Freebase); the index's own int32 numbers are
+guarded by :class:`~kg_adapters.errors.IndexTooLarge`, raised before any index file is written."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyoxigraph as ox
+import pytest
+from test_load_resume import build_dir, freebase_lines, store_answers, write_dump
+
+from kg_adapters.budgets import BULK_LOAD_CEILING, DEFAULT_MEMORY, MIN_MEMORY, LoadMemory, load_memory
+from kg_adapters.errors import IndexTooLarge, InvalidTermError
+from kg_adapters.index.build import TripleCollector, build_index
+from kg_adapters.index.spool import (
+    EDGES,
+    OUT_EXTRA,
+    CollectorSpool,
+    NumberLimits,
+    edge_dtype,
+    extra_dtype,
+    literal_rows,
+)
+from kg_adapters.profiles import get_profile
+from loaders import load_files, rdf
+from loaders.core import segment_bytes
+from loaders.report import SkipLog
+from loaders.testing.kill import load_killed_at
+
+NS = "http://rdf.freebase.com/ns/"
+
+
+def test_a_load_budget_is_split_between_oxigraph_and_the_index() -> None:
+    assert load_memory(DEFAULT_MEMORY) == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=4 << 30)
+    assert load_memory("1G") == LoadMemory(bulk_load=512 << 20, index=512 << 20)
+    assert load_memory("16G") == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=(16 << 30) - BULK_LOAD_CEILING)
+    assert load_memory(MIN_MEMORY) == LoadMemory(bulk_load=MIN_MEMORY // 2, index=MIN_MEMORY // 2)
+    with pytest.raises(InvalidTermError, match="memory must be a size"):
+        load_memory("1.5G")
+
+
+def test_a_segment_is_capped_only_below_oxigraphs_own_ceiling() -> None:
+    """Inputs read at once share Oxigraph's part; at its own ceiling or more a segment is not cut."""
+    assert segment_bytes(load_memory(DEFAULT_MEMORY), 1) is None
+    assert segment_bytes(load_memory("1G"), 1) == 512 << 20
+    assert segment_bytes(load_memory("1G"), 2) == 256 << 20
+    assert segment_bytes(load_memory(DEFAULT_MEMORY), 2) == BULK_LOAD_CEILING // 2
+
+
+class CountedStore:
+    """A real store that also records the statements of each bulk load it is handed (one stream each)."""
+
+    def __init__(self) -> None:
+        self.store = ox.Store()
+        self.loads: list[tuple[int, int]] = []
+        """(statements, bytes of text) of each bulk load."""
+
+    def bulk_load_pieces(self, texts: Iterator[bytes]) -> None:
+        pieces: list[bytes] = []
+
+        def seen() -> Iterator[bytes]:
+            for text in texts:
+                pieces.append(text)
+                yield text
+
+        self.store.bulk_load(rdf.PieceStream(seen()), ox.RdfFormat.N_TRIPLES)  # type: ignore[arg-type]
+        text = b"".join(pieces)
+        self.loads.append((text.count(b"\n"), len(text)))
+
+    def bulk_load(self, input: bytes, format: ox.RdfFormat) -> None:
+        self.store.bulk_load(input, format)
+
+    def bulk_extend(self, quads: Any) -> None:
+        self.store.bulk_extend(quads)
+
+    def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
+        return self.store.contains_named_graph(graph_name)
+
+
+def iri_lines(count: int) -> list[str]:
+    """Entity edges and names only (no blank node: blank-node pieces end a stream on their own)."""
+    return [
+        f'<{NS}m.0{i % 700}> <{NS}type.object.name> "n {i}"@en .'
+        if i % 5 == 0
+        else f"<{NS}m.0{i % 700}> <{NS}r.p{i % 9}> <{NS}m.0{(i * 7) % 701}> ."
+        for i in range(count)
+    ]
+
+
+def test_a_capped_stream_is_cut_into_bulk_loads_that_fit_and_stores_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_dump(tmp_path / "in.nt", iri_lines(6000))
+    monkeypatch.setattr(rdf, "CHUNK_BYTES", 8000)  # pieces of about a hundred lines
+    outcomes = {}
+    for cap in (None, 200_000):
+        sink = CountedStore()
+        read = rdf.load_file(
+            sink,
+            str(path),
+            "nt",
+            log=SkipLog(lenient=False),
+            converter=None,
+            progress=lambda _: None,
+            segment_bytes=cap,
+        )
+        outcomes[cap] = (read, sorted(map(str, sink.store)), sink.loads)
+    uncapped, capped = outcomes[None], outcomes[200_000]
+    assert [lines for lines, _bytes in uncapped[2]] == [6000]  # one stream: one bulk load
+    assert capped[0] == uncapped[0] == 6000 and capped[1] == uncapped[1]
+    assert len(capped[2]) > 5 and sum(lines for lines, _bytes in capped[2]) == 6000
+    piece = rdf.bulk_load_bytes(120, 8200)  # one piece (about 8000 bytes of whole lines), at most
+    assert all(rdf.bulk_load_bytes(lines, size) <= 200_000 + piece for lines, size in capped[2])
+
+
+@pytest.mark.parametrize("point", ["read:4", "read:25", "checkpoint:3"])
+def test_a_load_cut_to_a_small_budget_killed_then_resumed_gives_the_same_store(tmp_path: Path, point: str) -> None:
+    """Under a budget that cuts each input into many bulk loads, a load killed between two checkpoints
+    (in mid-stream, or at one) resumes from the last checkpoint to the store an uninterrupted load gives."""
+    directory = tmp_path / "inputs"
+    directory.mkdir()
+    paths = [
+        str(write_dump(directory / "part-1.nt.gz", iri_lines(5000))),
+        str(write_dump(directory / "part-2.nt", freebase_lines(2500, seed=3))),
+    ]
+    reference = tmp_path / "reference"
+    load_files(paths, str(reference), profile="freebase", progress=False)
+    store = tmp_path / "store"
+    killed = load_killed_at(
+        point,
+        chunk_bytes=20_000,
+        checkpoint_seconds=0 if point.startswith("checkpoint") else 3600,
+        paths=paths,
+        store=store,
+        profile="freebase",
+        memory="1M",
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not store.exists() and build_dir(store).exists()
+    load_files(paths, str(store), profile="freebase", progress=False, memory="1M")
+    assert store_answers(store) == store_answers(reference)
+
+
+def numbered_text(entities: int, start: int = 0) -> bytes:
+    lines = []
+    for i in range(start, start + entities):
+        lines.append(f"<{NS}m.{i}> <{NS}r.p{i % 3}> <{NS}m.{(i * 7) % entities}> .")
+        lines.append(f'<{NS}m.{i}> <{NS}type.object.name> "name {i}"@en .')
+        lines.append(f"<{NS}m.{i}> <{NS}r.b> _:b{i} .")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_entity_numbers_past_2_31_are_written_exactly(tmp_path: Path) -> None:
+    """A collector whose run starts past 2**31 (IRIs counted again in every run: full Freebase gets there)
+    numbers in int32 from 0, and the spool writes each number as the load's own, in int64."""
+    base = 2**31 + 7
+    spool = CollectorSpool(tmp_path / "spool")
+    collector = TripleCollector()
+    spool.restore(collector, {"entity_base": base, "entity_base_offset": 0})
+    collector.add_rdf(numbered_text(50), ox.RdfFormat.N_TRIPLES)
+    spool.flush(collector)
+    iris = (tmp_path / "spool" / "entities.log").read_bytes().split(b"\n")[:-1]
+
+    def iri(number: int) -> str:
+        assert number >= base
+        return iris[number - base].decode()
+
+    edges = np.fromfile(tmp_path / "spool" / EDGES, dtype=edge_dtype())
+    assert len(edges) == 50
+    assert {(iri(int(row["head"])), iri(int(row["tail"]))) for row in edges} == {
+        (f"{NS}m.{i}", f"{NS}m.{(i * 7) % 50}") for i in range(50)
+    }
+    extras = np.fromfile(tmp_path / "spool" / OUT_EXTRA, dtype=extra_dtype())
+    assert sorted(iri(int(node)) for node in extras["node"]) == sorted(2 * [f"{NS}m.{i}" for i in range(50)])
+    names = literal_rows((tmp_path / "spool" / "literals.bin").read_bytes())
+    assert {(iri(entity), value) for entity, _relation, value, _tag in names} == {
+        (f"{NS}m.{i}", f"name {i}".encode()) for i in range(50)
+    }
+
+
+def collected(tmp_path: Path, text: bytes, *, memory: int, limits: NumberLimits) -> TripleCollector:
+    """A collector fed ``text`` in chunks, with its spool (reloaded: ready to write)."""
+    spool = CollectorSpool(tmp_path / "spool", memory=memory, limits=limits)
+    collector = TripleCollector()
+    spool.restore(collector, None)
+    lines = text.split(b"\n")
+    for start in range(0, len(lines), 60):
+        collector.add_rdf(b"\n".join(lines[start : start + 60]), ox.RdfFormat.N_TRIPLES)
+    spool.reload(collector)
+    return collector
+
+
+def traversal_files(version: Path) -> dict[str, bytes]:
+    return {item.name: item.read_bytes() for item in sorted((version / "traversal").iterdir())}
+
+
+def test_runs_written_at_the_run_number_limit_give_the_same_index(tmp_path: Path) -> None:
+    """The entity dict is written out as a run at its number limit (int32 in memory), whatever the
+    budget; the index is the one written in memory."""
+    text = numbered_text(400)
+    profile = get_profile("freebase")
+    versions = {}
+    for name, limits in (("memory", NumberLimits()), ("runs", NumberLimits(run=90))):
+        work = tmp_path / name
+        work.mkdir()
+        collector = collected(work, text, memory=DEFAULT_MEMORY, limits=limits)
+        if name == "runs":
+            assert collector._spool is not None and collector._spool.runs >= 4
+            assert collector._entity_base > 400  # IRIs met again in later runs: counted again
+        versions[name] = work / "version"
+        versions[name].mkdir()
+        build_index(None, versions[name], profile, collected=collector)
+    assert traversal_files(versions["runs"]) == traversal_files(versions["memory"])
+
+
+def test_more_entities_than_the_index_numbers_are_refused_before_any_file(tmp_path: Path) -> None:
+    limits = NumberLimits(run=90, entities=299)  # runs: the index is written from them
+    collector = collected(tmp_path, numbered_text(300), memory=MIN_MEMORY, limits=limits)
+    version = tmp_path / "version"
+    version.mkdir()
+    with pytest.raises(IndexTooLarge, match="more than 299 distinct entities"):
+        build_index(None, version, get_profile("freebase"), collected=collector)
+    assert list(version.iterdir()) == []  # nothing written, not even a temporary directory
+
+
+def test_more_relations_than_the_index_numbers_are_refused_as_they_come(tmp_path: Path) -> None:
+    spool = CollectorSpool(tmp_path / "spool", limits=NumberLimits(relations=10))
+    collector = TripleCollector()
+    spool.restore(collector, None)
+    text = "".join(f"<{NS}m.{i}> <{NS}r.p{i}> <{NS}m.{i + 1}> .\n" for i in range(12)).encode()
+    with pytest.raises(IndexTooLarge, match="more than 10 distinct relations"):
+        collector.add_rdf(text, ox.RdfFormat.N_TRIPLES)
+
+
+def test_kga_index_takes_a_memory_budget_and_writes_the_same_index(tmp_path: Path) -> None:
+    """``kga index --memory``: parsed and checked as ``kga load --memory``; under a tiny budget the store
+    read back spills (20,000 triples take more than 1M to write in memory), and the files are those the
+    load wrote."""
+    import subprocess
+    import sys
+
+    from kg_adapters import store_layout
+
+    store = tmp_path / "store"
+    load_files([str(write_dump(tmp_path / "in.nt", freebase_lines(20_000)))], str(store), profile="freebase")
+    version = store_layout.version_dir(store, store_layout.read_manifest(store))
+    written = traversal_files(version)
+    kga = [sys.executable, "-m", "kg_adapters.cli", "index", "--store", str(store)]
+    refused = subprocess.run([*kga, "--memory", "1.5G"], capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "memory must be a size" in refused.stderr
+    assert traversal_files(version) == written
+    shown = subprocess.run([*kga, "--help"], capture_output=True, text=True, timeout=300, check=True).stdout
+    assert "--memory" in shown and "spill to disk" in shown
+    subprocess.run([*kga, "--memory", "1M"], capture_output=True, text=True, timeout=300, check=True)
+    assert traversal_files(version) == written
