@@ -79,9 +79,6 @@ class Beam:
     score: float
     promise: float = 0.0
     """The best relation path this path opens (:func:`reasoning.lookahead.lookahead_scores`)."""
-    own: float = 0.0
-    """How well this path's relations alone state the question (the same alignment)."""
-
     walked: Direction = "out"
     """The direction the last hop was walked in."""
 
@@ -258,13 +255,10 @@ class FiDeLiS(KGReasoner):
                 strict=True,
             )
         )
-        chains = list(dict.fromkeys(step.relations for step in steps))
-        own = dict(zip(chains, own_scores(search.judge, search.relations, chains, whole=False), strict=True))
         scored = []
         for step in steps:
             weight = 1.0 - INVERSE_COST if step.walked == "in" else 1.0
-            promise, level = ahead[hops[step]] * weight, own[step.relations] * weight
-            scored.append(replace(step, promise=promise, own=level))
+            scored.append(replace(step, promise=ahead[hops[step]] * weight))
         return scored
 
     def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:

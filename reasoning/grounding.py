@@ -226,11 +226,6 @@ def chain_scores(
     return own_scores(judge, relation_names, paths, whole=whole)
 
 
-def calibrated_levels(judge: Judge, scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
-    """Each fact's score in the judge's calibrated units less the cost of its chain's length."""
-    return path_levels(judge.calibrated(scores), facts)
-
-
 def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
     """Each fact's path score less the cost of its chain's length and of its hops walked against their
     edges (:func:`reasoning.relevance.path_cost`): a longer or backward chain must state the question

@@ -192,7 +192,7 @@ class R3(KGReasoner):
             new = [
                 fact for fact in self._retrieve(run, frontier, reached, names, outcome.wanted) if fact.chain not in pool
             ]
-            fresh = self._prune(run, judge, axiom, new, names)
+            fresh = self._prune(run, judge, relation_names, axiom, new, names)
             for fact in fresh:
                 pool[fact.chain] = fact
                 if isinstance(fact.end, str) and fact.end not in anchors:
@@ -248,14 +248,16 @@ class R3(KGReasoner):
         fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
         return facts
 
-    def _prune(self, run: Run, judge: Judge, axiom: str, facts: list[Fact], names: Names) -> list[Fact]:
+    def _prune(
+        self, run: Run, judge: Judge, relation_names: RelationNames, axiom: str, facts: list[Fact], names: Names
+    ) -> list[Fact]:
         """The facts of the ``top_k`` relation paths that best state the question and axiom (path scores,
         :func:`reasoning.grounding.chain_scores`, less the cost of extra and backward hops; every fact along
         one path scores alike, so a cut by fact would keep an arbitrary part of one busy path and crowd out
         the rest), plus the LLM's picks among the next paths' facts."""
         if not facts:
             return []
-        levels = path_levels(chain_scores(judge, RelationNames(run.kg), facts), facts)
+        levels = path_levels(chain_scores(judge, relation_names, facts), facts)
         paths = _paths_by_level(facts, levels)
         keep = [i for path in paths[: self.top_k] for i in path]
         candidates = [i for path in paths[self.top_k :] for i in path][: self.llm_candidates]

@@ -123,6 +123,7 @@ def test_no_chain_walks_straight_back(kg: KnowledgeGraph, scorer: Scorer) -> Non
     answer = R3(kg, scorer=scorer).answer(
         Question(id="q", question="Who else has the country of citizenship of Zenda?", q_entity=("Q17",))
     )
+    assert answer.reasoning_paths
     for path in answer.reasoning_paths:
         relations = [edge.relation for edge in path]
         assert all(a != b for a, b in itertools.pairwise(relations)), relations
