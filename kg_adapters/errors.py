@@ -130,3 +130,16 @@ class UnknownBackendError(KGError):
 
 class MissingDependency(KGError):
     """An optional extra that a feature needs is not installed; the message holds the install command."""
+
+
+def error_named(name: object, message: str, *, within: type[KGError] = KGError) -> KGError:
+    """The error another process reported by class name, as that class when it is one of ours under
+    ``within`` (and takes a message alone), else a :class:`BackendError`: a worker's typed errors
+    cross the process boundary typed."""
+    kind = globals().get(name) if isinstance(name, str) else None
+    if isinstance(kind, type) and issubclass(kind, within):
+        try:
+            return kind(message)
+        except TypeError:  # a class with other required arguments
+            pass
+    return BackendError(message)

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.commands import Command, emit
-from kg_adapters.errors import BackendError, IndexTooLarge, LoadError
+from kg_adapters.errors import BackendError, LoadError, error_named
 from kg_adapters.rdf_guard import PARSER_BUFFER
 
 if TYPE_CHECKING:
@@ -518,8 +518,8 @@ def _widen_pipe(stream: IO[bytes]) -> None:
 def _failure(answer: dict[str, Any], status: int | None) -> BackendError:
     error = answer.get("error")
     if isinstance(error, dict):
-        kind = IndexTooLarge if error.get("type") == IndexTooLarge.__name__ else BackendError  # kept typed
-        return kind(f"the traversal index worker failed: {error.get('type')}: {error.get('message')}")
+        message = f"the traversal index worker failed: {error.get('type')}: {error.get('message')}"
+        return cast(BackendError, error_named(error.get("type"), message, within=BackendError))  # kept typed
     return BackendError(f"the traversal index worker stopped without an answer (exit status {status})")
 
 

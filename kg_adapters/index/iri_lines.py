@@ -52,7 +52,8 @@ class IriLines:
 
 def split_iri_lines(data: bytes) -> IriLines | None:
     """The IRI-to-IRI lines of N-Triples ``data`` (see :class:`IriLines`); None when two different
-    IRIs of one chunk hashed alike (the caller splits it the slow way: never in practice).
+    IRIs of one chunk share the hash bits compared (the high bits: the low ones hold positions), and the
+    caller splits it the slow way: rare, and exact either way.
 
     A line is split when it reads ``<X> <Y> <Z> .`` with exactly three ``>`` and no backslash: in a
     line Oxigraph accepts (the load fails otherwise) an IRI then holds no ``<``, ``>`` or escape."""

@@ -263,13 +263,7 @@ def pool_for(graphs: CurrentGraph, size: int) -> WorkerPool | None:
 
 def _error(name: str, message: str) -> KGError:
     """The error a worker reported, as its own class when it is one of ours."""
-    kind = getattr(errors, name, None)
-    if isinstance(kind, type) and issubclass(kind, KGError):
-        try:
-            return kind(message)
-        except TypeError:  # a class with other required arguments
-            pass
-    return BackendError(message)
+    return errors.error_named(name, message)
 
 
 # -- the worker process ----------------------------------------------------------------------------------
