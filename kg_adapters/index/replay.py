@@ -187,55 +187,53 @@ def _blank_stand_ins(
     """Triples with fresh blank nodes that give the collector what the old ones gave it: each (entity,
     relation) with a blank-node object that has no literal object of that relation, each one with a
     blank-node subject, every relation no other triple names, then blank-to-blank triples up to the
-    recorded count (the index keeps no more of them)."""
+    recorded count (the index keeps no more of them). A block of entities at a time."""
     import numpy as np
 
-    names = index.name_from_file
     width = index.width
-    literal_keys = _keys(index, "literal_start", "literal_rel", width)
     used = np.zeros(width, dtype=bool)
-    used[index.array("out_rel")] = True
-    used[index.array("literal_rel")] = True
+    for column in ("out_rel", "literal_rel"):
+        rows = index.array(column)
+        for lo in range(0, rows.size, 1 << 22):
+            used[np.unique(rows[lo : lo + (1 << 22)])] = True
     stand_ins = 0
-    for start, column, blank_object in (
-        ("out_extra_start", "out_extra_rel", True),
-        ("in_extra_start", "in_extra_rel", False),
-    ):
-        keys = _keys(index, start, column, width)
-        if blank_object:
-            keys = keys[~np.isin(keys, literal_keys)]
-        used[(keys % width)] = True
-        for lo in range(0, keys.size, CHUNK_TRIPLES):
-            block = keys[lo : lo + CHUNK_TRIPLES].tolist()
-            if blank_object:
+    for side, pattern in (("out", b"<%s> <%s> _:b%d .\n"), ("in", b"_:b%d <%s> <%s> .\n")):
+        starts = index.array(f"{side}_extra_start")
+        for first, last in _blocks(starts):
+            keys = _block_keys(index, f"{side}_extra", first, last)
+            if side == "out":  # those with a literal object of the relation may have no blank one
+                keys = keys[~np.isin(keys, _block_keys(index, "literal", first, last))]
+            used[keys % width] = True
+            spelled = {number: entity(index.name_from_file(number)) for number in np.unique(keys // width).tolist()}
+            if side == "out":
                 lines = [
-                    b"<%s> <%s> _:b%d .\n" % (entity(names(key // width)), relations[key % width], n)
-                    for n, key in enumerate(block)
+                    pattern % (spelled[key // width], relations[key % width], n) for n, key in enumerate(keys.tolist())
                 ]
             else:
                 lines = [
-                    b"_:b%d <%s> <%s> .\n" % (n, relations[key % width], entity(names(key // width)))
-                    for n, key in enumerate(block)
+                    pattern % (n, relations[key % width], spelled[key // width]) for n, key in enumerate(keys.tolist())
                 ]
             stand_ins += len(lines)
             yield b"".join(lines), len(lines)
     unused = np.flatnonzero(~used[: len(relations)]).tolist()
-    left = index.blank_edges - stand_ins
-    padding = [*unused, *[0] * max(left - len(unused), 0)][: max(left, len(unused))]
-    for lo in range(0, len(padding), CHUNK_TRIPLES):
+    left = max(index.blank_edges - stand_ins, len(unused))
+    for lo in range(0, left, CHUNK_TRIPLES):
         lines = [
-            b"_:s%d <%s> _:o%d .\n" % (n, relations[rel], n) for n, rel in enumerate(padding[lo : lo + CHUNK_TRIPLES])
+            b"_:s%d <%s> _:o%d .\n" % (n, relations[unused[n] if n < len(unused) else 0], n)
+            for n in range(lo, min(lo + CHUNK_TRIPLES, left))
         ]
         yield b"".join(lines), len(lines)
 
 
-def _keys(index: TraversalIndex, start: str, column: str, width: int) -> Any:
-    """``node * width + relation`` of each row of a per-node relation column, in order."""
+def _block_keys(index: TraversalIndex, name: str, first: int, last: int) -> Any:
+    """``node * width + relation`` of the rows of entities ``[first, last)`` in the per-node relation
+    column ``{name}_rel`` (see ``layout.COLUMNS``)."""
     import numpy as np
 
-    starts = index.array(start)
-    nodes = np.repeat(np.arange(starts.size - 1, dtype=np.int64), np.diff(starts))
-    return nodes * width + index.array(column).astype(np.int64)
+    starts = index.array(f"{name}_start")
+    lo, hi = int(starts[first]), int(starts[last])
+    nodes = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(starts[first : last + 1]))
+    return nodes * index.width + index.array(f"{name}_rel")[lo:hi].astype(np.int64)
 
 
 def _blocks(starts: Any) -> Iterator[tuple[int, int]]:
