@@ -14,6 +14,7 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
+from test_index_spill import TINY, spill_lines
 from test_load_resume import BLANK_SCOPE, build_dir, freebase_lines, killed_load, store_answers, write_dump
 
 import loaders.indexing
@@ -223,4 +224,24 @@ def test_an_append_killed_in_its_index_phase_resumes_to_the_same_indexes(point: 
     assert report.appended and report.index_source == FROM_PREVIOUS_INDEX
     assert report.resumed == (point != "read:1")
     load_files([str(first), str(second)], str(at_once), profile="freebase", progress=False)
+    assert store_answers(store) == store_answers(at_once)
+
+
+@pytest.mark.parametrize("collector", ["thread", "worker"])
+def test_an_append_over_its_memory_budget_replays_into_spilled_runs(
+    collector: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a tiny ``--memory`` the previous index replayed spills with the part's triples (sorted runs,
+    external sorts): the indexes are still those of one load of both parts under the default budget."""
+    monkeypatch.setattr(loaders.indexing, "WORKER_MIN_BYTES", 0 if collector == "worker" else 1 << 62)
+    first, second = spill_lines(12_000), spill_lines(8_000, seed=4)
+    paths = [
+        str(write_dump(tmp_path / "first.nt", first)),
+        str(write_dump(tmp_path / "second.nt", second + first[:2000])),
+    ]
+    store, at_once = tmp_path / "store", tmp_path / "at-once"
+    load_files(paths[:1], str(store), profile="freebase", progress=False)
+    report = load_files(paths[1:], str(store), profile="freebase", progress=False, memory=TINY)
+    assert report.index_source == FROM_PREVIOUS_INDEX
+    load_files(paths, str(at_once), profile="freebase", progress=False)
     assert store_answers(store) == store_answers(at_once)
