@@ -142,13 +142,18 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     same = indexes_of(kept["replay"]) == indexes_of(kept["read back"])
     for store in kept.values():
         shutil.rmtree(store, ignore_errors=True)
+    return summary(args, runs, same)
+
+
+def summary(args: argparse.Namespace, runs: dict[str, list[dict[str, Any]]], same: bool) -> dict[str, Any]:
+    """The results of the rounds in ``runs`` (``same``: whether both paths wrote the same indexes)."""
     wall = {path: common.median([run["wall"] for run in runs[path]]) for path in PATHS}
     cpu = {path: common.median([run["cpu"] for run in runs[path]]) for path in PATHS}
     return {
         "benchmark": NAME,
         "base": str(args.base),
         "part": str(args.part),
-        "rounds": args.rounds,
+        "rounds": len(runs["replay"]),
         "runs": runs,
         "median_wall": wall,
         "median_cpu": cpu,
