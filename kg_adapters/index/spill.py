@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kg_adapters.errors import BackendError, IndexTooLarge
-from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
+from kg_adapters.index.number_map import NumberMap, NumberMapWriter, read_block
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,15 +175,6 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             yield chunk
 
 
-def read_block(path: Path, dtype: Any, start: int, count: int) -> Any:
-    """``count`` values of ``dtype`` from ``start`` of a raw file, read into memory: a memory map would
-    keep every page read resident (and counted in the process's RSS) until it is closed."""
-    import numpy as np
-
-    itemsize = np.dtype(dtype).itemsize
-    return np.fromfile(path, dtype=dtype, count=count, offset=start * itemsize)
-
-
 def distinct(ordered: Any) -> Any:
     """A sorted array without its repeats."""
     import numpy as np
@@ -197,7 +188,8 @@ def distinct(ordered: Any) -> Any:
 
 
 class _ArrayFile:
-    """A raw file an array is appended to chunk by chunk, then read back memory-mapped."""
+    """A raw file an array is appended to chunk by chunk (never written through a memory map: the pages
+    written would stay resident), then handed on memory-mapped (:func:`_mapped`), read a block at a time."""
 
     def __init__(self, path: Path, dtype: Any) -> None:
         self.path, self.dtype, self.size = path, dtype, 0
@@ -209,13 +201,22 @@ class _ArrayFile:
         np.asarray(values, dtype=self.dtype).tofile(self._handle)
         self.size += len(values)
 
-    def array(self) -> Any:
-        import numpy as np
-
+    def close(self) -> None:
         self._handle.close()
-        if not self.size:
-            return np.zeros(0, dtype=self.dtype)
-        return np.memmap(self.path, dtype=self.dtype, mode="r", shape=(self.size,))
+
+    def array(self) -> Any:
+        self.close()
+        return _mapped(self.path, self.dtype)
+
+
+def _mapped(path: Path, dtype: Any) -> Any:
+    """The raw array file at ``path`` memory-mapped (read by the index's writer a block at a time, from
+    the file: :func:`kg_adapters.index.emit._block`), or an empty array."""
+    import numpy as np
+
+    if not path.stat().st_size:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
 
 
 class SpilledCollection:
@@ -230,24 +231,26 @@ class SpilledCollection:
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
+        self.map_bytes = memory // 8
+        """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
+        self.windows_written = 0
+        """Windows of such maps written from spooled pairs (0: every map fitted its share in memory)."""
         self.fan_in = max(self.merge_bytes // (_CHUNK * _ITEM_BYTES), 4)
         self._unique: int | None = None
 
     # -- numbering ---------------------------------------------------------------------------------
-    def _numbered(self) -> Any:
-        """Merges the IRI runs once: (distinct IRIs, in IRI order, to ``iris.run``) and returns the
-        map of every first number to its IRI's place in that order."""
+    def _numbered(self) -> Path:
+        """Merges the IRI runs once: the distinct IRIs, in IRI order, to ``iris.run``, and the map of every
+        first number to its IRI's place in that order (``local_to_unique.map``, a :class:`NumberMap`)."""
         import numpy as np
-        from numpy.lib.format import open_memmap
 
         from kg_adapters.index.spool import RUNS, run_number
 
-        path = self.scratch / "local_to_unique.npy"
+        path = self.scratch / "local_to_unique.map"
         if self._unique is not None:
-            return np.load(path, mmap_mode="r")
+            return path
         runs = sorted(p for p in (self.spool.directory / RUNS).iterdir() if run_number(p) is not None)
-        total = self.collector._entity_base
-        local_to_unique = open_memmap(path, mode="w+", dtype=np.int64, shape=(total,))
+        local_to_unique = NumberMapWriter(path, self.collector._entity_base, self.map_bytes)
         unique, previous = -1, None
         locals_, uniques = [], []
 
@@ -268,36 +271,47 @@ class SpilledCollection:
                 locals_.append(local)
                 uniques.append(unique)
                 if len(locals_) >= 65536:
-                    local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
+                    local_to_unique.put(np.array(locals_, dtype=np.int64), uniques)
                     locals_.clear()
                     uniques.clear()
 
         write_run(self.scratch / "iris.run", distinct_iris(), sync=False)
         if locals_:
-            local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
-        local_to_unique.flush()
+            local_to_unique.put(np.array(locals_, dtype=np.int64), uniques)
+        local_to_unique.close()
+        self.windows_written += local_to_unique.windows_written
         self._unique = unique + 1
-        return np.load(path, mmap_mode="r")
+        return path
 
-    def _ranked(self, profile: Profile) -> tuple[Any, int]:
+    def _ranked(self, profile: Profile) -> tuple[NumberMap, int]:
         """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
-        written in order to ``entities.bin`` with their offsets (``entity_offsets.npy``)."""
+        written in order to ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
         import numpy as np
-        from numpy.lib.format import open_memmap
 
-        local_to_unique = self._numbered()
+        numbered = self._numbered()
         entities = self._unique or 0
         ids = (
             (profile.entity_id(iri.decode("utf-8")), unique)
             for unique, iri in enumerate(read_run(self.scratch / "iris.run"))
         )
-        rank_of_unique = open_memmap(self.scratch / "rank_of_unique.npy", mode="w+", dtype=np.int64, shape=(entities,))
-        offsets = open_memmap(self.scratch / "entity_offsets.npy", mode="w+", dtype=np.int64, shape=(entities + 1,))
-        offsets[0] = 0
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
         block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
         previous, done, offset = None, 0, 0
         uniques: list[int] = []
         lengths: list[int] = []
+
+        def out() -> None:
+            nonlocal done, offset
+            count = len(uniques)
+            rank_of_unique.put(np.array(uniques, dtype=np.int64), np.arange(done, done + count, dtype=np.int64))
+            ends = offset + np.cumsum(np.array(lengths, dtype=np.int64))
+            offsets.add(ends)
+            uniques.clear()
+            lengths.clear()
+            done, offset = done + count, int(ends[-1]) if count else offset
+
         with open(self.scratch / "entities.bin", "wb") as names:
             for name, unique in sorted_items(ids, block, self.scratch, "ids", self.fan_in):
                 if name == previous:
@@ -308,33 +322,17 @@ class SpilledCollection:
                 uniques.append(unique)
                 lengths.append(len(encoded))
                 if len(uniques) >= 65536:
-                    done, offset = self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
-            self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
-        rank_of_unique.flush()
-        local_rank = open_memmap(
-            self.scratch / "local_rank.npy", mode="w+", dtype=np.int64, shape=(len(local_to_unique),)
-        )
-        step = max(self.block_bytes // 16, 4096)
-        for start in range(0, len(local_to_unique), step):
-            local_rank[start : start + step] = rank_of_unique[np.asarray(local_to_unique[start : start + step])]
-        local_rank.flush()
-        offsets.flush()
-        del local_rank, rank_of_unique, offsets
-        return np.load(self.scratch / "local_rank.npy", mmap_mode="r"), entities
-
-    @staticmethod
-    def _ranks_out(
-        rank_of_unique: Any, offsets: Any, uniques: list[int], lengths: list[int], done: int, offset: int
-    ) -> tuple[int, int]:
-        import numpy as np
-
-        count = len(uniques)
-        rank_of_unique[np.array(uniques, dtype=np.int64)] = np.arange(done, done + count, dtype=np.int64)
-        ends = offset + np.cumsum(np.array(lengths, dtype=np.int64))
-        offsets[done + 1 : done + 1 + count] = ends
-        uniques.clear()
-        lengths.clear()
-        return done + count, int(ends[-1]) if count else offset
+                    out()
+            out()
+        offsets.close()
+        rank_of_unique.close()
+        self.windows_written += rank_of_unique.windows_written
+        ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
+        with open(self.scratch / "local_rank.map", "wb") as local_rank:
+            for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
+                ranks[uniques_of].astype(np.int32).tofile(local_rank)
+        del ranks
+        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
@@ -343,8 +341,10 @@ class SpilledCollection:
         merged now (not when the rows are first read: the index may be written meanwhile)."""
         return self._label_rows(relations, self._numbered())
 
-    def _label_rows(self, relations: set[int], local_to_unique: Any) -> Iterator[tuple[str, str, str]]:
+    def _label_rows(self, relations: set[int], numbered: Path) -> Iterator[tuple[str, str, str]]:
         import numpy as np
+
+        local_to_unique = NumberMap(numbered, self.map_bytes)
 
         from kg_adapters.index.spool import literal_file_rows
 
@@ -386,7 +386,7 @@ class SpilledCollection:
         relation_rank, relation_order = build._ranks(relation_names, "relation")
         width = max(len(relation_names), 1)
         local_rank, entities = self._ranked(profile)
-        arrays: dict[str, Any] = {"entity_offsets": np.load(self.scratch / "entity_offsets.npy", mmap_mode="r")}
+        arrays: dict[str, Any] = {"entity_offsets": _mapped(self.scratch / "entity_offsets.raw", np.int64)}
         arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
         literal_relations: set[int] = set()
         for side in ("out", "in"):
@@ -394,7 +394,7 @@ class SpilledCollection:
         literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
         for keys_name, start_name in STARTS.items():
             keys = arrays[keys_name]
-            arrays[start_name] = self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            arrays[start_name] = self._starts(keys, entities, width, start_name)
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -422,32 +422,25 @@ class SpilledCollection:
             progress,
         )
 
-    def _starts(self, keys: Any, entities: int, width: int, out: Any) -> Any:
+    def _starts(self, keys: Any, entities: int, width: int, name: str) -> Any:
         """``build.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
-        the map): each block of keys settles the entities whose first key is at most its last."""
+        the map), written to ``name.raw`` as it goes: each block of keys settles the entities whose first
+        key is at most its last."""
         import numpy as np
 
-        if not isinstance(keys, np.memmap):
-            return build_starts(keys, entities, width, out)
-        path, size, step = Path(str(keys.filename)), int(keys.size), max(self.block_bytes // 16, 4096)
+        size, step = int(keys.size), max(self.block_bytes // 16, 4096)
+        out = _ArrayFile(self.scratch / f"{name}.raw", np.int32 if size < 1 << 31 else np.int64)
         settled = 0  # entities whose start is written
         for start in range(0, size, step):
-            block = read_block(path, np.int64, start, step)
+            block = read_block(Path(str(keys.filename)), np.int64, start, step)
             end = min(int(block[-1]) // width + 1, entities + 1)
             for first in range(settled, end, 1 << 20):
                 bounds = np.arange(first, min(first + (1 << 20), end), dtype=np.int64) * width
-                out[first : first + len(bounds)] = start + np.searchsorted(block, bounds)
+                out.add(start + np.searchsorted(block, bounds))
             settled = max(settled, end)
-        out[settled:] = size
-        out.flush()
-        return out
-
-    def _memmap(self, name: str, size: int, length: int) -> Any:
-        import numpy as np
-        from numpy.lib.format import open_memmap
-
-        dtype = np.int32 if size < 1 << 31 else np.int64
-        return open_memmap(self.scratch / f"{name}.npy", mode="w+", dtype=dtype, shape=(length,))
+        for first in range(settled, entities + 1, 1 << 20):
+            out.add(np.full(min(1 << 20, entities + 1 - first), size))
+        return out.array()
 
     def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, Any]:
         """(out_key, out_other, in_key, in_other) sorted externally, as ``build._csr`` sorts them."""
@@ -479,7 +472,8 @@ class SpilledCollection:
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
                 block = read_block(path, row, start, rows)
-                heads, tails = local_rank[block["head"]], local_rank[block["tail"]]
+                ranks = local_rank[np.concatenate((block["head"], block["tail"]))]  # one pass over the map
+                heads, tails = ranks[: len(block)], ranks[len(block) :]
                 yield pack(heads * width + relation_rank[block["relation"]], tails)
 
         out_key, out_other = (
@@ -594,17 +588,16 @@ class SpilledCollection:
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
         arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
-        count = lengths.array().size
-        offsets = np.lib.format.open_memmap(
-            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(count + 1,)
-        )
-        offsets[0], total = 0, 0
+        lengths.close()
+        count, total = lengths.size, 0
+        offsets = _ArrayFile(self.scratch / "literal_offsets.raw", np.int64)
+        offsets.add([0])
         step = max(self.block_bytes // 16, 4096)
         for start in range(0, count, step):
             ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
-            offsets[start + 1 : start + 1 + len(ends)] = ends
+            offsets.add(ends)
             total = int(ends[-1])
-        arrays["literal_offsets"] = offsets
+        arrays["literal_offsets"] = offsets.array()
         return count, tags
 
 
