@@ -47,6 +47,8 @@ than the index's int32 holds (:data:`~kg_adapters.index.layout.MAX_ENTITIES`) is
 
 from __future__ import annotations
 
+import functools
+import gc
 import heapq
 import itertools
 import os
@@ -54,7 +56,7 @@ import pickle
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from kg_adapters.errors import BackendError, IndexTooLarge
 from kg_adapters.index.layout import STARTS
@@ -76,6 +78,18 @@ _CHUNK = 2048
 """Items per pickled chunk of a run (what a merge holds per run, read ahead)."""
 _ITEM_BYTES = 200
 """Memory one Python item of a sort takes beyond its text (the tuple and its objects)."""
+_EDGE_WORK_BYTES = 120
+"""Memory one edge of a CSR block takes while it is renumbered, packed and sorted into a run (the row
+read, the ranks looked up, the keys, the sort's copy)."""
+_MERGE_WORK_BYTES = 112
+"""Memory one value of a CSR merge's chunk takes through what follows it: the reads, their
+concatenation, sort and distinct copy, then unpacked, packed for the other direction and sorted there
+(the generators between them hold their arrays while the next one works)."""
+_EXTRA_WORK_BYTES = 80
+"""Memory one (node, relation) row of a literal/blank-node block takes (the ranks, key, sort's copy)."""
+_LITERAL_READ_SHARE = 16
+"""Literal rows are read ``block_bytes // _LITERAL_READ_SHARE`` bytes at a time: a row read becomes a
+tuple of Python objects several times its bytes, beside the sort block they go into."""
 
 
 def write_run(path: Path, items: Iterable[Any], *, sync: bool = True) -> None:
@@ -121,19 +135,43 @@ def sorted_items(items: Iterable[T], block: int, scratch: Path, stem: str, fan_i
     become runs in ``scratch``, then are merged. One block sorts in memory and writes nothing."""
     runs: list[Path] = []
     iterator = iter(items)
-    while True:
+    full = True
+    while full:
         buffer = list(itertools.islice(iterator, block))
         buffer.sort()
-        if len(buffer) < block and not runs:
+        full = len(buffer) == block
+        if not full and not runs:
             yield from buffer
             return
         if buffer:
             runs.append(scratch / f"{stem}-{len(runs)}.run")
             write_run(runs[-1], buffer, sync=False)
-        if len(buffer) < block:
-            break
-    del buffer
+        del buffer  # before the next block is read: never two at once
+        release_freed_memory()
     yield from merge_runs(runs, scratch, fan_in)
+
+
+def release_freed_memory() -> None:
+    """Hands the memory freed since to the system (glibc's ``malloc_trim``; nothing elsewhere). The many
+    small objects of a sort block or of an IRI dict leave the C heap full of free holes that glibc keeps:
+    without this, a process's resident size stays at its highest block's however little it then holds."""
+    trim = _malloc_trim()
+    if trim is not None:
+        gc.collect()
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
 
 
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
@@ -231,6 +269,7 @@ class SpilledCollection:
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
+        self.literal_read = max(self.block_bytes // _LITERAL_READ_SHARE, 1 << 16)
         self.map_bytes = memory // 8
         """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
         self.windows_written = 0
@@ -349,7 +388,7 @@ class SpilledCollection:
         from kg_adapters.index.spool import literal_file_rows
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
                 wanted = [row for row in rows if row[1] in relations]
                 if not wanted:
                     continue
@@ -369,6 +408,7 @@ class SpilledCollection:
             while at < row[0]:
                 at, iri = next(iris)
             yield iri.decode(), row[1].decode(), row[2].decode()
+        release_freed_memory()  # the rows' sort
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
@@ -381,17 +421,22 @@ class SpilledCollection:
 
         collector = self.collector
         collector.check()
+        release_freed_memory()  # what the name index's rows left
         relation_iris = [iri.decode("utf-8") for iri in collector._relation]
         relation_names = [profile.relation_id(iri) for iri in relation_iris]
         relation_rank, relation_order = build._ranks(relation_names, "relation")
         width = max(len(relation_names), 1)
         local_rank, entities = self._ranked(profile)
+        release_freed_memory()  # after each step: what it freed is not held through the next
         arrays: dict[str, Any] = {"entity_offsets": _mapped(self.scratch / "entity_offsets.raw", np.int64)}
         arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
+        release_freed_memory()
         literal_relations: set[int] = set()
         for side in ("out", "in"):
             arrays[f"{side}_extra"] = self._extra(side, local_rank, relation_rank, width, literal_relations)
         literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
+        del local_rank
+        release_freed_memory()
         for keys_name, start_name in STARTS.items():
             keys = arrays[keys_name]
             arrays[start_name] = self._starts(keys, entities, width, start_name)
@@ -466,8 +511,8 @@ class SpilledCollection:
 
         path, row = self.spool.directory / EDGES, edge_dtype()
         count = path.stat().st_size // EDGE_ROW_BYTES
-        rows = max(self.block_bytes // 120, 4096)
-        merge_items = max(self.merge_bytes // 16, 4096)
+        rows = max(self.block_bytes // _EDGE_WORK_BYTES, 4096)
+        merge_items = max(self.merge_bytes // _MERGE_WORK_BYTES, 4096)
 
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
@@ -520,13 +565,14 @@ class SpilledCollection:
 
         path = self.spool.directory / (OUT_EXTRA if side == "out" else IN_EXTRA)
         count = path.stat().st_size // EXTRA_ROW_BYTES
-        rows = max(self.block_bytes // 40, 4096)
+        rows = max(self.block_bytes // _EXTRA_WORK_BYTES, 4096)
         blocks = (
             local_rank[block["node"]] * width + relation_rank[block["relation"]]
             for block in (read_block(path, extra_dtype(), start, rows) for start in range(0, count, rows))
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
-        for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
+        merge_items = max(self.merge_bytes // _MERGE_WORK_BYTES, 4096)
+        for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", merge_items):
             keys.add(chunk)
             if side == "out":
                 literal_relations.update(np.unique(chunk % width).tolist())
@@ -545,7 +591,7 @@ class SpilledCollection:
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
                 count = len(rows)
                 keys = (
                     local_rank[np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)] * width

@@ -163,7 +163,7 @@ class CollectorSpool:
         """Writes the entity IRI dict as a sorted run of (IRI, number) and starts a new dict whose
         numbers go on from the last one (logged first: a checkpoint rebuilds the new dict from the log).
         The buffers are flushed first: their numbers count from the old dict's first."""
-        from kg_adapters.index.spill import write_run
+        from kg_adapters.index.spill import release_freed_memory, write_run
 
         self.flush(collector)
         base = collector._entity_base
@@ -174,6 +174,7 @@ class CollectorSpool:
         collector._entity_base += len(collector._entity)
         collector._entity = defaultdict(itertools.count().__next__)
         self._base_offset = (self.directory / "entities.log").stat().st_size
+        release_freed_memory()  # the old dict's IRIs: freed, but kept by the C heap otherwise
 
     def flush(self, collector: TripleCollector, *, sync: bool = False) -> None:
         """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers;
