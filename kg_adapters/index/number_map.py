@@ -103,6 +103,8 @@ class NumberMap:
         self.size = path.stat().st_size // ITEM
         self.window = max(window // ITEM, 1)
         self._whole: Any = np.fromfile(path, dtype=np.int32) if self.size <= self.window else None
+        self.most_held = self.size if self._whole is not None else 0
+        """The most values of the map held at once."""
 
     def __len__(self) -> int:
         return self.size
@@ -117,6 +119,7 @@ class NumberMap:
         found = np.empty(numbers.shape, dtype=np.int64)
         for low in range(0, self.size, self.window):
             values = read_block(self.path, np.int32, low, self.window)
+            self.most_held = max(self.most_held, len(values))
             inside = (numbers >= low) & (numbers < low + len(values))
             found[inside] = values[numbers[inside] - low]
             del values, inside
