@@ -14,12 +14,14 @@ default; all of ``kga index --memory``) is split among what the collector
   stay in memory.
 - when the index is written, the collection is written in memory as before (the fast path, the same
   code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
-  writes it from the files, holding at most a sort block (half the budget) and the read buffers of a
-  merge (a quarter) at once:
+  writes it from the files, one step at a time, each holding a bounded share: a block of edges being
+  sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
+  (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
+  After each block and step the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
-     IRI order, and every first number of an IRI maps to it (``local_to_unique``, a memory-mapped
-     array); the distinct IRIs are kept in that order (``iris.run``);
+     IRI order, and every first number of an IRI maps to it (``local_to_unique``, a number map); the
+     distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
      first number maps to its entity's rank (``local_rank``), and the ids are written in order;
@@ -34,11 +36,13 @@ The files are byte for byte those of the in-memory write (``tests/test_index_spi
 them). Both end in one function, :func:`kg_adapters.index.emit.emit_index`, that writes the arrays.
 
 Runs and spooled arrays are read a block at a time (a memory map would keep every page it read
-resident). What stays in memory whatever the input: the relation dict and its ranks, the distinct
+resident), and arrays are written in order to files, never through a map. The three maps of one
+number per IRI number (``local_to_unique``, ``rank_of_unique``, ``local_rank``), read at random, are
+:class:`~kg_adapters.index.number_map.NumberMap` files read a window at a time when they outgrow their
+share (memory maps read at random kept every page resident: at 100M triples most of the index worker's
+growth). What stays in memory whatever the input: the relation dict and its ranks, the distinct
 blank-node triples (counted, not indexed: few in the graphs indexed), the name index's rows that name
-a relation. Three maps of one number per IRI number are memory-mapped and read at random
-(``local_to_unique``, ``rank_of_unique``, ``local_rank``): the kernel pages them from disk, so they
-count in the resident size as the pages are read, but never need the memory to hold them. The numbers
+a relation. The numbers
 of the runs (an IRI counted again in each run it appears in) are int64 on disk, so they may pass 2**31
 (see :mod:`kg_adapters.index.spool`); the distinct entities are counted as the runs are merged, and more
 than the index's int32 holds (:data:`~kg_adapters.index.layout.MAX_ENTITIES`) is refused
@@ -269,6 +273,9 @@ class SpilledCollection:
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
+        self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
+        """Python items (IDs, literal and name rows) sorted at once: a quarter of the budget, since what
+        feeds a sort (rows read, a map's window) and the heap the process already holds come beside it."""
         self.literal_read = max(self.block_bytes // _LITERAL_READ_SHARE, 1 << 16)
         self.map_bytes = memory // 8
         """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
@@ -336,7 +343,7 @@ class SpilledCollection:
         rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
         offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
         offsets.add([0])
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        block = self.sort_items
         previous, done, offset = None, 0, 0
         uniques: list[int] = []
         lengths: list[int] = []
@@ -396,7 +403,7 @@ class SpilledCollection:
                 for unique, (_e, _r, value, tag) in zip(uniques.tolist(), wanted, strict=True):
                     yield unique, value, tag[1:] if tag[:1] == b"@" else b""
 
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        block = self.sort_items
         iris = enumerate(read_run(self.scratch / "iris.run"))
         at, iri = -1, b""
         previous = None
@@ -603,7 +610,7 @@ class SpilledCollection:
                         found = tag_of[row_tag] = literal_tag_order(row_tag)
                     yield key, value, found[1], row_tag
 
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        block = self.sort_items
         keys = _ArrayFile(self.scratch / "literal_key.raw", np.int64)
         numbers = _ArrayFile(self.scratch / "literal_tag.raw", np.int32)
         lengths = _ArrayFile(self.scratch / "literal_lengths.raw", np.int64)
