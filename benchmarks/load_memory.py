@@ -152,9 +152,12 @@ def render(results: dict[str, Any]) -> str:
         "memory of each process of the load (sampled every 50 ms): the loader (the `kga load` process, where",
         "Oxigraph's bulk loader runs), the index worker (numbering, spill, index files), and the whole tree",
         "(summed at one instant). Each figure is the peak RSS, then in brackets the peak of its anonymous part",
-        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as the spill's",
-        "memory-mapped arrays, which the kernel drops under pressure). Time and disk are for the record",
-        "(niced, on 2 shared cores); CPU is the user and system seconds of the load's processes.",
+        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as, before the number",
+        "maps of `kg_adapters/index/number_map.py`, the spill's memory-mapped arrays, which the kernel drops under",
+        "pressure). Time and disk are for the record (niced, on 2 shared cores); CPU is the user and system",
+        "seconds of the load's processes. Tags name the code: none = the current branch's; `i23b`, `after 1` = the",
+        "previous change's (its branch before the merge into main 0953f24); `before`, `before 1`, `before 2` = main",
+        "20d6a0d.",
         "",
     ]
     rows = []
