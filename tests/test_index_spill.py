@@ -264,3 +264,32 @@ def test_a_collection_over_its_budget_writes_the_index_through_windows_of_its_ma
     for counted in ("blank_edges", "rows"):  # blank nodes are renamed per chunk: other chunks, other nodes
         del meta[counted], expected_meta[counted]
     assert meta == expected_meta
+
+
+def test_a_graph_of_many_relations_spills_its_entity_iris_sooner(tmp_path: Path) -> None:
+    """The relation dict is never written as runs (every edge uses a relation's number): what it holds
+    comes out of the entity dict's share, so past it the entity IRIs go to runs at every check instead
+    of both dicts growing past the budget."""
+    import pyoxigraph as ox
+
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
+
+    found = {}
+    for relations in (5, 3000):
+        collector = TripleCollector()
+        spool = CollectorSpool(tmp_path / f"spool-{relations}", memory=load_memory(TINY).index)
+        spool.restore(collector, None)
+        held = []  # entity IRIs the dict holds after each chunk, once every relation has been seen
+        for chunk in range(24):
+            lines = (
+                f"<{NS}m.{chunk}x{i}> <{NS}r.p{(chunk * 400 + i) % relations}> <{NS}m.{chunk}x{i + 1}> .\n"
+                for i in range(400)
+            )
+            collector.add_rdf("".join(lines).encode(), ox.RdfFormat.N_TRIPLES)
+            if chunk >= 8:
+                held.append(len(collector._entity))
+        assert len(collector._relation) == relations
+        found[relations] = (max(held), spool.runs)
+    assert found[3000][0] == 0 < found[5][0]  # the relations took the share: nothing left for entities
+    assert found[3000][1] > found[5][1]

@@ -11,7 +11,7 @@ default; all of ``kga index --memory``) is split among what the collector
   the literal rows) may take an eighth: past it they are appended to the spool's files
   (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
   load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
-  stay in memory.
+  stay in memory: their dict's size comes out of the entity dict's quarter.
 - when the index is written, the collection is written in memory as before (the fast path, the same
   code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
   writes it from the files, one step at a time, each holding a bounded share: a block of edges being
