@@ -35,7 +35,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg_adapters import store_layout
-from kg_adapters.budgets import BULK_LOAD_CEILING, DEFAULT_MEMORY, LoadMemory, load_memory
+from kg_adapters.budgets import BULK_LOAD_CEILING, LoadMemory, load_memory
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
@@ -43,7 +43,7 @@ from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
-from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
+from loaders.indexing import IndexingSink, checked_memory, indexing_sink, joined_on_failure
 from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
 from loaders.rdf import (
     LINE_FORMATS,
@@ -125,10 +125,7 @@ def load_files(
     except InvalidTermError as exc:
         raise LoadError(f"bad language: {exc}") from exc
     wikidata = {"languages": wanted, "qualifiers": qualifiers}
-    try:
-        budget = load_memory(DEFAULT_MEMORY if memory is None else memory)
-    except InvalidTermError as exc:
-        raise LoadError(str(exc)) from exc
+    budget = load_memory(checked_memory(memory))
     show = sys.stderr.isatty() if progress is None else progress
 
     with exclusive_load_lock(target):

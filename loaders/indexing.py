@@ -611,15 +611,10 @@ def index_store(
     import pyoxigraph as ox
 
     from kg_adapters import store_layout
-    from kg_adapters.budgets import memory_bytes
-    from kg_adapters.errors import InvalidTermError
     from kg_adapters.index import build as index_build
     from kg_adapters.profiles import get_profile
 
-    try:
-        budget = DEFAULT_MEMORY if memory is None else memory_bytes(memory)
-    except InvalidTermError as exc:
-        raise LoadError(str(exc)) from exc
+    budget = checked_memory(memory)
     target = Path(store).expanduser().absolute()
     with store_layout.exclusive_load_lock(target):
         version = store_layout.open_version(target)
@@ -640,6 +635,18 @@ def index_store(
             raise LoadError(f"cannot index the store: {exc}", file=str(target)) from exc
         finally:
             version.close()
+
+
+def checked_memory(memory: int | str | None) -> int:
+    """A load's or an index build's ``memory`` budget (bytes, text such as ``"4G"``, or None: the default
+    :data:`~kg_adapters.budgets.DEFAULT_MEMORY`) in bytes; one that is not a size raises LoadError."""
+    from kg_adapters.budgets import memory_bytes
+    from kg_adapters.errors import InvalidTermError
+
+    try:
+        return DEFAULT_MEMORY if memory is None else memory_bytes(memory)
+    except InvalidTermError as exc:
+        raise LoadError(str(exc)) from exc
 
 
 def index_bytes(store: str) -> int:
