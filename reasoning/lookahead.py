@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
+from kg_adapters.records import Edge
 from reasoning.relevance import HOP_COST, INVERSE_COST, Judge
 from reasoning.text import RelationNames
 
@@ -72,7 +73,7 @@ def lookahead_scores(
             continue
         nodes = list(dict.fromkeys(n for i in chosen for n in hops[i].nodes))
         relations = sorted({hops[i].relation for i in chosen})
-        found = kg.neighbors(nodes, direction=side, relations=relations, limit_per_entity=reached * 5, literals=False)
+        found = _edges(kg, nodes, side, relations, reached * 5)
         for i in chosen:
             hop = hops[i]
             ends = (
@@ -112,6 +113,26 @@ def lookahead_scores(
             stated[i] = False
         best[i] = max(best[i], score * weight - cost)
     return [score if said else 0.0 for score, said in zip(best, stated, strict=True)]
+
+
+def _edges(
+    kg: KnowledgeGraph, nodes: list[str], side: Direction, relations: list[str], cap: int
+) -> dict[str, list[Edge]]:
+    """The edges of ``relations`` at ``nodes`` (entities only), at most ``cap`` per node; the cap counts all
+    relations together, so where a node reached it the relations it left without an edge are asked again on
+    their own (an actor's hundred film edges must not hide his one nationality edge)."""
+    found = kg.neighbors(nodes, direction=side, relations=relations, limit_per_entity=cap, literals=False)
+    full = [node for node in nodes if len(found.get(node, ())) >= cap]
+    if not full:
+        return found
+    held = {edge.relation for node in full for edge in found[node]}
+    starved = [r for r in relations if r not in held]
+    if starved:
+        for node, edges in kg.neighbors(
+            full, direction=side, relations=starved, limit_per_entity=cap, literals=False
+        ).items():
+            found[node] = [*found.get(node, []), *edges]
+    return found
 
 
 def _best_stated(judge: Judge, names: RelationNames, relations: list[str], branches: int) -> list[str]:
