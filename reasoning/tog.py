@@ -116,8 +116,12 @@ class ThinkOnGraph(KGReasoner):
         if not topics:
             return Answer(prediction=(), details={"error": "no topic entity"})
         self._learn_names(topics)
-        self._judge = Judge(self.scorer, question.question, [self._names[t] for t in topics if t in self._names])
+        self._judge = Judge(
+            self.scorer, question.question, [self._names[t] for t in topics if t in self._names], ties_to_earlier=True
+        )
         beam = [Chain(edges=(), node=topic, score=1.0) for topic in topics]
+        pool: list[Chain] = []  # every chain the last level grew, best first (the beam is its head)
+        explored: list[Chain] = []  # every chain any level grew
         reply = ""
         stopped = "depth limit"
         reached = 0
@@ -126,14 +130,16 @@ class ThinkOnGraph(KGReasoner):
             if not scored:
                 stopped = "no relation left"
                 break
-            if self.llm is None and level > 1 and not self._deeper_helps(question, beam, scored):
+            if self.llm is None and level > 1 and not self._deeper_helps(pool, scored):
                 stopped = "relations stopped matching the question"
                 break
             grown = self._explore_entities(question, scored)
             if not grown:
                 stopped = "no entity left"
                 break
-            beam, reached = grown, level
+            pool, reached = grown, level
+            explored.extend(grown)
+            beam = grown[: self.width] if self.llm is not None else _diverse(grown, self.width)
             if self.llm is not None:
                 sufficient, reply = self._evaluate(question, beam, self.llm)
                 if sufficient:
@@ -141,6 +147,8 @@ class ThinkOnGraph(KGReasoner):
                     break
         if self.llm is not None and reached and stopped != "the LLM found the triples sufficient":
             reply = self.llm.chat([{"role": "user", "content": self._prompt(ANSWER_PROMPT, question, beam)}]).strip()
+        if self.llm is None and explored:
+            beam = self._settled(explored)
         chains = [chain for chain in beam if chain.edges]
         if self.llm is not None:
             candidates = {chain.node: node_text(chain.node, self._names) for chain in chains}
@@ -208,21 +216,20 @@ class ThinkOnGraph(KGReasoner):
             given.setdefault(re.sub(r"\s*\([^()]*\)$", "", name).strip().strip("`'\""), float(score))
         return [given.get(relation, 0.0) for relation in relations]
 
-    def _deeper_helps(
-        self, question: Question, beam: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]
-    ) -> bool:
-        """Offline stop rule: whether some extended chain's relations match the question better than
-        every current chain's by more than :data:`DEEPER_MARGIN` (both scored in one call, so the scores
-        compare, in relevance units of that call: a sentence encoder rates "country, official language" a
-        little above "country" for "What is the country of X?", where BM25 rates it below)."""
-        current = [tuple(edge.relation for edge in chain.edges) for chain in beam]
-        extended = [(*(edge.relation for edge in chain.edges), relation) for chain, relation, _, _ in scored]
-        levels = own_scores(self._judge, self.relation_names, [*current, *extended])
-        # a hop walked against its edge's direction costs what it costs every method (path_cost)
-        costs = [path_cost(0, _backward(chain)) for chain in beam]
-        costs += [path_cost(0, _backward(chain) + (side == "in")) for chain, _, side, _ in scored]
-        levels = [level - cost for level, cost in zip(levels, costs, strict=True)]
-        return max(levels[len(current) :], default=0.0) > max(levels[: len(current)], default=0.0) + DEEPER_MARGIN
+    def _deeper_helps(self, pool: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]) -> bool:
+        """Offline stop rule: whether some hop of the next level opens a path (its relation score: the
+        lookahead's best path through it) that states the question better than every chain the last level
+        grew states it by itself, by more than :data:`DEEPER_MARGIN`; both are path alignments
+        (:meth:`Judge.path_scores`), a last hop walked against its edge at ``1 - INVERSE_COST``. Every chain
+        the last level grew counts, not only the beam: a beam kept for what might follow must not hide a
+        chain that already states the question. Going deeper costs no answer: the final beam is chosen
+        over every level (:meth:`_settled`)."""
+        own = own_scores(self._judge, self.relation_names, [_walk(chain)[0] for chain in pool], whole=False)
+        current = [
+            score * (1.0 - INVERSE_COST) if chain.edges[-1].head == chain.node else score
+            for score, chain in zip(own, pool, strict=True)
+        ]
+        return max((score for *_, score in scored), default=0.0) > max(current, default=0.0) + DEEPER_MARGIN
 
     # -- entity exploration and pruning -------------------------------------------------------------
     def _explore_entities(
@@ -251,7 +258,23 @@ class ThinkOnGraph(KGReasoner):
                 for (edge, node), score in zip(steps, scores, strict=True)
             )
         grown.sort(key=lambda chain: -chain.score)
-        return [chain for chain in grown if chain.score > 0][: self.width]
+        return [chain for chain in grown if chain.score > 0]
+
+    def _settled(self, explored: Sequence[Chain]) -> list[Chain]:
+        """The final beam offline: the ``width`` chains of any level whose own relations state the question
+        best (path scores less :func:`path_cost`), then by chain score. A hop was kept by the best path it
+        opens (the lookahead); once the search stops, each chain is judged by what it states itself (a
+        relation that prefixes a better one, "award" before "award nominee" on Freebase, won its level by
+        what might follow it, and a level gone deeper on a promise may have found no better path)."""
+        levels = self._levels([_walk(chain) for chain in explored])
+        order = sorted(range(len(explored)), key=lambda i: (-levels[i], len(explored[i].edges), -explored[i].score, i))
+        return [explored[i] for i in order[: self.width]]
+
+    def _levels(self, paths: Sequence[tuple[tuple[str, ...], int]]) -> list[float]:
+        """Each ``(relations, backward hops)`` path's score (:func:`own_scores`, all in one call) less
+        :func:`path_cost` of its hops."""
+        scores = own_scores(self._judge, self.relation_names, [relations for relations, _ in paths])
+        return [score - path_cost(len(relations), back) for score, (relations, back) in zip(scores, paths, strict=True)]
 
     def _entity_scores(self, question: Question, relation: str, nodes: list[Node]) -> list[float]:
         texts = [node_text(node, self._names) for node in nodes]
@@ -287,6 +310,23 @@ class ThinkOnGraph(KGReasoner):
             found = self.kg.labels(missing)
             self._names.update(found)
             self._nameless.update(i for i in missing if i not in found)
+
+
+def _diverse(chains: Sequence[Chain], width: int) -> list[Chain]:
+    """The ``width`` best chains (``chains`` are best first) and the best chain of each of the ``width`` best
+    relation paths: offline, entity pruning by name similarity knows nothing of the answer, so one
+    relation's many tails must not take every slot from the other paths a question may need one hop
+    further, nor a path's one kept entity stand for all of its tails."""
+    firsts: dict[tuple[tuple[str, ...], int], int] = {}
+    for i, chain in enumerate(chains):
+        firsts.setdefault(_walk(chain), i)
+    kept = sorted({*range(min(width, len(chains))), *list(firsts.values())[:width]})
+    return [chains[i] for i in kept]
+
+
+def _walk(chain: Chain) -> tuple[tuple[str, ...], int]:
+    """The chain's relations and how many of its hops were walked against their edge's direction."""
+    return tuple(edge.relation for edge in chain.edges), _backward(chain)
 
 
 def _backward(chain: Chain) -> int:
