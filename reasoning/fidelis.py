@@ -61,12 +61,14 @@ from reasoning.grounding import (
     parse_numbers,
     ranked,
     relation_phrase,
+    spread,
     start,
 )
-from reasoning.lookahead import Hop, lookahead_scores, own_scores
+from reasoning.lookahead import Hop, capped_edges, lookahead_scores, own_scores
 from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, parse_list, schema_relations
+from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,16 +198,18 @@ class FiDeLiS(KGReasoner):
             for edge in fact_edges(found.get(path.end, []), run.kg):
                 end = other_end(edge, path.end)
                 walked: Direction = "out" if edge.head == path.end else "in"
-                back = bool(path.chain) and edge.relation == path.chain[-1].relation and walked != path.walked
-                if end not in seen and not back:  # straight back along the relation just walked: a detour
+                last = arrival(path.chain[-1], path.end) if path.chain else None
+                if end not in seen and not turns_back(last, edge.relation, walked == "out"):
                     chain = (*path.chain, edge)
                     steps.append(Beam(start=path.start, chain=chain, end=end, score=path.score, walked=walked))
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
         steps = self._path_rag(search, steps, indexed, names)
-        order = sorted(range(len(steps)), key=lambda i: (-steps[i].promise, -steps[i].score, i))
-        top = [steps[i] for i in order[: self.candidates]]
+        ranked_steps = sorted(steps, key=lambda step: (-step.promise, -step.score))
+        if run.llm is None:  # the beam keeps the best step of each of the best relation paths too (spread)
+            return [ranked_steps[i] for i in spread([_walk(step) for step in ranked_steps], self.beam_width)]
+        top = ranked_steps[: self.candidates]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
 
@@ -213,9 +217,10 @@ class FiDeLiS(KGReasoner):
         self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
     ) -> dict[str, list[Edge]]:
         """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
-        question (one batched ``relations`` call, one ``neighbors`` call per relation, each relation an
-        equal share of ``edges_per_entity``): an entity with more edges than
-        ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
+        question (one batched ``relations`` call, then one ``neighbors`` call for all of them, and one more
+        for the relations a capped entity was left without, :func:`reasoning.lookahead.capped_edges`): an
+        entity with more edges than ``edges_per_entity`` (a country, a genre) must not hide the relation
+        the question asks for."""
         run = search.run
         around = run.kg.relations(ends, direction="both")
         schema = schema_relations(run.kg)
@@ -225,13 +230,8 @@ class FiDeLiS(KGReasoner):
         fetch_names([run.kg], [relation for relation in listed if needs_label(relation)], names)
         scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
         wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
-        share = max(1, self.edges_per_entity // len(wanted))  # each relation its share: a busy one hides none
-        edges = {node: list(found.get(node, [])) for node in ends}
-        for relation in wanted:
-            more = run.kg.neighbors(ends, direction="both", relations=[relation], limit_per_entity=share)
-            for node in ends:
-                edges[node].extend(more.get(node, []))
-        return {node: list(dict.fromkeys(node_edges)) for node, node_edges in edges.items()}
+        more = capped_edges(run.kg, ends, "both", wanted, self.edges_per_entity, literals=True)
+        return {node: list(dict.fromkeys([*found.get(node, []), *more.get(node, [])])) for node in ends}
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
         """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
@@ -271,8 +271,8 @@ class FiDeLiS(KGReasoner):
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = judge.calibrated(judge.scores(texts))
         kept = self._promise(search, kept)  # the shortlist by the paths they open, then by similarity
-        shortlist = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
-        shortlist = shortlist[: self.candidates * 2]
+        order = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
+        shortlist = [order[i] for i in spread([_walk(kept[i]) for i in order], self.candidates * 2)]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = run.kg.relations(entities, direction="both") if entities else {}
         vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
@@ -349,11 +349,10 @@ def _show(path: Beam, names: Names) -> str:
     return format_path(Path(start=path.start, edges=path.chain), names)
 
 
+def _walk(path: Beam) -> tuple[str, tuple[Step, ...]]:
+    """The path's anchor and relation path as walked."""
+    return path.start, walked_steps(path.start, path.chain)
+
+
 def _backwards(path: Beam) -> int:
-    """How many of a path's hops were walked against their edge's direction."""
-    node: Node = path.start
-    count = 0
-    for edge in path.chain:
-        count += edge.head != node
-        node = other_end(edge, node)
-    return count
+    return backward(walked_steps(path.start, path.chain))

@@ -73,7 +73,7 @@ def lookahead_scores(
             continue
         nodes = list(dict.fromkeys(n for i in chosen for n in hops[i].nodes))
         relations = sorted({hops[i].relation for i in chosen})
-        found = _edges(kg, nodes, side, relations, reached * 5)
+        found = capped_edges(kg, nodes, side, relations, reached * 5)
         for i in chosen:
             hop = hops[i]
             ends = (
@@ -115,13 +115,13 @@ def lookahead_scores(
     return [score if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
-def _edges(
-    kg: KnowledgeGraph, nodes: list[str], side: Direction, relations: list[str], cap: int
+def capped_edges(
+    kg: KnowledgeGraph, nodes: list[str], side: Direction, relations: list[str], cap: int, *, literals: bool = False
 ) -> dict[str, list[Edge]]:
-    """The edges of ``relations`` at ``nodes`` (entities only), at most ``cap`` per node; the cap counts all
-    relations together, so where a node reached it the relations it left without an edge are asked again on
-    their own (an actor's hundred film edges must not hide his one nationality edge)."""
-    found = kg.neighbors(nodes, direction=side, relations=relations, limit_per_entity=cap, literals=False)
+    """The edges of ``relations`` at ``nodes`` (entities only unless ``literals``), at most ``cap`` per node;
+    the cap counts all relations together, so where a node reached it the relations it left without an edge
+    are asked again on their own (an actor's hundred film edges must not hide his one nationality edge)."""
+    found = kg.neighbors(nodes, direction=side, relations=relations, limit_per_entity=cap, literals=literals)
     full = [node for node in nodes if len(found.get(node, ())) >= cap]
     if not full:
         return found
@@ -129,7 +129,7 @@ def _edges(
     starved = [r for r in relations if r not in held]
     if starved:
         for node, edges in kg.neighbors(
-            full, direction=side, relations=starved, limit_per_entity=cap, literals=False
+            full, direction=side, relations=starved, limit_per_entity=cap, literals=literals
         ).items():
             found[node] = [*found.get(node, []), *edges]
     return found

@@ -66,6 +66,7 @@ from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
+from reasoning.walks import arrival, turns_back
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
@@ -190,7 +191,7 @@ class RefKG(KGReasoner):
             [
                 (rel, side)
                 for rel, side in around.get(reach.node, [])
-                if rel not in {e.relation for e in reach.chain[-1:]}
+                if not turns_back(arrival(reach.chain[-1], reach.node) if reach.chain else None, rel, side == "out")
             ]
             for reach in frontier
         ]

@@ -38,6 +38,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
+from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import HOP_COST, INVERSE_COST, Judge, path_cost
 from reasoning.rog import DIRECTED, Plan, plan_text
@@ -51,6 +52,7 @@ from reasoning.text import (
     schema_relations,
     triple_text,
 )
+from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
 
 RELATION_PROMPT = (
     "Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate "
@@ -84,13 +86,10 @@ _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 class Chain:
     """One beam element: the triples walked from a topic entity, the node reached, and its score."""
 
+    start: str
     edges: tuple[Edge, ...]
     node: Node
     score: float
-
-    @property
-    def last_relation(self) -> str | None:
-        return self.edges[-1].relation if self.edges else None
 
 
 class ThinkOnGraph(KGReasoner):
@@ -119,7 +118,7 @@ class ThinkOnGraph(KGReasoner):
         self._judge = Judge(
             self.scorer, question.question, [self._names[t] for t in topics if t in self._names], ties_to_earlier=True
         )
-        beam = [Chain(edges=(), node=topic, score=1.0) for topic in topics]
+        beam = [Chain(start=topic, edges=(), node=topic, score=1.0) for topic in topics]
         pool: list[Chain] = []  # every chain the last level grew, best first (the beam is its head)
         explored: list[Chain] = []  # every chain any level grew
         reply = ""
@@ -139,7 +138,11 @@ class ThinkOnGraph(KGReasoner):
                 break
             pool, reached = grown, level
             explored.extend(grown)
-            beam = grown[: self.width] if self.llm is not None else _diverse(grown, self.width)
+            beam = (
+                grown[: self.width]
+                if self.llm is not None
+                else [grown[i] for i in spread([_walk(c) for c in grown], self.width)]
+            )
             if self.llm is not None:
                 sufficient, reply = self._evaluate(question, beam, self.llm)
                 if sufficient:
@@ -182,7 +185,7 @@ class ThinkOnGraph(KGReasoner):
                 (relation, side)
                 for side in DIRECTED
                 for relation in found[side].get(chain.node, ())
-                if relation not in self._schema and relation != chain.last_relation
+                if relation not in self._schema and not turns_back(_last(chain), relation, side == "out")
             ]
             if not options:
                 continue
@@ -254,21 +257,26 @@ class ThinkOnGraph(KGReasoner):
         for chain, relation, relation_score, steps in candidates:
             scores = self._entity_scores(question, relation, [node for _, node in steps])
             grown.extend(
-                Chain(edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score)
+                Chain(
+                    start=chain.start, edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score
+                )
                 for (edge, node), score in zip(steps, scores, strict=True)
             )
         grown.sort(key=lambda chain: -chain.score)
         return [chain for chain in grown if chain.score > 0]
 
     def _settled(self, explored: Sequence[Chain]) -> list[Chain]:
-        """The final beam offline: the ``width`` chains of any level whose own relations state the question
-        best (path scores less :func:`path_cost`), then by chain score. A hop was kept by the best path it
-        opens (the lookahead); once the search stops, each chain is judged by what it states itself (a
-        relation that prefixes a better one, "award" before "award nominee" on Freebase, won its level by
-        what might follow it, and a level gone deeper on a promise may have found no better path)."""
-        levels = self._levels([_walk(chain) for chain in explored])
-        order = sorted(range(len(explored)), key=lambda i: (-levels[i], len(explored[i].edges), -explored[i].score, i))
-        return [explored[i] for i in order[: self.width]]
+        """The final beam offline: up to ``width`` chains, best chain score first, of the relation path (of
+        any level) whose own relations state the question best (path score less :func:`path_cost`; the
+        shorter on a tie). A hop was kept by the best path it opens (the lookahead); once the search stops,
+        each path is judged by what it states itself (a relation that prefixes a better one, "award" before
+        "award nominee" on Freebase, won its level by what might follow it, and a level gone deeper on a
+        promise may have found no better path)."""
+        walks = [_walk(chain) for chain in explored]
+        levels = self._levels(walks)
+        best = min(range(len(explored)), key=lambda i: (-levels[i], len(explored[i].edges), -explored[i].score, i))
+        chosen = [chain for chain, walk in zip(explored, walks, strict=True) if walk == walks[best]]
+        return sorted(chosen, key=lambda chain: -chain.score)[: self.width]
 
     def _levels(self, paths: Sequence[tuple[tuple[str, ...], int]]) -> list[float]:
         """Each ``(relations, backward hops)`` path's score (:func:`own_scores`, all in one call) less
@@ -312,30 +320,17 @@ class ThinkOnGraph(KGReasoner):
             self._nameless.update(i for i in missing if i not in found)
 
 
-def _diverse(chains: Sequence[Chain], width: int) -> list[Chain]:
-    """The ``width`` best chains (``chains`` are best first) and the best chain of each of the ``width`` best
-    relation paths: offline, entity pruning by name similarity knows nothing of the answer, so one
-    relation's many tails must not take every slot from the other paths a question may need one hop
-    further, nor a path's one kept entity stand for all of its tails."""
-    firsts: dict[tuple[tuple[str, ...], int], int] = {}
-    for i, chain in enumerate(chains):
-        firsts.setdefault(_walk(chain), i)
-    kept = sorted({*range(min(width, len(chains))), *list(firsts.values())[:width]})
-    return [chains[i] for i in kept]
-
-
 def _walk(chain: Chain) -> tuple[tuple[str, ...], int]:
     """The chain's relations and how many of its hops were walked against their edge's direction."""
     return tuple(edge.relation for edge in chain.edges), _backward(chain)
 
 
 def _backward(chain: Chain) -> int:
-    """How many of the chain's hops were walked against their edge's direction (read back from its end)."""
-    node, count = chain.node, 0
-    for edge in reversed(chain.edges):
-        count += edge.head == node
-        node = edge.tail if edge.head == node else edge.head
-    return count
+    return backward(walked_steps(chain.start, chain.edges))
+
+
+def _last(chain: Chain) -> Step | None:
+    return arrival(chain.edges[-1], chain.node) if chain.edges else None
 
 
 def _visited(chain: Chain) -> set[Node]:
