@@ -18,11 +18,14 @@ Choices where the paper is vague or needs an LLM:
 
 * A step is ranked first by the relation path it opens (:func:`reasoning.lookahead.lookahead_scores`:
   the best :meth:`reasoning.relevance.Judge.path_scores` alignment of its relation chain and of that
-  chain's one-relation continuations; a hop walked against its edge's direction counts at
-  ``1 - INVERSE_COST``), then by the Path-RAG score above (the sum of its step scores in the scorer's
+  chain's one-relation continuations, less the :func:`reasoning.relevance.path_cost` the hops add), then
+  by the Path-RAG score above (the sum of its step scores in the scorer's
   calibrated units, :meth:`reasoning.relevance.Judge.calibrated`): a hop's own words state only part of
   a multi-hop question, and a sum of per-hop scores against the whole question reads each hop diluted.
-  No step walks straight back along the relation just walked.
+  No step walks straight back along the relation just walked. Offline the shortlist and the beam keep,
+  besides the best steps, the best step of each of the best relation paths
+  (:func:`reasoning.grounding.spread`): one relation's many edges must not crowd out the path a question
+  needs one hop further.
 * Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
   is verified when no path one hop longer states the question better than the beam's best, both read
   by their path scores (in one call) less :func:`reasoning.relevance.path_cost` per extra or
@@ -65,7 +68,7 @@ from reasoning.grounding import (
     start,
 )
 from reasoning.lookahead import Hop, capped_edges, lookahead_scores, own_scores
-from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
+from reasoning.relevance import Judge, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, parse_list, schema_relations
 from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
@@ -235,8 +238,7 @@ class FiDeLiS(KGReasoner):
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
         """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
-        ``relations`` call per direction) and its own path's score; a hop walked against its edge's
-        direction counts at ``1 - INVERSE_COST`` (a question usually asks along an edge)."""
+        ``relations`` call per direction), less the :func:`reasoning.relevance.path_cost` its hops add."""
         hops = {
             step: Hop(
                 prefix=step.relations[:-1],
@@ -255,11 +257,7 @@ class FiDeLiS(KGReasoner):
                 strict=True,
             )
         )
-        scored = []
-        for step in steps:
-            weight = 1.0 - INVERSE_COST if step.walked == "in" else 1.0
-            scored.append(replace(step, promise=ahead[hops[step]] * weight))
-        return scored
+        return [replace(step, promise=ahead[hops[step]]) for step in steps]
 
     def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""

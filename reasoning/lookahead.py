@@ -6,11 +6,12 @@ homeland of X?"); the path it opens ("nationality, second level divisions") stat
 scores the best of its own path and of every one-relation continuation of it (the relations of the
 entities it reaches, asked for in one batched ``neighbors`` and one ``relations`` call per direction), each
 path scored by the alignment of :meth:`reasoning.relevance.Judge.path_scores` (one text per path would cost
-a sentence encoder an embedding each); a continuation walked against its edge's
-direction counts at ``1 - INVERSE_COST`` of its score (a question usually asks along an edge), and every
-continuation pays :data:`reasoning.relevance.HOP_COST` (a longer path must state the question better). A
-hop that states nothing of the question itself scores 0 whatever follows it: the lookahead ranks the hops
-a question names, it does not invent detours.
+a sentence encoder an embedding each), less what the hop and its continuation add to the path's
+:func:`reasoning.relevance.path_cost`, as every method charges it: :data:`reasoning.relevance.INVERSE_COST`
+for a hop walked against its edge (a question usually asks along an edge), :data:`reasoning.relevance.HOP_COST`
+for a hop after the first (a longer path must state the question better). A hop that states nothing of the
+question itself scores 0 whatever follows it: the lookahead ranks the hops a question names, it does not
+invent detours. R3 reads the same :func:`continuations` around the ends of its best paths.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
-from reasoning.relevance import HOP_COST, INVERSE_COST, Judge
+from reasoning.relevance import Judge, path_cost
 from reasoning.text import RelationNames
+from reasoning.walks import Step, backward, turns_back
 
 SIDES: tuple[Direction, Direction] = ("out", "in")
 REACHED = 20
@@ -62,8 +64,10 @@ def lookahead_scores(
     reached: int = REACHED,
     branches: int = BRANCHES,
 ) -> list[float]:
-    """Each hop's score: the best path score of the hop and of its one-relation continuations (``skip``:
-    relations never walked, a profile's name and description predicates)."""
+    """Each hop's score: the best alignment of the hop's path and of its one-relation continuations
+    (:func:`continuations`), each less what its hops add to the prefix's :func:`path_cost` (a hop after the
+    first, a hop walked against its edge), 0 at the least; 0 for a hop whose own path states nothing of the
+    question (``skip``: relations never walked, a profile's name and description predicates)."""
     if not hops:
         return []
     tails: list[list[str]] = [[] for _ in hops]
@@ -83,36 +87,82 @@ def lookahead_scores(
                 if edge.relation == hop.relation
             )
             tails[i] = [e for e in dict.fromkeys(ends) if isinstance(e, str)][:reached]
-    every = list(dict.fromkeys(t for ends in tails for t in ends))
+    # the prefix's own costs are common to every hop after it: each hop pays only what it adds
+    walks = [(*((relation, True) for relation in hop.prefix), (hop.relation, hop.direction == "out")) for hop in hops]
+    following, own = continuations(kg, judge, names, list(zip(walks, tails, strict=True)), skip=skip, branches=branches)
+    best = [
+        score - _added(steps, len(steps) - 1) if score > 0 else 0.0 for score, steps in zip(own, walks, strict=True)
+    ]
+    for option in following:
+        i = option.group
+        if own[i] > 0:  # a hop that states nothing of the question itself ranks no detour
+            best[i] = max(best[i], option.aligned - _added(option.steps, len(walks[i]) - 1))
+    return [max(score, 0.0) for score in best]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Continuation:
+    """A relation around the ends of a walked path that continues it: the path's index among the groups
+    asked about, the continued path as walked, the ends it is found at, and the continued path's alignment
+    (:meth:`Judge.path_scores` with ``whole=False``)."""
+
+    group: int
+    steps: tuple[Step, ...]
+    ends: tuple[str, ...]
+    aligned: float
+
+    @property
+    def relation(self) -> tuple[str, Direction]:
+        """The continuing relation and the direction it is walked in."""
+        relation, forward = self.steps[-1]
+        return relation, "out" if forward else "in"
+
+    @property
+    def value(self) -> float:
+        """The alignment less the continued path's :func:`path_cost`."""
+        return self.aligned - path_cost(len(self.steps), backward(self.steps))
+
+
+def continuations(
+    kg: KnowledgeGraph,
+    judge: Judge,
+    names: RelationNames,
+    groups: Sequence[tuple[Sequence[Step], Sequence[str]]],
+    *,
+    skip: frozenset[str] = frozenset(),
+    branches: int | None = None,
+) -> tuple[list[Continuation], list[float]]:
+    """Every relation around the ends of each ``(walked path, ends)`` group that continues the path (one
+    batched ``relations`` call per direction for all ends; ``skip`` and straight back never), with the
+    continued path's alignment, and each group's own path's alignment, all in one call (a lexical scorer's
+    scores compare only within a call), each distinct path once; ``branches``: per group and direction only
+    the relations whose words some span of the question states best."""
+    every = list(dict.fromkeys(end for _, ends in groups for end in ends))
     around = {side: kg.relations(every, direction=side) if every else {} for side in SIDES}
-    paths: list[tuple[str, ...]] = []
-    owner: list[int] = []
-    discount: list[float] = []
-    extra: list[float] = []
-    for i, hop in enumerate(hops):
-        own = (*hop.prefix, hop.relation)
-        paths.append(own)
-        owner.append(i)
-        discount.append(1.0)
-        extra.append(0.0)
-        back: Direction = "in" if hop.direction == "out" else "out"
+    found: list[tuple[int, tuple[Step, ...], tuple[str, ...]]] = []
+    for group, (steps, ends) in enumerate(groups):
+        last = steps[-1] if steps else None
         for side in SIDES:
-            following = {r for t in tails[i] for r in around[side].get(t, ())} - skip
-            if side == back:
-                following.discard(hop.relation)  # straight back where the hop came from
-            for relation in _best_stated(judge, names, sorted(following), branches):
-                paths.append((*own, relation))
-                owner.append(i)
-                discount.append(1.0 - INVERSE_COST if side == "in" else 1.0)
-                extra.append(HOP_COST)
-    scores = own_scores(judge, names, paths, whole=False)
-    best = [0.0 for _ in hops]
-    stated = [True for _ in hops]
-    for i, score, weight, cost in zip(owner, scores, discount, extra, strict=True):
-        if cost == 0.0 and score <= 0.0:
-            stated[i] = False
-        best[i] = max(best[i], score * weight - cost)
-    return [score if said else 0.0 for score, said in zip(best, stated, strict=True)]
+            at: dict[str, list[str]] = {}
+            for end in ends:
+                for relation in around[side].get(end, ()):
+                    if relation not in skip and not turns_back(last, relation, side == "out"):
+                        at.setdefault(relation, []).append(end)
+            chosen = sorted(at) if branches is None else _best_stated(judge, names, sorted(at), branches)
+            found.extend((group, (*steps, (relation, side == "out")), tuple(at[relation])) for relation in chosen)
+    owns = [tuple(relation for relation, _ in steps) for steps, _ in groups]
+    paths = list(dict.fromkeys([*owns, *(tuple(relation for relation, _ in steps) for _, steps, _ in found)]))
+    aligned = dict(zip(paths, own_scores(judge, names, paths, whole=False), strict=True))
+    following = [
+        Continuation(group=group, steps=steps, ends=ends, aligned=aligned[tuple(r for r, _ in steps)])
+        for group, steps, ends in found
+    ]
+    return following, [aligned[path] for path in owns]
+
+
+def _added(steps: Sequence[Step], prefix: int) -> float:
+    """What the hops after the first ``prefix`` add to a walked path's :func:`path_cost`."""
+    return path_cost(len(steps), backward(steps[prefix:])) - path_cost(prefix)
 
 
 def capped_edges(

@@ -87,7 +87,7 @@ from reasoning.grounding import (
     start,
     walked,
 )
-from reasoning.lookahead import REACHED, SIDES, own_scores
+from reasoning.lookahead import REACHED, SIDES, continuations, own_scores
 from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
@@ -362,26 +362,19 @@ class R3(KGReasoner):
             for path in _paths_by_level(facts, levels)[: self.top_k]
         ]
         groups = [(fact, list(dict.fromkeys(ends))[:REACHED]) for fact, ends in groups if ends]
-        every = list(dict.fromkeys(end for _, ends in groups for end in ends))
-        if not every:
-            return []
-        schema = schema_relations(run.kg)
-        around = {side: run.kg.relations(every, direction=side) for side in SIDES}
-        options: list[tuple[str, tuple[str, Direction], tuple[str, ...], int]] = []
-        for fact, ends in groups:
-            steps = walked(fact)
-            relations = tuple(relation for relation, _ in steps)
-            against = backward(steps)
-            for end in ends:
-                for side in SIDES:
-                    for relation in around[side].get(end, ()):
-                        if relation in schema or turns_back(steps[-1], relation, side == "out"):
-                            continue
-                        options.append((end, (relation, side), (*relations, relation), against + (side == "in")))
-        paths = list(dict.fromkeys(path for _, _, path, _ in options))
-        aligned = dict(zip(paths, own_scores(judge, state.relation_names, paths, whole=False), strict=True))
-        values = [aligned[path] - path_cost(len(path), inverse) for _, _, path, inverse in options]
-        return [(values[i], *options[i]) for i in ranked(values)]
+        found, _ = continuations(
+            run.kg,
+            judge,
+            state.relation_names,
+            [(walked(fact), ends) for fact, ends in groups],
+            skip=schema_relations(run.kg),
+        )
+        options: list[_Option] = [
+            (option.value, end, option.relation, tuple(r for r, _ in option.steps), backward(option.steps))
+            for option in found
+            for end in option.ends
+        ]
+        return [options[i] for i in ranked([option[0] for option in options])]
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):

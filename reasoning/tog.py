@@ -15,17 +15,26 @@ From the topic entities, each depth (up to ``depth``, 3 in the paper) does
    answers from what it has.
 
 Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation, on the
-question without the topic entities' names and in the scorer's calibrated units
-(:meth:`reasoning.relevance.Judge.calibrated`: 0 unrelated, 1 stating the question, whatever the
-scorer's scale): relations by that relevance, an edge walked against its direction at ``1 -
-INVERSE_COST`` of it (a relation at 0 is dropped; when none rises above 0, all are explored in order with
-a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
-rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
-relation with many tails is not diluted as scores summing to 1 would dilute it) and
-the stop rule is: go deeper only while the best extended chain's relations match the question
-better (scorer over the chains' relation words, by more than a near tie) than the best current chain's;
-the answers are the tail entities of the surviving chains, best first. Entity pruning by name similarity knows nothing
-about the answer, so with ``width=3`` a question with more answers than that loses recall by design.
+question without the topic entities' names, and every rule compares path scores of one question
+(:meth:`reasoning.relevance.Judge.path_scores`, less :func:`reasoning.relevance.path_cost` per extra or
+backward hop), so none depends on the scorer's scale:
+
+* relations by the best relation path they open (:func:`reasoning.lookahead.lookahead_scores`; a relation
+  at 0 states nothing of the question and is dropped);
+* entities by ``0.5 + 0.5 * relevance`` in the scorer's calibrated units
+  (:meth:`reasoning.relevance.Judge.calibrated`; an entity's name rarely shares words with its question, so
+  a non-matching one is neutral rather than fatal, and a relation with many tails is not diluted as scores
+  summing to 1 would dilute it); the beam keeps the ``width`` best chains and the best chain of each of
+  the ``width`` best relation paths (:func:`reasoning.grounding.spread`: one relation's many tails must
+  not crowd out the path a question needs one hop further);
+* the stop rule: go deeper while some next hop opens a path that states the question better, by more
+  than a near tie, than every chain the last level grew states it itself;
+* the answer: the chains (``width`` at most, best chain score first) of the relation path, of any level,
+  whose own relations state the question best (shortest on a tie): a hop kept for the path it opens is
+  judged by what it states once the search stops there.
+
+Entity pruning by name similarity knows nothing about the answer, so with ``width=3`` a question with
+more answers than that loses recall by design.
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
-from reasoning.relevance import HOP_COST, INVERSE_COST, Judge, path_cost
+from reasoning.relevance import HOP_COST, Judge, path_cost
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -93,7 +102,8 @@ class Chain:
 
 
 class ThinkOnGraph(KGReasoner):
-    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3), ``depth`` (3),
+    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3; offline also the best chain of
+    each of the ``width`` best relation paths), ``depth`` (3),
     ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
 
     name = "tog"
@@ -193,8 +203,6 @@ class ThinkOnGraph(KGReasoner):
                 prefix = tuple(edge.relation for edge in chain.edges)
                 hops = [Hop(prefix=prefix, relation=r, direction=side, nodes=(chain.node,)) for r, side in options]
                 scores = lookahead_scores(self.kg, self._judge, self.relation_names, hops, skip=self._schema)
-                backwards = [side == "in" for _, side in options]
-                scores = [s * (1.0 - INVERSE_COST) if back else s for s, back in zip(scores, backwards, strict=True)]
             else:
                 scores = self._relation_scores(question, chain.node, [r for r, _ in options])
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
@@ -223,16 +231,14 @@ class ThinkOnGraph(KGReasoner):
         """Offline stop rule: whether some hop of the next level opens a path (its relation score: the
         lookahead's best path through it) that states the question better than every chain the last level
         grew states it by itself, by more than :data:`DEEPER_MARGIN`; both are path alignments
-        (:meth:`Judge.path_scores`), a last hop walked against its edge at ``1 - INVERSE_COST``. Every chain
-        the last level grew counts, not only the beam: a beam kept for what might follow must not hide a
-        chain that already states the question. Going deeper costs no answer: the final beam is chosen
-        over every level (:meth:`_settled`)."""
+        (:meth:`Judge.path_scores`) less the path's :func:`path_cost`. Every chain the last level grew counts,
+        not only the beam: a beam kept for what might follow must not hide a chain that already states the
+        question. Going deeper costs no answer: the final beam is chosen over every level (:meth:`_settled`)."""
         own = own_scores(self._judge, self.relation_names, [_walk(chain)[0] for chain in pool], whole=False)
-        current = [
-            score * (1.0 - INVERSE_COST) if chain.edges[-1].head == chain.node else score
-            for score, chain in zip(own, pool, strict=True)
-        ]
-        return max((score for *_, score in scored), default=0.0) > max(current, default=0.0) + DEEPER_MARGIN
+        current = [score - path_cost(*_size(chain)) for score, chain in zip(own, pool, strict=True)]
+        # a relation score is what the hop and the path it opens add to its chain's path_cost
+        extended = [score - path_cost(*_size(chain)) for chain, *_, score in scored]
+        return max(extended, default=0.0) > max(current, default=0.0) + DEEPER_MARGIN
 
     # -- entity exploration and pruning -------------------------------------------------------------
     def _explore_entities(
@@ -323,6 +329,11 @@ class ThinkOnGraph(KGReasoner):
 def _walk(chain: Chain) -> tuple[tuple[str, ...], int]:
     """The chain's relations and how many of its hops were walked against their edge's direction."""
     return tuple(edge.relation for edge in chain.edges), _backward(chain)
+
+
+def _size(chain: Chain) -> tuple[int, int]:
+    """The chain's hops and how many of them were walked against their edge."""
+    return len(chain.edges), _backward(chain)
 
 
 def _backward(chain: Chain) -> int:
