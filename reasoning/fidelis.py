@@ -5,12 +5,13 @@ Per question: keywords of the question (the LLM's, plus the question's content w
 anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
-next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one per
-retrieved relation so a hub's busy relations hide none) are pre-selected to those along a retrieved
+next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one for the retrieved
+relations so a hub's busy relations hide none) are pre-selected to those along a retrieved
 relation or reaching a retrieved entity and scored as
 ``sim(keywords, step) + alpha * sim(keywords, 1-hop neighbourhood of the step's entity)``
-(alpha = 0.3; the neighbourhood is the entity's relation names, one batched ``relations`` call per
-step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
+(alpha = 0.3; the neighbourhood is the best of the entity's relation names, one batched ``relations``
+call per direction and step, one walked against its edge less ``INVERSE_COST`` and never the one straight
+back along the step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
 the beam among the best candidates; after every step deductive verification asks whether a path
 already entails the answer, and the search stops at the first verified path(s).
 
@@ -67,8 +68,8 @@ from reasoning.grounding import (
     spread,
     start,
 )
-from reasoning.lookahead import Hop, capped_edges, lookahead_scores, own_scores
-from reasoning.relevance import Judge, path_cost, question_focus
+from reasoning.lookahead import SIDES, Hop, capped_edges, lookahead_scores, own_scores
+from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, parse_list, schema_relations
 from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
@@ -272,19 +273,33 @@ class FiDeLiS(KGReasoner):
         order = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
         shortlist = [order[i] for i in spread([_walk(kept[i]) for i in order], self.candidates * 2)]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
-        around = run.kg.relations(entities, direction="both") if entities else {}
-        vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
+        around = {side: run.kg.relations(entities, direction=side) if entities else {} for side in SIDES}
+        vocabulary = list(dict.fromkeys(rel for found in around.values() for rels in found.values() for rel in rels))
         fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
         around_scores = judge.calibrated(judge.scores([relation_phrase(r, names) for r in vocabulary]))
         vocabulary_scores = dict(zip(vocabulary, around_scores, strict=True))
         scored = []
         for i in shortlist:
             step = kept[i]
-            nearby = around.get(step.end, []) if isinstance(step.end, str) else []
-            neighbourhood = max((vocabulary_scores[rel] for rel in nearby), default=0.0)
-            gain = similarity[i] + self.alpha * neighbourhood
+            gain = similarity[i] + self.alpha * self._neighbourhood(step, around, vocabulary_scores)
             scored.append(replace(step, score=step.score + gain))
         return scored
+
+    @staticmethod
+    def _neighbourhood(step: Beam, around: dict[Direction, dict[str, list[str]]], scores: dict[str, float]) -> float:
+        """How well the relations around the step's end state the question: the best of them, one walked
+        against its edge less :data:`INVERSE_COST`, never the one straight back along the step (every
+        tail of a relation has it, so it would rank them all alike)."""
+        if not isinstance(step.end, str):
+            return 0.0
+        last = arrival(step.chain[-1], step.end)
+        levels = [
+            scores[relation] - (INVERSE_COST if side == "in" else 0.0)
+            for side in SIDES
+            for relation in around[side].get(step.end, [])
+            if not turns_back(last, relation, side == "out")
+        ]
+        return max([0.0, *levels])
 
     def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: Names) -> list[Beam] | None:
         if run.llm is None or len(top) <= self.beam_width:
@@ -316,11 +331,17 @@ class FiDeLiS(KGReasoner):
         return None
 
     def _deeper_helps(self, search: Search, beam: list[Beam], grown: list[Beam]) -> bool:
-        """Offline verification, one step late: whether some path one hop longer states the question better
-        than every path of the beam it grew from, less the cost of its extra hop (path scores, read
-        together). When not, the beam's paths entail what the question asks."""
-        levels = self._levels(search, [*beam, *grown])
-        return max(levels[len(beam) :]) > max(levels[: len(beam)])
+        """Offline verification, one step late: whether some path one hop longer opens a path (its promise,
+        the lookahead's best path through it) that states the question better than every path of the beam
+        states it itself, both path alignments less :func:`path_cost` (the two hops before the last of a
+        three-hop question may state it no better than one near-synonym hop: what they lead to does). When
+        not, the beam's paths entail what the question asks; the answer is then chosen over every level
+        explored (:meth:`_closest`), so going deeper on a promise costs no answer."""
+        own = own_scores(search.judge, search.relations, [path.relations for path in beam], whole=False)
+        current = [score - path_cost(len(path.chain), _backwards(path)) for score, path in zip(own, beam, strict=True)]
+        # a promise is what the step and the path it opens add to the path_cost of the path it grew from
+        ahead = [step.promise - path_cost(len(step.chain) - 1, _backwards(step, last=False)) for step in grown]
+        return max(ahead) > max(current)
 
     def _levels(self, search: Search, paths: list[Beam]) -> list[float]:
         """Each path's score (:meth:`reasoning.relevance.Judge.path_scores` of its relations, all read in one
@@ -352,5 +373,6 @@ def _walk(path: Beam) -> tuple[str, tuple[Step, ...]]:
     return path.start, walked_steps(path.start, path.chain)
 
 
-def _backwards(path: Beam) -> int:
-    return backward(walked_steps(path.start, path.chain))
+def _backwards(path: Beam, *, last: bool = True) -> int:
+    """How many of the path's hops (``last``: its last hop too) were walked against their edge."""
+    return backward(walked_steps(path.start, path.chain if last else path.chain[:-1]))
