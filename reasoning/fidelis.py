@@ -221,10 +221,10 @@ class FiDeLiS(KGReasoner):
         self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
     ) -> dict[str, list[Edge]]:
         """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
-        question (one batched ``relations`` call, then one ``neighbors`` call for all of them, and one more
-        for the relations a capped entity was left without, :func:`reasoning.lookahead.capped_edges`): an
-        entity with more edges than ``edges_per_entity`` (a country, a genre) must not hide the relation
-        the question asks for."""
+        question (one batched ``relations`` call, then one ``neighbors`` call for all of them, a relation's
+        share of ``edges_per_entity`` per entity, and one more for the relations a capped entity was left
+        without, :func:`reasoning.lookahead.capped_edges`): an entity with more edges than
+        ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
         run = search.run
         around = run.kg.relations(ends, direction="both")
         schema = schema_relations(run.kg)
@@ -234,7 +234,8 @@ class FiDeLiS(KGReasoner):
         fetch_names([run.kg], [relation for relation in listed if needs_label(relation)], names)
         scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
         wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
-        more = capped_edges(run.kg, ends, "both", wanted, self.edges_per_entity, literals=True)
+        share = max(1, self.edges_per_entity // len(wanted))  # a relation's share: a busy one hides none
+        more = capped_edges(run.kg, ends, "both", wanted, share, literals=True)
         return {node: list(dict.fromkeys([*found.get(node, []), *more.get(node, [])])) for node in ends}
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
