@@ -25,10 +25,13 @@ Choices where the paper is vague or needs an LLM (documented so results can be r
   expanded after each of them, and no chain walks straight back along the relation it just walked.
 * Offline, an entity question is answered one step late: the best path's ends are the answer once the
   search has looked past it (expanded one of its ends, or found nothing around them) and no relation
-  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction)
-  continues one into a path that states the question better (by the paths' alignment,
-  :meth:`reasoning.relevance.Judge.path_scores`, less the same costs), or at the last depth. Until then
-  the ``breadth`` ends that promise the most are expanded (else the best path's own ends), and their
+  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction,
+  :func:`reasoning.lookahead.continuations`) continues one into a path that would be chosen over it: of
+  the ``top_k`` continued paths that state the question best by alignment
+  (:meth:`reasoning.relevance.Judge.path_scores`, ``whole=False``), one whose path score less the same
+  costs beats the best path's (both read whole, as the answer is chosen); or at the last depth. Until
+  then ``breadth`` ends that promise the most are expanded, an end of each path they continue before a
+  second end of one (:func:`reasoning.grounding.heads_first`; else the best path's own ends), and their
   promising relations' edges are fetched on their own too, so a hub's busy relation hides none.
 * A claim is judged on what its chains' relations (and descriptions) say, entity names left out:
   relevant chains score at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
