@@ -27,8 +27,8 @@ backward hop), so none depends on the scorer's scale:
   summing to 1 would dilute it); the beam keeps the ``width`` best chains and the best chain of each of
   the ``width`` best relation paths (:func:`reasoning.grounding.spread`: one relation's many tails must
   not crowd out the path a question needs one hop further);
-* the stop rule: go deeper while some next hop opens a path that states the question better, by more
-  than a near tie, than every chain the last level grew states it itself;
+* the stop rule: go deeper while some next hop opens a path that states the question better (its extra
+  hop's cost paid) than every chain the last level grew states it itself;
 * the answer: the chains (``width`` at most, best chain score first) of the relation path, of any level,
   whose own relations state the question best (shortest on a tie): a hop kept for the path it opens is
   judged by what it states once the search stops there.
@@ -49,7 +49,7 @@ from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
-from reasoning.relevance import HOP_COST, Judge, path_cost
+from reasoning.relevance import Judge, path_cost
 from reasoning.rog import DIRECTED, Plan, plan_text
 from reasoning.text import (
     RelationNames,
@@ -85,8 +85,6 @@ ANSWER_PROMPT = (
     "you are asked to answer the question with these triplets and your knowledge. List every answer, "
     "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
 )
-DEEPER_MARGIN = HOP_COST
-"""What going one level deeper must gain offline, in path-score units: the cost of a hop."""
 _SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 
@@ -230,15 +228,15 @@ class ThinkOnGraph(KGReasoner):
     def _deeper_helps(self, pool: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]) -> bool:
         """Offline stop rule: whether some hop of the next level opens a path (its relation score: the
         lookahead's best path through it) that states the question better than every chain the last level
-        grew states it by itself, by more than :data:`DEEPER_MARGIN`; both are path alignments
-        (:meth:`Judge.path_scores`) less the path's :func:`path_cost`. Every chain the last level grew counts,
+        grew states it by itself; both are path alignments (:meth:`Judge.path_scores`) less the path's
+        :func:`path_cost` (the extra hop's cost is in the promise). Every chain the last level grew counts,
         not only the beam: a beam kept for what might follow must not hide a chain that already states the
         question. Going deeper costs no answer: the final beam is chosen over every level (:meth:`_settled`)."""
         own = own_scores(self._judge, self.relation_names, [_walk(chain)[0] for chain in pool], whole=False)
         current = [score - path_cost(*_size(chain)) for score, chain in zip(own, pool, strict=True)]
         # a relation score is what the hop and the path it opens add to its chain's path_cost
         extended = [score - path_cost(*_size(chain)) for chain, *_, score in scored]
-        return max(extended, default=0.0) > max(current, default=0.0) + DEEPER_MARGIN
+        return max(extended, default=0.0) > max(current, default=0.0)
 
     # -- entity exploration and pruning -------------------------------------------------------------
     def _explore_entities(
