@@ -221,9 +221,9 @@ class FiDeLiS(KGReasoner):
         self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
     ) -> dict[str, list[Edge]]:
         """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
-        question (one batched ``relations`` call, then one ``neighbors`` call for all of them, a relation's
-        share of ``edges_per_entity`` per entity, and one more for the relations a capped entity was left
-        without, :func:`reasoning.lookahead.capped_edges`): an entity with more edges than
+        question (one batched ``relations`` call, then per direction one ``neighbors`` call for all of them, a
+        relation's share of ``edges_per_entity`` per entity, and one more for the relations a capped entity
+        was left without, :func:`reasoning.lookahead.capped_edges`): an entity with more edges than
         ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
         run = search.run
         around = run.kg.relations(ends, direction="both")
@@ -235,8 +235,11 @@ class FiDeLiS(KGReasoner):
         scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
         wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
         share = max(1, self.edges_per_entity // len(wanted))  # a relation's share: a busy one hides none
-        more = capped_edges(run.kg, ends, "both", wanted, share, literals=True)
-        return {node: list(dict.fromkeys([*found.get(node, []), *more.get(node, [])])) for node in ends}
+        more = [capped_edges(run.kg, ends, side, wanted, share, literals=True) for side in SIDES]
+        return {
+            node: list(dict.fromkeys([*found.get(node, []), *(e for m in more for e in m.get(node, []))]))
+            for node in ends
+        }
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
         """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and

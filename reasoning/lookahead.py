@@ -170,18 +170,21 @@ def capped_edges(
 ) -> dict[str, list[Edge]]:
     """The edges of ``relations`` at ``nodes`` (entities only unless ``literals``), at most ``cap`` per node;
     the cap counts all relations together, so where a node reached it the relations it left without an edge
-    are asked again on their own (an actor's hundred film edges must not hide his one nationality edge)."""
+    are asked again on their own, in one call for every such node (an actor's hundred film edges must not
+    hide his one nationality edge). Ask per direction: with ``both`` a busy relation's edges one way would
+    hide its edge the other way."""
     found = kg.neighbors(nodes, direction=side, relations=relations, limit_per_entity=cap, literals=literals)
-    full = [node for node in nodes if len(found.get(node, ())) >= cap]
-    if not full:
-        return found
-    held = {edge.relation for node in full for edge in found[node]}
-    starved = [r for r in relations if r not in held]
+    starved: dict[str, set[str]] = {}
+    for node in nodes:
+        if len(found.get(node, ())) >= cap:  # what one node holds says nothing of another's
+            left = set(relations) - {edge.relation for edge in found[node]}
+            if left:
+                starved[node] = left
     if starved:
-        for node, edges in kg.neighbors(
-            full, direction=side, relations=starved, limit_per_entity=cap, literals=literals
-        ).items():
-            found[node] = [*found.get(node, []), *edges]
+        asked = sorted(set().union(*starved.values()))
+        more = kg.neighbors(list(starved), direction=side, relations=asked, limit_per_entity=cap, literals=literals)
+        for node, left in starved.items():
+            found[node] = [*found[node], *(edge for edge in more.get(node, []) if edge.relation in left)]
     return found
 
 
