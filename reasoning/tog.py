@@ -50,7 +50,7 @@ from reasoning.base import LLM, Answer, KGReasoner, Question, budget
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge, path_cost
-from reasoning.rog import DIRECTED, Plan, plan_text
+from reasoning.rog import DIRECTED
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -202,15 +202,13 @@ class ThinkOnGraph(KGReasoner):
                 hops = [Hop(prefix=prefix, relation=r, direction=side, nodes=(chain.node,)) for r, side in options]
                 scores = lookahead_scores(self.kg, self._judge, self.relation_names, hops, skip=self._schema)
             else:
-                scores = self._relation_scores(question, chain.node, [r for r, _ in options])
+                scores = self._relation_scores(question, chain.node, [r for r, _ in options], self.llm)
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
             kept.extend((chain, options[i][0], options[i][1], scores[i]) for i in order if scores[i] > 0)
         return kept
 
-    def _relation_scores(self, question: Question, entity: str, relations: list[str]) -> list[float]:
-        if self.llm is None:
-            scores = self._judge.calibrated(self._judge.scores([self._words((), r) for r in relations]))
-            return scores if any(scores) else [1e-6 for _ in scores]  # nothing matches: explore in order
+    def _relation_scores(self, question: Question, entity: str, relations: list[str], llm: LLM) -> list[float]:
+        """The LLM's ratings of the relations (0 for one it does not rate)."""
         self.relation_names.words(relations)
         prompt = RELATION_PROMPT.format(
             width=self.width,
@@ -218,7 +216,7 @@ class ThinkOnGraph(KGReasoner):
             entity=self._names.get(entity, entity),
             relations="; ".join(self.relation_names.shown(r) for r in dict.fromkeys(relations)),
         )
-        reply = self.llm.chat([{"role": "user", "content": prompt}])
+        reply = llm.chat([{"role": "user", "content": prompt}])
         given: dict[str, float] = {}
         for name, score in _SCORED_RELATION.findall(reply):
             # "P19 (place of birth)" as the prompt showed it, or the bare id
@@ -309,11 +307,6 @@ class ThinkOnGraph(KGReasoner):
         names = {**self._names, **{r: self.relation_names.shown(r) for r in self.relation_names.known}}
         triples = dict.fromkeys(triple_text(edge, names) for chain in beam for edge in chain.edges)
         return template.format(question=question.question, triples="\n".join(triples))
-
-    def _words(self, edges: Sequence[Edge], *more: str) -> str:
-        """The words of a chain's relations (and ``more``), each stem once, for the scorer."""
-        plan = Plan(relations=(*(edge.relation for edge in edges), *more))
-        return plan_text(plan, self.relation_names.words(plan.relations))
 
     def _learn_names(self, ids: Sequence[str]) -> None:
         """Names of ``ids`` in one batched call; ids already asked for (named or not) are not asked again."""
