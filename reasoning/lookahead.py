@@ -9,8 +9,9 @@ path scored by the alignment of :meth:`reasoning.relevance.Judge.path_scores` (o
 a sentence encoder an embedding each); a continuation walked against its edge's
 direction counts at ``1 - INVERSE_COST`` of its score (a question usually asks along an edge), and every
 continuation pays :data:`reasoning.relevance.HOP_COST` (a longer path must state the question better). A
-hop that states nothing of the question itself scores 0 whatever follows it: the lookahead ranks the hops
-a question names, it does not invent detours.
+hop that states nothing of the question itself scores 0 whatever follows it, and so does a hop whose path
+states it no better than the relations walked before it where another hop after them does: the lookahead
+ranks the hops a question names, it does not invent detours.
 """
 
 from __future__ import annotations
@@ -105,13 +106,23 @@ def lookahead_scores(
                 owner.append(i)
                 discount.append(1.0 - INVERSE_COST if side == "in" else 1.0)
                 extra.append(HOP_COST)
-    scores = own_scores(judge, names, paths, whole=False)
+    prefixes = list(dict.fromkeys(hop.prefix for hop in hops if hop.prefix))
+    scores = own_scores(judge, names, [*paths, *prefixes], whole=False)
+    before = dict(zip(prefixes, scores[len(paths) :], strict=True))
     best = [0.0 for _ in hops]
-    stated = [True for _ in hops]
-    for i, score, weight, cost in zip(owner, scores, discount, extra, strict=True):
-        if cost == 0.0 and score <= 0.0:
-            stated[i] = False
+    alone = [0.0 for _ in hops]
+    for i, score, weight, cost in zip(owner, scores[: len(paths)], discount, extra, strict=True):
+        if cost == 0.0:
+            alone[i] = score
         best[i] = max(best[i], score * weight - cost)
+    adds = [alone[i] > before.get(hop.prefix, 0.0) for i, hop in enumerate(hops)]
+    # beside a hop that states the question better than its prefix, one that does not is a detour; where
+    # none does, the method's own stop rule decides
+    improving = {hop.prefix for hop, added in zip(hops, adds, strict=True) if added}
+    stated = [
+        added or (alone[i] > 0.0 and hop.prefix not in improving)
+        for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
+    ]
     return [score if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
