@@ -10,8 +10,10 @@ a sentence encoder an embedding each), less what the hop and its continuation ad
 :func:`reasoning.relevance.path_cost`, as every method charges it: :data:`reasoning.relevance.INVERSE_COST`
 for a hop walked against its edge (a question usually asks along an edge), :data:`reasoning.relevance.HOP_COST`
 for a hop after the first (a longer path must state the question better). A hop that states nothing of the
-question itself scores 0 whatever follows it: the lookahead ranks the hops a question names, it does not
-invent detours. R3 reads the same :func:`continuations` around the ends of its best paths.
+question itself scores 0 whatever follows it, and so does a hop whose path states it no better than the
+relations walked before it where another hop after them does: the lookahead ranks the hops a question
+names, it does not invent detours. R3 reads the same :func:`continuations` around the ends of its best
+paths.
 """
 
 from __future__ import annotations
@@ -89,15 +91,24 @@ def lookahead_scores(
             tails[i] = [e for e in dict.fromkeys(ends) if isinstance(e, str)][:reached]
     # the prefix's own costs are common to every hop after it: each hop pays only what it adds
     walks = [(*((relation, True) for relation in hop.prefix), (hop.relation, hop.direction == "out")) for hop in hops]
-    following, own = continuations(kg, judge, names, list(zip(walks, tails, strict=True)), skip=skip, branches=branches)
-    best = [
-        score - _added(steps, len(steps) - 1) if score > 0 else 0.0 for score, steps in zip(own, walks, strict=True)
+    prefixes = list(dict.fromkeys(hop.prefix for hop in hops if hop.prefix))
+    following, aligned = continuations(
+        kg, judge, names, list(zip(walks, tails, strict=True)), skip=skip, branches=branches, also=prefixes
+    )
+    alone = [aligned[tuple(relation for relation, _ in steps)] for steps in walks]
+    adds = [alone[i] > aligned.get(hop.prefix, 0.0) for i, hop in enumerate(hops)]
+    # beside a hop that states the question better than its prefix, one that does not is a detour; where
+    # none does, the method's own stop rule decides
+    improving = {hop.prefix for hop, added in zip(hops, adds, strict=True) if added}
+    stated = [
+        added or (alone[i] > 0.0 and hop.prefix not in improving)
+        for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
     ]
+    best = [score - _added(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
     for option in following:
         i = option.group
-        if own[i] > 0:  # a hop that states nothing of the question itself ranks no detour
-            best[i] = max(best[i], option.aligned - _added(option.steps, len(walks[i]) - 1))
-    return [max(score, 0.0) for score in best]
+        best[i] = max(best[i], option.aligned - _added(option.steps, len(walks[i]) - 1))
+    return [max(score, 0.0) if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,12 +142,14 @@ def continuations(
     *,
     skip: frozenset[str] = frozenset(),
     branches: int | None = None,
-) -> tuple[list[Continuation], list[float]]:
+    also: Sequence[tuple[str, ...]] = (),
+) -> tuple[list[Continuation], dict[tuple[str, ...], float]]:
     """Every relation around the ends of each ``(walked path, ends)`` group that continues the path (one
     batched ``relations`` call per direction for all ends; ``skip`` and straight back never), with the
-    continued path's alignment, and each group's own path's alignment, all in one call (a lexical scorer's
-    scores compare only within a call), each distinct path once; ``branches``: per group and direction only
-    the relations whose words some span of the question states best."""
+    continued path's alignment; and the alignment of every path scored: the continued ones, each group's
+    own and the ``also`` paths, all in one call (a lexical scorer's scores compare only within a call),
+    each distinct path once. ``branches``: per group and direction only the relations whose words some
+    span of the question states best."""
     every = list(dict.fromkeys(end for _, ends in groups for end in ends))
     around = {side: kg.relations(every, direction=side) if every else {} for side in SIDES}
     found: list[tuple[int, tuple[Step, ...], tuple[str, ...]]] = []
@@ -151,13 +164,14 @@ def continuations(
             chosen = sorted(at) if branches is None else _best_stated(judge, names, sorted(at), branches)
             found.extend((group, (*steps, (relation, side == "out")), tuple(at[relation])) for relation in chosen)
     owns = [tuple(relation for relation, _ in steps) for steps, _ in groups]
-    paths = list(dict.fromkeys([*owns, *(tuple(relation for relation, _ in steps) for _, steps, _ in found)]))
+    continued = [tuple(relation for relation, _ in steps) for _, steps, _ in found]
+    paths = list(dict.fromkeys([*owns, *also, *continued]))
     aligned = dict(zip(paths, own_scores(judge, names, paths, whole=False), strict=True))
     following = [
-        Continuation(group=group, steps=steps, ends=ends, aligned=aligned[tuple(r for r, _ in steps)])
-        for group, steps, ends in found
+        Continuation(group=group, steps=steps, ends=ends, aligned=aligned[path])
+        for (group, steps, ends), path in zip(found, continued, strict=True)
     ]
-    return following, [aligned[path] for path in owns]
+    return following, aligned
 
 
 def _added(steps: Sequence[Step], prefix: int) -> float:
