@@ -110,3 +110,17 @@ def test_a_hop_adding_nothing_to_its_path_scores_nothing(sample_kg: KnowledgeGra
     assert scores[-1] == 0  # place of birth again
     alone = [hop for hop in hops if hop.relation in unrelated]
     assert any(score > 0 for score in lookahead_scores(sample_kg, judge, names, alone))
+
+
+@pytest.mark.parametrize("scorer", ["bm25", pytest.param("hybrid", marks=needs_minilm)])
+def test_a_relation_walked_twice_states_nothing_new(sample_kg: KnowledgeGraph, scorer: str) -> None:
+    """A path walking one relation again (there and back through a CVT, or twice over) scores below the
+    path without the repeat: the second walk states no word of the question."""
+    names = RelationNames(sample_kg)
+    pob, country = "people.person.place_of_birth", "base.biblioness.bibs_location.country"
+    paths = [[pob, country], [pob, pob, country], [pob, country, country]]
+    phrases = names.phrases(r for path in paths for r in path)
+    judge = Judge(make_scorer(scorer), "In which country is the place of birth of Tom Hanks?", ["Tom Hanks"])
+    for whole in (True, False):
+        scores = judge.path_scores([[phrases[r] for r in path] for path in paths], whole=whole)
+        assert scores[0] > max(scores[1:])
