@@ -26,6 +26,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from kg_adapters import store_layout
+
 PLAN = "plan.json"
 PROGRESS = "progress.json"
 FORMAT_VERSION = 2
@@ -81,14 +83,4 @@ def input_identity(path: str) -> dict[str, Any] | None:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, sort_keys=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.rename(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    store_layout.write_json_durably(path, value)

@@ -34,6 +34,7 @@ import pickle
 import signal
 import struct
 import sys
+import threading
 from dataclasses import asdict
 from typing import BinaryIO
 
@@ -54,6 +55,7 @@ def main(argv: list[str]) -> int:
         from kg_adapters.budgets import DEFAULT_MEMORY
         from kg_adapters.index import build as index_build
         from kg_adapters.index.spool import CollectorSpool
+        from kg_adapters.index.steps import STEPS_FILE, BuildSteps
         from kg_adapters.profiles import get_profile
 
         collector = index_build.TripleCollector()
@@ -82,13 +84,19 @@ def main(argv: list[str]) -> int:
                 _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
                 request = json.loads(text)
+                steps = None
                 if spool is not None:
+                    state = None
                     if request.get("save"):  # the load's last checkpoint: everything handed over
-                        _answer(stdout, {"state": spool.save(collector)})
-                    spool.reload(collector)
+                        state = spool.save(collector)
+                        _answer(stdout, {"state": state})
+                    record = spool.directory / STEPS_FILE if state is not None else None
+                    steps = BuildSteps(record, state, lambda event: _answer(stdout, {"step": asdict(event)}))
+                    spool.reload(collector, steps)
                 from loaders.indexing import write_indexes
 
-                names, stats = write_indexes(collector, request["directory"], get_profile(request["profile"]))
+                profile = get_profile(request["profile"])
+                names, stats = write_indexes(collector, request["directory"], profile, steps)
                 _answer(stdout, {"stats": asdict(stats), "labels": names})
                 return 0
             else:
@@ -111,10 +119,15 @@ def _read_frame(stream: BinaryIO) -> tuple[bytes, bytes, bytes] | None:
     return kind, text, data
 
 
+_ANSWERING = threading.Lock()
+"""Held while an answer line is written (the name index's steps are reported from a thread of their own)."""
+
+
 def _answer(stream: BinaryIO, message: dict[str, object]) -> None:
     try:
-        stream.write(json.dumps(message).encode() + b"\n")
-        stream.flush()
+        with _ANSWERING:
+            stream.write(json.dumps(message).encode() + b"\n")
+            stream.flush()
     except OSError:
         pass  # the load is gone: nobody to tell
 

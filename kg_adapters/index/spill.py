@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kg_adapters.errors import BackendError, IndexTooLarge
 from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
+from kg_adapters.index.steps import run_step
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.emit import IndexStats
     from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.index.steps import BuildSteps
     from kg_adapters.profiles import Profile
 
     Ints = npt.NDArray[np.int64]
@@ -210,23 +212,33 @@ class _ArrayFile:
         self.size += len(values)
 
     def array(self) -> Any:
-        import numpy as np
-
         self._handle.close()
-        if not self.size:
-            return np.zeros(0, dtype=self.dtype)
-        return np.memmap(self.path, dtype=self.dtype, mode="r", shape=(self.size,))
+        return raw_array(self.path, self.dtype, self.size)
+
+
+def raw_array(path: Path, dtype: Any, size: int) -> Any:
+    """The ``size`` values of ``dtype`` of the raw file ``path``, memory-mapped."""
+    import numpy as np
+
+    if not size:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=(size,))
 
 
 class SpilledCollection:
     """The index and the name index's rows of a collector whose collection is on disk (see the
-    module docstring); scratch files go to ``spool/write`` (emptied first)."""
+    module docstring); scratch files go to ``spool/write`` (emptied first, unless ``steps`` recorded
+    some of the steps below: a resumed load's, :mod:`kg_adapters.index.steps`, which goes on from them)."""
 
-    def __init__(self, spool: CollectorSpool, collector: TripleCollector) -> None:
-        self.spool, self.collector = spool, collector
+    STEPS = ("iris", "ids", "edges", "out-extra", "in-extra", "literals", "starts")
+    """The steps of writing the index from the files (those after the first read what it wrote)."""
+
+    def __init__(self, spool: CollectorSpool, collector: TripleCollector, steps: BuildSteps | None = None) -> None:
+        self.spool, self.collector, self.steps = spool, collector, steps
         self.scratch = spool.directory / "write"
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        self.scratch.mkdir()
+        if steps is None or not set(steps.finished()) & set(self.STEPS):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        self.scratch.mkdir(exist_ok=True)
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
@@ -238,13 +250,20 @@ class SpilledCollection:
         """Merges the IRI runs once: (distinct IRIs, in IRI order, to ``iris.run``) and returns the
         map of every first number to its IRI's place in that order."""
         import numpy as np
+
+        path = self.scratch / "local_to_unique.npy"
+        if self._unique is None:
+            self._unique = run_step(self.steps, "iris", self._merge_iris, [path, self.scratch / "iris.run"])
+        return np.load(path, mmap_mode="r")
+
+    def _merge_iris(self) -> int:
+        """Merges the IRI runs (see :meth:`_numbered`); returns the distinct IRIs."""
+        import numpy as np
         from numpy.lib.format import open_memmap
 
         from kg_adapters.index.spool import RUNS, run_number
 
         path = self.scratch / "local_to_unique.npy"
-        if self._unique is not None:
-            return np.load(path, mmap_mode="r")
         runs = sorted(p for p in (self.spool.directory / RUNS).iterdir() if run_number(p) is not None)
         total = self.collector._entity_base
         local_to_unique = open_memmap(path, mode="w+", dtype=np.int64, shape=(total,))
@@ -276,12 +295,19 @@ class SpilledCollection:
         if locals_:
             local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
         local_to_unique.flush()
-        self._unique = unique + 1
-        return np.load(path, mmap_mode="r")
+        return unique + 1
 
     def _ranked(self, profile: Profile) -> tuple[Any, int]:
         """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
         written in order to ``entities.bin`` with their offsets (``entity_offsets.npy``)."""
+        import numpy as np
+
+        outputs = [self.scratch / name for name in ("entities.bin", "entity_offsets.npy", "local_rank.npy")]
+        entities = run_step(self.steps, "ids", lambda: self._rank(profile), outputs)
+        return np.load(self.scratch / "local_rank.npy", mmap_mode="r"), entities
+
+    def _rank(self, profile: Profile) -> int:
+        """Writes the files of :meth:`_ranked`; returns the entities."""
         import numpy as np
         from numpy.lib.format import open_memmap
 
@@ -320,7 +346,7 @@ class SpilledCollection:
         local_rank.flush()
         offsets.flush()
         del local_rank, rank_of_unique, offsets
-        return np.load(self.scratch / "local_rank.npy", mmap_mode="r"), entities
+        return entities
 
     @staticmethod
     def _ranks_out(
@@ -372,9 +398,15 @@ class SpilledCollection:
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
-        self, directory: Path, tmp: Path, profile: Profile, progress: Callable[[int], None] | None
+        self,
+        directory: Path,
+        tmp: Path,
+        profile: Profile,
+        progress: Callable[[int], None] | None,
+        steps: BuildSteps | None = None,
     ) -> IndexStats:
-        """Writes the index files into ``tmp`` and swaps them in (see the module docstring)."""
+        """Writes the index files into ``tmp`` and swaps them in (see the module docstring), each step
+        recorded in ``steps`` (the same as this collection's, if any) as it finishes."""
         import numpy as np
 
         from kg_adapters.index import build
@@ -387,14 +419,45 @@ class SpilledCollection:
         width = max(len(relation_names), 1)
         local_rank, entities = self._ranked(profile)
         arrays: dict[str, Any] = {"entity_offsets": np.load(self.scratch / "entity_offsets.npy", mmap_mode="r")}
-        arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
+        names = {"out_key": np.int64, "out_other": np.int32, "in_key": np.int64, "in_other": np.int32}
+        sizes = run_step(
+            self.steps,
+            "edges",
+            lambda: self._csr(local_rank, relation_rank, width, max(entities, 1)),
+            [self.scratch / f"{name}.raw" for name in names],
+        )
+        for name, dtype in names.items():
+            arrays[name] = raw_array(self.scratch / f"{name}.raw", dtype, sizes[name])
         literal_relations: set[int] = set()
         for side in ("out", "in"):
-            arrays[f"{side}_extra"] = self._extra(side, local_rank, relation_rank, width, literal_relations)
-        literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
-        for keys_name, start_name in STARTS.items():
-            keys = arrays[keys_name]
-            arrays[start_name] = self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            size, found = run_step(
+                self.steps,
+                f"{side}-extra",
+                lambda: self._extra(side, local_rank, relation_rank, width),  # noqa: B023 (run now)
+                [self.scratch / f"{side}_extra.raw"],
+            )
+            arrays[f"{side}_extra"] = raw_array(self.scratch / f"{side}_extra.raw", np.int64, size)
+            literal_relations.update(found)
+        literal_files = ["literal_key.raw", "literal_tag.raw", "literals.bin", "literal_offsets.npy"]
+        literal_edges, tags = run_step(
+            self.steps,
+            "literals",
+            lambda: self._literals(local_rank, relation_rank, width),
+            [self.scratch / name for name in literal_files],
+        )
+        arrays["literal_key"] = raw_array(self.scratch / "literal_key.raw", np.int64, literal_edges)
+        arrays["literal_tag"] = raw_array(self.scratch / "literal_tag.raw", np.int32, literal_edges)
+        arrays["literal_offsets"] = np.load(self.scratch / "literal_offsets.npy", mmap_mode="r")
+
+        def write_starts() -> bool:
+            for keys_name, start_name in STARTS.items():
+                keys = arrays[keys_name]
+                self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            return True
+
+        run_step(self.steps, "starts", write_starts, [self.scratch / f"{name}.npy" for name in STARTS.values()])
+        for start_name in STARTS.values():
+            arrays[start_name] = np.load(self.scratch / f"{start_name}.npy", mmap_mode="r")
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -420,6 +483,7 @@ class SpilledCollection:
             meta,
             collector.rows,
             progress,
+            steps,
         )
 
     def _starts(self, keys: Any, entities: int, width: int, out: Any) -> Any:
@@ -449,8 +513,9 @@ class SpilledCollection:
         dtype = np.int32 if size < 1 << 31 else np.int64
         return open_memmap(self.scratch / f"{name}.npy", mode="w+", dtype=dtype, shape=(length,))
 
-    def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, Any]:
-        """(out_key, out_other, in_key, in_other) sorted externally, as ``build._csr`` sorts them."""
+    def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, int]:
+        """Writes (out_key, out_other, in_key, in_other), sorted externally as ``build._csr`` sorts them,
+        to raw files in the scratch directory; returns their sizes."""
         import numpy as np
 
         fits = entities * width * entities < 1 << 63
@@ -511,15 +576,14 @@ class SpilledCollection:
             keys, others = unpack(chunk)
             in_key.add(keys)
             in_other.add(others)
-        return {
-            "out_key": out_key.array(),
-            "out_other": out_other.array(),
-            "in_key": in_key.array(),
-            "in_other": in_other.array(),
-        }
+        files = {"out_key": out_key, "out_other": out_other, "in_key": in_key, "in_other": in_other}
+        for file in files.values():
+            file.array()  # closed
+        return {name: file.size for name, file in files.items()}
 
-    def _extra(self, side: str, local_rank: Any, relation_rank: Ints, width: int, literal_relations: set[int]) -> Any:
-        """The distinct keys (node * width + relation) of the nodes with literal or blank-node edges."""
+    def _extra(self, side: str, local_rank: Any, relation_rank: Ints, width: int) -> tuple[int, list[int]]:
+        """Writes the distinct keys (node * width + relation) of the nodes with literal or blank-node edges
+        to ``{side}_extra.raw``; returns (their count, the relations of outgoing ones)."""
         import numpy as np
 
         from kg_adapters.index.spool import EXTRA_ROW_BYTES, IN_EXTRA, OUT_EXTRA, extra_dtype
@@ -532,17 +596,18 @@ class SpilledCollection:
             for block in (read_block(path, extra_dtype(), start, rows) for start in range(0, count, rows))
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
+        literal_relations: set[int] = set()
         for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
             keys.add(chunk)
             if side == "out":
                 literal_relations.update(np.unique(chunk % width).tolist())
-        return keys.array()
+        keys.array()  # closed
+        return keys.size, sorted(literal_relations)
 
-    def _literals(
-        self, local_rank: Any, relation_rank: Ints, width: int, arrays: dict[str, Any]
-    ) -> tuple[int, list[str]]:
+    def _literals(self, local_rank: Any, relation_rank: Ints, width: int) -> tuple[int, list[str]]:
         """Writes the literal table (``literal_key``, ``literal_tag``, ``literal_offsets``, the value
-        blob) in the in-memory table's order; returns (literal edges, the tags by number)."""
+        blob) in the in-memory table's order to the scratch directory; returns (literal edges, the tags
+        by number)."""
         import numpy as np
 
         from kg_adapters.index.build import literal_tag_order
@@ -593,7 +658,8 @@ class SpilledCollection:
                         batch.clear()
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
-        arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
+        keys.array()  # closed
+        numbers.array()
         count = lengths.array().size
         offsets = np.lib.format.open_memmap(
             self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(count + 1,)
@@ -604,7 +670,8 @@ class SpilledCollection:
             ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
             offsets[start + 1 : start + 1 + len(ends)] = ends
             total = int(ends[-1])
-        arrays["literal_offsets"] = offsets
+        offsets.flush()
+        del offsets
         return count, tags
 
 
