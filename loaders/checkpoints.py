@@ -8,13 +8,15 @@ so the finished version is renamed into the store)::
     progress.json   the last checkpoint (replaced atomically): the phase, the input and line to go on
                     from, the counts so far, the traversal index collector's spool state
     version/        the store version being built (Oxigraph data, name indexes, traversal index)
-    spool/          the traversal index collector's files (:mod:`kg_adapters.index.spool`)
+    spool/          the traversal index collector's files (:mod:`kg_adapters.index.spool`), and once
+                    the parse is done the index phase's finished steps (``steps.json``,
+                    :mod:`kg_adapters.index.steps`) with their scratch files (``write/``)
 
 Readers never look here: the store's manifest names its current version, which a load never writes
 to. After ``kill -9`` or a power loss the directory stays; the next load with the same plan resumes
 from ``progress.json`` (the Oxigraph data may already hold chunks loaded after the checkpoint: loading
 them again changes nothing, a store being a set; the collector is cut back to the checkpoint, so the
-indexes are exact). A load with another plan, or a load that fails with an error, removes it.
+indexes are exact), or, killed after the parse, goes on after the index phase's last recorded step. A load with another plan, or a load that fails with an error, removes it.
 """
 
 from __future__ import annotations

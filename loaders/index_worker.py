@@ -16,8 +16,10 @@ literal in RDF/XML, whose parser has no such limit), ``CHECKPOINT`` (save the co
 :class:`kg_adapters.index.spool.CollectorSpool`, and answer ``{"state": ...}``), ``WRITE`` (text: JSON
 ``{"directory", "profile", "save"}``: when ``save``, save the spool and answer ``{"state": ...}`` first;
 then write the traversal, name and relation indexes into the version ``directory``
-(:func:`loaders.indexing.write_indexes`) and answer ``{"stats": IndexStats fields, "labels": names}``, the
-last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also when numbering a chunk
+(:func:`loaders.indexing.write_indexes`), answering ``{"step": StepEvent fields}`` as each step starts, is
+written and is recorded (:mod:`kg_adapters.index.steps`: recorded in the spool's ``steps.json`` when
+``save``, so that a worker resumed from the same state goes on after them), and answer ``{"stats":
+IndexStats fields, "labels": names}``, the last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also when numbering a chunk
 fails) before the worker exits. End of input without ``WRITE`` (the load failed or was abandoned) ends
 the worker without writing anything.
 

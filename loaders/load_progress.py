@@ -84,7 +84,7 @@ class LoadProgress:
     def read(self, path: str, read: int | None) -> None:
         with self._lock:
             before = self._read.get(path, 0)
-            if read is not None and read > before:
+            if read is not None and read > before and not self._indexing:  # (the bar counts steps now)
                 self._bar.update(read - before)
                 self._read[path] = read
 

@@ -30,6 +30,10 @@ default; all of ``kga index --memory``) is split among what the collector
   4. the nodes with literal or blank-node edges, the literal table and the name index's rows go the
      same way (literal rows sorted as the in-memory table orders them: key, text, datatype, language).
 
+A load records each of these steps as it finishes (``SpilledCollection.STEPS``, with what the later ones
+read of it: :mod:`kg_adapters.index.steps`), its scratch files synced first: killed, it goes on after
+the last one recorded, from the files in ``spool/write``.
+
 The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
 them). Both end in one function, :func:`kg_adapters.index.emit.emit_index`, that writes the arrays.
 
