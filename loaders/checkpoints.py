@@ -16,7 +16,8 @@ Readers never look here: the store's manifest names its current version, which a
 to. After ``kill -9`` or a power loss the directory stays; the next load with the same plan resumes
 from ``progress.json`` (the Oxigraph data may already hold chunks loaded after the checkpoint: loading
 them again changes nothing, a store being a set; the collector is cut back to the checkpoint, so the
-indexes are exact), or, killed after the parse, goes on after the index phase's last recorded step. A load with another plan, or a load that fails with an error, removes it.
+indexes are exact), or, killed after the parse, goes on after the index phase's last recorded step. A
+load with another plan, or a load that fails with an error, removes it.
 """
 
 from __future__ import annotations

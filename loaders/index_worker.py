@@ -19,9 +19,9 @@ then write the traversal, name and relation indexes into the version ``directory
 (:func:`loaders.indexing.write_indexes`), answering ``{"step": StepEvent fields}`` as each step starts, is
 written and is recorded (:mod:`kg_adapters.index.steps`: recorded in the spool's ``steps.json`` when
 ``save``, so that a worker resumed from the same state goes on after them), and answer ``{"stats":
-IndexStats fields, "labels": names}``, the last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also when numbering a chunk
-fails) before the worker exits. End of input without ``WRITE`` (the load failed or was abandoned) ends
-the worker without writing anything.
+IndexStats fields, "labels": names}``, the last answer). Every failure is answered ``{"error": {"type",
+"message"}}`` (also when numbering a chunk fails) before the worker exits. End of input without ``WRITE``
+(the load failed or was abandoned) ends the worker without writing anything.
 
 Arguments: the parent's process id, then optionally the spool directory, a file holding the JSON
 state to resume from (a load resumed after a crash: see :mod:`loaders.core`) and the memory budget in
