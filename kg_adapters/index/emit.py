@@ -137,6 +137,7 @@ FILE_STEPS = (
     "file:literals",
     *(f"file:{n}" for n in ARRAYS if n != "entity_offsets"),
     "file:relations",
+    "file:meta",
 )
 """The steps of :func:`emit_index` (one per file; the arrays a build has no need of are dropped)."""
 _NAMESPACE_RUNS = ".namespace-runs.npy"
