@@ -52,6 +52,9 @@ class LoadProgress:
         self._read: dict[str, int] = {}
         self._phase = "parse"
         self._indexing = False
+        self._step: StepEvent | None = None
+        self._step_named = "index"
+        self._running: list[str] = []
         self._inputs, self._done = inputs, 0
         self._reading: list[str] = []
         self._lock = threading.Lock()  # inputs are read on several threads
@@ -94,6 +97,8 @@ class LoadProgress:
             self._reading.remove(Path(path).name)
             self._done += 1
             self._describe_inputs()
+            if self._done >= self._inputs:  # the index phase's steps, if they started, take the bar
+                self._show_step()
 
     def _describe_inputs(self) -> None:
         """The phase, the inputs being read and, of several, how many are done (the lock is held)."""
@@ -101,23 +106,36 @@ class LoadProgress:
         self._bar.set_description(" ".join([self._phase, *filter(None, [", ".join(self._reading)])]) + done)
 
     def step(self, event: StepEvent) -> None:
-        """A step of the index phase started or finished: from the first, the bar counts the index
-        phase's steps finished of those planned (a resumed load's already finished ones included, not
-        counted in the rate), its ETA theirs; the phase (``index``, or ``labels`` for the name and
-        relation indexes) and the step are named."""
+        """A step of the index phase started or finished: once every input is read (the index may start
+        while the last is still stored), the bar counts the index phase's steps finished of those planned
+        (a resumed load's already finished ones included, not counted in the rate), its ETA theirs; the
+        phase (``index``, or ``labels`` for the name and relation indexes) and the step are named."""
         with self._lock:
-            bar = self._bar
             if event.event == "started":
-                self._phase = "labels" if event.step == "names" else "index"
-                named = STEP_NAMES.get(event.step) or f"writing {event.step.removeprefix('file:')}"
-                bar.set_description(f"{self._phase}: {named}", refresh=False)
-            if not self._indexing:
-                self._indexing = True
-                bar.unit, bar.unit_scale, bar.initial = " steps", False, event.done
-                bar.reset(total=max(event.total, 1))
-            bar.total = max(event.total, event.done, 1)
-            bar.n = event.done
-            bar.refresh()
+                self._running.append(event.step)
+            elif event.event == "done" and event.step in self._running:
+                self._running.remove(event.step)
+            shown = self._running[-1] if self._running else event.step  # the innermost step under way
+            named = STEP_NAMES.get(shown) or f"writing {shown.removeprefix('file:')}"
+            self._step_named = f"{'labels' if shown == 'names' else 'index'}: {named}"
+            self._step = event
+            if self._done >= self._inputs:
+                self._show_step()
+
+    def _show_step(self) -> None:
+        """Shows the last step (the lock is held)."""
+        event, bar = self._step, self._bar
+        if event is None:
+            return
+        if not self._indexing:
+            self._indexing, self._phase = True, "index"
+            bar.unit, bar.unit_scale, bar.initial = " steps", False, event.done
+            bar.set_description(self._step_named, refresh=False)
+            bar.reset(total=max(event.total, 1))
+        bar.set_description(self._step_named, refresh=False)
+        bar.total = max(event.total, event.done, 1)
+        bar.n = event.done
+        bar.refresh()
 
     def triples(self, count: int) -> None:
         with self._lock:
