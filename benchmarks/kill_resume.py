@@ -44,14 +44,19 @@ from typing import Any
 from benchmarks import common
 
 NAME = "kill_resume"
-POINTS = ("stream", "numbering", "index-write", "labels", "swap")
+POINTS = ("stream", "numbering", "index-write", "labels", "swap", "index-files", "index-sort")
 PHASES = {
     "stream": "parse/stream (input read past a checkpoint)",
     "numbering": "index numbering (parse recorded done, no index file yet)",
     "index-write": "index writing (traversal files being written, not yet renamed in)",
     "labels": "labels (the name index being written)",
     "swap": "swap (manifest written, not yet swapped in)",
+    "index-files": "index steps: traversal files being written, some recorded (the files step by step)",
+    "index-sort": "index steps: the edges' external sort, the IRI runs merged and the ids ranked recorded (--memory)",
 }
+SORT_MEMORY = "256M"
+"""The budget of the ``index-sort`` point's loads (the kill and the resume): small enough that the index
+phase sorts on disk, step by step (:class:`kg_adapters.index.spill.SpilledCollection`)."""
 STREAM_PAST_CHECKPOINT = 0.05
 """The stream kill comes once the input was read this share of its size past the last checkpoint seen
 (work the resume must redo), or at :data:`STREAM_FALLBACK` of it when no checkpoint came."""
@@ -128,17 +133,42 @@ def answers_child(store: str, queries: str) -> None:
     common.emit_child_result({"digest": digest.hexdigest()})
 
 
-def kga_command(data: Path, store: Path) -> list[str]:
-    load = ["load", str(data), "--store", str(store), "--profile", "freebase", "--json"]
+def kga_command(data: Path, store: Path, *options: str) -> list[str]:
+    load = ["load", str(data), "--store", str(store), "--profile", "freebase", "--json", *options]
     return [sys.executable, "-m", "kg_adapters.cli", *load]
 
 
-def kga_load(data: Path, store: Path) -> tuple[float, dict[str, Any]]:
+def kga_load(data: Path, store: Path, *options: str) -> tuple[float, dict[str, Any]]:
+    """(seconds, the load's JSON report with ``steps_done``: the index phase's steps its progress named as
+    it started them, :func:`steps_shown`)."""
     started = time.perf_counter()
-    done = subprocess.run(kga_command(data, store), cwd=common.REPO_ROOT, capture_output=True, text=True, check=False)
+    command = kga_command(data, store, "--progress", *options)
+    done = subprocess.run(command, cwd=common.REPO_ROOT, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"kga load failed:\n{done.stderr[-3000:]}")
-    return time.perf_counter() - started, json.loads(done.stdout.strip().splitlines()[-1])
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return time.perf_counter() - started, {**report, "steps_done": steps_shown(done.stderr)}
+
+
+def steps_shown(progress: str) -> list[str]:
+    """The index phase's steps a load's progress output named (each as it started it)."""
+    from loaders.load_progress import STEP_NAMES
+
+    step_of = {named: step for step, named in STEP_NAMES.items()}
+    found = re.findall(r"(?:^|[\r\n])(?:index|labels): ([^:|\r\n]+):", progress)
+    steps = [step_of.get(named) or f"file:{named.removeprefix('writing ')}" for named in found]
+    return sorted(set(steps))
+
+
+def steps_recorded(store: Path) -> list[str]:
+    """The index phase's steps a killed load recorded as finished (its ``spool/steps.json``)."""
+    from kg_adapters.index.steps import STEPS_FILE
+    from loaders.checkpoints import BuildDir
+
+    try:
+        return sorted(json.loads((BuildDir(store).spool / STEPS_FILE).read_text("utf-8"))["done"])
+    except (OSError, ValueError, KeyError):
+        return []
 
 
 def observe(store: Path, data: Path, tree: list[Any]) -> dict[str, Any]:
@@ -176,6 +206,7 @@ def observe(store: Path, data: Path, tree: list[Any]) -> dict[str, Any]:
         seen["labels_bytes"] = (build.version / store_layout.LABELS).stat().st_size
     except OSError:
         seen["labels_bytes"] = 0
+    seen["steps"] = steps_recorded(store)
     seen["manifest"] = (build.version / store_layout.MANIFEST).is_file()
     return seen
 
@@ -203,6 +234,11 @@ class Watch:
             return bool(seen["index_files"] > 0 and not seen["index_done"])
         if self.point == "labels":
             return bool(seen["labels_bytes"] > 0)
+        steps = set(seen["steps"])
+        if self.point == "index-files":
+            return any(step.startswith("file:") for step in steps) and "file:meta" not in steps
+        if self.point == "index-sort":
+            return "ids" in steps and "edges" not in steps
         raise ValueError(self.point)
 
 
@@ -217,7 +253,7 @@ def kill_inside(point: str, data: Path, store: Path, *, timeout: float) -> dict[
         done = load_killed_at("built", timeout=timeout, paths=[str(data)], store=str(store), profile="freebase")
         return {"killed": done.returncode == -signal.SIGKILL, "after": time.perf_counter() - started, "seen": None}
     process = subprocess.Popen(
-        kga_command(data, store),
+        kga_command(data, store, *point_options(point)),
         cwd=common.REPO_ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -245,6 +281,11 @@ def kill_inside(point: str, data: Path, store: Path, *, timeout: float) -> dict[
         time.sleep(POLL_SECONDS)  # polling what the load did, not timing the kill
     process.wait()
     return {"killed": killed, "after": time.perf_counter() - started, "seen": seen if killed else None}
+
+
+def point_options(point: str) -> list[str]:
+    """The ``kga load`` options of ``point``'s loads (the kill and the resume)."""
+    return ["--memory", SORT_MEMORY] if point == "index-sort" else []
 
 
 def cached_reference(work: Path, data: Path, queries: Path) -> dict[str, Any]:
@@ -310,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         BuildDir(store).remove()
         killed = kill_inside(point, data, store, timeout=args.timeout)
         visible = store.exists()
-        resume_seconds, report = kga_load(data, store)
+        recorded = steps_recorded(store)
+        resume_seconds, report = kga_load(data, store, *point_options(point))
         found = fingerprint(store)
         expected = reference["fingerprint"]
         trial = {
@@ -321,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             "seen_at_kill": killed["seen"],
             "store_visible_after_kill": visible,
             "resumed_from_checkpoint": bool(report.get("resumed")),
+            "index_steps_recorded_at_kill": recorded,
+            "index_steps_redone": sorted(set(recorded) & set(report["steps_done"])),
             "resume_seconds": resume_seconds,
             "resume_over_uninterrupted": resume_seconds / reference["seconds"],
             "same_store": found == expected,
@@ -425,6 +469,15 @@ def read_results(found: dict[str, Any] | None, data: Path, reference: dict[str, 
     return found if same and isinstance(found.get("trials"), dict) else fresh
 
 
+def steps_text(trial: dict[str, Any]) -> str:
+    """How many of the index phase's steps the killed load had recorded, and which the resume did again."""
+    recorded = trial.get("index_steps_recorded_at_kill")
+    if not recorded:
+        return "-"
+    redone = trial.get("index_steps_redone", [])
+    return f"{len(recorded)}: " + ("none" if not redone else f"**{', '.join(redone)}**")
+
+
 def render_size(size: str, results: dict[str, Any]) -> str:
     """The markdown section of one size's record."""
     legacy = isinstance(results["trials"], list)
@@ -436,6 +489,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
             seen_text(t.get("seen_at_kill")),
             "**yes**" if t["store_visible_after_kill"] else "no",
             resumed_text(t),
+            steps_text(t),
             f"{t['resume_seconds']:.0f} s ({t['resume_over_uninterrupted']:.2f}x)",
             "yes" if t["same_store"] else f"**NO** ({', '.join(t['differences'])})",
             "yes" if t["same_answers"] else "**NO**",
@@ -451,6 +505,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
         "what the load had done",
         "store visible after the kill",
         "resumed from a checkpoint",
+        "index steps recorded at the kill: done again by the resume",
         "resume (vs uninterrupted)",
         "same store",
         "same answers",

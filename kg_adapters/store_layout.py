@@ -83,15 +83,20 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
 
 def write_manifest(store: str | Path, data: dict[str, Any]) -> None:
     """Writes the manifest durably (temp file, fsync, rename): the store's completeness marker."""
-    path = Path(store)
     body = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **data}
-    tmp = path / f".{MANIFEST}.tmp"
+    write_json_durably(Path(store) / MANIFEST, body, indent=2)
+
+
+def write_json_durably(path: Path, value: Any, *, indent: int | None = None) -> None:
+    """Replaces the JSON file ``path`` atomically and durably: written aside (``.NAME.tmp``), synced,
+    renamed over it, its directory synced; a crash leaves the old file or the new one, never a mix."""
+    tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(body, handle, indent=2, sort_keys=True)
+        json.dump(value, handle, indent=indent, sort_keys=True)
         handle.flush()
         os.fsync(handle.fileno())
-    os.rename(tmp, path / MANIFEST)
-    fsync_dir(path)
+    os.rename(tmp, path)
+    fsync_dir(path.parent)
 
 
 def new_temp_dir(store: str | Path) -> Path:

@@ -8,13 +8,16 @@ so the finished version is renamed into the store)::
     progress.json   the last checkpoint (replaced atomically): the phase, the input and line to go on
                     from, the counts so far, the traversal index collector's spool state
     version/        the store version being built (Oxigraph data, name indexes, traversal index)
-    spool/          the traversal index collector's files (:mod:`kg_adapters.index.spool`)
+    spool/          the traversal index collector's files (:mod:`kg_adapters.index.spool`), and once
+                    the parse is done the index phase's finished steps (``steps.json``,
+                    :mod:`kg_adapters.index.steps`) with their scratch files (``write/``)
 
 Readers never look here: the store's manifest names its current version, which a load never writes
 to. After ``kill -9`` or a power loss the directory stays; the next load with the same plan resumes
 from ``progress.json`` (the Oxigraph data may already hold chunks loaded after the checkpoint: loading
 them again changes nothing, a store being a set; the collector is cut back to the checkpoint, so the
-indexes are exact). A load with another plan, or a load that fails with an error, removes it.
+indexes are exact), or, killed after the parse, goes on after the index phase's last recorded step. A
+load with another plan, or a load that fails with an error, removes it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import shutil
 import stat
 from pathlib import Path
 from typing import Any
+
+from kg_adapters import store_layout
 
 PLAN = "plan.json"
 PROGRESS = "progress.json"
@@ -81,14 +86,4 @@ def input_identity(path: str) -> dict[str, Any] | None:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, sort_keys=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.rename(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    store_layout.write_json_durably(path, value)

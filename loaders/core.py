@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-from tqdm import tqdm
 
 from kg_adapters import store_layout
 from kg_adapters.budgets import BULK_LOAD_CEILING, LoadMemory, load_memory
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
+from kg_adapters.index.steps import StepEvent
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
@@ -45,6 +45,7 @@ from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, checked_memory, indexing_sink, joined_on_failure
 from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
+from loaders.load_progress import LoadProgress
 from loaders.rdf import (
     LINE_FORMATS,
     ROG_DATASET,
@@ -96,9 +97,12 @@ def load_files(
 
     A load killed outright (``kill -9``, a power loss) resumes when the same load runs again: from
     its last checkpoint (:data:`CHECKPOINT_SECONDS` of work at most are done again; see
-    :mod:`loaders.checkpoints`). ``checkpoint(point)`` is called as the load passes each point
-    (``"read:N"`` as the N-th chunk of the parse is handed over, ``"checkpoint:N"`` after the N-th
-    checkpoint of the parse, then ``"parsed"``, ``"indexed"``,
+    :mod:`loaders.checkpoints`), or after the parse from the last step of the index phase recorded
+    (:mod:`kg_adapters.index.steps`: the name and relation indexes, the external sorts, each traversal
+    file). ``checkpoint(point)`` is called as the load passes each point (``"read:N"`` as the N-th chunk
+    of the parse is handed over, ``"checkpoint:N"`` after the N-th checkpoint of the parse, then
+    ``"parsed"``; for each step of the index phase ``"index:STEP:started"``, ``"index:STEP:written"``
+    (its files written, not yet recorded) and ``"index:STEP"`` (recorded); then ``"indexed"``,
     ``"labelled"``, ``"built"``): tests kill the load there.
 
     Raises:
@@ -299,6 +303,12 @@ def _build(
         oxstore = ox.Store(str(data))
     state = resumed or _fresh_state(previous, len(plan))
     resumable = all(input_identity(path) is not None for path, _fmt in plan)
+    shown = LoadProgress(show, _input_bytes(plan), len(plan))
+
+    def report(event: StepEvent) -> None:  # a step of the index phase (from the collector's thread or worker)
+        shown.step(event)
+        checkpoint(f"index:{event.step}" if event.event == "done" else f"index:{event.step}:{event.event}")
+
     sink: TripleSink = oxstore
     if indexes.collect:  # number its triples as they are loaded (an append's after the previous index's)
         sink = indexing_sink(
@@ -310,6 +320,7 @@ def _build(
             state=state.get("index"),
             resumable=resumable,
             memory=memory.index,
+            report=report,
             replay=indexes.replay,
         )
     indexing = sink if isinstance(sink, IndexingSink) else None
@@ -321,7 +332,7 @@ def _build(
             state["index"] = indexing.checkpoint()
         build.save(state)
 
-    with LoadProgress(show, _input_bytes(plan), len(plan)) as shown:
+    with shown:
         with joined_on_failure(sink):
             if state["phase"] == "parse":
                 _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata, memory)
@@ -721,86 +732,6 @@ class _CheckpointGate:
         with self.lock:
             self.aborted = True
             self._changed.notify_all()
-
-
-class LoadProgress:
-    """The progress a multi-hour load shows on standard error (when ``show``): the phase, the inputs
-    being read (and, of several, how many are done), bytes of the inputs read of their total (compressed
-    sizes on disk: what the ETA is computed from), the statements read and their rate."""
-
-    def __init__(self, show: bool, total_bytes: int | None, inputs: int = 1) -> None:
-        self._bar = tqdm(
-            total=total_bytes,
-            unit="B",
-            unit_scale=True,
-            unit_divisor=1024,
-            disable=not show,
-            file=sys.stderr,
-            leave=False,
-            dynamic_ncols=True,
-        )
-        self._statements = 0
-        self._started = time.monotonic()
-        self._read: dict[str, int] = {}
-        self._phase = "parse"
-        self._inputs, self._done = inputs, 0
-        self._reading: list[str] = []
-        self._lock = threading.Lock()  # inputs are read on several threads
-
-    def __enter__(self) -> LoadProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.close()
-
-    def phase(self, name: str) -> None:
-        self._phase = name
-        self._bar.set_description(name)
-        self._show()
-
-    def skip(self, done: list[tuple[str, str]]) -> None:
-        """Counts inputs a resumed load read before its checkpoint as read."""
-        for path, _fmt in done:
-            self._bar.update(_size(path))
-        self._done += len(done)
-
-    def start_file(self, path: str) -> None:
-        with self._lock:
-            self._reading.append(Path(path).name)
-            self._describe_inputs()
-
-    def read(self, path: str, read: int | None) -> None:
-        with self._lock:
-            before = self._read.get(path, 0)
-            if read is not None and read > before:
-                self._bar.update(read - before)
-                self._read[path] = read
-
-    def end_file(self, path: str) -> None:
-        self.read(path, _size(path))
-        with self._lock:
-            self._reading.remove(Path(path).name)
-            self._done += 1
-            self._describe_inputs()
-
-    def _describe_inputs(self) -> None:
-        """The phase, the inputs being read and, of several, how many are done (the lock is held)."""
-        done = f" ({self._done}/{self._inputs} inputs done)" if self._inputs > 1 else ""
-        self._bar.set_description(" ".join([self._phase, *filter(None, [", ".join(self._reading)])]) + done)
-
-    def triples(self, count: int) -> None:
-        with self._lock:
-            self._statements += count
-            self._show()
-
-    def _show(self) -> None:
-        seconds = max(time.monotonic() - self._started, 1e-9)
-        self._bar.set_postfix_str(f"{self._statements:,} triples, {self._statements / seconds:,.0f} triples/s")
-
-
-def _size(path: str) -> int:
-    found = input_identity(path)
-    return int(found["size"]) if found else 0
 
 
 def _checkpoint(existing: Path, data: Path) -> ox.Store:

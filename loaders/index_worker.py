@@ -16,10 +16,12 @@ literal in RDF/XML, whose parser has no such limit), ``CHECKPOINT`` (save the co
 :class:`kg_adapters.index.spool.CollectorSpool`, and answer ``{"state": ...}``), ``WRITE`` (text: JSON
 ``{"directory", "profile", "save"}``: when ``save``, save the spool and answer ``{"state": ...}`` first;
 then write the traversal, name and relation indexes into the version ``directory``
-(:func:`loaders.indexing.write_indexes`) and answer ``{"stats": IndexStats fields, "labels": names}``, the
-last answer). Every failure is answered ``{"error": {"type", "message"}}`` (also when numbering a chunk
-fails) before the worker exits. End of input without ``WRITE`` (the load failed or was abandoned) ends
-the worker without writing anything.
+(:func:`loaders.indexing.write_indexes`), answering ``{"step": StepEvent fields}`` as each step starts, is
+written and is recorded (:mod:`kg_adapters.index.steps`: recorded in the spool's ``steps.json`` when
+``save``, so that a worker resumed from the same state goes on after them), and answer ``{"stats":
+IndexStats fields, "labels": names}``, the last answer). Every failure is answered ``{"error": {"type",
+"message"}}`` (also when numbering a chunk fails) before the worker exits. End of input without ``WRITE``
+(the load failed or was abandoned) ends the worker without writing anything.
 
 Arguments: the parent's process id, then optionally the spool directory, a file holding the JSON
 state to resume from (a load resumed after a crash: see :mod:`loaders.core`), the memory budget in
@@ -36,6 +38,7 @@ import pickle
 import signal
 import struct
 import sys
+import threading
 from dataclasses import asdict
 from typing import BinaryIO
 
@@ -56,6 +59,7 @@ def main(argv: list[str]) -> int:
         from kg_adapters.budgets import DEFAULT_MEMORY
         from kg_adapters.index import build as index_build
         from kg_adapters.index.spool import CollectorSpool
+        from kg_adapters.index.steps import STEPS_FILE, BuildSteps
         from kg_adapters.profiles import get_profile
 
         collector = index_build.TripleCollector()
@@ -88,13 +92,19 @@ def main(argv: list[str]) -> int:
                 _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
                 request = json.loads(text)
+                steps = None
                 if spool is not None:
+                    state = None
                     if request.get("save"):  # the load's last checkpoint: everything handed over
-                        _answer(stdout, {"state": spool.save(collector)})
-                    spool.reload(collector)
+                        state = spool.save(collector)
+                        _answer(stdout, {"state": state})
+                    record = spool.directory / STEPS_FILE if state is not None else None
+                    steps = BuildSteps(record, state, lambda event: _answer(stdout, {"step": asdict(event)}))
+                    spool.reload(collector, steps)
                 from loaders.indexing import write_indexes
 
-                names, stats = write_indexes(collector, request["directory"], get_profile(request["profile"]))
+                profile = get_profile(request["profile"])
+                names, stats = write_indexes(collector, request["directory"], profile, steps)
                 _answer(stdout, {"stats": asdict(stats), "labels": names})
                 return 0
             else:
@@ -117,10 +127,15 @@ def _read_frame(stream: BinaryIO) -> tuple[bytes, bytes, bytes] | None:
     return kind, text, data
 
 
+_ANSWERING = threading.Lock()
+"""Held while an answer line is written (the name index's steps are reported from a thread of their own)."""
+
+
 def _answer(stream: BinaryIO, message: dict[str, object]) -> None:
     try:
-        stream.write(json.dumps(message).encode() + b"\n")
-        stream.flush()
+        with _ANSWERING:
+            stream.write(json.dumps(message).encode() + b"\n")
+            stream.flush()
     except OSError:
         pass  # the load is gone: nobody to tell
 

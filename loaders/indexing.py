@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.emit import IndexStats
     from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.index.steps import BuildSteps, StepReport
     from kg_adapters.profiles import Profile
 
 NameRows = list[tuple[str, str, str]]
@@ -71,13 +72,20 @@ class IndexingSink:
     :meth:`all_handed` as soon as every input has been handed over, so that they are written while
     Oxigraph still encodes and stores its last batches (about half of its work on a 1M-triple dump, on
     one core), not after. :meth:`indexes_written` waits for them. ``resumable``: the collector's spool is
-    saved when the writing starts (the load's last checkpoint reads that state, see :meth:`checkpoint`).
+    saved when the writing starts (the load's last checkpoint reads that state, see :meth:`checkpoint`),
+    and each step of the writing is recorded as it finishes, so that a killed load resumed from that
+    state goes on after the last one (:class:`kg_adapters.index.steps.BuildSteps`); ``report`` is told
+    of the steps.
     ``seconds`` is the time the load waited for the collector (what alone would hide its cost to the
     load: benchmarks compare loads with and without the index)."""
 
-    def __init__(self, store: ox.Store, directory: Path, profile: Profile, *, resumable: bool) -> None:
+    def __init__(
+        self, store: ox.Store, directory: Path, profile: Profile, *, resumable: bool, report: StepReport | None = None
+    ) -> None:
         self.store = store
         self.directory, self.profile, self.resumable = directory, profile, resumable
+        self.report = report
+        """Told of each step of the writing (:mod:`kg_adapters.index.steps`) as it starts and finishes."""
         self.seconds = 0.0
         self._collecting = threading.Lock()
         """Held while a chunk is handed to the collector (inputs read on several threads take turns),
@@ -184,6 +192,7 @@ def indexing_sink(
     state: dict[str, Any] | None = None,
     resumable: bool = True,
     memory: int = DEFAULT_MEMORY,
+    report: StepReport | None = None,
     replay: Path | None = None,
 ) -> IndexingSink:
     """The sink for a new store's load into the version ``directory``: a worker process when the input
@@ -191,9 +200,9 @@ def indexing_sink(
     one of the package's (the worker finds it by name), else a thread (also when no worker can be
     started). The collector keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint
     of a killed load); ``resumable``: see :class:`IndexingSink`; ``memory`` is its budget in bytes (past
-    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`). ``replay``: the store version whose traversal
-    index a fresh collector is given first (an append's previous version, :mod:`kg_adapters.index.replay`;
-    a resumed one has it in its checkpoint)."""
+    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`); ``report``: see :class:`IndexingSink`.
+    ``replay``: the store version whose traversal index a fresh collector is given first (an append's
+    previous version, :mod:`kg_adapters.index.replay`; a resumed one has it in its checkpoint)."""
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
@@ -202,7 +211,15 @@ def indexing_sink(
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
             return WorkerIndexingSink(
-                store, directory, profile, spool, state, memory, resumable=resumable, replay=replay
+                store,
+                directory,
+                profile,
+                spool,
+                state,
+                memory,
+                resumable=resumable,
+                report=report,
+                replay=replay,
             )
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
@@ -213,38 +230,62 @@ def indexing_sink(
         from kg_adapters.index.replay import replay_into
 
         replay_into(collector, replay, profile)
-    return ThreadIndexingSink(store, directory, profile, collector, saved, resumable=resumable)
+    return ThreadIndexingSink(store, directory, profile, collector, saved, resumable=resumable, report=report)
 
 
 def write_indexes(
-    collector: TripleCollector, directory: str | os.PathLike[str], profile: Profile
+    collector: TripleCollector,
+    directory: str | os.PathLike[str],
+    profile: Profile,
+    steps: BuildSteps | None = None,
 ) -> tuple[int, IndexStats]:
     """Writes the traversal index, and beside it on a thread the name and relation indexes, of what
     ``collector`` holds into the version ``directory``; returns (names written, the traversal index's
     stats). Both spend much of their time outside the GIL (numpy's sorts, SQLite's inserts and full-text
     index): once Oxigraph is done, they take both cores. The rows of the name and relation indexes are
     taken first (the index build may let go of the collector's rows); a spilled collection's, read from
-    its files as they come, are all written before the index is."""
+    its files as they come, are all written before the index is. ``steps`` records each step as it
+    finishes (``names``, ``traversal`` and the traversal index's own): a load killed among them goes on
+    after the last one recorded (:mod:`kg_adapters.index.steps`)."""
     from kg_adapters import store_layout
     from kg_adapters.index.build import build_index
+    from kg_adapters.index.emit import FILE_STEPS, IndexStats
+    from kg_adapters.index.steps import run_step
+    from kg_adapters.relation_index import RELATIONS_FILE
     from kg_adapters.store_build import collected_label_indexes
 
-    labels, aliases, relations = _collected_labels(collector)
-    index_path = str(Path(directory) / store_layout.LABELS)
-    if not isinstance(labels, list):  # read from the spill's files as they come: before the index is written
-        names = collected_label_indexes(labels, aliases, relations, index_path)
-        return names, build_index(None, directory, profile, collected=collector)
+    directory = Path(directory)
+    index_path = directory / store_layout.LABELS
+    name_files = [index_path, index_path.with_name(RELATIONS_FILE)]
+    if steps is not None:
+        spilled_steps = () if collector._spilled is None else collector._spilled.STEPS
+        steps.plan(["names", *spilled_steps, *FILE_STEPS, "traversal"])
+
+    def traversal() -> dict[str, int]:
+        return asdict(build_index(None, directory, profile, collected=collector, steps=steps))
+
+    def indexed() -> IndexStats:
+        return IndexStats(**run_step(steps, "traversal", traversal, [directory / store_layout.TRAVERSAL]))
+
+    named = None if steps is None else steps.done("names")
+    if named is not None and all(path.exists() for path in name_files):  # written before a kill
+        return int(named), indexed()
+    rows = [_collected_labels(collector)]
+    spilled = not isinstance(rows[0][0], list)
+
+    def names() -> int:
+        labels, aliases, relations = rows.pop()  # held by this frame alone: freed once written
+        return collected_label_indexes(labels, aliases, relations, str(index_path))
+
+    if spilled:  # read from the spill's files as they come: before the index is written
+        return run_step(steps, "names", names, name_files), indexed()
     outcome = _Outcome()
     writing = threading.Thread(
-        target=_run,
-        args=(collected_label_indexes, (labels, aliases, relations, index_path), outcome),
-        name="kga-names",
-        daemon=True,
+        target=_run, args=(run_step, (steps, "names", names, name_files), outcome), name="kga-names", daemon=True
     )
-    del labels, aliases
     writing.start()
     try:
-        stats = build_index(None, directory, profile, collected=collector)
+        stats = indexed()
     finally:
         writing.join()
     if outcome.failure is not None:
@@ -265,8 +306,9 @@ class ThreadIndexingSink(IndexingSink):
         spool: CollectorSpool,
         *,
         resumable: bool,
+        report: StepReport | None = None,
     ) -> None:
-        super().__init__(store, directory, profile, resumable=resumable)
+        super().__init__(store, directory, profile, resumable=resumable, report=report)
         self.collector = collector
         self.spool = spool
         self._pending: threading.Thread | None = None
@@ -280,14 +322,17 @@ class ThreadIndexingSink(IndexingSink):
         self._hand_over(self.collector.add_quads, quads)
 
     def _start_writing(self) -> None:
+        from kg_adapters.index.steps import STEPS_FILE, BuildSteps
+
         self._wait()
         if self.resumable:
             self._state = self.spool.save(self.collector)
         spool, directory, profile = self.spool, self.directory, self.profile
+        steps = BuildSteps(spool.directory / STEPS_FILE if self.resumable else None, self._state, self.report)
 
         def write(collector: TripleCollector) -> tuple[int, IndexStats]:
-            spool.reload(collector)
-            return write_indexes(collector, directory, profile)
+            spool.reload(collector, steps)
+            return write_indexes(collector, directory, profile, steps)
 
         self._hand_over(write, self.collector)
 
@@ -347,9 +392,10 @@ class WorkerIndexingSink(IndexingSink):
         memory: int = DEFAULT_MEMORY,
         *,
         resumable: bool = True,
+        report: StepReport | None = None,
         replay: Path | None = None,
     ) -> None:
-        super().__init__(store, directory, profile, resumable=resumable)
+        super().__init__(store, directory, profile, resumable=resumable, report=report)
         spool.mkdir(parents=True, exist_ok=True)
         resume = spool.parent / f"{spool.name}.resume.json"
         resume.write_text(json.dumps(state), encoding="utf-8")
@@ -428,8 +474,14 @@ class WorkerIndexingSink(IndexingSink):
         if self.resumable:
             with self._collecting:
                 self._final_state()  # the state answered first (the load's last checkpoint took it, or not)
+        from kg_adapters.index.steps import StepEvent
+
         started = time.perf_counter()
         answer = self._reply()
+        while isinstance(answer.get("step"), dict):  # a step of the writing, before the last answer
+            if self.report is not None:
+                self.report(StepEvent(**answer["step"]))
+            answer = self._reply()
         self.seconds += time.perf_counter() - started
         self.abandon()  # it has answered (or died): reap it
         if "stats" not in answer:

@@ -291,7 +291,7 @@ def test_progress_shows_the_phase_the_bytes_read_of_the_total_and_the_rate(
     shown = capsys.readouterr().err
     from tqdm import tqdm
 
-    assert "parse dump.nt.gz" in shown and "index and labels" in shown
+    assert "parse dump.nt.gz" in shown and "labels: name and relation indexes" in shown  # then the index steps
     total = tqdm.format_sizeof(dump.stat().st_size, divisor=1024)  # the compressed size on disk
     assert f"{total}/{total}" in shown  # all of it read
     assert "triples/s" in shown

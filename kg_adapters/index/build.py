@@ -24,7 +24,14 @@ import pyoxigraph as ox
 
 from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import BackendError
-from kg_adapters.index.emit import TMP_PREFIX, IndexStats, emit_index, remove_stale_builds
+from kg_adapters.index.emit import (
+    TMP_PREFIX,
+    IndexStats,
+    emit_index,
+    remove_stale_builds,
+    resumable_tmp,
+    swapped_in,
+)
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
 from kg_adapters.profiles import Profile
 
@@ -35,6 +42,7 @@ if TYPE_CHECKING:  # numpy is imported only when a build runs
     from kg_adapters.index.iri_lines import IriLines
     from kg_adapters.index.spill import SpilledCollection
     from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.index.steps import BuildSteps
 
     Ints = npt.NDArray[np.int64]
 
@@ -52,6 +60,7 @@ def build_index(
     every: int = 100_000,
     collected: TripleCollector | None = None,
     memory: int = DEFAULT_MEMORY,
+    steps: BuildSteps | None = None,
 ) -> IndexStats:
     """Writes the traversal index of ``store`` (its default graph) into ``version_dir/traversal``,
     replacing any index there. ``collected``, when given, holds every triple of the store's default
@@ -63,11 +72,17 @@ def build_index(
     (``done`` = triples + files).
 
     Atomic: the files go to a temporary directory renamed into place last; a crash at any point
-    leaves the previous index (or none) and a temporary directory that the next build removes."""
+    leaves the previous index (or none) and a temporary directory that the next build removes. With
+    ``steps`` (a load's, :mod:`kg_adapters.index.steps`) the temporary directory is the same for a
+    resumed build, which keeps the files its steps recorded."""
     directory = Path(version_dir)
     remove_stale_builds(directory)
     tmp = directory / f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
-    tmp.mkdir()
+    if steps is not None:
+        tmp = resumable_tmp(directory, steps)
+        if (stats := swapped_in(directory, tmp, steps)) is not None:
+            return stats
+    tmp.mkdir(exist_ok=True)
     spool_dir = tmp.with_name(tmp.name + "-collect")  # beside tmp: a killed build's is removed alike
     try:
         if collected is None:
@@ -87,7 +102,7 @@ def build_index(
             spool.reload(collected)
         elif progress is not None:
             progress(collected.rows)
-        return _write(collected, directory, tmp, profile, progress)
+        return _write(collected, directory, tmp, profile, progress, steps)
     except BaseException:
         import shutil
 
@@ -489,12 +504,13 @@ def _write(
     tmp: Path,
     profile: Profile,
     progress: Callable[[int], None] | None,
+    steps: BuildSteps | None = None,
 ) -> IndexStats:
     import numpy as np
 
     collected.check()
     if collected._spilled is not None:  # past the memory budget: from the spool's files
-        return collected._spilled.write_index(directory, tmp, profile, progress)
+        return collected._spilled.write_index(directory, tmp, profile, progress, steps)
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
     entity_names = [profile.entity_id(iri) for iri in entity_iris]
@@ -564,6 +580,7 @@ def _write(
         meta,
         rows,
         progress,
+        steps,
     )
 
 

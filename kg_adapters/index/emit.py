@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ from kg_adapters.index.layout import ARRAYS, INDEX_DIR, KEY_COLUMNS, META
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from kg_adapters.index.steps import BuildSteps
 
     Ints = npt.NDArray[np.int64]
 
@@ -47,6 +50,7 @@ def emit_index(
     meta: dict[str, Any],
     rows: int,
     progress: Callable[[int], None] | None,
+    steps: BuildSteps | None = None,
 ) -> IndexStats:
     """Writes the index files into ``tmp`` and swaps them in: the byte ``blobs`` (the entity ids in
     order, the literal values), the ``arrays`` (in memory, or memory-mapped by a spilled build), the
@@ -55,10 +59,17 @@ def emit_index(
     :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
     sorted key array (``layout.STARTS``) as its relation column, every array in its narrowest type
     (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
-    ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all)."""
+    ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all).
+    ``steps`` records each file written (``file:NAME``, :mod:`kg_adapters.index.steps`): a resumed
+    build keeps those of ``tmp`` and writes the others."""
     from kg_adapters.index.layout import arrays as wanted_arrays
+    from kg_adapters.index.steps import run_step
 
     done = rows
+    wanted = wanted_arrays(meta["blank_edges"])
+    if steps is not None:
+        steps.plan(FILE_STEPS)
+        steps.unplan(f"file:{name}" for name in ARRAYS if name not in wanted)
 
     def written() -> None:
         nonlocal done
@@ -66,37 +77,87 @@ def emit_index(
         if progress is not None:
             progress(done)
 
-    meta["namespaces"], namespace_starts, namespace_ids = _write_entities(
-        tmp, blobs["entities.bin"], arrays.pop("entity_offsets")
-    )
+    def write(name: str, produce: Callable[[], Any], outputs: list[Path]) -> Any:
+        return run_step(steps, f"file:{name}", produce, outputs)
+
+    def entities() -> list[str]:
+        namespaces, starts, ids = _write_entities(tmp, blobs["entities.bin"], arrays["entity_offsets"])
+        _save_runs(tmp / _NAMESPACE_RUNS, starts, ids)
+        return namespaces
+
+    outputs = [tmp / "entities.bin", tmp / "entity_offsets.npy", tmp / _NAMESPACE_RUNS]
+    meta["namespaces"] = write("entities", entities, outputs)
+    arrays.pop("entity_offsets")
     written()
-    with open(tmp / "literals.bin", "wb") as handle:
-        for chunk in blobs["literals.bin"]:
-            handle.write(chunk)
-        _sync(handle)
+
+    def literals() -> bool:
+        with open(tmp / "literals.bin", "wb") as handle:
+            for chunk in blobs["literals.bin"]:
+                handle.write(chunk)
+            _sync(handle)
+        return True
+
+    write("literals", literals, [tmp / "literals.bin"])
     written()
-    arrays["namespace_starts"], arrays["namespace_ids"] = namespace_starts, namespace_ids
+    arrays["namespace_starts"], arrays["namespace_ids"] = _load_runs(tmp / _NAMESPACE_RUNS)
     columns = {column: key for key, column in KEY_COLUMNS.items()}
-    wanted = wanted_arrays(meta["blank_edges"])
     for name in ARRAYS:  # one progress step each, written or not
         if name in wanted and name != "entity_offsets":  # (written with the ids)
             source = arrays[columns.get(name, name)]
-            _save(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
+            write(
+                name, partial(_saved, tmp / f"{name}.npy", source, *_emitted(name, source, meta)), [tmp / f"{name}.npy"]
+            )
         written()
-    _write_json(tmp / "relations.json", relation_names)
+    write("relations", partial(_saved_json, tmp / "relations.json", relation_names), [tmp / "relations.json"])
     written()
-    _write_json(tmp / META, meta)  # last: its presence marks the index complete
+    (tmp / _NAMESPACE_RUNS).unlink(missing_ok=True)
+
+    def finish() -> dict[str, int]:
+        _write_json(tmp / META, meta)  # last: its presence marks the index complete
+        stats = {name: meta[name] for name in ("entities", "relations", "edges", "literal_edges", "blank_edges")}
+        return {**stats, "bytes": sum(f.stat().st_size for f in tmp.iterdir())}
+
+    stats = write("meta", finish, [tmp / META])
     written()
-    size = sum(f.stat().st_size for f in tmp.iterdir())
     swap(tmp, directory)
-    return IndexStats(
-        entities=meta["entities"],
-        relations=meta["relations"],
-        edges=meta["edges"],
-        literal_edges=meta["literal_edges"],
-        blank_edges=meta["blank_edges"],
-        bytes=size,
-    )
+    return IndexStats(**stats)
+
+
+def swapped_in(directory: Path, tmp: Path, steps: BuildSteps) -> IndexStats | None:
+    """The stats of the index a killed build of ``steps`` had swapped in (its files all written, ``tmp``
+    renamed to ``traversal``) when that is where it stopped; else None."""
+    found = steps.done("file:meta")
+    if found is None or tmp.exists() or not (directory / INDEX_DIR / META).exists():
+        return None
+    return IndexStats(**found)
+
+
+FILE_STEPS = (
+    "file:entities",
+    "file:literals",
+    *(f"file:{n}" for n in ARRAYS if n != "entity_offsets"),
+    "file:relations",
+    "file:meta",
+)
+"""The steps of :func:`emit_index` (one per file; the arrays a build has no need of are dropped)."""
+_NAMESPACE_RUNS = ".namespace-runs.npy"
+"""Beside the files being written: where each run of ids in one namespace starts and its namespace (what
+``namespace_starts.npy`` and ``namespace_ids.npy`` are written from, kept for a resumed build)."""
+
+
+def _save_runs(path: Path, starts: Ints, ids: Ints) -> None:
+    import numpy as np
+
+    with open(path, "wb") as handle:
+        np.save(handle, np.stack([starts, ids]))
+        _sync(handle)
+
+
+def _load_runs(path: Path) -> tuple[Ints, Ints]:
+    import numpy as np
+
+    both = np.load(path)
+    return both[0], both[1]
 
 
 _BLOCK = 1 << 20
@@ -121,6 +182,17 @@ def _emitted(name: str, source: Any, meta: dict[str, Any]) -> tuple[Callable[[An
     if name.endswith("_start"):
         return (lambda block: block), start_dtype(int(source[-1]))
     return (lambda block: block), str(source.dtype.str)  # the other ends: int32 as computed
+
+
+def _saved(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) -> bool:
+    """:func:`_save`, as a step (what it records)."""
+    _save(path, source, convert, dtype)
+    return True
+
+
+def _saved_json(path: Path, value: Any) -> bool:
+    _write_json(path, value)
+    return True
 
 
 def _save(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) -> None:
@@ -232,6 +304,17 @@ def swap(tmp: Path, directory: Path) -> None:
         import shutil
 
         shutil.rmtree(old, ignore_errors=True)
+
+
+def resumable_tmp(directory: Path, steps: BuildSteps) -> Path:
+    """The temporary directory of a build whose steps are recorded (a load's): the same for a resumed
+    build, which keeps the files recorded as written; emptied when none is (a fresh build)."""
+    import shutil
+
+    tmp = directory / f"{TMP_PREFIX}resumable"  # not a process id: remove_stale_builds keeps it
+    if not any(step.startswith("file:") for step in steps.finished()):
+        shutil.rmtree(tmp, ignore_errors=True)
+    return tmp
 
 
 def remove_stale_builds(version_dir: str | os.PathLike[str]) -> None:

@@ -32,6 +32,10 @@ default; all of ``kga index --memory``) is split among what the collector
   4. the nodes with literal or blank-node edges, the literal table and the name index's rows go the
      same way (literal rows sorted as the in-memory table orders them: key, text, datatype, language).
 
+A load records each of these steps as it finishes (``SpilledCollection.STEPS``, with what the later ones
+read of it: :mod:`kg_adapters.index.steps`), its scratch files synced first: killed, it goes on after
+the last one recorded, from the files in ``spool/write``.
+
 The files are byte for byte those of the in-memory write (``tests/test_index_spill.py`` compares
 them). Both end in one function, :func:`kg_adapters.index.emit.emit_index`, that writes the arrays.
 
@@ -65,6 +69,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from kg_adapters.errors import BackendError, IndexTooLarge
 from kg_adapters.index.layout import STARTS
 from kg_adapters.index.number_map import NumberMap, NumberMapWriter, read_block
+from kg_adapters.index.steps import run_step
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,6 +78,7 @@ if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.emit import IndexStats
     from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.index.steps import BuildSteps
     from kg_adapters.profiles import Profile
 
     Ints = npt.NDArray[np.int64]
@@ -263,13 +269,18 @@ def _mapped(path: Path, dtype: Any) -> Any:
 
 class SpilledCollection:
     """The index and the name index's rows of a collector whose collection is on disk (see the
-    module docstring); scratch files go to ``spool/write`` (emptied first)."""
+    module docstring); scratch files go to ``spool/write`` (emptied first, unless ``steps`` recorded
+    some of the steps below: a resumed load's, :mod:`kg_adapters.index.steps`, which goes on from them)."""
 
-    def __init__(self, spool: CollectorSpool, collector: TripleCollector) -> None:
-        self.spool, self.collector = spool, collector
+    STEPS = ("iris", "ids", "edges", "out-extra", "in-extra", "literals", "starts")
+    """The steps of writing the index from the files (those after the first read what it wrote)."""
+
+    def __init__(self, spool: CollectorSpool, collector: TripleCollector, steps: BuildSteps | None = None) -> None:
+        self.spool, self.collector, self.steps = spool, collector, steps
         self.scratch = spool.directory / "write"
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        self.scratch.mkdir()
+        if steps is None or not set(steps.finished()) & set(self.STEPS):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        self.scratch.mkdir(exist_ok=True)
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
@@ -288,13 +299,19 @@ class SpilledCollection:
     def _numbered(self) -> Path:
         """Merges the IRI runs once: the distinct IRIs, in IRI order, to ``iris.run``, and the map of every
         first number to its IRI's place in that order (``local_to_unique.map``, a :class:`NumberMap`)."""
+
+        path = self.scratch / "local_to_unique.map"
+        if self._unique is None:
+            self._unique = run_step(self.steps, "iris", self._merge_iris, [path, self.scratch / "iris.run"])
+        return path
+
+    def _merge_iris(self) -> int:
+        """Merges the IRI runs (see :meth:`_numbered`); returns the distinct IRIs."""
         import numpy as np
 
         from kg_adapters.index.spool import RUNS, run_number
 
         path = self.scratch / "local_to_unique.map"
-        if self._unique is not None:
-            return path
         runs = sorted(p for p in (self.spool.directory / RUNS).iterdir() if run_number(p) is not None)
         local_to_unique = NumberMapWriter(path, self.collector._entity_base, self.map_bytes)
         unique, previous = -1, None
@@ -326,12 +343,19 @@ class SpilledCollection:
             local_to_unique.put(np.array(locals_, dtype=np.int64), uniques)
         local_to_unique.close()
         self.windows_written += local_to_unique.windows_written
-        self._unique = unique + 1
-        return path
+        return unique + 1
 
     def _ranked(self, profile: Profile) -> tuple[NumberMap, int]:
         """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
         written in order to ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
+
+        names = ("entities.bin", "entity_offsets.raw", "rank_of_unique.map", "local_rank.map")
+        outputs = [self.scratch / name for name in names]
+        entities = run_step(self.steps, "ids", lambda: self._rank(profile), outputs)
+        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities
+
+    def _rank(self, profile: Profile) -> int:
+        """Writes the files of :meth:`_ranked`; returns the entities."""
         import numpy as np
 
         numbered = self._numbered()
@@ -378,7 +402,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities
+        return entities
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
@@ -419,9 +443,15 @@ class SpilledCollection:
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
-        self, directory: Path, tmp: Path, profile: Profile, progress: Callable[[int], None] | None
+        self,
+        directory: Path,
+        tmp: Path,
+        profile: Profile,
+        progress: Callable[[int], None] | None,
+        steps: BuildSteps | None = None,
     ) -> IndexStats:
-        """Writes the index files into ``tmp`` and swaps them in (see the module docstring)."""
+        """Writes the index files into ``tmp`` and swaps them in (see the module docstring), each step
+        recorded in ``steps`` (the same as this collection's, if any) as it finishes."""
         import numpy as np
 
         from kg_adapters.index import build
@@ -436,17 +466,48 @@ class SpilledCollection:
         local_rank, entities = self._ranked(profile)
         release_freed_memory()  # after each step: what it freed is not held through the next
         arrays: dict[str, Any] = {"entity_offsets": _mapped(self.scratch / "entity_offsets.raw", np.int64)}
-        arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
+        names = {"out_key": np.int64, "out_other": np.int32, "in_key": np.int64, "in_other": np.int32}
+        run_step(
+            self.steps,
+            "edges",
+            functools.partial(self._csr, local_rank, relation_rank, width, max(entities, 1)),
+            [self.scratch / f"{name}.raw" for name in names],
+        )
+        for name, dtype in names.items():
+            arrays[name] = _mapped(self.scratch / f"{name}.raw", dtype)
         release_freed_memory()
         literal_relations: set[int] = set()
         for side in ("out", "in"):
-            arrays[f"{side}_extra"] = self._extra(side, local_rank, relation_rank, width, literal_relations)
-        literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
+            _count, found = run_step(
+                self.steps,
+                f"{side}-extra",
+                functools.partial(self._extra, side, local_rank, relation_rank, width),
+                [self.scratch / f"{side}_extra.raw"],
+            )
+            arrays[f"{side}_extra"] = _mapped(self.scratch / f"{side}_extra.raw", np.int64)
+            literal_relations.update(found)
+        literal_files = ["literal_key.raw", "literal_tag.raw", "literals.bin", "literal_offsets.raw"]
+        literal_edges, tags = run_step(
+            self.steps,
+            "literals",
+            functools.partial(self._literals, local_rank, relation_rank, width),
+            [self.scratch / name for name in literal_files],
+        )
         del local_rank
         release_freed_memory()
+        arrays["literal_key"] = _mapped(self.scratch / "literal_key.raw", np.int64)
+        arrays["literal_tag"] = _mapped(self.scratch / "literal_tag.raw", np.int32)
+        arrays["literal_offsets"] = _mapped(self.scratch / "literal_offsets.raw", np.int64)
+
+        def write_starts() -> bool:
+            for keys_name, start_name in STARTS.items():
+                self._starts(arrays[keys_name], entities, width, start_name)
+            return True
+
+        run_step(self.steps, "starts", write_starts, [self.scratch / f"{name}.raw" for name in STARTS.values()])
         for keys_name, start_name in STARTS.items():
-            keys = arrays[keys_name]
-            arrays[start_name] = self._starts(keys, entities, width, start_name)
+            dtype = np.int32 if arrays[keys_name].size < 1 << 31 else np.int64
+            arrays[start_name] = _mapped(self.scratch / f"{start_name}.raw", dtype)
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -472,6 +533,7 @@ class SpilledCollection:
             meta,
             collector.rows,
             progress,
+            steps,
         )
 
     def _starts(self, keys: Any, entities: int, width: int, name: str) -> Any:
@@ -494,8 +556,9 @@ class SpilledCollection:
             out.add(np.full(min(1 << 20, entities + 1 - first), size))
         return out.array()
 
-    def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, Any]:
-        """(out_key, out_other, in_key, in_other) sorted externally, as ``build._csr`` sorts them."""
+    def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, int]:
+        """Writes (out_key, out_other, in_key, in_other), sorted externally as ``build._csr`` sorts them,
+        to raw files in the scratch directory; returns their sizes."""
         import numpy as np
 
         fits = entities * width * entities < 1 << 63
@@ -557,15 +620,14 @@ class SpilledCollection:
             keys, others = unpack(chunk)
             in_key.add(keys)
             in_other.add(others)
-        return {
-            "out_key": out_key.array(),
-            "out_other": out_other.array(),
-            "in_key": in_key.array(),
-            "in_other": in_other.array(),
-        }
+        files = {"out_key": out_key, "out_other": out_other, "in_key": in_key, "in_other": in_other}
+        for file in files.values():
+            file.array()  # closed
+        return {name: file.size for name, file in files.items()}
 
-    def _extra(self, side: str, local_rank: Any, relation_rank: Ints, width: int, literal_relations: set[int]) -> Any:
-        """The distinct keys (node * width + relation) of the nodes with literal or blank-node edges."""
+    def _extra(self, side: str, local_rank: Any, relation_rank: Ints, width: int) -> tuple[int, list[int]]:
+        """Writes the distinct keys (node * width + relation) of the nodes with literal or blank-node edges
+        to ``{side}_extra.raw``; returns (their count, the relations of outgoing ones)."""
         import numpy as np
 
         from kg_adapters.index.spool import EXTRA_ROW_BYTES, IN_EXTRA, OUT_EXTRA, extra_dtype
@@ -578,18 +640,19 @@ class SpilledCollection:
             for block in (read_block(path, extra_dtype(), start, rows) for start in range(0, count, rows))
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
+        literal_relations: set[int] = set()
         merge_items = max(self.merge_bytes // _MERGE_WORK_BYTES, 4096)
         for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", merge_items):
             keys.add(chunk)
             if side == "out":
                 literal_relations.update(np.unique(chunk % width).tolist())
-        return keys.array()
+        keys.array()  # closed
+        return keys.size, sorted(literal_relations)
 
-    def _literals(
-        self, local_rank: Any, relation_rank: Ints, width: int, arrays: dict[str, Any]
-    ) -> tuple[int, list[str]]:
+    def _literals(self, local_rank: Any, relation_rank: Ints, width: int) -> tuple[int, list[str]]:
         """Writes the literal table (``literal_key``, ``literal_tag``, ``literal_offsets``, the value
-        blob) in the in-memory table's order; returns (literal edges, the tags by number)."""
+        blob) in the in-memory table's order to the scratch directory; returns (literal edges, the tags
+        by number)."""
         import numpy as np
 
         from kg_adapters.index.build import literal_tag_order
@@ -640,7 +703,8 @@ class SpilledCollection:
                         batch.clear()
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
-        arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
+        keys.close()
+        numbers.close()
         lengths.close()
         count, total = lengths.size, 0
         offsets = _ArrayFile(self.scratch / "literal_offsets.raw", np.int64)
@@ -650,7 +714,7 @@ class SpilledCollection:
             ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
             offsets.add(ends)
             total = int(ends[-1])
-        arrays["literal_offsets"] = offsets.array()
+        offsets.close()
         return count, tags
 
 

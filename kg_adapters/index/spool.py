@@ -53,6 +53,7 @@ from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import LiteralRow, TripleCollector
+    from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
 FILES = ("entities.log", "relations.log", EDGES, OUT_EXTRA, IN_EXTRA, "literals.bin", "blanks.nq")
@@ -303,11 +304,12 @@ class CollectorSpool:
         )
         return self.runs == 0 and needed <= self.memory
 
-    def reload(self, collector: TripleCollector) -> None:
+    def reload(self, collector: TripleCollector, steps: BuildSteps | None = None) -> None:
         """Moves the spooled edges, extras, literal rows and blank triples back into ``collector``
         (what :func:`~kg_adapters.index.build.build_index` reads) when they fit the budget; otherwise
         flushes the rest to the files too and marks the collector spilled: its index and label rows
-        are then written from the files (:class:`kg_adapters.index.spill.SpilledCollection`)."""
+        are then written from the files (:class:`kg_adapters.index.spill.SpilledCollection`, going on
+        from the ``steps`` a killed load recorded)."""
         import numpy as np
 
         if not self.fits(collector):
@@ -316,7 +318,7 @@ class CollectorSpool:
             self.flush(collector)
             if len(collector._entity):
                 self.spill_iris(collector)
-            collector._spilled = SpilledCollection(self, collector)
+            collector._spilled = SpilledCollection(self, collector, steps)
             return
         # no run was written (fits): the numbers on disk are the collector's own, below 2**31
         edges = np.fromfile(self.directory / EDGES, dtype=edge_dtype())
