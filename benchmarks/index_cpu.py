@@ -95,7 +95,7 @@ def tree_seconds(command: list[str]) -> dict[str, float]:
         for each in processes:
             try:
                 times = each.cpu_times()
-                role = "index worker" if "loaders.index_worker" in " ".join(each.cmdline()) else "loader"
+                role = "loader" if each.pid == root.pid else "index worker"  # kga load starts only its worker
                 last[each.pid] = (role, times.user + times.system)
             except psutil.Error:
                 continue
