@@ -36,9 +36,10 @@ from benchmarks import common
 from benchmarks.load_scale import (
     DATA_DIR,
     GIB,
-    SAMPLE_SECONDS,
+    TreeSampler,
     disk_bytes,
     ensure_data,
+    kill_tree,
     raw_bytes,
     read_results,
     store_parts,
@@ -46,9 +47,6 @@ from benchmarks.load_scale import (
 
 NAME = "load_memory"
 ROLES = ("loader", "index worker", "other")
-ANONYMOUS = tuple(f"{role} anonymous" for role in ROLES)
-"""The anonymous part of each role's resident memory (``RssAnon``: what the process holds itself; the rest of
-its RSS is file pages it maps, such as the spill's memory-mapped arrays, which the kernel may drop)."""
 
 
 def log(message: str) -> None:
@@ -59,67 +57,6 @@ def role_of(cmdline: list[str], root: bool) -> str:
     if root:
         return "loader"
     return "index worker" if "loaders.index_worker" in cmdline else "other"
-
-
-def anonymous_bytes(pid: int) -> int:
-    """``RssAnon`` of a process (Linux; 0 elsewhere or once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-class RoleSampler:
-    """Resident memory of a process tree, per role (see :func:`role_of`) and summed, sampled on a thread:
-    the peaks (of RSS, and of its anonymous part), and the latest sample for the timeline."""
-
-    def __init__(self, pid: int) -> None:
-        import psutil
-
-        self._root = psutil.Process(pid)
-        self._roles: dict[int, str] = {}
-        self.peaks = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
-        self.tree_peak = self.tree_anonymous_peak = 0
-        self.latest = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _sample(self) -> None:
-        import psutil
-
-        try:
-            processes = [self._root, *self._root.children(recursive=True)]
-        except psutil.Error:
-            return
-        now = dict.fromkeys((*ROLES, *ANONYMOUS), 0)
-        for process in processes:
-            try:
-                role = self._roles.get(process.pid)
-                if role is None:
-                    role = self._roles[process.pid] = role_of(process.cmdline(), process.pid == self._root.pid)
-                now[role] += process.memory_info().rss
-                now[f"{role} anonymous"] += anonymous_bytes(process.pid)
-            except psutil.Error:
-                continue
-        self.latest = now
-        for measure, found in now.items():
-            self.peaks[measure] = max(self.peaks[measure], found)
-        self.tree_peak = max(self.tree_peak, sum(now[role] for role in ROLES))
-        self.tree_anonymous_peak = max(self.tree_anonymous_peak, sum(now[name] for name in ANONYMOUS))
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(SAMPLE_SECONDS)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespace, entry: dict[str, Any]) -> None:
@@ -135,7 +72,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
     cpu_before = children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=code, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    sampler = RoleSampler(process.pid)
+    sampler = TreeSampler(process.pid, role_of, ROLES)
     output: dict[str, bytes] = {}
     readers = [
         threading.Thread(target=lambda name=name, stream=stream: output.update({name: stream.read()}), daemon=True)
@@ -149,7 +86,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
                 process.wait(timeout=args.every)
             seconds = time.perf_counter() - started
             if seconds > args.timeout:
-                process.kill()
+                kill_tree(process)  # the index worker too: it would go on loading the machine
                 raise RuntimeError(f"the load ran past --timeout {args.timeout:.0f} s")
             point = {
                 "seconds": round(seconds, 1),
@@ -160,13 +97,13 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
             timeline.append(point)
             entry.update(
                 peaks=dict(sampler.peaks),
-                tree_peak_rss_bytes=sampler.tree_peak,
-                tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
+                tree_peak_rss_bytes=sampler.peak,
+                tree_peak_anonymous_bytes=sampler.anonymous_peak,
                 seconds=seconds,
             )
             log(
                 f"  {seconds:7.0f} s: loader {point['loader'] / GIB:.2f} GiB, worker {point['index worker'] / GIB:.2f} "
-                f"GiB, tree peak {sampler.tree_peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
+                f"GiB, tree peak {sampler.peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
             )
             args.save()
     finally:
@@ -181,8 +118,8 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
         finished=True,
         seconds=seconds,
         peaks=dict(sampler.peaks),
-        tree_peak_rss_bytes=sampler.tree_peak,
-        tree_peak_anonymous_bytes=sampler.tree_anonymous_peak,
+        tree_peak_rss_bytes=sampler.peak,
+        tree_peak_anonymous_bytes=sampler.anonymous_peak,
         load_after=os.getloadavg()[0],
         cpu_seconds=children_cpu_seconds() - cpu_before,
         disk_bytes=disk_bytes(target),
@@ -215,9 +152,12 @@ def render(results: dict[str, Any]) -> str:
         "memory of each process of the load (sampled every 50 ms): the loader (the `kga load` process, where",
         "Oxigraph's bulk loader runs), the index worker (numbering, spill, index files), and the whole tree",
         "(summed at one instant). Each figure is the peak RSS, then in brackets the peak of its anonymous part",
-        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as the spill's",
-        "memory-mapped arrays, which the kernel drops under pressure). Time and disk are for the record",
-        "(niced, on 2 shared cores); CPU is the user and system seconds of the load's processes.",
+        "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as, before the number",
+        "maps of `kg_adapters/index/number_map.py`, the spill's memory-mapped arrays, which the kernel drops under",
+        "pressure). Time and disk are for the record (niced, on 2 shared cores); CPU is the user and system",
+        "seconds of the load's processes. Tags name the code: none = the current branch's; `i23b`, `after 1` = the",
+        "previous change's (its branch before the merge into main 0953f24); `before`, `before 1`, `before 2` = main",
+        "20d6a0d.",
         "",
     ]
     rows = []

@@ -32,6 +32,7 @@ Results: ``benchmarks/results/load_scale.json`` and ``.md`` (sizes from earlier 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,42 +91,89 @@ def disk_bytes(path: Path) -> int:
 
 
 class TreeSampler:
-    """Peak resident memory of a process and all its descendants (summed), sampled on a thread."""
+    """Resident memory of a process and all its descendants, sampled on a thread: ``peak``, the tree's
+    (summed at one instant). With ``role_of`` (a process's command line and whether it is the root, to
+    the name of its role), also per role: ``peaks`` and ``latest`` of its RSS and of its anonymous part
+    (``"ROLE anonymous"``: ``RssAnon``, what the process holds itself; the rest is file pages it maps),
+    and ``anonymous_peak``, the tree's."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, role_of: Callable[[list[str], bool], str] | None = None, roles: Sequence[str] = ()):
         import psutil
 
         self._root = psutil.Process(pid)
-        self.peak = 0
+        self._role_of, self._roles = role_of, dict[int, str]()
+        self.peak = self.anonymous_peak = 0
+        self.peaks = dict.fromkeys((*roles, *(f"{role} anonymous" for role in roles)), 0)
+        self.latest = dict(self.peaks)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def _sample(self) -> int:
+    def _sample(self) -> None:
         import psutil
 
-        total = 0
         try:
             processes = [self._root, *self._root.children(recursive=True)]
         except psutil.Error:
-            return 0
+            return
+        now = dict.fromkeys(self.peaks, 0)
+        total = anonymous = 0
         for process in processes:
             try:
-                total += process.memory_info().rss
+                rss = process.memory_info().rss
+                if self._role_of is not None:
+                    role = self._roles.get(process.pid)
+                    if role is None:
+                        role = self._roles[process.pid] = self._role_of(process.cmdline(), process is self._root)
+                    held = anonymous_bytes(process.pid)
+                    now[role] = now.get(role, 0) + rss
+                    now[f"{role} anonymous"] = now.get(f"{role} anonymous", 0) + held
+                    anonymous += held
             except psutil.Error:
                 continue
-        return total
+            total += rss
+        self.latest = now
+        for measure, found in now.items():
+            self.peaks[measure] = max(self.peaks.get(measure, 0), found)
+        self.peak, self.anonymous_peak = max(self.peak, total), max(self.anonymous_peak, anonymous)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
+            self._sample()
             self._stop.wait(SAMPLE_SECONDS)
 
     def stop(self) -> int:
-        self.peak = max(self.peak, self._sample())
+        self._sample()
         self._stop.set()
         self._thread.join()
         return self.peak
+
+
+def anonymous_bytes(pid: int) -> int:
+    """``RssAnon`` of a process (Linux; 0 elsewhere or once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """Kills ``process`` and every descendant of it (a load's index worker too), children first found."""
+    import psutil
+
+    try:
+        family = psutil.Process(process.pid).children(recursive=True)
+    except psutil.Error:
+        family = []
+    process.kill()
+    for child in family:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    process.wait()
 
 
 def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
@@ -139,6 +188,9 @@ def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     sampler = TreeSampler(process.pid)
     try:
         out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(process)  # not only the root: a kga load's index worker too
+        raise
     finally:
         peak = sampler.stop()
     seconds = time.perf_counter() - started

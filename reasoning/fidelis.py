@@ -5,12 +5,13 @@ Per question: keywords of the question (the LLM's, plus the question's content w
 anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
-next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one per
-retrieved relation so a hub's busy relations hide none) are pre-selected to those along a retrieved
+next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one for the retrieved
+relations so a hub's busy relations hide none) are pre-selected to those along a retrieved
 relation or reaching a retrieved entity and scored as
 ``sim(keywords, step) + alpha * sim(keywords, 1-hop neighbourhood of the step's entity)``
-(alpha = 0.3; the neighbourhood is the entity's relation names, one batched ``relations`` call per
-step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
+(alpha = 0.3; the neighbourhood is the best of the entity's relation names, one batched ``relations``
+call per direction and step, one walked against its edge less ``INVERSE_COST`` and never the one straight
+back along the step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
 the beam among the best candidates; after every step deductive verification asks whether a path
 already entails the answer, and the search stops at the first verified path(s).
 
@@ -18,11 +19,14 @@ Choices where the paper is vague or needs an LLM:
 
 * A step is ranked first by the relation path it opens (:func:`reasoning.lookahead.lookahead_scores`:
   the best :meth:`reasoning.relevance.Judge.path_scores` alignment of its relation chain and of that
-  chain's one-relation continuations; a hop walked against its edge's direction counts at
-  ``1 - INVERSE_COST``), then by the Path-RAG score above (the sum of its step scores in the scorer's
+  chain's one-relation continuations, less the :func:`reasoning.relevance.path_cost` the hops add), then
+  by the Path-RAG score above (the sum of its step scores in the scorer's
   calibrated units, :meth:`reasoning.relevance.Judge.calibrated`): a hop's own words state only part of
   a multi-hop question, and a sum of per-hop scores against the whole question reads each hop diluted.
-  No step walks straight back along the relation just walked.
+  No step walks straight back along the relation just walked. Offline the shortlist and the beam keep,
+  besides the best steps, the best step of each of the best relation paths
+  (:func:`reasoning.grounding.spread`): one relation's many edges must not crowd out the path a question
+  needs one hop further.
 * Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
   is verified when no path one hop longer states the question better than the beam's best, both read
   by their path scores (in one call) less :func:`reasoning.relevance.path_cost` per extra or
@@ -61,12 +65,14 @@ from reasoning.grounding import (
     parse_numbers,
     ranked,
     relation_phrase,
+    spread,
     start,
 )
-from reasoning.lookahead import Hop, lookahead_scores, own_scores
+from reasoning.lookahead import SIDES, Hop, capped_edges, lookahead_scores, own_scores
 from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, parse_list, schema_relations
+from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,16 +202,18 @@ class FiDeLiS(KGReasoner):
             for edge in fact_edges(found.get(path.end, []), run.kg):
                 end = other_end(edge, path.end)
                 walked: Direction = "out" if edge.head == path.end else "in"
-                back = bool(path.chain) and edge.relation == path.chain[-1].relation and walked != path.walked
-                if end not in seen and not back:  # straight back along the relation just walked: a detour
+                last = arrival(path.chain[-1], path.end) if path.chain else None
+                if end not in seen and not turns_back(last, edge.relation, walked == "out"):
                     chain = (*path.chain, edge)
                     steps.append(Beam(start=path.start, chain=chain, end=end, score=path.score, walked=walked))
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
         steps = self._path_rag(search, steps, indexed, names)
-        order = sorted(range(len(steps)), key=lambda i: (-steps[i].promise, -steps[i].score, i))
-        top = [steps[i] for i in order[: self.candidates]]
+        ranked_steps = sorted(steps, key=lambda step: (-step.promise, -step.score))
+        if run.llm is None:  # the beam keeps the best step of each of the best relation paths too (spread)
+            return [ranked_steps[i] for i in spread([_walk(step) for step in ranked_steps], self.beam_width)]
+        top = ranked_steps[: self.candidates]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
 
@@ -213,8 +221,9 @@ class FiDeLiS(KGReasoner):
         self, search: Search, ends: list[str], found: dict[str, list[Edge]], names: Names
     ) -> dict[str, list[Edge]]:
         """``found`` plus the edges of the ``retrieve_top`` relations around ``ends`` most similar to the
-        question (one batched ``relations`` call, one ``neighbors`` call per relation, each relation an
-        equal share of ``edges_per_entity``): an entity with more edges than
+        question (one batched ``relations`` call, then per direction one ``neighbors`` call for all of them, a
+        relation's share of ``edges_per_entity`` per entity, and one more for the relations a capped entity
+        was left without, :func:`reasoning.lookahead.capped_edges`): an entity with more edges than
         ``edges_per_entity`` (a country, a genre) must not hide the relation the question asks for."""
         run = search.run
         around = run.kg.relations(ends, direction="both")
@@ -225,18 +234,16 @@ class FiDeLiS(KGReasoner):
         fetch_names([run.kg], [relation for relation in listed if needs_label(relation)], names)
         scores = search.judge.scores([relation_phrase(relation, names) for relation in listed])
         wanted = [listed[i] for i in ranked(scores, self.retrieve_top)]
-        share = max(1, self.edges_per_entity // len(wanted))  # each relation its share: a busy one hides none
-        edges = {node: list(found.get(node, [])) for node in ends}
-        for relation in wanted:
-            more = run.kg.neighbors(ends, direction="both", relations=[relation], limit_per_entity=share)
-            for node in ends:
-                edges[node].extend(more.get(node, []))
-        return {node: list(dict.fromkeys(node_edges)) for node, node_edges in edges.items()}
+        share = max(1, self.edges_per_entity // len(wanted))  # a relation's share: a busy one hides none
+        more = [capped_edges(run.kg, ends, side, wanted, share, literals=True) for side in SIDES]
+        return {
+            node: list(dict.fromkeys([*found.get(node, []), *(e for m in more for e in m.get(node, []))]))
+            for node in ends
+        }
 
     def _promise(self, search: Search, steps: list[Beam]) -> list[Beam]:
         """Each step with the best relation path it opens (the lookahead, one batched ``neighbors`` and
-        ``relations`` call per direction) and its own path's score; a hop walked against its edge's
-        direction counts at ``1 - INVERSE_COST`` (a question usually asks along an edge)."""
+        ``relations`` call per direction), less the :func:`reasoning.relevance.path_cost` its hops add."""
         hops = {
             step: Hop(
                 prefix=step.relations[:-1],
@@ -255,11 +262,7 @@ class FiDeLiS(KGReasoner):
                 strict=True,
             )
         )
-        scored = []
-        for step in steps:
-            weight = 1.0 - INVERSE_COST if step.walked == "in" else 1.0
-            scored.append(replace(step, promise=ahead[hops[step]] * weight))
-        return scored
+        return [replace(step, promise=ahead[hops[step]]) for step in steps]
 
     def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
         """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
@@ -271,22 +274,36 @@ class FiDeLiS(KGReasoner):
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = judge.calibrated(judge.scores(texts))
         kept = self._promise(search, kept)  # the shortlist by the paths they open, then by similarity
-        shortlist = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
-        shortlist = shortlist[: self.candidates * 2]
+        order = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
+        shortlist = [order[i] for i in spread([_walk(kept[i]) for i in order], self.candidates * 2)]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
-        around = run.kg.relations(entities, direction="both") if entities else {}
-        vocabulary = list(dict.fromkeys(rel for rels in around.values() for rel in rels))
+        around = {side: run.kg.relations(entities, direction=side) if entities else {} for side in SIDES}
+        vocabulary = list(dict.fromkeys(rel for found in around.values() for rels in found.values() for rel in rels))
         fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
         around_scores = judge.calibrated(judge.scores([relation_phrase(r, names) for r in vocabulary]))
         vocabulary_scores = dict(zip(vocabulary, around_scores, strict=True))
         scored = []
         for i in shortlist:
             step = kept[i]
-            nearby = around.get(step.end, []) if isinstance(step.end, str) else []
-            neighbourhood = max((vocabulary_scores[rel] for rel in nearby), default=0.0)
-            gain = similarity[i] + self.alpha * neighbourhood
+            gain = similarity[i] + self.alpha * self._neighbourhood(step, around, vocabulary_scores)
             scored.append(replace(step, score=step.score + gain))
         return scored
+
+    @staticmethod
+    def _neighbourhood(step: Beam, around: dict[Direction, dict[str, list[str]]], scores: dict[str, float]) -> float:
+        """How well the relations around the step's end state the question: the best of them, one walked
+        against its edge less :data:`INVERSE_COST`, never the one straight back along the step (every
+        tail of a relation has it, so it would rank them all alike)."""
+        if not isinstance(step.end, str):
+            return 0.0
+        last = arrival(step.chain[-1], step.end)
+        levels = [
+            scores[relation] - (INVERSE_COST if side == "in" else 0.0)
+            for side in SIDES
+            for relation in around[side].get(step.end, [])
+            if not turns_back(last, relation, side == "out")
+        ]
+        return max([0.0, *levels])
 
     def _llm_pick(self, run: Run, question: Question, top: list[Beam], names: Names) -> list[Beam] | None:
         if run.llm is None or len(top) <= self.beam_width:
@@ -318,11 +335,17 @@ class FiDeLiS(KGReasoner):
         return None
 
     def _deeper_helps(self, search: Search, beam: list[Beam], grown: list[Beam]) -> bool:
-        """Offline verification, one step late: whether some path one hop longer states the question better
-        than every path of the beam it grew from, less the cost of its extra hop (path scores, read
-        together). When not, the beam's paths entail what the question asks."""
-        levels = self._levels(search, [*beam, *grown])
-        return max(levels[len(beam) :]) > max(levels[: len(beam)])
+        """Offline verification, one step late: whether some path one hop longer opens a path (its promise,
+        the lookahead's best path through it) that states the question better than every path of the beam
+        states it itself, both path alignments less :func:`path_cost` (the two hops before the last of a
+        three-hop question may state it no better than one near-synonym hop: what they lead to does). When
+        not, the beam's paths entail what the question asks; the answer is then chosen over every level
+        explored (:meth:`_closest`), so going deeper on a promise costs no answer."""
+        own = own_scores(search.judge, search.relations, [path.relations for path in beam], whole=False)
+        current = [score - path_cost(len(path.chain), _backwards(path)) for score, path in zip(own, beam, strict=True)]
+        # a promise is what the step and the path it opens add to the path_cost of the path it grew from
+        ahead = [step.promise - path_cost(len(step.chain) - 1, _backwards(step, last=False)) for step in grown]
+        return max(ahead) > max(current)
 
     def _levels(self, search: Search, paths: list[Beam]) -> list[float]:
         """Each path's score (:meth:`reasoning.relevance.Judge.path_scores` of its relations, all read in one
@@ -349,11 +372,11 @@ def _show(path: Beam, names: Names) -> str:
     return format_path(Path(start=path.start, edges=path.chain), names)
 
 
-def _backwards(path: Beam) -> int:
-    """How many of a path's hops were walked against their edge's direction."""
-    node: Node = path.start
-    count = 0
-    for edge in path.chain:
-        count += edge.head != node
-        node = other_end(edge, node)
-    return count
+def _walk(path: Beam) -> tuple[str, tuple[Step, ...]]:
+    """The path's anchor and relation path as walked."""
+    return path.start, walked_steps(path.start, path.chain)
+
+
+def _backwards(path: Beam, *, last: bool = True) -> int:
+    """How many of the path's hops (``last``: its last hop too) were walked against their edge."""
+    return backward(walked_steps(path.start, path.chain if last else path.chain[:-1]))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from reasoning.lookahead import own_scores
 from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, node_value, parse_list, schema_relations
+from reasoning.walks import Step, backward, walked_steps
 
 Chain = tuple[Edge, ...]
 """Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
@@ -91,16 +92,9 @@ def _pattern(fact: Fact) -> tuple[str, tuple[tuple[str, bool], ...]]:
     return (fact.start, walked(fact))
 
 
-def walked(fact: Fact) -> tuple[tuple[str, bool], ...]:
-    """The fact's relation path as walked from its anchor: each relation and whether it was walked along
-    its edge (head to tail), so "influenced by" and "influenced" (the same relation walked backwards)
-    are different paths."""
-    node: Node = fact.start
-    steps = []
-    for edge in fact.chain:
-        steps.append((edge.relation, edge.head == node))
-        node = other_end(edge, node)
-    return tuple(steps)
+def walked(fact: Fact) -> tuple[Step, ...]:
+    """The fact's relation path as walked from its anchor (:func:`reasoning.walks.walked_steps`)."""
+    return walked_steps(fact.start, fact.chain)
 
 
 @dataclass(kw_only=True)
@@ -230,7 +224,7 @@ def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
     """Each fact's path score less the cost of its chain's length and of its hops walked against their
     edges (:func:`reasoning.relevance.path_cost`): a longer or backward chain must state the question
     better to win."""
-    costs = [path_cost(len(fact.chain), sum(not forward for _, forward in walked(fact))) for fact in facts]
+    costs = [path_cost(len(fact.chain), backward(walked(fact))) for fact in facts]
     return [level - cost for level, cost in zip(scores, costs, strict=True)]
 
 
@@ -337,6 +331,25 @@ def ranked(scores: Sequence[float], k: int | None = None) -> list[int]:
     """Indices by descending score, ties in input order; the first ``k`` when given."""
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     return order if k is None else order[:k]
+
+
+def heads_first(paths: Sequence[Hashable]) -> list[int]:
+    """Indices of items ranked best first, each with its relation path: the first item of every path, then
+    the rest, each part in rank order. Offline, a method ranks the tails of one relation alike (or by their
+    names, which know nothing of the answer), so one relation's many tails must not take every slot from
+    the other paths a question may need one hop further."""
+    firsts: dict[Hashable, int] = {}
+    for i, path in enumerate(paths):
+        firsts.setdefault(path, i)
+    heads = set(firsts.values())
+    return [*firsts.values(), *(i for i in range(len(paths)) if i not in heads)]
+
+
+def spread(paths: Sequence[Hashable], width: int) -> list[int]:
+    """A beam over items ranked best first, each with its relation path: the ``width`` first items and the
+    first item of each of the ``width`` first paths (:func:`heads_first`), in rank order: a path's one
+    item must not stand for all of its tails either."""
+    return sorted({*range(min(width, len(paths))), *heads_first(paths)[:width]})
 
 
 def parse_numbers(reply: str | None, count: int) -> list[int] | None:

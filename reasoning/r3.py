@@ -25,10 +25,13 @@ Choices where the paper is vague or needs an LLM (documented so results can be r
   expanded after each of them, and no chain walks straight back along the relation it just walked.
 * Offline, an entity question is answered one step late: the best path's ends are the answer once the
   search has looked past it (expanded one of its ends, or found nothing around them) and no relation
-  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction)
-  continues one into a path that states the question better (by the paths' alignment,
-  :meth:`reasoning.relevance.Judge.path_scores`, less the same costs), or at the last depth. Until then
-  the ``breadth`` ends that promise the most are expanded (else the best path's own ends), and their
+  around the unexplored ends of the ``top_k`` best paths (one batched ``relations`` call per direction,
+  :func:`reasoning.lookahead.continuations`) continues one into a path that would be chosen over it: of
+  the ``top_k`` continued paths that state the question best by alignment
+  (:meth:`reasoning.relevance.Judge.path_scores`, ``whole=False``), one whose path score less the same
+  costs beats the best path's (both read whole, as the answer is chosen); or at the last depth. Until
+  then ``breadth`` ends that promise the most are expanded, an end of each path they continue before a
+  second end of one (:func:`reasoning.grounding.heads_first`; else the best path's own ends), and their
   promising relations' edges are fetched on their own too, so a hub's busy relation hides none.
 * A claim is judged on what its chains' relations (and descriptions) say, entity names left out:
   relevant chains score at least ``stop_score`` times the best. It is ``True`` when a relevant chain links an anchor to
@@ -74,6 +77,7 @@ from reasoning.grounding import (
     fact_text,
     fetch_names,
     find_names,
+    heads_first,
     keywords,
     link_entities,
     other_end,
@@ -86,16 +90,22 @@ from reasoning.grounding import (
     start,
     walked,
 )
-from reasoning.lookahead import REACHED, SIDES, own_scores
+from reasoning.lookahead import REACHED, SIDES, continuations, own_scores
 from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
+from reasoning.walks import arrival, backward, turns_back
 
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
 _VERDICTS = {"true", "false", "i don't know", "yes", "no"}
 _ANSWER = re.compile(r"ANSWER\s*:\s*(?P<answer>.*?)\s*(?:\|\s*FACTS?\s*:\s*(?P<facts>.*))?$", re.I | re.S)
 _MISSING = re.compile(r"MISSING\s*:\s*(?P<entity>.+)", re.I | re.S)
+
+
+_Option = tuple[float, str, tuple[str, Direction], tuple[str, ...], int]
+"""A continuation: its value, the end it starts at, its relation and direction, the continued relation path
+and how many of its hops go against their edge."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -242,7 +252,10 @@ class R3(KGReasoner):
                 seen = {origin, *(n for edge in chain for n in (edge.head, edge.tail))}
                 for edge in dict.fromkeys(node_edges):
                     end = other_end(edge, node)
-                    if edge.relation != DESCRIBED_AS and (end in seen or _turns_back(chain, edge, node)):
+                    last = arrival(chain[-1], node) if chain else None
+                    if edge.relation != DESCRIBED_AS and (
+                        end in seen or turns_back(last, edge.relation, edge.head == node)
+                    ):
                         continue
                     facts.append(Fact(edge=edge, chain=(*chain, edge), start=origin, end=end))
         fetch_names([run.kg, *run.extra_kgs], edge_ids(fact.edge for fact in facts), names)
@@ -302,9 +315,8 @@ class R3(KGReasoner):
         # one step late: the best path is the answer once the search has looked past it (expanded some end
         # of it) and no unexplored end of the best paths has a relation around it that continues its path
         # into one stating the question better (read from the relations around the ends)
-        bar = _value(judge, state.relation_names, winners[0])
         ahead = [] if final else self._ahead(run, judge, state, levels)
-        better = [option for option in ahead if option[0] > bar]
+        better = self._better(judge, state.relation_names, winners[0], ahead)
         ends = [fact.end for fact in winners if isinstance(fact.end, str)]
         beyond = [option for option in ahead if option[1] in ends]  # nothing around its ends: nothing to see
         looked = not beyond or any(end in state.visited for end in ends)
@@ -313,49 +325,59 @@ class R3(KGReasoner):
             return _Outcome(answered=True, prediction=prediction, paths=[fact.chain for fact in winners])
         # else the ends that promise a better path, or (none does) the best path's ends that lead furthest
         chosen = better or beyond
-        expand = list(dict.fromkeys(end for _, end, _ in chosen))[: self.breadth]
+        # an end of each path they continue before a second end of one (:func:`heads_first`)
+        order = heads_first([option[3][:-1] for option in chosen])
+        expand = list(dict.fromkeys(chosen[i][1] for i in order))[: self.breadth]
         if not expand:
             return _Outcome(answered=False, expand=self._next_entities(facts, levels, state.visited))
         wanted: dict[str, set[tuple[str, Direction]]] = {}
-        for _, end, relation in chosen:
+        for _, end, relation, *_ in chosen:
             if end in expand and len(wanted.setdefault(end, set())) < self.top_k:
                 wanted[end].add(relation)
         return _Outcome(answered=False, expand=expand, wanted=wanted)
 
-    def _ahead(
-        self, run: Run, judge: Judge, state: _State, levels: list[float]
-    ) -> list[tuple[float, str, tuple[str, Direction]]]:
+    def _better(self, judge: Judge, names: RelationNames, winner: Fact, ahead: list[_Option]) -> list[_Option]:
+        """The continuations (``ahead``) whose path would be chosen over the winner's: of the ``top_k``
+        continued paths that state the question best by alignment, those whose path score less
+        :func:`path_cost` beats the winner's path's, all read whole in one call (the measure the answer is
+        chosen by: the alignment alone rates a hop that names a word exactly, "country" after "film", above
+        the three hops a question names, where the path read as one text does not)."""
+        steps = [step for step in walked(winner) if step[0] != DESCRIBED_AS]
+        own = (tuple(relation for relation, _ in steps), backward(steps))
+        contenders = list(dict.fromkeys((path, inverse) for *_, path, inverse in ahead))[: self.top_k]
+        if not contenders:
+            return []
+        paths = [own, *contenders]
+        scores = own_scores(judge, names, [path for path, _ in paths])
+        levels = [score - path_cost(len(path), inverse) for score, (path, inverse) in zip(scores, paths, strict=True)]
+        winning = {path for path, level in zip(contenders, levels[1:], strict=True) if level > levels[0]}
+        return [option for option in ahead if (option[3], option[4]) in winning]
+
+    def _ahead(self, run: Run, judge: Judge, state: _State, levels: list[float]) -> list[_Option]:
         """Unexplored ends of the ``top_k`` best relation paths (:data:`REACHED` per path), each with every
         relation around it that continues its path, and how well the continued path states the question
-        (:func:`_value`), best first. The relations around the ends come from one batched ``relations``
-        call per direction; no continuation walks straight back along the relation just walked."""
+        (its alignment, :meth:`Judge.path_scores` with ``whole=False``, less :func:`path_cost`), best first.
+        The relations around the ends come from one batched ``relations`` call per direction; no
+        continuation walks straight back along the relation just walked."""
         facts = state.facts
         groups = [
             (facts[path[0]], [e for i in path if isinstance(e := facts[i].end, str) and e not in state.visited])
             for path in _paths_by_level(facts, levels)[: self.top_k]
         ]
         groups = [(fact, list(dict.fromkeys(ends))[:REACHED]) for fact, ends in groups if ends]
-        every = list(dict.fromkeys(end for _, ends in groups for end in ends))
-        if not every:
-            return []
-        schema = schema_relations(run.kg)
-        around = {side: run.kg.relations(every, direction=side) for side in SIDES}
-        options: list[tuple[str, tuple[str, Direction], tuple[str, ...], int]] = []
-        for fact, ends in groups:
-            steps = walked(fact)
-            relations = tuple(relation for relation, _ in steps)
-            backward = sum(not forward for _, forward in steps)
-            back: Direction = "in" if steps[-1][1] else "out"
-            for end in ends:
-                for side in SIDES:
-                    for relation in around[side].get(end, ()):
-                        if relation in schema or (side == back and relation == relations[-1]):
-                            continue
-                        options.append((end, (relation, side), (*relations, relation), backward + (side == "in")))
-        paths = list(dict.fromkeys(path for _, _, path, _ in options))
-        aligned = dict(zip(paths, own_scores(judge, state.relation_names, paths, whole=False), strict=True))
-        values = [aligned[path] - path_cost(len(path), inverse) for _, _, path, inverse in options]
-        return [(values[i], options[i][0], options[i][1]) for i in ranked(values)]
+        found, _ = continuations(
+            run.kg,
+            judge,
+            state.relation_names,
+            [(walked(fact), ends) for fact, ends in groups],
+            skip=schema_relations(run.kg),
+        )
+        options: list[_Option] = [
+            (option.value, end, option.relation, tuple(r for r, _ in option.steps), backward(option.steps))
+            for option in found
+            for end in option.ends
+        ]
+        return [options[i] for i in ranked([option[0] for option in options])]
 
     def _offline_verdict(self, run: Run, question: Question, state: _State, names: Names, *, final: bool) -> _Outcome:
         """A claim is judged on what its chains' relations say (entity names dropped from both sides):
@@ -559,23 +581,6 @@ def _reach(reached: dict[str, list[Fact]], fact: Fact) -> None:
     paths = reached.setdefault(str(fact.end), [])
     if all(walked(other) != walked(fact) or other.start != fact.start for other in paths):
         paths.append(fact)
-
-
-def _value(judge: Judge, relation_names: RelationNames, fact: Fact) -> float:
-    """How well the fact's relation path states the question by its alignment alone
-    (:meth:`Judge.path_scores` with ``whole=False``, as a continuation is read) less the cost of its extra
-    and backward hops."""
-    steps = [(relation, forward) for relation, forward in walked(fact) if relation != DESCRIBED_AS]
-    (aligned,) = own_scores(judge, relation_names, [tuple(relation for relation, _ in steps)], whole=False)
-    return aligned - path_cost(len(steps), sum(not forward for _, forward in steps))
-
-
-def _turns_back(chain: Chain, edge: Edge, node: str) -> bool:
-    """Whether ``edge``, walked from ``node``, goes straight back along the relation the chain just walked
-    (Paris -country-> France <-country- Lyon: another place of the same country, not a fact about Paris's)."""
-    if not chain or chain[-1].relation != edge.relation:
-        return False
-    return (chain[-1].tail == node) == (edge.tail == node)
 
 
 def _paths_by_level(facts: Sequence[Fact], levels: Sequence[float]) -> list[list[int]]:

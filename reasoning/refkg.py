@@ -15,8 +15,11 @@ Choices where the paper is vague or needs an LLM:
   0 for an unrelated text, 1 for one stating the question), against the question without the anchors'
   names, so the rules below mean the same on every scorer's scale.
 * Without an LLM, decoupling yields the whole question once per hop (up to ``max_hops``); a hop
-  after the first follows only relations the scorer finds relevant (above 0), never the relation
-  a chain just walked, and the search stops when no relation is relevant.
+  after the first follows only relations the scorer finds relevant (above 0), never straight back along
+  the relation a chain just walked, and the search stops when no relation is relevant. A relation is
+  judged by the best path it opens (:func:`reasoning.lookahead.lookahead_scores`, less the
+  :func:`reasoning.relevance.path_cost` its hops add: one walked against its edge costs here as in every
+  method).
 * A chain is refined as a whole (the distinct words of its relations), so a second-hop triple is judged
   in the context of the first, and every answer of one relation path scores alike; ``alpha`` is relative
   to the best chain (an absolute level would mean something else on each scorer).
@@ -66,6 +69,7 @@ from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
+from reasoning.walks import arrival, turns_back
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
 DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
@@ -180,7 +184,8 @@ class RefKG(KGReasoner):
     def _select_relations(
         self, run: Run, subquery: str, frontier: list[Reach], names: Names, *, first: bool
     ) -> list[list[tuple[str, Direction]]]:
-        """Each frontier entry's chosen ``(relation, direction)`` pairs (never the relation it just walked)."""
+        """Each frontier entry's chosen ``(relation, direction)`` pairs (never straight back along the relation
+        it just walked, :func:`reasoning.walks.turns_back`)."""
         nodes = list(dict.fromkeys(reach.node for reach in frontier))
         around: dict[str, list[tuple[str, Direction]]] = {node: [] for node in nodes}
         for direction in DIRECTIONS:
@@ -190,7 +195,7 @@ class RefKG(KGReasoner):
             [
                 (rel, side)
                 for rel, side in around.get(reach.node, [])
-                if rel not in {e.relation for e in reach.chain[-1:]}
+                if not turns_back(arrival(reach.chain[-1], reach.node) if reach.chain else None, rel, side == "out")
             ]
             for reach in frontier
         ]

@@ -44,6 +44,11 @@ HOP_COST = 0.02
 shorter path, not so much that a path naming the question's relations loses to a prefix of it that
 already scores near the top (a semantic scorer rates "place of birth" close to "place of birth, country"
 for "Which country is the place of birth of X in?")."""
+COVERAGE_WEIGHT = 2.0
+"""How much more an alignment weighs coverage than precision (the beta of their F-measure): a question's
+every content word should be explained, while a reworded relation is never stated as exactly as a label
+("How is the nation that produced X governed?": "produced by" states "produced" exactly and leaves the rest
+unexplained; "country, form of government" states all of it, each word less exactly)."""
 INVERSE_COST = 0.2
 """What each hop walked against its edge's direction must add (a question usually asks along an edge)."""
 
@@ -83,11 +88,12 @@ class Judge:
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
         """How well each relation path (per relation, in walking order: its words and its most specific
         words, :meth:`reasoning.text.RelationNames.phrases`) states the question, in [0, 1] and comparable
-        within the call: the mean of how fully the path's words, read as one text, state the
+        within the call: the mean of how fully the path's most specific words, read as one text, state the
         question (:meth:`calibrated`), and of an alignment of relations to the question's spans
         (:func:`question_spans`) -- every relation's specific words stated by some span (precision) and
-        every content word of the question stated by some relation (coverage), their harmonic mean (a
-        Freebase id's domain words, "film" in ``film.film.genre``, must not cover a question's "films").
+        every content word of the question stated by some relation (coverage), their F-measure weighted to
+        coverage by :data:`COVERAGE_WEIGHT` (a Freebase id's domain words, "film" in ``film.film.genre``,
+        must not cover a question's "films").
         ``whole=False``: the alignment alone, for many paths at once (reading a path as one text costs a
         sentence encoder one embedding per path; the alignment, one per span and relation).
 
@@ -100,7 +106,7 @@ class Judge:
         if not whole:
             return aligned
         distinct = list(dict.fromkeys(keys))  # read together: a lexical scorer's scores compare only within a call
-        texts = self.calibrated(self.scores([_joined([words for words, _ in key]) for key in distinct]))
+        texts = self.calibrated(self.scores([_joined([tail for _, tail in key]) for key in distinct]))
         read = dict(zip(distinct, texts, strict=True))
         return [(read[key] + level) / 2 for key, level in zip(keys, aligned, strict=True)]
 
@@ -113,34 +119,50 @@ class Judge:
         return [self._cells[tail][0] for _, tail in phrases]
 
     def _score_cells(self, texts: list[str]) -> None:
+        """Each relation text's cell: the best level any span states it at, and per content word
+        how well the relation states it -- the word alone, or the span the relation states best when that
+        span holds the word (a reworded relation is stated by a phrase, "political system" for "form of
+        government", whose words alone say little; a span stated best by one relation is no evidence
+        that another one states its words, so "capital of the nationality" credits neither)."""
         best = [0.0 for _ in texts]
-        per_word: list[list[float]] = [[] for _ in texts]
+        best_span = ["" for _ in texts]
+        alone: list[list[float]] = [[] for _ in texts]
         for span in self.spans:
             levels = self.calibrated(self.scorer.score(span, texts))
             for i, level in enumerate(levels):
-                best[i] = max(best[i], level)
+                if level > best[i]:
+                    best[i], best_span[i] = level, span
                 if span in self.words:
-                    per_word[i].append(level)
+                    alone[i].append(level)
         for i, text in enumerate(texts):
-            self._cells[text] = (best[i], tuple(per_word[i]))
+            held = set(_WORD.findall(best_span[i]))
+            words = tuple(max(lv, best[i]) if w in held else lv for w, lv in zip(self.words, alone[i], strict=True))
+            self._cells[text] = (best[i], words)
 
     def _aligned(self, path: tuple[tuple[str, str], ...]) -> float:
-        """Precision and coverage of the path's relations against the question's spans, harmonic mean."""
+        """Precision and coverage of the path's relations against the question's spans, their F-measure.
+
+        A relation that states no word of the question better than the others do is a detour ("capital"
+        after "country" for "In which country is the place of birth of X?"), and so is a relation walked
+        again: it counts as stating nothing, and what it states counts for no word either, so a detour
+        never raises a path's score (a semantic scorer relates every relation to every word a little: a
+        third relation restating "locations" must not lift "film, featured film locations")."""
         if not path:
             return 0.0
-        tails = list(dict.fromkeys(tail for _, tail in path))  # a repeated relation states nothing new
+        tails = list(dict.fromkeys(tail for _, tail in path))
         if not self.words:
-            return sum(self._cells[text][0] for text in tails) / len(tails)
+            return sum(self._cells[text][0] for text in tails) / len(path)
         rows = [self._cells[text][1] for text in tails]
-        coverage = sum(max(row[w] for row in rows) for w in range(len(self.words))) / len(self.words)
-        # a relation that states no word of the question better than the others do is a detour: it counts
-        # as stating nothing ("capital" after "country" for "In which country is the place of birth of X?")
         stating = [
-            self._cells[text][0] if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier) else 0.0
-            for i, text in enumerate(tails)
+            i for i in range(len(tails)) if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier)
         ]
-        precision = sum(stating) / len(tails)
-        return 2 * precision * coverage / (precision + coverage) if precision + coverage > 0 else 0.0
+        precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
+        covered = [max((rows[i][w] for i in stating), default=0.0) for w in range(len(self.words))]
+        coverage = sum(covered) / len(covered)
+        if precision + coverage <= 0:
+            return 0.0
+        weight = COVERAGE_WEIGHT**2
+        return (1 + weight) * precision * coverage / (weight * precision + coverage)
 
     def scores(self, texts: Sequence[str]) -> list[float]:
         """Scores of ``texts`` against the focus, in one scorer call."""
@@ -209,15 +231,19 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
 
 
 def _adds(rows: Sequence[tuple[float, ...]], i: int, *, ties_to_earlier: bool = False) -> bool:
-    """Whether relation ``i`` states some word better than every other relation of its path.
-    ``ties_to_earlier``: a word stated equally by two relations counts for the earlier one (see
-    :class:`Judge`)."""
+    """Whether relation ``i`` states some word better than every other relation of its path, by more than
+    :data:`TIE_BAND` (calibrated units: a semantic scorer relates every relation to every word a little, so
+    a detour restating a word a little more closely than the relation that states it adds nothing).
+    ``ties_to_earlier``: a word stated equally (within the band) by two relations counts for the earlier
+    one (see :class:`Judge`)."""
     if not ties_to_earlier:
-        return any(level > max(row[w] for j, row in enumerate(rows) if j != i) for w, level in enumerate(rows[i]))
+        return any(
+            level > max(row[w] for j, row in enumerate(rows) if j != i) + TIE_BAND for w, level in enumerate(rows[i])
+        )
     return any(
-        level > 0.0
-        and all(level > rows[j][w] for j in range(i))
-        and all(level >= rows[j][w] for j in range(i + 1, len(rows)))
+        level > TIE_BAND
+        and all(level > rows[j][w] + TIE_BAND for j in range(i))
+        and all(level >= rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
         for w, level in enumerate(rows[i])
     )
 

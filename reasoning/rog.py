@@ -32,6 +32,7 @@ from reasoning.text import (
     relation_words,
     schema_relations,
 )
+from reasoning.walks import turns_back
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -340,9 +341,9 @@ class RoG(KGReasoner):
         for side in DIRECTED:
             found = self._relations(frontier, side)
             for plan, ids in beam:
-                last = (plan.relations[-1], (plan.directions or ())[-1]) if plan.relations else None
+                last = (plan.relations[-1], (plan.directions or ())[-1] == "out") if plan.relations else None
                 for relation in sorted({r for e in ids for r in found.get(e, ())} - self._schema):
-                    if last is not None and last[0] == relation and last[1] != side:
+                    if turns_back(last, relation, side == "out"):
                         continue
                     longer = Plan(relations=(*plan.relations, relation), directions=(*(plan.directions or ()), side))
                     grown.append((longer, ids))

@@ -15,17 +15,26 @@ From the topic entities, each depth (up to ``depth``, 3 in the paper) does
    answers from what it has.
 
 Offline (``llm=None``) the scorer prunes, as in the paper's BM25/SentenceBERT pruning ablation, on the
-question without the topic entities' names and in the scorer's calibrated units
-(:meth:`reasoning.relevance.Judge.calibrated`: 0 unrelated, 1 stating the question, whatever the
-scorer's scale): relations by that relevance, an edge walked against its direction at ``1 -
-INVERSE_COST`` of it (a relation at 0 is dropped; when none rises above 0, all are explored in order with
-a tiny score), entities by ``0.5 + 0.5 * relevance`` (an entity's name
-rarely shares words with its question, so a non-matching one is neutral rather than fatal, and a
-relation with many tails is not diluted as scores summing to 1 would dilute it) and
-the stop rule is: go deeper only while the best extended chain's relations match the question
-better (scorer over the chains' relation words, by more than a near tie) than the best current chain's;
-the answers are the tail entities of the surviving chains, best first. Entity pruning by name similarity knows nothing
-about the answer, so with ``width=3`` a question with more answers than that loses recall by design.
+question without the topic entities' names, and every rule compares path scores of one question
+(:meth:`reasoning.relevance.Judge.path_scores`, less :func:`reasoning.relevance.path_cost` per extra or
+backward hop), so none depends on the scorer's scale:
+
+* relations by the best relation path they open (:func:`reasoning.lookahead.lookahead_scores`; a relation
+  at 0 states nothing of the question and is dropped);
+* entities by ``0.5 + 0.5 * relevance`` in the scorer's calibrated units
+  (:meth:`reasoning.relevance.Judge.calibrated`; an entity's name rarely shares words with its question, so
+  a non-matching one is neutral rather than fatal, and a relation with many tails is not diluted as scores
+  summing to 1 would dilute it); the beam keeps the ``width`` best chains and the best chain of each of
+  the ``width`` best relation paths (:func:`reasoning.grounding.spread`: one relation's many tails must
+  not crowd out the path a question needs one hop further);
+* the stop rule: go deeper while some next hop opens a path that states the question better (its extra
+  hop's cost paid) than every chain the last level grew states it itself;
+* the answer: the chains (``width`` at most, best chain score first) of the relation path, of any level,
+  whose own relations state the question best (shortest on a tie): a hop kept for the path it opens is
+  judged by what it states once the search stops there.
+
+Entity pruning by name similarity knows nothing about the answer, so with ``width=3`` a question with
+more answers than that loses recall by design.
 """
 
 from __future__ import annotations
@@ -38,9 +47,10 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget
+from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
-from reasoning.relevance import HOP_COST, INVERSE_COST, Judge, path_cost
-from reasoning.rog import DIRECTED, Plan, plan_text
+from reasoning.relevance import Judge, path_cost
+from reasoning.rog import DIRECTED
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -51,6 +61,7 @@ from reasoning.text import (
     schema_relations,
     triple_text,
 )
+from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
 
 RELATION_PROMPT = (
     "Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate "
@@ -74,8 +85,6 @@ ANSWER_PROMPT = (
     "you are asked to answer the question with these triplets and your knowledge. List every answer, "
     "one per line.\nQ: {question}\nKnowledge Triplets: {triples}\nA: "
 )
-DEEPER_MARGIN = HOP_COST
-"""What going one level deeper must gain offline, in path-score units: the cost of a hop."""
 _SCORED_RELATION = re.compile(r"\{?\s*([^{};]+?)\s*\(\s*Score:\s*([0-9.]+)\s*\)\s*\}?")
 _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 
@@ -84,17 +93,15 @@ _NUMBER = re.compile(r"[0-9]*\.?[0-9]+")
 class Chain:
     """One beam element: the triples walked from a topic entity, the node reached, and its score."""
 
+    start: str
     edges: tuple[Edge, ...]
     node: Node
     score: float
 
-    @property
-    def last_relation(self) -> str | None:
-        return self.edges[-1].relation if self.edges else None
-
 
 class ThinkOnGraph(KGReasoner):
-    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3), ``depth`` (3),
+    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3; offline also the best chain of
+    each of the ``width`` best relation paths), ``depth`` (3),
     ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
 
     name = "tog"
@@ -116,8 +123,12 @@ class ThinkOnGraph(KGReasoner):
         if not topics:
             return Answer(prediction=(), details={"error": "no topic entity"})
         self._learn_names(topics)
-        self._judge = Judge(self.scorer, question.question, [self._names[t] for t in topics if t in self._names])
-        beam = [Chain(edges=(), node=topic, score=1.0) for topic in topics]
+        self._judge = Judge(
+            self.scorer, question.question, [self._names[t] for t in topics if t in self._names], ties_to_earlier=True
+        )
+        beam = [Chain(start=topic, edges=(), node=topic, score=1.0) for topic in topics]
+        pool: list[Chain] = []  # every chain the last level grew, best first (the beam is its head)
+        explored: list[Chain] = []  # every chain any level grew
         reply = ""
         stopped = "depth limit"
         reached = 0
@@ -126,14 +137,20 @@ class ThinkOnGraph(KGReasoner):
             if not scored:
                 stopped = "no relation left"
                 break
-            if self.llm is None and level > 1 and not self._deeper_helps(question, beam, scored):
+            if self.llm is None and level > 1 and not self._deeper_helps(pool, scored):
                 stopped = "relations stopped matching the question"
                 break
             grown = self._explore_entities(question, scored)
             if not grown:
                 stopped = "no entity left"
                 break
-            beam, reached = grown, level
+            pool, reached = grown, level
+            explored.extend(grown)
+            beam = (
+                grown[: self.width]
+                if self.llm is not None
+                else [grown[i] for i in spread([_walk(c) for c in grown], self.width)]
+            )
             if self.llm is not None:
                 sufficient, reply = self._evaluate(question, beam, self.llm)
                 if sufficient:
@@ -141,6 +158,8 @@ class ThinkOnGraph(KGReasoner):
                     break
         if self.llm is not None and reached and stopped != "the LLM found the triples sufficient":
             reply = self.llm.chat([{"role": "user", "content": self._prompt(ANSWER_PROMPT, question, beam)}]).strip()
+        if self.llm is None and explored:
+            beam = self._settled(explored)
         chains = [chain for chain in beam if chain.edges]
         if self.llm is not None:
             candidates = {chain.node: node_text(chain.node, self._names) for chain in chains}
@@ -174,7 +193,7 @@ class ThinkOnGraph(KGReasoner):
                 (relation, side)
                 for side in DIRECTED
                 for relation in found[side].get(chain.node, ())
-                if relation not in self._schema and relation != chain.last_relation
+                if relation not in self._schema and not turns_back(_last(chain), relation, side == "out")
             ]
             if not options:
                 continue
@@ -182,18 +201,14 @@ class ThinkOnGraph(KGReasoner):
                 prefix = tuple(edge.relation for edge in chain.edges)
                 hops = [Hop(prefix=prefix, relation=r, direction=side, nodes=(chain.node,)) for r, side in options]
                 scores = lookahead_scores(self.kg, self._judge, self.relation_names, hops, skip=self._schema)
-                backwards = [side == "in" for _, side in options]
-                scores = [s * (1.0 - INVERSE_COST) if back else s for s, back in zip(scores, backwards, strict=True)]
             else:
-                scores = self._relation_scores(question, chain.node, [r for r, _ in options])
+                scores = self._relation_scores(question, chain.node, [r for r, _ in options], self.llm)
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]
             kept.extend((chain, options[i][0], options[i][1], scores[i]) for i in order if scores[i] > 0)
         return kept
 
-    def _relation_scores(self, question: Question, entity: str, relations: list[str]) -> list[float]:
-        if self.llm is None:
-            scores = self._judge.calibrated(self._judge.scores([self._words((), r) for r in relations]))
-            return scores if any(scores) else [1e-6 for _ in scores]  # nothing matches: explore in order
+    def _relation_scores(self, question: Question, entity: str, relations: list[str], llm: LLM) -> list[float]:
+        """The LLM's ratings of the relations (0 for one it does not rate)."""
         self.relation_names.words(relations)
         prompt = RELATION_PROMPT.format(
             width=self.width,
@@ -201,28 +216,25 @@ class ThinkOnGraph(KGReasoner):
             entity=self._names.get(entity, entity),
             relations="; ".join(self.relation_names.shown(r) for r in dict.fromkeys(relations)),
         )
-        reply = self.llm.chat([{"role": "user", "content": prompt}])
+        reply = llm.chat([{"role": "user", "content": prompt}])
         given: dict[str, float] = {}
         for name, score in _SCORED_RELATION.findall(reply):
             # "P19 (place of birth)" as the prompt showed it, or the bare id
             given.setdefault(re.sub(r"\s*\([^()]*\)$", "", name).strip().strip("`'\""), float(score))
         return [given.get(relation, 0.0) for relation in relations]
 
-    def _deeper_helps(
-        self, question: Question, beam: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]
-    ) -> bool:
-        """Offline stop rule: whether some extended chain's relations match the question better than
-        every current chain's by more than :data:`DEEPER_MARGIN` (both scored in one call, so the scores
-        compare, in relevance units of that call: a sentence encoder rates "country, official language" a
-        little above "country" for "What is the country of X?", where BM25 rates it below)."""
-        current = [tuple(edge.relation for edge in chain.edges) for chain in beam]
-        extended = [(*(edge.relation for edge in chain.edges), relation) for chain, relation, _, _ in scored]
-        levels = own_scores(self._judge, self.relation_names, [*current, *extended])
-        # a hop walked against its edge's direction costs what it costs every method (path_cost)
-        costs = [path_cost(0, _backward(chain)) for chain in beam]
-        costs += [path_cost(0, _backward(chain) + (side == "in")) for chain, _, side, _ in scored]
-        levels = [level - cost for level, cost in zip(levels, costs, strict=True)]
-        return max(levels[len(current) :], default=0.0) > max(levels[: len(current)], default=0.0) + DEEPER_MARGIN
+    def _deeper_helps(self, pool: Sequence[Chain], scored: Sequence[tuple[Chain, str, Direction, float]]) -> bool:
+        """Offline stop rule: whether some hop of the next level opens a path (its relation score: the
+        lookahead's best path through it) that states the question better than every chain the last level
+        grew states it by itself; both are path alignments (:meth:`Judge.path_scores`) less the path's
+        :func:`path_cost` (the extra hop's cost is in the promise). Every chain the last level grew counts,
+        not only the beam: a beam kept for what might follow must not hide a chain that already states the
+        question. Going deeper costs no answer: the final beam is chosen over every level (:meth:`_settled`)."""
+        own = own_scores(self._judge, self.relation_names, [_walk(chain)[0] for chain in pool], whole=False)
+        current = [score - path_cost(*_size(chain)) for score, chain in zip(own, pool, strict=True)]
+        # a relation score is what the hop and the path it opens add to its chain's path_cost
+        extended = [score - path_cost(*_size(chain)) for chain, *_, score in scored]
+        return max(extended, default=0.0) > max(current, default=0.0)
 
     # -- entity exploration and pruning -------------------------------------------------------------
     def _explore_entities(
@@ -247,11 +259,32 @@ class ThinkOnGraph(KGReasoner):
         for chain, relation, relation_score, steps in candidates:
             scores = self._entity_scores(question, relation, [node for _, node in steps])
             grown.extend(
-                Chain(edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score)
+                Chain(
+                    start=chain.start, edges=(*chain.edges, edge), node=node, score=chain.score * relation_score * score
+                )
                 for (edge, node), score in zip(steps, scores, strict=True)
             )
         grown.sort(key=lambda chain: -chain.score)
-        return [chain for chain in grown if chain.score > 0][: self.width]
+        return [chain for chain in grown if chain.score > 0]
+
+    def _settled(self, explored: Sequence[Chain]) -> list[Chain]:
+        """The final beam offline: up to ``width`` chains, best chain score first, of the relation path (of
+        any level) whose own relations state the question best (path score less :func:`path_cost`; the
+        shorter on a tie). A hop was kept by the best path it opens (the lookahead); once the search stops,
+        each path is judged by what it states itself (a relation that prefixes a better one, "award" before
+        "award nominee" on Freebase, won its level by what might follow it, and a level gone deeper on a
+        promise may have found no better path)."""
+        walks = [_walk(chain) for chain in explored]
+        levels = self._levels(walks)
+        best = min(range(len(explored)), key=lambda i: (-levels[i], len(explored[i].edges), -explored[i].score, i))
+        chosen = [chain for chain, walk in zip(explored, walks, strict=True) if walk == walks[best]]
+        return sorted(chosen, key=lambda chain: -chain.score)[: self.width]
+
+    def _levels(self, paths: Sequence[tuple[tuple[str, ...], int]]) -> list[float]:
+        """Each ``(relations, backward hops)`` path's score (:func:`own_scores`, all in one call) less
+        :func:`path_cost` of its hops."""
+        scores = own_scores(self._judge, self.relation_names, [relations for relations, _ in paths])
+        return [score - path_cost(len(relations), back) for score, (relations, back) in zip(scores, paths, strict=True)]
 
     def _entity_scores(self, question: Question, relation: str, nodes: list[Node]) -> list[float]:
         texts = [node_text(node, self._names) for node in nodes]
@@ -275,11 +308,6 @@ class ThinkOnGraph(KGReasoner):
         triples = dict.fromkeys(triple_text(edge, names) for chain in beam for edge in chain.edges)
         return template.format(question=question.question, triples="\n".join(triples))
 
-    def _words(self, edges: Sequence[Edge], *more: str) -> str:
-        """The words of a chain's relations (and ``more``), each stem once, for the scorer."""
-        plan = Plan(relations=(*(edge.relation for edge in edges), *more))
-        return plan_text(plan, self.relation_names.words(plan.relations))
-
     def _learn_names(self, ids: Sequence[str]) -> None:
         """Names of ``ids`` in one batched call; ids already asked for (named or not) are not asked again."""
         missing = [i for i in ids if i not in self._names and i not in self._nameless]
@@ -289,13 +317,22 @@ class ThinkOnGraph(KGReasoner):
             self._nameless.update(i for i in missing if i not in found)
 
 
+def _walk(chain: Chain) -> tuple[tuple[str, ...], int]:
+    """The chain's relations and how many of its hops were walked against their edge's direction."""
+    return tuple(edge.relation for edge in chain.edges), _backward(chain)
+
+
+def _size(chain: Chain) -> tuple[int, int]:
+    """The chain's hops and how many of them were walked against their edge."""
+    return len(chain.edges), _backward(chain)
+
+
 def _backward(chain: Chain) -> int:
-    """How many of the chain's hops were walked against their edge's direction (read back from its end)."""
-    node, count = chain.node, 0
-    for edge in reversed(chain.edges):
-        count += edge.head == node
-        node = edge.tail if edge.head == node else edge.head
-    return count
+    return backward(walked_steps(chain.start, chain.edges))
+
+
+def _last(chain: Chain) -> Step | None:
+    return arrival(chain.edges[-1], chain.node) if chain.edges else None
 
 
 def _visited(chain: Chain) -> set[Node]:

@@ -6,6 +6,7 @@ after kill -9 while spilled runs exist."""
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 from pathlib import Path
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from test_load_resume import build_dir, store_answers, write_dump
 
-from kg_adapters.budgets import DEFAULT_MEMORY, MIN_MEMORY, memory_bytes
+from kg_adapters.budgets import DEFAULT_MEMORY, MIN_MEMORY, load_memory, memory_bytes
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.index.spill import sorted_arrays, sorted_items
 from loaders import load_files
@@ -203,3 +204,92 @@ def test_an_index_read_back_from_a_store_under_a_tiny_budget_equals_the_loads(
     written = {item.name: item.read_bytes() for item in sorted((target / store_layout.TRAVERSAL).iterdir())}
     assert written == dumps["large"]["answers"]["traversal"]
     assert [item.name for item in target.iterdir()] == [store_layout.TRAVERSAL]  # its spool is gone
+
+
+def test_a_number_map_larger_than_its_window_is_written_and_read_a_window_at_a_time(tmp_path: Path) -> None:
+    """The maps of a number per IRI that a spilled write renumbers through (tens of millions of numbers at
+    Freebase scale) hold at most their window, whatever their size: written from pairs in any order, a
+    window at a time, and looked up a window at a time, with the answers of an array in memory."""
+    from kg_adapters.index.number_map import NumberMap, NumberMapWriter
+
+    rng = np.random.default_rng(5)
+    size = 50_000
+    expected = rng.permutation(size).astype(np.int32)
+    looked_up = rng.integers(0, size, 10_000)
+    for window, windows in ((4096, 49), (size * 4, 0)):  # 1,024 values a window; then the whole map
+        path = tmp_path / f"map-{window}"
+        writer = NumberMapWriter(path, size, window)
+        for chunk in np.array_split(rng.permutation(size), 7):
+            writer.put(chunk, expected[chunk])
+        writer.close()
+        assert writer.windows_written == windows
+        numbers = NumberMap(path, window)
+        assert np.array_equal(numbers[looked_up], expected[looked_up])
+        assert numbers.most_held == (1024 if windows else size)
+        assert np.array_equal(np.concatenate([values for _first, values in numbers.blocks(999)]), expected)
+        assert [item.name for item in tmp_path.iterdir() if item.suffix == ".pairs"] == []
+
+
+def test_a_collection_over_its_budget_writes_the_index_through_windows_of_its_maps(
+    dumps: dict[str, Any], tmp_path: Path
+) -> None:
+    """Under a tiny budget the numbers of the IRI runs outgrow the maps' share: the index is written
+    renumbering a window at a time (what used to be memory maps read at random, resident in full), and
+    its files are those of the load under the default budget."""
+    import pyoxigraph as ox
+
+    from kg_adapters.index.build import TripleCollector, build_index
+    from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.profiles import get_profile
+
+    collector = TripleCollector()
+    spool = CollectorSpool(tmp_path / "spool", memory=load_memory(TINY).index)  # a load's share
+    spool.restore(collector, None)
+    lines = Path(dumps["large"]["path"]).read_bytes().splitlines(keepends=True)
+    for start in range(0, len(lines), 1000):  # handed over in chunks, as a load does
+        collector.add_rdf(b"".join(lines[start : start + 1000]), ox.RdfFormat.N_TRIPLES)
+    spool.save(collector)
+    spool.reload(collector)
+    spilled = collector._spilled
+    assert spilled is not None and spool.runs > 1
+    target = tmp_path / "version"
+    target.mkdir()
+    build_index(None, target, get_profile("freebase"), collected=collector)
+    assert spilled.windows_written > 0
+    assert len(spilled._numbered().read_bytes()) > spilled.map_bytes  # the map did not fit its share
+    written = {item.name: item.read_bytes() for item in sorted((target / "traversal").iterdir())}
+    expected = dict(dumps["large"]["answers"]["traversal"])
+    meta, expected_meta = (json.loads(files.pop("meta.json")) for files in (written, expected))
+    assert written == expected
+    for counted in ("blank_edges", "rows"):  # blank nodes are renamed per chunk: other chunks, other nodes
+        del meta[counted], expected_meta[counted]
+    assert meta == expected_meta
+
+
+def test_a_graph_of_many_relations_spills_its_entity_iris_sooner(tmp_path: Path) -> None:
+    """The relation dict is never written as runs (every edge uses a relation's number): what it holds
+    comes out of the entity dict's share, so past it the entity IRIs go to runs at every check instead
+    of both dicts growing past the budget."""
+    import pyoxigraph as ox
+
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.spool import CollectorSpool
+
+    found = {}
+    for relations in (5, 3000):
+        collector = TripleCollector()
+        spool = CollectorSpool(tmp_path / f"spool-{relations}", memory=load_memory(TINY).index)
+        spool.restore(collector, None)
+        held = []  # entity IRIs the dict holds after each chunk, once every relation has been seen
+        for chunk in range(24):
+            lines = (
+                f"<{NS}m.{chunk}x{i}> <{NS}r.p{(chunk * 400 + i) % relations}> <{NS}m.{chunk}x{i + 1}> .\n"
+                for i in range(400)
+            )
+            collector.add_rdf("".join(lines).encode(), ox.RdfFormat.N_TRIPLES)
+            if chunk >= 8:
+                held.append(len(collector._entity))
+        assert len(collector._relation) == relations
+        found[relations] = (max(held), spool.runs)
+    assert found[3000][0] == 0 < found[5][0]  # the relations took the share: nothing left for entities
+    assert found[3000][1] > found[5][1]

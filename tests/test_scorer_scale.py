@@ -44,8 +44,8 @@ def sample_kg(sample_store_url: str) -> Iterator[KnowledgeGraph]:
 
 @pytest.fixture(scope="module")
 def questions(sample_kg: KnowledgeGraph) -> list[dict[str, Any]]:
-    found = one_and_two_hops(sample_kg)
-    assert len(found) == 10
+    found = one_to_three_hops(sample_kg)
+    assert len(found) == 11  # the sample has three of the four three-hop questions asked for
     return found
 
 
@@ -96,10 +96,11 @@ def stored(source: Path, store: Path, profile: str) -> Iterator[KnowledgeGraph]:
         yield kg
 
 
-def one_and_two_hops(kg: KnowledgeGraph) -> list[dict[str, Any]]:
-    """Five one-hop and five two-hop questions generated from ``kg``, worded with the relations' labels."""
-    found = generate(kg, per_hop=5, hops=(1, 2), max_answers=10, seed=11, pool=5_000)
-    assert {q["hops"] for q in found} == {1, 2}
+def one_to_three_hops(kg: KnowledgeGraph) -> list[dict[str, Any]]:
+    """Four questions of each of one, two and three hops generated from ``kg``, worded with the relations'
+    labels (a three-hop question is where a near-synonym or a stop one hop early shows)."""
+    found = generate(kg, per_hop=4, hops=(1, 2, 3), max_answers=10, seed=11, pool=5_000)
+    assert {q["hops"] for q in found} == {1, 2, 3}
     return found
 
 
@@ -131,7 +132,7 @@ def real_graph(
         repo = Path(__file__).resolve().parents[1]  # the benchmarks package runs from the repository root
         subprocess.run([sys.executable, "-m", "benchmarks.wikidata_profile", str(source)], cwd=repo, check=True)
     for kg in stored(source, workdir / "store", profile):
-        yield kg, one_and_two_hops(kg)
+        yield kg, one_to_three_hops(kg)
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

@@ -154,7 +154,6 @@ def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[l
     consecutive ids in one namespace, each run's namespace number). The first
     ``layout.MAX_NAMESPACES`` namespaces are stripped; ids of others are kept whole (namespace "")."""
     import numpy as np
-    from numpy.lib.format import open_memmap
 
     from kg_adapters.index.layout import MAX_NAMESPACES, offset_dtype
 
@@ -163,17 +162,18 @@ def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[l
     starts: list[int] = []
     ids: list[int] = []
     current: bytes | None = None
-    local_offsets = open_memmap(
-        tmp / "entity_offsets.npy", mode="w+", dtype=offset_dtype(int(offsets[-1])), shape=(count + 1,)
-    )
-    local_offsets[0] = 0
+    dtype = offset_dtype(int(offsets[-1]))
     pending = bytearray()
     base = 0  # where ``pending`` starts in the concatenated ids
     end = 0  # where the local parts written so far end
     source = iter(chunks)
-    with open(tmp / "entities.bin", "wb") as handle:
+    # both written in order (pages written through a memory map would stay resident)
+    with open(tmp / "entity_offsets.npy", "wb") as local_offsets, open(tmp / "entities.bin", "wb") as handle:
+        header = {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": (count + 1,)}
+        np.lib.format.write_array_header_1_0(local_offsets, header)
+        local_offsets.write(np.zeros(1, dtype=dtype).tobytes())
         for first in range(0, count, 65536):
-            bounds = np.asarray(offsets[first : min(first + 65536, count) + 1]).tolist()
+            bounds = _block(offsets, first, min(65536, count - first) + 1).tolist()
             while base + len(pending) < bounds[-1]:
                 pending += next(source)
             data = bytes(pending[bounds[0] - base : bounds[-1] - base])
@@ -196,14 +196,11 @@ def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[l
                     ids.append(number)
                 parts.append(name[cut:])
             lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-            local_offsets[first + 1 : first + 1 + len(parts)] = end + np.cumsum(lengths)
+            local_offsets.write((end + np.cumsum(lengths)).astype(dtype).tobytes())
             end += int(lengths.sum())
             handle.write(b"".join(parts))
         _sync(handle)
-    local_offsets.flush()
-    del local_offsets
-    with open(tmp / "entity_offsets.npy", "rb+") as handle:
-        _sync(handle)
+        _sync(local_offsets)
     if not starts:
         starts, ids, numbers = [0], [0], {b"": 0}
     names = [namespace.decode("utf-8") for namespace in numbers]

@@ -11,15 +11,17 @@ default; all of ``kga index --memory``) is split among what the collector
   the literal rows) may take an eighth: past it they are appended to the spool's files
   (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
   load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
-  stay in memory.
+  stay in memory: their dict's size comes out of the entity dict's quarter.
 - when the index is written, the collection is written in memory as before (the fast path, the same
   code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
-  writes it from the files, holding at most a sort block (half the budget) and the read buffers of a
-  merge (a quarter) at once:
+  writes it from the files, one step at a time, each holding a bounded share: a block of edges being
+  sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
+  (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
+  After each block and step the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
-     IRI order, and every first number of an IRI maps to it (``local_to_unique``, a memory-mapped
-     array); the distinct IRIs are kept in that order (``iris.run``);
+     IRI order, and every first number of an IRI maps to it (``local_to_unique``, a number map); the
+     distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
      first number maps to its entity's rank (``local_rank``), and the ids are written in order;
@@ -34,11 +36,13 @@ The files are byte for byte those of the in-memory write (``tests/test_index_spi
 them). Both end in one function, :func:`kg_adapters.index.emit.emit_index`, that writes the arrays.
 
 Runs and spooled arrays are read a block at a time (a memory map would keep every page it read
-resident). What stays in memory whatever the input: the relation dict and its ranks, the distinct
+resident), and arrays are written in order to files, never through a map. The three maps of one
+number per IRI number (``local_to_unique``, ``rank_of_unique``, ``local_rank``), read at random, are
+:class:`~kg_adapters.index.number_map.NumberMap` files read a window at a time when they outgrow their
+share (memory maps read at random kept every page resident: at 100M triples most of the index worker's
+growth). What stays in memory whatever the input: the relation dict and its ranks, the distinct
 blank-node triples (counted, not indexed: few in the graphs indexed), the name index's rows that name
-a relation. Three maps of one number per IRI number are memory-mapped and read at random
-(``local_to_unique``, ``rank_of_unique``, ``local_rank``): the kernel pages them from disk, so they
-count in the resident size as the pages are read, but never need the memory to hold them. The numbers
+a relation. The numbers
 of the runs (an IRI counted again in each run it appears in) are int64 on disk, so they may pass 2**31
 (see :mod:`kg_adapters.index.spool`); the distinct entities are counted as the runs are merged, and more
 than the index's int32 holds (:data:`~kg_adapters.index.layout.MAX_ENTITIES`) is refused
@@ -47,6 +51,8 @@ than the index's int32 holds (:data:`~kg_adapters.index.layout.MAX_ENTITIES`) is
 
 from __future__ import annotations
 
+import functools
+import gc
 import heapq
 import itertools
 import os
@@ -54,11 +60,11 @@ import pickle
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from kg_adapters.errors import BackendError, IndexTooLarge
-from kg_adapters.index.build import starts as build_starts
 from kg_adapters.index.layout import STARTS
+from kg_adapters.index.number_map import NumberMap, NumberMapWriter, read_block
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,6 +82,18 @@ _CHUNK = 2048
 """Items per pickled chunk of a run (what a merge holds per run, read ahead)."""
 _ITEM_BYTES = 200
 """Memory one Python item of a sort takes beyond its text (the tuple and its objects)."""
+_EDGE_WORK_BYTES = 120
+"""Memory one edge of a CSR block takes while it is renumbered, packed and sorted into a run (the row
+read, the ranks looked up, the keys, the sort's copy)."""
+_MERGE_WORK_BYTES = 112
+"""Memory one value of a CSR merge's chunk takes through what follows it: the reads, their
+concatenation, sort and distinct copy, then unpacked, packed for the other direction and sorted there
+(the generators between them hold their arrays while the next one works)."""
+_EXTRA_WORK_BYTES = 80
+"""Memory one (node, relation) row of a literal/blank-node block takes (the ranks, key, sort's copy)."""
+_LITERAL_READ_SHARE = 16
+"""Literal rows are read ``block_bytes // _LITERAL_READ_SHARE`` bytes at a time: a row read becomes a
+tuple of Python objects several times its bytes, beside the sort block they go into."""
 
 
 def write_run(path: Path, items: Iterable[Any], *, sync: bool = True) -> None:
@@ -121,19 +139,43 @@ def sorted_items(items: Iterable[T], block: int, scratch: Path, stem: str, fan_i
     become runs in ``scratch``, then are merged. One block sorts in memory and writes nothing."""
     runs: list[Path] = []
     iterator = iter(items)
-    while True:
+    full = True
+    while full:
         buffer = list(itertools.islice(iterator, block))
         buffer.sort()
-        if len(buffer) < block and not runs:
+        full = len(buffer) == block
+        if not full and not runs:
             yield from buffer
             return
         if buffer:
             runs.append(scratch / f"{stem}-{len(runs)}.run")
             write_run(runs[-1], buffer, sync=False)
-        if len(buffer) < block:
-            break
-    del buffer
+        del buffer  # before the next block is read: never two at once
+        release_freed_memory()
     yield from merge_runs(runs, scratch, fan_in)
+
+
+def release_freed_memory() -> None:
+    """Hands the memory freed since to the system (glibc's ``malloc_trim``; nothing elsewhere). The many
+    small objects of a sort block or of an IRI dict leave the C heap full of free holes that glibc keeps:
+    without this, a process's resident size stays at its highest block's however little it then holds."""
+    trim = _malloc_trim()
+    if trim is not None:
+        gc.collect()
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
 
 
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
@@ -175,15 +217,6 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             yield chunk
 
 
-def read_block(path: Path, dtype: Any, start: int, count: int) -> Any:
-    """``count`` values of ``dtype`` from ``start`` of a raw file, read into memory: a memory map would
-    keep every page read resident (and counted in the process's RSS) until it is closed."""
-    import numpy as np
-
-    itemsize = np.dtype(dtype).itemsize
-    return np.fromfile(path, dtype=dtype, count=count, offset=start * itemsize)
-
-
 def distinct(ordered: Any) -> Any:
     """A sorted array without its repeats."""
     import numpy as np
@@ -197,7 +230,8 @@ def distinct(ordered: Any) -> Any:
 
 
 class _ArrayFile:
-    """A raw file an array is appended to chunk by chunk, then read back memory-mapped."""
+    """A raw file an array is appended to chunk by chunk (never written through a memory map: the pages
+    written would stay resident), then handed on memory-mapped (:func:`_mapped`), read a block at a time."""
 
     def __init__(self, path: Path, dtype: Any) -> None:
         self.path, self.dtype, self.size = path, dtype, 0
@@ -209,13 +243,22 @@ class _ArrayFile:
         np.asarray(values, dtype=self.dtype).tofile(self._handle)
         self.size += len(values)
 
-    def array(self) -> Any:
-        import numpy as np
-
+    def close(self) -> None:
         self._handle.close()
-        if not self.size:
-            return np.zeros(0, dtype=self.dtype)
-        return np.memmap(self.path, dtype=self.dtype, mode="r", shape=(self.size,))
+
+    def array(self) -> Any:
+        self.close()
+        return _mapped(self.path, self.dtype)
+
+
+def _mapped(path: Path, dtype: Any) -> Any:
+    """The raw array file at ``path`` memory-mapped (read by the index's writer a block at a time, from
+    the file: :func:`kg_adapters.index.emit._block`), or an empty array."""
+    import numpy as np
+
+    if not path.stat().st_size:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
 
 
 class SpilledCollection:
@@ -230,24 +273,30 @@ class SpilledCollection:
         memory = spool.memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
+        self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
+        """Python items (IDs, literal and name rows) sorted at once: a quarter of the budget, since what
+        feeds a sort (rows read, a map's window) and the heap the process already holds come beside it."""
+        self.literal_read = max(self.block_bytes // _LITERAL_READ_SHARE, 1 << 16)
+        self.map_bytes = memory // 8
+        """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
+        self.windows_written = 0
+        """Windows of such maps written from spooled pairs (0: every map fitted its share in memory)."""
         self.fan_in = max(self.merge_bytes // (_CHUNK * _ITEM_BYTES), 4)
         self._unique: int | None = None
 
     # -- numbering ---------------------------------------------------------------------------------
-    def _numbered(self) -> Any:
-        """Merges the IRI runs once: (distinct IRIs, in IRI order, to ``iris.run``) and returns the
-        map of every first number to its IRI's place in that order."""
+    def _numbered(self) -> Path:
+        """Merges the IRI runs once: the distinct IRIs, in IRI order, to ``iris.run``, and the map of every
+        first number to its IRI's place in that order (``local_to_unique.map``, a :class:`NumberMap`)."""
         import numpy as np
-        from numpy.lib.format import open_memmap
 
         from kg_adapters.index.spool import RUNS, run_number
 
-        path = self.scratch / "local_to_unique.npy"
+        path = self.scratch / "local_to_unique.map"
         if self._unique is not None:
-            return np.load(path, mmap_mode="r")
+            return path
         runs = sorted(p for p in (self.spool.directory / RUNS).iterdir() if run_number(p) is not None)
-        total = self.collector._entity_base
-        local_to_unique = open_memmap(path, mode="w+", dtype=np.int64, shape=(total,))
+        local_to_unique = NumberMapWriter(path, self.collector._entity_base, self.map_bytes)
         unique, previous = -1, None
         locals_, uniques = [], []
 
@@ -268,36 +317,47 @@ class SpilledCollection:
                 locals_.append(local)
                 uniques.append(unique)
                 if len(locals_) >= 65536:
-                    local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
+                    local_to_unique.put(np.array(locals_, dtype=np.int64), uniques)
                     locals_.clear()
                     uniques.clear()
 
         write_run(self.scratch / "iris.run", distinct_iris(), sync=False)
         if locals_:
-            local_to_unique[np.array(locals_, dtype=np.int64)] = uniques
-        local_to_unique.flush()
+            local_to_unique.put(np.array(locals_, dtype=np.int64), uniques)
+        local_to_unique.close()
+        self.windows_written += local_to_unique.windows_written
         self._unique = unique + 1
-        return np.load(path, mmap_mode="r")
+        return path
 
-    def _ranked(self, profile: Profile) -> tuple[Any, int]:
+    def _ranked(self, profile: Profile) -> tuple[NumberMap, int]:
         """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
-        written in order to ``entities.bin`` with their offsets (``entity_offsets.npy``)."""
+        written in order to ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
         import numpy as np
-        from numpy.lib.format import open_memmap
 
-        local_to_unique = self._numbered()
+        numbered = self._numbered()
         entities = self._unique or 0
         ids = (
             (profile.entity_id(iri.decode("utf-8")), unique)
             for unique, iri in enumerate(read_run(self.scratch / "iris.run"))
         )
-        rank_of_unique = open_memmap(self.scratch / "rank_of_unique.npy", mode="w+", dtype=np.int64, shape=(entities,))
-        offsets = open_memmap(self.scratch / "entity_offsets.npy", mode="w+", dtype=np.int64, shape=(entities + 1,))
-        offsets[0] = 0
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
+        block = self.sort_items
         previous, done, offset = None, 0, 0
         uniques: list[int] = []
         lengths: list[int] = []
+
+        def out() -> None:
+            nonlocal done, offset
+            count = len(uniques)
+            rank_of_unique.put(np.array(uniques, dtype=np.int64), np.arange(done, done + count, dtype=np.int64))
+            ends = offset + np.cumsum(np.array(lengths, dtype=np.int64))
+            offsets.add(ends)
+            uniques.clear()
+            lengths.clear()
+            done, offset = done + count, int(ends[-1]) if count else offset
+
         with open(self.scratch / "entities.bin", "wb") as names:
             for name, unique in sorted_items(ids, block, self.scratch, "ids", self.fan_in):
                 if name == previous:
@@ -308,33 +368,17 @@ class SpilledCollection:
                 uniques.append(unique)
                 lengths.append(len(encoded))
                 if len(uniques) >= 65536:
-                    done, offset = self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
-            self._ranks_out(rank_of_unique, offsets, uniques, lengths, done, offset)
-        rank_of_unique.flush()
-        local_rank = open_memmap(
-            self.scratch / "local_rank.npy", mode="w+", dtype=np.int64, shape=(len(local_to_unique),)
-        )
-        step = max(self.block_bytes // 16, 4096)
-        for start in range(0, len(local_to_unique), step):
-            local_rank[start : start + step] = rank_of_unique[np.asarray(local_to_unique[start : start + step])]
-        local_rank.flush()
-        offsets.flush()
-        del local_rank, rank_of_unique, offsets
-        return np.load(self.scratch / "local_rank.npy", mmap_mode="r"), entities
-
-    @staticmethod
-    def _ranks_out(
-        rank_of_unique: Any, offsets: Any, uniques: list[int], lengths: list[int], done: int, offset: int
-    ) -> tuple[int, int]:
-        import numpy as np
-
-        count = len(uniques)
-        rank_of_unique[np.array(uniques, dtype=np.int64)] = np.arange(done, done + count, dtype=np.int64)
-        ends = offset + np.cumsum(np.array(lengths, dtype=np.int64))
-        offsets[done + 1 : done + 1 + count] = ends
-        uniques.clear()
-        lengths.clear()
-        return done + count, int(ends[-1]) if count else offset
+                    out()
+            out()
+        offsets.close()
+        rank_of_unique.close()
+        self.windows_written += rank_of_unique.windows_written
+        ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
+        with open(self.scratch / "local_rank.map", "wb") as local_rank:
+            for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
+                ranks[uniques_of].astype(np.int32).tofile(local_rank)
+        del ranks
+        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
@@ -343,13 +387,15 @@ class SpilledCollection:
         merged now (not when the rows are first read: the index may be written meanwhile)."""
         return self._label_rows(relations, self._numbered())
 
-    def _label_rows(self, relations: set[int], local_to_unique: Any) -> Iterator[tuple[str, str, str]]:
+    def _label_rows(self, relations: set[int], numbered: Path) -> Iterator[tuple[str, str, str]]:
         import numpy as np
+
+        local_to_unique = NumberMap(numbered, self.map_bytes)
 
         from kg_adapters.index.spool import literal_file_rows
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
                 wanted = [row for row in rows if row[1] in relations]
                 if not wanted:
                     continue
@@ -357,7 +403,7 @@ class SpilledCollection:
                 for unique, (_e, _r, value, tag) in zip(uniques.tolist(), wanted, strict=True):
                     yield unique, value, tag[1:] if tag[:1] == b"@" else b""
 
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        block = self.sort_items
         iris = enumerate(read_run(self.scratch / "iris.run"))
         at, iri = -1, b""
         previous = None
@@ -369,6 +415,7 @@ class SpilledCollection:
             while at < row[0]:
                 at, iri = next(iris)
             yield iri.decode(), row[1].decode(), row[2].decode()
+        release_freed_memory()  # the rows' sort
 
     # -- the index ---------------------------------------------------------------------------------
     def write_index(
@@ -381,20 +428,25 @@ class SpilledCollection:
 
         collector = self.collector
         collector.check()
+        release_freed_memory()  # what the name index's rows left
         relation_iris = [iri.decode("utf-8") for iri in collector._relation]
         relation_names = [profile.relation_id(iri) for iri in relation_iris]
         relation_rank, relation_order = build._ranks(relation_names, "relation")
         width = max(len(relation_names), 1)
         local_rank, entities = self._ranked(profile)
-        arrays: dict[str, Any] = {"entity_offsets": np.load(self.scratch / "entity_offsets.npy", mmap_mode="r")}
+        release_freed_memory()  # after each step: what it freed is not held through the next
+        arrays: dict[str, Any] = {"entity_offsets": _mapped(self.scratch / "entity_offsets.raw", np.int64)}
         arrays.update(self._csr(local_rank, relation_rank, width, max(entities, 1)))
+        release_freed_memory()
         literal_relations: set[int] = set()
         for side in ("out", "in"):
             arrays[f"{side}_extra"] = self._extra(side, local_rank, relation_rank, width, literal_relations)
         literal_edges, tags = self._literals(local_rank, relation_rank, width, arrays)
+        del local_rank
+        release_freed_memory()
         for keys_name, start_name in STARTS.items():
             keys = arrays[keys_name]
-            arrays[start_name] = self._starts(keys, entities, width, self._memmap(start_name, keys.size, entities + 1))
+            arrays[start_name] = self._starts(keys, entities, width, start_name)
         blank_edges = len(self.spool.blank_quads()) + collector.blank_edges()
         meta = build.index_meta(
             profile,
@@ -422,32 +474,25 @@ class SpilledCollection:
             progress,
         )
 
-    def _starts(self, keys: Any, entities: int, width: int, out: Any) -> Any:
+    def _starts(self, keys: Any, entities: int, width: int, name: str) -> Any:
         """``build.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
-        the map): each block of keys settles the entities whose first key is at most its last."""
+        the map), written to ``name.raw`` as it goes: each block of keys settles the entities whose first
+        key is at most its last."""
         import numpy as np
 
-        if not isinstance(keys, np.memmap):
-            return build_starts(keys, entities, width, out)
-        path, size, step = Path(str(keys.filename)), int(keys.size), max(self.block_bytes // 16, 4096)
+        size, step = int(keys.size), max(self.block_bytes // 16, 4096)
+        out = _ArrayFile(self.scratch / f"{name}.raw", np.int32 if size < 1 << 31 else np.int64)
         settled = 0  # entities whose start is written
         for start in range(0, size, step):
-            block = read_block(path, np.int64, start, step)
+            block = read_block(Path(str(keys.filename)), np.int64, start, step)
             end = min(int(block[-1]) // width + 1, entities + 1)
             for first in range(settled, end, 1 << 20):
                 bounds = np.arange(first, min(first + (1 << 20), end), dtype=np.int64) * width
-                out[first : first + len(bounds)] = start + np.searchsorted(block, bounds)
+                out.add(start + np.searchsorted(block, bounds))
             settled = max(settled, end)
-        out[settled:] = size
-        out.flush()
-        return out
-
-    def _memmap(self, name: str, size: int, length: int) -> Any:
-        import numpy as np
-        from numpy.lib.format import open_memmap
-
-        dtype = np.int32 if size < 1 << 31 else np.int64
-        return open_memmap(self.scratch / f"{name}.npy", mode="w+", dtype=dtype, shape=(length,))
+        for first in range(settled, entities + 1, 1 << 20):
+            out.add(np.full(min(1 << 20, entities + 1 - first), size))
+        return out.array()
 
     def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, Any]:
         """(out_key, out_other, in_key, in_other) sorted externally, as ``build._csr`` sorts them."""
@@ -473,13 +518,14 @@ class SpilledCollection:
 
         path, row = self.spool.directory / EDGES, edge_dtype()
         count = path.stat().st_size // EDGE_ROW_BYTES
-        rows = max(self.block_bytes // 120, 4096)
-        merge_items = max(self.merge_bytes // 16, 4096)
+        rows = max(self.block_bytes // _EDGE_WORK_BYTES, 4096)
+        merge_items = max(self.merge_bytes // _MERGE_WORK_BYTES, 4096)
 
         def out_blocks() -> Iterator[Any]:
             for start in range(0, count, rows):
                 block = read_block(path, row, start, rows)
-                heads, tails = local_rank[block["head"]], local_rank[block["tail"]]
+                ranks = local_rank[np.concatenate((block["head"], block["tail"]))]  # one pass over the map
+                heads, tails = ranks[: len(block)], ranks[len(block) :]
                 yield pack(heads * width + relation_rank[block["relation"]], tails)
 
         out_key, out_other = (
@@ -526,13 +572,14 @@ class SpilledCollection:
 
         path = self.spool.directory / (OUT_EXTRA if side == "out" else IN_EXTRA)
         count = path.stat().st_size // EXTRA_ROW_BYTES
-        rows = max(self.block_bytes // 40, 4096)
+        rows = max(self.block_bytes // _EXTRA_WORK_BYTES, 4096)
         blocks = (
             local_rank[block["node"]] * width + relation_rank[block["relation"]]
             for block in (read_block(path, extra_dtype(), start, rows) for start in range(0, count, rows))
         )
         keys = _ArrayFile(self.scratch / f"{side}_extra.raw", np.int64)
-        for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", max(self.merge_bytes // 8, 4096)):
+        merge_items = max(self.merge_bytes // _MERGE_WORK_BYTES, 4096)
+        for chunk in sorted_arrays(blocks, self.scratch, f"{side}-extra", merge_items):
             keys.add(chunk)
             if side == "out":
                 literal_relations.update(np.unique(chunk % width).tolist())
@@ -551,7 +598,7 @@ class SpilledCollection:
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.block_bytes // 4):
+            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
                 count = len(rows)
                 keys = (
                     local_rank[np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)] * width
@@ -563,7 +610,7 @@ class SpilledCollection:
                         found = tag_of[row_tag] = literal_tag_order(row_tag)
                     yield key, value, found[1], row_tag
 
-        block = max(self.block_bytes // (_ITEM_BYTES + 64), 1024)
+        block = self.sort_items
         keys = _ArrayFile(self.scratch / "literal_key.raw", np.int64)
         numbers = _ArrayFile(self.scratch / "literal_tag.raw", np.int32)
         lengths = _ArrayFile(self.scratch / "literal_lengths.raw", np.int64)
@@ -594,17 +641,16 @@ class SpilledCollection:
             for file, batch in ((keys, batch_keys), (numbers, batch_numbers), (lengths, batch_lengths)):
                 file.add(batch)
         arrays["literal_key"], arrays["literal_tag"] = keys.array(), numbers.array()
-        count = lengths.array().size
-        offsets = np.lib.format.open_memmap(
-            self.scratch / "literal_offsets.npy", mode="w+", dtype=np.int64, shape=(count + 1,)
-        )
-        offsets[0], total = 0, 0
+        lengths.close()
+        count, total = lengths.size, 0
+        offsets = _ArrayFile(self.scratch / "literal_offsets.raw", np.int64)
+        offsets.add([0])
         step = max(self.block_bytes // 16, 4096)
         for start in range(0, count, step):
             ends = total + np.cumsum(read_block(lengths.path, np.int64, start, step))
-            offsets[start + 1 : start + 1 + len(ends)] = ends
+            offsets.add(ends)
             total = int(ends[-1])
-        arrays["literal_offsets"] = offsets
+        arrays["literal_offsets"] = offsets.array()
         return count, tags
 
 

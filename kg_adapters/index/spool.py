@@ -147,12 +147,12 @@ class CollectorSpool:
             self.spill_iris(collector)
             entities = 0
         if entities >= self._iri_check:
-            sample = list(itertools.islice(collector._entity, 1000))
-            width = IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0)
-            if entities * width > self.iri_share:
+            share = max(self.iri_share - _dict_bytes(collector._relation, len(collector._relation)), 0)
+            width = _dict_bytes(collector._entity, 1)
+            if entities * width > share:
                 self.spill_iris(collector)
                 entities = 0
-            self._iri_check = entities + max(self.iri_share // width - entities, 1) // 2 + 1
+            self._iri_check = entities + max(share // width - entities, 1) // 2 + 1
         buffered = (collector.rows - collector._flushed_rows) * EDGE_BYTES + (
             len(collector._literal_set) + len(collector._literal_list)
         ) * LITERAL_ROW_BYTES
@@ -163,7 +163,7 @@ class CollectorSpool:
         """Writes the entity IRI dict as a sorted run of (IRI, number) and starts a new dict whose
         numbers go on from the last one (logged first: a checkpoint rebuilds the new dict from the log).
         The buffers are flushed first: their numbers count from the old dict's first."""
-        from kg_adapters.index.spill import write_run
+        from kg_adapters.index.spill import release_freed_memory, write_run
 
         self.flush(collector)
         base = collector._entity_base
@@ -174,6 +174,7 @@ class CollectorSpool:
         collector._entity_base += len(collector._entity)
         collector._entity = defaultdict(itertools.count().__next__)
         self._base_offset = (self.directory / "entities.log").stat().st_size
+        release_freed_memory()  # the old dict's IRIs: freed, but kept by the C heap otherwise
 
     def flush(self, collector: TripleCollector, *, sync: bool = False) -> None:
         """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers;
@@ -343,6 +344,14 @@ class CollectorSpool:
         """The distinct blank-node triples spooled (few in the graphs indexed: they stay in memory)."""
         blanks = (self.directory / "blanks.nq").read_bytes()
         return set(ox.parse(blanks, ox.RdfFormat.N_QUADS)) if blanks else set()
+
+
+def _dict_bytes(numbered: dict[bytes, int], entries: int) -> int:
+    """The memory ``entries`` entries of an IRI dict take (its IRIs' lengths sampled). The relation dict
+    is never written as runs (a relation's number is used by every edge): what it takes comes out of the
+    entity dict's share, so a graph of many relations spills its entity IRIs sooner."""
+    sample = list(itertools.islice(numbered, 1000))
+    return entries * (IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0))
 
 
 def run_path(directory: Path, number: int) -> Path:

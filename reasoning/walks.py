@@ -1,0 +1,42 @@
+"""How a relation path was walked, as every search method reads it: each hop's relation and whether it
+was walked along its edge (head to tail), how many hops went against their edge (each costs
+:data:`reasoning.relevance.INVERSE_COST`), and the one step no search takes: straight back along the
+relation just walked (Paris -country-> France <-country- Lyon: another place of the same country, not a
+fact about Paris's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kg_adapters.records import Edge, Node
+
+Step = tuple[str, bool]
+"""A hop as walked: its relation, and True when it was walked along its edge (head to tail)."""
+
+
+def walked_steps(start: Node, edges: Sequence[Edge]) -> tuple[Step, ...]:
+    """The hops of ``edges`` walked from ``start``, in order ("influenced by" and "influenced", the same
+    relation walked backwards, are different steps)."""
+    node = start
+    steps = []
+    for edge in edges:
+        forward = edge.head == node
+        steps.append((edge.relation, forward))
+        node = edge.tail if forward else edge.head
+    return tuple(steps)
+
+
+def arrival(edge: Edge, node: Node) -> Step:
+    """``edge`` as the step that reached ``node``."""
+    return (edge.relation, edge.tail == node)
+
+
+def backward(steps: Iterable[Step]) -> int:
+    """How many of the steps were walked against their edge's direction."""
+    return sum(not forward for _, forward in steps)
+
+
+def turns_back(last: Step | None, relation: str, forward: bool) -> bool:
+    """Whether walking ``relation`` (along its edge when ``forward``) right after ``last`` goes straight
+    back where ``last`` came from: the same relation, the other way."""
+    return last is not None and last[0] == relation and last[1] != forward
