@@ -177,8 +177,12 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
 
 
 def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
-    """Runs ``command``; its wall time and the peak memory of its process tree."""
+    """Runs ``command``; its wall time, the CPU seconds of its process tree (the children it waited for
+    included: steadier than wall time on a shared machine) and the tree's peak memory."""
+    import resource
+
     before = os.getloadavg()[0]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = TreeSampler(process.pid)
@@ -190,10 +194,12 @@ def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     finally:
         peak = sampler.stop()
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
     return {
         "seconds": seconds,
+        "cpu_seconds": after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime,
         "peak_rss_bytes": peak,
         "load_before": before,
         "load_after": os.getloadavg()[0],
@@ -515,6 +521,11 @@ def summary(runs: list[dict[str, Any]], args: argparse.Namespace, source: str | 
         "median_seconds": common.median([r["seconds"] for r in runs]),
         "median_disk_bytes": common.median([r["disk_bytes"] for r in runs]),
         "median_peak_rss_bytes": common.median([r["peak_rss_bytes"] for r in runs]),
+        **(
+            {"median_cpu_seconds": common.median([r["cpu_seconds"] for r in runs])}
+            if all("cpu_seconds" in r for r in runs)
+            else {}
+        ),
         "load_average": common.median([(r["load_before"] + r["load_after"]) / 2 for r in runs]),
         "rounds": len(runs),
         "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
@@ -533,6 +544,17 @@ def ratios(size: dict[str, Any], side: str) -> tuple[float, float] | None:
         figures["median_seconds"] / base["median_seconds"],
         figures["median_disk_bytes"] / base["median_disk_bytes"],
     )
+
+
+def cpu_cells(size: dict[str, Any], side: str) -> list[str]:
+    """The median CPU seconds of ``side``'s process tree and its ratio to ``oxigraph load``'s ("-" where
+    not recorded: rows measured before CPU was, and Virtuoso, whose server is not the benchmark's child)."""
+    base, figures = size["sides"].get(BASELINE, {}), size["sides"][side]
+    if "median_cpu_seconds" not in figures:
+        return ["-", "-"]
+    seconds = figures["median_cpu_seconds"]
+    ratio = f"{seconds / base['median_cpu_seconds']:.2f}x" if "median_cpu_seconds" in base else "-"
+    return [f"{seconds:.1f} s", ratio]
 
 
 def save(results: dict[str, Any], args: argparse.Namespace) -> None:
@@ -580,6 +602,7 @@ def render(results: dict[str, Any]) -> str:
                     f"{found[0]:.2f}x" if (found := ratios(size, side)) else "-",
                     fmt_mib(figures["median_disk_bytes"]),
                     f"{found[1]:.2f}x" if found else "-",
+                    *cpu_cells(size, side),
                     f"{figures['median_peak_rss_bytes'] / GIB:.2f} GiB",
                     f"{figures['load_average']:.1f}",
                     str(figures.get("rounds", len(size["runs"][side]))),
@@ -596,6 +619,8 @@ def render(results: dict[str, Any]) -> str:
                 "time vs oxigraph",
                 "disk",
                 "disk vs oxigraph",
+                "CPU (tree)",
+                "CPU vs oxigraph",
                 "peak RSS",
                 "load",
                 "runs",

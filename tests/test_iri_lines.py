@@ -3,6 +3,9 @@ own parser: the collector numbers exactly the triples Oxigraph reads, whatever t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pyoxigraph as ox
 import pytest
 
@@ -97,3 +100,34 @@ def test_chunks_number_an_iri_seen_before_the_same() -> None:
     heads, _, tails = collector.edges()
     assert entities == ["http://e/a", "http://e/b"]
     assert heads.tolist() == [0, 1] and tails.tolist() == [1, 0]
+
+
+def test_two_iris_with_one_id_are_refused_and_literals_keep_their_answer_order(tmp_path: Path) -> None:
+    """The index numbers entities by id: a profile that spells two IRIs alike cannot be indexed (a clear
+    error, no index); several literals of one entity and relation are stored in text, then tag order."""
+    from kg_adapters.errors import BackendError
+    from kg_adapters.index.build import build_index
+    from kg_adapters.index.layout import INDEX_DIR
+    from kg_adapters.profiles import get_profile
+
+    class Folding(type(get_profile("generic"))):  # type: ignore[misc]
+        def entity_id(self, iri: str) -> str:
+            return iri.lower()
+
+    text = (
+        b'<http://x/A> <http://x/p> "b"@en .\n<http://x/A> <http://x/p> "a" .\n'
+        b'<http://x/A> <http://x/p> "b" .\n<http://x/A> <http://x/p> "a"@de .\n'
+        b"<http://x/A> <http://x/q> <http://x/a> .\n"
+    )
+    collector = TripleCollector()
+    collector.add_rdf(text, ox.RdfFormat.N_TRIPLES)
+    with pytest.raises(BackendError, match="share the id 'http://x/a'"):
+        build_index(None, tmp_path, Folding(), collected=collector)
+    assert not (tmp_path / INDEX_DIR).exists()
+    distinct = TripleCollector()
+    distinct.add_rdf(text.replace(b"<http://x/a>", b"<http://x/B>"), ox.RdfFormat.N_TRIPLES)
+    build_index(None, tmp_path, get_profile("generic"), collected=distinct)
+    values = (tmp_path / INDEX_DIR / "literals.bin").read_bytes()
+    assert values == b"aabb"
+    tags = json.loads((tmp_path / INDEX_DIR / "meta.json").read_text())["literal_tags"]
+    assert tags == ["", "@de", "@en"]

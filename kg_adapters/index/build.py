@@ -703,18 +703,13 @@ def _literal_table(
             ranked = sorted(tag_sort)
             tag_rank = [ranked.index(each) for each in tag_sort]
             positions = order[repeated]
-            here = list(map(texts.__getitem__, positions.tolist()))
-            distinct = sorted(set(here))
-            text_rank = np.fromiter(
-                map(dict(zip(distinct, itertools.count())).__getitem__, here), dtype=np.int64, count=len(here)
-            )
+            text_rank = _value_ranks(list(map(texts.__getitem__, positions.tolist())))
             tag_order = np.array(tag_rank, dtype=np.int64)[tag_numbers[positions]]
             order[repeated] = positions[np.lexsort((positions, tag_order, text_rank, keys[positions]))]
-    order_list = order.tolist()
-    encoded = list(map(texts.__getitem__, order_list))
     offsets = np.zeros(count + 1, dtype=np.int64)
-    if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count), out=offsets[1:])
+    if count:  # lengths in row order (the rows' values lie in memory in about that order), then permuted
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=count)[order], out=offsets[1:])
+    blob = b"".join(map(texts.__getitem__, order.tolist()))
     chosen = order
     final = tag_numbers[chosen]
     # tags numbered in order of first use, "" first: the same files whatever order the rows came in
@@ -725,7 +720,22 @@ def _literal_table(
         if tag_number:
             renumber[tag_number] = len(ordered_tags)
             ordered_tags.append(tags[tag_number])
-    return keys[chosen], renumber[final], offsets, b"".join(encoded), ordered_tags
+    return keys[chosen], renumber[final], offsets, blob, ordered_tags
+
+
+def _value_ranks(values: list[bytes]) -> Ints:
+    """Each value's rank among the distinct ``values`` in byte order (equal values share one): one
+    sort of the positions and a comparison of neighbours, no dict of the values."""
+    import numpy as np
+
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ordered = list(map(values.__getitem__, order))
+    steps = np.zeros(len(values), dtype=np.int64)
+    if len(values) > 1:
+        steps[1:] = np.fromiter(map(operator.ne, ordered[1:], ordered[:-1]), dtype=bool, count=len(values) - 1)
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.array(order, dtype=np.int64)] = np.cumsum(steps)
+    return ranks
 
 
 def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
@@ -749,10 +759,12 @@ def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDAr
     """(rank of each name in sorted order, the names' order); refuses two IRIs with one id."""
     import numpy as np
 
-    order = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
-    for previous, current in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
-        if names[previous] == names[current]:
-            raise BackendError(f"two {what} IRIs share the id {names[current]!r}; cannot index this store")
+    positions = sorted(range(len(names)), key=names.__getitem__)
+    ordered = list(map(names.__getitem__, positions))
+    if any(map(operator.eq, ordered[1:], ordered[:-1])):  # neighbours compared in C, not in a loop
+        shared = next(name for name, after in itertools.pairwise(ordered) if name == after)
+        raise BackendError(f"two {what} IRIs share the id {shared!r}; cannot index this store")
+    order = np.array(positions, dtype=np.int64)
     rank = np.empty(len(names), dtype=np.int64)
     rank[order] = np.arange(len(names), dtype=np.int64)
     return rank, order

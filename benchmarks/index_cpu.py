@@ -1,0 +1,193 @@
+"""Where `kga load`'s CPU goes: ``python -m benchmarks.index_cpu --size 4M``.
+
+CPU seconds (``time.process_time``: steadier than wall time on the shared machine, where other work
+only stretches the wall clock) of each step the index worker runs on a load (:mod:`loaders.index_worker`),
+run here in one process on the same blocks a load hands over: numbering (``TripleCollector.add_rdf``), the
+spool's last checkpoint and its reload, the name rows, the name and relation indexes, the traversal index.
+With ``--trees``, also the CPU of every process of ``kga load`` (the loader, where Oxigraph's bulk loader
+runs, and the index worker) and of ``oxigraph load`` on the same file, polled with psutil. Rounds give
+medians. Results: ``benchmarks/results/index_cpu.json`` and ``.md`` (one entry per size, replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+from benchmarks.load_scale import DATA_DIR, oxigraph_cli
+
+NAME = "index_cpu"
+STEPS = (
+    "read the input (gzip, blocks: the loader's)",
+    "number the triples (add_rdf)",
+    "last checkpoint (spool save)",
+    "spool reload",
+    "name rows (label_rows)",
+    "name and relation indexes",
+    "traversal index (build_index)",
+)
+
+
+def step_seconds(path: Path, memory: int) -> dict[str, float]:
+    """CPU seconds of each of :data:`STEPS` on the dump at ``path``, in this process."""
+    import pyoxigraph as ox
+
+    from kg_adapters import store_layout
+    from kg_adapters.index.build import TripleCollector, build_index
+    from kg_adapters.index.spool import CollectorSpool
+    from kg_adapters.profiles import get_profile
+    from kg_adapters.store_build import collected_label_indexes
+    from loaders.indexing import _collected_labels
+    from loaders.rdf import read_blocks_from
+
+    seconds: dict[str, float] = dict.fromkeys(STEPS, 0.0)
+
+    def timed(step: str, call: Callable[[], Any]) -> Any:
+        started = time.process_time()
+        found = call()
+        seconds[step] += time.process_time() - started
+        return found
+
+    blocks = timed(STEPS[0], lambda: [block for _first, block, _lines, _read in read_blocks_from(str(path))])
+    work = Path(tempfile.mkdtemp(prefix="kga-index-cpu-"))
+    try:
+        collector = TripleCollector()
+        spool = CollectorSpool(work / "spool", memory=memory)
+        spool.restore(collector, None)
+        while blocks:  # each block let go once numbered, as the worker does
+            started = time.process_time()
+            collector.add_rdf(blocks.pop(0), ox.RdfFormat.N_TRIPLES)
+            seconds[STEPS[1]] += time.process_time() - started
+        timed(STEPS[2], lambda: spool.save(collector))
+        timed(STEPS[3], lambda: spool.reload(collector))
+        version = work / "version"
+        version.mkdir()
+        labels, aliases, relations = timed(STEPS[4], lambda: _collected_labels(collector))
+        index_path = str(version / store_layout.LABELS)
+        timed(STEPS[5], lambda: collected_label_indexes(labels, aliases, relations, index_path))
+        timed(STEPS[6], lambda: build_index(None, version, get_profile("freebase"), collected=collector))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return seconds
+
+
+def tree_seconds(command: list[str]) -> dict[str, float]:
+    """CPU seconds of each process ``command`` starts (by its role) and of the whole tree."""
+    import psutil
+
+    process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    root = psutil.Process(process.pid)
+    last: dict[int, tuple[str, float]] = {}
+    while process.poll() is None:
+        try:
+            processes = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            processes = []
+        for each in processes:
+            try:
+                times = each.cpu_times()
+                role = "loader" if each.pid == root.pid else "index worker"  # kga load starts only its worker
+                last[each.pid] = (role, times.user + times.system)
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    if process.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command)} failed: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
+        )
+    roles: dict[str, float] = {}
+    for role, cpu in last.values():
+        roles[role] = roles.get(role, 0.0) + cpu
+    roles["tree"] = sum(roles.values())
+    return roles
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from kg_adapters.budgets import DEFAULT_MEMORY, load_memory
+
+    path = Path(args.data_dir) / f"freebase-{args.size}.nt.gz"
+    memory = load_memory(args.memory or DEFAULT_MEMORY).index
+    rounds: list[dict[str, Any]] = []
+    for number in range(args.rounds):
+        before = os.getloadavg()[0]
+        entry: dict[str, Any] = {"steps": step_seconds(path, memory)}
+        if args.trees:
+            work = Path(tempfile.mkdtemp(prefix="kga-index-cpu-"))
+            try:
+                kga = [sys.executable, "-m", "kg_adapters.cli", "load", str(path), "--store", str(work / "kga")]
+                memory_option = ["--memory", args.memory] if args.memory else []
+                entry["kga"] = tree_seconds([*kga, "--profile", "freebase", "--no-progress", *memory_option])
+                entry["oxigraph"] = tree_seconds(
+                    [oxigraph_cli(), "load", "--location", str(work / "ox"), "--file", str(path)]
+                )
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        entry["load"] = (before + os.getloadavg()[0]) / 2
+        rounds.append(entry)
+        common.log(f"{args.size} round {number + 1}: {entry}")
+    return {"label": args.size, "rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = [
+        "# Where `kga load`'s CPU goes",
+        "",
+        "`python -m benchmarks.index_cpu --size SIZE [--trees]`: CPU seconds (medians of the rounds) of each step the",
+        "index worker runs, in one process on the blocks a load hands over; with `--trees`, the CPU of `kga load`'s",
+        "processes and of `oxigraph load` on the same file. Load is the machine's 1-minute load average (2 cores).",
+        "",
+    ]
+    for size in results["sizes"].values():
+        rounds = size["rounds"]
+        rows = [[step, f"{common.median([r['steps'][step] for r in rounds]):.2f}"] for step in STEPS]
+        worker = [sum(v for k, v in r["steps"].items() if k != STEPS[0]) for r in rounds]
+        rows.append(["index worker's steps, total", f"{common.median(worker):.2f}"])
+        if all("kga" in r for r in rounds):
+            for side, role in (("kga", "loader"), ("kga", "index worker"), ("kga", "tree"), ("oxigraph", "tree")):
+                label = f"`{'kga' if side == 'kga' else 'oxigraph'} load` {role}"
+                rows.append([label, f"{common.median([r[side].get(role, 0.0) for r in rounds]):.2f}"])
+        load = common.median([r["load"] for r in rounds])
+        lines += [
+            f"{size['label']} ({len(rounds)} rounds, load {load:.1f}, {size['date']} UTC,"
+            f" code {results.get('source', '?')}):",
+            "",
+            common.markdown_table(["step / process", "CPU seconds"], rows),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="4M", help="1M, 4M, 16M (a benchmarks.synth_freebase dump in --data-dir)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trees", action="store_true", help="also kga load's and oxigraph load's processes")
+    parser.add_argument("--memory", help="kga load's --memory (default: its own)")
+    parser.add_argument("--data-dir", default=str(DATA_DIR))
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    path = common.RESULTS_DIR / f"{NAME}.json"
+    import json
+
+    results: dict[str, Any] = (
+        json.loads(path.read_text("utf-8")) if path.is_file() else {"benchmark": NAME, "sizes": {}}
+    )
+    results["sizes"][args.size] = run(args)
+    results["source"] = common.source_fingerprint("kg_adapters", "loaders")
+    print(render(results))
+    if not args.no_write:
+        common.write_results(NAME, results, render(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
