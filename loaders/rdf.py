@@ -1,12 +1,14 @@
 """Reading RDF (and TSV) files into a pyoxigraph Store as fast as Oxigraph allows.
 
-Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in chunks:
+Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in pieces:
 N-Triples and N-Quads in blocks of about :data:`CHUNK_BYTES` of whole lines (no Python object per
-line), converted formats (TSV, MetaQA, Freebase) in chunks of :data:`CHUNK_LINES` lines; each chunk is
-bulk loaded. Only a chunk that fails to parse is parsed again line by line, to find the
-bad lines: strict loads stop at the first, lenient loads skip them and bulk load the rest of the
-chunk (a failed bulk load may have inserted part of the chunk; inserting those triples again
-is harmless because a store is a set). Other formats (Turtle, RDF/XML, TriG) are parsed as one
+line), converted formats (TSV, MetaQA, Freebase) in chunks of :data:`CHUNK_LINES` lines. N-Triples (and
+what the converters make of their lines) go to Oxigraph's bulk loader as one stream (:class:`_Segment`),
+strict or lenient: a lenient load first checks each piece with Oxigraph's parser and blanks the lines it
+refuses, reporting each (:mod:`loaders.refused`), since one refused line fails a whole bulk load and stores
+nothing of it. N-Quads and pieces with blank nodes are loaded piece by piece; only a piece that fails is
+parsed again line by line, to find the bad lines: strict loads stop at the first, lenient loads skip them
+and bulk load the rest of the piece. Other formats (Turtle, RDF/XML, TriG) are parsed as one
 stream, since a statement can span lines, and fed to ``Store.bulk_extend`` (which lets us count
 the statements and move them to the default graph); they cannot be loaded leniently.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import gzip
 import io
 import re
@@ -46,6 +49,8 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
+from loaders.refused import parser_reason as _reason
+from loaders.refused import without_refused
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
 
@@ -86,7 +91,6 @@ per byte of its N-Triples text (pyoxigraph 0.5.13, Freebase-shaped lines of ~131
 _PROGRESS_EVERY = 10_000
 _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
-_LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 _BLANK_NODE = re.compile(rb"_:")
 """Where a blank node label may start (a regular expression finds it ~3x faster than ``in``, which
 stops at every ``_`` of a Freebase IRI)."""
@@ -186,7 +190,8 @@ def load_file(
     Line formats start at ``start_line`` (the lines before it are read and dropped: a resumed load)
     and call ``on_chunk(next_line, bytes_read)`` each time everything before ``next_line`` is stored
     (``bytes_read``: of the file as it lies on disk, compressed or not; None for a pipe), and
-    ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
+    ``on_read(bytes_read)`` as they read. N-Triples loads (strict or lenient, whose refused lines are blanked
+    first: :func:`_checked`) hand the input to Oxigraph as one stream
     (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never) or Oxigraph would hold
     more than ``segment_bytes`` of it (:func:`bulk_load_bytes`; None: no cap; a segment holds one piece
     at least); the rest chunk by chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh
@@ -200,9 +205,11 @@ def load_file(
             handed()
             return statements
         syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
-        streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
+        streamed = syntax == ox.RdfFormat.N_TRIPLES
         statements = 0
         pieces = _pieces(path, converter, start_line, log)
+        if streamed and log.lenient:
+            pieces = _checked(pieces, path, log)
         for first_piece in pieces:
             piece: _Piece | None = first_piece
             if streamed and not _BLANK_NODE.search(first_piece.data):
@@ -312,6 +319,19 @@ def _pieces(path: str, converter: LineConverter | None, start_line: int, log: Sk
         )
 
 
+def _checked(pieces: Iterator[_Piece], path: str, log: SkipLog) -> Iterator[_Piece]:
+    """The N-Triples ``pieces`` of a lenient load with the lines Oxigraph's parser refuses blanked (each one
+    reported to ``log``): a stream of them never fails (:mod:`loaders.refused`)."""
+    for piece in pieces:
+        cleaned = without_refused(piece.data, piece.units, piece.first, path, log)
+        if cleaned is None:
+            yield piece
+        else:
+            yield dataclasses.replace(
+                piece, data=cleaned.data, units=cleaned.units, count=piece.count - cleaned.dropped
+            )
+
+
 class _Segment:
     """Consecutive pieces of one input handed to Oxigraph as one stream (:func:`stream_load`): one bulk
     load, hence one set of files written, for all of them. Oxigraph's bulk loader writes each string of a
@@ -401,8 +421,11 @@ _KEPT = 3
 
 
 def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str, log: SkipLog) -> NoReturn:
-    """Raises the LoadError of a strict stream Oxigraph refused: for the first bad line of the last pieces,
-    with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said."""
+    """Raises the LoadError of a stream Oxigraph refused: for the first bad line of the last pieces,
+    with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said. A lenient
+    stream was checked line by line first (:func:`_checked`), so only a line too long for the parser's
+    buffer gets here: it fails the load too (nothing of the stream was stored)."""
+    log = SkipLog(lenient=False)
     for piece in segment.kept():
         units = piece.units if piece.units is not None else piece.data.split(b"\n")
         if isinstance(failure, MemoryError):
@@ -733,12 +756,6 @@ def _input_line(units: list[bytes], first: int, lineno: int | None) -> int | Non
         if seen >= lineno:
             return first + offset
     return first + len(units) - 1
-
-
-def _reason(exc: SyntaxError) -> str:
-    """Oxigraph's message without its chunk-relative line number."""
-    message = str(exc.msg or exc)
-    return _LINE_IN_MESSAGE.sub(lambda m: "Parser error " + ("at column" if m[1] == "column" else "between"), message)
 
 
 def _load_stream(
