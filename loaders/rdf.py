@@ -49,8 +49,8 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
+from loaders.refused import has_token_over_buffer, without_refused
 from loaders.refused import parser_reason as _reason
-from loaders.refused import without_refused
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
 
@@ -212,7 +212,7 @@ def load_file(
             pieces = _checked(pieces, path, log)
         for first_piece in pieces:
             piece: _Piece | None = first_piece
-            if streamed and not _BLANK_NODE.search(first_piece.data):
+            if streamed and not _held_out(first_piece):
                 segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed, segment_bytes)
                 try:
                     stream_load(store, segment.texts())
@@ -291,6 +291,9 @@ class _Piece:
     count: int
     next_line: int
     position: int | None
+    alone: bool = False
+    """Loaded on its own (from bytes), not in a stream: a lenient load's piece with a token too long for the
+    parser's buffer (:func:`loaders.refused.has_token_over_buffer`)."""
 
 
 def _pieces(path: str, converter: LineConverter | None, start_line: int, log: SkipLog) -> Iterator[_Piece]:
@@ -319,17 +322,27 @@ def _pieces(path: str, converter: LineConverter | None, start_line: int, log: Sk
         )
 
 
+def _held_out(piece: _Piece) -> bool:
+    """Whether ``piece`` is loaded on its own rather than in a stream: it holds blank nodes (they go through the
+    parser, to scope their labels to the file) or a token too long for a stream (``_Piece.alone``)."""
+    return piece.alone or _BLANK_NODE.search(piece.data) is not None
+
+
 def _checked(pieces: Iterator[_Piece], path: str, log: SkipLog) -> Iterator[_Piece]:
     """The N-Triples ``pieces`` of a lenient load with the lines Oxigraph's parser refuses blanked (each one
-    reported to ``log``): a stream of them never fails (:mod:`loaders.refused`)."""
+    reported to ``log``): a stream of them never fails (:mod:`loaders.refused`). A piece that may hold a token
+    longer than the parser's buffer (which no parser reading a stream takes) is marked to be bulk loaded on its
+    own, from bytes, as lenient loads always did (its bad lines found as :func:`_insert_chunk` finds them)."""
     for piece in pieces:
+        if has_token_over_buffer(piece.data):  # the parser refuses it from a stream: bulk loaded on its own
+            yield dataclasses.replace(piece, alone=True)
+            continue
         cleaned = without_refused(piece.data, piece.units, piece.first, path, log)
         if cleaned is None:
             yield piece
         else:
-            yield dataclasses.replace(
-                piece, data=cleaned.data, units=cleaned.units, count=piece.count - cleaned.dropped
-            )
+            kept = piece.count - cleaned.dropped
+            yield dataclasses.replace(piece, data=cleaned.data, units=cleaned.units, count=kept)
 
 
 class _Segment:
@@ -342,9 +355,8 @@ class _Segment:
     checkpoints between segments: see :mod:`loaders.core`), the next piece would take what Oxigraph holds
     of the stream past ``cap`` bytes (:func:`bulk_load_bytes`: its memory follows one bulk load's size up
     to its own ceiling, ``kg_adapters.budgets.BULK_LOAD_CEILING``; the next segment starts there, with no
-    checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece holds
-    blank nodes (which go through the parser, to scope their labels to the file): that piece is then
-    ``held`` for the caller.
+    checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece is loaded
+    on its own (:func:`_held_out`): that piece is then ``held`` for the caller.
     ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
     ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
     are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
@@ -395,7 +407,7 @@ class _Segment:
             piece = next(self._rest, None)
             if piece is None:
                 self._ended()  # the input's last text is in Oxigraph's hands
-            elif _BLANK_NODE.search(piece.data):
+            elif _held_out(piece):
                 self.held = piece
                 return
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from kg_adapters.rdf_guard import PARSER_BUFFER
 from loaders.report import SkipLog
 
 _LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
@@ -59,6 +60,15 @@ def without_refused(data: bytes, units: list[bytes] | None, first: int, path: st
         dropped += _blank_each(lines, 0, first, path, log)
         text = b"\n".join(lines)
     return Cleaned(data=text, units=lines if units is not None else None, dropped=dropped)
+
+
+def has_token_over_buffer(data: bytes) -> bool:
+    """Whether a line of ``data`` may hold a token longer than Oxigraph's parser buffer, which its parser refuses
+    (a stream fails, and so does :func:`without_refused`) while ``Store.bulk_load`` takes it from bytes: a lenient
+    load bulk loads such a piece on its own. A line that long holds a whole window of half the buffer at one of
+    these steps: one ``find`` per window, not per line."""
+    step = PARSER_BUFFER // 2
+    return any(data.find(b"\n", start, start + step) < 0 for start in range(0, len(data) - step, step))
 
 
 def _blank_refused(lines: list[bytes], first: int, path: str, log: SkipLog, failure: SyntaxError) -> int:

@@ -204,3 +204,25 @@ def test_a_killed_lenient_stream_with_refused_lines_resumes_to_the_same_store_an
     assert (report.statements_read, report.store_triples) == (expected.statements_read, expected.store_triples)
     assert store_answers(store) == store_answers(reference)
     assert len(good) == len(lines) - len(bad)
+
+
+def test_a_lenient_stream_loads_a_token_over_the_parser_buffer_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A literal longer than Oxigraph's parser buffer fails a stream (and a strict load), but a lenient load takes
+    it as it always did: its piece is bulk loaded on its own, between streams, and the refused lines around it
+    are skipped with their lines."""
+    monkeypatch.setattr(loaders.rdf, "CHUNK_BYTES", 1 << 20)
+    _good, lines, bad = good_and_bad(30_000, [3, 24_999, 25_001, 29_000])
+    lines[25_000] = f'<{NS}m.0long> <{NS}type.object.name> "{"x" * (17 << 20)}"@en .'
+    dump = write(tmp_path / "long.nt", lines)
+    report = load_files([str(dump)], str(tmp_path / "lenient"), lenient=True, progress=False, profile="freebase")
+    assert_skipped(report, dump, bad)
+    others = [line for i, line in enumerate(lines) if i not in bad and i != 25_000]
+    strict = load_files([str(write(tmp_path / "others.nt", others))], str(tmp_path / "strict"), progress=False)
+    assert report.statements_read == strict.statements_read + 1
+    lenient, expected = (
+        set(store_answers(tmp_path / "lenient")["triples"]),
+        set(store_answers(tmp_path / "strict")["triples"]),
+    )
+    assert expected < lenient and [len(t) > 17 << 20 for t in lenient - expected] == [True]
