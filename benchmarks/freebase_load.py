@@ -26,16 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import (
-    REPO_ROOT,
-    RESULTS_DIR,
-    load_average_text,
-    machine_info,
-    markdown_table,
-    median,
-    ratio,
-    write_results,
-)
+from benchmarks import common
+from benchmarks.common import REPO_ROOT, machine_info, markdown_table, median, ratio, write_results
 from loaders import load_files
 
 FREEBASE_NS = "http://rdf.freebase.com/ns/"
@@ -97,7 +89,7 @@ def main() -> None:
 
 
 def _previous() -> dict[str, Any]:
-    path = RESULTS_DIR / "freebase_load.json"
+    path = common.RESULTS_DIR / "freebase_load.json"
     return dict(json.loads(path.read_text("utf-8"))) if path.is_file() else {}
 
 
@@ -163,7 +155,8 @@ def _markdown(figures: dict[str, Any]) -> str:
     lines = [f"# Loading FB15k-237 ({figures['triples']:,} triples) as N-Triples and as a Freebase dump", ""]
     load = ""
     if "load_average" in figures:
-        load = f" 1/5/15-minute load average {load_average_text(figures['load_average'], figures['load_average_end'])}."
+        averages = common.load_average_text(figures["load_average"], figures["load_average_end"])
+        load = f" 1/5/15-minute load average {averages}."
     lines += [
         f"Median of {figures['repeats']} loads each (fresh store, formats interleaved), whole `load_files` call.{load}",
         "",
