@@ -136,8 +136,9 @@ def measure_disk(args: argparse.Namespace) -> dict[str, Any]:
         for name, flags in DISK_VARIANTS.items():
             result = load_side("kga", args.disk_data, target, flags, timeout=7200)
             rows[f"kga load {name}"] = {"disk_bytes": result["disk_bytes"], "store_triples": result["store_triples"]}
-        if args.baseline_source is not None:
-            os.environ["PYTHONPATH"] = str(args.baseline_source)
+        if args.baseline_source is not None:  # `python -m` run there imports that checkout's package first
+            common.REPO_ROOT, ours = args.baseline_source.resolve(), common.REPO_ROOT
+            os.environ["PYTHONPATH"] = str(args.baseline_source.resolve())
             for name in ("nt --lenient", "--format freebase --lenient"):
                 result = load_side("kga", args.disk_data, target, DISK_VARIANTS[name], timeout=7200)
                 rows[f"kga load {name} (before: {args.baseline_source.name})"] = {
@@ -145,6 +146,7 @@ def measure_disk(args: argparse.Namespace) -> dict[str, Any]:
                     "store_triples": result["store_triples"],
                 }
             del os.environ["PYTHONPATH"]
+            common.REPO_ROOT = ours
     base = rows["oxigraph load"]["disk_bytes"]
     for row in rows.values():
         row["over_oxigraph"] = row["disk_bytes"] / base

@@ -217,11 +217,11 @@ def load_file(
                 try:
                     stream_load(store, segment.texts())
                 except SyntaxError as exc:
-                    _refuse(segment, exc, path, log)
+                    _refuse(segment, exc, path)
                 except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
                     if not is_buffer_overflow(exc):
                         raise
-                    _refuse(segment, exc, path, log)
+                    _refuse(segment, exc, path)
                 statements += segment.statements
                 piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
                 if piece is None:
@@ -432,11 +432,11 @@ class _Segment:
 _KEPT = 3
 
 
-def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str, log: SkipLog) -> NoReturn:
+def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str) -> NoReturn:
     """Raises the LoadError of a stream Oxigraph refused: for the first bad line of the last pieces,
     with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said. A lenient
-    stream was checked line by line first (:func:`_checked`), so only a line too long for the parser's
-    buffer gets here: it fails the load too (nothing of the stream was stored)."""
+    stream was checked with the same parser first (:func:`_checked`), so it gets here only if the parser
+    and the bulk loader disagree: nothing of the stream was stored, so that fails the load too."""
     log = SkipLog(lenient=False)
     for piece in segment.kept():
         units = piece.units if piece.units is not None else piece.data.split(b"\n")
