@@ -59,6 +59,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         "seconds": round(report.seconds, 3),
         "triples_per_second": round(report.triples_per_second),
         "resumed": report.resumed,
+        "index_source": report.index_source,
     }
     if args.json:
         summary["skipped"] = [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped]
@@ -71,6 +72,8 @@ def cmd_load(args: argparse.Namespace) -> int:
         )
         if report.resumed:
             print("resumed from the checkpoint of an interrupted load of the same files")
+        if report.appended:
+            print(f"indexes written from {report.index_source}")
         if report.lines_filtered or report.lines_repaired:
             print(f"filtered out {report.lines_filtered} line(s); repaired {report.lines_repaired} line(s)")
         if report.lines_skipped:

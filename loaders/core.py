@@ -37,15 +37,14 @@ from tqdm import tqdm
 from kg_adapters import store_layout
 from kg_adapters.budgets import BULK_LOAD_CEILING, DEFAULT_MEMORY, LoadMemory, load_memory
 from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreNotFound
-from kg_adapters.index import build as index_build
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from kg_adapters.store_build import rebuild_label_index
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, indexing_sink, joined_on_failure
+from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
 from loaders.rdf import (
     LINE_FORMATS,
     ROG_DATASET,
@@ -141,6 +140,7 @@ def load_files(
                 f"append with the same profile (--profile {previous.get('profile')})",
                 file=str(target),
             )
+        indexes = index_plan(target, previous, profile, index)
         build = BuildDir(target)
         # what shapes the store: the build reads it, and a resumed load must have the same
         settings: dict[str, Any] = {"lenient": lenient, "profile": profile, "index": index, "wikidata": wikidata}
@@ -158,6 +158,7 @@ def load_files(
                     dump_filter=dump_filter,
                     checkpoint=checkpoint or _no_checkpoint,
                     memory=budget,
+                    indexes=indexes,
                     **settings,
                 )
                 store_layout.swap_in(build.version, target)
@@ -182,6 +183,7 @@ def load_files(
         lines_repaired=repaired,
         index_seconds=index_seconds,
         resumed=resumed is not None,
+        index_source=indexes.source,
     )
 
 
@@ -285,6 +287,7 @@ def _build(
     index: bool,
     checkpoint: Checkpoint,
     memory: LoadMemory,
+    indexes: IndexPlan,
 ) -> tuple[int, SkipLog, int, int, int, float]:
     """Builds the complete store in ``build.version``: data, name index, traversal index, then the
     manifest; from the checkpoint ``resumed`` when a killed load left one."""
@@ -300,7 +303,7 @@ def _build(
     state = resumed or _fresh_state(previous, len(plan))
     resumable = all(input_identity(path) is not None for path, _fmt in plan)
     sink: TripleSink = oxstore
-    if index and previous is None:  # a new store: number its triples as they are loaded
+    if indexes.collect:  # number its triples as they are loaded (an append's after the previous index's)
         sink = indexing_sink(
             oxstore,
             get_profile(profile),
@@ -310,6 +313,7 @@ def _build(
             state=state.get("index"),
             resumable=resumable,
             memory=memory.index,
+            replay=indexes.replay,
         )
     indexing = sink if isinstance(sink, IndexingSink) else None
 
@@ -332,14 +336,14 @@ def _build(
                 save()
                 checkpoint("parsed")
         del sink
-        shown.phase("index and labels")
+        shown.phase(index_phase(indexes))
         try:
             if indexing is not None:
                 gc.collect()
                 triples = len(ox.Store.read_only(str(data)))  # (counted closed: see _close_loaded)
-                labels, index_seconds = _write_indexes(None, indexing, tmp, profile, index, checkpoint)
+                labels, index_seconds = write_load_indexes(None, indexing, tmp, profile, index, checkpoint)
             else:
-                labels, index_seconds = _write_indexes(oxstore, None, tmp, profile, index, checkpoint)
+                labels, index_seconds = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
                 oxstore.flush()
                 triples = len(oxstore)
                 del oxstore
@@ -378,35 +382,6 @@ def _close_loaded(oxstore: ox.Store, indexing: IndexingSink) -> None:
     which compacts nothing."""
     oxstore.flush()
     indexing.release_store()
-
-
-def _write_indexes(
-    oxstore: ox.Store | None,
-    indexing: IndexingSink | None,
-    tmp: Path,
-    profile: str,
-    index: bool,
-    checkpoint: Checkpoint,
-) -> tuple[int, float]:
-    """Writes the traversal index and the name and relation indexes of the loaded version, from what the
-    load saw (``indexing``) or else by reading ``oxstore`` back; returns (names, the seconds the load
-    waited for the traversal index)."""
-    index_seconds = 0.0
-    if indexing is not None:  # from what the load saw (no store read), started as the last input was handed over
-        indexing.start_index()
-        labels, _stats = indexing.indexes_written()
-        index_seconds = indexing.seconds  # the load's waits for it
-        checkpoint("indexed")
-    else:
-        assert oxstore is not None
-        if index:  # an append reads the store back: its triples are the old ones and the new
-            started = time.perf_counter()
-            index_build.build_index(oxstore, tmp, get_profile(profile))
-            index_seconds = time.perf_counter() - started
-        checkpoint("indexed")
-        labels = rebuild_label_index(oxstore, str(tmp / store_layout.LABELS))
-    checkpoint("labelled")
-    return labels, index_seconds
 
 
 def _fresh_state(previous: dict[str, Any] | None, inputs: int) -> dict[str, Any]:

@@ -22,8 +22,10 @@ fails) before the worker exits. End of input without ``WRITE`` (the load failed 
 the worker without writing anything.
 
 Arguments: the parent's process id, then optionally the spool directory, a file holding the JSON
-state to resume from (a load resumed after a crash: see :mod:`loaders.core`) and the memory budget in
-bytes (past it the collector spills to the spool: :mod:`kg_adapters.index.spill`).
+state to resume from (a load resumed after a crash: see :mod:`loaders.core`), the memory budget in
+bytes (past it the collector spills to the spool: :mod:`kg_adapters.index.spill`) and, for an append,
+the previous version's directory and the profile's name: a collector that resumes from nothing is given
+that version's traversal index first (:mod:`kg_adapters.index.replay`).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ def main(argv: list[str]) -> int:
         if spool is not None:
             state = json.loads(open(argv[2], "rb").read()) if len(argv) > 2 else None  # noqa: SIM115
             spool.restore(collector, state)
+            if len(argv) > 5 and state is None:  # an append: the previous version's index first
+                from kg_adapters.index.replay import replay_into
+
+                replay_into(collector, argv[4], get_profile(argv[5]))
         while True:
             frame = _read_frame(stdin)
             if frame is None:

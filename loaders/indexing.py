@@ -184,13 +184,16 @@ def indexing_sink(
     state: dict[str, Any] | None = None,
     resumable: bool = True,
     memory: int = DEFAULT_MEMORY,
+    replay: Path | None = None,
 ) -> IndexingSink:
     """The sink for a new store's load into the version ``directory``: a worker process when the input
     is large (``input_bytes`` at least :data:`WORKER_MIN_BYTES`, or None: unknown) and the profile is
     one of the package's (the worker finds it by name), else a thread (also when no worker can be
     started). The collector keeps its checkpoints in ``spool`` and starts from ``state`` (a checkpoint
     of a killed load); ``resumable``: see :class:`IndexingSink`; ``memory`` is its budget in bytes (past
-    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`)."""
+    it, it spills to ``spool``: :mod:`kg_adapters.index.spill`). ``replay``: the store version whose traversal
+    index a fresh collector is given first (an append's previous version, :mod:`kg_adapters.index.replay`;
+    a resumed one has it in its checkpoint)."""
     from kg_adapters.index.build import TripleCollector
     from kg_adapters.index.spool import CollectorSpool
     from kg_adapters.profiles import PROFILES
@@ -198,12 +201,18 @@ def indexing_sink(
     large = input_bytes is None or input_bytes >= WORKER_MIN_BYTES
     if large and PROFILES.get(profile.name) is type(profile) and type(profile).__module__.startswith("kg_adapters."):
         try:
-            return WorkerIndexingSink(store, directory, profile, spool, state, memory, resumable=resumable)
+            return WorkerIndexingSink(
+                store, directory, profile, spool, state, memory, resumable=resumable, replay=replay
+            )
         except OSError:
             pass  # no interpreter to start (an embedded Python): the thread numbers them
     collector = TripleCollector()
     saved = CollectorSpool(spool, memory=memory)
     saved.restore(collector, state)
+    if replay is not None and state is None:
+        from kg_adapters.index.replay import replay_into
+
+        replay_into(collector, replay, profile)
     return ThreadIndexingSink(store, directory, profile, collector, saved, resumable=resumable)
 
 
@@ -338,6 +347,7 @@ class WorkerIndexingSink(IndexingSink):
         memory: int = DEFAULT_MEMORY,
         *,
         resumable: bool = True,
+        replay: Path | None = None,
     ) -> None:
         super().__init__(store, directory, profile, resumable=resumable)
         spool.mkdir(parents=True, exist_ok=True)
@@ -345,7 +355,16 @@ class WorkerIndexingSink(IndexingSink):
         resume.write_text(json.dumps(state), encoding="utf-8")
         self._state: dict[str, Any] | None = None
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "loaders.index_worker", str(os.getpid()), str(spool), str(resume), str(memory)],
+            [
+                sys.executable,
+                "-m",
+                "loaders.index_worker",
+                str(os.getpid()),
+                str(spool),
+                str(resume),
+                str(memory),
+                *([] if replay is None else [str(replay), profile.name]),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # failures come back as the answer

@@ -47,9 +47,14 @@ class LoadReport:
     index_seconds: float = 0.0
     """The part of ``seconds`` the load waited for the traversal index: for a new store, numbered beside
     the load (a worker process, or a thread for small inputs) and written while the label index is
-    built, its waits; for an append, which reads the store back, the whole build."""
+    built, its waits; for an append, the same when the previous version's index is replayed
+    (``index_source``), else the whole build from the store read back."""
     resumed: bool = False
     """Whether the load went on from the checkpoint of a killed one (see :mod:`loaders.checkpoints`)."""
+    index_source: str = "the load"
+    """What the traversal, name and relation indexes were written from: the load (a new store), the previous
+    version's traversal index and the load (an append), or the store read back, and why
+    (:mod:`loaders.append_index`)."""
 
     @property
     def triples_per_second(self) -> float:
