@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -22,7 +23,16 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from benchmarks.common import REPO_ROOT, fmt_seconds, machine_info, markdown_table, median, ratio, write_results
+from benchmarks.common import (
+    REPO_ROOT,
+    fmt_seconds,
+    load_average_text,
+    machine_info,
+    markdown_table,
+    median,
+    ratio,
+    write_results,
+)
 from kg_adapters import store_layout
 from kg_adapters.testing.wikidata_graph import RECORDED
 from loaders import load_files
@@ -67,6 +77,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=150)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    load_start = os.getloadavg()
 
     with tempfile.TemporaryDirectory(prefix="kga-wd-bench-") as tmp:
         work = Path(tmp)
@@ -108,7 +119,12 @@ def main() -> None:
         ["load", "triples", "median time", "triples/s", "entities/s", "same triples as N-Triples", "JSON / N-Triples"],
         rows,
     )
-    markdown = f"# Wikidata JSON dump loading\n\n{count:,} entities (gzip), median of {args.runs} runs.\n\n{table}\n"
+    load_end = os.getloadavg()
+    markdown = (
+        f"# Wikidata JSON dump loading\n\n{count:,} entities (gzip), median of {args.runs} runs. 1/5/15-minute load "
+        f"average {load_average_text(load_start, load_end)} (2 cores).\n\n{table}\n"
+    )
+    figures["load_average"], figures["load_average_end"] = list(load_start), list(load_end)
     figures["machine"] = machine_info()
     write_results("wikidata_load", figures, markdown)
     print(markdown)

@@ -1,12 +1,14 @@
 """Reading RDF (and TSV) files into a pyoxigraph Store as fast as Oxigraph allows.
 
-Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in chunks:
+Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in pieces:
 N-Triples and N-Quads in blocks of about :data:`CHUNK_BYTES` of whole lines (no Python object per
-line), converted formats (TSV, MetaQA, Freebase) in chunks of :data:`CHUNK_LINES` lines; each chunk is
-bulk loaded. Only a chunk that fails to parse is parsed again line by line, to find the
-bad lines: strict loads stop at the first, lenient loads skip them and bulk load the rest of the
-chunk (a failed bulk load may have inserted part of the chunk; inserting those triples again
-is harmless because a store is a set). Other formats (Turtle, RDF/XML, TriG) are parsed as one
+line), converted formats (TSV, MetaQA, Freebase) in chunks of :data:`CHUNK_LINES` lines. N-Triples (and
+what the converters make of their lines) go to Oxigraph's bulk loader as one stream (:class:`_Segment`),
+strict or lenient: a lenient load first checks each piece with Oxigraph's parser and blanks the lines it
+refuses, reporting each (:mod:`loaders.refused`), since one refused line fails a whole bulk load and stores
+nothing of it. N-Quads and pieces with blank nodes are loaded piece by piece; only a piece that fails is
+parsed again line by line, to find the bad lines: strict loads stop at the first, lenient loads skip them
+and bulk load the rest of the piece. Other formats (Turtle, RDF/XML, TriG) are parsed as one
 stream, since a statement can span lines, and fed to ``Store.bulk_extend`` (which lets us count
 the statements and move them to the default graph); they cannot be loaded leniently.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import gzip
 import io
 import re
@@ -46,6 +49,8 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
+from loaders.refused import has_token_over_buffer, without_refused
+from loaders.refused import parser_reason as _reason
 from loaders.report import SkipLog
 from loaders.tsv import SEPARATORS
 
@@ -86,7 +91,6 @@ per byte of its N-Triples text (pyoxigraph 0.5.13, Freebase-shaped lines of ~131
 _PROGRESS_EVERY = 10_000
 _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
-_LINE_IN_MESSAGE = re.compile(r"^Parser error at line \d+ (column|between)")
 _BLANK_NODE = re.compile(rb"_:")
 """Where a blank node label may start (a regular expression finds it ~3x faster than ``in``, which
 stops at every ``_`` of a Freebase IRI)."""
@@ -186,7 +190,8 @@ def load_file(
     Line formats start at ``start_line`` (the lines before it are read and dropped: a resumed load)
     and call ``on_chunk(next_line, bytes_read)`` each time everything before ``next_line`` is stored
     (``bytes_read``: of the file as it lies on disk, compressed or not; None for a pipe), and
-    ``on_read(bytes_read)`` as they read. Strict N-Triples loads hand the input to Oxigraph as one stream
+    ``on_read(bytes_read)`` as they read. N-Triples loads (strict or lenient, whose refused lines are blanked
+    first: :func:`_checked`) hand the input to Oxigraph as one stream
     (:class:`_Segment`) until ``due()`` says a checkpoint is due (default: never) or Oxigraph would hold
     more than ``segment_bytes`` of it (:func:`bulk_load_bytes`; None: no cap; a segment holds one piece
     at least); the rest chunk by chunk. ``blank_prefix`` scopes the file's blank nodes (default: a fresh
@@ -200,21 +205,23 @@ def load_file(
             handed()
             return statements
         syntax = ox.RdfFormat.N_QUADS if format == "nq" else ox.RdfFormat.N_TRIPLES
-        streamed = syntax == ox.RdfFormat.N_TRIPLES and not log.lenient
+        streamed = syntax == ox.RdfFormat.N_TRIPLES
         statements = 0
         pieces = _pieces(path, converter, start_line, log)
+        if streamed and log.lenient:
+            pieces = _checked(pieces, path, log)
         for first_piece in pieces:
             piece: _Piece | None = first_piece
-            if streamed and not _BLANK_NODE.search(first_piece.data):
+            if streamed and not _held_out(first_piece):
                 segment = _Segment(first_piece, pieces, progress, on_read, due or _never, handed, segment_bytes)
                 try:
                     stream_load(store, segment.texts())
                 except SyntaxError as exc:
-                    _refuse(segment, exc, path, log)
+                    _refuse(segment, exc, path)
                 except MemoryError as exc:  # only a line longer than the parser's buffer holds such a token
                     if not is_buffer_overflow(exc):
                         raise
-                    _refuse(segment, exc, path, log)
+                    _refuse(segment, exc, path)
                 statements += segment.statements
                 piece = segment.held  # a piece with blank nodes ends the stream: it goes through the parser
                 if piece is None:
@@ -284,6 +291,9 @@ class _Piece:
     count: int
     next_line: int
     position: int | None
+    alone: bool = False
+    """Loaded on its own (from bytes), not in a stream: a lenient load's piece with a token too long for the
+    parser's buffer (:func:`loaders.refused.has_token_over_buffer`)."""
 
 
 def _pieces(path: str, converter: LineConverter | None, start_line: int, log: SkipLog) -> Iterator[_Piece]:
@@ -312,6 +322,29 @@ def _pieces(path: str, converter: LineConverter | None, start_line: int, log: Sk
         )
 
 
+def _held_out(piece: _Piece) -> bool:
+    """Whether ``piece`` is loaded on its own rather than in a stream: it holds blank nodes (they go through the
+    parser, to scope their labels to the file) or a token too long for a stream (``_Piece.alone``)."""
+    return piece.alone or _BLANK_NODE.search(piece.data) is not None
+
+
+def _checked(pieces: Iterator[_Piece], path: str, log: SkipLog) -> Iterator[_Piece]:
+    """The N-Triples ``pieces`` of a lenient load with the lines Oxigraph's parser refuses blanked (each one
+    reported to ``log``): a stream of them never fails (:mod:`loaders.refused`). A piece that may hold a token
+    longer than the parser's buffer (which no parser reading a stream takes) is marked to be bulk loaded on its
+    own, from bytes, as lenient loads always did (its bad lines found as :func:`_insert_chunk` finds them)."""
+    for piece in pieces:
+        if has_token_over_buffer(piece.data):  # the parser refuses it from a stream: bulk loaded on its own
+            yield dataclasses.replace(piece, alone=True)
+            continue
+        cleaned = without_refused(piece.data, piece.units, piece.first, path, log)
+        if cleaned is None:
+            yield piece
+        else:
+            kept = piece.count - cleaned.dropped
+            yield dataclasses.replace(piece, data=cleaned.data, units=cleaned.units, count=kept)
+
+
 class _Segment:
     """Consecutive pieces of one input handed to Oxigraph as one stream (:func:`stream_load`): one bulk
     load, hence one set of files written, for all of them. Oxigraph's bulk loader writes each string of a
@@ -322,9 +355,8 @@ class _Segment:
     checkpoints between segments: see :mod:`loaders.core`), the next piece would take what Oxigraph holds
     of the stream past ``cap`` bytes (:func:`bulk_load_bytes`: its memory follows one bulk load's size up
     to its own ceiling, ``kg_adapters.budgets.BULK_LOAD_CEILING``; the next segment starts there, with no
-    checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece holds
-    blank nodes (which go through the parser, to scope their labels to the file): that piece is then
-    ``held`` for the caller.
+    checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece is loaded
+    on its own (:func:`_held_out`): that piece is then ``held`` for the caller.
     ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
     ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
     are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
@@ -375,7 +407,7 @@ class _Segment:
             piece = next(self._rest, None)
             if piece is None:
                 self._ended()  # the input's last text is in Oxigraph's hands
-            elif _BLANK_NODE.search(piece.data):
+            elif _held_out(piece):
                 self.held = piece
                 return
 
@@ -400,9 +432,12 @@ class _Segment:
 _KEPT = 3
 
 
-def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str, log: SkipLog) -> NoReturn:
-    """Raises the LoadError of a strict stream Oxigraph refused: for the first bad line of the last pieces,
-    with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said."""
+def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str) -> NoReturn:
+    """Raises the LoadError of a stream Oxigraph refused: for the first bad line of the last pieces,
+    with that line's own error (as a load chunk by chunk reports it), else where Oxigraph said. A lenient
+    stream was checked with the same parser first (:func:`_checked`), so it gets here only if the parser
+    and the bulk loader disagree: nothing of the stream was stored, so that fails the load too."""
+    log = SkipLog(lenient=False)
     for piece in segment.kept():
         units = piece.units if piece.units is not None else piece.data.split(b"\n")
         if isinstance(failure, MemoryError):
@@ -733,12 +768,6 @@ def _input_line(units: list[bytes], first: int, lineno: int | None) -> int | Non
         if seen >= lineno:
             return first + offset
     return first + len(units) - 1
-
-
-def _reason(exc: SyntaxError) -> str:
-    """Oxigraph's message without its chunk-relative line number."""
-    message = str(exc.msg or exc)
-    return _LINE_IN_MESSAGE.sub(lambda m: "Parser error " + ("at column" if m[1] == "column" else "between"), message)
 
 
 def _load_stream(
