@@ -336,6 +336,8 @@ def _build(
         with joined_on_failure(sink):
             if state["phase"] == "parse":
                 _parse(plan, state, sink, lenient, shown, save, checkpoint, profile, dump_filter, wikidata, memory)
+            else:  # resumed in its index phase: every input was read, so the bar counts the index's steps
+                shown.skip(plan)
             if indexing is not None:  # the indexes come from what the load saw: the database closes at once
                 _close_loaded(oxstore, indexing)
                 del oxstore

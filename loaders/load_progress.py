@@ -75,9 +75,12 @@ class LoadProgress:
 
     def skip(self, done: list[tuple[str, str]]) -> None:
         """Counts inputs a resumed load read before its checkpoint as read."""
-        for path, _fmt in done:
-            self._bar.update(input_size(path))
-        self._done += len(done)
+        with self._lock:
+            for path, _fmt in done:
+                self._bar.update(input_size(path))
+            self._done += len(done)
+            if self._done >= self._inputs:  # (a load resumed in its index phase: the steps take the bar)
+                self._show_step()
 
     def start_file(self, path: str) -> None:
         with self._lock:

@@ -82,8 +82,8 @@ def _blank_refused(lines: list[bytes], first: int, path: str, log: SkipLog, fail
             if reason is not None:
                 dropped += _drop(lines, candidate, first, path, log, reason)
                 found = True
-        if not found:
-            dropped += _drop(lines, at, first, path, log, parser_reason(failure))
+        if not found:  # the parser's line is not refused alone: check every line from here on its own
+            return dropped + _blank_each(lines, start, first, path, log)
         start = at + 1
         if start >= len(lines):
             return dropped

@@ -54,7 +54,7 @@ class LoadReport:
     index_source: str = "the load"
     """What the traversal, name and relation indexes were written from: the load (a new store), the previous
     version's traversal index and the load (an append), or the store read back, and why
-    (:mod:`loaders.append_index`)."""
+    (:mod:`loaders.load_indexes`)."""
 
     @property
     def triples_per_second(self) -> float:

@@ -101,7 +101,7 @@ def test_a_load_killed_inside_a_step_of_its_index_phase_redoes_that_step_alone(
         assert final[name] == kept[name], name
 
 
-@pytest.mark.parametrize("step", ["names", "edges", "literals", "traversal"])
+@pytest.mark.parametrize("step", ["names", "edges", "literals", "file:relations", "file:meta", "traversal"])
 def test_a_load_killed_after_a_step_is_recorded_does_not_do_it_again(
     dumps: dict[str, Any], tmp_path: Path, step: str
 ) -> None:
@@ -138,3 +138,17 @@ def test_progress_names_the_index_steps_and_gives_their_eta(
     eta = re.compile(r"^index: [^|]+\|[^|]*\| (\d+)/(\d+) \[\d\d:\d\d<\d\d:\d\d, ", re.MULTILINE)
     counts = [(int(done), int(total)) for done, total in eta.findall(shown)]
     assert any(0 < done < total for done, total in counts), shown[-2000:]
+    assert counts[-1][0] == counts[-1][1], shown[-2000:]  # every step planned is one the load did
+
+
+def test_a_load_resumed_in_its_index_phase_counts_its_steps(
+    dumps: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A load killed after its parse shows the index phase's steps when it is resumed (its inputs were
+    all read before the kill)."""
+    store, dump = tmp_path / "store", dumps["small"]["path"]
+    killed_at("index:names", dump, store, TINY)
+    load_files([dump], str(store), profile="freebase", progress=True, memory=TINY)
+    shown = capsys.readouterr().err.replace("\r", "\n")
+    assert "index: sorting the edges" in shown, shown[-2000:]
+    assert re.search(r"^index: [^|]+\|[^|]*\| \d+/\d+ \[", shown, re.MULTILINE), shown[-2000:]

@@ -85,7 +85,7 @@ def emit_index(
         _save_runs(tmp / _NAMESPACE_RUNS, starts, ids)
         return namespaces
 
-    outputs = [tmp / "entities.bin", tmp / "entity_offsets.npy", tmp / _NAMESPACE_RUNS]
+    outputs = [tmp / "entities.bin", tmp / "entity_offsets.npy"]  # (and the namespace runs, read below)
     meta["namespaces"] = write("entities", entities, outputs)
     arrays.pop("entity_offsets")
     written()
@@ -99,14 +99,18 @@ def emit_index(
 
     write("literals", literals, [tmp / "literals.bin"])
     written()
-    arrays["namespace_starts"], arrays["namespace_ids"] = _load_runs(tmp / _NAMESPACE_RUNS)
     columns = {column: key for key, column in KEY_COLUMNS.items()}
+
+    def saved(name: str) -> Any:
+        if name.startswith("namespace_") and name not in arrays:  # only while a namespace file is unwritten:
+            # the runs file is deleted once both are, and a resumed load may have recorded them
+            arrays["namespace_starts"], arrays["namespace_ids"] = _load_runs(tmp / _NAMESPACE_RUNS)
+        source = arrays[columns.get(name, name)]
+        return _saved(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
+
     for name in ARRAYS:  # one progress step each, written or not
         if name in wanted and name != "entity_offsets":  # (written with the ids)
-            source = arrays[columns.get(name, name)]
-            write(
-                name, partial(_saved, tmp / f"{name}.npy", source, *_emitted(name, source, meta)), [tmp / f"{name}.npy"]
-            )
+            write(name, partial(saved, name), [tmp / f"{name}.npy"])
         written()
     write("relations", partial(_saved_json, tmp / "relations.json", relation_names), [tmp / "relations.json"])
     written()

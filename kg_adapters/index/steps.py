@@ -67,8 +67,9 @@ class BuildSteps:
 
     def unplan(self, steps: Iterable[str]) -> None:
         """Drops ``steps`` from those the progress counts (files a build turns out not to need)."""
+        dropped = set(steps)  # (a generator is read once)
         with self._lock:
-            self._planned = [step for step in self._planned if step not in set(steps)]
+            self._planned = [step for step in self._planned if step not in dropped]
 
     def done(self, step: str) -> Any:
         """What ``step`` recorded when it finished (None: not finished, or nothing recorded)."""
