@@ -60,6 +60,26 @@ def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:
     assert steps[0] == ["m.alice"] and ["m.paris"] in steps and all(len(ids) == 1 for ids in steps)
 
 
+def test_heads_are_a_declared_budget_of_their_own(sample_kg: KnowledgeGraph) -> None:
+    """Every ``neighbors`` call of FiDeLiS asks about the beam's ends (the step's, the retrieved relations'
+    and the lookahead's): heads=0 keeps the paper's beam of ``beam_width``, the default heads (4) at most
+    ``beam_width + heads``."""
+    question = ask("Who influenced Albert Einstein?", "m.0jcx")
+    plain = CountingKG(sample_kg)
+    answer = FiDeLiS(plain, beam_width=2, heads=0, scorer=BM25Scorer()).answer(question)
+    assert len(answer.prediction) == 2 and answer.details["depth"] == 1  # verified one step late
+    frontiers = plain.asked("neighbors")
+    assert len(frontiers) > 5 and all(len(ids) <= 2 for ids in frontiers) and max(map(len, frontiers)) == 2
+    spread = CountingKG(sample_kg)
+    FiDeLiS(spread, beam_width=2, scorer=BM25Scorer()).answer(question)
+    assert all(len(ids) <= 2 + 4 for ids in spread.asked("neighbors"))
+    assert max(len(ids) for ids in spread.asked("neighbors")) > 2
+    assert FiDeLiS(sample_kg).heads == 4
+    for bad in (-1, 0.5, "4", None):
+        with pytest.raises(InvalidTermError, match="heads"):
+            FiDeLiS(sample_kg, heads=bad)
+
+
 def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
     with pytest.raises(TypeError):
         FiDeLiS(toy_kg, top_k=2)
@@ -79,7 +99,9 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
         )
     ]
     influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
-    assert len(influenced.prediction) == 4  # the beam width
+    # the beam_width (4) best steps, all along influenced_by (Einstein has 7 such edges); the heads add one
+    # step of each other relation path, which states the question worse
+    assert len(influenced.prediction) == 4
     assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)
 
 
