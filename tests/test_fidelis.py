@@ -54,10 +54,14 @@ def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> 
 
 def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    answer = FiDeLiS(counted, beam_width=1).answer(ask(TWO_HOPS, "m.alice"))
+    answer = FiDeLiS(counted, beam_width=1, heads=0).answer(ask(TWO_HOPS, "m.alice"))
     assert answer.prediction == ("m.france",)
     steps = counted.asked("neighbors")
     assert steps[0] == ["m.alice"] and ["m.paris"] in steps and all(len(ids) == 1 for ids in steps)
+    # the heads (4 by default) widen the offline beam by the best step of each of the best relation paths
+    spread = CountingKG(toy_kg)
+    assert FiDeLiS(spread, beam_width=1).answer(ask(TWO_HOPS, "m.alice")).prediction == ("m.france",)
+    assert all(len(ids) <= 1 + 4 for ids in spread.asked("neighbors"))
 
 
 def test_heads_are_a_declared_budget_of_their_own(sample_kg: KnowledgeGraph) -> None:
