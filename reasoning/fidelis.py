@@ -5,15 +5,18 @@ Per question: keywords of the question (the LLM's, plus the question's content w
 anchors' names that they do not already cover, so an odd reply cannot lose the question);
 Path-RAG retrieves from indexes over KG names the entities matching the keywords (``search``, one
 call per keyword) and, at each step, the ``retrieve_top`` relation names most similar to them; the
-next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus one for the retrieved
-relations so a hub's busy relations hide none) are pre-selected to those along a retrieved
-relation or reaching a retrieved entity and scored as
+next-hop candidates of every beam path (one batched ``neighbors`` call per step, plus for the retrieved
+relations one per direction and a repeat ask for the relations a capped entity was left without, so a
+hub's busy relations hide none) are pre-selected to those along a retrieved relation or reaching a
+retrieved entity and scored as
 ``sim(keywords, step) + alpha * sim(keywords, 1-hop neighbourhood of the step's entity)``
 (alpha = 0.3; the neighbourhood is the best of the entity's relation names, one batched ``relations``
 call per direction and step, one walked against its edge less ``INVERSE_COST`` and never the one straight
-back along the step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the LLM picking
-the beam among the best candidates; after every step deductive verification asks whether a path
-already entails the answer, and the search stops at the first verified path(s).
+back along the step); beam search keeps ``beam_width`` (4) paths for up to ``max_depth`` (4) steps, the
+LLM picking the beam among the ``candidates`` (16) best; offline the beam keeps the ``beam_width`` best
+plus the best of each of the ``heads`` (4) best relation paths, at most ``beam_width + heads`` paths
+(``heads=0``: the paper's beam). After every step deductive verification asks whether a path already
+entails the answer, and the search stops at the first verified path(s).
 
 Choices where the paper is vague or needs an LLM:
 
@@ -26,15 +29,20 @@ Choices where the paper is vague or needs an LLM:
   No step walks straight back along the relation just walked. Offline the shortlist and the beam keep,
   besides the best steps, the best step of each of the best relation paths
   (:func:`reasoning.grounding.spread`): one relation's many edges must not crowd out the path a question
-  needs one hop further.
+  needs one hop further. The beam: the ``beam_width`` best and the heads of the ``heads`` best paths, at
+  most ``beam_width + heads``; the shortlist scored with its neighbourhood: the ``2 x candidates`` best and
+  the heads of the ``2 x candidates`` best paths, at most ``4 x candidates``.
 * Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
-  is verified when no path one hop longer states the question better than the beam's best, both read
-  by their path scores (in one call) less :func:`reasoning.relevance.path_cost` per extra or
-  backward hop; the verified paths are then the explored paths that state it best. Every comparison is
-  between path scores of one question, so no level depends on the scorer's scale. In a path's
-  alignment a word two relations state equally counts for the earlier one (Freebase's "country" then
-  "country capital" for "What is the capital of the country of X?"). ``verify_threshold`` is accepted
-  and checked but no longer used offline (the stop needs no absolute level).
+  is verified when no path one hop longer opens a path that states the question better than the beam's
+  best states it itself: the longer paths' promise (from the lookahead's call,
+  :func:`reasoning.lookahead.lookahead_scores`) against the beam's own path scores
+  (:func:`reasoning.lookahead.own_scores` with ``whole=False``), two calls, each less
+  :func:`reasoning.relevance.path_cost` per extra or backward hop; the verified paths are then the explored
+  paths that state it best. Every comparison is between path scores of one question, so no level depends
+  on the scorer's scale. In a path's alignment a word two relations state equally counts for the earlier
+  one (Freebase's "country" then "country capital" for "What is the capital of the country of X?").
+  ``verify_threshold`` is accepted and checked but no longer used offline (the stop needs no absolute
+  level).
 * When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
   depth) that state the question best by the same measure, shortest first; none when no explored path
   states anything of it; ``details["verified"]`` says which case held.
@@ -50,7 +58,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Edge, Node, Path
-from reasoning.base import Answer, KGReasoner, Question, budget, number
+from reasoning.base import Answer, KGReasoner, Question, budget, count, number
 from reasoning.grounding import (
     Chain,
     Names,
@@ -113,6 +121,7 @@ class FiDeLiS(KGReasoner):
     name = "fidelis"
 
     beam_width: int = budget(4)
+    heads: int = count(4)
     max_depth: int = budget(4)
     alpha: float = number(0.3)
     retrieve_top: int = budget(10)
@@ -186,7 +195,8 @@ class FiDeLiS(KGReasoner):
     def _step(
         self, search: Search, question: Question, beam: list[Beam], indexed: set[str], names: Names
     ) -> list[Beam]:
-        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions: by the best
+        """Extends every beam path by one hop and keeps the ``beam_width`` best extensions (offline also the
+        best of each of the ``heads`` best relation paths, at most ``beam_width + heads``): by the best
         relation path each opens, then by the Path-RAG score."""
         run = search.run
         ends = [path.end for path in beam if isinstance(path.end, str)]
@@ -212,7 +222,8 @@ class FiDeLiS(KGReasoner):
         steps = self._path_rag(search, steps, indexed, names)
         ranked_steps = sorted(steps, key=lambda step: (-step.promise, -step.score))
         if run.llm is None:  # the beam keeps the best step of each of the best relation paths too (spread)
-            return [ranked_steps[i] for i in spread([_walk(step) for step in ranked_steps], self.beam_width)]
+            walks = [_walk(step) for step in ranked_steps]
+            return [ranked_steps[i] for i in spread(walks, self.beam_width, self.heads)]
         top = ranked_steps[: self.candidates]
         picked = self._llm_pick(run, question, top, names)
         return picked if picked is not None else top[: self.beam_width]
@@ -275,7 +286,8 @@ class FiDeLiS(KGReasoner):
         similarity = judge.calibrated(judge.scores(texts))
         kept = self._promise(search, kept)  # the shortlist by the paths they open, then by similarity
         order = sorted(range(len(kept)), key=lambda i: (-kept[i].promise, -similarity[i], i))
-        shortlist = [order[i] for i in spread([_walk(kept[i]) for i in order], self.candidates * 2)]
+        wide = self.candidates * 2  # at most 2 x wide steps (the module docstring)
+        shortlist = [order[i] for i in spread([_walk(kept[i]) for i in order], wide, wide)]
         entities = list(dict.fromkeys(end for i in shortlist if isinstance(end := kept[i].end, str)))
         around = {side: run.kg.relations(entities, direction=side) if entities else {} for side in SIDES}
         vocabulary = list(dict.fromkeys(rel for found in around.values() for rels in found.values() for rel in rels))

@@ -345,11 +345,13 @@ def heads_first(paths: Sequence[Hashable]) -> list[int]:
     return [*firsts.values(), *(i for i in range(len(paths)) if i not in heads)]
 
 
-def spread(paths: Sequence[Hashable], width: int) -> list[int]:
-    """A beam over items ranked best first, each with its relation path: the ``width`` first items and the
-    first item of each of the ``width`` first paths (:func:`heads_first`), in rank order: a path's one
-    item must not stand for all of its tails either."""
-    return sorted({*range(min(width, len(paths))), *heads_first(paths)[:width]})
+def spread(paths: Sequence[Hashable], width: int, heads: int) -> list[int]:
+    """A beam over items ranked best first, each with its relation path, in rank order: the ``width`` first
+    items and the ``heads`` first of :func:`heads_first` (the first item of each of the ``heads`` best paths,
+    the best other items where there are fewer paths): a path's one item must not stand for all of its
+    tails either. At most ``width + heads`` items (fewer where the two overlap); ``heads=0`` is the plain
+    beam of the ``width`` best."""
+    return sorted({*range(min(width, len(paths))), *heads_first(paths)[:heads]})
 
 
 def parse_numbers(reply: str | None, count: int) -> list[int] | None:

@@ -25,8 +25,9 @@ backward hop), so none depends on the scorer's scale:
   (:meth:`reasoning.relevance.Judge.calibrated`; an entity's name rarely shares words with its question, so
   a non-matching one is neutral rather than fatal, and a relation with many tails is not diluted as scores
   summing to 1 would dilute it); the beam keeps the ``width`` best chains and the best chain of each of
-  the ``width`` best relation paths (:func:`reasoning.grounding.spread`: one relation's many tails must
-  not crowd out the path a question needs one hop further);
+  the ``heads`` (3) best relation paths, at most ``width + heads`` chains (:func:`reasoning.grounding.spread`:
+  one relation's many tails must not crowd out the path a question needs one hop further; ``heads=0`` is
+  the paper's beam of ``width``);
 * the stop rule: go deeper while some next hop opens a path that states the question better (its extra
   hop's cost paid) than every chain the last level grew states it itself;
 * the answer: the chains (``width`` at most, best chain score first) of the relation path, of any level,
@@ -46,7 +47,7 @@ from typing import Any
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
-from reasoning.base import LLM, Answer, KGReasoner, Question, budget
+from reasoning.base import LLM, Answer, KGReasoner, Question, budget, count
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge, path_cost
@@ -100,13 +101,14 @@ class Chain:
 
 
 class ThinkOnGraph(KGReasoner):
-    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3; offline also the best chain of
-    each of the ``width`` best relation paths), ``depth`` (3),
-    ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
+    """Think-on-Graph; see the module docstring. Options: ``width`` (beam, 3), ``heads`` (offline the beam
+    also keeps the best chain of each of the ``heads`` best relation paths, 3; 0: the paper's beam),
+    ``depth`` (3), ``max_entities`` (candidates of one relation shown to the LLM, 20 as in ToG's code)."""
 
     name = "tog"
 
     width: int = budget(3)
+    heads: int = count(3)
     depth: int = budget(3)
     max_entities: int = budget(20)
 
@@ -149,7 +151,7 @@ class ThinkOnGraph(KGReasoner):
             beam = (
                 grown[: self.width]
                 if self.llm is not None
-                else [grown[i] for i in spread([_walk(c) for c in grown], self.width)]
+                else [grown[i] for i in spread([_walk(c) for c in grown], self.width, self.heads)]
             )
             if self.llm is not None:
                 sufficient, reply = self._evaluate(question, beam, self.llm)

@@ -54,10 +54,34 @@ def test_unverifiable_question_searches_to_max_depth(toy_kg: KnowledgeGraph) -> 
 
 def test_beam_width_bounds_the_frontier(toy_kg: KnowledgeGraph) -> None:
     counted = CountingKG(toy_kg)
-    answer = FiDeLiS(counted, beam_width=1).answer(ask(TWO_HOPS, "m.alice"))
+    answer = FiDeLiS(counted, beam_width=1, heads=0).answer(ask(TWO_HOPS, "m.alice"))
     assert answer.prediction == ("m.france",)
     steps = counted.asked("neighbors")
     assert steps[0] == ["m.alice"] and ["m.paris"] in steps and all(len(ids) == 1 for ids in steps)
+    # the heads (4 by default) widen the offline beam by the best step of each of the best relation paths
+    spread = CountingKG(toy_kg)
+    assert FiDeLiS(spread, beam_width=1).answer(ask(TWO_HOPS, "m.alice")).prediction == ("m.france",)
+    assert all(len(ids) <= 1 + 4 for ids in spread.asked("neighbors"))
+
+
+def test_heads_are_a_declared_budget_of_their_own(sample_kg: KnowledgeGraph) -> None:
+    """Every ``neighbors`` call of FiDeLiS asks about the beam's ends (the step's, the retrieved relations'
+    and the lookahead's): heads=0 keeps the paper's beam of ``beam_width``, the default heads (4) at most
+    ``beam_width + heads``."""
+    question = ask("Who influenced Albert Einstein?", "m.0jcx")
+    plain = CountingKG(sample_kg)
+    answer = FiDeLiS(plain, beam_width=2, heads=0, scorer=BM25Scorer()).answer(question)
+    assert len(answer.prediction) == 2 and answer.details["depth"] == 1  # verified one step late
+    frontiers = plain.asked("neighbors")
+    assert len(frontiers) > 5 and all(len(ids) <= 2 for ids in frontiers) and max(map(len, frontiers)) == 2
+    spread = CountingKG(sample_kg)
+    FiDeLiS(spread, beam_width=2, scorer=BM25Scorer()).answer(question)
+    assert all(len(ids) <= 2 + 4 for ids in spread.asked("neighbors"))
+    assert max(len(ids) for ids in spread.asked("neighbors")) > 2
+    assert FiDeLiS(sample_kg).heads == 4
+    for bad in (-1, 0.5, "4", None):
+        with pytest.raises(InvalidTermError, match="heads"):
+            FiDeLiS(sample_kg, heads=bad)
 
 
 def test_options_are_checked(toy_kg: KnowledgeGraph) -> None:
@@ -79,7 +103,9 @@ def test_bundled_sample_offline(sample_kg: KnowledgeGraph) -> None:
         )
     ]
     influenced = reasoner.answer(ask("Who influenced Albert Einstein?", "m.0jcx"))
-    assert len(influenced.prediction) == 4  # the beam width
+    # the beam_width (4) best steps, all along influenced_by (Einstein has 7 such edges); the heads add one
+    # step of each other relation path, which states the question worse
+    assert len(influenced.prediction) == 4
     assert all(path[0].relation == "influence.influence_node.influenced_by" for path in influenced.reasoning_paths)
 
 

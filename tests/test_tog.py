@@ -15,6 +15,7 @@ from support.sample_store import follow, open_wikidata_mini, sample_facts
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
+from kg_adapters.errors import InvalidTermError
 from kg_adapters.records import Literal
 from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import Answer, Question
@@ -78,6 +79,45 @@ def test_offline_beam_width_bounds_the_answers(kg: KnowledgeGraph) -> None:
     ]
     wide = ThinkOnGraph(kg, width=40, scorer=BM25Scorer()).answer(question)
     assert len(wide.prediction) > len(answer.prediction) and set(wide.prediction) <= genres
+
+
+def level_frontiers(kg: KnowledgeGraph, question: Question, **options: Any) -> list[list[str]]:
+    """The entities each level's relation exploration asks about (offline, BM25). Offline ToG is
+    deterministic, so the run limited to ``depth=d + 1`` makes every call of the run limited to ``depth=d``,
+    then level d + 1 starts with one ``relations`` call per direction about the beam's entities (level 1
+    after the topics' names)."""
+    frontiers: list[list[str]] = []
+    before: list[tuple[str, list[str]]] = []
+    for depth in (1, 2, 3):
+        counting = CountingKG(kg)
+        ThinkOnGraph(counting, depth=depth, scorer=BM25Scorer(), **options).answer(question)
+        assert counting.calls[: len(before)] == before
+        level = [name for name, _ in counting.calls[len(before) :]]
+        if not level:  # stopped before this level
+            break
+        first = level.index("relations")
+        assert set(level[:first]) <= {"labels"} and level[first + 1] == "relations"
+        frontiers.append(counting.calls[len(before) + first][1])
+        before = counting.calls
+    return frontiers
+
+
+def test_offline_heads_are_a_declared_budget_of_their_own(kg: KnowledgeGraph) -> None:
+    question = Question(
+        id="3", question="What genres are the films directed by Steven Spielberg?", q_entity=(SPIELBERG,)
+    )
+    # heads=0: the paper's beam, never more than width entities explored from at any level
+    plain = level_frontiers(kg, question, width=2, heads=0)
+    assert len(plain) == 3 and all(len(ids) <= 2 for ids in plain)
+    # the default heads (3) add the best chain of each of the 3 best relation paths: at most width + heads
+    spread = level_frontiers(kg, question, width=2)
+    assert all(len(ids) <= 2 + 3 for ids in spread) and max(len(ids) for ids in spread) > 2
+    default = level_frontiers(kg, question)
+    assert all(len(ids) <= 3 + 3 for ids in default) and max(len(ids) for ids in default) > 3
+    assert ThinkOnGraph(kg).heads == 3 and ThinkOnGraph(kg, heads=0).heads == 0
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(InvalidTermError, match="heads"):
+            ThinkOnGraph(kg, heads=bad)
 
 
 def scripted_answer(
