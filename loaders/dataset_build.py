@@ -577,6 +577,27 @@ def _worker_start(url: str) -> None:
     _worker_kg = connect(url)
 
 
+def _worker_ready() -> None:
+    """A task that only makes the pool start a worker."""
+
+
+@contextlib.contextmanager
+def _ctrl_c_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile (a Ctrl-C then waits, and is raised on leaving). A process
+    started meanwhile inherits the block, so it never sees Ctrl-C: the parent handles it, and a worker is
+    not interrupted while it imports (before its initializer ignores SIGINT)."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # (not POSIX)
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _worker_rows(questions: list[QuestionInput], settings: Settings) -> list[BuiltRow]:
     assert _worker_kg is not None
     return build_rows(_worker_kg, questions, settings)
@@ -595,6 +616,9 @@ def _build_in_processes(
 
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(url,))
+    with _ctrl_c_blocked():  # every worker started now inherits it: Ctrl-C never interrupts one importing
+        for _ in range(workers):
+            pool.submit(_worker_ready)  # (a spawned pool starts a worker per task until it has them all)
     pending: dict[Future[list[BuiltRow]], list[tuple[int, QuestionInput]]] = {}
     try:
         while True:
