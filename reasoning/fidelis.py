@@ -373,7 +373,8 @@ class FiDeLiS(KGReasoner):
             return []
         levels = self._levels(search, explored)
         best = max(levels)
-        if best + path_cost(len(explored[levels.index(best)].chain), _backwards(explored[levels.index(best)])) <= 0.0:
+        leader = explored[levels.index(best)]
+        if best + path_cost(len(leader.chain), _backwards(leader)) <= 0.0:
             return []
         top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]
         shortest = min(len(path.chain) for path in top)

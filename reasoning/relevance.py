@@ -38,7 +38,7 @@ from reasoning.base import Scorer
 T = TypeVar("T")
 
 TIE_BAND = 0.1
-"""Scores closer than this share of the background-to-best height count as a tie."""
+"""Scores closer than this, in calibrated units (:meth:`Judge.calibrated`: unrelated 0, stated 1), tie."""
 HOP_COST = 0.02
 """What each hop after the first must add, in relevance units: enough to break a near tie in favour of the
 shorter path, not so much that a path naming the question's relations loses to a prefix of it that

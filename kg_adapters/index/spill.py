@@ -291,7 +291,8 @@ class SpilledCollection:
         self.map_bytes = memory // 8
         """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
         self.windows_written = 0
-        """Windows of such maps written from spooled pairs (0: every map fitted its share in memory)."""
+        """Windows of such maps this process wrote from spooled pairs (0: every map fitted its share in
+        memory; a resumed load's skipped steps are not counted)."""
         self.fan_in = max(self.merge_bytes // (_CHUNK * _ITEM_BYTES), 4)
         self._unique: int | None = None
 
