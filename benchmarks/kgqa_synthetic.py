@@ -117,7 +117,7 @@ def run_method(
     timed = TimedScorer(scorer)
 
     def factory(graph: KnowledgeGraph, llm: LLM | None) -> Reasoner:
-        return method(graph, llm=llm, scorer=timed)  # type: ignore[arg-type]
+        return method(graph, llm=llm, scorer=timed)
 
     parsed = [Question.from_json(q) for q in lines]
     out = workdir / f"{name}-{tag}.jsonl"
