@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import log, machine_info, markdown_table, source_fingerprint, write_results
-from benchmarks.kgqa_synthetic import WORDINGS, WORDINGS_FILE, open_graph
+from benchmarks.kgqa_synthetic import WORDINGS, generated, open_graph, question_arguments
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Scorer
 from reasoning.lookahead import SIDES
 from reasoning.registry import make_scorer
 from reasoning.relevance import Judge, path_cost
-from reasoning.synthetic import generate, read_wordings
 from reasoning.text import RelationNames, schema_relations
 from reasoning.walks import Step, backward, turns_back
 
@@ -100,12 +99,7 @@ def rank(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", choices=["sample", "fb15k237", "wikidata"], default="sample")
-    parser.add_argument("--per-hop", type=int, default=40)
-    parser.add_argument("--hops", default="2", help="hop counts to generate questions for (comma-separated)")
-    parser.add_argument("--max-answers", type=int, default=10)
-    parser.add_argument("--pool", type=int, default=20_000)
-    parser.add_argument("--seed", type=int, default=7)
+    question_arguments(parser, per_hop=40, hops="2")
     parser.add_argument("--scorers", default="bm25,hybrid")
     parser.add_argument("--label", help="suffix of the result files (default: the graph's name; none for sample)")
     args = parser.parse_args()
@@ -113,15 +107,7 @@ def main() -> None:
     load_start = os.getloadavg()
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="path-ranking-") as tmp, connect(open_graph(args.graph, Path(tmp))) as kg:
-        questions = generate(
-            kg,
-            per_hop=args.per_hop,
-            hops=tuple(int(h) for h in args.hops.split(",") if h),
-            max_answers=args.max_answers,
-            seed=args.seed,
-            pool=args.pool,
-            wordings=read_wordings(WORDINGS_FILE),
-        )
+        questions = generated(kg, args)
         skip = schema_relations(kg)
         words = RelationNames(kg)
         found = [candidate_paths(kg, q["q_entity"][0], tuple(q["gold_paths"][0]), skip) for q in questions]
