@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
-from reasoning.relevance import Judge, path_cost
+from reasoning.relevance import Judge
 from reasoning.text import RelationNames
-from reasoning.walks import Step, backward, turns_back
+from reasoning.walks import SIDES, Step, added_cost, backward, net_level, turns_back
 
-SIDES: tuple[Direction, Direction] = ("out", "in")
 REACHED = 20
 """Entities per hop whose relations are read for its continuations (a sample says what lies behind)."""
 
@@ -104,10 +103,10 @@ def lookahead_scores(
         added or (alone[i] > 0.0 and hop.prefix not in improving)
         for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
     ]
-    best = [score - _added(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
+    best = [score - added_cost(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
     for option in following:
         i = option.group
-        best[i] = max(best[i], option.aligned - _added(option.steps, len(walks[i]) - 1))
+        best[i] = max(best[i], option.aligned - added_cost(option.steps, len(walks[i]) - 1))
     return [max(score, 0.0) if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
@@ -131,7 +130,7 @@ class Continuation:
     @property
     def value(self) -> float:
         """The alignment less the continued path's :func:`path_cost`."""
-        return self.aligned - path_cost(len(self.steps), backward(self.steps))
+        return net_level(self.aligned, len(self.steps), backward(self.steps))
 
 
 def continuations(
@@ -172,11 +171,6 @@ def continuations(
         for (group, steps, ends), path in zip(found, continued, strict=True)
     ]
     return following, aligned
-
-
-def _added(steps: Sequence[Step], prefix: int) -> float:
-    """What the hops after the first ``prefix`` add to a walked path's :func:`path_cost`."""
-    return path_cost(len(steps), backward(steps[prefix:])) - path_cost(prefix)
 
 
 def capped_edges(

@@ -83,6 +83,10 @@ class Judge:
         self.question = question
         self.focus = question_focus(question, names)
         self.words, self.spans = question_spans(self.focus)
+        said = _WORD.findall(self.focus.lower())
+        self.mentions = tuple(said.count(word) for word in self.words)
+        """How often the focus says each content word ("influenced" twice in "Who influenced the people who
+        influenced?")."""
         self._cells: dict[str, tuple[float, tuple[float, ...]]] = {}
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
@@ -146,23 +150,47 @@ class Judge:
         after "country" for "In which country is the place of birth of X?"), and so is a relation walked
         again: it counts as stating nothing, and what it states counts for no word either, so a detour
         never raises a path's score (a semantic scorer relates every relation to every word a little: a
-        third relation restating "locations" must not lift "film, featured film locations")."""
+        third relation restating "locations" must not lift "film, featured film locations").
+
+        Unless the question says it again: a word the question says ``n`` times may be stated by ``n``
+        relations, the same relation walked again among them ("Who influenced the people who influenced
+        X?": "influenced by" twice), and counts as covered by the mean of its ``n`` best statements (one
+        "influenced by" states half of it)."""
         if not path:
             return 0.0
-        tails = list(dict.fromkeys(tail for _, tail in path))
+        walked: dict[str, int] = {}
+        tails = []
+        for _, tail in path:
+            walked[tail] = walked.get(tail, 0) + 1
+            if walked[tail] == 1 or walked[tail] <= self._said(tail):
+                tails.append(tail)
         if not self.words:
             return sum(self._cells[text][0] for text in tails) / len(path)
         rows = [self._cells[text][1] for text in tails]
         stating = [
-            i for i in range(len(tails)) if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier)
+            i
+            for i in range(len(tails))
+            if len(rows) == 1 or _adds(rows, i, self.mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
-        covered = [max((rows[i][w] for i in stating), default=0.0) for w in range(len(self.words))]
+        covered = [
+            sum(sorted((rows[i][w] for i in stating), reverse=True)[:said]) / said
+            for w, said in enumerate(self.mentions)
+        ]
         coverage = sum(covered) / len(covered)
         if precision + coverage <= 0:
             return 0.0
         weight = COVERAGE_WEIGHT**2
         return (1 + weight) * precision * coverage / (weight * precision + coverage)
+
+    def _said(self, text: str) -> int:
+        """How often the question says what a relation text states: the most mentions of a word it states
+        at its best level (within :data:`TIE_BAND`)."""
+        best, levels = self._cells[text]
+        said = [
+            n for level, n in zip(levels, self.mentions, strict=True) if level > TIE_BAND and level >= best - TIE_BAND
+        ]
+        return max(said, default=1)
 
     def scores(self, texts: Sequence[str]) -> list[float]:
         """Scores of ``texts`` against the focus, in one scorer call."""
@@ -230,21 +258,25 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
     return unigrams, spans
 
 
-def _adds(rows: Sequence[tuple[float, ...]], i: int, *, ties_to_earlier: bool = False) -> bool:
+def _adds(rows: Sequence[tuple[float, ...]], i: int, mentions: Sequence[int], *, ties_to_earlier: bool = False) -> bool:
     """Whether relation ``i`` states some word better than every other relation of its path, by more than
     :data:`TIE_BAND` (calibrated units: a semantic scorer relates every relation to every word a little, so
-    a detour restating a word a little more closely than the relation that states it adds nothing).
+    a detour restating a word a little more closely than the relation that states it adds nothing); for a
+    word the question says ``n`` times (``mentions``), better than all but ``n - 1`` of them.
     ``ties_to_earlier``: a word stated equally (within the band) by two relations counts for the earlier
     one (see :class:`Judge`)."""
+    others = [j for j in range(len(rows)) if j != i]
     if not ties_to_earlier:
         return any(
-            level > max(row[w] for j, row in enumerate(rows) if j != i) + TIE_BAND for w, level in enumerate(rows[i])
+            sum(level <= rows[j][w] + TIE_BAND for j in others) < said
+            for w, (level, said) in enumerate(zip(rows[i], mentions, strict=True))
         )
     return any(
         level > TIE_BAND
-        and all(level > rows[j][w] + TIE_BAND for j in range(i))
-        and all(level >= rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
-        for w, level in enumerate(rows[i])
+        and sum(level <= rows[j][w] + TIE_BAND for j in range(i))
+        + sum(level < rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
+        < said
+        for w, (level, said) in enumerate(zip(rows[i], mentions, strict=True))
     )
 
 
