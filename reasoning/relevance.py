@@ -153,9 +153,11 @@ class Judge:
         third relation restating "locations" must not lift "film, featured film locations").
 
         Unless the question says it again: a word the question says ``n`` times may be stated by ``n``
-        relations, the same relation walked again among them ("Who influenced the people who influenced
-        X?": "influenced by" twice), and counts as covered by the mean of its ``n`` best statements (one
-        "influenced by" states half of it)."""
+        relations that state it among their best words, the same relation walked again among them ("Who
+        influenced those who influenced X?": "influenced by" twice), and counts as covered by the mean of
+        its ``n`` best such statements (one "influenced by" states half of it; a relation that relates to
+        the word only a little, as a semantic scorer relates every relation to every word, fills no second
+        mention)."""
         if not path:
             return 0.0
         walked: dict[str, int] = {}
@@ -173,10 +175,11 @@ class Judge:
             if len(rows) == 1 or _adds(rows, i, self.mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
-        covered = [
-            sum(sorted((rows[i][w] for i in stating), reverse=True)[:said]) / said
-            for w, said in enumerate(self.mentions)
-        ]
+        covered = []
+        for w, said in enumerate(self.mentions):
+            level = max((rows[i][w] for i in stating), default=0.0)
+            again = sorted((rows[i][w] for i in stating if _states(rows[i], w)), reverse=True)[1:said]
+            covered.append((level + sum(again)) / said)
         coverage = sum(covered) / len(covered)
         if precision + coverage <= 0:
             return 0.0
@@ -184,13 +187,10 @@ class Judge:
         return (1 + weight) * precision * coverage / (weight * precision + coverage)
 
     def _said(self, text: str) -> int:
-        """How often the question says what a relation text states: the most mentions of a word it states
-        at its best level (within :data:`TIE_BAND`)."""
-        best, levels = self._cells[text]
-        said = [
-            n for level, n in zip(levels, self.mentions, strict=True) if level > TIE_BAND and level >= best - TIE_BAND
-        ]
-        return max(said, default=1)
+        """How often the question says what a relation text states: the most mentions of a word among
+        its best words (:func:`_states`)."""
+        levels = self._cells[text][1]
+        return max((n for w, n in enumerate(self.mentions) if _states(levels, w)), default=1)
 
     def scores(self, texts: Sequence[str]) -> list[float]:
         """Scores of ``texts`` against the focus, in one scorer call."""
@@ -262,22 +262,27 @@ def _adds(rows: Sequence[tuple[float, ...]], i: int, mentions: Sequence[int], *,
     """Whether relation ``i`` states some word better than every other relation of its path, by more than
     :data:`TIE_BAND` (calibrated units: a semantic scorer relates every relation to every word a little, so
     a detour restating a word a little more closely than the relation that states it adds nothing); for a
-    word the question says ``n`` times (``mentions``), better than all but ``n - 1`` of them.
+    word the question says ``n`` times (``mentions``) that is among the relation's best words
+    (:func:`_states`), better than all but ``n - 1`` of them.
     ``ties_to_earlier``: a word stated equally (within the band) by two relations counts for the earlier
     one (see :class:`Judge`)."""
     others = [j for j in range(len(rows)) if j != i]
+    said = [n if _states(rows[i], w) else 1 for w, n in enumerate(mentions)]
     if not ties_to_earlier:
-        return any(
-            sum(level <= rows[j][w] + TIE_BAND for j in others) < said
-            for w, (level, said) in enumerate(zip(rows[i], mentions, strict=True))
-        )
+        return any(sum(level <= rows[j][w] + TIE_BAND for j in others) < said[w] for w, level in enumerate(rows[i]))
     return any(
         level > TIE_BAND
         and sum(level <= rows[j][w] + TIE_BAND for j in range(i))
         + sum(level < rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
-        < said
-        for w, (level, said) in enumerate(zip(rows[i], mentions, strict=True))
+        < said[w]
+        for w, level in enumerate(rows[i])
     )
+
+
+def _states(row: Sequence[float], w: int) -> bool:
+    """Whether word ``w`` is among the words a relation states best (above :data:`TIE_BAND`, and within it
+    of the relation's best word): only such a statement counts for a word the question says again."""
+    return row[w] > TIE_BAND and row[w] >= max(row) - TIE_BAND
 
 
 def _joined(path: Sequence[str]) -> str:
