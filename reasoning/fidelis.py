@@ -32,6 +32,12 @@ Choices where the paper is vague or needs an LLM:
   needs one hop further. The beam: the ``beam_width`` best and the heads of the ``heads`` best paths, at
   most ``beam_width + heads``; the shortlist scored with its neighbourhood: the ``2 x candidates`` best and
   the heads of the ``2 x candidates`` best paths, at most ``4 x candidates``.
+* The lookahead judges a hop by the relations behind a sample of the entities it reaches; the beam keeps
+  single entities. So a shortlisted step's promise is capped by what its own end bears out (its own path
+  and its one-relation continuations from there, read from the relations fetched for the neighbourhood
+  score: no extra KG call), and a step along a relation the beam's promise rests on is kept by the
+  pre-selection whatever its similarity to the whole question: a film without a producer must not take
+  the place of one with a producer, and ten "award" relations must not crowd out "produced by".
 * Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
   is verified when no path one hop longer opens a path that states the question better than the beam's
   best states it itself: the longer paths' promise (from the lookahead's call,
@@ -41,8 +47,9 @@ Choices where the paper is vague or needs an LLM:
   paths that state it best. Every comparison is between path scores of one question, so no level depends
   on the scorer's scale. In a path's alignment a word two relations state equally counts for the earlier
   one (Freebase's "country" then "country capital" for "What is the capital of the country of X?").
-  ``verify_threshold`` is accepted and checked but no longer used offline (the stop needs no absolute
-  level).
+  There is no verification threshold: the LLM's verdict is a yes or no, and offline the stop compares
+  path scores of one question with each other, so no absolute level is needed (an option that did nothing
+  would be accepted silently, so there is none: ``verify_threshold`` is refused like any unknown option).
 * When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
   depth) that state the question best by the same measure, shortest first; none when no explored path
   states anything of it; ``details["verified"]`` says which case held.
@@ -129,7 +136,6 @@ class FiDeLiS(KGReasoner):
     retrieve_top: int = budget(10)
     candidates: int = budget(16)
     edges_per_entity: int = budget(200)
-    verify_threshold: float = number(0.9)
 
     def __init__(self, kg: KnowledgeGraph, **options: Any) -> None:
         super().__init__(kg, **options)

@@ -68,7 +68,11 @@ def lookahead_scores(
     """Each hop's score: the best alignment of the hop's path and of its one-relation continuations
     (:func:`continuations`), each less what its hops add to the prefix's :func:`path_cost` (a hop after the
     first, a hop walked against its edge), 0 at the least; 0 for a hop whose own path states nothing of the
-    question (``skip``: relations never walked, a profile's name and description predicates)."""
+    question (``skip``: relations never walked, a profile's name and description predicates). The floor is a
+    decision: a hop walked against its edge must state the question by more than its
+    :data:`reasoning.relevance.INVERSE_COST` to count, the rule every method's :func:`path_cost` applies
+    (ToG and RefKG drop a later hop scored 0); a hop the question states is worth far more ("Which film was
+    directed by the friend of X?" walks "directed by" backwards, tests/test_long_paths.py)."""
     if not hops:
         return []
     tails: list[list[str]] = [[] for _ in hops]

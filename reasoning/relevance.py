@@ -40,7 +40,9 @@ T = TypeVar("T")
 TIE_BAND = 0.1
 """Scores closer than this, in calibrated units (:meth:`Judge.calibrated`: unrelated 0, stated 1), tie."""
 HOP_COST = 0.02
-"""What each hop after the first must add, in relevance units: enough to break a near tie in favour of the
+"""What each hop after the first must add, in path-score units (:meth:`Judge.path_scores`: 0 for a path
+stating nothing of the question, 1 for one stating all of it; :meth:`Judge.order` applies it on the same
+0-1 scale of relevance units): enough to break a near tie in favour of the
 shorter path, not so much that a path naming the question's relations loses to a prefix of it that
 already scores near the top (a semantic scorer rates "place of birth" close to "place of birth, country"
 for "Which country is the place of birth of X in?")."""
@@ -50,7 +52,8 @@ every content word should be explained, while a reworded relation is never state
 ("How is the nation that produced X governed?": "produced by" states "produced" exactly and leaves the rest
 unexplained; "country, form of government" states all of it, each word less exactly)."""
 INVERSE_COST = 0.2
-"""What each hop walked against its edge's direction must add (a question usually asks along an edge)."""
+"""What each hop walked against its edge's direction must add, in the units of :data:`HOP_COST` (a question
+usually asks along an edge)."""
 
 
 def question_focus(question: str, names: Iterable[str]) -> str:
@@ -300,7 +303,8 @@ def calibration(scorer: Scorer) -> tuple[float, float] | None:
 
 
 def path_cost(hops: int, inverse: int = 0) -> float:
-    """What a relation path must gain over a one-hop path, in relevance units: :data:`HOP_COST` per hop
-    after the first and :data:`INVERSE_COST` per hop walked against the edge's direction (a question
-    usually asks along an edge; a detour back and forth matches a question's words by accident)."""
+    """What a relation path must gain over a one-hop path, in path-score units (see :data:`HOP_COST`):
+    :data:`HOP_COST` per hop after the first and :data:`INVERSE_COST` per hop walked against the edge's
+    direction (a question usually asks along an edge; a detour back and forth matches a question's words by
+    accident)."""
     return HOP_COST * max(hops - 1, 0) + INVERSE_COST * inverse
