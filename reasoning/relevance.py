@@ -42,10 +42,10 @@ TIE_BAND = 0.1
 HOP_COST = 0.02
 """What each hop after the first must add, in path-score units (:meth:`Judge.path_scores`: 0 for a path
 stating nothing of the question, 1 for one stating all of it; :meth:`Judge.order` applies it on the same
-0-1 scale of relevance units): enough to break a near tie in favour of the
-shorter path, not so much that a path naming the question's relations loses to a prefix of it that
-already scores near the top (a semantic scorer rates "place of birth" close to "place of birth, country"
-for "Which country is the place of birth of X in?")."""
+0-1 scale of relevance units): enough to break a near tie in favour of the shorter path, not so much that
+a path naming the question's relations loses to a prefix of it that already scores near the top (a
+semantic scorer rates "place of birth" close to "place of birth, country" for "Which country is the place
+of birth of X in?")."""
 COVERAGE_WEIGHT = 2.0
 """How much more an alignment weighs coverage than precision (the beta of their F-measure): a question's
 every content word should be explained, while a reworded relation is never stated as exactly as a label

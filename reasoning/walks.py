@@ -2,7 +2,8 @@
 was walked along its edge (head to tail), how many hops went against their edge (each costs
 :data:`reasoning.relevance.INVERSE_COST`), and the one step no search takes: straight back along the
 relation just walked (Paris -country-> France <-country- Lyon: another place of the same country, not a
-fact about Paris's)."""
+fact about Paris's). Also what every method charges a path for its length and directions
+(:func:`net_level`, :func:`added_cost`) and the two directions it asks about one at a time (:data:`SIDES`)."""
 
 from __future__ import annotations
 
