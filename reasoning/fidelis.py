@@ -328,7 +328,8 @@ class FiDeLiS(KGReasoner):
         step's own path and of its one-relation continuations from its end (``around``: the relations there
         per direction, never straight back or a profile's name predicates), each alignment less what its
         hops after the step's prefix add to :func:`path_cost`, as the lookahead charges them. With each
-        promise, the relations of the continuations that reach the cap (none when the step's own path does)."""
+        promise, the relations of the continuations that reach the cap (none when the step's own path does, or
+        when the step promises nothing)."""
         schema = schema_relations(search.run.kg)
         walks = [walked_steps(step.start, step.chain) for step in steps]
         options: list[list[tuple[Step, ...]]] = []
@@ -353,7 +354,7 @@ class FiDeLiS(KGReasoner):
             rests_on = frozenset(
                 path[-1][0] for path, value in zip(onward[1:], values[1:], strict=True) if value >= level
             )
-            borne.append((promise, frozenset() if values[0] >= level else rests_on))
+            borne.append((promise, frozenset() if promise <= 0.0 or values[0] >= level else rests_on))
         return borne
 
     @staticmethod
