@@ -30,11 +30,10 @@ from benchmarks.kgqa_synthetic import WORDINGS, generated, open_graph, question_
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Scorer
-from reasoning.lookahead import SIDES
 from reasoning.registry import make_scorer
 from reasoning.relevance import Judge, path_cost
 from reasoning.text import RelationNames, schema_relations
-from reasoning.walks import Step, backward, turns_back
+from reasoning.walks import SIDES, Step, backward, turns_back
 
 AROUND = 20
 """Entities per first hop whose relations give the second hops (as the methods' lookahead reads them)."""
