@@ -117,7 +117,7 @@ def run_method(
     timed = TimedScorer(scorer)
 
     def factory(graph: KnowledgeGraph, llm: LLM | None) -> Reasoner:
-        return method(graph, llm=llm, scorer=timed)  # type: ignore[arg-type]
+        return method(graph, llm=llm, scorer=timed)
 
     parsed = [Question.from_json(q) for q in lines]
     out = workdir / f"{name}-{tag}.jsonl"
@@ -157,14 +157,33 @@ def worded(questions: list[dict[str, Any]], wording: str) -> list[dict[str, Any]
     return [{**q, "question": q[key]} for q in questions]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def question_arguments(parser: argparse.ArgumentParser, *, per_hop: int, hops: str) -> None:
+    """The options that say which questions are generated (``--graph``, ``--per-hop``, ``--hops``,
+    ``--max-answers``, ``--pool``, ``--seed``): benchmarks that must ask the same questions share them."""
     parser.add_argument("--graph", choices=["sample", "fb15k237", "wikidata"], default="sample")
-    parser.add_argument("--per-hop", type=int, default=30)
-    parser.add_argument("--hops", default="1,2,3", help="hop counts to generate questions for (comma-separated)")
+    parser.add_argument("--per-hop", type=int, default=per_hop)
+    parser.add_argument("--hops", default=hops, help="hop counts to generate questions for (comma-separated)")
     parser.add_argument("--max-answers", type=int, default=10)
     parser.add_argument("--pool", type=int, default=20_000, help="topic entities to sample from")
     parser.add_argument("--seed", type=int, default=7)
+
+
+def generated(kg: KnowledgeGraph, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The questions :func:`question_arguments`' options ask for, each worded twice."""
+    return generate(
+        kg,
+        per_hop=args.per_hop,
+        hops=tuple(int(h) for h in args.hops.split(",") if h),
+        max_answers=args.max_answers,
+        seed=args.seed,
+        pool=args.pool,
+        wordings=read_wordings(WORDINGS_FILE),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    question_arguments(parser, per_hop=30, hops="1,2,3")
     parser.add_argument("--scorers", default="bm25,minilm,hybrid")
     parser.add_argument("--wordings", default="labels,natural")
     parser.add_argument("--methods", default=",".join(METHODS))
@@ -180,15 +199,7 @@ def main() -> None:
         workdir = Path(tmp)
         url = open_graph(args.graph, workdir)
         with connect(url) as kg:
-            questions = generate(
-                kg,
-                per_hop=args.per_hop,
-                hops=tuple(int(h) for h in args.hops.split(",") if h),
-                max_answers=args.max_answers,
-                seed=args.seed,
-                pool=args.pool,
-                wordings=read_wordings(WORDINGS_FILE),
-            )
+            questions = generated(kg, args)
             log(f"{len(questions)} questions on {args.graph}")
             gold = [{**q, "plans": q["gold_paths"]} for q in worded(questions, "labels")]
             runs["gold"] = {"labels": run_method("rog", kg, gold, workdir, make_scorer("bm25"), "gold")}

@@ -32,6 +32,12 @@ Choices where the paper is vague or needs an LLM:
   needs one hop further. The beam: the ``beam_width`` best and the heads of the ``heads`` best paths, at
   most ``beam_width + heads``; the shortlist scored with its neighbourhood: the ``2 x candidates`` best and
   the heads of the ``2 x candidates`` best paths, at most ``4 x candidates``.
+* The lookahead judges a hop by the relations behind a sample of the entities it reaches; the beam keeps
+  single entities. So a shortlisted step's promise is capped by what its own end bears out (its own path
+  and its one-relation continuations from there, read from the relations fetched for the neighbourhood
+  score: no extra KG call), and a step along a relation the beam's promise rests on is kept by the
+  pre-selection whatever its similarity to the whole question: a film without a producer must not take
+  the place of one with a producer, and ten "award" relations must not crowd out "produced by".
 * Offline (and after a malformed LLM verification reply), verification comes one step late: the beam
   is verified when no path one hop longer opens a path that states the question better than the beam's
   best states it itself: the longer paths' promise (from the lookahead's call,
@@ -41,8 +47,9 @@ Choices where the paper is vague or needs an LLM:
   paths that state it best. Every comparison is between path scores of one question, so no level depends
   on the scorer's scale. In a path's alignment a word two relations state equally counts for the earlier
   one (Freebase's "country" then "country capital" for "What is the capital of the country of X?").
-  ``verify_threshold`` is accepted and checked but no longer used offline (the stop needs no absolute
-  level).
+  There is no verification threshold: the LLM's verdict is a yes or no, and offline the stop compares
+  path scores of one question with each other, so no absolute level is needed (an option that did nothing
+  would be accepted silently, so there is none: ``verify_threshold`` is refused like any unknown option).
 * When no path is verified within ``max_depth`` steps, the answer rests on the explored paths (of any
   depth) that state the question best by the same measure, shortest first; none when no explored path
   states anything of it; ``details["verified"]`` says which case held.
@@ -76,11 +83,11 @@ from reasoning.grounding import (
     spread,
     start,
 )
-from reasoning.lookahead import SIDES, Hop, capped_edges, lookahead_scores, own_scores
+from reasoning.lookahead import Hop, capped_edges, lookahead_scores, own_scores
 from reasoning.relevance import INVERSE_COST, Judge, path_cost, question_focus
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, parse_list, schema_relations
-from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
+from reasoning.walks import SIDES, Step, added_cost, arrival, backward, net_level, turns_back, walked_steps
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +102,8 @@ class Beam:
     """The best relation path this path opens (:func:`reasoning.lookahead.lookahead_scores`)."""
     walked: Direction = "out"
     """The direction the last hop was walked in."""
+    onward: frozenset[str] = frozenset()
+    """The relations from this path's end its promise rests on (:meth:`FiDeLiS._borne_out`)."""
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -127,7 +136,6 @@ class FiDeLiS(KGReasoner):
     retrieve_top: int = budget(10)
     candidates: int = budget(16)
     edges_per_entity: int = budget(200)
-    verify_threshold: float = number(0.9)
 
     def __init__(self, kg: KnowledgeGraph, **options: Any) -> None:
         super().__init__(kg, **options)
@@ -219,7 +227,8 @@ class FiDeLiS(KGReasoner):
         if not steps:
             return []
         fetch_names([run.kg], edge_ids(step.chain[-1] for step in steps), names)
-        steps = self._path_rag(search, steps, indexed, names)
+        promised = frozenset(relation for path in beam for relation in path.onward)
+        steps = self._path_rag(search, steps, indexed, names, promised)
         ranked_steps = sorted(steps, key=lambda step: (-step.promise, -step.score))
         if run.llm is None:  # the beam keeps the best step of each of the best relation paths too (spread)
             walks = [_walk(step) for step in ranked_steps]
@@ -275,12 +284,18 @@ class FiDeLiS(KGReasoner):
         )
         return [replace(step, promise=ahead[hops[step]]) for step in steps]
 
-    def _path_rag(self, search: Search, steps: list[Beam], indexed: set[str], names: Names) -> list[Beam]:
-        """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity."""
+    def _path_rag(
+        self, search: Search, steps: list[Beam], indexed: set[str], names: Names, promised: frozenset[str]
+    ) -> list[Beam]:
+        """Pre-selects and scores next-hop candidates: similarity plus alpha x neighbourhood similarity.
+        A step along a relation the beam's promise rests on (``promised``) is always kept: the similarity of
+        one relation's words to the whole question ranks the relations of a path's last hop low when the
+        question's other hops name many relations of one kind (ten "award" relations before "produced by")."""
         run, judge = search.run, search.judge
         relations = list(dict.fromkeys(step.chain[-1].relation for step in steps))
         relation_scores = judge.scores([relation_phrase(rel, names) for rel in relations])
         retrieved = {relations[i] for i in ranked(relation_scores, self.retrieve_top)}
+        retrieved |= promised
         kept = [step for step in steps if step.chain[-1].relation in retrieved or step.end in indexed] or steps
         texts = [f"{relation_phrase(step.chain[-1].relation, names)} {node_text(step.end, names)}" for step in kept]
         similarity = judge.calibrated(judge.scores(texts))
@@ -294,12 +309,53 @@ class FiDeLiS(KGReasoner):
         fetch_names([run.kg], [relation for relation in vocabulary if needs_label(relation)], names)
         around_scores = judge.calibrated(judge.scores([relation_phrase(r, names) for r in vocabulary]))
         vocabulary_scores = dict(zip(vocabulary, around_scores, strict=True))
+        borne = self._borne_out(search, [kept[i] for i in shortlist], around)
         scored = []
-        for i in shortlist:
+        for i, (promise, onward) in zip(shortlist, borne, strict=True):
             step = kept[i]
             gain = similarity[i] + self.alpha * self._neighbourhood(step, around, vocabulary_scores)
-            scored.append(replace(step, score=step.score + gain))
+            scored.append(replace(step, score=step.score + gain, promise=promise, onward=onward))
         return scored
+
+    @staticmethod
+    def _borne_out(
+        search: Search, steps: list[Beam], around: dict[Direction, dict[str, list[str]]]
+    ) -> list[tuple[float, frozenset[str]]]:
+        """Each step's promise as far as its own end bears it out: the lookahead judges a hop by the
+        relations behind a sample of the entities it reaches, while the beam keeps single entities, and an
+        entity the promised path cannot go on from (a film with no producer, a person with no spouse edge
+        this way round) must not take the place of one it can. The promise is capped by the best of the
+        step's own path and of its one-relation continuations from its end (``around``: the relations there
+        per direction, never straight back or a profile's name predicates), each alignment less what its
+        hops after the step's prefix add to :func:`path_cost`, as the lookahead charges them. With each
+        promise, the relations of the continuations that reach the cap (none when the step's own path does, or
+        when the step promises nothing)."""
+        schema = schema_relations(search.run.kg)
+        walks = [walked_steps(step.start, step.chain) for step in steps]
+        options: list[list[tuple[Step, ...]]] = []
+        for step, walk in zip(steps, walks, strict=True):
+            onward = [walk]
+            if isinstance(step.end, str):
+                onward += [
+                    (*walk, (relation, side == "out"))
+                    for side in SIDES
+                    for relation in around[side].get(step.end, [])
+                    if relation not in schema and not turns_back(walk[-1], relation, side == "out")
+                ]
+            options.append(onward)
+        paths = list(dict.fromkeys(tuple(r for r, _ in path) for onward in options for path in onward))
+        aligned = dict(zip(paths, own_scores(search.judge, search.relations, paths, whole=False), strict=True))
+        borne = []
+        for step, walk, onward in zip(steps, walks, options, strict=True):
+            prefix = len(walk) - 1
+            values = [aligned[tuple(r for r, _ in path)] - added_cost(path, prefix) for path in onward]
+            promise = min(step.promise, max(max(values), 0.0))
+            level = promise - 1e-9
+            rests_on = frozenset(
+                path[-1][0] for path, value in zip(onward[1:], values[1:], strict=True) if value >= level
+            )
+            borne.append((promise, frozenset() if promise <= 0.0 or values[0] >= level else rests_on))
+        return borne
 
     @staticmethod
     def _neighbourhood(step: Beam, around: dict[Direction, dict[str, list[str]]], scores: dict[str, float]) -> float:
@@ -354,9 +410,9 @@ class FiDeLiS(KGReasoner):
         not, the beam's paths entail what the question asks; the answer is then chosen over every level
         explored (:meth:`_closest`), so going deeper on a promise costs no answer."""
         own = own_scores(search.judge, search.relations, [path.relations for path in beam], whole=False)
-        current = [score - path_cost(len(path.chain), _backwards(path)) for score, path in zip(own, beam, strict=True)]
+        current = [net_level(score, len(path.chain), _backwards(path)) for score, path in zip(own, beam, strict=True)]
         # a promise is what the step and the path it opens add to the path_cost of the path it grew from
-        ahead = [step.promise - path_cost(len(step.chain) - 1, _backwards(step, last=False)) for step in grown]
+        ahead = [net_level(step.promise, len(step.chain) - 1, _backwards(step, last=False)) for step in grown]
         return max(ahead) > max(current)
 
     def _levels(self, search: Search, paths: list[Beam]) -> list[float]:
@@ -364,7 +420,7 @@ class FiDeLiS(KGReasoner):
         call) less a cost per extra hop and per hop walked against its edge's direction."""
         chains = list(dict.fromkeys(path.relations for path in paths))
         scores = dict(zip(chains, own_scores(search.judge, search.relations, chains), strict=True))
-        return [scores[path.relations] - path_cost(len(path.chain), _backwards(path)) for path in paths]
+        return [net_level(scores[path.relations], len(path.chain), _backwards(path)) for path in paths]
 
     def _closest(self, search: Search, explored: list[Beam]) -> list[Beam]:
         """The explored paths whose relations state the question best (:meth:`_levels`), shortest first;

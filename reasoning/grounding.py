@@ -17,10 +17,10 @@ from kg_adapters.wrappers.counting import CountingKG
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
 from reasoning.lookahead import own_scores
-from reasoning.relevance import Judge, path_cost
+from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, node_value, parse_list, schema_relations
-from reasoning.walks import Step, backward, walked_steps
+from reasoning.walks import Step, backward, net_level, walked_steps
 
 Chain = tuple[Edge, ...]
 """Facts leading from an anchor entity to a node, in walking order (each edge in KG direction)."""
@@ -224,8 +224,9 @@ def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
     """Each fact's path score less the cost of its chain's length and of its hops walked against their
     edges (:func:`reasoning.relevance.path_cost`): a longer or backward chain must state the question
     better to win."""
-    costs = [path_cost(len(fact.chain), backward(walked(fact))) for fact in facts]
-    return [level - cost for level, cost in zip(scores, costs, strict=True)]
+    return [
+        net_level(level, len(fact.chain), backward(walked(fact))) for level, fact in zip(scores, facts, strict=True)
+    ]
 
 
 class Names(dict[str, str]):

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge
-from reasoning.relevance import Judge, path_cost
+from reasoning.relevance import Judge
 from reasoning.text import RelationNames
-from reasoning.walks import Step, backward, turns_back
+from reasoning.walks import SIDES, Step, added_cost, backward, net_level, turns_back
 
-SIDES: tuple[Direction, Direction] = ("out", "in")
 REACHED = 20
 """Entities per hop whose relations are read for its continuations (a sample says what lies behind)."""
 
@@ -69,7 +68,11 @@ def lookahead_scores(
     """Each hop's score: the best alignment of the hop's path and of its one-relation continuations
     (:func:`continuations`), each less what its hops add to the prefix's :func:`path_cost` (a hop after the
     first, a hop walked against its edge), 0 at the least; 0 for a hop whose own path states nothing of the
-    question (``skip``: relations never walked, a profile's name and description predicates)."""
+    question (``skip``: relations never walked, a profile's name and description predicates). The floor is a
+    decision: a hop walked against its edge must state the question by more than its
+    :data:`reasoning.relevance.INVERSE_COST` to count, the rule every method's :func:`path_cost` applies
+    (ToG and RefKG drop a later hop scored 0); a hop the question states is worth far more ("Which film was
+    directed by the friend of X?" walks "directed by" backwards, tests/test_long_paths.py)."""
     if not hops:
         return []
     tails: list[list[str]] = [[] for _ in hops]
@@ -104,10 +107,10 @@ def lookahead_scores(
         added or (alone[i] > 0.0 and hop.prefix not in improving)
         for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
     ]
-    best = [score - _added(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
+    best = [score - added_cost(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
     for option in following:
         i = option.group
-        best[i] = max(best[i], option.aligned - _added(option.steps, len(walks[i]) - 1))
+        best[i] = max(best[i], option.aligned - added_cost(option.steps, len(walks[i]) - 1))
     return [max(score, 0.0) if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
@@ -131,7 +134,7 @@ class Continuation:
     @property
     def value(self) -> float:
         """The alignment less the continued path's :func:`path_cost`."""
-        return self.aligned - path_cost(len(self.steps), backward(self.steps))
+        return net_level(self.aligned, len(self.steps), backward(self.steps))
 
 
 def continuations(
@@ -172,11 +175,6 @@ def continuations(
         for (group, steps, ends), path in zip(found, continued, strict=True)
     ]
     return following, aligned
-
-
-def _added(steps: Sequence[Step], prefix: int) -> float:
-    """What the hops after the first ``prefix`` add to a walked path's :func:`path_cost`."""
-    return path_cost(len(steps), backward(steps[prefix:])) - path_cost(prefix)
 
 
 def capped_edges(

@@ -90,11 +90,11 @@ from reasoning.grounding import (
     start,
     walked,
 )
-from reasoning.lookahead import REACHED, SIDES, continuations, own_scores
-from reasoning.relevance import Judge, path_cost
+from reasoning.lookahead import REACHED, continuations, own_scores
+from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
-from reasoning.walks import arrival, backward, turns_back
+from reasoning.walks import SIDES, arrival, backward, net_level, turns_back
 
 _NEGATIVE = frozenset(tokens("dislike dislikes disliked avoid avoids hate hates allergic allergy not never no against"))
 """Words of a preference relation that make it a reason against (as the scorer's tokens)."""
@@ -349,7 +349,7 @@ class R3(KGReasoner):
             return []
         paths = [own, *contenders]
         scores = own_scores(judge, names, [path for path, _ in paths])
-        levels = [score - path_cost(len(path), inverse) for score, (path, inverse) in zip(scores, paths, strict=True)]
+        levels = [net_level(score, len(path), inverse) for score, (path, inverse) in zip(scores, paths, strict=True)]
         winning = {path for path, level in zip(contenders, levels[1:], strict=True) if level > levels[0]}
         return [option for option in ahead if (option[3], option[4]) in winning]
 

@@ -69,10 +69,9 @@ from reasoning.lookahead import Hop, lookahead_scores, own_scores
 from reasoning.relevance import Judge
 from reasoning.scorers import tokens
 from reasoning.text import RelationNames, node_text, schema_relations
-from reasoning.walks import arrival, turns_back
+from reasoning.walks import SIDES, arrival, turns_back
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.):])\s*")
-DIRECTIONS: tuple[Direction, Direction] = ("out", "in")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,7 +147,7 @@ class RefKG(KGReasoner):
                 break
             selected = self._select_relations(run, subquery, frontier, names, first=hop == 0)
             reached: dict[tuple[Node, str, tuple[tuple[str, bool], ...]], Reach] = {}
-            for direction in DIRECTIONS:
+            for direction in SIDES:
                 relations = sorted({rel for pairs in selected for rel, d in pairs if d == direction})
                 if not relations:
                     continue
@@ -188,7 +187,7 @@ class RefKG(KGReasoner):
         it just walked, :func:`reasoning.walks.turns_back`)."""
         nodes = list(dict.fromkeys(reach.node for reach in frontier))
         around: dict[str, list[tuple[str, Direction]]] = {node: [] for node in nodes}
-        for direction in DIRECTIONS:
+        for direction in SIDES:
             for node, relations in run.kg.relations(nodes, direction=direction).items():
                 around[node].extend((rel, direction) for rel in relations)
         per_entry = [

@@ -40,17 +40,20 @@ T = TypeVar("T")
 TIE_BAND = 0.1
 """Scores closer than this, in calibrated units (:meth:`Judge.calibrated`: unrelated 0, stated 1), tie."""
 HOP_COST = 0.02
-"""What each hop after the first must add, in relevance units: enough to break a near tie in favour of the
-shorter path, not so much that a path naming the question's relations loses to a prefix of it that
-already scores near the top (a semantic scorer rates "place of birth" close to "place of birth, country"
-for "Which country is the place of birth of X in?")."""
+"""What each hop after the first must add, in path-score units (:meth:`Judge.path_scores`: 0 for a path
+stating nothing of the question, 1 for one stating all of it; :meth:`Judge.order` applies it on the same
+0-1 scale of relevance units): enough to break a near tie in favour of the shorter path, not so much that
+a path naming the question's relations loses to a prefix of it that already scores near the top (a
+semantic scorer rates "place of birth" close to "place of birth, country" for "Which country is the place
+of birth of X in?")."""
 COVERAGE_WEIGHT = 2.0
 """How much more an alignment weighs coverage than precision (the beta of their F-measure): a question's
 every content word should be explained, while a reworded relation is never stated as exactly as a label
 ("How is the nation that produced X governed?": "produced by" states "produced" exactly and leaves the rest
 unexplained; "country, form of government" states all of it, each word less exactly)."""
 INVERSE_COST = 0.2
-"""What each hop walked against its edge's direction must add (a question usually asks along an edge)."""
+"""What each hop walked against its edge's direction must add, in the units of :data:`HOP_COST` (a question
+usually asks along an edge)."""
 
 
 def question_focus(question: str, names: Iterable[str]) -> str:
@@ -83,6 +86,10 @@ class Judge:
         self.question = question
         self.focus = question_focus(question, names)
         self.words, self.spans = question_spans(self.focus)
+        said = _WORD.findall(self.focus.lower())
+        self.mentions = tuple(said.count(word) for word in self.words)
+        """How often the focus says each content word ("influenced" twice in "Who influenced the people who
+        influenced?")."""
         self._cells: dict[str, tuple[float, tuple[float, ...]]] = {}
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
@@ -146,23 +153,47 @@ class Judge:
         after "country" for "In which country is the place of birth of X?"), and so is a relation walked
         again: it counts as stating nothing, and what it states counts for no word either, so a detour
         never raises a path's score (a semantic scorer relates every relation to every word a little: a
-        third relation restating "locations" must not lift "film, featured film locations")."""
+        third relation restating "locations" must not lift "film, featured film locations").
+
+        Unless the question says it again: a word the question says ``n`` times may be stated by ``n``
+        relations that state it among their best words, the same relation walked again among them ("Who
+        influenced those who influenced X?": "influenced by" twice), and counts as covered by the mean of
+        its ``n`` best such statements (one "influenced by" states half of it; a relation that relates to
+        the word only a little, as a semantic scorer relates every relation to every word, fills no second
+        mention)."""
         if not path:
             return 0.0
-        tails = list(dict.fromkeys(tail for _, tail in path))
+        walked: dict[str, int] = {}
+        tails = []
+        for _, tail in path:
+            walked[tail] = walked.get(tail, 0) + 1
+            if walked[tail] == 1 or walked[tail] <= self._said(tail):
+                tails.append(tail)
         if not self.words:
             return sum(self._cells[text][0] for text in tails) / len(path)
         rows = [self._cells[text][1] for text in tails]
         stating = [
-            i for i in range(len(tails)) if len(rows) == 1 or _adds(rows, i, ties_to_earlier=self.ties_to_earlier)
+            i
+            for i in range(len(tails))
+            if len(rows) == 1 or _adds(rows, i, self.mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
-        covered = [max((rows[i][w] for i in stating), default=0.0) for w in range(len(self.words))]
+        covered = []
+        for w, said in enumerate(self.mentions):
+            level = max((rows[i][w] for i in stating), default=0.0)
+            again = sorted((rows[i][w] for i in stating if _states(rows[i], w)), reverse=True)[1:said]
+            covered.append((level + sum(again)) / said)
         coverage = sum(covered) / len(covered)
         if precision + coverage <= 0:
             return 0.0
         weight = COVERAGE_WEIGHT**2
         return (1 + weight) * precision * coverage / (weight * precision + coverage)
+
+    def _said(self, text: str) -> int:
+        """How often the question says what a relation text states: the most mentions of a word among
+        its best words (:func:`_states`)."""
+        levels = self._cells[text][1]
+        return max((n for w, n in enumerate(self.mentions) if _states(levels, w)), default=1)
 
     def scores(self, texts: Sequence[str]) -> list[float]:
         """Scores of ``texts`` against the focus, in one scorer call."""
@@ -230,22 +261,31 @@ def question_spans(focus: str) -> tuple[list[str], list[str]]:
     return unigrams, spans
 
 
-def _adds(rows: Sequence[tuple[float, ...]], i: int, *, ties_to_earlier: bool = False) -> bool:
+def _adds(rows: Sequence[tuple[float, ...]], i: int, mentions: Sequence[int], *, ties_to_earlier: bool = False) -> bool:
     """Whether relation ``i`` states some word better than every other relation of its path, by more than
     :data:`TIE_BAND` (calibrated units: a semantic scorer relates every relation to every word a little, so
-    a detour restating a word a little more closely than the relation that states it adds nothing).
+    a detour restating a word a little more closely than the relation that states it adds nothing); for a
+    word the question says ``n`` times (``mentions``) that is among the relation's best words
+    (:func:`_states`), better than all but ``n - 1`` of them.
     ``ties_to_earlier``: a word stated equally (within the band) by two relations counts for the earlier
     one (see :class:`Judge`)."""
+    others = [j for j in range(len(rows)) if j != i]
+    said = [n if _states(rows[i], w) else 1 for w, n in enumerate(mentions)]
     if not ties_to_earlier:
-        return any(
-            level > max(row[w] for j, row in enumerate(rows) if j != i) + TIE_BAND for w, level in enumerate(rows[i])
-        )
+        return any(sum(level <= rows[j][w] + TIE_BAND for j in others) < said[w] for w, level in enumerate(rows[i]))
     return any(
         level > TIE_BAND
-        and all(level > rows[j][w] + TIE_BAND for j in range(i))
-        and all(level >= rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
+        and sum(level <= rows[j][w] + TIE_BAND for j in range(i))
+        + sum(level < rows[j][w] - TIE_BAND for j in range(i + 1, len(rows)))
+        < said[w]
         for w, level in enumerate(rows[i])
     )
+
+
+def _states(row: Sequence[float], w: int) -> bool:
+    """Whether word ``w`` is among the words a relation states best (above :data:`TIE_BAND`, and within it
+    of the relation's best word): only such a statement counts for a word the question says again."""
+    return row[w] > TIE_BAND and row[w] >= max(row) - TIE_BAND
 
 
 def _joined(path: Sequence[str]) -> str:
@@ -263,7 +303,8 @@ def calibration(scorer: Scorer) -> tuple[float, float] | None:
 
 
 def path_cost(hops: int, inverse: int = 0) -> float:
-    """What a relation path must gain over a one-hop path, in relevance units: :data:`HOP_COST` per hop
-    after the first and :data:`INVERSE_COST` per hop walked against the edge's direction (a question
-    usually asks along an edge; a detour back and forth matches a question's words by accident)."""
+    """What a relation path must gain over a one-hop path, in path-score units (see :data:`HOP_COST`):
+    :data:`HOP_COST` per hop after the first and :data:`INVERSE_COST` per hop walked against the edge's
+    direction (a question usually asks along an edge; a detour back and forth matches a question's words by
+    accident)."""
     return HOP_COST * max(hops - 1, 0) + INVERSE_COST * inverse

@@ -32,7 +32,7 @@ from reasoning.text import (
     relation_words,
     schema_relations,
 )
-from reasoning.walks import turns_back
+from reasoning.walks import SIDES, turns_back
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +77,6 @@ def vote(paths: Sequence[Path]) -> list[tuple[Node, int]]:
 
 # -- the full method ---------------------------------------------------------------------------------
 
-DIRECTED: tuple[Direction, ...] = ("out", "in")
 
 PLAN_PROMPT = (
     "Please generate valid relation paths that can be helpful for answering the following question.\n"
@@ -264,7 +263,7 @@ class RoG(KGReasoner):
         is one plan; a line whose steps hold spaces is prose and skipped."""
         topics = list(question.q_entity)
         relations = sorted(
-            {r for side in DIRECTED for rs in self._relations(topics, side).values() for r in rs} - self._schema
+            {r for side in SIDES for rs in self._relations(topics, side).values() for r in rs} - self._schema
         )
         names = self.kg.labels(topics)
         self.relation_names.words(relations)
@@ -338,7 +337,7 @@ class RoG(KGReasoner):
         grown: list[tuple[Plan, list[str]]] = []
         if not frontier:
             return grown
-        for side in DIRECTED:
+        for side in SIDES:
             found = self._relations(frontier, side)
             for plan, ids in beam:
                 last = (plan.relations[-1], (plan.directions or ())[-1] == "out") if plan.relations else None
@@ -369,7 +368,7 @@ class RoG(KGReasoner):
             if not frontier:
                 break
             wanted = plan.directions[index] if plan.directions else "both"
-            sides: tuple[Direction, ...] = DIRECTED if wanted == "both" else (wanted,)
+            sides: tuple[Direction, ...] = SIDES if wanted == "both" else (wanted,)
             present = {side: set(_union(self._relations(frontier, side))) - self._schema for side in sides}
             step_sides = [side for side in sides if relation in present[side]]
             if step_sides:

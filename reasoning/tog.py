@@ -50,8 +50,7 @@ from kg_adapters.records import Edge, Node
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget, count
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
-from reasoning.relevance import Judge, path_cost
-from reasoning.rog import DIRECTED
+from reasoning.relevance import Judge
 from reasoning.text import (
     RelationNames,
     entity_ids,
@@ -62,7 +61,7 @@ from reasoning.text import (
     schema_relations,
     triple_text,
 )
-from reasoning.walks import Step, arrival, backward, turns_back, walked_steps
+from reasoning.walks import SIDES, Step, arrival, backward, net_level, turns_back, walked_steps
 
 RELATION_PROMPT = (
     "Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate "
@@ -186,14 +185,14 @@ class ThinkOnGraph(KGReasoner):
         entities = entity_ids(chain.node for chain in open_chains)
         if not entities:
             return []
-        found = {side: self.kg.relations(entities, direction=side) for side in DIRECTED}
-        self.relation_names.words(r for side in DIRECTED for names in found[side].values() for r in names)
+        found = {side: self.kg.relations(entities, direction=side) for side in SIDES}
+        self.relation_names.words(r for side in SIDES for names in found[side].values() for r in names)
         kept: list[tuple[Chain, str, Direction, float]] = []
         for chain in open_chains:
             assert isinstance(chain.node, str)
             options = [
                 (relation, side)
-                for side in DIRECTED
+                for side in SIDES
                 for relation in found[side].get(chain.node, ())
                 if relation not in self._schema and not turns_back(_last(chain), relation, side == "out")
             ]
@@ -233,9 +232,9 @@ class ThinkOnGraph(KGReasoner):
         not only the beam: a beam kept for what might follow must not hide a chain that already states the
         question. Going deeper costs no answer: the final beam is chosen over every level (:meth:`_settled`)."""
         own = own_scores(self._judge, self.relation_names, [_walk(chain)[0] for chain in pool], whole=False)
-        current = [score - path_cost(*_size(chain)) for score, chain in zip(own, pool, strict=True)]
+        current = [net_level(score, *_size(chain)) for score, chain in zip(own, pool, strict=True)]
         # a relation score is what the hop and the path it opens add to its chain's path_cost
-        extended = [score - path_cost(*_size(chain)) for chain, *_, score in scored]
+        extended = [net_level(score, *_size(chain)) for chain, *_, score in scored]
         return max(extended, default=0.0) > max(current, default=0.0)
 
     # -- entity exploration and pruning -------------------------------------------------------------
@@ -243,7 +242,7 @@ class ThinkOnGraph(KGReasoner):
         self, question: Question, scored: Sequence[tuple[Chain, str, Direction, float]]
     ) -> list[Chain]:
         edges: dict[Direction, dict[str, list[Edge]]] = {}
-        for side in DIRECTED:
+        for side in SIDES:
             wanted = [(chain, relation) for chain, relation, direction, _ in scored if direction == side]
             if wanted:
                 heads = entity_ids(chain.node for chain, _ in wanted)
@@ -286,7 +285,7 @@ class ThinkOnGraph(KGReasoner):
         """Each ``(relations, backward hops)`` path's score (:func:`own_scores`, all in one call) less
         :func:`path_cost` of its hops."""
         scores = own_scores(self._judge, self.relation_names, [relations for relations, _ in paths])
-        return [score - path_cost(len(relations), back) for score, (relations, back) in zip(scores, paths, strict=True)]
+        return [net_level(score, len(relations), back) for score, (relations, back) in zip(scores, paths, strict=True)]
 
     def _entity_scores(self, question: Question, relation: str, nodes: list[Node]) -> list[float]:
         texts = [node_text(node, self._names) for node in nodes]

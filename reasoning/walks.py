@@ -2,13 +2,20 @@
 was walked along its edge (head to tail), how many hops went against their edge (each costs
 :data:`reasoning.relevance.INVERSE_COST`), and the one step no search takes: straight back along the
 relation just walked (Paris -country-> France <-country- Lyon: another place of the same country, not a
-fact about Paris's)."""
+fact about Paris's). Also what every method charges a path for its length and directions
+(:func:`net_level`, :func:`added_cost`) and the two directions it asks about one at a time (:data:`SIDES`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from kg_adapters.base import Direction
 from kg_adapters.records import Edge, Node
+from reasoning.relevance import path_cost
+
+SIDES: tuple[Direction, Direction] = ("out", "in")
+"""Both directions, each asked on its own (with ``both`` a busy relation's edges one way would hide its edges
+the other way)."""
 
 Step = tuple[str, bool]
 """A hop as walked: its relation, and True when it was walked along its edge (head to tail)."""
@@ -40,3 +47,15 @@ def turns_back(last: Step | None, relation: str, forward: bool) -> bool:
     """Whether walking ``relation`` (along its edge when ``forward``) right after ``last`` goes straight
     back where ``last`` came from: the same relation, the other way."""
     return last is not None and last[0] == relation and last[1] != forward
+
+
+def net_level(score: float, hops: int, inverse: int = 0) -> float:
+    """A relation path's score less its :func:`path_cost` (``hops`` long, ``inverse`` of them walked against
+    their edge): the level every method compares paths of different lengths and directions by."""
+    return score - path_cost(hops, inverse)
+
+
+def added_cost(steps: Sequence[Step], prefix: int) -> float:
+    """What the hops after the first ``prefix`` of a walked path add to its :func:`path_cost` (the prefix's
+    own cost is common to every path that grows from it)."""
+    return path_cost(len(steps), backward(steps[prefix:])) - path_cost(prefix)

