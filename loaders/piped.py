@@ -57,6 +57,7 @@ class _Loading(threading.Thread):
             self.failure = exc
         finally:
             os.close(self.guard)  # no reader left: a write the load will never read fails instead of waiting
+            del self.store  # (a failure's traceback keeps this thread: the store must close with the load)
 
 
 def bulk_load_piped(store: ox.Store, texts: Iterator[bytes], format: ox.RdfFormat) -> None:
