@@ -37,6 +37,23 @@ def widen_pipe(fd: int) -> None:
             fcntl.fcntl(fd, resize, PIPE_BYTES)
 
 
+def _pipe_bytes(fd: int) -> int:
+    """What the pipe behind ``fd`` holds (:data:`PIPE_BYTES` where that cannot be asked)."""
+    import fcntl
+
+    size = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if size is not None:
+        with contextlib.suppress(OSError):
+            return int(fcntl.fcntl(fd, size))
+    return PIPE_BYTES
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def can_pipe() -> bool:
     """Whether a bulk load may read a FIFO here: FIFOs exist, and Oxigraph reads a path as one stream."""
     return hasattr(os, "mkfifo") and (os.cpu_count() or 1) < _SPLIT_FROM_CORES
@@ -85,12 +102,13 @@ def bulk_load_piped(store: ox.Store, texts: Iterator[bytes], format: ox.RdfForma
         broken = False
         try:
             for text in texts:
-                view = memoryview(text)
-                while view:
-                    view = view[os.write(writer, view) :]
+                _write(writer, text)
         except BrokenPipeError:  # the load stopped reading: it failed (its error is raised below)
             broken = True
         finally:
+            if not broken:  # a blank pipe-full more: once written, the load has opened the FIFO (its open would
+                with contextlib.suppress(OSError):  # wait for a writer forever once the last one is closed)
+                    _write(writer, b"\n" * (_pipe_bytes(writer) + 1))
             os.close(writer)  # the end of the input: the load finishes with what it was given
             loading.join()
         if loading.failure is not None:
