@@ -96,9 +96,10 @@ class IndexingSink:
             self._add_rdf(input, format)
 
     def bulk_load_pieces(self, texts: Iterator[bytes]) -> None:
-        """Bulk loads N-Triples ``texts`` as one stream, each handed to the collector as Oxigraph
-        starts reading it (it numbers one while Oxigraph parses it). A text Oxigraph then refuses fails
-        the load (it is strict) before the collector's numbers are used: see ``TripleCollector.add_rdf``."""
+        """Bulk loads N-Triples ``texts`` as one stream (:func:`loaders.rdf.bulk_load_texts`), each handed to
+        the collector as it is handed to Oxigraph (it numbers one while Oxigraph parses it). A text Oxigraph then
+        refuses fails the load (it is strict) before the collector's numbers are used: see
+        ``TripleCollector.add_rdf``."""
         import pyoxigraph as ox
 
         from loaders.rdf import bulk_load_texts
