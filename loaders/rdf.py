@@ -392,7 +392,7 @@ class _Segment:
         piece: _Piece | None = self._first
         line = 1
         while piece is not None:
-            breaks = piece.data.count(b"\n")
+            breaks = piece.next_line - piece.first - 1 if piece.units is None else piece.data.count(b"\n")
             self._starts.append((line, piece.first, piece.units is None or breaks == len(piece.units) - 1))
             self._kept.append((line, piece))
             self._kept_bytes += len(piece.data)
