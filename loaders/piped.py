@@ -3,8 +3,8 @@
 ``Store.bulk_load`` given a Python file object calls its ``read`` for every ~2 KiB, taking the GIL each time
 and running whatever produces the text (gzip, the block checks, the index worker's frames) on the parser's
 own thread. Given a path, Oxigraph reads the file itself. The text is written into a FIFO by the calling
-thread (zlib and ``os.write`` release the GIL) while the bulk load reads the FIFO on a thread of its own: on
-a 4M-triple Freebase dump the parse then runs as fast as the ``oxigraph`` CLI's, with decompression beside it.
+thread (zlib and ``os.write`` release the GIL) while the bulk load reads the FIFO on a thread of its own, as
+the ``oxigraph`` CLI reads its file, with the decompression beside the parse instead of in its way.
 
 Oxigraph reads a path with one reader only below 4 cores (``BulkLoader::parallel_load_from_file`` splits a
 file by its size for more, which a pipe has not), so :func:`can_pipe` allows the pipe there only.
@@ -102,9 +102,11 @@ def bulk_load_piped(store: ox.Store, texts: Iterator[bytes], format: ox.RdfForma
         broken = False
         try:
             for text in texts:
-                _write(writer, text)
-        except BrokenPipeError:  # the load stopped reading: it failed (its error is raised below)
-            broken = True
+                try:
+                    _write(writer, text)
+                except BrokenPipeError:  # the load stopped reading: it failed (its error is raised below)
+                    broken = True
+                    break
         finally:
             if not broken:  # a blank pipe-full more: once written, the load has opened the FIFO (its open would
                 with contextlib.suppress(OSError):  # wait for a writer forever once the last one is closed)
