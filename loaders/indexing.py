@@ -51,8 +51,6 @@ _ANSWER_CAP = 1 << 20
 _LONGEST_STATEMENT = PARSER_BUFFER // 2
 """Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
 :data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
-_PIPE_BYTES = 1 << 20
-"""The size asked for the pipe to the worker (see ``_widen_pipe``)."""
 _FRAMES_AHEAD = 2
 """Chunks that may wait for the worker beside the one it numbers (~32 MiB each, see
 ``loaders.rdf.CHUNK_BYTES``): Oxigraph's parser goes on reading while the worker catches up."""
@@ -98,12 +96,13 @@ class IndexingSink:
             self._add_rdf(input, format)
 
     def bulk_load_pieces(self, texts: Iterator[bytes]) -> None:
-        """Bulk loads N-Triples ``texts`` as one stream, each handed to the collector as Oxigraph
-        starts reading it (it numbers one while Oxigraph parses it). A text Oxigraph then refuses fails
-        the load (it is strict) before the collector's numbers are used: see ``TripleCollector.add_rdf``."""
+        """Bulk loads N-Triples ``texts`` as one stream (:func:`loaders.rdf.bulk_load_texts`), each handed to
+        the collector as it is handed to Oxigraph (it numbers one while Oxigraph parses it). A text Oxigraph then
+        refuses fails the load (it is strict) before the collector's numbers are used: see
+        ``TripleCollector.add_rdf``."""
         import pyoxigraph as ox
 
-        from loaders.rdf import PieceStream
+        from loaders.rdf import bulk_load_texts
 
         def handed() -> Iterator[bytes]:
             for text in texts:
@@ -112,7 +111,7 @@ class IndexingSink:
                         self._add_rdf(text, ox.RdfFormat.N_TRIPLES)
                 yield text
 
-        self.store.bulk_load(cast("IO[bytes]", PieceStream(handed())), ox.RdfFormat.N_TRIPLES)
+        bulk_load_texts(self.store, handed())
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool:
         return self.store.contains_named_graph(graph_name)
@@ -578,12 +577,9 @@ class _FrameWriter:
 def _widen_pipe(stream: IO[bytes]) -> None:
     """Asks for a 1 MiB pipe to the worker (Linux; 64 KiB by default): a 32 MiB chunk then crosses in 32
     writes, not 512, each waking the worker up."""
-    import fcntl
+    from loaders.piped import widen_pipe
 
-    resize = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if resize is not None:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(stream.fileno(), resize, _PIPE_BYTES)
+    widen_pipe(stream.fileno())
 
 
 def _failure(answer: dict[str, Any], status: int | None) -> BackendError:

@@ -49,6 +49,7 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
+from loaders.piped import PIPE_BYTES, bulk_load_piped, can_pipe
 from loaders.refused import has_token_over_buffer, without_refused
 from loaders.refused import parser_reason as _reason
 from loaders.report import SkipLog
@@ -358,8 +359,9 @@ class _Segment:
     checkpoint: a resumed load goes on from the last one, as after a blank-node piece), or a piece is loaded
     on its own (:func:`_held_out`): that piece is then ``held`` for the caller.
     ``progress`` counts each piece's statements as Oxigraph takes it, ``on_read`` the input's bytes;
-    ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces
-    are kept (Oxigraph fails within the text it has taken last), to report a refused line's own error."""
+    ``ended()`` is called as Oxigraph takes the input's last text. Only the last :data:`_KEPT` pieces (and
+    those within :data:`_KEPT_BYTES` of the last) are kept (Oxigraph fails within the text it has taken
+    last), to report a refused line's own error."""
 
     def __init__(
         self,
@@ -383,15 +385,19 @@ class _Segment:
         input's one for one) per piece streamed."""
         self._kept: list[tuple[int, _Piece]] = []
         """(the stream's line number of its first line, the piece) of the last pieces."""
+        self._kept_bytes = 0
 
     def texts(self) -> Iterator[bytes]:
         """The pieces' texts, each followed by a line break (yields the pieces one by one)."""
         piece: _Piece | None = self._first
         line = 1
         while piece is not None:
-            breaks = piece.data.count(b"\n")
+            breaks = piece.next_line - piece.first - 1 if piece.units is None else piece.data.count(b"\n")
             self._starts.append((line, piece.first, piece.units is None or breaks == len(piece.units) - 1))
-            self._kept = [*self._kept[1 - _KEPT :], (line, piece)]
+            self._kept.append((line, piece))
+            self._kept_bytes += len(piece.data)
+            while len(self._kept) > _KEPT and self._kept_bytes - len(self._kept[0][1].data) >= _KEPT_BYTES:
+                self._kept_bytes -= len(self._kept.pop(0)[1].data)
             line += breaks + 1
             self.statements += piece.count
             self._progress(piece.count)
@@ -430,6 +436,9 @@ class _Segment:
 
 
 _KEPT = 3
+_KEPT_BYTES = 4 * PIPE_BYTES
+"""The text kept behind the last piece: what a FIFO and Oxigraph's parser may hold of the stream not yet
+parsed when it refuses a line (:mod:`loaders.piped`)."""
 
 
 def _refuse(segment: _Segment, failure: SyntaxError | MemoryError, path: str) -> NoReturn:
@@ -489,10 +498,19 @@ def stream_load(store: TripleSink, texts: Iterator[bytes]) -> None:
     if isinstance(store, PieceLoader):
         store.bulk_load_pieces(texts)
     elif isinstance(store, ox.Store):
-        store.bulk_load(cast(IO[bytes], PieceStream(texts)), ox.RdfFormat.N_TRIPLES)
+        bulk_load_texts(store, texts)
     else:
         for text in texts:
             store.bulk_load(text, ox.RdfFormat.N_TRIPLES)
+
+
+def bulk_load_texts(store: ox.Store, texts: Iterator[bytes]) -> None:
+    """One Oxigraph bulk load of the N-Triples ``texts``: read from a FIFO where Oxigraph reads one as a
+    stream (:mod:`loaders.piped`: its parser then never waits for Python), else from a Python stream."""
+    if can_pipe():
+        bulk_load_piped(store, texts, ox.RdfFormat.N_TRIPLES)
+    else:
+        store.bulk_load(cast(IO[bytes], PieceStream(texts)), ox.RdfFormat.N_TRIPLES)
 
 
 def _block_statements(data: bytes, lines: int) -> int:
