@@ -31,9 +31,9 @@ from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Scorer
 from reasoning.registry import make_scorer
-from reasoning.relevance import Judge, path_cost
+from reasoning.relevance import Judge
 from reasoning.text import RelationNames, schema_relations
-from reasoning.walks import SIDES, Step, backward, turns_back
+from reasoning.walks import SIDES, Step, backward, net_level, turns_back
 
 AROUND = 20
 """Entities per first hop whose relations give the second hops (as the methods' lookahead reads them)."""
@@ -91,7 +91,7 @@ def rank(
     phrases = words.phrases(relation for path in paths for relation, _ in path)
     scores = judge.path_scores([[phrases[relation] for relation, _ in path] for path in paths])
     top = max(scores, default=0.0) or 1.0
-    values = [score / top - path_cost(len(path), backward(path)) for score, path in zip(scores, paths, strict=True)]
+    values = [net_level(score / top, len(path), backward(path)) for score, path in zip(scores, paths, strict=True)]
     best = min(range(len(paths)), key=lambda i: (-values[i], len(paths[i]), i))
     return tuple(relation for relation, _ in paths[best])
 
