@@ -40,11 +40,42 @@ class NotReplayable(Exception):
     """The previous version's index cannot stand for its triples (the message says why)."""
 
 
+class EntitySpelling:
+    """Compacts entity IRIs into the ids an index records (``profile.entity_id``) and checks, as it goes,
+    that each id spells back into its own IRI (``profile.entity_iri``), so that a replay of the index
+    can write the triples it holds: :attr:`holds` (written into the index's meta as
+    ``entity_ids_spell_back``, which :func:`replay_refusal` reads instead of every id) and
+    :attr:`first_failure`, the first id that does not. Once one fails, the rest are only compacted."""
+
+    def __init__(self, profile: Profile) -> None:
+        self._compact, self._expand = profile.entity_id, profile.entity_iri
+        self.holds = True
+        self.first_failure: str | None = None
+
+    def id_of(self, iri: str) -> str:
+        name = self._compact(iri)
+        if self.holds and not _spells_back(self._expand, name, iri):
+            self.holds, self.first_failure = False, name[:200]
+        return name
+
+
+def _spells_back(expand: Callable[[str], str], name: str, iri: str) -> bool:
+    """Whether the id ``name`` of ``iri`` spells back into it (an id the profile cannot expand is kept
+    whole: it is the IRI); a blank node never does."""
+    try:
+        spelled = expand(name)
+    except InvalidTermError:
+        spelled = name
+    return spelled == iri and not iri.startswith("_:")
+
+
 def replay_refusal(version_dir: str | os.PathLike[str], profile: Profile) -> str | None:
     """Why the traversal index of the store version at ``version_dir`` cannot be replayed for
     ``profile`` (None when it can): no index, one of another format or profile, a literal tag the index
     stores merged with another (Virtuoso's geometry type is kept as ``geo:wktLiteral``), or an id the
-    profile does not spell back into the IRI it came from. Reads every id once."""
+    profile does not spell back into the IRI it came from. The entity ids' answer is in the index's meta
+    (the build checked each id against its IRI: :class:`EntitySpelling`); only an index written before it
+    was has every id read and spelled here (a load runs this under its lock, before it starts)."""
     from kg_adapters.index.read import open_index
 
     meta_path = index_dir(version_dir) / META
@@ -61,13 +92,18 @@ def replay_refusal(version_dir: str | os.PathLike[str], profile: Profile) -> str
         return f"the previous version's traversal index was built for profile {meta.get('profile')!r}"
     if "^" + GEO_WKT_LITERAL in meta.get("literal_tags", []):
         return "the previous version's index merges Virtuoso geometry literals into geo:wktLiteral"
+    spelled = meta.get("entity_ids_spell_back")
+    if spelled is False:
+        failed = meta.get("unspelled_entity_id")
+        return f"the entity id {failed!r} does not spell back into its IRI"
     index = open_index(version_dir)
     if index is None:
         return "the previous version's traversal index is unreadable"
     try:
         entity, relation = _spellings(profile)
-        for number in range(index.entity_count):
-            entity(index.name_from_file(number))
+        if spelled is not True:  # an index that does not say: every id spelled
+            for number in range(index.entity_count):
+                entity(index.name_from_file(number))
         for name in index.relations:
             relation(name)
     except NotReplayable as exc:
