@@ -69,7 +69,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
     entry.update(finished=False, timeline=timeline, load_before=os.getloadavg()[0])
     code = Path(args.code) if args.code else common.REPO_ROOT
     environment = {**os.environ, "PYTHONPATH": str(code)} if args.code else None
-    cpu_before = children_cpu_seconds()
+    cpu_before = common.children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=code, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = TreeSampler(process.pid, role_of, ROLES)
@@ -121,22 +121,13 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
         tree_peak_rss_bytes=sampler.peak,
         tree_peak_anonymous_bytes=sampler.anonymous_peak,
         load_after=os.getloadavg()[0],
-        cpu_seconds=children_cpu_seconds() - cpu_before,
+        cpu_seconds=common.children_cpu_seconds() - cpu_before,
         disk_bytes=disk_bytes(target),
         parts=store_parts(target),
         store_triples=report["store_triples"],
         date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         source=args.source,
     )
-
-
-def children_cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process's ended children and their waited-for descendants: a
-    load's CPU, which other work on the machine changes far less than its wall time."""
-    import resource
-
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
 
 
 def building_bytes(target: Path) -> int:

@@ -179,10 +179,8 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
 def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     """Runs ``command``; its wall time, the CPU seconds of its process tree (the children it waited for
     included: steadier than wall time on a shared machine) and the tree's peak memory."""
-    import resource
-
     before = os.getloadavg()[0]
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = common.children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = TreeSampler(process.pid)
@@ -194,12 +192,12 @@ def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     finally:
         peak = sampler.stop()
     seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = common.children_cpu_seconds() - cpu_before
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
     return {
         "seconds": seconds,
-        "cpu_seconds": after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime,
+        "cpu_seconds": cpu,
         "peak_rss_bytes": peak,
         "load_before": before,
         "load_after": os.getloadavg()[0],
