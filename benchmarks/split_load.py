@@ -70,7 +70,7 @@ def split_dump(data: Path, parts: int, directory: Path) -> list[Path]:
     with gzip.open(data, "rb") as source:
         for number, path in enumerate(paths):
             last, written = number == parts - 1, 0
-            with gzip.open(path, "wb", compresslevel=6) as part:
+            with gzip.open(path, "wb", compresslevel=1) as part:  # as benchmarks.synth_freebase writes the dump
                 while last or written < share:
                     block = source.read(size)
                     if not block:
