@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -78,15 +79,18 @@ def log(message: str) -> None:
 
 
 def disk_bytes(path: Path) -> int:
-    """Bytes of the files under ``path`` (allocated blocks: what the disk lost to them)."""
+    """Bytes of the files under ``path`` (allocated blocks: what the disk lost to them). A load may delete
+    files and directories while they are counted (RocksDB's compactions, the spill's runs): those are
+    skipped, never an error (``Path.rglob`` raises when a directory vanishes under it)."""
     total = 0
-    for item in path.rglob("*"):
-        try:
-            status = item.lstat()
-        except OSError:
-            continue
-        if item.is_file() and not item.is_symlink():
-            total += status.st_blocks * 512
+    for directory, _dirs, files in os.walk(path):  # errors (a vanished directory) are ignored
+        for name in files:
+            try:
+                status = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(status.st_mode):
+                total += status.st_blocks * 512
     return total
 
 
