@@ -123,9 +123,10 @@ def replay_into(collector: TripleCollector, version_dir: str | os.PathLike[str],
     index = open_index(version_dir)
     if index is None:
         raise NotReplayable(f"no readable traversal index in {Path(version_dir)}")
+    meta = json.loads((index_dir(version_dir) / META).read_text("utf-8"))
     replayed = 0
     try:
-        for text, count in _texts(index, profile):
+        for text, count in _texts(index, profile, checked=meta.get("entity_ids_spell_back") is True):
             collector.add_rdf(text, ox.RdfFormat.N_TRIPLES)
             replayed += count
     finally:
@@ -134,32 +135,37 @@ def replay_into(collector: TripleCollector, version_dir: str | os.PathLike[str],
     return replayed
 
 
-def _spellings(profile: Profile) -> tuple[Callable[[str], bytes], Callable[[str], bytes]]:
+def _spellings(profile: Profile, *, checked: bool = False) -> tuple[Callable[[str], bytes], Callable[[str], bytes]]:
     """(entity id -> IRI, relation id -> IRI), as UTF-8; each raises :class:`NotReplayable` for an id
-    the profile does not map back to itself (then the IRI it came from is not known)."""
+    the profile does not map back to itself (then the IRI it came from is not known). ``checked``: the
+    index's build found that every entity id spells back into its IRI (:class:`EntitySpelling`), so entity
+    ids are only spelled (a replay spells an entity once per block of triples it is in)."""
 
-    def spelling(expand: Callable[[str], str], compact: Callable[[str], str], what: str) -> Callable[[str], bytes]:
+    def spelling(
+        expand: Callable[[str], str], compact: Callable[[str], str] | None, what: str
+    ) -> Callable[[str], bytes]:
         def iri(name: str) -> bytes:
             try:
                 full = expand(name)
             except InvalidTermError:
                 full = name  # kept whole: the id is the IRI
-            if compact(full) != name or full.startswith("_:"):
+            if compact is not None and (compact(full) != name or full.startswith("_:")):
                 raise NotReplayable(f"the {what} id {name[:200]!r} does not spell back into its IRI")
             return full.encode("utf-8")
 
         return iri
 
     return (
-        spelling(profile.entity_iri, profile.entity_id, "entity"),
+        spelling(profile.entity_iri, None if checked else profile.entity_id, "entity"),
         spelling(profile.relation_iri, profile.relation_id, "relation"),
     )
 
 
-def _texts(index: TraversalIndex, profile: Profile) -> Iterator[tuple[bytes, int]]:
+def _texts(index: TraversalIndex, profile: Profile, *, checked: bool = False) -> Iterator[tuple[bytes, int]]:
     """N-Triples texts of about :data:`CHUNK_TRIPLES` triples each, and how many each holds: the edges,
-    then the literals, then the blank-node stand-ins, a block of entities at a time."""
-    entity, relation = _spellings(profile)
+    then the literals, then the blank-node stand-ins, a block of entities at a time (``checked``: see
+    :func:`_spellings`)."""
+    entity, relation = _spellings(profile, checked=checked)
     relations = [relation(name) for name in index.relations]
     yield from _edge_texts(index, entity, relations)
     values = _blob(index.directory / "literals.bin")
