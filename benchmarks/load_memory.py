@@ -106,6 +106,9 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
                 f"GiB, tree peak {sampler.peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
             )
             args.save()
+    except BaseException:
+        kill_tree(process)  # its figures are lost: the readers below would wait for it to end unsampled
+        raise
     finally:
         sampler.stop()
         for reader in readers:
