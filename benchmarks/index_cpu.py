@@ -166,6 +166,8 @@ def render(results: dict[str, Any]) -> str:
             for side, role in (("kga", "loader"), ("kga", "index worker"), ("kga", "tree"), ("oxigraph", "tree")):
                 label = f"`{'kga' if side == 'kga' else 'oxigraph'} load` {role}"
                 rows.append([label, f"{common.median([r[side].get(role, 0.0) for r in rounds]):.2f}"])
+            tree = {side: common.median([r[side]["tree"] for r in rounds]) for side in ("kga", "oxigraph")}
+            rows.append(["`kga load` tree / `oxigraph load` tree", f"{tree['kga'] / tree['oxigraph']:.2f}x"])
         load = common.median([r["load"] for r in rounds])
         lines += [
             f"{size['label']} ({len(rounds)} rounds, load {load:.1f}, {size['date']} UTC,"
