@@ -138,6 +138,13 @@ def building_bytes(target: Path) -> int:
     return sum(disk_bytes(item) for item in target.parent.iterdir() if target.name in item.name)
 
 
+def load_average(entry: dict[str, Any]) -> float:
+    """The machine's load average over a run: before and after it, or its timeline's median if it did not end."""
+    if "load_after" not in entry and entry.get("timeline"):
+        return common.median([point["load"] for point in entry["timeline"]])
+    return float((entry.get("load_before", 0) + entry.get("load_after", entry.get("load_before", 0))) / 2)
+
+
 def render(results: dict[str, Any]) -> str:
     lines = [
         "# Memory of `kga load` under one budget as the input grows",
@@ -149,9 +156,11 @@ def render(results: dict[str, Any]) -> str:
         "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as, before the number",
         "maps of `kg_adapters/index/number_map.py`, the spill's memory-mapped arrays, which the kernel drops under",
         "pressure). Time and disk are for the record (niced, on 2 shared cores); CPU is the user and system",
-        "seconds of the load's processes. Tags name the code: none = the current branch's; `i23b`, `after 1` = the",
-        "previous change's (its branch before the merge into main 0953f24); `before`, `before 1`, `before 2` = main",
-        "20d6a0d.",
+        "seconds of the load's processes. Tags name the code: none = main 201a87e's (Oxigraph's bulk loads sized",
+        "to the whole loader half); `reserve` = the loading process's own memory reserved before they are sized",
+        "(`kg_adapters.budgets.LOADER_RESERVE`); `i23b`, `after 1` = an earlier change's (its branch before the",
+        "merge into main 0953f24); `before`, `before 1`, `before 2` = main 20d6a0d. An unfinished run shows what",
+        "it sampled until it stopped, and the median load average of its timeline.",
         "",
     ]
     rows = []
@@ -171,7 +180,7 @@ def render(results: dict[str, Any]) -> str:
                 f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
                 f"{entry['cpu_seconds']:,.0f} s" if "cpu_seconds" in entry else "-",
                 f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
-                f"{(entry.get('load_before', 0) + entry.get('load_after', entry.get('load_before', 0))) / 2:.1f}",
+                f"{load_average(entry):.1f}",
                 entry.get("date", "-"),
             ]
         )
