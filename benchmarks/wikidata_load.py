@@ -38,7 +38,7 @@ from kg_adapters.testing.wikidata_graph import RECORDED
 from loaders import load_files
 
 NEIGHBOURS = RECORDED / "neighbours.json"
-Q42 = REPO_ROOT.parent.parent / "shared" / "data" / "wikidata-Q42.json"
+Q42 = REPO_ROOT.parent / "shared" / "data" / "wikidata-Q42.json"  # ../shared/data beside the checkout
 _ID = re.compile(r'"(Q[1-9][0-9]*)(\$|")')
 
 
