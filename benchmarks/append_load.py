@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -63,7 +62,7 @@ def child(path: str, store: str, part: str) -> None:
 
 def timed_append(path: str, store: Path, part: Path, timeout: float) -> dict[str, Any]:
     before_load = os.getloadavg()[0]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = common.children_cpu_seconds()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.append_load", "--child", path, "--store", str(store), "--part", str(part)],
@@ -74,12 +73,11 @@ def timed_append(path: str, store: Path, part: Path, timeout: float) -> dict[str
         cwd=common.REPO_ROOT,
     )
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = common.children_cpu_seconds() - before
     if done.returncode:
         raise RuntimeError(f"the {path} append failed: {done.stderr[-2000:]}")
     lines = [line for line in done.stdout.splitlines() if line.startswith(common.CHILD_MARKER)]
     found: dict[str, Any] = json.loads(lines[-1][len(common.CHILD_MARKER) :])
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {**found, "wall": wall, "cpu": cpu, "load_before": before_load, "load_after": os.getloadavg()[0]}
 
 

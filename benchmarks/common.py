@@ -75,6 +75,15 @@ def peak_rss_bytes() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
+def children_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's ended children and of the descendants they waited for:
+    subtracted across one waited-for child, its whole process tree's CPU (a load's index worker too), which
+    other work on the machine changes far less than wall time. Exact, unlike polling each process (which
+    misses what a process spends after its last poll)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def current_rss_bytes() -> int:
     try:
         import psutil
@@ -203,9 +212,17 @@ def write_results(name: str, data: Mapping[str, Any], markdown: str) -> tuple[Pa
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     json_path = RESULTS_DIR / f"{name}.json"
     md_path = RESULTS_DIR / f"{name}.md"
-    json_path.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-    md_path.write_text(markdown if markdown.endswith("\n") else markdown + "\n", encoding="utf-8")
+    _replace_text(json_path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    _replace_text(md_path, markdown if markdown.endswith("\n") else markdown + "\n")
     return json_path, md_path
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Writes ``path`` aside and renames it over the old one: a run reading the file while another writes it
+    (two sizes of one benchmark at once) sees the old or the new file, never half of one."""
+    aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    aside.write_text(text, encoding="utf-8")
+    os.replace(aside, path)
 
 
 def argument_parser(module: str, doc: str | None, *, data: Path | None = None, data_help: str = "") -> Any:

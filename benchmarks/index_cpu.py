@@ -4,9 +4,10 @@ CPU seconds (``time.process_time``: steadier than wall time on the shared machin
 only stretches the wall clock) of each step the index worker runs on a load (:mod:`loaders.index_worker`),
 run here in one process on the same blocks a load hands over: numbering (``TripleCollector.add_rdf``), the
 spool's last checkpoint and its reload, the name rows, the name and relation indexes, the traversal index.
-With ``--trees``, also the CPU of every process of ``kga load`` (the loader, where Oxigraph's bulk loader
-runs, and the index worker) and of ``oxigraph load`` on the same file, polled with psutil. Rounds give
-medians. Results: ``benchmarks/results/index_cpu.json`` and ``.md`` (one entry per size, replaced).
+With ``--trees``, also the CPU of ``kga load``'s and ``oxigraph load``'s whole process trees on the same file
+(the children's rusage: exact) and of ``kga load``'s index worker (polled; the loader's is the rest). Rounds
+give medians. Results: ``benchmarks/results/index_cpu.json`` and ``.md`` (one entry per size, replaced, with
+the fingerprint of the code it measured).
 """
 
 from __future__ import annotations
@@ -81,34 +82,37 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
 
 
 def tree_seconds(command: list[str]) -> dict[str, float]:
-    """CPU seconds of each process ``command`` starts (by its role) and of the whole tree."""
+    """CPU seconds of the whole process tree of ``command`` (``tree``: the children's rusage, exact; see
+    :func:`benchmarks.common.children_cpu_seconds`) and, for ``kga load``, of its ``index worker``
+    (polled with psutil until it ends: its last ~0.1 s may be missed) and its ``loader`` (the tree's
+    CPU less the worker's: Oxigraph's bulk loader runs there)."""
     import psutil
 
+    cpu_before = common.children_cpu_seconds()
     process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     root = psutil.Process(process.pid)
-    last: dict[int, tuple[str, float]] = {}
+    workers: dict[int, float] = {}
     while process.poll() is None:
         try:
-            processes = [root, *root.children(recursive=True)]
+            children = root.children(recursive=True)  # kga load starts only its index worker
         except psutil.Error:
-            processes = []
-        for each in processes:
+            children = []
+        for child in children:
             try:
-                times = each.cpu_times()
-                role = "loader" if each.pid == root.pid else "index worker"  # kga load starts only its worker
-                last[each.pid] = (role, times.user + times.system)
+                times = child.cpu_times()
+                workers[child.pid] = times.user + times.system
             except psutil.Error:
                 continue
         time.sleep(0.1)
+    tree = common.children_cpu_seconds() - cpu_before
     if process.returncode != 0:
         raise RuntimeError(
             f"{' '.join(command)} failed: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
         )
-    roles: dict[str, float] = {}
-    for role, cpu in last.values():
-        roles[role] = roles.get(role, 0.0) + cpu
-    roles["tree"] = sum(roles.values())
-    return roles
+    if not workers:
+        return {"tree": tree}
+    worker = sum(workers.values())
+    return {"loader": tree - worker, "index worker": worker, "tree": tree}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -116,6 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     path = Path(args.data_dir) / f"freebase-{args.size}.nt.gz"
     memory = load_memory(args.memory or DEFAULT_MEMORY).index
+    source = common.source_fingerprint("kg_adapters", "loaders")  # the code measured, before it may change
     rounds: list[dict[str, Any]] = []
     for number in range(args.rounds):
         before = os.getloadavg()[0]
@@ -134,7 +139,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         entry["load"] = (before + os.getloadavg()[0]) / 2
         rounds.append(entry)
         common.log(f"{args.size} round {number + 1}: {entry}")
-    return {"label": args.size, "rounds": rounds, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    return {
+        "label": args.size,
+        "rounds": rounds,
+        "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "source": source,
+    }
 
 
 def render(results: dict[str, Any]) -> str:
@@ -143,7 +153,8 @@ def render(results: dict[str, Any]) -> str:
         "",
         "`python -m benchmarks.index_cpu --size SIZE [--trees]`: CPU seconds (medians of the rounds) of each step the",
         "index worker runs, in one process on the blocks a load hands over; with `--trees`, the CPU of `kga load`'s",
-        "processes and of `oxigraph load` on the same file. Load is the machine's 1-minute load average (2 cores).",
+        "and `oxigraph load`'s whole process trees on the same file (their rusage, exact), of which `kga load`'s index",
+        "worker (polled every 0.1 s) and its loader (the rest). Load is the machine's 1-minute load average (2 cores).",
         "",
     ]
     for size in results["sizes"].values():
@@ -155,10 +166,12 @@ def render(results: dict[str, Any]) -> str:
             for side, role in (("kga", "loader"), ("kga", "index worker"), ("kga", "tree"), ("oxigraph", "tree")):
                 label = f"`{'kga' if side == 'kga' else 'oxigraph'} load` {role}"
                 rows.append([label, f"{common.median([r[side].get(role, 0.0) for r in rounds]):.2f}"])
+            tree = {side: common.median([r[side]["tree"] for r in rounds]) for side in ("kga", "oxigraph")}
+            rows.append(["`kga load` tree / `oxigraph load` tree", f"{tree['kga'] / tree['oxigraph']:.2f}x"])
         load = common.median([r["load"] for r in rounds])
         lines += [
             f"{size['label']} ({len(rounds)} rounds, load {load:.1f}, {size['date']} UTC,"
-            f" code {results.get('source', '?')}):",
+            f" code {size.get('source', results.get('source', '?'))}):",
             "",
             common.markdown_table(["step / process", "CPU seconds"], rows),
             "",
@@ -182,7 +195,6 @@ def main(argv: list[str] | None = None) -> int:
         json.loads(path.read_text("utf-8")) if path.is_file() else {"benchmark": NAME, "sizes": {}}
     )
     results["sizes"][args.size] = run(args)
-    results["source"] = common.source_fingerprint("kg_adapters", "loaders")
     print(render(results))
     if not args.no_write:
         common.write_results(NAME, results, render(results))

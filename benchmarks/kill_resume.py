@@ -372,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
             "differences": sorted(k for k in expected if found.get(k) != expected[k]),
             "load_average": os.getloadavg()[0],
             "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+            "source": reference["source"],
+            "uninterrupted_seconds": reference["seconds"],
         }
         log(f"  {point}: {trial}")
         shutil.rmtree(store, ignore_errors=True)
@@ -463,10 +465,15 @@ def read_results(found: dict[str, Any] | None, data: Path, reference: dict[str, 
         "uninterrupted_load_average": reference["load_average"],
         "trials": {},
     }
-    if found is None:
+    if found is None or found.get("data") != str(data) or not isinstance(found.get("trials"), dict):
         return fresh
-    same = found.get("data") == str(data) and found.get("source") == reference["source"]
-    return found if same and isinstance(found.get("trials"), dict) else fresh
+    if found.get("source") == reference["source"]:
+        return found
+    for point, trial in found["trials"].items():  # another code's trials stay, each naming its code
+        trial.setdefault("source", found.get("source", "?"))
+        trial.setdefault("uninterrupted_seconds", found.get("uninterrupted_seconds"))
+        fresh["trials"][point] = trial
+    return fresh
 
 
 def steps_text(trial: dict[str, Any]) -> str:
@@ -494,6 +501,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
             "yes" if t["same_store"] else f"**NO** ({', '.join(t['differences'])})",
             "yes" if t["same_answers"] else "**NO**",
             f"{t['load_average']:.1f}",
+            t.get("source", results.get("source", "?")),
         ]
         for t in trials_of(results)
     ]
@@ -510,6 +518,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
         "same store",
         "same answers",
         "load",
+        "code",
     ]
     if legacy:
         method = (
@@ -528,7 +537,8 @@ def render_size(size: str, results: dict[str, Any]) -> str:
             f"## {size}",
             "",
             f"`python -m benchmarks.kill_resume --size {size}` ({'' if legacy else 'split into parts, merged here; '}"
-            f"{results['machine'].get('date_utc', '')[:10]}, code {results.get('source', '?')}): "
+            f"{results['machine'].get('date_utc', '')[:10]}, uninterrupted load on code {results.get('source', '?')}; "
+            "each trial names the code it ran, its resume time is against the uninterrupted load of that code): "
             f"{Path(results['data']).name} ({results['triples']:,} triples; "
             f"{results['uninterrupted_seconds']:.0f} s uninterrupted"
             + (

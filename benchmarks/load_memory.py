@@ -69,7 +69,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
     entry.update(finished=False, timeline=timeline, load_before=os.getloadavg()[0])
     code = Path(args.code) if args.code else common.REPO_ROOT
     environment = {**os.environ, "PYTHONPATH": str(code)} if args.code else None
-    cpu_before = children_cpu_seconds()
+    cpu_before = common.children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=code, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = TreeSampler(process.pid, role_of, ROLES)
@@ -106,6 +106,9 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
                 f"GiB, tree peak {sampler.peak / GIB:.2f} GiB, disk {point['disk_bytes'] / 2**20:,.0f} MiB"
             )
             args.save()
+    except BaseException:
+        kill_tree(process)  # its figures are lost: the readers below would wait for it to end unsampled
+        raise
     finally:
         sampler.stop()
         for reader in readers:
@@ -121,7 +124,7 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
         tree_peak_rss_bytes=sampler.peak,
         tree_peak_anonymous_bytes=sampler.anonymous_peak,
         load_after=os.getloadavg()[0],
-        cpu_seconds=children_cpu_seconds() - cpu_before,
+        cpu_seconds=common.children_cpu_seconds() - cpu_before,
         disk_bytes=disk_bytes(target),
         parts=store_parts(target),
         store_triples=report["store_triples"],
@@ -130,18 +133,16 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
     )
 
 
-def children_cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process's ended children and their waited-for descendants: a
-    load's CPU, which other work on the machine changes far less than its wall time."""
-    import resource
-
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
-
-
 def building_bytes(target: Path) -> int:
     """Disk of ``target`` and of the build directories beside it (a load builds in a sibling)."""
     return sum(disk_bytes(item) for item in target.parent.iterdir() if target.name in item.name)
+
+
+def load_average(entry: dict[str, Any]) -> float:
+    """The machine's load average over a run: before and after it, or its timeline's median if it did not end."""
+    if "load_after" not in entry and entry.get("timeline"):
+        return common.median([point["load"] for point in entry["timeline"]])
+    return float((entry.get("load_before", 0) + entry.get("load_after", entry.get("load_before", 0))) / 2)
 
 
 def render(results: dict[str, Any]) -> str:
@@ -155,9 +156,11 @@ def render(results: dict[str, Any]) -> str:
         "(`RssAnon`: what the process holds itself; the rest is file pages it maps, such as, before the number",
         "maps of `kg_adapters/index/number_map.py`, the spill's memory-mapped arrays, which the kernel drops under",
         "pressure). Time and disk are for the record (niced, on 2 shared cores); CPU is the user and system",
-        "seconds of the load's processes. Tags name the code: none = the current branch's; `i23b`, `after 1` = the",
-        "previous change's (its branch before the merge into main 0953f24); `before`, `before 1`, `before 2` = main",
-        "20d6a0d.",
+        "seconds of the load's processes. Tags name the code: none = main 201a87e's (Oxigraph's bulk loads sized",
+        "to the whole loader half); `reserve` = the loading process's own memory reserved before they are sized",
+        "(`kg_adapters.budgets.LOADER_RESERVE`); `i23b`, `after 1` = an earlier change's (its branch before the",
+        "merge into main 0953f24); `before`, `before 1`, `before 2` = main 20d6a0d. An unfinished run shows what",
+        "it sampled until it stopped, and the median load average of its timeline.",
         "",
     ]
     rows = []
@@ -177,7 +180,7 @@ def render(results: dict[str, Any]) -> str:
                 f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
                 f"{entry['cpu_seconds']:,.0f} s" if "cpu_seconds" in entry else "-",
                 f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
-                f"{(entry.get('load_before', 0) + entry.get('load_after', entry.get('load_before', 0))) / 2:.1f}",
+                f"{load_average(entry):.1f}",
                 entry.get("date", "-"),
             ]
         )

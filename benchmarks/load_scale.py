@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -78,15 +79,18 @@ def log(message: str) -> None:
 
 
 def disk_bytes(path: Path) -> int:
-    """Bytes of the files under ``path`` (allocated blocks: what the disk lost to them)."""
+    """Bytes of the files under ``path`` (allocated blocks: what the disk lost to them). A load may delete
+    files and directories while they are counted (RocksDB's compactions, the spill's runs): those are
+    skipped, never an error (``Path.rglob`` raises when a directory vanishes under it)."""
     total = 0
-    for item in path.rglob("*"):
-        try:
-            status = item.lstat()
-        except OSError:
-            continue
-        if item.is_file() and not item.is_symlink():
-            total += status.st_blocks * 512
+    for directory, _dirs, files in os.walk(path):  # errors (a vanished directory) are ignored
+        for name in files:
+            try:
+                status = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(status.st_mode):
+                total += status.st_blocks * 512
     return total
 
 
@@ -179,10 +183,8 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
 def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     """Runs ``command``; its wall time, the CPU seconds of its process tree (the children it waited for
     included: steadier than wall time on a shared machine) and the tree's peak memory."""
-    import resource
-
     before = os.getloadavg()[0]
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = common.children_cpu_seconds()
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sampler = TreeSampler(process.pid)
@@ -194,12 +196,12 @@ def timed_process(command: list[str], *, timeout: float) -> dict[str, Any]:
     finally:
         peak = sampler.stop()
     seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = common.children_cpu_seconds() - cpu_before
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
     return {
         "seconds": seconds,
-        "cpu_seconds": after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime,
+        "cpu_seconds": cpu,
         "peak_rss_bytes": peak,
         "load_before": before,
         "load_after": os.getloadavg()[0],

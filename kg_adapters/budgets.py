@@ -20,9 +20,10 @@ from kg_adapters.errors import InvalidTermError
 MAX_COUNT = 2**63 - 1
 DEFAULT_MEMORY = 11 << 29
 """A load's memory budget (``kga load --memory``) unless one is given: 5.5 GiB (5632M), split by
-:func:`load_memory` into Oxigraph's bulk loader (1.5 GiB) and the traversal index (4 GiB: numbering,
-sorting, the name index's rows, past which they spill to disk); a 16 GB machine keeps room for the rest
-of the system. ``kga index`` gives the whole budget to the index (it loads nothing)."""
+:func:`load_memory` into the loading process (1.69 GiB: Oxigraph's bulk loader 1.5 GiB and
+:data:`LOADER_RESERVE`) and the traversal index (3.81 GiB: numbering, sorting, the name index's rows, past
+which they spill to disk); a 16 GB machine keeps room for the rest of the system. ``kga index`` gives the
+whole budget to the index (it loads nothing)."""
 MIN_MEMORY = 1 << 20
 """The smallest memory budget taken (1 MiB: tests force spilling with it; real loads want GBs)."""
 BULK_LOAD_CEILING = 3 << 29
@@ -30,6 +31,13 @@ BULK_LOAD_CEILING = 3 << 29
 of 1M statements and encodes at most two at once (``oxigraph::store::BulkLoader``; pyoxigraph 0.5.13 on a
 Freebase-shaped dump: 0.79 GiB for one batch, 1.4 GiB for two, 1.5 GiB for three or more). A load's
 budget gives it at most this much, and past it no cap is needed."""
+LOADER_RESERVE = 3 << 26
+"""What the loading process holds beside Oxigraph's bulk loads, whatever their size (192 MiB): the
+interpreter and its modules (~50 MiB), the input's blocks on their way (the one being read, the one
+Oxigraph parses, those queued for the index worker and the last ones kept to report a refused line: ~3-4
+blocks of 32 MiB, ``loaders.rdf.CHUNK_BYTES``) and RocksDB's own beside the bulk loader. Measured under
+``--memory 1G`` before it was reserved: the ``kga load`` process peaked 150-190 MiB above Oxigraph's 512
+MiB share at 4M-100M triples (``benchmarks/results/load_memory.md``), so the whole tree went 8-16% over."""
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -116,15 +124,20 @@ def memory_bytes(value: object, name: str = "memory") -> int:
 class LoadMemory:
     """A load's memory budget split between its parts: ``bulk_load``, what Oxigraph's bulk loader may hold
     (its segments are cut to fit: ``loaders.rdf``), and ``index``, the traversal index's collector (past
-    it, it spills: ``kg_adapters.index.spill``)."""
+    it, it spills: ``kg_adapters.index.spill``). The loading process's own (:data:`LOADER_RESERVE`) is in
+    neither: it is held whatever their size."""
 
     bulk_load: int
     index: int
 
 
 def load_memory(value: object, name: str = "memory") -> LoadMemory:
-    """The split of a load's memory budget (:func:`memory_bytes` of ``value``): half to Oxigraph's bulk
-    loader, at most :data:`BULK_LOAD_CEILING` (it needs no more), the rest to the index."""
+    """The split of a load's memory budget (:func:`memory_bytes` of ``value``): half to the loading process,
+    at most :data:`BULK_LOAD_CEILING` for Oxigraph's bulk loader (it needs no more) plus
+    :data:`LOADER_RESERVE`, of which Oxigraph's bulk loader gets what the reserve leaves (a budget too
+    small to hold the reserve still gives it a quarter of that half: a bulk load takes one block at least); the
+    rest to the index."""
     total = memory_bytes(value, name)
-    bulk_load = min(total // 2, BULK_LOAD_CEILING)
-    return LoadMemory(bulk_load=bulk_load, index=total - bulk_load)
+    loader = min(total // 2, BULK_LOAD_CEILING + LOADER_RESERVE)
+    bulk_load = max(loader - LOADER_RESERVE, loader // 4)
+    return LoadMemory(bulk_load=bulk_load, index=total - loader)

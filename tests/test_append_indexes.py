@@ -245,3 +245,66 @@ def test_an_append_over_its_memory_budget_replays_into_spilled_runs(
     assert report.index_source == FROM_PREVIOUS_INDEX
     load_files(paths, str(at_once), profile="freebase", progress=False)
     assert store_answers(store) == store_answers(at_once)
+
+
+NAMED = "http://kg-adapters.local/entity/"
+"""The names profile's entity namespace: ``%41`` there is the id ``A``, which spells back into ``.../A``."""
+
+
+@pytest.mark.parametrize("collector", ["thread", "worker"])
+def test_an_index_whose_ids_do_not_spell_back_makes_an_append_read_the_store_back(
+    collector: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build checks each entity id against the IRI it came from and the index's meta says so; an
+    append whose previous index has an id that spells another IRI (the names profile's ``.../%41`` is
+    ``A``, spelled ``.../A``: a replay would write triples the store does not hold) reads the store back,
+    says which id, and ends as one load of both parts does."""
+    monkeypatch.setattr(loaders.indexing, "WORKER_MIN_BYTES", 0 if collector == "worker" else 1 << 62)
+    first = write_dump(
+        tmp_path / "first.nt",
+        [f"<{NAMED}%41> <{EX}knows> <{NAMED}b> .", f'<{NAMED}b> <{RDFS_LABEL}> "Bee" .'],
+    )
+    second = write_dump(tmp_path / "second.nt", [f"<{NAMED}b> <{EX}knows> <{NAMED}c> ."])
+    store, at_once = tmp_path / "store", tmp_path / "at-once"
+    load_files([str(first)], str(store), profile="names", progress=False)
+    meta = json.loads(
+        (index_dir(store_layout.version_dir(store, store_layout.read_manifest(store))) / META).read_text()
+    )
+    assert (meta["entity_ids_spell_back"], meta["unspelled_entity_id"]) == (False, "A")
+    report = load_files([str(second)], str(store), profile="names", progress=False)
+    assert report.index_source == f"{READ_BACK} (the entity id 'A' does not spell back into its IRI)"
+    load_files([str(first), str(second)], str(at_once), profile="names", progress=False)
+    read_back, loaded = store_answers(store), store_answers(at_once)
+    for rows in ("labels.sqlite", "relations.sqlite"):  # the store's order, not the load's
+        assert sorted(read_back.pop(rows)) == sorted(loaded.pop(rows))
+    assert read_back == loaded
+
+
+def test_the_replay_refusal_takes_the_ids_answer_from_the_index_meta(tmp_path: Path) -> None:
+    """The refusal (run under the load lock, before the load starts) reads no entity id when the index's
+    meta answers for them: a meta edited to say that the ``%41`` index's ids spell back is believed. An
+    index whose meta does not say (written before the build checked) has its ids spelled, and appends
+    replay it as before."""
+    from kg_adapters.index.replay import replay_refusal
+    from kg_adapters.profiles import get_profile
+
+    first = write_dump(tmp_path / "first.nt", [f"<{NAMED}%41> <{EX}knows> <{NAMED}b> ."])
+    store = tmp_path / "store"
+    load_files([str(first)], str(store), profile="names", progress=False)
+    version = store_layout.version_dir(store, store_layout.read_manifest(store))
+    meta_path = index_dir(version) / META
+    meta = json.loads(meta_path.read_text())
+    assert replay_refusal(version, get_profile("names")) is not None
+    meta_path.write_text(json.dumps({**meta, "entity_ids_spell_back": True}))
+    assert replay_refusal(version, get_profile("names")) is None
+    parts = [write_dump(tmp_path / f"part-{n}.nt", lines) for n, lines in enumerate(GENERIC_PARTS[:2])]
+    older, at_once = tmp_path / "older", tmp_path / "at-once"
+    load_files([str(parts[0])], str(older), progress=False)
+    meta_path = index_dir(store_layout.version_dir(older, store_layout.read_manifest(older))) / META
+    meta = json.loads(meta_path.read_text())
+    assert meta.pop("entity_ids_spell_back") is True and "unspelled_entity_id" not in meta
+    meta_path.write_text(json.dumps(meta))
+    report = load_files([str(parts[1])], str(older), progress=False)
+    assert report.index_source == FROM_PREVIOUS_INDEX
+    load_files([str(path) for path in parts], str(at_once), progress=False)
+    assert store_answers(older) == store_answers(at_once)

@@ -17,7 +17,15 @@ import pyoxigraph as ox
 import pytest
 from test_load_resume import build_dir, freebase_lines, store_answers, write_dump
 
-from kg_adapters.budgets import BULK_LOAD_CEILING, DEFAULT_MEMORY, MIN_MEMORY, LoadMemory, load_memory
+from kg_adapters.budgets import (
+    BULK_LOAD_CEILING,
+    DEFAULT_MEMORY,
+    LOADER_RESERVE,
+    MIN_MEMORY,
+    LoadMemory,
+    load_memory,
+    memory_bytes,
+)
 from kg_adapters.errors import IndexTooLarge, InvalidTermError
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.spool import (
@@ -38,11 +46,17 @@ from loaders.testing.kill import load_killed_at
 NS = "http://rdf.freebase.com/ns/"
 
 
-def test_a_load_budget_is_split_between_oxigraph_and_the_index() -> None:
-    assert load_memory(DEFAULT_MEMORY) == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=4 << 30)
-    assert load_memory("1G") == LoadMemory(bulk_load=512 << 20, index=512 << 20)
-    assert load_memory("16G") == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=(16 << 30) - BULK_LOAD_CEILING)
-    assert load_memory(MIN_MEMORY) == LoadMemory(bulk_load=MIN_MEMORY // 2, index=MIN_MEMORY // 2)
+def test_a_load_budget_is_split_between_the_loader_and_the_index() -> None:
+    """Half to the loading process, which holds the reserve beside Oxigraph's bulk loads; the rest to the
+    index. The parts and the reserve never add up to more than the budget (once it can hold the reserve)."""
+    loader = BULK_LOAD_CEILING + LOADER_RESERVE
+    assert load_memory(DEFAULT_MEMORY) == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=DEFAULT_MEMORY - loader)
+    assert load_memory("1G") == LoadMemory(bulk_load=(512 << 20) - LOADER_RESERVE, index=512 << 20)
+    assert load_memory("16G") == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=(16 << 30) - loader)
+    assert load_memory(MIN_MEMORY) == LoadMemory(bulk_load=MIN_MEMORY // 8, index=MIN_MEMORY // 2)
+    for size in ("512M", "1G", "3G", "4G", "5632M", "64G"):
+        split = load_memory(size)
+        assert split.bulk_load + LOADER_RESERVE + split.index == memory_bytes(size)
     with pytest.raises(InvalidTermError, match="memory must be a size"):
         load_memory("1.5G")
 
@@ -50,8 +64,8 @@ def test_a_load_budget_is_split_between_oxigraph_and_the_index() -> None:
 def test_a_segment_is_capped_only_below_oxigraphs_own_ceiling() -> None:
     """Inputs read at once share Oxigraph's part; at its own ceiling or more a segment is not cut."""
     assert segment_bytes(load_memory(DEFAULT_MEMORY), 1) is None
-    assert segment_bytes(load_memory("1G"), 1) == 512 << 20
-    assert segment_bytes(load_memory("1G"), 2) == 256 << 20
+    assert segment_bytes(load_memory("1G"), 1) == (512 << 20) - LOADER_RESERVE
+    assert segment_bytes(load_memory("1G"), 2) == ((512 << 20) - LOADER_RESERVE) // 2
     assert segment_bytes(load_memory(DEFAULT_MEMORY), 2) == BULK_LOAD_CEILING // 2
 
 

@@ -33,6 +33,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.replay import EntitySpelling
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -513,7 +514,8 @@ def _write(
         return collected._spilled.write_index(directory, tmp, profile, progress, steps)
     rows = collected.rows
     entity_iris, relation_iris = collected.iris()
-    entity_names = [profile.entity_id(iri) for iri in entity_iris]
+    spelling = EntitySpelling(profile)
+    entity_names = [spelling.id_of(iri) for iri in entity_iris]
     relation_names = [profile.relation_id(iri) for iri in relation_iris]
     del entity_iris, relation_iris
     entity_rank, entity_order = _ranks(entity_names, "entity")
@@ -569,6 +571,7 @@ def _write(
         literal_relations=sorted(set((arrays["out_extra"] % width).tolist())),
         literal_tags=tags,
         blank_edges=blank_edges,
+        spelled_back=(spelling.holds, spelling.first_failure),
     )
     names = (b"".join(encoded[start : start + 65536]) for start in range(0, len(encoded), 65536))
     return emit_index(
@@ -608,8 +611,13 @@ def index_meta(
     literal_relations: list[int],
     literal_tags: list[str],
     blank_edges: int,
+    spelled_back: tuple[bool, str | None] | None,
 ) -> dict[str, Any]:
-    """The index's ``meta.json``."""
+    """The index's ``meta.json``. ``spelled_back``: whether every entity id spells back into its IRI and
+    the first that does not (:class:`~kg_adapters.index.replay.EntitySpelling`), None when not known."""
+    spelling: dict[str, bool | str | None] = {} if spelled_back is None else {"entity_ids_spell_back": spelled_back[0]}
+    if spelled_back is not None and not spelled_back[0]:
+        spelling["unspelled_entity_id"] = spelled_back[1]
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -622,6 +630,7 @@ def index_meta(
         "literal_tags": literal_tags,
         "blank_edges": blank_edges,
         "rows": edges + literal_edges + blank_edges,
+        **spelling,
     }
 
 

@@ -40,11 +40,42 @@ class NotReplayable(Exception):
     """The previous version's index cannot stand for its triples (the message says why)."""
 
 
+class EntitySpelling:
+    """Compacts entity IRIs into the ids an index records (``profile.entity_id``) and checks, as it goes,
+    that each id spells back into its own IRI (``profile.entity_iri``), so that a replay of the index
+    can write the triples it holds: :attr:`holds` (written into the index's meta as
+    ``entity_ids_spell_back``, which :func:`replay_refusal` reads instead of every id) and
+    :attr:`first_failure`, the first id that does not. Once one fails, the rest are only compacted."""
+
+    def __init__(self, profile: Profile) -> None:
+        self._compact, self._expand = profile.entity_id, profile.entity_iri
+        self.holds = True
+        self.first_failure: str | None = None
+
+    def id_of(self, iri: str) -> str:
+        name = self._compact(iri)
+        if self.holds and not _spells_back(self._expand, name, iri):
+            self.holds, self.first_failure = False, name[:200]
+        return name
+
+
+def _spells_back(expand: Callable[[str], str], name: str, iri: str) -> bool:
+    """Whether the id ``name`` of ``iri`` spells back into it (an id the profile cannot expand is kept
+    whole: it is the IRI); a blank node never does."""
+    try:
+        spelled = expand(name)
+    except InvalidTermError:
+        spelled = name
+    return spelled == iri and not iri.startswith("_:")
+
+
 def replay_refusal(version_dir: str | os.PathLike[str], profile: Profile) -> str | None:
     """Why the traversal index of the store version at ``version_dir`` cannot be replayed for
     ``profile`` (None when it can): no index, one of another format or profile, a literal tag the index
     stores merged with another (Virtuoso's geometry type is kept as ``geo:wktLiteral``), or an id the
-    profile does not spell back into the IRI it came from. Reads every id once."""
+    profile does not spell back into the IRI it came from. The entity ids' answer is in the index's meta
+    (the build checked each id against its IRI: :class:`EntitySpelling`); only an index written before it
+    was has every id read and spelled here (a load runs this under its lock, before it starts)."""
     from kg_adapters.index.read import open_index
 
     meta_path = index_dir(version_dir) / META
@@ -61,13 +92,18 @@ def replay_refusal(version_dir: str | os.PathLike[str], profile: Profile) -> str
         return f"the previous version's traversal index was built for profile {meta.get('profile')!r}"
     if "^" + GEO_WKT_LITERAL in meta.get("literal_tags", []):
         return "the previous version's index merges Virtuoso geometry literals into geo:wktLiteral"
+    spelled = meta.get("entity_ids_spell_back")
+    if spelled is False:
+        failed = meta.get("unspelled_entity_id")
+        return f"the entity id {failed!r} does not spell back into its IRI"
     index = open_index(version_dir)
     if index is None:
         return "the previous version's traversal index is unreadable"
     try:
         entity, relation = _spellings(profile)
-        for number in range(index.entity_count):
-            entity(index.name_from_file(number))
+        if spelled is not True:  # an index that does not say: every id spelled
+            for number in range(index.entity_count):
+                entity(index.name_from_file(number))
         for name in index.relations:
             relation(name)
     except NotReplayable as exc:
@@ -87,9 +123,10 @@ def replay_into(collector: TripleCollector, version_dir: str | os.PathLike[str],
     index = open_index(version_dir)
     if index is None:
         raise NotReplayable(f"no readable traversal index in {Path(version_dir)}")
+    meta = json.loads((index_dir(version_dir) / META).read_text("utf-8"))
     replayed = 0
     try:
-        for text, count in _texts(index, profile):
+        for text, count in _texts(index, profile, checked=meta.get("entity_ids_spell_back") is True):
             collector.add_rdf(text, ox.RdfFormat.N_TRIPLES)
             replayed += count
     finally:
@@ -98,32 +135,37 @@ def replay_into(collector: TripleCollector, version_dir: str | os.PathLike[str],
     return replayed
 
 
-def _spellings(profile: Profile) -> tuple[Callable[[str], bytes], Callable[[str], bytes]]:
+def _spellings(profile: Profile, *, checked: bool = False) -> tuple[Callable[[str], bytes], Callable[[str], bytes]]:
     """(entity id -> IRI, relation id -> IRI), as UTF-8; each raises :class:`NotReplayable` for an id
-    the profile does not map back to itself (then the IRI it came from is not known)."""
+    the profile does not map back to itself (then the IRI it came from is not known). ``checked``: the
+    index's build found that every entity id spells back into its IRI (:class:`EntitySpelling`), so entity
+    ids are only spelled (a replay spells an entity once per block of triples it is in)."""
 
-    def spelling(expand: Callable[[str], str], compact: Callable[[str], str], what: str) -> Callable[[str], bytes]:
+    def spelling(
+        expand: Callable[[str], str], compact: Callable[[str], str] | None, what: str
+    ) -> Callable[[str], bytes]:
         def iri(name: str) -> bytes:
             try:
                 full = expand(name)
             except InvalidTermError:
                 full = name  # kept whole: the id is the IRI
-            if compact(full) != name or full.startswith("_:"):
+            if compact is not None and (compact(full) != name or full.startswith("_:")):
                 raise NotReplayable(f"the {what} id {name[:200]!r} does not spell back into its IRI")
             return full.encode("utf-8")
 
         return iri
 
     return (
-        spelling(profile.entity_iri, profile.entity_id, "entity"),
+        spelling(profile.entity_iri, None if checked else profile.entity_id, "entity"),
         spelling(profile.relation_iri, profile.relation_id, "relation"),
     )
 
 
-def _texts(index: TraversalIndex, profile: Profile) -> Iterator[tuple[bytes, int]]:
+def _texts(index: TraversalIndex, profile: Profile, *, checked: bool = False) -> Iterator[tuple[bytes, int]]:
     """N-Triples texts of about :data:`CHUNK_TRIPLES` triples each, and how many each holds: the edges,
-    then the literals, then the blank-node stand-ins, a block of entities at a time."""
-    entity, relation = _spellings(profile)
+    then the literals, then the blank-node stand-ins, a block of entities at a time (``checked``: see
+    :func:`_spellings`)."""
+    entity, relation = _spellings(profile, checked=checked)
     relations = [relation(name) for name in index.relations]
     yield from _edge_texts(index, entity, relations)
     values = _blob(index.directory / "literals.bin")

@@ -346,23 +346,29 @@ class SpilledCollection:
         self.windows_written += local_to_unique.windows_written
         return unique + 1
 
-    def _ranked(self, profile: Profile) -> tuple[NumberMap, int]:
-        """(rank of every first number, entities): the distinct IRIs' ids sorted (as ``_ranks`` does),
-        written in order to ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
+    def _ranked(self, profile: Profile) -> tuple[NumberMap, int, tuple[bool, str | None] | None]:
+        """(rank of every first number, entities, whether every id spells back into its IRI and the
+        first that does not): the distinct IRIs' ids sorted (as ``_ranks`` does), written in order to
+        ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
 
         names = ("entities.bin", "entity_offsets.raw", "rank_of_unique.map", "local_rank.map")
         outputs = [self.scratch / name for name in names]
-        entities = run_step(self.steps, "ids", lambda: self._rank(profile), outputs)
-        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities
+        found = run_step(self.steps, "ids", lambda: self._rank(profile), outputs)
+        entities, spelled_back = (found, None) if isinstance(found, int) else (found[0], (found[1], found[2]))
+        return NumberMap(self.scratch / "local_rank.map", self.map_bytes), entities, spelled_back
 
-    def _rank(self, profile: Profile) -> int:
-        """Writes the files of :meth:`_ranked`; returns the entities."""
+    def _rank(self, profile: Profile) -> tuple[int, bool, str | None]:
+        """Writes the files of :meth:`_ranked`; returns (entities, whether every id spells back, the
+        first that does not)."""
         import numpy as np
+
+        from kg_adapters.index.replay import EntitySpelling
 
         numbered = self._numbered()
         entities = self._unique or 0
+        spelling = EntitySpelling(profile)
         ids = (
-            (profile.entity_id(iri.decode("utf-8")), unique)
+            (spelling.id_of(iri.decode("utf-8")), unique)
             for unique, iri in enumerate(read_run(self.scratch / "iris.run"))
         )
         rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
@@ -403,7 +409,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return entities
+        return entities, spelling.holds, spelling.first_failure
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
@@ -464,7 +470,7 @@ class SpilledCollection:
         relation_names = [profile.relation_id(iri) for iri in relation_iris]
         relation_rank, relation_order = build._ranks(relation_names, "relation")
         width = max(len(relation_names), 1)
-        local_rank, entities = self._ranked(profile)
+        local_rank, entities, spelled_back = self._ranked(profile)
         release_freed_memory()  # after each step: what it freed is not held through the next
         arrays: dict[str, Any] = {"entity_offsets": _mapped(self.scratch / "entity_offsets.raw", np.int64)}
         names = {"out_key": np.int64, "out_other": np.int32, "in_key": np.int64, "in_other": np.int32}
@@ -519,6 +525,7 @@ class SpilledCollection:
             literal_relations=sorted(literal_relations),
             literal_tags=tags,
             blank_edges=blank_edges,
+            spelled_back=spelled_back,
         )
         from kg_adapters.index.emit import emit_index
 
