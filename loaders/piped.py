@@ -77,14 +77,27 @@ class _Loading(threading.Thread):
             del self.store  # (a failure's traceback keeps this thread: the store must close with the load)
 
 
+class FifoUnavailable(OSError):
+    """No FIFO could be made here (no writable temporary directory, a file system without FIFOs); raised
+    before any text was taken, so the caller may load the same texts another way."""
+
+
 def bulk_load_piped(store: ox.Store, texts: Iterator[bytes], format: ox.RdfFormat) -> None:
     """Bulk loads the concatenated ``texts`` into ``store`` as one input read from a FIFO (see the module).
 
-    Raises what producing the texts raised (the bulk load then ends at what it was given: the caller's
-    load fails as a whole), else what the bulk load raised."""
-    with tempfile.TemporaryDirectory(prefix="kga-feed-") as directory:
+    Raises :class:`FifoUnavailable` when no FIFO can be made (no text taken yet), what producing the texts
+    raised (the bulk load then ends at what it was given: the caller's load fails as a whole), else what the
+    bulk load raised."""
+    try:
+        feed = tempfile.TemporaryDirectory(prefix="kga-feed-")
+    except OSError as exc:
+        raise FifoUnavailable(f"no temporary directory for the load's FIFO: {exc}") from exc
+    with feed as directory:
         path = os.path.join(directory, "input")
-        os.mkfifo(path, 0o600)
+        try:
+            os.mkfifo(path, 0o600)
+        except OSError as exc:
+            raise FifoUnavailable(f"no FIFO for the load in {directory}: {exc}") from exc
         guard = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a reader from the start: the write end opens at once
         try:
             writer = os.open(path, os.O_WRONLY)

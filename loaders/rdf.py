@@ -49,7 +49,7 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
-from loaders.piped import PIPE_BYTES, bulk_load_piped, can_pipe
+from loaders.piped import PIPE_BYTES, FifoUnavailable, bulk_load_piped, can_pipe
 from loaders.refused import has_token_over_buffer, without_refused
 from loaders.refused import parser_reason as _reason
 from loaders.report import SkipLog
@@ -508,9 +508,12 @@ def bulk_load_texts(store: ox.Store, texts: Iterator[bytes]) -> None:
     """One Oxigraph bulk load of the N-Triples ``texts``: read from a FIFO where Oxigraph reads one as a
     stream (:mod:`loaders.piped`: its parser then never waits for Python), else from a Python stream."""
     if can_pipe():
-        bulk_load_piped(store, texts, ox.RdfFormat.N_TRIPLES)
-    else:
-        store.bulk_load(cast(IO[bytes], PieceStream(texts)), ox.RdfFormat.N_TRIPLES)
+        try:
+            bulk_load_piped(store, texts, ox.RdfFormat.N_TRIPLES)
+            return
+        except FifoUnavailable:  # raised before any text was taken: the same texts go as a stream
+            pass
+    store.bulk_load(cast(IO[bytes], PieceStream(texts)), ox.RdfFormat.N_TRIPLES)
 
 
 def _block_statements(data: bytes, lines: int) -> int:

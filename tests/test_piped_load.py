@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
 
-from loaders.piped import PIPE_BYTES, bulk_load_piped
+from loaders import load_files
+from loaders.piped import PIPE_BYTES, FifoUnavailable, bulk_load_piped
 
 EX = "http://example.org/"
 
@@ -54,3 +56,25 @@ def test_nothing_given_loads_nothing() -> None:
     store = ox.Store()
     bulk_load_piped(store, iter([]), ox.RdfFormat.N_TRIPLES)
     assert len(store) == 0
+
+
+def test_no_fifo_here_is_said_before_any_text_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))  # no temporary directory can be made
+    taken: list[bytes] = []
+
+    def texts() -> Iterator[bytes]:
+        for text in lines(3):
+            taken.append(text)
+            yield text + b"\n"
+
+    with pytest.raises(FifoUnavailable):
+        bulk_load_piped(ox.Store(), texts(), ox.RdfFormat.N_TRIPLES)
+    assert taken == []
+
+
+def test_a_load_where_no_fifo_can_be_made_goes_as_a_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "data.nt"
+    source.write_bytes(b"\n".join(lines(1000)) + b"\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    report = load_files([str(source)], str(tmp_path / "store"), progress=False)
+    assert (report.statements_read, report.store_triples) == (1000, 1000)
