@@ -60,13 +60,16 @@ class EntitySpelling:
 
 
 def _spells_back(expand: Callable[[str], str], name: str, iri: str) -> bool:
-    """Whether the id ``name`` of ``iri`` spells back into it (an id the profile cannot expand is kept
-    whole: it is the IRI); a blank node never does."""
+    """Whether the id ``name`` of ``iri`` spells back into it; a blank node never does."""
+    return _expanded(expand, name) == iri and not iri.startswith("_:")
+
+
+def _expanded(expand: Callable[[str], str], name: str) -> str:
+    """The IRI of the id ``name`` (an id the profile cannot expand is kept whole: it is the IRI)."""
     try:
-        spelled = expand(name)
+        return expand(name)
     except InvalidTermError:
-        spelled = name
-    return spelled == iri and not iri.startswith("_:")
+        return name
 
 
 def replay_refusal(version_dir: str | os.PathLike[str], profile: Profile) -> str | None:
@@ -145,10 +148,7 @@ def _spellings(profile: Profile, *, checked: bool = False) -> tuple[Callable[[st
         expand: Callable[[str], str], compact: Callable[[str], str] | None, what: str
     ) -> Callable[[str], bytes]:
         def iri(name: str) -> bytes:
-            try:
-                full = expand(name)
-            except InvalidTermError:
-                full = name  # kept whole: the id is the IRI
+            full = _expanded(expand, name)
             if compact is not None and (compact(full) != name or full.startswith("_:")):
                 raise NotReplayable(f"the {what} id {name[:200]!r} does not spell back into its IRI")
             return full.encode("utf-8")
