@@ -35,9 +35,19 @@ LOADER_RESERVE = 3 << 26
 """What the loading process holds beside Oxigraph's bulk loads, whatever their size (192 MiB): the
 interpreter and its modules (~50 MiB), the input's blocks on their way (the one being read, the one
 Oxigraph parses, those queued for the index worker and the last ones kept to report a refused line: ~3-4
-blocks of 32 MiB, ``loaders.rdf.CHUNK_BYTES``) and RocksDB's own beside the bulk loader. Measured under
+blocks of 32 MiB, ``loaders.rdf.CHUNK_BYTES``) and RocksDB's own beside the bulk loader (its open files'
+index and filter blocks, capped: ``LoadMemory.store_files``). Measured under
 ``--memory 1G`` before it was reserved: the ``kga load`` process peaked 150-190 MiB above Oxigraph's 512
 MiB share at 4M-100M triples (``benchmarks/results/load_memory.md``), so the whole tree went 8-16% over."""
+STORE_FILE_BYTES = 1 << 20
+"""What RocksDB holds in memory for each data file (SST) it keeps open, at most: the file's index and
+filter blocks (Oxigraph leaves ``cache_index_and_filter_blocks`` off, so they live beside the block caches,
+one set per open file). Compaction cuts files at 64 MiB (Oxigraph's level-style options); the 16 files a
+16M-triple Freebase-shaped store (2,056 MiB in 41 files) opens first held 7.6 MiB (0.47 MiB a file), and
+the files a large bulk load ingests can be larger: twice that bounds one."""
+MIN_STORE_FILES = 48
+"""The fewest data files Oxigraph opens a database with (``MINIMUM_MAX_OPEN_FILES`` in its RocksDB
+wrapper)."""
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -125,10 +135,15 @@ class LoadMemory:
     """A load's memory budget split between its parts: ``bulk_load``, what Oxigraph's bulk loader may hold
     (its segments are cut to fit: ``loaders.rdf``), and ``index``, the traversal index's collector (past
     it, it spills: ``kg_adapters.index.spill``). The loading process's own (:data:`LOADER_RESERVE`) is in
-    neither: it is held whatever their size."""
+    neither: it is held whatever their size. ``store_files``: the data files the load's database keeps open
+    at most (``loaders.store_files``): without a cap RocksDB keeps every file open, and their index and
+    filter blocks (:data:`STORE_FILE_BYTES` each) grow with the store, ~0.7% of it (~1.7 GiB for full
+    Freebase), whatever the budget; capped, they stay within a sixteenth of the loading process's half,
+    part of :data:`LOADER_RESERVE`."""
 
     bulk_load: int
     index: int
+    store_files: int
 
 
 def load_memory(value: object, name: str = "memory") -> LoadMemory:
@@ -136,8 +151,11 @@ def load_memory(value: object, name: str = "memory") -> LoadMemory:
     at most :data:`BULK_LOAD_CEILING` for Oxigraph's bulk loader (it needs no more) plus
     :data:`LOADER_RESERVE`, of which Oxigraph's bulk loader gets what the reserve leaves (a budget too
     small to hold the reserve still gives it a quarter of that half: a bulk load takes one block at least); the
-    rest to the index."""
+    rest to the index. The database's open files are capped at a sixteenth of the loading process's half
+    (:data:`STORE_FILE_BYTES` each; 108 files under the default budget, 48 under 1G), at Oxigraph's own
+    minimum (:data:`MIN_STORE_FILES`) at least."""
     total = memory_bytes(value, name)
     loader = min(total // 2, BULK_LOAD_CEILING + LOADER_RESERVE)
     bulk_load = max(loader - LOADER_RESERVE, loader // 4)
-    return LoadMemory(bulk_load=bulk_load, index=total - loader)
+    store_files = max(MIN_STORE_FILES, loader // 16 // STORE_FILE_BYTES)
+    return LoadMemory(bulk_load=bulk_load, index=total - loader, store_files=store_files)

@@ -58,6 +58,7 @@ from loaders.rdf import (
 )
 from loaders.report import MAX_SKIPPED_KEPT, LoadReport, SkipLog, SkippedLine
 from loaders.rog_dataset import load_rog_dataset
+from loaders.store_files import open_read_only, open_store
 from loaders.tsv import SEPARATORS, TsvConverter
 from loaders.wikidata_json import load_wikidata_json
 
@@ -296,11 +297,15 @@ def _build(
     data = tmp / store_layout.DATA_DIR
     if resumed is None:
         tmp.mkdir()
-        oxstore = _checkpoint(store_layout.data_dir(target, previous), data) if previous is not None else None
+        oxstore = (
+            _checkpoint(store_layout.data_dir(target, previous), data, memory.store_files)
+            if previous is not None
+            else None
+        )
     else:
         oxstore = None
     if oxstore is None:
-        oxstore = ox.Store(str(data))
+        oxstore = open_store(data, memory.store_files)
     state = resumed or _fresh_state(previous, len(plan))
     resumable = all(input_identity(path) is not None for path, _fmt in plan)
     shown = LoadProgress(show, _input_bytes(plan), len(plan))
@@ -350,7 +355,7 @@ def _build(
         try:
             if indexing is not None:
                 gc.collect()
-                triples = len(ox.Store.read_only(str(data)))  # (counted closed: see _close_loaded)
+                triples = len(open_read_only(data, memory.store_files))  # (counted closed: see _close_loaded)
                 labels, index_seconds = write_load_indexes(None, indexing, tmp, profile, index, checkpoint)
             else:
                 labels, index_seconds = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
@@ -736,12 +741,13 @@ class _CheckpointGate:
             self._changed.notify_all()
 
 
-def _checkpoint(existing: Path, data: Path) -> ox.Store:
+def _checkpoint(existing: Path, data: Path, files: int) -> ox.Store:
     """A writable copy at ``data`` of the database at ``existing``, which is never opened for writing:
     readers may have it open, and a read-write open can compact it and delete files they still need.
 
     Data files (``*.sst``, immutable) are hard-linked, the rest (manifest, write-ahead log) copied;
-    opening the copy replays its log, so writes made with ``add()`` are kept."""
+    opening the copy replays its log, so writes made with ``add()`` are kept. It keeps at most about
+    ``files`` data files open (:mod:`loaders.store_files`)."""
     if _writer_holds(existing):
         raise LoadError(
             "cannot append: another process has the store open for writing (write=True)", file=str(existing.parent)
@@ -753,7 +759,7 @@ def _checkpoint(existing: Path, data: Path) -> ox.Store:
                 os.link(item, data / item.name)
             elif item.name not in _PRIVATE:
                 shutil.copy2(item, data / item.name)
-        return ox.Store(str(data))
+        return open_store(data, files)
     except OSError as exc:
         raise LoadError(f"cannot checkpoint the existing store: {exc}", file=str(existing.parent)) from exc
 

@@ -7,6 +7,7 @@ guarded by :class:`~kg_adapters.errors.IndexTooLarge`, raised before any index f
 
 from __future__ import annotations
 
+import resource
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +18,14 @@ import pyoxigraph as ox
 import pytest
 from test_load_resume import build_dir, freebase_lines, store_answers, write_dump
 
+from kg_adapters import store_layout
 from kg_adapters.budgets import (
     BULK_LOAD_CEILING,
     DEFAULT_MEMORY,
     LOADER_RESERVE,
     MIN_MEMORY,
+    MIN_STORE_FILES,
+    STORE_FILE_BYTES,
     LoadMemory,
     load_memory,
     memory_bytes,
@@ -41,6 +45,7 @@ from kg_adapters.profiles import get_profile
 from loaders import load_files, rdf
 from loaders.core import segment_bytes
 from loaders.report import SkipLog
+from loaders.store_files import OXIGRAPH_FD_RESERVE, max_open_files
 from loaders.testing.kill import load_killed_at
 
 NS = "http://rdf.freebase.com/ns/"
@@ -50,10 +55,18 @@ def test_a_load_budget_is_split_between_the_loader_and_the_index() -> None:
     """Half to the loading process, which holds the reserve beside Oxigraph's bulk loads; the rest to the
     index. The parts and the reserve never add up to more than the budget (once it can hold the reserve)."""
     loader = BULK_LOAD_CEILING + LOADER_RESERVE
-    assert load_memory(DEFAULT_MEMORY) == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=DEFAULT_MEMORY - loader)
-    assert load_memory("1G") == LoadMemory(bulk_load=(512 << 20) - LOADER_RESERVE, index=512 << 20)
-    assert load_memory("16G") == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=(16 << 30) - loader)
-    assert load_memory(MIN_MEMORY) == LoadMemory(bulk_load=MIN_MEMORY // 8, index=MIN_MEMORY // 2)
+    files = loader // 16 // STORE_FILE_BYTES  # the database's open files: a sixteenth of the loader's half
+    assert files == 108
+    assert load_memory(DEFAULT_MEMORY) == LoadMemory(
+        bulk_load=BULK_LOAD_CEILING, index=DEFAULT_MEMORY - loader, store_files=files
+    )
+    assert load_memory("1G") == LoadMemory(
+        bulk_load=(512 << 20) - LOADER_RESERVE, index=512 << 20, store_files=MIN_STORE_FILES
+    )
+    assert load_memory("16G") == LoadMemory(bulk_load=BULK_LOAD_CEILING, index=(16 << 30) - loader, store_files=files)
+    assert load_memory(MIN_MEMORY) == LoadMemory(
+        bulk_load=MIN_MEMORY // 8, index=MIN_MEMORY // 2, store_files=MIN_STORE_FILES
+    )
     for size in ("512M", "1G", "3G", "4G", "5632M", "64G"):
         split = load_memory(size)
         assert split.bulk_load + LOADER_RESERVE + split.index == memory_bytes(size)
@@ -161,6 +174,41 @@ def test_a_load_cut_to_a_small_budget_killed_then_resumed_gives_the_same_store(t
     assert not store.exists() and build_dir(store).exists()
     load_files(paths, str(store), profile="freebase", progress=False, memory="1M")
     assert store_answers(store) == store_answers(reference)
+    assert_open_files_capped(store, load_memory("1M").store_files)  # the resumed load's database too
+
+
+def assert_open_files_capped(store: Path, files: int) -> None:
+    """The store's database was last opened for writing keeping at most ``files`` data files open, beside
+    the descriptors the loading process held (RocksDB records the figure in its OPTIONS file), where it
+    keeps all of them open uncapped (the soft descriptor limit less Oxigraph's reserve)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    recorded = max_open_files(store_layout.data_dir(store, store_layout.read_manifest(store)))
+    assert recorded is not None
+    assert files <= recorded < files + 200  # (this process's own descriptors: pytest's, the test's)
+    if soft != resource.RLIM_INFINITY:
+        assert recorded < soft - OXIGRAPH_FD_RESERVE
+
+
+def test_a_loads_database_keeps_only_its_budgeted_files_open(tmp_path: Path) -> None:
+    """RocksDB keeps the index and filter blocks of every data file it has open in memory, so a load caps
+    its open files from the budget (``LoadMemory.store_files``), for a new store and for an append, and
+    leaves the process's own descriptor limit as it was."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft - OXIGRAPH_FD_RESERVE <= 400:
+        pytest.skip(f"a descriptor limit of {soft} leaves RocksDB too few files to tell a cap")
+    store = tmp_path / "store"
+    first = write_dump(tmp_path / "first.nt", iri_lines(3000))
+    load_files([str(first)], str(store), profile="freebase", progress=False, memory="1G")
+    assert_open_files_capped(store, load_memory("1G").store_files)
+    second = write_dump(tmp_path / "second.nt", freebase_lines(2000, seed=5))
+    load_files([str(second)], str(store), profile="freebase", progress=False, memory="4G")
+    assert_open_files_capped(store, load_memory("4G").store_files)
+    assert resource.getrlimit(resource.RLIMIT_NOFILE) == (soft, hard)
+    reference = tmp_path / "reference"
+    load_files([str(first), str(second)], str(reference), profile="freebase", progress=False)
+    assert len(ox.Store.read_only(str(store_layout.data_dir(store, store_layout.read_manifest(store))))) == len(
+        ox.Store.read_only(str(store_layout.data_dir(reference, store_layout.read_manifest(reference))))
+    )
 
 
 def numbered_text(entities: int, start: int = 0) -> bytes:
