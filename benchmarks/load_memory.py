@@ -11,7 +11,8 @@ of its own. Every 50 ms the resident memory of each process of its tree is sampl
 attributed to a role: the ``loader`` (the ``kga load`` process: Oxigraph's bulk loader runs in it), the
 ``index worker`` (``loaders.index_worker``: numbering, spill, the index files) and ``other``. Per load:
 the peak of each role, the peak of the whole tree (summed at one instant), wall time, the store's disk,
-and a timeline (RSS per role and the build directory's disk every ``--every`` seconds), logged as it
+and a timeline (RSS per role, the build directory's disk and Oxigraph data files, and how many of them
+the loader has open, every ``--every`` seconds), logged as it
 goes (a run that cannot finish still leaves its timeline in the results, marked unfinished).
 
 Results: ``benchmarks/results/load_memory.json`` and ``.md`` (the entry of a size, budget and ``--tag`` is
@@ -92,10 +93,14 @@ def measured_load(data: Path, target: Path, memory: str, args: argparse.Namespac
                 "seconds": round(seconds, 1),
                 **sampler.latest,
                 "disk_bytes": building_bytes(target),
+                "store_files": building_data_files(target),
+                "loader_open_files": open_data_files(process.pid),
                 "load": os.getloadavg()[0],
             }
             timeline.append(point)
             entry.update(
+                store_files_peak=max(found.get("store_files", 0) for found in timeline),
+                loader_open_files_peak=max(found.get("loader_open_files", 0) for found in timeline),
                 peaks=dict(sampler.peaks),
                 tree_peak_rss_bytes=sampler.peak,
                 tree_peak_anonymous_bytes=sampler.anonymous_peak,
@@ -138,6 +143,29 @@ def building_bytes(target: Path) -> int:
     return sum(disk_bytes(item) for item in target.parent.iterdir() if target.name in item.name)
 
 
+def building_data_files(target: Path) -> int:
+    """Oxigraph's data files (RocksDB's ``*.sst``) in ``target`` and the build directories beside it."""
+    return sum(
+        1
+        for item in target.parent.iterdir()
+        if target.name in item.name
+        for _root, _dirs, names in os.walk(item)
+        for name in names
+        if name.endswith(".sst")
+    )
+
+
+def open_data_files(pid: int) -> int:
+    """How many of Oxigraph's data files the process ``pid`` has open (RocksDB keeps each open file's
+    index and filter blocks in memory: ``loaders.store_files``)."""
+    opened = 0
+    with contextlib.suppress(OSError):
+        for descriptor in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                opened += os.readlink(f"/proc/{pid}/fd/{descriptor}").endswith(".sst")
+    return opened
+
+
 def load_average(entry: dict[str, Any]) -> float:
     """The machine's load average over a run: before and after it, or its timeline's median if it did not end."""
     if "load_after" not in entry and entry.get("timeline"):
@@ -160,7 +188,10 @@ def render(results: dict[str, Any]) -> str:
         "to the whole loader half); `reserve` = the loading process's own memory reserved before they are sized",
         "(`kg_adapters.budgets.LOADER_RESERVE`); `i23b`, `after 1` = an earlier change's (its branch before the",
         "merge into main 0953f24); `before`, `before 1`, `before 2` = main 20d6a0d. An unfinished run shows what",
-        "it sampled until it stopped, and the median load average of its timeline.",
+        "it sampled until it stopped, and the median load average of its timeline. Data files: the most",
+        "Oxigraph data files (SST) the loader had open / the store had, sampled with the timeline (RocksDB holds",
+        "each open file's index and filter blocks; `capped` = their number capped from the budget,",
+        "`loaders/store_files.py`); `-` = not recorded.",
         "",
     ]
     rows = []
@@ -180,6 +211,9 @@ def render(results: dict[str, Any]) -> str:
                 f"{entry.get('seconds', 0):,.0f} s" + ("" if entry.get("finished") else " (unfinished)"),
                 f"{entry['cpu_seconds']:,.0f} s" if "cpu_seconds" in entry else "-",
                 f"{entry['disk_bytes'] / 2**20:,.0f} MiB" if "disk_bytes" in entry else "-",
+                f"{entry['loader_open_files_peak']} / {entry['store_files_peak']}"
+                if "store_files_peak" in entry
+                else "-",
                 f"{load_average(entry):.1f}",
                 entry.get("date", "-"),
             ]
@@ -193,6 +227,7 @@ def render(results: dict[str, Any]) -> str:
         "time",
         "CPU",
         "disk",
+        "data files",
         "load",
         "measured",
     ]
