@@ -20,17 +20,19 @@ from kg_adapters.errors import InvalidTermError
 MAX_COUNT = 2**63 - 1
 DEFAULT_MEMORY = 11 << 29
 """A load's memory budget (``kga load --memory``) unless one is given: 5.5 GiB (5632M), split by
-:func:`load_memory` into the loading process (1.69 GiB: Oxigraph's bulk loader 1.5 GiB and
-:data:`LOADER_RESERVE`) and the traversal index (3.81 GiB: numbering, sorting, the name index's rows, past
+:func:`load_memory` into the loading process (1.94 GiB: Oxigraph's bulk loader 1.75 GiB and
+:data:`LOADER_RESERVE`) and the traversal index (3.56 GiB: numbering, sorting, the name index's rows, past
 which they spill to disk); a 16 GB machine keeps room for the rest of the system. ``kga index`` gives the
 whole budget to the index (it loads nothing)."""
 MIN_MEMORY = 1 << 20
 """The smallest memory budget taken (1 MiB: tests force spilling with it; real loads want GBs)."""
-BULK_LOAD_CEILING = 3 << 29
-"""What Oxigraph's bulk loader holds at most in one bulk load, however long (1.5 GiB): it parses batches
+BULK_LOAD_CEILING = 7 << 28
+"""What Oxigraph's bulk loader holds at most in one bulk load, however long (1.75 GiB): it parses batches
 of 1M statements and encodes at most two at once (``oxigraph::store::BulkLoader``; pyoxigraph 0.5.13 on a
-Freebase-shaped dump: 0.79 GiB for one batch, 1.4 GiB for two, 1.5 GiB for three or more). A load's
-budget gives it at most this much, and past it no cap is needed."""
+Freebase-shaped dump in a fresh process: 0.79 GiB for one batch, 1.4 GiB for two, 1.5 GiB for three or
+more; inside ``kga load`` of the 16M-triple dump under the default budget, with nothing cut, the loading
+process peaked at 1.83 GiB (``VmHWM``), 1.65 GiB beside :data:`LOADER_RESERVE`). A load's budget gives it
+at most this much, and past it no cap is needed."""
 LOADER_RESERVE = 3 << 26
 """What the loading process holds beside Oxigraph's bulk loads, whatever their size (192 MiB): the
 interpreter and its modules (~50 MiB), the input's blocks on their way (the one being read, the one
@@ -152,7 +154,7 @@ def load_memory(value: object, name: str = "memory") -> LoadMemory:
     :data:`LOADER_RESERVE`, of which Oxigraph's bulk loader gets what the reserve leaves (a budget too
     small to hold the reserve still gives it a quarter of that half: a bulk load takes one block at least); the
     rest to the index. The database's open files are capped at a sixteenth of the loading process's half
-    (:data:`STORE_FILE_BYTES` each; 108 files under the default budget, 48 under 1G), at Oxigraph's own
+    (:data:`STORE_FILE_BYTES` each; 124 files under the default budget, 48 under 1G), at Oxigraph's own
     minimum (:data:`MIN_STORE_FILES`) at least."""
     total = memory_bytes(value, name)
     loader = min(total // 2, BULK_LOAD_CEILING + LOADER_RESERVE)

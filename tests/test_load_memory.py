@@ -56,7 +56,7 @@ def test_a_load_budget_is_split_between_the_loader_and_the_index() -> None:
     index. The parts and the reserve never add up to more than the budget (once it can hold the reserve)."""
     loader = BULK_LOAD_CEILING + LOADER_RESERVE
     files = loader // 16 // STORE_FILE_BYTES  # the database's open files: a sixteenth of the loader's half
-    assert files == 108
+    assert files == 124
     assert load_memory(DEFAULT_MEMORY) == LoadMemory(
         bulk_load=BULK_LOAD_CEILING, index=DEFAULT_MEMORY - loader, store_files=files
     )
