@@ -136,8 +136,9 @@ class DumpFilter:
 
 
 def clean_lines(dump_filter: DumpFilter) -> re.Pattern[bytes]:
-    """A run of lines (each ending in ``\\n``) that :class:`FreebaseConverter` passes on untouched and keeps
-    under ``dump_filter``: its predicate not dropped, its language tag (if any) kept."""
+    """A run of lines (each ending in a line break, or where the text ends) that :class:`FreebaseConverter`
+    passes on untouched and keeps under ``dump_filter``: its predicate not dropped, its language tag (if any)
+    kept."""
     dropped = [
         re.escape(name.encode("utf-8")) + end
         for names, end in ((dump_filter.drop_predicates, b">"), (dump_filter.drop_namespaces, b""))
@@ -150,7 +151,7 @@ def clean_lines(dump_filter: DumpFilter) -> re.Pattern[bytes]:
         wanted = b"|".join(re.escape(tag.encode("ascii")) for tag in dump_filter.languages)  # lower-cased
         lang = b"(?=" + _CLEAN_LANG + b"[ \t])(?i:" + wanted + b")(?:-[A-Za-z0-9]++)*+"
     obj = b"(?:" + _CLEAN_IRI + b"|" + _CLEAN_LITERAL + b"(?:@" + lang + b"|\\^\\^" + _CLEAN_IRI + b")?)"
-    line = _CLEAN_IRI + b"(?:\t" + predicate + b"\t" + obj + b"\t| " + predicate + b" " + obj + b" )\\.\n"
+    line = _CLEAN_IRI + b"(?:\t" + predicate + b"\t" + obj + b"\t| " + predicate + b" " + obj + b" )\\.(?:\n|\\Z)"
     return re.compile(b"(?:" + line + b")*+")
 
 
@@ -168,31 +169,58 @@ class FreebaseConverter:
 
     def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]:
         """N-Triples text per input line (``b""`` for blank, filtered or bad lines, so the list
-        stays aligned with the input) and the number of lines kept.
-
-        The lines are scanned as one block: runs of lines that need nothing (:func:`clean_lines`, the
-        common case) are matched in C and kept as they are; only the others go through :meth:`convert_line`."""
-        block = b"\n".join(lines) + b"\n"
+        stays aligned with the input) and the number of lines kept (:meth:`convert_block` on their text)."""
+        block = b"\n".join(lines)
         if not (block.startswith(b"<") or b"\n<" in block):  # no line can be clean (a prefixed dump)
             return self._convert_each(lines, first_line, path, log)
         units = list(lines)
+        return units, self._patch(block, units, 0, 0, first_line, path, log)
+
+    def convert_block(
+        self, data: bytes, lines: int, first_line: int, path: str, log: SkipLog
+    ) -> tuple[bytes, list[bytes] | None, int]:
+        """(N-Triples text, one unit per input line or None when every line is kept as it is, statements kept)
+        for ``data``, ``lines`` whole lines of the dump joined by line breaks.
+
+        Runs of lines that need nothing (:func:`clean_lines`, the common case) are matched in C and kept as
+        they are, with no Python object per line; only a block holding another line is split into lines,
+        and only those lines go through :meth:`convert_line`."""
+        clean_end = self._clean(data).end()  # type: ignore[union-attr] # matches the empty run
+        if clean_end == len(data) and data[-1:] not in (b"\n", b""):  # (an empty last line is no statement)
+            return data, None, lines
+        units = data.split(b"\n")
+        index = data.count(b"\n", 0, clean_end)
+        good = index + self._patch(data, units, index, clean_end, first_line, path, log)
+        return b"\n".join(units), units, good
+
+    def _patch(
+        self, block: bytes, units: list[bytes], index: int, position: int, first_line: int, path: str, log: SkipLog
+    ) -> int:
+        """Converts ``units[index:]``, the lines of ``block`` from ``position`` on, in place; returns how
+        many of them are kept."""
         clean = self._clean
-        good = index = position = 0  # position: where line ``index`` starts in ``block``
-        while index < len(lines):
-            line = lines[index]
-            if line[:1] == b"<":  # a clean line starts with an IRI: scan the run of clean lines from here
+        end = len(block)
+        good = 0
+        while index < len(units):
+            line = units[index]
+            if line[:1] == b"<":  # a clean line starts with an IRI: match the run of clean lines from here
                 clean_end = clean(block, position).end()  # type: ignore[union-attr] # matches the empty run
                 if clean_end > position:
-                    run = block.count(b"\n", position, clean_end)
+                    run = block.count(b"\n", position, clean_end) + (clean_end == end and block[-1:] != b"\n")
                     good += run
                     index += run
                     position = clean_end
                     continue
-            units[index] = unit = self._converted(line, first_line + index, path, log)
+            try:
+                unit = self.convert_line(line)
+            except BadLine as exc:
+                log.bad(path, first_line + index, str(exc))
+                unit = b""
+            units[index] = unit
             good += bool(unit)
             index += 1
             position += len(line) + 1
-        return units, good
+        return good
 
     def _convert_each(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]:
         """:meth:`convert` line by line."""
@@ -207,14 +235,6 @@ class FreebaseConverter:
             units.append(unit)
             good += bool(unit)
         return units, good
-
-    def _converted(self, line: bytes, number: int, path: str, log: SkipLog) -> bytes:
-        """:meth:`convert_line`, a bad line reported to ``log`` (as ``path:number``) and given as ``b""``."""
-        try:
-            return self.convert_line(line)
-        except BadLine as exc:
-            log.bad(path, number, str(exc))
-            return b""
 
     def convert_line(self, raw: bytes) -> bytes:
         """One dump line as N-Triples text (``b""`` when blank, a declaration or filtered); raises BadLine.

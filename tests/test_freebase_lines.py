@@ -127,6 +127,37 @@ def test_the_block_scan_converts_every_line_as_the_line_by_line_reference(chosen
     assert (converter.repaired, converter.filtered) == (ref.repaired, ref.filtered)
     assert [(s.line, s.reason) for s in log.kept] == [(s.line, s.reason) for s in expected_log.kept]
     assert converter.prefixes == ref.prefixes
+    for order in (lines, lines[::-1], [*lines[:5], *lines[-4:]], [*lines[-3:], *lines[:40]], lines[:8]):
+        check_blocks(chosen, order)
+
+
+def check_blocks(chosen: DumpFilter, lines: list[bytes]) -> None:
+    """``convert_block`` on the lines' text (as loads call it) gives the reference's units and counts."""
+    expected, kept, expected_log = reference(ref := FreebaseConverter(chosen), lines, "dump.gz")
+    converter = FreebaseConverter(chosen)
+    log = SkipLog(lenient=True)
+    text = b"\n".join(lines)
+    data, units, good = converter.convert_block(text, len(lines), 10, "dump.gz", log)
+    if units is None:  # every line kept as it is
+        assert (data, expected) == (text, lines)
+    else:
+        assert (units, data) == (expected, b"\n".join(expected))
+    assert good == kept
+    assert (converter.repaired, converter.filtered) == (ref.repaired, ref.filtered)
+    assert [(s.line, s.reason) for s in log.kept] == [(s.line, s.reason) for s in expected_log.kept]
+
+
+def test_a_block_of_clean_lines_is_handed_on_as_it_is() -> None:
+    """No line of the block needs anything: the text is the input's, with no list of lines made."""
+    lines = [line.encode() for line in CLEAN] * 50
+    text = b"\n".join(lines)
+    data, units, good = FreebaseConverter().convert_block(text, len(lines), 1, "dump", SkipLog(lenient=False))
+    assert (data, units, good) == (text, None, len(lines))
+    data, units, good = FreebaseConverter().convert_block(
+        text + b"\n", len(lines) + 1, 1, "dump", SkipLog(lenient=False)
+    )
+    assert (data, units, good) == (text + b"\n", [*lines, b""], len(lines))
+    assert FreebaseConverter().convert_block(b"", 1, 1, "dump", SkipLog(lenient=False)) == (b"", [b""], 0)
 
 
 def test_the_scan_keeps_state_in_line_order_across_chunks() -> None:
