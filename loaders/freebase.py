@@ -184,9 +184,13 @@ class FreebaseConverter:
 
         Runs of lines that need nothing (:func:`clean_lines`, the common case) are matched in C and kept as
         they are, with no Python object per line; only a block holding another line is split into lines,
-        and only those lines go through :meth:`convert_line`."""
+        and only those lines go through :meth:`convert_line`. A block of such lines all in the dump's
+        ``s<TAB>p<TAB>o<TAB>.`` layout with no other tab gets spaces for its tabs (one ``bytes.replace``):
+        the index worker reads space-separated lines without parsing them (``index.iri_lines``)."""
         clean_end = self._clean(data).end()  # type: ignore[union-attr] # matches the empty run
         if clean_end == len(data) and data[-1:] not in (b"\n", b""):  # (an empty last line is no statement)
+            if data.count(b"\t") == 3 * lines and data.count(b"\t.\n") + data.endswith(b"\t.") == lines:
+                data = data.replace(b"\t", b" ")  # every tab separates terms: N-Triples' own spacing
             return data, None, lines
         units = data.split(b"\n")
         index = data.count(b"\n", 0, clean_end)
