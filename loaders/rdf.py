@@ -2,7 +2,8 @@
 
 Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in pieces:
 N-Triples and N-Quads in blocks of about :data:`CHUNK_BYTES` of whole lines (no Python object per
-line), converted formats (TSV, MetaQA, Freebase) in chunks of :data:`CHUNK_LINES` lines. N-Triples (and
+line), Freebase dumps in such blocks too (:class:`BlockConverter`), other converted formats (TSV, MetaQA) in
+chunks of :data:`CHUNK_LINES` lines. N-Triples (and
 what the converters make of their lines) go to Oxigraph's bulk loader as one stream (:class:`_Segment`),
 strict or lenient: a lenient load first checks each piece with Oxigraph's parser and blanks the lines it
 refuses, reporting each (:mod:`loaders.refused`), since one refused line fails a whole bulk load and stores
@@ -118,6 +119,17 @@ class LineConverter(Protocol):
     """Turns lines of a converted format into N-Triples text, one unit per input line."""
 
     def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]: ...
+
+
+@runtime_checkable
+class BlockConverter(Protocol):
+    """A converter that also takes whole blocks of lines (read as N-Triples are: no Python object per line),
+    returning (the N-Triples text, one unit per input line or None when the text's lines are the input's,
+    the statements kept)."""
+
+    def convert_block(
+        self, data: bytes, lines: int, first_line: int, path: str, log: SkipLog
+    ) -> tuple[bytes, list[bytes] | None, int]: ...
 
 
 def resolve_format(path: str, name: str | None) -> str:
@@ -298,18 +310,17 @@ class _Piece:
 
 
 def _pieces(path: str, converter: LineConverter | None, start_line: int, log: SkipLog) -> Iterator[_Piece]:
-    """The input from ``start_line`` on, in pieces: blocks of whole lines (N-Triples, N-Quads), or chunks
-    of lines converted (converted lazily, in order: a converter keeps state across chunks)."""
-    if converter is None:  # no Python object per line: split into lines only to find a bad one
+    """The input from ``start_line`` on, in pieces: blocks of whole lines (N-Triples, N-Quads, and what a
+    :class:`BlockConverter` makes of them), or chunks of lines converted (converted lazily, in order: a
+    converter keeps state across chunks)."""
+    if converter is None or isinstance(converter, BlockConverter):  # no Python object per line where none is needed
         for first, data, lines, position in read_blocks_from(path, start_line=start_line):
-            yield _Piece(
-                first=first,
-                data=data,
-                units=None,
-                count=_block_statements(data, lines),
-                next_line=first + lines,
-                position=position,
-            )
+            units: list[bytes] | None = None
+            if converter is None:
+                count = _block_statements(data, lines)
+            else:
+                data, units, count = converter.convert_block(data, lines, first, path, log)
+            yield _Piece(first=first, data=data, units=units, count=count, next_line=first + lines, position=position)
         return
     for first, lines_read, position in read_chunks_from(path, start_line=start_line):
         units, count = converter.convert(lines_read, first, path, log)
