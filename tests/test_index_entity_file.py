@@ -4,6 +4,7 @@ none (Freebase's and Wikidata's ids, written as they are, without a look at each
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ def _written(tmp: Path, names: list[str], chunk: int) -> tuple[list[bytes], list
     namespaces, starts, ids = _write_entities(tmp, chunks, offsets)
     local = np.load(tmp / "entity_offsets.npy")
     data = (tmp / "entities.bin").read_bytes()
-    parts = [data[int(lo) : int(hi)] for lo, hi in zip(local[:-1], local[1:], strict=True)]
+    parts = [data[int(lo) : int(hi)] for lo, hi in itertools.pairwise(local.tolist())]
     return parts, namespaces, starts.tolist(), ids.tolist()
 
 
