@@ -5,24 +5,35 @@ it; the traversal index is built by :mod:`kg_adapters.index.build`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Generic, TypeVar, cast
 
 import pyoxigraph as ox
 
 from kg_adapters.errors import BackendError
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 
+T = TypeVar("T")
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
 
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
-    relation index (``relations.sqlite``) beside it."""
-    return write_label_indexes(
-        store_label_rows(store), store_relation_rows(store, INDEXED_LABEL_PREDICATES), index_path
-    )
+    relation index (``relations.sqlite``) beside it. The store's predicates are listed (a scan of every
+    triple, in Oxigraph) on a thread of their own while the name index is written: the relation index
+    needs them only after it."""
+    predicates = InBackground(lambda: store_predicates(store), "kga-predicates")
+    try:
+        return write_label_indexes(
+            store_label_rows(store),
+            store_relation_rows(store, INDEXED_LABEL_PREDICATES, predicates.result),
+            index_path,
+        )
+    finally:
+        predicates.join()
 
 
 def write_label_indexes(
@@ -77,9 +88,12 @@ def collected_label_indexes(
     return write_label_indexes(passing(), relation_index_rows(), index_path)
 
 
-def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+def store_relation_rows(
+    store: ox.Store, label_predicates: Sequence[str], predicates: Callable[[], list[str]] | None = None
+) -> Iterator[tuple[str, str, str]]:
     """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
-    distinct predicates (one scan inside Oxigraph), each labelled from the store's label and alias triples
+    distinct predicates (one scan inside Oxigraph: :func:`store_predicates`, or ``predicates()`` when
+    given, such as a scan already running), each labelled from the store's label and alias triples
     as its rows are written (a Wikidata store's property labels in every language are never all held)."""
     from kg_adapters.relation_index import ALIAS_PREDICATES, alias_tag, relation_rows
 
@@ -91,13 +105,51 @@ def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Ite
                     lang = str(quad.object.language or "")
                     yield str(quad.object.value), alias_tag(lang) if alias else lang
 
+    relations = store_predicates(store) if predicates is None else predicates()
     try:
-        solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
-        assert isinstance(solutions, ox.QuerySolutions)
-        relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
         yield from relation_rows(relations, labels_of)
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
+
+
+def store_predicates(store: ox.Store) -> list[str]:
+    """The distinct predicate IRIs of ``store``, sorted (one scan of every triple, inside Oxigraph)."""
+    try:
+        solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
+        assert isinstance(solutions, ox.QuerySolutions)
+        return sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
+    except OSError as exc:
+        raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
+
+
+class InBackground(Generic[T]):
+    """``call()`` on a thread of its own (for Oxigraph's scans and counts, which run without the GIL);
+    :meth:`result` waits for it and raises what it raised, :meth:`join` only waits."""
+
+    def __init__(self, call: Callable[[], T], name: str) -> None:
+        self._call: Callable[[], T] | None = call
+        self._found: T | None = None
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            assert self._call is not None
+            self._found = self._call()
+        except BaseException as exc:  # re-raised by result()
+            self._failure = exc
+        finally:
+            self._call = None  # what it holds (a store) is let go with it
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> T:
+        self.join()
+        if self._failure is not None:
+            raise self._failure
+        return cast(T, self._found)
 
 
 def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:

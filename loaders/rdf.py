@@ -566,17 +566,20 @@ def read_chunks_from(
     lines: list[bytes] = []
     pending = b""
     read: int | None = None
-    for text, read in _text_from(path, start_line):
-        pieces = (pending + text).split(b"\n")
-        pending = pieces.pop()
-        if len(pending) > MAX_LINE_BYTES:
-            line = first + len(lines) + len(pieces)
-            raise LoadError(f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=line)
-        lines.extend(pieces)
-        while len(lines) >= size:
-            yield first, lines[:size], read
-            del lines[:size]
-            first += size
+    try:
+        for text, read in _text_from(path, start_line):
+            pieces = (pending + text).split(b"\n")
+            pending = pieces.pop()
+            if len(pending) > MAX_LINE_BYTES:
+                line = first + len(lines) + len(pieces)
+                raise LoadError(f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=line)
+            lines.extend(pieces)
+            while len(lines) >= size:
+                yield first, lines[:size], read
+                del lines[:size]
+                first += size
+    except _ReadFailed as failed:  # every line held here ended with a line break
+        raise failed.error(path, first - 1 + len(lines)) from failed.__cause__
     if pending:
         lines.append(pending)
     if lines:
@@ -595,37 +598,40 @@ def read_blocks_from(
     parts: list[bytes] = []
     held = 0
     read: int | None = None
-    for text, read in _text_from(path, start_line):
-        parts.append(text)
-        held += len(text)
-        while held >= size:
-            limit = size - (held - len(parts[-1]))  # the cut's place in the last part
-            last = parts[-1].rfind(b"\n", 0, limit) if limit > 0 else -1
-            if last >= 0:  # there: one copy of the block, not three
-                whole, rest = b"".join([*parts[:-1], parts[-1][:last]]), parts[-1][last + 1 :]
+    try:
+        for text, read in _text_from(path, start_line):
+            parts.append(text)
+            held += len(text)
+            while held >= size:
+                limit = size - (held - len(parts[-1]))  # the cut's place in the last part
+                last = parts[-1].rfind(b"\n", 0, limit) if limit > 0 else -1
+                if last >= 0:  # there: one copy of the block, not three
+                    whole, rest = b"".join([*parts[:-1], parts[-1][:last]]), parts[-1][last + 1 :]
+                    _check_line_lengths(whole, first, path)
+                    count = whole.count(b"\n") + 1
+                    yield first, whole, count, read
+                    first += count
+                    parts, held = [rest], len(rest)
+                    continue
+                block = b"".join(parts)
+                cut = block.rfind(b"\n", 0, size)
+                if cut < 0:
+                    cut = block.find(b"\n", size)
+                if cut < 0:  # no whole line yet
+                    if len(block) > MAX_LINE_BYTES:
+                        raise LoadError(
+                            f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=first
+                        )
+                    parts = [block]
+                    break
+                whole, rest = block[:cut], block[cut + 1 :]
                 _check_line_lengths(whole, first, path)
                 count = whole.count(b"\n") + 1
                 yield first, whole, count, read
                 first += count
                 parts, held = [rest], len(rest)
-                continue
-            block = b"".join(parts)
-            cut = block.rfind(b"\n", 0, size)
-            if cut < 0:
-                cut = block.find(b"\n", size)
-            if cut < 0:  # no whole line yet
-                if len(block) > MAX_LINE_BYTES:
-                    raise LoadError(
-                        f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=first
-                    )
-                parts = [block]
-                break
-            whole, rest = block[:cut], block[cut + 1 :]
-            _check_line_lengths(whole, first, path)
-            count = whole.count(b"\n") + 1
-            yield first, whole, count, read
-            first += count
-            parts, held = [rest], len(rest)
+    except _ReadFailed as failed:  # the lines held here (a block is cut after a line break)
+        raise failed.error(path, first - 1 + sum(part.count(b"\n") for part in parts)) from failed.__cause__
     block = b"".join(parts)
     if block.endswith(b"\n"):
         block = block[:-1]
@@ -649,17 +655,19 @@ def _check_line_lengths(block: bytes, first: int, path: str) -> None:
 def _text_from(path: str, start_line: int) -> Iterator[tuple[bytes, int | None]]:
     """The decompressed text of ``path`` from the start of line ``start_line`` on, in 1 MiB blocks
     (a block may end inside a line), line breaks made LF (N-Triples allows LF, CRLF and a lone CR;
-    a BOM at the start dropped), each with the bytes of the file read so far."""
+    a BOM at the start dropped), each with the bytes of the file read so far. A read that fails raises
+    :class:`_ReadFailed`: the caller, which counts the lines of the blocks it was given, says which line
+    could not be read (no pass here counts them)."""
     skip = start_line - 1
     carry = b""  # a CR ending a block may be the first half of a CRLF
-    read_lines = 0
+    read_lines = 0  # while lines are dropped: the caller has been given none
     with _open_counted(path) as (handle, raw):
         _skip_bom(handle, path)
         while True:
             try:
                 block = handle.read(_BLOCK)
             except (OSError, EOFError, zlib.error) as exc:
-                raise read_error(path, exc, lines_read=read_lines) from exc
+                raise _ReadFailed(read_lines if skip else None) from exc
             if not block:
                 break
             block, carry = carry + block, b""
@@ -676,12 +684,26 @@ def _text_from(path: str, start_line: int) -> Iterator[tuple[bytes, int | None]]
                 cut = -1
                 for _ in range(skip):
                     cut = block.index(b"\n", cut + 1)
-                read_lines += skip
                 skip, block = 0, block[cut + 1 :]
-            read_lines += block.count(b"\n")
             yield block, _tell(raw)
         if carry and not skip:
             yield b"\n", _tell(raw)
+
+
+class _ReadFailed(Exception):
+    """Reading the input failed (the cause: an I/O, truncation or decompression error) while
+    :func:`_text_from` was dropping the lines before the start (``lines_read``: how many it had read)
+    or after (None: the caller knows how many lines it was given)."""
+
+    def __init__(self, lines_read: int | None) -> None:
+        super().__init__(lines_read)
+        self.lines_read = lines_read
+
+    def error(self, path: str, lines_given: int) -> LoadError:
+        """The LoadError of the failure, the caller having been given ``lines_given`` whole lines."""
+        cause = self.__cause__
+        assert cause is not None
+        return read_error(path, cause, lines_read=lines_given if self.lines_read is None else self.lines_read)
 
 
 @contextlib.contextmanager

@@ -255,6 +255,15 @@ def _write_entities(tmp: Path, chunks: Iterable[bytes], offsets: Any) -> tuple[l
             data = bytes(pending[bounds[0] - base : bounds[-1] - base])
             del pending[: bounds[-1] - base]
             at, base = bounds[0], bounds[-1]
+            if b"/" not in data and b"#" not in data:  # ids with no namespace (Freebase's, Wikidata's): as they are
+                if current != b"":
+                    current = b""
+                    starts.append(first)
+                    ids.append(numbers.setdefault(b"", len(numbers)))
+                local_offsets.write((end + np.asarray(bounds[1:], dtype=np.int64) - at).astype(dtype).tobytes())
+                end += len(data)
+                handle.write(data)
+                continue
             parts: list[bytes] = []
             for position, (lo, hi) in enumerate(itertools.pairwise(bounds), first):
                 name = data[lo - at : hi - at]
