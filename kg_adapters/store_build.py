@@ -8,14 +8,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar, cast
 
 import pyoxigraph as ox
 
 from kg_adapters.errors import BackendError
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 
-T = TypeVar("T")
 _NamedNode = ox.NamedNode
 _Literal = ox.Literal
 
@@ -25,7 +23,7 @@ def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     relation index (``relations.sqlite``) beside it. The store's predicates are listed (a scan of every
     triple, in Oxigraph) on a thread of their own while the name index is written: the relation index
     needs them only after it."""
-    predicates = InBackground(lambda: store_predicates(store), "kga-predicates")
+    predicates = _PredicateScan(store)
     try:
         return write_label_indexes(
             store_label_rows(store),
@@ -122,34 +120,34 @@ def store_predicates(store: ox.Store) -> list[str]:
         raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
 
 
-class InBackground(Generic[T]):
-    """``call()`` on a thread of its own (for Oxigraph's scans and counts, which run without the GIL);
-    :meth:`result` waits for it and raises what it raised, :meth:`join` only waits."""
+class _PredicateScan:
+    """:func:`store_predicates` on a thread of its own (Oxigraph evaluates the scan without the GIL);
+    :meth:`result` waits for it and raises what it raised."""
 
-    def __init__(self, call: Callable[[], T], name: str) -> None:
-        self._call: Callable[[], T] | None = call
-        self._found: T | None = None
+    def __init__(self, store: ox.Store) -> None:
+        self._store: ox.Store | None = store
+        self._found: list[str] = []
         self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._scan, name="kga-predicates", daemon=True)
         self._thread.start()
 
-    def _run(self) -> None:
+    def _scan(self) -> None:
         try:
-            assert self._call is not None
-            self._found = self._call()
+            assert self._store is not None
+            self._found = store_predicates(self._store)
         except BaseException as exc:  # re-raised by result()
             self._failure = exc
         finally:
-            self._call = None  # what it holds (a store) is let go with it
+            self._store = None  # the store closes with its last user
 
     def join(self) -> None:
         self._thread.join()
 
-    def result(self) -> T:
+    def result(self) -> list[str]:
         self.join()
         if self._failure is not None:
             raise self._failure
-        return cast(T, self._found)
+        return self._found
 
 
 def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:

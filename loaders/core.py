@@ -39,7 +39,6 @@ from kg_adapters.errors import BackendError, InvalidTermError, LoadError, StoreN
 from kg_adapters.index.steps import StepEvent
 from kg_adapters.profiles import get_profile
 from kg_adapters.sparql_terms import check_lang
-from kg_adapters.store_build import InBackground
 from kg_adapters.store_layout import exclusive_load_lock, resolved_store
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
@@ -358,15 +357,11 @@ def _build(
                 gc.collect()
                 triples = len(open_read_only(data, memory.store_files))  # (counted closed: see _close_loaded)
                 labels, index_seconds = write_load_indexes(None, indexing, tmp, profile, index, checkpoint)
-            else:  # the store read back: counted (without the GIL) while its indexes are written
+            else:
+                labels, index_seconds = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
                 oxstore.flush()
-                counted = InBackground(oxstore.__len__, "kga-count")
-                try:
-                    labels, index_seconds = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
-                finally:
-                    counted.join()
-                triples = counted.result()
-                del oxstore, counted
+                triples = len(oxstore)
+                del oxstore
         except BaseException as exc:
             if indexing is not None:
                 indexing.abandon()  # no collector outlives a failed load
