@@ -5,8 +5,7 @@ it; the traversal index is built by :mod:`kg_adapters.index.build`.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -20,18 +19,10 @@ _Literal = ox.Literal
 
 def rebuild_label_index(store: ox.Store, index_path: str) -> int:
     """Rewrites the SQLite name index at ``index_path`` from the store's label triples, and the
-    relation index (``relations.sqlite``) beside it. The store's predicates are listed (a scan of every
-    triple, in Oxigraph) on a thread of their own while the name index is written: the relation index
-    needs them only after it."""
-    predicates = _PredicateScan(store)
-    try:
-        return write_label_indexes(
-            store_label_rows(store),
-            store_relation_rows(store, INDEXED_LABEL_PREDICATES, predicates.result),
-            index_path,
-        )
-    finally:
-        predicates.join()
+    relation index (``relations.sqlite``) beside it."""
+    return write_label_indexes(
+        store_label_rows(store), store_relation_rows(store, INDEXED_LABEL_PREDICATES), index_path
+    )
 
 
 def write_label_indexes(
@@ -86,12 +77,9 @@ def collected_label_indexes(
     return write_label_indexes(passing(), relation_index_rows(), index_path)
 
 
-def store_relation_rows(
-    store: ox.Store, label_predicates: Sequence[str], predicates: Callable[[], list[str]] | None = None
-) -> Iterator[tuple[str, str, str]]:
+def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
     """The relation index's rows (:func:`kg_adapters.relation_index.relation_rows`) of a store: its
-    distinct predicates (one scan inside Oxigraph: :func:`store_predicates`, or ``predicates()`` when
-    given, such as a scan already running), each labelled from the store's label and alias triples
+    distinct predicates (one scan inside Oxigraph), each labelled from the store's label and alias triples
     as its rows are written (a Wikidata store's property labels in every language are never all held)."""
     from kg_adapters.relation_index import ALIAS_PREDICATES, alias_tag, relation_rows
 
@@ -103,51 +91,13 @@ def store_relation_rows(
                     lang = str(quad.object.language or "")
                     yield str(quad.object.value), alias_tag(lang) if alias else lang
 
-    relations = store_predicates(store) if predicates is None else predicates()
-    try:
-        yield from relation_rows(relations, labels_of)
-    except OSError as exc:
-        raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
-
-
-def store_predicates(store: ox.Store) -> list[str]:
-    """The distinct predicate IRIs of ``store``, sorted (one scan of every triple, inside Oxigraph)."""
     try:
         solutions = store.query("SELECT DISTINCT ?p WHERE { ?s ?p ?o }")
         assert isinstance(solutions, ox.QuerySolutions)
-        return sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
+        relations = sorted(str(solution[0].value) for solution in solutions if type(solution[0]) is _NamedNode)
+        yield from relation_rows(relations, labels_of)
     except OSError as exc:
         raise BackendError(f"Oxigraph failed while listing relations: {exc}") from exc
-
-
-class _PredicateScan:
-    """:func:`store_predicates` on a thread of its own (Oxigraph evaluates the scan without the GIL);
-    :meth:`result` waits for it and raises what it raised."""
-
-    def __init__(self, store: ox.Store) -> None:
-        self._store: ox.Store | None = store
-        self._found: list[str] = []
-        self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._scan, name="kga-predicates", daemon=True)
-        self._thread.start()
-
-    def _scan(self) -> None:
-        try:
-            assert self._store is not None
-            self._found = store_predicates(self._store)
-        except BaseException as exc:  # re-raised by result()
-            self._failure = exc
-        finally:
-            self._store = None  # the store closes with its last user
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> list[str]:
-        self.join()
-        if self._failure is not None:
-            raise self._failure
-        return self._found
 
 
 def store_label_rows(store: ox.Store) -> Iterator[tuple[str, str, str]]:
