@@ -15,7 +15,6 @@ import operator
 import os
 import re
 from array import array
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -33,6 +32,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.numbering import SplitNumbered, compiled_split, new_numbering
 from kg_adapters.index.replay import EntitySpelling
 from kg_adapters.profiles import Profile
 
@@ -219,11 +219,13 @@ class TripleCollector:
     typed literals, blank nodes, escapes, comments) as quads. A load may
     add a triple twice (a store is a set): duplicates are dropped when the index is written.
     ``distinct=True`` says the source has none (a store read back), so blank-node triples and
-    literal triples need not be remembered to be counted once."""
+    literal triples need not be remembered to be counted once. ``compiled=False`` numbers with dicts and
+    numpy even where the C extension was built (:mod:`kg_adapters.index.numbering`: the same numbers)."""
 
-    def __init__(self, *, distinct: bool = False) -> None:
-        self._entity: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
-        self._relation: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+    def __init__(self, *, distinct: bool = False, compiled: bool = True) -> None:
+        self.compiled = compiled
+        self._entity = new_numbering(compiled)
+        self._relation = new_numbering(compiled)
         self._edge_chunks: list[tuple[Any, Any, Any]] = []
         self._heads, self._rels, self._tails = array("i"), array("i"), array("i")
         self._out_extra_nodes, self._out_extra_rels = array("i"), array("i")
@@ -277,8 +279,10 @@ class TripleCollector:
             return
         from kg_adapters.index.iri_lines import split_iri_lines
 
-        lines = split_iri_lines(data)
-        if lines is None:  # two IRIs hashed alike: the regular expression's split
+        split = compiled_split(self._entity, self._relation)
+        if split is not None:  # the C extension's tables
+            rest = self._add_numbered(split, data)
+        elif (lines := split_iri_lines(data)) is None:  # two IRIs hashed alike: the regular expression's split
             rest = self._add_iri_lines(data)
         else:
             self._add_split(lines)
@@ -289,6 +293,19 @@ class TripleCollector:
             rest = self._add_literal_lines(rest)
         if rest.strip():
             self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+
+    def _add_numbered(self, split: SplitNumbered, data: bytes) -> bytes:
+        """Numbers the IRI-to-IRI lines of ``data`` in C (the lines and numbers of :meth:`_add_split` and
+        :meth:`_add_iri_lines`, in one pass) and returns the other lines."""
+        import numpy as np
+
+        count, heads, rels, tails, rest = split(data, self._entity, self._relation)
+        if count:
+            self._edge_chunks.append(
+                (np.frombuffer(heads, np.int32), np.frombuffer(rels, np.int32), np.frombuffer(tails, np.int32))
+            )
+            self.rows += count
+        return rest
 
     def _add_split(self, lines: IriLines) -> None:
         """Numbers the IRI-to-IRI lines :func:`~kg_adapters.index.iri_lines.split_iri_lines` found: a
