@@ -79,7 +79,7 @@ def split_iri_lines(data: bytes) -> IriLines | None:
         & (text[gt1 + 1] == _SPACE)
         & (text[gt1 + 2] == _LT)
         & (text[gt2 + 1] == _SPACE)
-        & (text[gt2 + 2] == _LT)
+        & (text[np.minimum(gt2 + 2, last)] == _LT)  # past the text when a line ends ">>>"
         & (gt3 == ends - 3)
         & (text[np.minimum(gt3 + 1, last)] == _SPACE)
         & (text[np.minimum(gt3 + 2, last)] == _DOT)
