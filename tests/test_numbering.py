@@ -143,6 +143,12 @@ def chunks(draw: st.DrawFn) -> list[bytes]:
     return found
 
 
+def _split(text: bytes) -> tuple[int, bytes, bytes, bytes, bytes]:
+    from kg_adapters.index._numbering import Numbering, split_numbered
+
+    return split_numbered(text, Numbering(), Numbering())
+
+
 @compiled_only
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunks())
@@ -151,8 +157,7 @@ def test_the_c_split_numbers_what_the_python_path_numbers(texts: list[bytes]) ->
     compiled, python = _both(texts)
     assert compiled == python
     for text in texts:  # the rest handed on is the Python path's, byte for byte
-        entities, relations = new_numbering(True), new_numbering(True)
-        count, heads, _rels, _tails, rest = numbering.split_numbered(text, entities, relations)
+        count, heads, _rels, _tails, rest = _split(text)
         split = split_iri_lines(text)
         if split is None:  # two IRIs of the chunk hashed alike (rare): the regular expression's split
             continue
@@ -180,8 +185,10 @@ def test_a_line_ending_in_its_third_angle_bracket_is_left_to_the_parser() -> Non
 def test_a_nul_in_an_iri() -> None:
     """An IRI ending in NUL (which Oxigraph refuses: the load fails) is numbered whole by the C table; the
     numpy split's fixed-width rows read it without its NULs. Either way a valid line is numbered alike."""
-    entities, relations = new_numbering(True), new_numbering(True)
-    numbering.split_numbered(b"<a\x00> <p> <a> .\n", entities, relations)
+    from kg_adapters.index._numbering import Numbering, split_numbered
+
+    entities = Numbering()
+    split_numbered(b"<a\x00> <p> <a> .\n", entities, Numbering())
     assert list(entities) == [b"a\x00", b"a"]
 
 
@@ -239,8 +246,9 @@ def test_the_spill_sees_the_c_tables_memory(tmp_path: Path) -> None:
     spool = CollectorSpool(tmp_path / "spool", memory=1 << 20)
     spool.restore(collector, None)
     held = []
+    line = b"<http://e/m.%dx%d> <http://e/p> <http://e/m.%dx%d> .\n"
     for chunk in range(40):
-        text = b"".join(b"<http://e/m.%dx%d> <http://e/p> <http://e/m.%dx%d> .\n" % (chunk, i, chunk, i + 1) for i in range(500))
+        text = b"".join(line % (chunk, i, chunk, i + 1) for i in range(500))
         collector.add_rdf(text, ox.RdfFormat.N_TRIPLES)
         held.append(collector._entity.nbytes())
     assert spool.runs > 1

@@ -34,7 +34,6 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 
 from __future__ import annotations
 
-import itertools
 import os
 import struct
 from array import array
