@@ -504,10 +504,215 @@ done:
     return result;
 }
 
+/* -- split_literals ------------------------------------------------------------------------------ */
+
+/* Whether text[at:end] (one line) reads <s> <p> "v"SUFFIX . as build._SIMPLE_LITERAL matches it (its
+   groups exclude every byte that would let a match end elsewhere, so one forward scan decides); the
+   spans into *spans: subject, predicate, value, suffix as (start, end) pairs. */
+static int literal_line(const char *text, Py_ssize_t at, Py_ssize_t end, Py_ssize_t *spans) {
+    Py_ssize_t i = at;
+    for (int iri = 0; iri < 2; iri++) {
+        if (i >= end || text[i] != '<')
+            return 0;
+        spans[2 * iri] = ++i;
+        while (i < end && text[i] != '<' && text[i] != '>' && text[i] != '\\')
+            i++;
+        if (i >= end || text[i] != '>')
+            return 0;
+        spans[2 * iri + 1] = i++;
+        if (i >= end || text[i] != ' ')
+            return 0;
+        i++;
+    }
+    if (i >= end || text[i] != '"')
+        return 0;
+    spans[4] = ++i;
+    while (i < end && text[i] != '"' && text[i] != '\\' && text[i] != '\r')
+        i++;
+    if (i >= end || text[i] != '"')
+        return 0;
+    spans[5] = i++;
+    spans[6] = i;
+    if (i < end && text[i] == '@') { /* @[a-zA-Z]+(-[a-zA-Z0-9]+)* */
+        Py_ssize_t letters = ++i;
+        while (i < end && ((text[i] | 0x20) >= 'a' && (text[i] | 0x20) <= 'z'))
+            i++;
+        if (i == letters)
+            return 0;
+        while (i + 1 < end && text[i] == '-' && Py_ISALNUM(text[i + 1])) {
+            i += 2;
+            while (i < end && Py_ISALNUM(text[i]))
+                i++;
+        }
+    } else if (i + 2 < end && text[i] == '^' && text[i + 1] == '^' && text[i + 2] == '<') { /* ^^<[^<>\\\n]*> */
+        i += 3;
+        while (i < end && text[i] != '<' && text[i] != '>' && text[i] != '\\')
+            i++;
+        if (i >= end || text[i] != '>')
+            return 0;
+        i++;
+    }
+    spans[7] = i;
+    return i + 2 == end && text[i] == ' ' && text[i + 1] == '.';
+}
+
+/* The decision for a suffix: (tag, check or None) or None (the parser reads the line), from decide(suffix),
+   kept per call in decisions. A new reference, or NULL with an error set. */
+static PyObject *decision_of(PyObject *decisions, PyObject *decide, const char *p, Py_ssize_t n) {
+    PyObject *suffix = PyBytes_FromStringAndSize(p, n);
+    if (!suffix)
+        return NULL;
+    PyObject *found = PyDict_GetItemWithError(decisions, suffix);
+    if (found) {
+        Py_INCREF(found);
+    } else if (!PyErr_Occurred()) {
+        found = PyObject_CallOneArg(decide, suffix);
+        if (found && found != Py_None &&
+            !(PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2 && PyBytes_Check(PyTuple_GET_ITEM(found, 0)))) {
+            PyErr_SetString(PyExc_TypeError, "decide(suffix) must return (tag bytes, check or None) or None");
+            Py_CLEAR(found);
+        }
+        if (found && PyDict_SetItem(decisions, suffix, found) < 0)
+            Py_CLEAR(found);
+    }
+    Py_DECREF(suffix);
+    return found;
+}
+
+static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
+    Py_buffer buffer;
+    Numbering *entities, *relations;
+    PyObject *decide;
+    if (!PyArg_ParseTuple(args, "y*O!O!O:split_literals", &buffer, &NumberingType, &entities, &NumberingType,
+                          &relations, &decide))
+        return NULL;
+    const char *text = buffer.buf;
+    Py_ssize_t size = buffer.len, kept_size = 0, refused_size = 0, count = 0, capacity = 0;
+    char *kept = PyMem_RawMalloc((size_t)size + 1), *refused = PyMem_RawMalloc((size_t)size * 2 + 1);
+    int32_t *nodes = NULL, *rels = NULL;
+    PyObject *rows = PyList_New(0), *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
+    PyObject *node_bytes = NULL, *rel_bytes = NULL, *rest = NULL;
+    const char *last_suffix = NULL;
+    Py_ssize_t last_suffix_size = 0;
+    if (!kept || !refused) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!rows || !decisions)
+        goto done;
+    Py_ssize_t start = 0;
+    for (;;) {
+        const char *newline = memchr(text + start, '\n', (size_t)(size - start));
+        Py_ssize_t end = newline ? newline - text : size, spans[8];
+        int matched = literal_line(text, start, end, spans);
+        PyObject *decision = NULL;
+        if (matched) {
+            Py_ssize_t suffix_size = spans[7] - spans[6];
+            if (last_decision && suffix_size == last_suffix_size &&
+                memcmp(text + spans[6], last_suffix, (size_t)suffix_size) == 0) {
+                decision = last_decision;
+            } else {
+                decision = decision_of(decisions, decide, text + spans[6], suffix_size);
+                if (!decision)
+                    goto done;
+                Py_DECREF(decision); /* decisions holds it */
+                last_decision = decision;
+                last_suffix = text + spans[6];
+                last_suffix_size = suffix_size;
+            }
+        }
+        int accepted = matched && decision != Py_None;
+        PyObject *value = NULL;
+        if (accepted) {
+            value = PyBytes_FromStringAndSize(text + spans[4], spans[5] - spans[4]);
+            if (!value)
+                goto done;
+            PyObject *check = PyTuple_GET_ITEM(decision, 1);
+            if (check != Py_None) {
+                PyObject *verdict = PyObject_CallOneArg(check, value);
+                int ok = verdict ? PyObject_IsTrue(verdict) : -1;
+                Py_XDECREF(verdict);
+                if (ok < 0) {
+                    Py_DECREF(value);
+                    goto done;
+                }
+                if (!ok) {
+                    Py_CLEAR(value);
+                    accepted = 0;
+                }
+            }
+        }
+        if (accepted) {
+            if (count == capacity) {
+                capacity = capacity ? capacity * 2 : 4096;
+                int32_t *grown_nodes = PyMem_RawRealloc(nodes, (size_t)capacity * 4);
+                if (grown_nodes)
+                    nodes = grown_nodes;
+                int32_t *grown_rels = PyMem_RawRealloc(rels, (size_t)capacity * 4);
+                if (grown_rels)
+                    rels = grown_rels;
+                if (!grown_nodes || !grown_rels) {
+                    Py_DECREF(value);
+                    PyErr_NoMemory();
+                    goto done;
+                }
+            }
+            Py_ssize_t node = find_or_add(entities, text + spans[0], (size_t)(spans[1] - spans[0]), 1);
+            Py_ssize_t relation = node < 0 ? -2 : find_or_add(relations, text + spans[2], (size_t)(spans[3] - spans[2]), 1);
+            PyObject *row = relation < 0 ? NULL : Py_BuildValue("(nnNO)", node, relation, value, PyTuple_GET_ITEM(decision, 0));
+            if (relation < 0)
+                Py_DECREF(value);
+            if (!row || PyList_Append(rows, row) < 0) {
+                Py_XDECREF(row);
+                goto done;
+            }
+            Py_DECREF(row);
+            nodes[count] = (int32_t)node;
+            rels[count++] = (int32_t)relation;
+        } else if (matched) { /* as the Python path: the line left empty, then appended at the end after a break */
+            refused[refused_size++] = '\n';
+            memcpy(refused + refused_size, text + start, (size_t)(end - start));
+            refused_size += end - start;
+        }
+        if (!matched) {
+            memcpy(kept + kept_size, text + start, (size_t)(end - start));
+            kept_size += end - start;
+        }
+        if (!newline)
+            break;
+        kept[kept_size++] = '\n';
+        start = end + 1;
+    }
+    node_bytes = PyBytes_FromStringAndSize((const char *)nodes, count * 4);
+    rel_bytes = PyBytes_FromStringAndSize((const char *)rels, count * 4);
+    rest = PyBytes_FromStringAndSize(NULL, kept_size + refused_size);
+    if (!node_bytes || !rel_bytes || !rest)
+        goto done;
+    memcpy(PyBytes_AS_STRING(rest), kept, (size_t)kept_size);
+    memcpy(PyBytes_AS_STRING(rest) + kept_size, refused, (size_t)refused_size);
+    result = PyTuple_Pack(4, node_bytes, rel_bytes, rows, rest);
+done:
+    PyMem_RawFree(kept);
+    PyMem_RawFree(refused);
+    PyMem_RawFree(nodes);
+    PyMem_RawFree(rels);
+    Py_XDECREF(rows);
+    Py_XDECREF(decisions);
+    Py_XDECREF(node_bytes);
+    Py_XDECREF(rel_bytes);
+    Py_XDECREF(rest);
+    PyBuffer_Release(&buffer);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"split_numbered", split_numbered, METH_VARARGS,
      "split_numbered(data, entities, relations) -> (count, heads, relations, tails, rest): the IRI-to-IRI lines "
      "of N-Triples data numbered (int32 bytes), and the other lines."},
+    {"split_literals", split_literals, METH_VARARGS,
+     "split_literals(text, entities, relations, decide) -> (nodes, relations, rows, rest): the lines "
+     "build._SIMPLE_LITERAL matches whose suffix decide(suffix) accepts, numbered, as (entity, relation, value, "
+     "tag) rows, and the other lines."},
     {NULL, NULL, 0, NULL},
 };
 

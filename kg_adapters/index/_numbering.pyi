@@ -1,6 +1,6 @@
 """Types of the C extension ``_numbering.c`` (see :mod:`kg_adapters.index.numbering`)."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import overload
 
 class Numbering:
@@ -19,3 +19,10 @@ class Numbering:
 def split_numbered(
     data: bytes | bytearray | memoryview, entities: Numbering, relations: Numbering, /
 ) -> tuple[int, bytes, bytes, bytes, bytes]: ...
+def split_literals(
+    data: bytes | bytearray | memoryview,
+    entities: Numbering,
+    relations: Numbering,
+    decide: Callable[[bytes], tuple[bytes, Callable[[bytes], object] | None] | None],
+    /,
+) -> tuple[bytes, bytes, list[tuple[int, int, bytes, bytes]], bytes]: ...

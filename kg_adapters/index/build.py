@@ -32,7 +32,13 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
-from kg_adapters.index.numbering import SplitNumbered, compiled_split, new_numbering
+from kg_adapters.index.numbering import (
+    SplitLiterals,
+    SplitNumbered,
+    compiled_literals,
+    compiled_split,
+    new_numbering,
+)
 from kg_adapters.index.replay import EntitySpelling
 from kg_adapters.profiles import Profile
 
@@ -206,6 +212,14 @@ class _SuffixTags(dict[bytes, "bytes | re.Pattern[bytes] | None"]):
         self[suffix] = found
         return found
 
+    def decision(self, suffix: bytes) -> tuple[bytes, Callable[[bytes], object] | None] | None:
+        """What the C split (:func:`~kg_adapters.index.numbering.compiled_literals`) does with the lines of a
+        suffix: (their rows' tag, the check each value must pass, or None), or None: the parser reads them."""
+        tag = self[suffix]
+        if tag is None or type(tag) is bytes:
+            return None if tag is None else (tag, None)
+        return b"^" + suffix[3:-1], cast("re.Pattern[bytes]", tag).fullmatch
+
 
 class TripleCollector:
     """The triples a load writes to the default graph, numbered as they go by, so that the load
@@ -347,6 +361,9 @@ class TripleCollector:
     def _add_literal_lines(self, text: bytes) -> bytes:
         """Adds the lines of N-Triples ``text`` that :data:`_SIMPLE_LITERAL` splits and whose literal
         Oxigraph stores as written; returns the other lines, for the parser."""
+        split = compiled_literals(self._entity, self._relation)
+        if split is not None:  # the C extension's tables: the same lines, numbers and rows
+            return self._add_compiled_literals(split, text)
         parts = _SIMPLE_LITERAL.split(text)
         if len(parts) == 1:
             return text
@@ -393,6 +410,14 @@ class TripleCollector:
             self._literal_set.update(rows)
         self.rows += len(entities)
         return b"".join(rest)
+
+    def _add_compiled_literals(self, split: SplitLiterals, text: bytes) -> bytes:
+        nodes, relations, rows, rest = split(text, self._entity, self._relation, self._suffix_tags.decision)
+        self._out_extra_nodes.frombytes(nodes)
+        self._out_extra_rels.frombytes(relations)
+        (self._literal_list.extend if self._distinct else self._literal_set.update)(rows)
+        self.rows += len(rows)
+        return rest
 
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
         """Adds the quads of the default graph (others are not indexed)."""

@@ -4,7 +4,8 @@ int32 number, in order of first sight, ``table[iri]`` numbering an IRI not seen 
 The C extension ``_numbering`` (built at install, ``_numbering.c``) holds the table in its own memory (about a
 fifth of a dict's per IRI, no Python object per IRI) and numbers the IRI-to-IRI lines of an N-Triples chunk
 in one pass (:func:`split_numbered`); where it could not be built (no C compiler at install) a dict does the
-same (:class:`PyNumbering`) and :mod:`kg_adapters.index.iri_lines` splits the lines. Both give the same
+same (:class:`PyNumbering`), :mod:`kg_adapters.index.iri_lines` splits the IRI lines and a regular expression
+the literal ones (:func:`compiled_literals`). Both give the same
 numbers, hence the same spool and the same index (``tests/test_numbering.py``).
 """
 
@@ -49,9 +50,13 @@ class PyNumbering(defaultdict[bytes, int]):
 
 
 SplitNumbered = Callable[[bytes, IriNumbers, IriNumbers], tuple[int, bytes, bytes, bytes, bytes]]
+SuffixDecision = Callable[[bytes], "tuple[bytes, Callable[[bytes], object] | None] | None"]
+SplitLiterals = Callable[
+    [bytes, IriNumbers, IriNumbers, SuffixDecision], tuple[bytes, bytes, list[tuple[int, int, bytes, bytes]], bytes]
+]
 
 try:
-    from kg_adapters.index._numbering import Numbering, split_numbered
+    from kg_adapters.index._numbering import Numbering, split_literals, split_numbered
 except ImportError:  # built without the extension: the dict and numpy's split
     COMPILED = False
 else:
@@ -67,4 +72,14 @@ def compiled_split(entities: IriNumbers, relations: IriNumbers) -> SplitNumbered
     """The C split for these tables (:func:`split_numbered`: both C tables), None for the Python path."""
     if COMPILED and type(entities) is Numbering and type(relations) is Numbering:
         return split_numbered  # type: ignore[return-value]
+    return None
+
+
+def compiled_literals(entities: IriNumbers, relations: IriNumbers) -> SplitLiterals | None:
+    """The C split of the simple literal lines (``build._SIMPLE_LITERAL``) for these tables, None for the
+    Python path: ``(nodes, relations, rows, rest)``, the subjects' and predicates' numbers as int32 bytes, the
+    (entity, relation, value, tag) rows of the lines ``decide(suffix)`` accepts, and the other lines (refused
+    ones last, each after a line break: the regular expression's split)."""
+    if COMPILED and type(entities) is Numbering and type(relations) is Numbering:
+        return split_literals  # type: ignore[return-value]
     return None
