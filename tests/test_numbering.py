@@ -104,12 +104,12 @@ def _iri(part: bytes) -> bytes:
 
 XSD = b"http://www.w3.org/2001/XMLSchema#"
 SUFFIXES = [
-    b"", b"@en", b"@EN-us", b"@en-", b"@", b"@e1", b"@zh-Hant-TW", b"^^<" + XSD + b"string>",
-    b"^^<" + XSD + b"integer>", b"^^<" + XSD + b"date>", b"^^<" + XSD + b"boolean>", b"^^<" + XSD + b"decimal>", b"^^<http://e/dt>", b"^^<a<b>",
-    b"^^http://e/dt", b"^<x>",
-]  # fmt: skip
+    *(b"", b"@en", b"@EN-us", b"@en-", b"@", b"@e1", b"@zh-Hant-TW", b"^^http://e/dt", b"^<x>"),
+    *(b"^^<%s>" % iri for iri in (XSD + b"string", XSD + b"integer", XSD + b"date", XSD + b"boolean")),
+    *(b"^^<%s>" % iri for iri in (XSD + b"decimal", b"http://e/dt", b"a<b")),
+]
 LITERAL_VALUES = st.binary(max_size=10) | st.sampled_from(
-    [b"01", b"1", b"-0", b"0", b"true", b"1999-02-30", b"x\"y", b"a\rb", b"a> <b", b"\xc3\xa9", b"\\u0041"]
+    [b"01", b"1", b"-0", b"0", b"true", b"1999-02-30", b'x"y', b"a\rb", b"a> <b", b"\xc3\xa9", b"\\u0041"]
 )
 
 
