@@ -68,6 +68,15 @@ def test_the_c_table_numbers_as_the_dict_does(keys: list[bytes]) -> None:
     assert [table.get(key) for key in looked_up] == [reference.get(key) for key in looked_up]
     assert len(table) == len(reference)  # get numbers nothing
     assert table.nbytes() >= sum(map(len, reference))
+    try:
+        expected: list[str] | type[UnicodeDecodeError] = reference.strings()
+    except UnicodeDecodeError:
+        expected = UnicodeDecodeError
+    if expected is UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            table.strings()
+    else:
+        assert table.strings() == expected
 
 
 @compiled_only

@@ -291,6 +291,21 @@ static PyObject *Numbering_keys(Numbering *self, PyObject *const *args, Py_ssize
     return keys_from(self, start, 0);
 }
 
+static PyObject *Numbering_strings(Numbering *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *list = PyList_New((Py_ssize_t)self->count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < self->count; i++) {
+        PyObject *item = PyUnicode_DecodeUTF8(self->entries[i].data, self->entries[i].size, NULL);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 static PyObject *Numbering_items(Numbering *self, PyObject *Py_UNUSED(ignored)) { return keys_from(self, 0, 1); }
 
 static PyObject *Numbering_iter(Numbering *self) {
@@ -314,6 +329,7 @@ static PyMethodDef Numbering_methods[] = {
     {"keys_from", (PyCFunction)(void (*)(void))Numbering_keys, METH_FASTCALL,
      "keys_from(start=0): the IRIs numbered start and on, in number order."},
     {"items", (PyCFunction)Numbering_items, METH_NOARGS, "items(): (IRI, number) pairs in number order."},
+    {"strings", (PyCFunction)Numbering_strings, METH_NOARGS, "strings(): the IRIs decoded (UTF-8), in number order."},
     {"nbytes", (PyCFunction)Numbering_nbytes, METH_NOARGS, "nbytes(): the memory the table holds, in bytes."},
     {NULL, NULL, 0, NULL},
 };
@@ -360,37 +376,43 @@ static int lines_add(Lines *lines, Line line) {
     return 0;
 }
 
+/* A table's lookups along a run of lines: the same bytes as the previous lookup's (a subject repeated on
+   consecutive lines, a relation) are not looked up again. */
+typedef struct {
+    Numbering *table;
+    const char *last;
+    size_t size;
+    Py_ssize_t number;
+} Cached;
+
+static inline Py_ssize_t cached_number(Cached *cached, const char *p, size_t n) {
+    if (cached->last && n == cached->size && memcmp(p, cached->last, n) == 0)
+        return cached->number;
+    Py_ssize_t number = find_or_add(cached->table, p, n, 1);
+    cached->last = p;
+    cached->size = n;
+    cached->number = number;
+    return number;
+}
+
 /* Numbers the subjects (objects == 0) or the objects of lines into out[], the relations too with the
-   subjects; a run of lines with one subject (or relation) looks it up once. */
+   subjects. */
 static int number_column(Numbering *entities, Numbering *relations, const char *text, const Lines *lines, int objects,
                          int32_t *out, int32_t *relation_out) {
-    const char *last = NULL, *last_relation = NULL;
-    size_t last_size = 0, last_relation_size = 0;
-    Py_ssize_t number = 0, relation = 0;
+    Cached entity = {entities, NULL, 0, 0}, relation = {relations, NULL, 0, 0};
     for (Py_ssize_t i = 0; i < lines->count; i++) {
         const Line *line = &lines->lines[i];
-        const char *p = objects ? text + line->gt2 + 3 : text + line->start + 1;
-        size_t n = (size_t)(objects ? line->gt3 - line->gt2 - 3 : line->gt1 - line->start - 1);
-        if (!(last && n == last_size && memcmp(p, last, n) == 0)) {
-            number = find_or_add(entities, p, n, 1);
-            if (number < 0)
-                return -1;
-            last = p;
-            last_size = n;
-        }
+        Py_ssize_t number = objects ? cached_number(&entity, text + line->gt2 + 3, (size_t)(line->gt3 - line->gt2 - 3))
+                                    : cached_number(&entity, text + line->start + 1, (size_t)(line->gt1 - line->start - 1));
+        if (number < 0)
+            return -1;
         out[i] = (int32_t)number;
         if (objects)
             continue;
-        const char *r = text + line->gt1 + 3;
-        size_t rn = (size_t)(line->gt2 - line->gt1 - 3);
-        if (!(last_relation && rn == last_relation_size && memcmp(r, last_relation, rn) == 0)) {
-            relation = find_or_add(relations, r, rn, 1);
-            if (relation < 0)
-                return -1;
-            last_relation = r;
-            last_relation_size = rn;
-        }
-        relation_out[i] = (int32_t)relation;
+        number = cached_number(&relation, text + line->gt1 + 3, (size_t)(line->gt2 - line->gt1 - 3));
+        if (number < 0)
+            return -1;
+        relation_out[i] = (int32_t)number;
     }
     return 0;
 }

@@ -465,10 +465,7 @@ class TripleCollector:
     # -- what _write reads ------------------------------------------------------------------------
     def iris(self) -> tuple[list[str], list[str]]:
         """The entity and the relation IRIs, in number order."""
-        return (
-            [iri.decode("utf-8") for iri in self._entity],
-            [iri.decode("utf-8") for iri in self._relation],
-        )
+        return self._entity.strings(), self._relation.strings()
 
     def edges(self) -> tuple[Ints, Ints, Ints]:
         """(heads, relations, tails) of the IRI-to-IRI triples (duplicates included)."""

@@ -30,6 +30,7 @@ class IriNumbers(Protocol):
     def get(self, iri: bytes, /) -> int | None: ...
     def keys_from(self, start: int, /) -> list[bytes]: ...
     def items(self) -> Iterable[tuple[bytes, int]]: ...
+    def strings(self) -> list[str]: ...
     def nbytes(self) -> int: ...
 
 
@@ -42,6 +43,10 @@ class PyNumbering(defaultdict[bytes, int]):
     def keys_from(self, start: int, /) -> list[bytes]:
         """The IRIs numbered ``start`` and on, in number order (a dict keeps the order they were added in)."""
         return list(itertools.islice(self, start, None))
+
+    def strings(self) -> list[str]:
+        """The IRIs decoded (UTF-8), in number order."""
+        return [iri.decode("utf-8") for iri in self]
 
     def nbytes(self) -> int:
         """The memory the table takes, estimated from its first IRIs' lengths."""
