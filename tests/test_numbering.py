@@ -64,7 +64,9 @@ def test_the_c_table_numbers_as_the_dict_does(keys: list[bytes]) -> None:
     assert len(table) == len(reference)
     assert list(table) == list(reference) and list(table.items()) == list(reference.items())
     assert table.keys_from(3) == reference.keys_from(3) and table.keys_from(10**6) == []
+    assert list(table.sorted_items()) == list(reference.sorted_items())  # a spilled run's order
     looked_up = [*keys, b"never seen \x00"]
+
     assert [table.get(key) for key in looked_up] == [reference.get(key) for key in looked_up]
     assert len(table) == len(reference)  # get numbers nothing
     assert table.nbytes() >= sum(map(len, reference))
@@ -90,6 +92,25 @@ def test_the_c_table_grows_past_many_keys_and_refuses_other_keys() -> None:
         table["a str"]  # type: ignore[index]
     with pytest.raises(TypeError):
         table.get("a str")  # type: ignore[arg-type]
+
+
+@compiled_only
+def test_keys_built_to_collide_under_an_unkeyed_hash_spread_over_the_table() -> None:
+    """13 bits flipped in every 16-byte segment (bits 63, 98 and 127 of each: the same value under a multiply-xorshift
+    hash whatever its seed) give 8,192 keys; the keyed SipHash spreads them: no long run of slots to probe."""
+    from kg_adapters.index._numbering import Numbering
+
+    keys = []
+    for bits in range(8192):
+        key = bytearray(b"http://e/abcdefg" + b"b" * 16 * 13)  # segments aligned on the hash's 8-byte words
+        for segment in range(13):
+            if bits >> segment & 1:
+                for at, flip in ((7, 0x80), (12, 0x04), (15, 0x80)):
+                    key[16 + 16 * segment + at] ^= flip
+        keys.append(bytes(key))
+    table = Numbering()
+    assert [table[key] for key in keys] == list(range(8192))
+    assert table.longest_run() < 200
 
 
 def test_the_python_table_is_the_fallback_and_estimates_its_memory() -> None:

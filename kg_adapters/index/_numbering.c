@@ -41,34 +41,51 @@ typedef struct {
     size_t block_bytes;
 } Numbering;
 
-static uint64_t hash_seed;
+static uint64_t hash_key0, hash_key1; /* SipHash's key: random per process (os.urandom at import) */
 
-static inline uint64_t mix(uint64_t h) {
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ULL;
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ULL;
-    h ^= h >> 32;
-    return h;
-}
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                                                       \
+    do {                                                                                                               \
+        v0 += v1;                                                                                                      \
+        v1 = ROTL(v1, 13);                                                                                             \
+        v1 ^= v0;                                                                                                      \
+        v0 = ROTL(v0, 32);                                                                                             \
+        v2 += v3;                                                                                                      \
+        v3 = ROTL(v3, 16);                                                                                             \
+        v3 ^= v2;                                                                                                      \
+        v0 += v3;                                                                                                      \
+        v3 = ROTL(v3, 21);                                                                                             \
+        v3 ^= v0;                                                                                                      \
+        v2 += v1;                                                                                                      \
+        v1 = ROTL(v1, 17);                                                                                             \
+        v1 ^= v2;                                                                                                      \
+        v2 = ROTL(v2, 32);                                                                                             \
+    } while (0)
 
+/* SipHash-1-3 (what CPython's own str and bytes hash uses) keyed per process: input cannot be made to
+   collide without the key, so no chunk can turn the table's probes quadratic. */
 static inline uint64_t hash_bytes(const char *p, size_t n) {
-    uint64_t h = hash_seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-    uint64_t word;
+    uint64_t v0 = hash_key0 ^ 0x736f6d6570736575ULL, v1 = hash_key1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = hash_key0 ^ 0x6c7967656e657261ULL, v3 = hash_key1 ^ 0x7465646279746573ULL;
+    uint64_t b = (uint64_t)n << 56, m;
     while (n >= 8) {
-        memcpy(&word, p, 8);
-        h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 29;
+        memcpy(&m, p, 8);
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
         p += 8;
         n -= 8;
     }
-    if (n) {
-        word = 0;
-        memcpy(&word, p, n);
-        h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 29;
-    }
-    return mix(h);
+    for (size_t i = 0; i < n; i++)
+        b |= (uint64_t)(unsigned char)p[i] << (8 * i);
+    v3 ^= b;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
 }
 
 static void numbering_free_all(Numbering *self) {
@@ -183,6 +200,16 @@ static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add)
     }
     if (!add)
         return -1;
+    if ((self->count + 1) * 2 > mask + 1) { /* grown before the key is numbered: a failure numbers nothing */
+        if (grow_slots(self) < 0) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        mask = self->mask;
+        at = low & mask;
+        while (self->slots[at])
+            at = (at + 1) & mask;
+    }
     if (self->count >= MOST_NUMBERS) {
         PyErr_SetString(PyExc_OverflowError, "an IRI numbering holds at most 2**31 - 1 IRIs");
         return -2;
@@ -209,10 +236,6 @@ static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add)
     size_t number = self->count++;
     self->entries[number] = (Entry){stored, (uint32_t)n, low};
     self->slots[at] = high | (uint64_t)(number + 1);
-    if (self->count * 2 > mask + 1 && grow_slots(self) < 0) {
-        PyErr_NoMemory();
-        return -2; /* the key stays numbered: the table is only fuller than it should be */
-    }
     return (Py_ssize_t)number;
 }
 
@@ -291,6 +314,47 @@ static PyObject *Numbering_keys(Numbering *self, PyObject *const *args, Py_ssize
     return keys_from(self, start, 0);
 }
 
+static const Entry *sorting; /* the entries order() compares (qsort has no context argument; the GIL is held) */
+
+static int compare_keys(const void *a, const void *b) {
+    const Entry *x = &sorting[*(const int32_t *)a], *y = &sorting[*(const int32_t *)b];
+    int found = memcmp(x->data, y->data, x->size < y->size ? x->size : y->size);
+    return found ? found : (x->size > y->size) - (x->size < y->size); /* bytes order: a prefix first */
+}
+
+static PyObject *Numbering_order(Numbering *self, PyObject *Py_UNUSED(ignored)) {
+    PyObject *order = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->count * 4);
+    if (!order)
+        return NULL;
+    int32_t *numbers = (int32_t *)PyBytes_AS_STRING(order);
+    for (size_t i = 0; i < self->count; i++)
+        numbers[i] = (int32_t)i;
+    sorting = self->entries;
+    qsort(numbers, self->count, sizeof(int32_t), compare_keys);
+    sorting = NULL;
+    return order;
+}
+
+static PyObject *Numbering_longest_run(Numbering *self, PyObject *Py_UNUSED(ignored)) {
+    size_t longest = 0, run = 0;
+    for (size_t i = 0; i <= self->mask; i++) {
+        run = self->slots[i] ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    return PyLong_FromSize_t(longest);
+}
+
+static PyObject *Numbering_key_at(Numbering *self, PyObject *arg) {
+    Py_ssize_t number = PyLong_AsSsize_t(arg);
+    if (number == -1 && PyErr_Occurred())
+        return NULL;
+    if (number < 0 || (size_t)number >= self->count) {
+        PyErr_SetString(PyExc_IndexError, "no IRI has this number");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize(self->entries[number].data, self->entries[number].size);
+}
+
 static PyObject *Numbering_strings(Numbering *self, PyObject *Py_UNUSED(ignored)) {
     PyObject *list = PyList_New((Py_ssize_t)self->count);
     if (!list)
@@ -329,6 +393,10 @@ static PyMethodDef Numbering_methods[] = {
     {"keys_from", (PyCFunction)(void (*)(void))Numbering_keys, METH_FASTCALL,
      "keys_from(start=0): the IRIs numbered start and on, in number order."},
     {"items", (PyCFunction)Numbering_items, METH_NOARGS, "items(): (IRI, number) pairs in number order."},
+    {"order", (PyCFunction)Numbering_order, METH_NOARGS, "order(): the numbers in their IRIs' bytes order (int32)."},
+    {"key_at", (PyCFunction)Numbering_key_at, METH_O, "key_at(number): the IRI numbered so."},
+    {"longest_run", (PyCFunction)Numbering_longest_run, METH_NOARGS,
+     "longest_run(): the longest run of filled slots (what a lookup may probe at worst)."},
     {"strings", (PyCFunction)Numbering_strings, METH_NOARGS, "strings(): the IRIs decoded (UTF-8), in number order."},
     {"nbytes", (PyCFunction)Numbering_nbytes, METH_NOARGS, "nbytes(): the memory the table holds, in bytes."},
     {NULL, NULL, 0, NULL},
@@ -346,7 +414,7 @@ static PyTypeObject NumberingType = {
     .tp_dealloc = (destructor)Numbering_dealloc,
     .tp_as_mapping = &Numbering_mapping,
     .tp_iter = (getiterfunc)Numbering_iter,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "IRI bytes -> int32 number in order of first sight; numbering[iri] numbers an IRI not seen yet.",
     .tp_methods = Numbering_methods,
     .tp_new = Numbering_new,
@@ -744,15 +812,20 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC PyInit__numbering(void) {
-    /* the table's seed: Python's own randomized hash of a constant (no input can be made to collide at will) */
-    PyObject *probe = PyBytes_FromString("kg_adapters.index._numbering");
-    if (!probe)
+    /* the hash's key: 16 random bytes from the operating system */
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *key = os ? PyObject_CallMethod(os, "urandom", "i", 16) : NULL;
+    Py_XDECREF(os);
+    if (!key)
         return NULL;
-    Py_hash_t seed = PyObject_Hash(probe);
-    Py_DECREF(probe);
-    if (seed == -1 && PyErr_Occurred())
+    if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) != 16) {
+        Py_DECREF(key);
+        PyErr_SetString(PyExc_RuntimeError, "os.urandom(16) did not give 16 bytes");
         return NULL;
-    hash_seed = mix((uint64_t)seed ^ 0x243F6A8885A308D3ULL);
+    }
+    memcpy(&hash_key0, PyBytes_AS_STRING(key), 8);
+    memcpy(&hash_key1, PyBytes_AS_STRING(key) + 8, 8);
+    Py_DECREF(key);
     if (PyType_Ready(&NumberingType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);

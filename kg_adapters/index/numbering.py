@@ -31,6 +31,7 @@ class IriNumbers(Protocol):
     def keys_from(self, start: int, /) -> list[bytes]: ...
     def items(self) -> Iterable[tuple[bytes, int]]: ...
     def strings(self) -> list[str]: ...
+    def sorted_items(self) -> Iterator[tuple[bytes, int]]: ...
     def nbytes(self) -> int: ...
 
 
@@ -48,6 +49,10 @@ class PyNumbering(defaultdict[bytes, int]):
         """The IRIs decoded (UTF-8), in number order."""
         return [iri.decode("utf-8") for iri in self]
 
+    def sorted_items(self) -> Iterator[tuple[bytes, int]]:
+        """(IRI, number) pairs in IRI order (a spilled run)."""
+        return iter(sorted(self.items()))
+
     def nbytes(self) -> int:
         """The memory the table takes, estimated from its first IRIs' lengths."""
         sample = list(itertools.islice(self, 1000))
@@ -61,11 +66,28 @@ SplitLiterals = Callable[
 ]
 
 try:
-    from kg_adapters.index._numbering import Numbering, split_literals, split_numbered
+    from kg_adapters.index._numbering import Numbering as _CNumbering
+    from kg_adapters.index._numbering import split_literals, split_numbered
 except ImportError:  # built without the extension: the dict and numpy's split
     COMPILED = False
 else:
     COMPILED = True
+
+    class Numbering(_CNumbering):
+        """The C table, with its IRIs streamed in IRI order for a spilled run."""
+
+        __slots__ = ()
+
+        def sorted_items(self) -> Iterator[tuple[bytes, int]]:
+            """(IRI, number) pairs in IRI order: the order sorted in C (4 bytes per IRI), each pair made as it
+            is read, so that a spill holds no Python object per IRI beside the table."""
+            import numpy as np
+
+            order = np.frombuffer(self.order(), dtype=np.int32)
+            key_at = self.key_at
+            for start in range(0, order.size, 65536):
+                for number in order[start : start + 65536].tolist():
+                    yield key_at(number), number
 
 
 def new_numbering(compiled: bool) -> IriNumbers:

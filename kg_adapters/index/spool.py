@@ -168,7 +168,7 @@ class CollectorSpool:
         self.flush(collector)
         base = collector._entity_base
         path = run_path(self.directory, self.runs)
-        write_run(path, ((iri, base + number) for iri, number in sorted(collector._entity.items())))
+        write_run(path, ((iri, base + number) for iri, number in collector._entity.sorted_items()))
         fsync_dir(path.parent)
         self.runs += 1
         collector._entity_base += len(collector._entity)
