@@ -88,6 +88,9 @@ def test_the_c_table_grows_past_many_keys_and_refuses_other_keys() -> None:
     assert [table[key] for key in keys] == list(range(len(keys)))
     assert [table[key] for key in reversed(keys)] == list(reversed(range(len(keys))))
     assert table.keys_from(199_998) == keys[-2:]
+    long_keys = [b"http://e/" + bytes([65 + i % 26]) * (300_000 + i) for i in range(8)]  # past a block's quarter
+    assert [table[key] for key in long_keys] == list(range(len(keys), len(keys) + 8))
+    assert table.keys_from(len(keys)) == long_keys and table[keys[5]] == 5
     with pytest.raises(TypeError, match="keyed by bytes"):
         table["a str"]  # type: ignore[index]
     with pytest.raises(TypeError):

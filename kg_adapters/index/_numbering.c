@@ -145,15 +145,23 @@ static const char *store_key(Numbering *self, const char *p, size_t n) {
         size_t capacity = self->block_bytes < 4096 ? 4096 : self->block_bytes;
         if (capacity > BLOCK_BYTES)
             capacity = BLOCK_BYTES;
-        if (capacity < n)
+        /* a key longer than a quarter of that gets a block of its own, linked behind the newest one,
+           whose free bytes stay in use */
+        int own = n > capacity / 4 && self->blocks;
+        if (own || capacity < n)
             capacity = n;
         block = PyMem_RawMalloc(sizeof(Block) + capacity);
         if (!block)
             return NULL;
         block->used = 0;
         block->capacity = capacity;
-        block->next = self->blocks;
-        self->blocks = block;
+        if (own) {
+            block->next = self->blocks->next;
+            self->blocks->next = block;
+        } else {
+            block->next = self->blocks;
+            self->blocks = block;
+        }
         self->block_bytes += sizeof(Block) + capacity;
     }
     char *at = block->data + block->used;
