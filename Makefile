@@ -6,7 +6,8 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test lint typecheck virtuoso chromium wheel bench bench-scale clean
 
-$(VENV)/.installed: pyproject.toml
+# the C extension (kg_adapters/index/_numbering.c) is compiled by the install: rebuilt when it changes
+$(VENV)/.installed: pyproject.toml kg_adapters/index/_numbering.c
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) -e .
@@ -42,7 +43,8 @@ test: lint typecheck virtuoso chromium
 	$(VENV)/bin/pytest -q
 
 # A wheel in dist/ to install into another project's environment:
-#   /path/to/other/.venv/bin/python -m pip install 'dist/kg_adapters-0.1.0-py3-none-any.whl[serve]'
+#   /path/to/other/.venv/bin/python -m pip install 'dist/kg_adapters-0.1.0-cp311-cp311-linux_x86_64.whl[serve]'
+# (tagged for the Python that builds it: the wheel carries kg_adapters/index/_numbering.c compiled)
 wheel: $(VENV)/.installed
 	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
 	@ls dist/kg_adapters-*.whl

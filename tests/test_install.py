@@ -26,8 +26,10 @@ def test_make_wheel_builds_an_installable_wheel_whose_hints_name_it(tmp_path: Pa
         timeout=600,
     )
     assert made.returncode == 0, made.stderr
-    (wheel,) = (source / "dist").glob("kg_adapters-*-py3-none-any.whl")
+    (wheel,) = (source / "dist").glob("kg_adapters-*.whl")  # tagged for this Python: it carries a C extension
     names = set(zipfile.ZipFile(wheel).namelist())
+    assert "kg_adapters/index/_numbering.pyi" in names
+    assert any(name.startswith("kg_adapters/index/_numbering.") and name.endswith((".so", ".pyd")) for name in names)
     assert {
         "kg_adapters/serve/static/index.html",
         "kg_adapters/serve/static/page.js",

@@ -15,7 +15,6 @@ import operator
 import os
 import re
 from array import array
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -33,6 +32,13 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.numbering import (
+    SplitLiterals,
+    SplitNumbered,
+    compiled_literals,
+    compiled_split,
+    new_numbering,
+)
 from kg_adapters.index.replay import EntitySpelling
 from kg_adapters.profiles import Profile
 
@@ -206,6 +212,14 @@ class _SuffixTags(dict[bytes, "bytes | re.Pattern[bytes] | None"]):
         self[suffix] = found
         return found
 
+    def decision(self, suffix: bytes) -> tuple[bytes, Callable[[bytes], object] | None] | None:
+        """What the C split (:func:`~kg_adapters.index.numbering.compiled_literals`) does with the lines of a
+        suffix: (their rows' tag, the check each value must pass, or None), or None: the parser reads them."""
+        tag = self[suffix]
+        if tag is None or type(tag) is bytes:
+            return None if tag is None else (tag, None)
+        return b"^" + suffix[3:-1], cast("re.Pattern[bytes]", tag).fullmatch
+
 
 class TripleCollector:
     """The triples a load writes to the default graph, numbered as they go by, so that the load
@@ -219,11 +233,13 @@ class TripleCollector:
     typed literals, blank nodes, escapes, comments) as quads. A load may
     add a triple twice (a store is a set): duplicates are dropped when the index is written.
     ``distinct=True`` says the source has none (a store read back), so blank-node triples and
-    literal triples need not be remembered to be counted once."""
+    literal triples need not be remembered to be counted once. ``compiled=False`` numbers with dicts and
+    numpy even where the C extension was built (:mod:`kg_adapters.index.numbering`: the same numbers)."""
 
-    def __init__(self, *, distinct: bool = False) -> None:
-        self._entity: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
-        self._relation: defaultdict[bytes, int] = defaultdict(itertools.count().__next__)
+    def __init__(self, *, distinct: bool = False, compiled: bool = True) -> None:
+        self.compiled = compiled
+        self._entity = new_numbering(compiled)
+        self._relation = new_numbering(compiled)
         self._edge_chunks: list[tuple[Any, Any, Any]] = []
         self._heads, self._rels, self._tails = array("i"), array("i"), array("i")
         self._out_extra_nodes, self._out_extra_rels = array("i"), array("i")
@@ -277,8 +293,10 @@ class TripleCollector:
             return
         from kg_adapters.index.iri_lines import split_iri_lines
 
-        lines = split_iri_lines(data)
-        if lines is None:  # two IRIs hashed alike: the regular expression's split
+        split = compiled_split(self._entity, self._relation)
+        if split is not None:  # the C extension's tables
+            rest = self._add_numbered(split, data)
+        elif (lines := split_iri_lines(data)) is None:  # two IRIs hashed alike: the regular expression's split
             rest = self._add_iri_lines(data)
         else:
             self._add_split(lines)
@@ -289,6 +307,19 @@ class TripleCollector:
             rest = self._add_literal_lines(rest)
         if rest.strip():
             self.add_quads(ox.parse(rest, ox.RdfFormat.N_TRIPLES, rename_blank_nodes=True))
+
+    def _add_numbered(self, split: SplitNumbered, data: bytes) -> bytes:
+        """Numbers the IRI-to-IRI lines of ``data`` in C (the lines and numbers of :meth:`_add_split` and
+        :meth:`_add_iri_lines`, in one pass) and returns the other lines."""
+        import numpy as np
+
+        count, heads, rels, tails, rest = split(data, self._entity, self._relation)
+        if count:
+            self._edge_chunks.append(
+                (np.frombuffer(heads, np.int32), np.frombuffer(rels, np.int32), np.frombuffer(tails, np.int32))
+            )
+            self.rows += count
+        return rest
 
     def _add_split(self, lines: IriLines) -> None:
         """Numbers the IRI-to-IRI lines :func:`~kg_adapters.index.iri_lines.split_iri_lines` found: a
@@ -330,6 +361,9 @@ class TripleCollector:
     def _add_literal_lines(self, text: bytes) -> bytes:
         """Adds the lines of N-Triples ``text`` that :data:`_SIMPLE_LITERAL` splits and whose literal
         Oxigraph stores as written; returns the other lines, for the parser."""
+        split = compiled_literals(self._entity, self._relation)
+        if split is not None:  # the C extension's tables: the same lines, numbers and rows
+            return self._add_compiled_literals(split, text)
         parts = _SIMPLE_LITERAL.split(text)
         if len(parts) == 1:
             return text
@@ -377,6 +411,14 @@ class TripleCollector:
         self.rows += len(entities)
         return b"".join(rest)
 
+    def _add_compiled_literals(self, split: SplitLiterals, text: bytes) -> bytes:
+        nodes, relations, rows, rest = split(text, self._entity, self._relation, self._suffix_tags.decision)
+        self._out_extra_nodes.frombytes(nodes)
+        self._out_extra_rels.frombytes(relations)
+        (self._literal_list.extend if self._distinct else self._literal_set.update)(rows)
+        self.rows += len(rows)
+        return rest
+
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
         """Adds the quads of the default graph (others are not indexed)."""
         entity, relation = self._entity.__getitem__, self._relation.__getitem__
@@ -423,10 +465,7 @@ class TripleCollector:
     # -- what _write reads ------------------------------------------------------------------------
     def iris(self) -> tuple[list[str], list[str]]:
         """The entity and the relation IRIs, in number order."""
-        return (
-            [iri.decode("utf-8") for iri in self._entity],
-            [iri.decode("utf-8") for iri in self._relation],
-        )
+        return self._entity.strings(), self._relation.strings()
 
     def edges(self) -> tuple[Ints, Ints, Ints]:
         """(heads, relations, tails) of the IRI-to-IRI triples (duplicates included)."""

@@ -7,6 +7,9 @@ lines ``<s> <p> <o> .`` are found by byte positions, each chunk's IRIs are compa
 rows of bytes (a hash to group them, then every row compared with its group's first: exact), and
 only each chunk's distinct IRIs become ``bytes`` for the collector's dicts (about a third of them on
 a Freebase dump, whose subjects repeat on consecutive lines).
+
+This is the fallback of the C extension (:mod:`kg_adapters.index.numbering`), which splits and numbers the
+same lines in one pass where it was built; ``tests/test_numbering.py`` holds the two to the same results.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def split_iri_lines(data: bytes) -> IriLines | None:
         & (text[gt1 + 1] == _SPACE)
         & (text[gt1 + 2] == _LT)
         & (text[gt2 + 1] == _SPACE)
-        & (text[gt2 + 2] == _LT)
+        & (text[np.minimum(gt2 + 2, last)] == _LT)  # past the text when a line ends ">>>"
         & (gt3 == ends - 3)
         & (text[np.minimum(gt3 + 1, last)] == _SPACE)
         & (text[np.minimum(gt3 + 2, last)] == _DOT)

@@ -466,7 +466,7 @@ class SpilledCollection:
         collector = self.collector
         collector.check()
         release_freed_memory()  # what the name index's rows left
-        relation_iris = [iri.decode("utf-8") for iri in collector._relation]
+        relation_iris = collector._relation.strings()
         relation_names = [profile.relation_id(iri) for iri in relation_iris]
         relation_rank, relation_order = build._ranks(relation_names, "relation")
         width = max(len(relation_names), 1)

@@ -34,11 +34,9 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 
 from __future__ import annotations
 
-import itertools
 import os
 import struct
 from array import array
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +47,7 @@ import pyoxigraph as ox
 from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
+from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numbering
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
@@ -65,8 +64,6 @@ is written out as a run at this count even when the budget would let it grow (a 
 chunk handed over can add before the count is checked)."""
 RELATION_NUMBERS = 2**31 - 2**27
 """The most distinct relations (numbered in int32, never spilled): more is refused (IndexTooLarge)."""
-IRI_ENTRY_BYTES = 120
-"""Memory one entry of the IRI dict takes beyond the IRI's bytes (the key object, the number, the table)."""
 EDGE_BYTES = 12
 """Memory one buffered IRI-to-IRI triple takes (three int32)."""
 EDGE_ROW_BYTES = 20
@@ -148,8 +145,10 @@ class CollectorSpool:
             self.spill_iris(collector)
             entities = 0
         if entities >= self._iri_check:
-            share = max(self.iri_share - _dict_bytes(collector._relation, len(collector._relation)), 0)
-            width = _dict_bytes(collector._entity, 1)
+            # the relation table is never written as runs (a relation's number is used by every edge): what it
+            # takes comes out of the entity table's share, so a graph of many relations spills its entities sooner
+            share = max(self.iri_share - collector._relation.nbytes(), 0)
+            width = max(collector._entity.nbytes() // entities, 1) if entities else IRI_ENTRY_BYTES
             if entities * width > share:
                 self.spill_iris(collector)
                 entities = 0
@@ -169,11 +168,11 @@ class CollectorSpool:
         self.flush(collector)
         base = collector._entity_base
         path = run_path(self.directory, self.runs)
-        write_run(path, ((iri, base + number) for iri, number in sorted(collector._entity.items())))
+        write_run(path, ((iri, base + number) for iri, number in collector._entity.sorted_items()))
         fsync_dir(path.parent)
         self.runs += 1
         collector._entity_base += len(collector._entity)
-        collector._entity = defaultdict(itertools.count().__next__)
+        collector._entity = new_numbering(collector.compiled)
         self._base_offset = (self.directory / "entities.log").stat().st_size
         release_freed_memory()  # the old dict's IRIs: freed, but kept by the C heap otherwise
 
@@ -242,10 +241,9 @@ class CollectorSpool:
             "entity_base_offset": self._base_offset,
         }
 
-    def _append_iris(self, name: str, numbered: dict[bytes, int], base: int, *, sync: bool = False) -> None:
-        """Logs the IRIs numbered since the last save (a dict keeps the order they were numbered in;
-        its first is numbered ``base``)."""
-        new = list(itertools.islice(numbered, self._logged[name] - base, None))
+    def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
+        """Logs the IRIs numbered since the last save (the table's first is numbered ``base``)."""
+        new = numbered.keys_from(self._logged[name] - base)
         with open(self.directory / name, "ab") as handle:
             if new:
                 handle.write(b"\n".join(new) + b"\n")
@@ -270,7 +268,7 @@ class CollectorSpool:
                 path.unlink()
         base, self._base_offset = int(state.get("entity_base", 0)), int(state.get("entity_base_offset", 0))
         collector._entity_base = base
-        collector._entity = defaultdict(itertools.count().__next__)
+        collector._entity = new_numbering(collector.compiled)
         for name, numbers, start, offset in (
             ("entities.log", collector._entity, base, self._base_offset),
             ("relations.log", collector._relation, 0, 0),
@@ -346,14 +344,6 @@ class CollectorSpool:
         """The distinct blank-node triples spooled (few in the graphs indexed: they stay in memory)."""
         blanks = (self.directory / "blanks.nq").read_bytes()
         return set(ox.parse(blanks, ox.RdfFormat.N_QUADS)) if blanks else set()
-
-
-def _dict_bytes(numbered: dict[bytes, int], entries: int) -> int:
-    """The memory ``entries`` entries of an IRI dict take (its IRIs' lengths sampled). The relation dict
-    is never written as runs (a relation's number is used by every edge): what it takes comes out of the
-    entity dict's share, so a graph of many relations spills its entity IRIs sooner."""
-    sample = list(itertools.islice(numbered, 1000))
-    return entries * (IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0))
 
 
 def run_path(directory: Path, number: int) -> Path:
