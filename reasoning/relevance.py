@@ -34,6 +34,7 @@ from typing import TypeVar
 
 from kg_adapters.label_index import STOP_WORDS
 from reasoning.base import Scorer
+from reasoning.scorers import stem
 
 T = TypeVar("T")
 
@@ -91,6 +92,17 @@ class Judge:
         """How often the focus says each content word ("influenced" twice in "Who influenced the people who
         influenced?")."""
         self._cells: dict[str, tuple[float, tuple[float, ...]]] = {}
+        self._domains: set[str] = set()
+        self._specific: set[str] = set()
+
+    def kind_words(self) -> tuple[bool, ...]:
+        """Per content word, whether it names a kind of thing rather than a relation: a word the ids of the
+        relations judged so far hold among the domain words they share with their whole domain (stemmed:
+        "people" in ``people.person.gender``, whose specific words are "gender") and no relation states among
+        its specific words. "Who influenced the people who influenced X?" asks for no relation of people:
+        every relation of the domain relates to "people" a little, so were the word counted, one of them would
+        be walked as a third hop to state it. A kind word counts for no relation's coverage or precision."""
+        return tuple(stem(word) in self._domains and stem(word) not in self._specific for word in self.words)
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
         """How well each relation path (per relation, in walking order: its words and its most specific
@@ -120,6 +132,10 @@ class Judge:
     def stated(self, phrases: Sequence[tuple[str, str]]) -> list[float]:
         """How well some span of the question states each relation's specific words (calibrated units;
         cheap: one score per span and distinct text, kept for the question)."""
+        for words, tail in phrases:
+            specific = {stem(word) for word in tail.split()}
+            self._specific |= specific
+            self._domains |= {stem(word) for word in words.split()} - specific
         missing = list(dict.fromkeys(tail for _, tail in phrases if tail not in self._cells))
         if missing:
             self._score_cells(missing)
@@ -169,17 +185,17 @@ class Judge:
             walked[tail] = walked.get(tail, 0) + 1
             if walked[tail] == 1 or walked[tail] <= self._said(tail):
                 tails.append(tail)
-        if not self.words:
+        counted = [w for w, kind in enumerate(self.kind_words()) if not kind]
+        if not counted:
             return sum(self._cells[text][0] for text in tails) / len(path)
-        rows = [self._cells[text][1] for text in tails]
+        rows = [tuple(self._cells[text][1][w] for w in counted) for text in tails]
+        mentions = [self.mentions[w] for w in counted]
         stating = [
-            i
-            for i in range(len(tails))
-            if len(rows) == 1 or _adds(rows, i, self.mentions, ties_to_earlier=self.ties_to_earlier)
+            i for i in range(len(tails)) if len(rows) == 1 or _adds(rows, i, mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
         covered = []
-        for w, said in enumerate(self.mentions):
+        for w, said in enumerate(mentions):
             level = max((rows[i][w] for i in stating), default=0.0)
             again = sorted((rows[i][w] for i in stating if _states(rows[i], w)), reverse=True)[1:said]
             covered.append((level + sum(again)) / said)
