@@ -95,13 +95,24 @@ class Judge:
         self._domains: set[str] = set()
         self._specific: set[str] = set()
 
+    def _unkinded(self) -> str:
+        """The focus without its kind words (:meth:`kind_words`), as a path read as one text is scored
+        against it: "the people who influenced" must not favour a path through ``people.person.*``."""
+        kinds = [word for word, kind in zip(self.words, self.kind_words(), strict=True) if kind]
+        if not kinds:
+            return self.focus
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, kinds)) + r")(?!\w)", re.IGNORECASE)
+        text = " ".join(pattern.sub(" ", self.focus).split())
+        return text if re.search(r"[^\W\d_]", text) else self.focus
+
     def kind_words(self) -> tuple[bool, ...]:
-        """Per content word, whether it names a kind of thing rather than a relation: a word the ids of the
-        relations judged so far hold among the domain words they share with their whole domain (stemmed:
-        "people" in ``people.person.gender``, whose specific words are "gender") and no relation states among
-        its specific words. "Who influenced the people who influenced X?" asks for no relation of people:
-        every relation of the domain relates to "people" a little, so were the word counted, one of them would
-        be walked as a third hop to state it. A kind word counts for no relation's coverage or precision."""
+        """Per content word, whether it names a kind of thing rather than a relation: the ids of the relations
+        judged so far hold it as their domain (an id's first word where its specific words leave it out,
+        stemmed: "people" in ``people.person.gender``, whose specific words "person gender" only repeat it and
+        add "gender") and none holds it among its specific words beyond that. "Who influenced the people who influenced X?" asks
+        for no relation of people: every relation of the domain relates to "people" a little, so were the word
+        counted, one of them would be walked as a third hop to state it. A kind word counts for no relation's
+        coverage or precision; the question's other words decide."""
         return tuple(stem(word) in self._domains and stem(word) not in self._specific for word in self.words)
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
@@ -125,7 +136,8 @@ class Judge:
         if not whole:
             return aligned
         distinct = list(dict.fromkeys(keys))  # read together: a lexical scorer's scores compare only within a call
-        texts = self.calibrated(self.scores([_joined([tail for _, tail in key]) for key in distinct]))
+        joined = [_joined([tail for _, tail in key]) for key in distinct]
+        texts = self.calibrated(self.scorer.score(self._unkinded(), joined) if joined else [])
         read = dict(zip(distinct, texts, strict=True))
         return [(read[key] + level) / 2 for key, level in zip(keys, aligned, strict=True)]
 
@@ -133,9 +145,9 @@ class Judge:
         """How well some span of the question states each relation's specific words (calibrated units;
         cheap: one score per span and distinct text, kept for the question)."""
         for words, tail in phrases:
-            specific = {stem(word) for word in tail.split()}
-            self._specific |= specific
-            self._domains |= {stem(word) for word in words.split()} - specific
+            domain = {stem(word) for word in words.split()[:1] if word not in tail.split()}
+            self._domains |= domain
+            self._specific |= {stem(word) for word in tail.split()} - domain
         missing = list(dict.fromkeys(tail for _, tail in phrases if tail not in self._cells))
         if missing:
             self._score_cells(missing)

@@ -76,13 +76,9 @@ def relation_tail(relation: str) -> str:
 
 def relation_focus(relation: str) -> str:
     """What a relation states, without the domain words every relation of its domain shares: the
-    property with its type, less the type's head word where that only repeats the domain (compared
-    stemmed: a ``people.deceased_person`` is a kind of person, as ``people.person`` is the person itself)
-    -- ``film.director.film`` -> "director film", ``film.film.genre`` -> "genre", ``people.person.gender``
-    -> "gender", ``people.deceased_person.place_of_death`` -> "deceased place of death",
-    ``people.person.spouse_s..people.marriage.spouse`` -> "marriage spouse"; an IRI's local name. A
-    question's word for the kind of thing it is about ("the people who influenced X") names no relation:
-    were it kept, every relation of the domain would state it."""
+    property with its type unless the type only repeats the domain (``film.director.film`` -> "director
+    film", ``film.film.genre`` -> "genre", ``people.person.spouse_s..people.marriage.spouse`` -> "marriage
+    spouse"); an IRI's local name."""
     local = relation.split("..")[-1]
     if "://" in local:
         return relation_words(local)
@@ -90,16 +86,7 @@ def relation_focus(relation: str) -> str:
     if len(parts) < 3:
         return relation_words(local)
     domain, kind, prop = parts[-3:]
-    words = relation_words(kind).split()
-    if words and _stem(words[-1]) in {_stem(word) for word in relation_words(domain).split()}:
-        words = words[:-1]
-    return " ".join([*words, relation_words(prop)])
-
-
-def _stem(word: str) -> str:
-    from reasoning.scorers import stem
-
-    return stem(word)
+    return relation_words(prop if kind == domain else f"{kind}.{prop}")
 
 
 def schema_relations(kg: KnowledgeGraph) -> frozenset[str]:

@@ -11,7 +11,7 @@ from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Question, Scorer
 from reasoning.registry import method_class
 from reasoning.relevance import Judge
-from reasoning.text import relation_focus
+from reasoning.text import relation_focus, relation_words
 
 METHODS = ["rog", "r3", "refkg", "fidelis", "tog"]
 EINSTEIN = "m.0jcx"
@@ -75,27 +75,12 @@ def test_a_word_for_the_kind_of_thing_walked_through_adds_no_hop(
     assert {tuple(edge.relation for edge in path) for path in answer.reasoning_paths} == {(INFLUENCED_BY, INFLUENCED_BY)}
 
 
-@pytest.mark.parametrize(
-    ("relation", "focus"),
-    [
-        ("people.person.gender", "gender"),
-        ("people.deceased_person.place_of_death", "deceased place of death"),
-        ("organization.organization.founders", "founders"),
-        ("film.film_subject.films", "film subject films"),  # a subject is no kind of film
-        ("influence.influence_node.influenced_by", "influence node influenced by"),
-        ("location.country.capital", "country capital"),
-    ],
-)
-def test_a_type_whose_head_repeats_its_domain_leaves_the_focus(relation: str, focus: str) -> None:
-    assert relation_focus(relation) == focus
-
-
 def test_a_word_only_domains_hold_counts_for_no_relation(scorer: Scorer) -> None:
     """Another domain's shape: "organizations" is the domain of every ``organization.organization.*`` relation
     and the specific words of none, so a relation stating it (a little, as a semantic scorer relates every
     relation to it) is a detour; "films", which ``film.director.film`` states, still counts."""
-    founders = ("organization organization founders", "founders")
-    sectors = ("organization organization sectors", "sectors")
+    founders = ("organization organization founders", relation_focus("organization.organization.founders"))
+    sectors = ("organization organization sectors", relation_focus("organization.organization.sectors"))
     judge = Judge(scorer, "Who founded the organizations that founded?")
     twice, detour = judge.path_scores([[founders, founders], [founders, founders, sectors]], whole=False)
     assert judge.kind_words() == (False, True)
@@ -103,3 +88,15 @@ def test_a_word_only_domains_hold_counts_for_no_relation(scorer: Scorer) -> None
     films = Judge(scorer, "What films did the director make?")
     films.path_scores([[("film director film", "director film")], [("film film genre", "genre")]], whole=False)
     assert films.kind_words() == (False, False, False)
+    people = Judge(scorer, "Where were the people born?")  # "person" in the specific words repeats the domain
+    people.path_scores([[("people person place of birth", relation_focus("people.person.place_of_birth"))]])
+    assert people.kind_words() == (True, False)
+
+
+def test_a_relation_through_an_intermediate_node_keeps_its_own_words(scorer: Scorer) -> None:
+    """Only an id's domain (its first word) can name a kind: ``location.location.adjoin_s..`` holds "adjoin" in
+    the words before its specific ones, and still states "adjoins"."""
+    adjoins = "location.location.adjoin_s..location.adjoining_relationship.adjoins"
+    judge = Judge(scorer, "What is the adjoins of the state?")
+    judge.path_scores([[(relation_words(adjoins), relation_focus(adjoins))]])
+    assert judge.kind_words() == (False, False)
