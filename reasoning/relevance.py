@@ -109,10 +109,10 @@ class Judge:
         """Per content word, whether it names a kind of thing rather than a relation: the ids of the relations
         judged so far hold it as their domain (an id's first word where its specific words leave it out,
         stemmed: "people" in ``people.person.gender``, whose specific words "person gender" only repeat it and
-        add "gender") and none holds it among its specific words beyond that. "Who influenced the people who influenced X?" asks
-        for no relation of people: every relation of the domain relates to "people" a little, so were the word
-        counted, one of them would be walked as a third hop to state it. A kind word counts for no relation's
-        coverage or precision; the question's other words decide."""
+        add "gender") and none holds it among its specific words beyond that. "Who influenced the people who
+        influenced X?" asks for no relation of people: every relation of the domain relates to "people" a
+        little, so were the word counted, one of them would be walked as a third hop to state it. A kind word
+        counts for no relation's coverage or precision; the question's other words decide."""
         return tuple(stem(word) in self._domains and stem(word) not in self._specific for word in self.words)
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
@@ -203,7 +203,9 @@ class Judge:
         rows = [tuple(self._cells[text][1][w] for w in counted) for text in tails]
         mentions = [self.mentions[w] for w in counted]
         stating = [
-            i for i in range(len(tails)) if len(rows) == 1 or _adds(rows, i, mentions, ties_to_earlier=self.ties_to_earlier)
+            i
+            for i in range(len(tails))
+            if len(rows) == 1 or _adds(rows, i, mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
         covered = []

@@ -72,7 +72,9 @@ def test_a_word_for_the_kind_of_thing_walked_through_adds_no_hop(
         Question(id="q", question="Who influenced the people who influenced Albert Einstein?", q_entity=(EINSTEIN,))
     )
     assert answer.prediction and answer.prediction[0] in second
-    assert {tuple(edge.relation for edge in path) for path in answer.reasoning_paths} == {(INFLUENCED_BY, INFLUENCED_BY)}
+    assert {tuple(edge.relation for edge in path) for path in answer.reasoning_paths} == {
+        (INFLUENCED_BY, INFLUENCED_BY)
+    }
 
 
 def test_a_word_only_domains_hold_counts_for_no_relation(scorer: Scorer) -> None:
