@@ -34,6 +34,7 @@ from typing import TypeVar
 
 from kg_adapters.label_index import STOP_WORDS
 from reasoning.base import Scorer
+from reasoning.scorers import stem
 
 T = TypeVar("T")
 
@@ -91,6 +92,28 @@ class Judge:
         """How often the focus says each content word ("influenced" twice in "Who influenced the people who
         influenced?")."""
         self._cells: dict[str, tuple[float, tuple[float, ...]]] = {}
+        self._domains: set[str] = set()
+        self._specific: set[str] = set()
+
+    def _unkinded(self) -> str:
+        """The focus without its kind words (:meth:`kind_words`), as a path read as one text is scored
+        against it: "the people who influenced" must not favour a path through ``people.person.*``."""
+        kinds = [word for word, kind in zip(self.words, self.kind_words(), strict=True) if kind]
+        if not kinds:
+            return self.focus
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, kinds)) + r")(?!\w)", re.IGNORECASE)
+        text = " ".join(pattern.sub(" ", self.focus).split())
+        return text if re.search(r"[^\W\d_]", text) else self.focus
+
+    def kind_words(self) -> tuple[bool, ...]:
+        """Per content word, whether it names a kind of thing rather than a relation: the ids of the relations
+        judged so far hold it as their domain (an id's first word where its specific words leave it out,
+        stemmed: "people" in ``people.person.gender``, whose specific words "person gender" only repeat it and
+        add "gender") and none holds it among its specific words beyond that. "Who influenced the people who
+        influenced X?" asks for no relation of people: every relation of the domain relates to "people" a
+        little, so were the word counted, one of them would be walked as a third hop to state it. A kind word
+        counts for no relation's coverage or precision; the question's other words decide."""
+        return tuple(stem(word) in self._domains and stem(word) not in self._specific for word in self.words)
 
     def path_scores(self, paths: Sequence[Sequence[tuple[str, str]]], *, whole: bool = True) -> list[float]:
         """How well each relation path (per relation, in walking order: its words and its most specific
@@ -113,13 +136,18 @@ class Judge:
         if not whole:
             return aligned
         distinct = list(dict.fromkeys(keys))  # read together: a lexical scorer's scores compare only within a call
-        texts = self.calibrated(self.scores([_joined([tail for _, tail in key]) for key in distinct]))
+        joined = [_joined([tail for _, tail in key]) for key in distinct]
+        texts = self.calibrated(self.scorer.score(self._unkinded(), joined) if joined else [])
         read = dict(zip(distinct, texts, strict=True))
         return [(read[key] + level) / 2 for key, level in zip(keys, aligned, strict=True)]
 
     def stated(self, phrases: Sequence[tuple[str, str]]) -> list[float]:
         """How well some span of the question states each relation's specific words (calibrated units;
         cheap: one score per span and distinct text, kept for the question)."""
+        for words, tail in phrases:
+            domain = {stem(word) for word in words.split()[:1] if word not in tail.split()}
+            self._domains |= domain
+            self._specific |= {stem(word) for word in tail.split()} - domain
         missing = list(dict.fromkeys(tail for _, tail in phrases if tail not in self._cells))
         if missing:
             self._score_cells(missing)
@@ -169,17 +197,19 @@ class Judge:
             walked[tail] = walked.get(tail, 0) + 1
             if walked[tail] == 1 or walked[tail] <= self._said(tail):
                 tails.append(tail)
-        if not self.words:
+        counted = [w for w, kind in enumerate(self.kind_words()) if not kind]
+        if not counted:
             return sum(self._cells[text][0] for text in tails) / len(path)
-        rows = [self._cells[text][1] for text in tails]
+        rows = [tuple(self._cells[text][1][w] for w in counted) for text in tails]
+        mentions = [self.mentions[w] for w in counted]
         stating = [
             i
             for i in range(len(tails))
-            if len(rows) == 1 or _adds(rows, i, self.mentions, ties_to_earlier=self.ties_to_earlier)
+            if len(rows) == 1 or _adds(rows, i, mentions, ties_to_earlier=self.ties_to_earlier)
         ]
         precision = sum(self._cells[tails[i]][0] for i in stating) / len(path)
         covered = []
-        for w, said in enumerate(self.mentions):
+        for w, said in enumerate(mentions):
             level = max((rows[i][w] for i in stating), default=0.0)
             again = sorted((rows[i][w] for i in stating if _states(rows[i], w)), reverse=True)[1:said]
             covered.append((level + sum(again)) / said)

@@ -11,6 +11,7 @@ from kg_adapters.base import KnowledgeGraph
 from reasoning.base import Question, Scorer
 from reasoning.registry import method_class
 from reasoning.relevance import Judge
+from reasoning.text import relation_focus, relation_words
 
 METHODS = ["rog", "r3", "refkg", "fidelis", "tog"]
 EINSTEIN = "m.0jcx"
@@ -58,3 +59,46 @@ def test_the_path_score_counts_a_repeat_only_as_often_as_the_question_says_it(sc
     single = Judge(scorer, "Who influenced?")
     once, again = single.path_scores([[influenced], [influenced, influenced]], whole=False)
     assert again < once  # walked twice where the question says it once: a detour
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_word_for_the_kind_of_thing_walked_through_adds_no_hop(
+    sample_kg: KnowledgeGraph, scorer: Scorer, method: str
+) -> None:
+    """ "the people who influenced X": "people" names what the middle entities are, not a relation; every
+    ``people.person.*`` relation relates to it, none of them is a third hop."""
+    second = influencers(sample_kg, influencers(sample_kg, {EINSTEIN}))
+    answer = method_class(method)(sample_kg, scorer=scorer).answer(
+        Question(id="q", question="Who influenced the people who influenced Albert Einstein?", q_entity=(EINSTEIN,))
+    )
+    assert answer.prediction and answer.prediction[0] in second
+    assert {tuple(edge.relation for edge in path) for path in answer.reasoning_paths} == {
+        (INFLUENCED_BY, INFLUENCED_BY)
+    }
+
+
+def test_a_word_only_domains_hold_counts_for_no_relation(scorer: Scorer) -> None:
+    """Another domain's shape: "organizations" is the domain of every ``organization.organization.*`` relation
+    and the specific words of none, so a relation stating it (a little, as a semantic scorer relates every
+    relation to it) is a detour; "films", which ``film.director.film`` states, still counts."""
+    founders = ("organization organization founders", relation_focus("organization.organization.founders"))
+    sectors = ("organization organization sectors", relation_focus("organization.organization.sectors"))
+    judge = Judge(scorer, "Who founded the organizations that founded?")
+    twice, detour = judge.path_scores([[founders, founders], [founders, founders, sectors]], whole=False)
+    assert judge.kind_words() == (False, True)
+    assert detour < twice
+    films = Judge(scorer, "What films did the director make?")
+    films.path_scores([[("film director film", "director film")], [("film film genre", "genre")]], whole=False)
+    assert films.kind_words() == (False, False, False)
+    people = Judge(scorer, "Where were the people born?")  # "person" in the specific words repeats the domain
+    people.path_scores([[("people person place of birth", relation_focus("people.person.place_of_birth"))]])
+    assert people.kind_words() == (True, False)
+
+
+def test_a_relation_through_an_intermediate_node_keeps_its_own_words(scorer: Scorer) -> None:
+    """Only an id's domain (its first word) can name a kind: ``location.location.adjoin_s..`` holds "adjoin" in
+    the words before its specific ones, and still states "adjoins"."""
+    adjoins = "location.location.adjoin_s..location.adjoining_relationship.adjoins"
+    judge = Judge(scorer, "What is the adjoins of the state?")
+    judge.path_scores([[(relation_words(adjoins), relation_focus(adjoins))]])
+    assert judge.kind_words() == (False, False)
