@@ -477,6 +477,23 @@ def test_truncated_gzip(tmp_path: Path) -> None:
     assert not store.exists()
 
 
+@pytest.mark.parametrize(("damage", "reason"), [("deflate", "is corrupt"), ("crc", "gzip")])
+def test_a_damaged_gzip_is_a_typed_error_naming_the_file(tmp_path: Path, damage: str, reason: str) -> None:
+    whole = bytearray(gzip.compress(("\n".join(numbered_nt(5000)) + "\n").encode()))
+    if damage == "deflate":
+        whole[10] ^= 0x5A  # the first deflate block's header: no valid block type
+    else:
+        whole[-8] ^= 0xFF  # the member's CRC-32
+    source = tmp_path / "damaged.nt.gz"
+    source.write_bytes(bytes(whole))
+    store = tmp_path / "store"
+    for lenient in (False, True):
+        with pytest.raises(LoadError, match=reason) as info:
+            load_files([str(source)], str(store), lenient=lenient, progress=False)
+        assert info.value.file == str(source)
+    assert not store.exists()
+
+
 def test_not_really_gzip(tmp_path: Path) -> None:
     source = tmp_path / "plain.nt.gz"
     source.write_text(SMALL_NT)
