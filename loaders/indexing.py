@@ -52,7 +52,7 @@ _LONGEST_STATEMENT = PARSER_BUFFER // 2
 """Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
 :data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
 _FRAMES_AHEAD = 2
-"""Chunks that may wait for the worker beside the one it numbers (~32 MiB each, see
+"""Chunks that may wait for the worker beside the one it numbers (~31 MiB each, see
 ``loaders.rdf.CHUNK_BYTES``): Oxigraph's parser goes on reading while the worker catches up."""
 
 

@@ -81,11 +81,13 @@ ROG_DATASET = "rog-dataset"
 FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON, ROG_DATASET)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
-CHUNK_BYTES = 32 << 20
-"""Bytes of N-Triples or N-Quads text per bulk-loaded block (:func:`read_blocks_from`): ~250,000 Freebase
+CHUNK_BYTES = 31 << 20
+"""Bytes of N-Triples or N-Quads text per bulk-loaded block (:func:`read_blocks_from`): ~240,000 Freebase
 lines. Each ``bulk_load`` call commits files that RocksDB compacts later: fewer, larger calls cost Oxigraph
 less CPU and leave a smaller store (on a 4M-triple dump, 100,000-line chunks took ~15% more CPU than one
-stream)."""
+stream). Kept under glibc's largest dynamic mmap threshold (32 MiB on 64-bit): a block of 32 MiB was mapped
+afresh and faulted in page by page each time, here and in the index worker that reads it (8,200 faults a
+block, 0.5 against 0.1 CPU-s for 20 joins), where a smaller one reuses the heap's freed block."""
 
 BULK_STATEMENT_BYTES = 400
 BULK_TEXT_FACTOR = 3
