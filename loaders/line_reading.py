@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Protocol, cast, runtime_checkable
 
+from isal import isal_zlib
+
 from kg_adapters.errors import LoadError
 from loaders.report import SkipLog
 
@@ -27,13 +29,9 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
 
 
-def _inflate_error() -> type[Exception]:
-    from isal.isal_zlib import error
-
-    return cast(type[Exception], error)
-
-
-READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, _inflate_error())
+InflateError = cast(type[Exception], isal_zlib.error)
+"""What ISA-L's inflate raises on a corrupt stream (not a ``zlib.error``)."""
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, InflateError)
 """What reading a (possibly compressed) input may raise: :func:`read_error` turns each into a LoadError."""
 
 
@@ -58,7 +56,7 @@ def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) 
     """A LoadError for a file that cannot be read, decompressed or stored."""
     if isinstance(exc, EOFError):
         reason = f"the compressed input ends early (truncated file?): {exc}"
-    elif isinstance(exc, (zlib.error, _inflate_error())):
+    elif isinstance(exc, (zlib.error, InflateError)):
         reason = f"the compressed input is corrupt: {exc}"
     elif isinstance(exc, gzip.BadGzipFile):
         reason = f"not a gzip file, or a corrupt one: {exc}"

@@ -1,6 +1,6 @@
 """Reading RDF (and TSV) files into a pyoxigraph Store as fast as Oxigraph allows.
 
-Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in pieces:
+Line-based formats are read (:mod:`loaders.line_reading`) from the (possibly .gz/.bz2) stream in pieces:
 N-Triples and N-Quads in blocks of about :data:`CHUNK_BYTES` of whole lines (no Python object per
 line), Freebase dumps in such blocks too (:class:`BlockConverter`), other converted formats (TSV, MetaQA) in
 chunks of :data:`CHUNK_LINES` lines. N-Triples (and
