@@ -792,6 +792,35 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
         sink.abandon()
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="PYTHONSAFEPATH is Python 3.11's")
+def test_the_index_worker_runs_this_code_even_from_another_checkouts_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working directory first on the path: a load started from a directory that
+    holds another ``loaders`` package (another checkout) must still start its own worker."""
+    import pyoxigraph as ox
+
+    from kg_adapters.budgets import DEFAULT_MEMORY
+    from kg_adapters.profiles import get_profile
+    from loaders.indexing import WorkerIndexingSink
+
+    decoy = tmp_path / "checkout" / "loaders"
+    decoy.mkdir(parents=True)
+    write(decoy / "__init__.py", "")
+    write(decoy / "index_worker.py", "raise SystemExit('the decoy worker ran')\n")
+    monkeypatch.chdir(decoy.parent)
+    version = tmp_path / "version"
+    version.mkdir()
+    sink = WorkerIndexingSink(ox.Store(), version, get_profile("generic"), tmp_path / "spool", None, DEFAULT_MEMORY)
+    try:
+        sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
+        sink.start_index()
+        _names, stats = sink.indexes_written()
+    finally:
+        sink.abandon()
+    assert stats.edges > 0
+
+
 # -- the real graph ------------------------------------------------------------------------------
 
 
