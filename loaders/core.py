@@ -44,7 +44,7 @@ from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, checked_memory, indexing_sink, joined_on_failure
-from loaders.line_reading import LineConverter, settle_block_memory
+from loaders.line_reading import LineConverter
 from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
 from loaders.load_progress import LoadProgress
 from loaders.rdf import (
@@ -132,7 +132,6 @@ def load_files(
     wikidata = {"languages": wanted, "qualifiers": qualifiers}
     budget = load_memory(checked_memory(memory))
     show = sys.stderr.isatty() if progress is None else progress
-    settle_block_memory()
 
     with exclusive_load_lock(target):
         store_layout.remove_stale_temps(target)

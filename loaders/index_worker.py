@@ -54,9 +54,6 @@ def main(argv: list[str]) -> int:
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the load's to handle: it stops the worker
         _die_with_parent(int(argv[0]) if argv else None)
-        from loaders.line_reading import settle_block_memory
-
-        settle_block_memory()  # the load's blocks arrive here as frames of the same size
         import pyoxigraph as ox
 
         from kg_adapters.budgets import DEFAULT_MEMORY

@@ -29,30 +29,6 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _BLOCK = 1 << 20
 
 
-_MMAP_THRESHOLD = 32 << 20
-"""glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``)."""
-
-
-def settle_block_memory() -> None:
-    """Fixes glibc's malloc where its dynamic thresholds end up (mmap from 32 MiB, the heap's top given back
-    past 64 MiB) from the start of a load, so that each block (``loaders.rdf.CHUNK_BYTES``, and the 1 MiB
-    reads it is joined from) reuses the memory the previous one freed rather than being mapped, or trimmed
-    and grown again, and faulted in page by page (reading the 4M-triple dump: 96,000 faults and 1.19 CPU-s
-    against 24,000 and 1.03). Once per process; nothing where the C library is not glibc."""
-    import ctypes
-    import platform
-
-    if platform.libc_ver()[0] != "glibc":
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(m_mmap_threshold, _MMAP_THRESHOLD)
-    mallopt(m_trim_threshold, 2 * _MMAP_THRESHOLD)
-
-
 InflateError = cast(type[Exception], isal_zlib.error)
 """What ISA-L's inflate raises on a corrupt stream (not a ``zlib.error``)."""
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, InflateError)
