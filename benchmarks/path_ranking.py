@@ -107,7 +107,7 @@ def rank(
     top = max(scores, default=0.0) or 1.0
     values = [net_level(score / top, len(path), backward(path)) for score, path in zip(scores, listed, strict=True)]
     if kinds is not None:
-        fits = AnswerFit(judge, kinds).levels([paths[path] for path in listed])
+        fits = AnswerFit(judge, kinds).levels([(path[-1][0], paths[path]) for path in listed])
         values = [value + ANSWER_WEIGHT * fit for value, fit in zip(values, fits, strict=True)]
     best = min(range(len(listed)), key=lambda i: (-values[i], len(listed[i]), i))
     return tuple(relation for relation, _ in listed[best])

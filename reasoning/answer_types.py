@@ -14,8 +14,7 @@ province is an administrative division, a form of government is not. So
   administrative division) and the roles it is the object of (the most specific words of its incoming
   relations: "capital", "place of birth"); a literal's datatype;
 * :meth:`AnswerFit.levels` scores each path's end entities' kinds against the expected kind (one scorer
-  call per question for every kind text), in calibrated units: the best kind of each end, averaged over
-  the ends.
+  call per question for every kind text), in calibrated units: the best kind among the path's first ends.
 
 A graph without kinds (no types, opaque relation ids without labels) gives every path the same fit, so the
 ranking is unchanged.
@@ -24,7 +23,7 @@ ranking is unchanged.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.errors import InvalidTermError
@@ -92,13 +91,19 @@ class EntityKinds:
     def __init__(self, kg: KnowledgeGraph, names: RelationNames | None = None) -> None:
         self.kg = kg
         self.names = names or RelationNames(kg)
-        self.known: dict[str, tuple[str, ...]] = {}
+        self.known: dict[str, tuple[tuple[str, str], ...]] = {}
+        """Per entity, its kinds: ``(source, text)``, the source the incoming relation a role comes from
+        ("" for a class or a subject type)."""
         profile = kg.profile
         self._types = tuple(dict.fromkeys(profile.relation_id(iri) for iri in profile.type_predicates))
         self._skip = schema_relations(kg) | frozenset(self._types)
 
     def kinds(self, entities: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Each entity's kind texts (possibly none), asked in one batch per graph call for the new ones."""
+        return {e: tuple(dict.fromkeys(text for _, text in found)) for e, found in self.sourced(entities).items()}
+
+    def sourced(self, entities: Iterable[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Each entity's kinds with their sources (see :attr:`known`)."""
         wanted = list(dict.fromkeys(entities))
         missing = [e for e in wanted if e not in self.known]
         if len(self.known) + len(missing) > KNOWN:  # a bounded cache: start again
@@ -109,7 +114,6 @@ class EntityKinds:
         return {e: self.known[e] for e in wanted}
 
     def _read(self, entities: list[str]) -> None:
-        found: dict[str, list[str]] = {e: [] for e in entities}
         try:
             typed = self.kg.neighbors(entities, direction="out", relations=list(self._types), literals=False)
             classes = {e: [edge.tail for edge in typed.get(e, ()) if isinstance(edge.tail, str)] for e in entities}
@@ -120,11 +124,10 @@ class EntityKinds:
             classes, labels, outgoing, incoming = {}, {}, {}, {}
         roles = self.names.words(r for e in entities for r in incoming.get(e, ()) if r not in self._skip)
         for entity in entities:
-            kinds = found[entity]
-            kinds += [labels.get(c) or relation_words(c) for c in classes.get(entity, ())]
-            kinds += [kind for r in outgoing.get(entity, ()) if r not in self._skip and (kind := subject_type(r))]
-            kinds += [role_words(r, roles[r]) for r in incoming.get(entity, ()) if r in roles]
-            self.known[entity] = tuple(dict.fromkeys(k for k in kinds if k))
+            kinds = [("", labels.get(c) or relation_words(c)) for c in classes.get(entity, ())]
+            kinds += [("", kind) for r in outgoing.get(entity, ()) if r not in self._skip and (kind := subject_type(r))]
+            kinds += [(r, role_words(r, roles[r])) for r in incoming.get(entity, ()) if r in roles]
+            self.known[entity] = tuple(dict.fromkeys(kind for kind in kinds if kind[1]))
 
 
 def role_words(relation: str, words: str) -> str:
@@ -158,23 +161,29 @@ class AnswerFit:
         """Whether the question names a kind (else every level is 0 and nothing changes)."""
         return bool(self.readings)
 
-    def levels(self, ends: Sequence[Sequence[Node]]) -> list[float]:
-        """Per path (its end nodes), how well its ends are of the asked kind in calibrated units: each of
-        the first :data:`ENDS` ends' best kind, averaged; 0 for all when the question asks for no kind or no
-        end has a kind."""
+    def levels(self, paths: Sequence[tuple[str, Sequence[Node]]]) -> list[float]:
+        """Per path (the relation its last hop walks, its end nodes), how well its ends are of the asked kind,
+        in calibrated units: the best kind among its first :data:`ENDS` ends (a path's answers are of one
+        kind, and an end the graph says little about must not make its path look of another kind).
+
+        The role its own last relation gives an end is no evidence (every path's ends are what it reached
+        them by); a path whose ends have no other kind is unknown and gets the best fit of the call (benefit
+        of the doubt: the evidence only lowers a path whose ends are known to be of another kind than the
+        asked one). All 0 when the question asks for no kind."""
         if not self.readings:
-            return [0.0 for _ in ends]
-        sampled = [list(dict.fromkeys(end))[:ENDS] for end in ends]
-        kinds = self.kinds.kinds(n for end in sampled for n in end if isinstance(n, str))
-        texts_of: Mapping[Node, tuple[str, ...]] = {
-            n: (kinds[n] if isinstance(n, str) else (literal_kind(n),)) for end in sampled for n in end
-        }
-        missing = list(dict.fromkeys(t for ts in texts_of.values() for t in ts if t not in self._levels))
+            return [0.0 for _ in paths]
+        sampled = [(last, list(dict.fromkeys(ends))[:ENDS]) for last, ends in paths]
+        sourced = self.kinds.sourced(n for _, ends in sampled for n in ends if isinstance(n, str))
+        evidence: list[list[str]] = []
+        for last, ends in sampled:
+            texts = [literal_kind(n) for n in ends if isinstance(n, Literal)]
+            texts += [text for n in ends if isinstance(n, str) for source, text in sourced[n] if source != last]
+            evidence.append(list(dict.fromkeys(texts)))
+        missing = list(dict.fromkeys(t for texts in evidence for t in texts if t not in self._levels))
         if missing:
             readings = [self.judge.calibrated(self.judge.scorer.score(kind, missing)) for kind in self.readings]
             self._levels.update(zip(missing, [max(levels) for levels in zip(*readings, strict=True)], strict=True))
-        fits = []
-        for end in sampled:
-            best = [max((self._levels[t] for t in texts_of[n]), default=0.0) for n in end]
-            fits.append(sum(best) / len(best) if best else 0.0)
-        return fits
+        fits = [max((self._levels[t] for t in texts), default=None) for texts in evidence]
+        known = [fit for fit in fits if fit is not None]
+        doubt = max(known, default=0.0)
+        return [doubt if fit is None else fit for fit in fits]

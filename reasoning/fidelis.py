@@ -441,7 +441,7 @@ class FiDeLiS(KGReasoner):
             ends: dict[tuple[str, tuple[Step, ...]], list[Node]] = {}
             for path in explored:
                 ends.setdefault(_walk(path), []).append(path.end)
-            fits = dict(zip(ends, fit.levels(list(ends.values())), strict=True))
+            fits = dict(zip(ends, fit.levels([(walk[-1][0], found) for (_, walk), found in ends.items()]), strict=True))
             levels = [level + ANSWER_WEIGHT * fits[_walk(path)] for level, path in zip(levels, explored, strict=True)]
             best = max(levels)
         top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]

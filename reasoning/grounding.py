@@ -240,7 +240,7 @@ def kind_levels(fit: AnswerFit, facts: Sequence[Fact], levels: Sequence[float]) 
     for i, fact in enumerate(facts):
         groups.setdefault((fact.start, walked(fact)), []).append(i)
     members = list(groups.values())
-    fits = fit.levels([[facts[i].end for i in group] for group in members])
+    fits = fit.levels([(facts[group[0]].edge.relation, [facts[i].end for i in group]) for group in members])
     bonus = {i: ANSWER_WEIGHT * level for group, level in zip(members, fits, strict=True) for i in group}
     return [level + bonus[i] for i, level in enumerate(levels)]
 

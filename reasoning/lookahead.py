@@ -116,8 +116,9 @@ def lookahead_scores(
     fit = AnswerFit(judge, kinds or EntityKinds(kg, names))
     own_fit, next_fit = [0.0 for _ in hops], [0.0 for _ in following]
     if fit.active:
-        own_fit = fit.levels(tails)
-        next_fit = fit.levels(walk_ends(kg, [(option.ends, *option.relation) for option in following]))
+        own_fit = fit.levels([(hop.relation, ends) for hop, ends in zip(hops, tails, strict=True)])
+        beyond = walk_ends(kg, [(option.ends, *option.relation) for option in following])
+        next_fit = fit.levels([(option.relation[0], ends) for option, ends in zip(following, beyond, strict=True)])
     best = [
         score - added_cost(steps, len(steps) - 1) + ANSWER_WEIGHT * level
         for score, steps, level in zip(alone, walks, own_fit, strict=True)

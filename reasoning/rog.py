@@ -334,7 +334,8 @@ class RoG(KGReasoner):
         bonus: list[float] = []
         if fit.active:  # the question names its answer's kind: the plans' ends say whether they are of it
             walks = [(ids, plan.relations[-1], (plan.directions or ("out",))[-1]) for plan, ids in candidates]
-            bonus = [ANSWER_WEIGHT * level for level in fit.levels(walk_ends(self.kg, walks))]
+            ends = zip((relation for _, relation, _ in walks), walk_ends(self.kg, walks), strict=True)
+            bonus = [ANSWER_WEIGHT * level for level in fit.levels(list(ends))]
         return judge.order(plans, scores, cost=_plan_cost, paths=True, bonus=bonus)[: self.top_k]
 
     def _grow(self, beam: Sequence[tuple[Plan, list[str]]]) -> list[tuple[Plan, list[str]]]:

@@ -28,6 +28,7 @@ FACTS = [
     (FILM, EX + "country", NATION),
     (NATION, EX + "capital", CITY),
     (NATION, EX + "governedBy", REPUBLIC),
+    (NATION, EX + "anthem", EX + "anthem1"),
     (CITY, RDF_TYPE, EX + "City"),
     (REPUBLIC, RDF_TYPE, EX + "Polity"),
 ]
@@ -104,9 +105,14 @@ def test_the_ends_of_the_asked_kind_fit_best(world: KnowledgeGraph, scorer_name:
     assert fit.active
     ends = walk_ends(world, [((NATION,), EX + "capital", "out"), ((NATION,), EX + "governedBy", "out")])
     assert ends == [[CITY], [REPUBLIC]]
-    capital, government = fit.levels(ends)
+    capital, government = fit.levels([(EX + "capital", ends[0]), (EX + "governedBy", ends[1])])
     assert capital > government
-    assert fit.levels([[]]) == [0.0]  # a path that reaches nothing fits nothing
+    # the anthem is of no kind but the role it is reached by: unknown, so it gets the benefit of the doubt
+    # (the best fit of the call), as does a path that reaches nothing
+    anthem = walk_ends(world, [((NATION,), EX + "anthem", "out")])[0]
+    levels = fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC]), (EX + "anthem", anthem)])
+    assert levels == [capital, government, capital]
+    assert fit.levels([(EX + "capital", [])]) == [0.0]  # nothing known in the call: no evidence at all
 
 
 def test_a_question_naming_no_kind_changes_no_score(world: KnowledgeGraph) -> None:
@@ -114,7 +120,7 @@ def test_a_question_naming_no_kind_changes_no_score(world: KnowledgeGraph) -> No
     the evidence, and the fit is 0 for every path."""
     judge = Judge(BM25Scorer(), "What is the capital of the country of Film One?", ["Film One"])
     fit = AnswerFit(judge, EntityKinds(world))
-    assert not fit.active and fit.levels([[CITY], [REPUBLIC]]) == [0.0, 0.0]
+    assert not fit.active and fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC])]) == [0.0, 0.0]
     names = RelationNames(world)
     hops = [Hop(prefix=(), relation=EX + "country", direction="out", nodes=(FILM,))]
     assert lookahead_scores(world, judge, names, hops) == lookahead_scores(
