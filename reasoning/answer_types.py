@@ -166,10 +166,10 @@ class AnswerFit:
         in calibrated units: the best kind among its first :data:`ENDS` ends (a path's answers are of one
         kind, and an end the graph says little about must not make its path look of another kind).
 
-        The role its own last relation gives an end is no evidence (every path's ends are what it reached
-        them by); a path whose ends have no other kind is unknown and gets the best fit of the call (benefit
-        of the doubt: the evidence only lowers a path whose ends are known to be of another kind than the
-        asked one). All 0 when the question asks for no kind."""
+        An end whose only kind is the role its path's last relation gives it (every path's ends are what it
+        reached them by) is one the graph says nothing else about; a path whose ends are all such is unknown
+        and gets the best fit of the call (benefit of the doubt: the evidence lowers only a path whose ends
+        are known to be of another kind than the asked one). All 0 when the question asks for no kind."""
         if not self.readings:
             return [0.0 for _ in paths]
         sampled = [(last, list(dict.fromkeys(ends))[:ENDS]) for last, ends in paths]
@@ -177,7 +177,9 @@ class AnswerFit:
         evidence: list[list[str]] = []
         for last, ends in sampled:
             texts = [literal_kind(n) for n in ends if isinstance(n, Literal)]
-            texts += [text for n in ends if isinstance(n, str) for source, text in sourced[n] if source != last]
+            for kinds in (sourced[n] for n in ends if isinstance(n, str)):
+                if any(source != last for source, _ in kinds):
+                    texts += [text for _, text in kinds]
             evidence.append(list(dict.fromkeys(texts)))
         missing = list(dict.fromkeys(t for texts in evidence for t in texts if t not in self._levels))
         if missing:
