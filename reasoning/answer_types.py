@@ -38,6 +38,9 @@ are of no asked kind at all."""
 ENDS = 5
 """End entities per path whose kinds are read (a path's answers are mostly of one kind)."""
 
+KINDS = 24
+"""The most kinds kept per entity: its classes and subject types first, then its roles (a hub is the object
+of a hundred relations; more kinds cost scoring and only add chances of a match by accident)."""
 KNOWN = 50_000
 """Entities whose kinds one :class:`EntityKinds` keeps."""
 
@@ -97,6 +100,14 @@ class EntityKinds:
         profile = kg.profile
         self._types = tuple(dict.fromkeys(profile.relation_id(iri) for iri in profile.type_predicates))
         self._skip = schema_relations(kg) | frozenset(self._types)
+        self._fit: AnswerFit | None = None
+
+    def fit(self, judge: Judge) -> AnswerFit:
+        """The answer fit of ``judge``'s question, kept while the same judge asks (a search asks once per
+        hop; the kinds' levels are scored once)."""
+        if self._fit is None or self._fit.judge is not judge:
+            self._fit = AnswerFit(judge, self)
+        return self._fit
 
     def kinds(self, entities: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Each entity's kind texts (possibly none), asked in one batch per graph call for the new ones."""
@@ -127,7 +138,7 @@ class EntityKinds:
             kinds = [("", labels.get(c) or relation_words(c)) for c in classes.get(entity, ())]
             kinds += [("", kind) for r in outgoing.get(entity, ()) if r not in self._skip and (kind := subject_type(r))]
             kinds += [(r, role_words(r, roles[r])) for r in incoming.get(entity, ()) if r in roles]
-            self.known[entity] = tuple(dict.fromkeys(kind for kind in kinds if kind[1]))
+            self.known[entity] = tuple(dict.fromkeys(kind for kind in kinds if kind[1]))[:KINDS]
 
 
 def role_words(relation: str, words: str) -> str:

@@ -65,7 +65,7 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Edge, Node, Path
-from reasoning.answer_types import ANSWER_WEIGHT, AnswerFit, EntityKinds
+from reasoning.answer_types import ANSWER_WEIGHT, EntityKinds
 from reasoning.base import Answer, KGReasoner, Question, budget, count, number
 from reasoning.grounding import (
     Chain,
@@ -436,7 +436,7 @@ class FiDeLiS(KGReasoner):
         leader = explored[levels.index(best)]
         if best + path_cost(len(leader.chain), _backwards(leader)) <= 0.0:
             return []
-        fit = AnswerFit(search.judge, search.kinds)
+        fit = search.kinds.fit(search.judge)
         if fit.active:  # the question names its answer's kind: the paths' ends say whether they are of it
             ends: dict[tuple[str, tuple[Step, ...]], list[Node]] = {}
             for path in explored:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
-from reasoning.answer_types import ANSWER_WEIGHT, ENDS, AnswerFit, EntityKinds
+from reasoning.answer_types import ANSWER_WEIGHT, ENDS, EntityKinds
 from reasoning.relevance import Judge
 from reasoning.text import RelationNames
 from reasoning.walks import SIDES, Step, added_cost, backward, net_level, turns_back
@@ -113,7 +113,7 @@ def lookahead_scores(
         added or (alone[i] > 0.0 and hop.prefix not in improving)
         for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
     ]
-    fit = AnswerFit(judge, kinds or EntityKinds(kg, names))
+    fit = (kinds or EntityKinds(kg, names)).fit(judge)
     own_fit, next_fit = [0.0 for _ in hops], [0.0 for _ in following]
     if fit.active:
         own_fit = fit.levels([(hop.relation, ends) for hop, ends in zip(hops, tails, strict=True)])

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction
 from kg_adapters.records import Edge, Node
-from reasoning.answer_types import AnswerFit, EntityKinds
+from reasoning.answer_types import EntityKinds
 from reasoning.base import Answer, KGReasoner, Question, budget, fraction
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
@@ -123,7 +123,7 @@ class RefKG(KGReasoner):
         chosen = self._llm_answer(run, question, facts, text, names)
         if chosen is None:
             own = path_levels([levels[i] for i in kept], facts)
-            winners = best_pattern(range(len(kept)), kind_levels(AnswerFit(judge, self._kinds), facts, own), facts)
+            winners = best_pattern(range(len(kept)), kind_levels(self._kinds.fit(judge), facts, own), facts)
             chosen = [facts[i] for i in winners]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
         answer_text = ", ".join(node_text(node, names) for node in prediction)

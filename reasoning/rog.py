@@ -20,7 +20,7 @@ from kg_adapters.display import format_path as format_path  # re-exported (moved
 from kg_adapters.display import node_text
 from kg_adapters.display import path_entities as path_entities
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.answer_types import ANSWER_WEIGHT, AnswerFit, EntityKinds
+from reasoning.answer_types import ANSWER_WEIGHT, EntityKinds
 from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, budget, choice, flag
 from reasoning.lookahead import walk_ends
 from reasoning.relevance import Judge, path_cost
@@ -330,7 +330,7 @@ class RoG(KGReasoner):
         plans = [plan for plan, _ in candidates]
         phrases = self.relation_names.phrases(r for plan in plans for r in plan.relations)
         scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan in plans])
-        fit = AnswerFit(judge, self._kinds)
+        fit = self._kinds.fit(judge)
         bonus: list[float] = []
         if fit.active:  # the question names its answer's kind: the plans' ends say whether they are of it
             walks = [(ids, plan.relations[-1], (plan.directions or ("out",))[-1]) for plan, ids in candidates]
