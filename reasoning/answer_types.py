@@ -100,6 +100,10 @@ class EntityKinds:
         profile = kg.profile
         self._types = tuple(dict.fromkeys(profile.relation_id(iri) for iri in profile.type_predicates))
         self._skip = schema_relations(kg) | frozenset(self._types)
+        self._visible = {t for t in self._types if profile.relation_filter.keeps(t)}
+        self._hidden = len(self._visible) < len(self._types)
+        """Whether ``relations()`` hides a type predicate (Freebase's ``type.object.type``): then every
+        entity is asked for its classes."""
         self._fit: AnswerFit | None = None
 
     def fit(self, judge: Judge) -> AnswerFit:
@@ -125,14 +129,18 @@ class EntityKinds:
         return {e: self.known[e] for e in wanted}
 
     def _read(self, entities: list[str]) -> None:
+        classes: dict[str, list[str]] = {}
+        labels: dict[str, str] = {}
         try:
-            typed = self.kg.neighbors(entities, direction="out", relations=list(self._types), literals=False)
-            classes = {e: [edge.tail for edge in typed.get(e, ()) if isinstance(edge.tail, str)] for e in entities}
-            labels = self.kg.labels(sorted({c for cs in classes.values() for c in cs}))
             outgoing = self.kg.relations(entities, direction="out")
             incoming = self.kg.relations(entities, direction="in")
+            typed = entities if self._hidden else [e for e in entities if set(outgoing.get(e, ())) & self._visible]
+            if typed:  # only entities with a type edge (where relations() lists it) are asked for their classes
+                found = self.kg.neighbors(typed, direction="out", relations=list(self._types), literals=False)
+                classes = {e: [edge.tail for edge in found.get(e, ()) if isinstance(edge.tail, str)] for e in typed}
+                labels = self.kg.labels(sorted({c for cs in classes.values() for c in cs}))
         except InvalidTermError:  # ids the graph cannot ask about: no kinds
-            classes, labels, outgoing, incoming = {}, {}, {}, {}
+            outgoing, incoming = {}, {}
         roles = self.names.words(r for e in entities for r in incoming.get(e, ()) if r not in self._skip)
         for entity in entities:
             kinds = [("", labels.get(c) or relation_words(c)) for c in classes.get(entity, ())]
