@@ -104,14 +104,6 @@ class EntityKinds:
         self._hidden = len(self._visible) < len(self._types)
         """Whether ``relations()`` hides a type predicate (Freebase's ``type.object.type``): then every
         entity is asked for its classes."""
-        self._fit: AnswerFit | None = None
-
-    def fit(self, judge: Judge) -> AnswerFit:
-        """The answer fit of ``judge``'s question, kept while the same judge asks (a search asks once per
-        hop; the kinds' levels are scored once)."""
-        if self._fit is None or self._fit.judge is not judge:
-            self._fit = AnswerFit(judge, self)
-        return self._fit
 
     def kinds(self, entities: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Each entity's kind texts (possibly none), asked in one batch per graph call for the new ones."""

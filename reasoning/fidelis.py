@@ -65,7 +65,6 @@ from typing import Any
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.display import format_path
 from kg_adapters.records import Edge, Node, Path
-from reasoning.answer_types import ANSWER_WEIGHT, EntityKinds
 from reasoning.base import Answer, KGReasoner, Question, budget, count, number
 from reasoning.grounding import (
     Chain,
@@ -123,7 +122,6 @@ class Search:
     query: str
     judge: Judge
     relations: RelationNames
-    kinds: EntityKinds
 
 
 class FiDeLiS(KGReasoner):
@@ -151,9 +149,9 @@ class FiDeLiS(KGReasoner):
         # offline the question itself, its topics' names left out, is what the scorer reads: the same
         # words to BM25 (its stop words dropped), and to a sentence encoder the wording ("where ... born")
         query = " ".join(words) if run.llm is not None else question_focus(question.question, names.values())
-        relations = RelationNames(run.kg)
-        judge = Judge(run.scorer, query, ties_to_earlier=True)
-        search = Search(run=run, query=query, judge=judge, relations=relations, kinds=EntityKinds(run.kg, relations))
+        search = Search(
+            run=run, query=query, judge=Judge(run.scorer, query, ties_to_earlier=True), relations=RelationNames(run.kg)
+        )
         indexed = self._index_entities(run, words)
         beam = [Beam(start=anchor, chain=(), end=anchor, score=0.0) for anchor in anchors]
         explored: list[Beam] = []
@@ -280,9 +278,7 @@ class FiDeLiS(KGReasoner):
         ahead = dict(
             zip(
                 distinct,
-                lookahead_scores(
-                    search.run.kg, search.judge, search.relations, distinct, skip=schema, kinds=search.kinds
-                ),
+                lookahead_scores(search.run.kg, search.judge, search.relations, distinct, skip=schema),
                 strict=True,
             )
         )
@@ -436,14 +432,6 @@ class FiDeLiS(KGReasoner):
         leader = explored[levels.index(best)]
         if best + path_cost(len(leader.chain), _backwards(leader)) <= 0.0:
             return []
-        fit = search.kinds.fit(search.judge)
-        if fit.active:  # the question names its answer's kind: the paths' ends say whether they are of it
-            ends: dict[tuple[str, tuple[Step, ...]], list[Node]] = {}
-            for path in explored:
-                ends.setdefault(_walk(path), []).append(path.end)
-            fits = dict(zip(ends, fit.levels([(walk[-1][0], found) for (_, walk), found in ends.items()]), strict=True))
-            levels = [level + ANSWER_WEIGHT * fits[_walk(path)] for level, path in zip(levels, explored, strict=True)]
-            best = max(levels)
         top = [path for path, level in zip(explored, levels, strict=True) if level >= best - 1e-9]
         shortest = min(len(path.chain) for path in top)
         return sorted((path for path in top if len(path.chain) == shortest), key=lambda path: -path.score)

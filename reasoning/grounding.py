@@ -14,7 +14,6 @@ from typing import Any
 from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
 from kg_adapters.wrappers.counting import CountingKG
-from reasoning.answer_types import ANSWER_WEIGHT, AnswerFit
 from reasoning.base import LLM, Answer, ChatMessage, Question, Scorer
 from reasoning.llm import CountingLLM
 from reasoning.lookahead import own_scores
@@ -228,21 +227,6 @@ def path_levels(scores: Sequence[float], facts: Sequence[Fact]) -> list[float]:
     return [
         net_level(level, len(fact.chain), backward(walked(fact))) for level, fact in zip(scores, facts, strict=True)
     ]
-
-
-def kind_levels(fit: AnswerFit, facts: Sequence[Fact], levels: Sequence[float]) -> list[float]:
-    """Each fact's level plus :data:`reasoning.answer_types.ANSWER_WEIGHT` times how well the ends of its
-    relation path (from its anchor) are of the kind the question asks for; the levels unchanged when it
-    names none."""
-    if not fit.active:
-        return list(levels)
-    groups: dict[tuple[str, tuple[tuple[str, bool], ...]], list[int]] = {}
-    for i, fact in enumerate(facts):
-        groups.setdefault((fact.start, walked(fact)), []).append(i)
-    members = list(groups.values())
-    fits = fit.levels([(facts[group[0]].edge.relation, [facts[i].end for i in group]) for group in members])
-    bonus = {i: ANSWER_WEIGHT * level for group, level in zip(members, fits, strict=True) for i in group}
-    return [level + bonus[i] for i, level in enumerate(levels)]
 
 
 class Names(dict[str, str]):

@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kg_adapters.base import Direction, KnowledgeGraph
-from kg_adapters.records import Edge, Node
-from reasoning.answer_types import ANSWER_WEIGHT, ENDS, EntityKinds
+from kg_adapters.records import Edge
 from reasoning.relevance import Judge
 from reasoning.text import RelationNames
 from reasoning.walks import SIDES, Step, added_cost, backward, net_level, turns_back
@@ -65,7 +64,6 @@ def lookahead_scores(
     skip: frozenset[str] = frozenset(),
     reached: int = REACHED,
     branches: int = BRANCHES,
-    kinds: EntityKinds | None = None,
 ) -> list[float]:
     """Each hop's score: the best alignment of the hop's path and of its one-relation continuations
     (:func:`continuations`), each less what its hops add to the prefix's :func:`path_cost` (a hop after the
@@ -74,11 +72,7 @@ def lookahead_scores(
     decision: a hop walked against its edge must state the question by more than its
     :data:`reasoning.relevance.INVERSE_COST` to count, the rule every method's :func:`path_cost` applies
     (ToG and RefKG drop a later hop scored 0); a hop the question states is worth far more ("Which film was
-    directed by the friend of X?" walks "directed by" backwards, tests/test_long_paths.py).
-
-    Where the question names the kind of its answer (:func:`reasoning.answer_types.expected_kinds`), each
-    path also gains :data:`reasoning.answer_types.ANSWER_WEIGHT` times how well its ends are of that kind
-    (``kinds``: what entities are, read once per entity; one is made for the call when not given)."""
+    directed by the friend of X?" walks "directed by" backwards, tests/test_long_paths.py)."""
     if not hops:
         return []
     tails: list[list[str]] = [[] for _ in hops]
@@ -113,19 +107,10 @@ def lookahead_scores(
         added or (alone[i] > 0.0 and hop.prefix not in improving)
         for i, (hop, added) in enumerate(zip(hops, adds, strict=True))
     ]
-    fit = (kinds or EntityKinds(kg, names)).fit(judge)
-    own_fit, next_fit = [0.0 for _ in hops], [0.0 for _ in following]
-    if fit.active:
-        own_fit = fit.levels([(hop.relation, ends) for hop, ends in zip(hops, tails, strict=True)])
-        beyond = walk_ends(kg, [(option.ends, *option.relation) for option in following])
-        next_fit = fit.levels([(option.relation[0], ends) for option, ends in zip(following, beyond, strict=True)])
-    best = [
-        score - added_cost(steps, len(steps) - 1) + ANSWER_WEIGHT * level
-        for score, steps, level in zip(alone, walks, own_fit, strict=True)
-    ]
-    for option, level in zip(following, next_fit, strict=True):
+    best = [score - added_cost(steps, len(steps) - 1) for score, steps in zip(alone, walks, strict=True)]
+    for option in following:
         i = option.group
-        best[i] = max(best[i], option.aligned - added_cost(option.steps, len(walks[i]) - 1) + ANSWER_WEIGHT * level)
+        best[i] = max(best[i], option.aligned - added_cost(option.steps, len(walks[i]) - 1))
     return [max(score, 0.0) if said else 0.0 for score, said in zip(best, stated, strict=True)]
 
 
@@ -213,28 +198,6 @@ def capped_edges(
         for node, left in starved.items():
             found[node] = [*found[node], *(edge for edge in more.get(node, []) if edge.relation in left)]
     return found
-
-
-def walk_ends(kg: KnowledgeGraph, walks: Sequence[tuple[Sequence[str], str, Direction]]) -> list[list[Node]]:
-    """The first :data:`reasoning.answer_types.ENDS` nodes (literals too) each ``(nodes, relation, direction)``
-    reaches from its nodes: one :func:`capped_edges` per direction for all walks."""
-    reached: list[list[Node]] = [[] for _ in walks]
-    for side in SIDES:
-        chosen = [i for i, (_, _, direction) in enumerate(walks) if direction == side]
-        if not chosen:
-            continue
-        nodes = list(dict.fromkeys(node for i in chosen for node in walks[i][0][:ENDS]))
-        found = capped_edges(kg, nodes, side, sorted({walks[i][1] for i in chosen}), ENDS * 4, literals=True)
-        for i in chosen:
-            starts, relation, _ = walks[i]
-            ends = (
-                edge.tail if side == "out" else edge.head
-                for node in starts[:ENDS]
-                for edge in found.get(node, ())
-                if edge.relation == relation
-            )
-            reached[i] = list(dict.fromkeys(ends))[:ENDS]
-    return reached
 
 
 def _best_stated(judge: Judge, names: RelationNames, relations: list[str], branches: int) -> list[str]:

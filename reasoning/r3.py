@@ -58,7 +58,6 @@ from dataclasses import dataclass, field
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Literal, Node
-from reasoning.answer_types import AnswerFit, EntityKinds
 from reasoning.base import Answer, KGReasoner, Question, budget, count, given, number
 from reasoning.grounding import (
     AUXILIARIES,
@@ -80,7 +79,6 @@ from reasoning.grounding import (
     find_names,
     heads_first,
     keywords,
-    kind_levels,
     link_entities,
     other_end,
     parse_numbers,
@@ -118,7 +116,6 @@ class _State:
     visited: set[str]
     anchors: list[str]
     relation_names: RelationNames
-    fit: AnswerFit
 
 
 @dataclass(kw_only=True)
@@ -197,7 +194,6 @@ class R3(KGReasoner):
         pool: dict[Chain, Fact] = {}
         visited: set[str] = set()
         relation_names = RelationNames(run.kg)
-        fit = AnswerFit(judge, EntityKinds(run.kg, relation_names))
         outcome = _Outcome(answered=False)
         for depth in range(self.max_depth):
             if not frontier:
@@ -206,14 +202,14 @@ class R3(KGReasoner):
             new = [
                 fact for fact in self._retrieve(run, frontier, reached, names, outcome.wanted) if fact.chain not in pool
             ]
-            fresh = self._prune(run, judge, relation_names, axiom, new, names, fit)
+            fresh = self._prune(run, judge, relation_names, axiom, new, names)
             for fact in fresh:
                 pool[fact.chain] = fact
                 if isinstance(fact.end, str) and fact.end not in anchors:
                     _reach(reached, fact)
             final = depth == self.max_depth - 1
             facts = list(pool.values())
-            step = _State(facts=facts, visited=visited, anchors=anchors, relation_names=relation_names, fit=fit)
+            step = _State(facts=facts, visited=visited, anchors=anchors, relation_names=relation_names)
             outcome = self._step(run, question, axiom, judge, step, names, claim, final=final)
             if outcome.answered:
                 return outcome
@@ -266,14 +262,7 @@ class R3(KGReasoner):
         return facts
 
     def _prune(
-        self,
-        run: Run,
-        judge: Judge,
-        relation_names: RelationNames,
-        axiom: str,
-        facts: list[Fact],
-        names: Names,
-        fit: AnswerFit,
+        self, run: Run, judge: Judge, relation_names: RelationNames, axiom: str, facts: list[Fact], names: Names
     ) -> list[Fact]:
         """The facts of the ``top_k`` relation paths that best state the question and axiom (path scores,
         :func:`reasoning.grounding.chain_scores`, less the cost of extra and backward hops; every fact along
@@ -281,7 +270,7 @@ class R3(KGReasoner):
         the rest), plus the LLM's picks among the next paths' facts."""
         if not facts:
             return []
-        levels = kind_levels(fit, facts, path_levels(chain_scores(judge, relation_names, facts), facts))
+        levels = path_levels(chain_scores(judge, relation_names, facts), facts)
         paths = _paths_by_level(facts, levels)
         keep = [i for path in paths[: self.top_k] for i in path]
         candidates = [i for path in paths[self.top_k :] for i in path][: self.llm_candidates]
@@ -318,7 +307,7 @@ class R3(KGReasoner):
                 return _Outcome(answered=False, expand=self._next_entities(facts, scores, state.visited))
         if claim:
             return self._offline_verdict(run, question, state, names, final=final)
-        levels = kind_levels(state.fit, facts, path_levels(chain_scores(judge, state.relation_names, facts), facts))
+        levels = path_levels(chain_scores(judge, state.relation_names, facts), facts)
         candidates = [i for i in range(len(facts)) if facts[i].end not in state.anchors]
         winners = [facts[i] for i in best_pattern(candidates, levels, facts)]
         if not winners:

