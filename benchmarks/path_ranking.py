@@ -9,6 +9,10 @@ how often the gold path ranks first and how the others fail: ``short`` (a prefix
 question's other relation is not stated well enough), ``long`` (a continuation of it won: a detour),
 ``last hop`` / ``first hop`` (a two-hop path with the other hop wrong), ``other``.
 
+A scorer named ``NAME+types`` (default ``hybrid+types``) also adds the answer-type evidence of
+:mod:`reasoning.answer_types` (:data:`reasoning.answer_types.ANSWER_WEIGHT` times how well the path's first
+ends are of the kind the question asks for), read from the ends each path reaches.
+
 A method cannot choose better than its scorer ranks (unless by luck), so this separates what the scorer
 cannot say from what a method's search misses. No timings: run it niced, without the benchmark lock.
 
