@@ -6,9 +6,9 @@ a literal's datatype. A question that names no kind changes nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from support.stores import lines_store
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
@@ -37,14 +37,9 @@ NAMES = {FILM: "Film One", NATION: "Nation One", CITY: "City One", REPUBLIC: "Re
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGraph]:
     """A film, its nation, the nation's capital (typed ``City``, labelled "city") and its form of government
     (typed ``Polity``, no label), loaded into an on-disk Oxigraph store with the generic profile."""
-    from loaders import load_files
-
-    folder: Path = tmp_path_factory.mktemp("answer-types")
     lines = [f"<{s}> <{p}> <{o}> ." for s, p, o in FACTS]
     lines += [f'<{s}> <{LABEL}> "{name}"@en .' for s, name in NAMES.items()]
-    (folder / "world.nt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    load_files([str(folder / "world.nt")], str(folder / "store"), profile="generic", progress=False)
-    with connect(f"oxigraph://{folder / 'store'}?profile=generic") as kg:
+    with connect(lines_store(tmp_path_factory.mktemp("answer-types"), lines, "generic")) as kg:
         yield kg
 
 
