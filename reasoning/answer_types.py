@@ -1,12 +1,16 @@
 """Answer-type evidence: what kind of thing a question asks for, against what a relation path ends in.
 
+Measured, not used by the methods: ``benchmarks.path_ranking``'s ``hybrid+types`` row ranks paths with it
+(see the README: it moves the FB15k-237 ceiling on natural wording, not the sample's or the Wikidata
+profile's).
+
 Text similarity of a question and a path's relation names cannot tell "Which provinces make up the nation
 of X?" from the country's form of government when the last relation is reworded; the answers can: a
 province is an administrative division, a form of government is not. So
 
 * :func:`expected_kinds` reads the kind the question asks for: the words after "which"/"what" ("which
   provinces", "what political system", "in which city"; after "kind/sort/type of"), or the wh-word's kind
-  ("who": a person, "where": a place, "when": a date, "how many": a number); None when the question names
+  ("who": a person, "where": a place, "when": a date, "how many": a number); none when the question names
   none ("What is the capital of X?": the label wording of the benchmarks), and then nothing changes;
 * :class:`EntityKinds` reads what an entity is from the graph itself: its classes through the profile's
   type predicates (``rdf:type``, Freebase's ``type.object.type``, Wikidata's ``P31``), the type a
@@ -14,10 +18,9 @@ province is an administrative division, a form of government is not. So
   administrative division) and the roles it is the object of (the most specific words of its incoming
   relations: "capital", "place of birth"); a literal's datatype;
 * :meth:`AnswerFit.levels` scores each path's end entities' kinds against the expected kind (one scorer
-  call per question for every kind text), in calibrated units: the best kind among the path's first ends.
-
-A graph without kinds (no types, opaque relation ids without labels) gives every path the same fit, so the
-ranking is unchanged.
+  call per reading for the kind texts not scored yet), in calibrated units: the best kind among the path's
+  first ends; a path whose ends the graph says nothing about but the role they were reached by gets the
+  call's best fit, so a graph without kinds changes no ranking.
 """
 
 from __future__ import annotations
