@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
                 if spool is not None:
                     state = None
                     if request.get("save"):  # the load's last checkpoint: everything handed over
-                        state = spool.save(collector)
+                        state = spool.save(collector, keep=True)  # reload reads back only what was saved before
                         _answer(stdout, {"state": state})
                     record = spool.directory / STEPS_FILE if state is not None else None
                     steps = BuildSteps(record, state, lambda event: _answer(stdout, {"step": asdict(event)}))

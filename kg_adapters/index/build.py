@@ -188,6 +188,32 @@ plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI`
 the regex's lines and the parser's terms, so that a set of rows holds each store triple once."""
 
 
+class LiteralRows:
+    """A set of literal rows that gives them back in the order first added (a dict's keys). A ``set``
+    gives them in hash order, scattered in memory, and every pass of the index write over them (the
+    spool's save, the name rows, the literal table) then waits on the cache: 3-6x longer per pass."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: dict[LiteralRow, None] = {}
+
+    def add(self, row: LiteralRow) -> None:
+        self._rows[row] = None
+
+    def update(self, rows: Iterable[LiteralRow]) -> None:
+        self._rows.update(zip(rows, itertools.repeat(None)))
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[LiteralRow]:
+        return iter(self._rows)
+
+
 def _literal_tag(term: ox.Literal) -> bytes:
     language = term.language
     if language:
@@ -246,7 +272,7 @@ class TripleCollector:
         self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
         self._distinct = distinct
         self._literal_list: list[LiteralRow] = []
-        self._literal_set: set[LiteralRow] = set()
+        self._literal_set = LiteralRows()
         self._suffix_tags = _SuffixTags()
         self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
