@@ -551,17 +551,27 @@ class TripleCollector:
             return []
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
-        entities = list(self._entity)
-        rows = {
-            (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
-            for entity, relation, value, tag in self.literal_rows()
-            if relation in numbers
-        }
-        return sorted(rows)
+        named = [row for row in self.literal_rows() if row[1] in numbers]
+        return _sorted_names(named, list(self._entity)) if named else []
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""
         return [iri.decode() for iri in self._relation]
+
+
+def _sorted_names(rows: Iterable[LiteralRow], iris: list[bytes]) -> list[tuple[str, str, str]]:
+    """The distinct (subject IRI, label, language) of literal ``rows`` (``iris``: the entity IRIs by
+    number), sorted: first by IRI alone (one string compared, not a tuple), then as a whole, which
+    finds the rows nearly in order and only puts a subject's several names in order."""
+    names = list(
+        dict.fromkeys(
+            (iris[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
+            for entity, _relation, value, tag in rows
+        )
+    )
+    names.sort(key=operator.itemgetter(0))
+    names.sort()
+    return names
 
 
 def _write(
