@@ -32,6 +32,7 @@ that version's traversal index first (:mod:`kg_adapters.index.replay`).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -91,6 +92,10 @@ def main(argv: list[str]) -> int:
                     raise ValueError("a checkpoint needs a spool directory")
                 _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
+                # the writing makes millions of tuples that live to its end (the name rows, the ids): the
+                # cycle collector would walk them again and again (~0.7 CPU-s at 4M triples) and find no
+                # cycle; the worker exits once the indexes are written
+                gc.disable()
                 request = json.loads(text)
                 steps = None
                 if spool is not None:
