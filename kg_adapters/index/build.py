@@ -32,6 +32,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.literals import LiteralRow, LiteralRows, sorted_names
 from kg_adapters.index.numbering import (
     SplitLiterals,
     SplitNumbered,
@@ -181,37 +182,6 @@ _CANONICAL = {
 canonical forms (or, like ``"1999-02-30"``, kept verbatim as ill-typed), so a line spelling one needs no
 canonicalization (``tests/test_traversal_index.py`` compares them with Oxigraph's store form by form).
 Other typed literals go through ``TripleCollector._add_typed``."""
-
-LiteralRow = tuple[int, int, bytes, bytes]
-"""(entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
-plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI``. One shape for
-the regex's lines and the parser's terms, so that a set of rows holds each store triple once."""
-
-
-class LiteralRows:
-    """A set of literal rows that gives them back in the order first added (a dict's keys). A ``set``
-    gives them in hash order, scattered in memory, and every pass of the index write over them (the
-    spool's save, the name rows, the literal table) then waits on the cache: 3-6x longer per pass."""
-
-    __slots__ = ("_rows",)
-
-    def __init__(self) -> None:
-        self._rows: dict[LiteralRow, None] = {}
-
-    def add(self, row: LiteralRow) -> None:
-        self._rows[row] = None
-
-    def update(self, rows: Iterable[LiteralRow]) -> None:
-        self._rows.update(zip(rows, itertools.repeat(None)))
-
-    def clear(self) -> None:
-        self._rows.clear()
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[LiteralRow]:
-        return iter(self._rows)
 
 
 def _literal_tag(term: ox.Literal) -> bytes:
@@ -552,26 +522,11 @@ class TripleCollector:
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
         named = [row for row in self.literal_rows() if row[1] in numbers]
-        return _sorted_names(named, list(self._entity)) if named else []
+        return sorted_names(named, list(self._entity)) if named else []
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""
         return [iri.decode() for iri in self._relation]
-
-
-def _sorted_names(rows: Iterable[LiteralRow], iris: list[bytes]) -> list[tuple[str, str, str]]:
-    """The distinct (subject IRI, label, language) of literal ``rows`` (``iris``: the entity IRIs by
-    number), sorted: first by IRI alone (one string compared, not a tuple), then as a whole, which
-    finds the rows nearly in order and only puts a subject's several names in order."""
-    names = list(
-        dict.fromkeys(
-            (iris[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
-            for entity, _relation, value, tag in rows
-        )
-    )
-    names.sort(key=operator.itemgetter(0))
-    names.sort()
-    return names
 
 
 def _write(
