@@ -51,7 +51,8 @@ from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numberi
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
-    from kg_adapters.index.build import LiteralRow, TripleCollector
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.literals import LiteralRow
     from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
