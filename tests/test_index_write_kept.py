@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.spool import CollectorSpool
+from kg_adapters.label_index import LabelIndex, normalize
 from kg_adapters.profiles import get_profile
 from kg_adapters.relation_index import ALIAS_PREDICATES
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
@@ -153,3 +154,18 @@ def test_fb15k237_index_read_back_from_a_store_matches_the_collected_one(tmp_pat
     build_index(store, tmp_path / "read", get_profile("freebase"))
     for item in sorted((tmp_path / "read" / "traversal").iterdir()):
         assert (tmp_path / "collected" / "traversal" / item.name).read_bytes() == item.read_bytes(), item.name
+
+
+@given(st.lists(st.text(max_size=12) | _VALUES, max_size=30))
+def test_the_name_index_stores_a_normalized_copy_only_where_sqlite_lower_is_not_it(labels: list[str]) -> None:
+    """The compact layout's ``norm`` column: NULL exactly where SQLite's ``lower`` (ASCII letters only) of
+    the name is its normalized form, which the index's view reads instead."""
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE label_namespaces (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL)")
+    rows = [(f"http://example.org/{number}", label, "") for number, label in enumerate(labels)]
+    shaped = list(LabelIndex._compact_rows(connection.cursor(), rows))
+    for (_iri, label, _lang), (_namespace, _local, stored, _lang_stored, norm) in zip(rows, shaped, strict=True):
+        assert stored == label
+        assert norm == (None if label.isascii() and normalize(label) == label.lower() else normalize(label))
+        (lowered,) = connection.execute("SELECT coalesce(?, lower(?))", (norm, label)).fetchone()
+        assert lowered == normalize(label)
