@@ -32,6 +32,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.literals import LiteralRow, LiteralRows, sorted_names
 from kg_adapters.index.numbering import (
     SplitLiterals,
     SplitNumbered,
@@ -182,11 +183,6 @@ canonical forms (or, like ``"1999-02-30"``, kept verbatim as ill-typed), so a li
 canonicalization (``tests/test_traversal_index.py`` compares them with Oxigraph's store form by form).
 Other typed literals go through ``TripleCollector._add_typed``."""
 
-LiteralRow = tuple[int, int, bytes, bytes]
-"""(entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
-plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI``. One shape for
-the regex's lines and the parser's terms, so that a set of rows holds each store triple once."""
-
 
 def _literal_tag(term: ox.Literal) -> bytes:
     language = term.language
@@ -246,7 +242,7 @@ class TripleCollector:
         self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
         self._distinct = distinct
         self._literal_list: list[LiteralRow] = []
-        self._literal_set: set[LiteralRow] = set()
+        self._literal_set = LiteralRows()
         self._suffix_tags = _SuffixTags()
         self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
@@ -525,13 +521,8 @@ class TripleCollector:
             return []
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
-        entities = list(self._entity)
-        rows = {
-            (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
-            for entity, relation, value, tag in self.literal_rows()
-            if relation in numbers
-        }
-        return sorted(rows)
+        named = [row for row in self.literal_rows() if row[1] in numbers]
+        return sorted_names(named, list(self._entity)) if named else []
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""
