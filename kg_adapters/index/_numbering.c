@@ -191,9 +191,9 @@ static int grow_slots(Numbering *self) {
     return 0;
 }
 
-/* The number of key p[:n]; when absent, -1 (add == 0) or a new number (add != 0); -2 with an error set. */
-static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add) {
-    uint64_t h = hash_bytes(p, n);
+/* The number of key p[:n] whose hash is h; when absent, -1 (add == 0) or a new number (add != 0); -2 with an
+   error set. */
+static Py_ssize_t find_or_add_hashed(Numbering *self, const char *p, size_t n, uint64_t h, int add) {
     uint32_t low = (uint32_t)h;
     uint64_t high = h & 0xffffffff00000000ULL;
     size_t mask = self->mask, at = low & mask;
@@ -245,6 +245,10 @@ static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add)
     self->entries[number] = (Entry){stored, (uint32_t)n, low};
     self->slots[at] = high | (uint64_t)(number + 1);
     return (Py_ssize_t)number;
+}
+
+static inline Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add) {
+    return find_or_add_hashed(self, p, n, hash_bytes(p, n), add);
 }
 
 static int key_of(PyObject *key, const char **p, Py_ssize_t *n) {
@@ -452,45 +456,97 @@ static int lines_add(Lines *lines, Line line) {
     return 0;
 }
 
-/* A table's lookups along a run of lines: the same bytes as the previous lookup's (a subject repeated on
-   consecutive lines, a relation) are not looked up again. */
 typedef struct {
-    Numbering *table;
-    const char *last;
-    size_t size;
-    Py_ssize_t number;
-} Cached;
+    const char *p;
+    size_t n;
+} Key;
 
-static inline Py_ssize_t cached_number(Cached *cached, const char *p, size_t n) {
-    if (cached->last && n == cached->size && memcmp(p, cached->last, n) == 0)
-        return cached->number;
-    Py_ssize_t number = find_or_add(cached->table, p, n, 1);
-    cached->last = p;
-    cached->size = n;
-    cached->number = number;
-    return number;
+/* How far ahead number_keys works on the keys to come: it hashes a key and fetches its first slot HASH_AHEAD
+   keys before numbering it, reads that slot and fetches the entry it names ENTRY_AHEAD keys before, and
+   fetches that entry's bytes BYTES_AHEAD keys before: the table's three memory reads of several keys are
+   under way at once instead of one after the other (a lookup is bound by memory latency, not work). */
+#define HASH_AHEAD 16
+#define ENTRY_AHEAD 8
+#define BYTES_AHEAD 4
+#define AHEAD_RING 32 /* a power of two above HASH_AHEAD */
+
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t probed; /* the number the first slot with the hash's tag holds, or -1 */
+    int repeat;        /* the same bytes as the key before: not looked up again */
+} Ahead;
+
+/* Numbers keys[0:count] into out[] in order, as table[key] each would (first sight numbers), a key equal to
+   the one before it (a subject repeated on consecutive lines) without a lookup. 0, or -1 with an error set
+   (the keys before the failing one numbered). */
+static int number_keys(Numbering *table, const Key *keys, Py_ssize_t count, int32_t *out) {
+    Ahead ring[AHEAD_RING];
+    Py_ssize_t number = 0;
+    for (Py_ssize_t i = -HASH_AHEAD; i < count; i++) {
+        Py_ssize_t j = i + HASH_AHEAD;
+        if (j < count) {
+            Ahead *ahead = &ring[j & (AHEAD_RING - 1)];
+            const Key *key = &keys[j];
+            ahead->repeat = j > 0 && keys[j - 1].n == key->n && memcmp(keys[j - 1].p, key->p, key->n) == 0;
+            ahead->probed = -1;
+            if (!ahead->repeat) {
+                ahead->hash = hash_bytes(key->p, key->n);
+                __builtin_prefetch(&table->slots[(uint32_t)ahead->hash & table->mask]);
+            }
+        }
+        j = i + ENTRY_AHEAD;
+        if (j >= 0 && j < count) { /* the slot is cached by now (or the table grew since: only a hint) */
+            Ahead *ahead = &ring[j & (AHEAD_RING - 1)];
+            if (!ahead->repeat) {
+                uint64_t high = ahead->hash & 0xffffffff00000000ULL, slot;
+                size_t mask = table->mask, at = (uint32_t)ahead->hash & mask;
+                while ((slot = table->slots[at]) != 0) {
+                    if ((slot & 0xffffffff00000000ULL) == high) {
+                        ahead->probed = (Py_ssize_t)((uint32_t)slot - 1);
+                        __builtin_prefetch(&table->entries[ahead->probed]);
+                        break;
+                    }
+                    at = (at + 1) & mask;
+                }
+            }
+        }
+        j = i + BYTES_AHEAD;
+        if (j >= 0 && j < count) {
+            const Ahead *ahead = &ring[j & (AHEAD_RING - 1)];
+            if (ahead->probed >= 0 && (size_t)ahead->probed < table->count) /* a slot names a numbered entry */
+                __builtin_prefetch(table->entries[ahead->probed].data);
+        }
+        if (i < 0)
+            continue;
+        const Ahead *ahead = &ring[i & (AHEAD_RING - 1)];
+        if (!ahead->repeat) {
+            number = find_or_add_hashed(table, keys[i].p, keys[i].n, ahead->hash, 1);
+            if (number < 0)
+                return -1;
+        }
+        out[i] = (int32_t)number;
+    }
+    return 0;
 }
 
 /* Numbers the subjects (objects == 0) or the objects of lines into out[], the relations too with the
-   subjects. */
+   subjects; keys: room for lines->count keys. */
 static int number_column(Numbering *entities, Numbering *relations, const char *text, const Lines *lines, int objects,
-                         int32_t *out, int32_t *relation_out) {
-    Cached entity = {entities, NULL, 0, 0}, relation = {relations, NULL, 0, 0};
+                         int32_t *out, int32_t *relation_out, Key *keys) {
     for (Py_ssize_t i = 0; i < lines->count; i++) {
         const Line *line = &lines->lines[i];
-        Py_ssize_t number = objects ? cached_number(&entity, text + line->gt2 + 3, (size_t)(line->gt3 - line->gt2 - 3))
-                                    : cached_number(&entity, text + line->start + 1, (size_t)(line->gt1 - line->start - 1));
-        if (number < 0)
-            return -1;
-        out[i] = (int32_t)number;
-        if (objects)
-            continue;
-        number = cached_number(&relation, text + line->gt1 + 3, (size_t)(line->gt2 - line->gt1 - 3));
-        if (number < 0)
-            return -1;
-        relation_out[i] = (int32_t)number;
+        keys[i] = objects ? (Key){text + line->gt2 + 3, (size_t)(line->gt3 - line->gt2 - 3)}
+                          : (Key){text + line->start + 1, (size_t)(line->gt1 - line->start - 1)};
     }
-    return 0;
+    if (number_keys(entities, keys, lines->count, out) < 0)
+        return -1;
+    if (objects)
+        return 0;
+    for (Py_ssize_t i = 0; i < lines->count; i++) {
+        const Line *line = &lines->lines[i];
+        keys[i] = (Key){text + line->gt1 + 3, (size_t)(line->gt2 - line->gt1 - 3)};
+    }
+    return number_keys(relations, keys, lines->count, relation_out);
 }
 
 /* 1: a short IRI-to-IRI line, 2: a long one, 0: another line; the three '>' into *line. */
@@ -532,6 +588,7 @@ static PyObject *split_numbered(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_ssize_t size = buffer.len;
     Lines short_lines = {0}, long_lines = {0};
     char *rest = NULL;
+    Key *keys = NULL;
     Py_ssize_t rest_size = 0;
     PyObject *heads = NULL, *rels = NULL, *tails = NULL, *rest_bytes = NULL, *result = NULL;
 
@@ -576,10 +633,15 @@ static PyObject *split_numbered(PyObject *Py_UNUSED(module), PyObject *args) {
     int32_t *head_out = (int32_t *)PyBytes_AS_STRING(heads), *rel_out = (int32_t *)PyBytes_AS_STRING(rels),
             *tail_out = (int32_t *)PyBytes_AS_STRING(tails);
     Py_ssize_t offset = short_lines.count;
-    if (number_column(entities, relations, text, &short_lines, 0, head_out, rel_out) < 0 ||
-        number_column(entities, relations, text, &short_lines, 1, tail_out, NULL) < 0 ||
-        number_column(entities, relations, text, &long_lines, 0, head_out + offset, rel_out + offset) < 0 ||
-        number_column(entities, relations, text, &long_lines, 1, tail_out + offset, NULL) < 0)
+    keys = PyMem_RawMalloc((size_t)(count ? count : 1) * sizeof(Key));
+    if (!keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (number_column(entities, relations, text, &short_lines, 0, head_out, rel_out, keys) < 0 ||
+        number_column(entities, relations, text, &short_lines, 1, tail_out, NULL, keys) < 0 ||
+        number_column(entities, relations, text, &long_lines, 0, head_out + offset, rel_out + offset, keys) < 0 ||
+        number_column(entities, relations, text, &long_lines, 1, tail_out + offset, NULL, keys) < 0)
         goto done;
     /* as the Python path: a line break per long line (what its regular expression's split leaves), then
        the other lines */
@@ -592,6 +654,7 @@ static PyObject *split_numbered(PyObject *Py_UNUSED(module), PyObject *args) {
     result = Py_BuildValue("(nOOOO)", count, heads, rels, tails, rest_bytes);
 done:
     PyMem_RawFree(rest);
+    PyMem_RawFree(keys);
     PyMem_RawFree(short_lines.lines);
     PyMem_RawFree(long_lines.lines);
     Py_XDECREF(heads);
