@@ -740,6 +740,13 @@ static PyObject *decision_of(PyObject *decisions, PyObject *decide, const char *
     return found;
 }
 
+/* An accepted literal line of split_literals, numbered once the chunk is read. */
+typedef struct {
+    Key subject, relation;
+    PyObject *value; /* a reference */
+    PyObject *tag;   /* borrowed from its decision, which the call's decisions hold */
+} Pending;
+
 static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
     Py_buffer buffer;
     Numbering *entities, *relations;
@@ -750,8 +757,10 @@ static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
     const char *text = buffer.buf;
     Py_ssize_t size = buffer.len, kept_size = 0, refused_size = 0, count = 0, capacity = 0;
     char *kept = PyMem_RawMalloc((size_t)size + 1), *refused = PyMem_RawMalloc((size_t)size * 2 + 1);
+    Pending *pending = NULL;
+    Key *keys = NULL;
     int32_t *nodes = NULL, *rels = NULL;
-    PyObject *rows = PyList_New(0), *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
+    PyObject *rows = NULL, *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
     PyObject *node_bytes = NULL, *rel_bytes = NULL, *rest = NULL;
     const char *last_suffix = NULL;
     Py_ssize_t last_suffix_size = 0;
@@ -759,7 +768,7 @@ static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (!rows || !decisions)
+    if (!decisions)
         goto done;
     Py_ssize_t start = 0;
     for (;;) {
@@ -805,31 +814,22 @@ static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
         }
         if (accepted) {
             if (count == capacity) {
-                capacity = capacity ? capacity * 2 : 4096;
-                int32_t *grown_nodes = PyMem_RawRealloc(nodes, (size_t)capacity * 4);
-                if (grown_nodes)
-                    nodes = grown_nodes;
-                int32_t *grown_rels = PyMem_RawRealloc(rels, (size_t)capacity * 4);
-                if (grown_rels)
-                    rels = grown_rels;
-                if (!grown_nodes || !grown_rels) {
+                Py_ssize_t grown_capacity = capacity ? capacity * 2 : 4096;
+                Pending *grown = (size_t)grown_capacity > PY_SSIZE_T_MAX / sizeof(Pending)
+                                     ? NULL
+                                     : PyMem_RawRealloc(pending, (size_t)grown_capacity * sizeof(Pending));
+                if (!grown) {
                     Py_DECREF(value);
                     PyErr_NoMemory();
                     goto done;
                 }
+                pending = grown;
+                capacity = grown_capacity;
             }
-            Py_ssize_t node = find_or_add(entities, text + spans[0], (size_t)(spans[1] - spans[0]), 1);
-            Py_ssize_t relation = node < 0 ? -2 : find_or_add(relations, text + spans[2], (size_t)(spans[3] - spans[2]), 1);
-            PyObject *row = relation < 0 ? NULL : Py_BuildValue("(nnNO)", node, relation, value, PyTuple_GET_ITEM(decision, 0));
-            if (relation < 0)
-                Py_DECREF(value);
-            if (!row || PyList_Append(rows, row) < 0) {
-                Py_XDECREF(row);
-                goto done;
-            }
-            Py_DECREF(row);
-            nodes[count] = (int32_t)node;
-            rels[count++] = (int32_t)relation;
+            pending[count++] = (Pending){{text + spans[0], (size_t)(spans[1] - spans[0])},
+                                         {text + spans[2], (size_t)(spans[3] - spans[2])},
+                                         value,
+                                         PyTuple_GET_ITEM(decision, 0)};
         } else if (matched) { /* as the Python path: the line left empty, then appended at the end after a break */
             refused[refused_size++] = '\n';
             memcpy(refused + refused_size, text + start, (size_t)(end - start));
@@ -844,19 +844,50 @@ static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
         kept[kept_size++] = '\n';
         start = end + 1;
     }
-    node_bytes = PyBytes_FromStringAndSize((const char *)nodes, count * 4);
-    rel_bytes = PyBytes_FromStringAndSize((const char *)rels, count * 4);
+    /* the accepted lines' subjects, then their predicates, numbered in line order (each table's own order is
+       what the Python path gives: first sight, line by line) */
+    node_bytes = PyBytes_FromStringAndSize(NULL, count * 4);
+    rel_bytes = PyBytes_FromStringAndSize(NULL, count * 4);
+    keys = PyMem_RawMalloc((size_t)(count ? count : 1) * sizeof(Key));
+    if (!node_bytes || !rel_bytes)
+        goto done;
+    if (!keys) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    nodes = (int32_t *)PyBytes_AS_STRING(node_bytes);
+    rels = (int32_t *)PyBytes_AS_STRING(rel_bytes);
+    for (Py_ssize_t i = 0; i < count; i++)
+        keys[i] = pending[i].subject;
+    if (number_keys(entities, keys, count, nodes) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++)
+        keys[i] = pending[i].relation;
+    if (number_keys(relations, keys, count, rels) < 0)
+        goto done;
+    rows = PyList_New(count);
+    if (!rows)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row = Py_BuildValue("(iiNO)", nodes[i], rels[i], pending[i].value, pending[i].tag);
+        pending[i].value = NULL; /* N: the row took it, or it was released */
+        if (!row)
+            goto done;
+        PyList_SET_ITEM(rows, i, row);
+    }
     rest = PyBytes_FromStringAndSize(NULL, kept_size + refused_size);
-    if (!node_bytes || !rel_bytes || !rest)
+    if (!rest)
         goto done;
     memcpy(PyBytes_AS_STRING(rest), kept, (size_t)kept_size);
     memcpy(PyBytes_AS_STRING(rest) + kept_size, refused, (size_t)refused_size);
     result = PyTuple_Pack(4, node_bytes, rel_bytes, rows, rest);
 done:
+    for (Py_ssize_t i = 0; i < count; i++)
+        Py_XDECREF(pending[i].value);
+    PyMem_RawFree(pending);
+    PyMem_RawFree(keys);
     PyMem_RawFree(kept);
     PyMem_RawFree(refused);
-    PyMem_RawFree(nodes);
-    PyMem_RawFree(rels);
     Py_XDECREF(rows);
     Py_XDECREF(decisions);
     Py_XDECREF(node_bytes);
