@@ -5,7 +5,8 @@
    of a Python dict's memory per IRI and no Python object per IRI.
 
    split_numbered(data, entities, relations): finds the IRI-to-IRI lines of an N-Triples chunk exactly as
-   kg_adapters/index/iri_lines.split_iri_lines does (single spaces, exactly three '>', no backslash), numbers
+   kg_adapters/index/iri_lines.split_iri_lines does (a single space or tab between terms and before the '.', the
+   Freebase dump's layout; exactly three '>', no backslash), numbers
    them in the order TripleCollector's Python path does (the lines with IRIs of at most WIDEST_IRI bytes
    first, subjects before objects; then the longer ones alike) and returns (count, heads, relations, tails,
    rest): the numbers as native int32 bytes and the other lines as the Python path hands them on. */
@@ -382,6 +383,68 @@ static PyObject *Numbering_strings(Numbering *self, PyObject *Py_UNUSED(ignored)
     return list;
 }
 
+static PyObject *Numbering_lines_from(Numbering *self, PyObject *arg) {
+    Py_ssize_t start = PyLong_AsSsize_t(arg);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    if (start < 0) {
+        PyErr_SetString(PyExc_ValueError, "lines_from(start): start must be at least 0");
+        return NULL;
+    }
+    size_t total = 0;
+    for (size_t i = (size_t)start; i < self->count; i++) {
+        if (self->entries[i].size >= (size_t)PY_SSIZE_T_MAX - total) {
+            PyErr_SetString(PyExc_OverflowError, "the IRIs are too long to join");
+            return NULL;
+        }
+        total += self->entries[i].size + 1;
+    }
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!joined)
+        return NULL;
+    char *at = PyBytes_AS_STRING(joined);
+    for (size_t i = (size_t)start; i < self->count; i++) {
+        if (self->entries[i].size)
+            memcpy(at, self->entries[i].data, self->entries[i].size);
+        at += self->entries[i].size;
+        *at++ = '\n';
+    }
+    return joined;
+}
+
+static PyObject *Numbering_strings_at(Numbering *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *list = NULL;
+    if (view.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "strings_at(numbers): numbers are int32 (a multiple of 4 bytes)");
+        goto done;
+    }
+    Py_ssize_t count = view.len / 4;
+    list = PyList_New(count);
+    if (!list)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t number;
+        memcpy(&number, (const char *)view.buf + 4 * i, 4);
+        if (number < 0 || (size_t)number >= self->count) {
+            PyErr_SetString(PyExc_IndexError, "no IRI has this number");
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyObject *item = PyUnicode_DecodeUTF8(self->entries[number].data, (Py_ssize_t)self->entries[number].size, NULL);
+        if (!item) {
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+done:
+    PyBuffer_Release(&view);
+    return list;
+}
+
 static PyObject *Numbering_items(Numbering *self, PyObject *Py_UNUSED(ignored)) { return keys_from(self, 0, 1); }
 
 static PyObject *Numbering_iter(Numbering *self) {
@@ -410,6 +473,12 @@ static PyMethodDef Numbering_methods[] = {
     {"longest_run", (PyCFunction)Numbering_longest_run, METH_NOARGS,
      "longest_run(): the longest run of filled slots (what a lookup may probe at worst)."},
     {"strings", (PyCFunction)Numbering_strings, METH_NOARGS, "strings(): the IRIs decoded (UTF-8), in number order."},
+    {"lines_from", (PyCFunction)Numbering_lines_from, METH_O,
+     "lines_from(start): the IRIs numbered start and on, each followed by a line break, as one bytes (no object per "
+     "IRI: what the spool logs)."},
+    {"strings_at", (PyCFunction)Numbering_strings_at, METH_O,
+     "strings_at(numbers): the IRIs of numbers (a buffer of native int32: array('i'), numpy int32) decoded (UTF-8), "
+     "in that order (no bytes object per IRI)."},
     {"nbytes", (PyCFunction)Numbering_nbytes, METH_NOARGS, "nbytes(): the memory the table holds, in bytes."},
     {NULL, NULL, 0, NULL},
 };
@@ -465,6 +534,11 @@ typedef struct {
    keys before numbering it, reads that slot and fetches the entry it names ENTRY_AHEAD keys before, and
    fetches that entry's bytes BYTES_AHEAD keys before: the table's three memory reads of several keys are
    under way at once instead of one after the other (a lookup is bound by memory latency, not work). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
 #define HASH_AHEAD 16
 #define ENTRY_AHEAD 8
 #define BYTES_AHEAD 4
@@ -491,7 +565,7 @@ static int number_keys(Numbering *table, const Key *keys, Py_ssize_t count, int3
             ahead->probed = -1;
             if (!ahead->repeat) {
                 ahead->hash = hash_bytes(key->p, key->n);
-                __builtin_prefetch(&table->slots[(uint32_t)ahead->hash & table->mask]);
+                PREFETCH(&table->slots[(uint32_t)ahead->hash & table->mask]);
             }
         }
         j = i + ENTRY_AHEAD;
@@ -503,7 +577,7 @@ static int number_keys(Numbering *table, const Key *keys, Py_ssize_t count, int3
                 while ((slot = table->slots[at]) != 0) {
                     if ((slot & 0xffffffff00000000ULL) == high) {
                         ahead->probed = (Py_ssize_t)((uint32_t)slot - 1);
-                        __builtin_prefetch(&table->entries[ahead->probed]);
+                        PREFETCH(&table->entries[ahead->probed]);
                         break;
                     }
                     at = (at + 1) & mask;
@@ -514,7 +588,7 @@ static int number_keys(Numbering *table, const Key *keys, Py_ssize_t count, int3
         if (j >= 0 && j < count) {
             const Ahead *ahead = &ring[j & (AHEAD_RING - 1)];
             if (ahead->probed >= 0 && (size_t)ahead->probed < table->count) /* a slot names a numbered entry */
-                __builtin_prefetch(table->entries[ahead->probed].data);
+                PREFETCH(table->entries[ahead->probed].data);
         }
         if (i < 0)
             continue;
@@ -549,6 +623,9 @@ static int number_column(Numbering *entities, Numbering *relations, const char *
     return number_keys(relations, keys, lines->count, relation_out);
 }
 
+/* What separates the terms of a line the splits read: one space, or one tab (the Freebase dump's layout). */
+#define SEPARATOR(c) ((c) == ' ' || (c) == '\t')
+
 /* 1: a short IRI-to-IRI line, 2: a long one, 0: another line; the three '>' into *line. */
 static int classify(const char *text, Py_ssize_t start, Py_ssize_t end, const char *backslash, Line *line) {
     Py_ssize_t size = end - start;
@@ -562,9 +639,9 @@ static int classify(const char *text, Py_ssize_t start, Py_ssize_t end, const ch
     if (!g2)
         return 0;
     const char *g3 = memchr(g2 + 1, '>', stop - g2 - 1);
-    if (!g3 || g3 != stop - 3 || p[0] != '<' || stop[-2] != ' ' || stop[-1] != '.')
+    if (!g3 || g3 != stop - 3 || p[0] != '<' || !SEPARATOR(stop[-2]) || stop[-1] != '.')
         return 0;
-    if (g1[1] != ' ' || g1[2] != '<' || g2[1] != ' ' || g2[2] != '<')
+    if (!SEPARATOR(g1[1]) || g1[2] != '<' || !SEPARATOR(g2[1]) || g2[2] != '<')
         return 0;
     line->start = start;
     line->gt1 = g1 - text;
@@ -681,7 +758,7 @@ static int literal_line(const char *text, Py_ssize_t at, Py_ssize_t end, Py_ssiz
         if (i >= end || text[i] != '>')
             return 0;
         spans[2 * iri + 1] = i++;
-        if (i >= end || text[i] != ' ')
+        if (i >= end || !SEPARATOR(text[i]))
             return 0;
         i++;
     }
@@ -714,7 +791,7 @@ static int literal_line(const char *text, Py_ssize_t at, Py_ssize_t end, Py_ssiz
         i++;
     }
     spans[7] = i;
-    return i + 2 == end && text[i] == ' ' && text[i + 1] == '.';
+    return i + 2 == end && SEPARATOR(text[i]) && text[i + 1] == '.';
 }
 
 /* The decision for a suffix: (tag, check or None) or None (the parser reads the line), from decide(suffix),

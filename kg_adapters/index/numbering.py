@@ -17,7 +17,16 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from array import array
+
+    import numpy as np
+    import numpy.typing as npt
+
+    Int32s = bytes | array[int] | npt.NDArray[np.int32]
+    """Numbers as native int32 (a buffer)."""
 
 IRI_ENTRY_BYTES = 120
 """Memory one entry of a :class:`PyNumbering` takes beyond the IRI's bytes (the key object, the number, the
@@ -34,6 +43,8 @@ class IriNumbers(Protocol):
     def keys_from(self, start: int, /) -> list[bytes]: ...
     def items(self) -> Iterable[tuple[bytes, int]]: ...
     def strings(self) -> list[str]: ...
+    def strings_at(self, numbers: Int32s, /) -> list[str]: ...
+    def lines_from(self, start: int, /) -> bytes: ...
     def sorted_items(self) -> Iterator[tuple[bytes, int]]: ...
     def nbytes(self) -> int: ...
 
@@ -51,6 +62,22 @@ class PyNumbering(defaultdict[bytes, int]):
     def strings(self) -> list[str]:
         """The IRIs decoded (UTF-8), in number order."""
         return [iri.decode("utf-8") for iri in self]
+
+    def strings_at(self, numbers: Int32s, /) -> list[str]:
+        """The IRIs of ``numbers`` (native int32: ``array("i")``, numpy int32) decoded (UTF-8), in that order."""
+        import numpy as np
+
+        wanted = np.frombuffer(numbers, dtype=np.int32)
+        if wanted.size and (int(wanted.min()) < 0 or int(wanted.max()) >= len(self)):
+            raise IndexError("no IRI has this number")
+        keys = list(self)
+        return [keys[number].decode("utf-8") for number in wanted.tolist()]
+
+    def lines_from(self, start: int, /) -> bytes:
+        """The IRIs numbered ``start`` and on, each followed by a line break (what the spool logs)."""
+        if start < 0:
+            raise ValueError("lines_from(start): start must be at least 0")
+        return b"".join(iri + b"\n" for iri in itertools.islice(self, start, None))
 
     def sorted_items(self) -> Iterator[tuple[bytes, int]]:
         """(IRI, number) pairs in IRI order (a spilled run)."""
