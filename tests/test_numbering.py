@@ -396,6 +396,9 @@ def test_rows_of_numbers_decoded_and_the_spool_lines_without_an_object_per_iri(c
     for bad in (array("i", [302]), array("i", [-1])):
         with pytest.raises(IndexError):
             table.strings_at(bad)
+    for wrong in (np.array([1, 2], dtype=np.int64), array("h", [1, 1]), np.array([1], dtype=">i4"), b"abc"):
+        with pytest.raises(TypeError, match="native int32"):
+            table.strings_at(wrong)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         table.lines_from(-1)
     table[b"\xff"]

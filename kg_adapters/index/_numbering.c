@@ -412,13 +412,36 @@ static PyObject *Numbering_lines_from(Numbering *self, PyObject *arg) {
     return joined;
 }
 
+/* Whether a buffer holds native int32 numbers: items of 4 bytes in native order ('i', or 'l' where a long
+   has 4 bytes), or plain bytes of a length divisible by 4 (int32 numbers written out). */
+static int int32_buffer(const Py_buffer *view) {
+    const char *format = view->format ? view->format : "B";
+    if (view->len % 4)
+        return 0;
+    if (view->itemsize == 1)
+        return strcmp(format, "B") == 0 || strcmp(format, "b") == 0 || strcmp(format, "c") == 0;
+    if (view->itemsize != 4)
+        return 0;
+    if (*format == '@' || *format == '=')
+        format++;
+#if PY_LITTLE_ENDIAN
+    else if (*format == '<')
+        format++;
+#else
+    else if (*format == '>' || *format == '!')
+        format++;
+#endif
+    return strcmp(format, "i") == 0 || strcmp(format, "l") == 0;
+}
+
 static PyObject *Numbering_strings_at(Numbering *self, PyObject *arg) {
     Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0)
+    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return NULL;
     PyObject *list = NULL;
-    if (view.len % 4) {
-        PyErr_SetString(PyExc_ValueError, "strings_at(numbers): numbers are int32 (a multiple of 4 bytes)");
+    if (!int32_buffer(&view)) {
+        PyErr_SetString(PyExc_TypeError, "strings_at(numbers): numbers are native int32 (array('i'), numpy int32 or "
+                                         "their bytes)");
         goto done;
     }
     Py_ssize_t count = view.len / 4;

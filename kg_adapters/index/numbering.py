@@ -15,6 +15,7 @@ the same.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Protocol
@@ -65,13 +66,11 @@ class PyNumbering(defaultdict[bytes, int]):
 
     def strings_at(self, numbers: Int32s, /) -> list[str]:
         """The IRIs of ``numbers`` (native int32: ``array("i")``, numpy int32) decoded (UTF-8), in that order."""
-        import numpy as np
-
-        wanted = np.frombuffer(numbers, dtype=np.int32)
-        if wanted.size and (int(wanted.min()) < 0 or int(wanted.max()) >= len(self)):
+        wanted = _int32s(numbers)
+        if wanted and (min(wanted) < 0 or max(wanted) >= len(self)):
             raise IndexError("no IRI has this number")
         keys = list(self)
-        return [keys[number].decode("utf-8") for number in wanted.tolist()]
+        return [keys[number].decode("utf-8") for number in wanted]
 
     def lines_from(self, start: int, /) -> bytes:
         """The IRIs numbered ``start`` and on, each followed by a line break (what the spool logs)."""
@@ -87,6 +86,18 @@ class PyNumbering(defaultdict[bytes, int]):
         """The memory the table takes, estimated from its first IRIs' lengths."""
         sample = list(itertools.islice(self, 1000))
         return len(self) * (IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0))
+
+
+def _int32s(numbers: Int32s) -> list[int]:
+    """The numbers of a native int32 buffer (what the C table's ``strings_at`` reads); TypeError for others."""
+    view = memoryview(numbers)  # type: ignore[arg-type] # (numpy arrays are buffers; their stubs say not)
+    order = "@=<" if sys.byteorder == "little" else "@=>!"
+    kind = view.format[1:] if view.format[:1] in order else view.format
+    if (view.itemsize == 1 and kind in ("B", "b", "c") and view.nbytes % 4 == 0) or (
+        view.itemsize == 4 and kind in ("i", "l")
+    ):
+        return view.cast("B").cast("i").tolist()
+    raise TypeError("strings_at(numbers): numbers are native int32 (array('i'), numpy int32 or their bytes)")
 
 
 SplitNumbered = Callable[[bytes, IriNumbers, IriNumbers], tuple[int, bytes, bytes, bytes, bytes]]
