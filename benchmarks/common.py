@@ -185,14 +185,14 @@ def machine_info(packages: Sequence[str] = ("pyoxigraph", "networkx", "psutil", 
 
 
 def source_fingerprint(*packages: str, root: Path = REPO_ROOT) -> str:
-    """A short hash of the ``.py`` files of the given top-level packages of this repository (or of the
+    """A short hash of the ``.py`` and ``.c`` files of the given top-level packages of this repository (or of the
     checkout at ``root``), to record which code a run measured (and to notice code that changed while it
     ran)."""
     import hashlib
 
     digest = hashlib.sha256()
     for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
+        for path in sorted([*(root / package).rglob("*.py"), *(root / package).rglob("*.c")]):
             digest.update(str(path.relative_to(root)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

@@ -6,8 +6,10 @@ run here in one process on the same blocks a load hands over: numbering (``Tripl
 spool's last checkpoint and its reload, the name rows, the name and relation indexes, the traversal index.
 With ``--trees``, also the CPU of ``kga load``'s and ``oxigraph load``'s whole process trees on the same file
 (the children's rusage: exact) and of ``kga load``'s index worker (polled; the loader's is the rest). Rounds
-give medians. Results: ``benchmarks/results/index_cpu.json`` and ``.md`` (one entry per size, replaced, with
-the fingerprint of the code it measured).
+give medians. With ``--baseline TREE`` (another checkout, e.g. a worktree of main, its C extension built in
+place), each round measures both checkouts, interleaved, each in a fresh child process, and the table gives
+the ratio of this code to the baseline. Results: ``benchmarks/results/index_cpu.json`` and ``.md`` (one entry
+per size and baseline, replaced, with the fingerprints of the code it measured).
 """
 
 from __future__ import annotations
@@ -81,7 +83,44 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
     return seconds
 
 
-def tree_seconds(command: list[str]) -> dict[str, float]:
+CHILD_STEPS = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import kg_adapters
+from benchmarks.index_cpu import step_seconds
+try:
+    from kg_adapters.index.numbering import COMPILED
+except ImportError:
+    COMPILED = False
+steps = step_seconds(Path(sys.argv[2]), int(sys.argv[3]))
+print(json.dumps({"steps": steps, "compiled": COMPILED, "package": kg_adapters.__file__}))
+"""
+
+
+def tree_steps(tree: Path, path: Path, memory: int) -> dict[str, Any]:
+    """:func:`step_seconds` of the checkout at ``tree`` (its own code and C extension), in a fresh child
+    process, with whether its numbering was the compiled one."""
+    import json
+
+    command = [sys.executable, "-c", CHILD_STEPS, str(tree), str(path), str(memory)]
+    done = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the steps of {tree} failed: {done.stderr[-2000:]}")
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if not str(Path(found.pop("package")).resolve()).startswith(str(tree.resolve())):
+        raise RuntimeError(f"the child measuring {tree} imported another checkout's kg_adapters")
+    return found
+
+
+def kga_command(tree: Path, path: Path, store: Path, memory: str | None) -> list[str]:
+    """``kga load`` of the checkout at ``tree`` (run with ``cwd=tree``) on ``path``."""
+    memory_option = ["--memory", memory] if memory else []
+    load = [sys.executable, "-m", "kg_adapters.cli", "load", str(path), "--store", str(store)]
+    return [*load, "--profile", "freebase", "--no-progress", *memory_option]
+
+
+def tree_seconds(command: list[str], *, cwd: Path = common.REPO_ROOT) -> dict[str, float]:
     """CPU seconds of the whole process tree of ``command`` (``tree``: the children's rusage, exact; see
     :func:`benchmarks.common.children_cpu_seconds`) and, for ``kga load``, of its ``index worker``
     (polled with psutil until it ends: its last ~0.1 s may be missed) and its ``loader`` (the tree's
@@ -89,7 +128,7 @@ def tree_seconds(command: list[str]) -> dict[str, float]:
     import psutil
 
     cpu_before = common.children_cpu_seconds()
-    process = subprocess.Popen(command, cwd=common.REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     root = psutil.Process(process.pid)
     workers: dict[int, float] = {}
     while process.poll() is None:
@@ -120,17 +159,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     path = Path(args.data_dir) / f"freebase-{args.size}.nt.gz"
     memory = load_memory(args.memory or DEFAULT_MEMORY).index
+    baseline = Path(args.baseline).resolve() if args.baseline else None
     source = common.source_fingerprint("kg_adapters", "loaders")  # the code measured, before it may change
     rounds: list[dict[str, Any]] = []
+    baseline_rounds: list[dict[str, Any]] = []
     for number in range(args.rounds):
         before = os.getloadavg()[0]
-        entry: dict[str, Any] = {"steps": step_seconds(path, memory)}
+        entry: dict[str, Any] = {}
+        other: dict[str, Any] = {}
+        if baseline is None:
+            entry["steps"] = step_seconds(path, memory)
+        else:  # both checkouts in fresh children, the first one alternating between rounds
+            pairs = [(entry, common.REPO_ROOT), (other, baseline)]
+            for side, tree in pairs if number % 2 == 0 else pairs[::-1]:
+                side.update(tree_steps(tree, path, memory))
         if args.trees:
             work = Path(tempfile.mkdtemp(prefix="kga-index-cpu-"))
             try:
-                kga = [sys.executable, "-m", "kg_adapters.cli", "load", str(path), "--store", str(work / "kga")]
-                memory_option = ["--memory", args.memory] if args.memory else []
-                entry["kga"] = tree_seconds([*kga, "--profile", "freebase", "--no-progress", *memory_option])
+                entry["kga"] = tree_seconds(kga_command(common.REPO_ROOT, path, work / "kga", args.memory))
+                if baseline is not None:
+                    other["kga"] = tree_seconds(kga_command(baseline, path, work / "base", args.memory), cwd=baseline)
                 entry["oxigraph"] = tree_seconds(
                     [oxigraph_cli(), "load", "--location", str(work / "ox"), "--file", str(path)]
                 )
@@ -138,13 +186,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 shutil.rmtree(work, ignore_errors=True)
         entry["load"] = (before + os.getloadavg()[0]) / 2
         rounds.append(entry)
-        common.log(f"{args.size} round {number + 1}: {entry}")
-    return {
+        if baseline is not None:
+            other["load"] = entry["load"]
+            baseline_rounds.append(other)
+        common.log(f"{args.size} round {number + 1}: {entry} {other or ''}")
+    result: dict[str, Any] = {
         "label": args.size,
         "rounds": rounds,
         "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "source": source,
     }
+    if baseline is not None:
+        result["label"] = f"{args.size} against {baseline.name}"
+        result["baseline"] = {
+            "tree": str(baseline),
+            "source": common.source_fingerprint("kg_adapters", "loaders", root=baseline),
+            "rounds": baseline_rounds,
+        }
+    return result
 
 
 def render(results: dict[str, Any]) -> str:
@@ -159,6 +218,18 @@ def render(results: dict[str, Any]) -> str:
     ]
     for size in results["sizes"].values():
         rounds = size["rounds"]
+        base = size.get("baseline")
+        load = common.median([r["load"] for r in rounds])
+        lines += [
+            f"{size['label']} ({len(rounds)} rounds, load {load:.1f}, {size['date']} UTC,"
+            f" code {size.get('source', results.get('source', '?'))}"
+            + (f", baseline {base['tree']} code {base['source']}" if base else "")
+            + "):",
+            "",
+        ]
+        if base:
+            lines += [_compared(rounds, base["rounds"]), ""]
+            continue
         rows = [[step, f"{common.median([r['steps'][step] for r in rounds]):.2f}"] for step in STEPS]
         worker = [sum(v for k, v in r["steps"].items() if k != STEPS[0]) for r in rounds]
         rows.append(["index worker's steps, total", f"{common.median(worker):.2f}"])
@@ -168,15 +239,35 @@ def render(results: dict[str, Any]) -> str:
                 rows.append([label, f"{common.median([r[side].get(role, 0.0) for r in rounds]):.2f}"])
             tree = {side: common.median([r[side]["tree"] for r in rounds]) for side in ("kga", "oxigraph")}
             rows.append(["`kga load` tree / `oxigraph load` tree", f"{tree['kga'] / tree['oxigraph']:.2f}x"])
-        load = common.median([r["load"] for r in rounds])
-        lines += [
-            f"{size['label']} ({len(rounds)} rounds, load {load:.1f}, {size['date']} UTC,"
-            f" code {size.get('source', results.get('source', '?'))}):",
-            "",
-            common.markdown_table(["step / process", "CPU seconds"], rows),
-            "",
-        ]
+        lines += [common.markdown_table(["step / process", "CPU seconds"], rows), ""]
     return "\n".join(lines)
+
+
+def _compared(rounds: list[dict[str, Any]], base: list[dict[str, Any]]) -> str:
+    """The steps' and processes' medians of this code and of the baseline, and their ratio."""
+
+    def row(label: str, mine: list[float], theirs: list[float]) -> list[str]:
+        ours, baseline = common.median(mine), common.median(theirs)
+        return [label, f"{ours:.2f}", f"{baseline:.2f}", f"{ours / baseline:.2f}x" if baseline else "-"]
+
+    rows = [row(step, [r["steps"][step] for r in rounds], [r["steps"][step] for r in base]) for step in STEPS]
+    worker = [[sum(v for k, v in r["steps"].items() if k != STEPS[0]) for r in side] for side in (rounds, base)]
+    rows.append(row("index worker's steps, total", *worker))
+    if all("kga" in r for r in rounds) and all("kga" in r for r in base):
+        for role in ("loader", "index worker", "tree"):
+            mine = [r["kga"].get(role, 0.0) for r in rounds]
+            rows.append(row(f"`kga load` {role}", mine, [r["kga"].get(role, 0.0) for r in base]))
+        oxigraph = common.median([r["oxigraph"]["tree"] for r in rounds])
+        trees = [common.median([r["kga"]["tree"] for r in side]) / oxigraph for side in (rounds, base)]
+        rows.append(["`kga load` tree / `oxigraph load` tree", f"{trees[0]:.2f}x", f"{trees[1]:.2f}x", "-"])
+    compiled = [all(r.get("compiled", True) for r in side) for side in (rounds, base)]
+    header = [
+        "step / process (CPU seconds)",
+        "this code" + ("" if compiled[0] else " (Python numbering)"),
+        "baseline" + ("" if compiled[1] else " (Python numbering)"),
+        "this / baseline",
+    ]
+    return common.markdown_table(header, rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--trees", action="store_true", help="also kga load's and oxigraph load's processes")
     parser.add_argument("--memory", help="kga load's --memory (default: its own)")
+    parser.add_argument("--baseline", help="another checkout to compare with (its C extension built in place)")
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
@@ -194,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = (
         json.loads(path.read_text("utf-8")) if path.is_file() else {"benchmark": NAME, "sizes": {}}
     )
-    results["sizes"][args.size] = run(args)
+    entry = run(args)
+    results["sizes"][entry["label"]] = entry
     print(render(results))
     if not args.no_write:
         common.write_results(NAME, results, render(results))
