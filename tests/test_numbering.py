@@ -396,11 +396,56 @@ def test_rows_of_numbers_decoded_and_the_spool_lines_without_an_object_per_iri(c
     for bad in (array("i", [302]), array("i", [-1])):
         with pytest.raises(IndexError):
             table.strings_at(bad)
-    for wrong in (np.array([1, 2], dtype=np.int64), array("h", [1, 1]), np.array([1], dtype=">i4"), b"abc"):
+    assert table.strings_at(wanted.tobytes()) == table.strings_at(wanted)  # int32 numbers written out
+    every_other = np.arange(6, dtype=np.int32)[::2]
+    for wrong in (
+        np.array([1, 2], dtype=np.int64),
+        array("h", [1, 1]),
+        np.array([1], dtype=">i4"),
+        b"abc",
+        every_other,
+    ):
         with pytest.raises(TypeError, match="native int32"):
             table.strings_at(wrong)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         table.lines_from(-1)
+    with pytest.raises(TypeError):
+        table.lines_from(1.5)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
+        table.lines_from(2**70)
     table[b"\xff"]
     with pytest.raises(UnicodeDecodeError):
         table.strings_at(array("i", [302]))
+
+
+@compiled_only
+def test_chunks_longer_than_a_numbering_window() -> None:
+    """A chunk of more IRI lines and more literal lines than the C splits number at once (65,536: their buffers
+    stay that size): numbered as the Python path numbers, across the windows' edges."""
+    lines = []
+    for i in range(70_000):
+        lines.append(b"<http://e/s%d> <http://e/p%d> <http://e/o%d> .\n" % (i // 3, i % 5, i * 7 % 65_537))
+        lines.append(b'<http://e/t%d> <http://e/q%d> "v%d"@en .\n' % (i * 11 % 70_001, i % 3, i % 10))
+    compiled, python = _both([b"".join(lines)])
+    assert compiled == python and compiled["rows"] == 140_000
+
+
+@compiled_only
+def test_a_check_that_raises_numbers_no_literal_line_of_its_window() -> None:
+    """``check`` raising after thousands of accepted lines: the error comes out, the lines held for numbering are
+    released, and neither table numbered any of them."""
+    from kg_adapters.index._numbering import Numbering, split_literals
+
+    text = b"".join(b'<http://e/s%d> <http://e/p> "%d" .\n' % (i, i) for i in range(6000))
+    seen = []
+
+    def check(value: bytes) -> bool:
+        seen.append(value)
+        if len(seen) > 5000:
+            raise RuntimeError("refused by check")
+        return True
+
+    entities, relations = Numbering(), Numbering()
+    with pytest.raises(RuntimeError, match="refused by check"):
+        split_literals(text, entities, relations, lambda suffix: (suffix, check))
+    assert len(entities) == 0 and len(relations) == 0

@@ -15,6 +15,7 @@ the same.
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -74,8 +75,11 @@ class PyNumbering(defaultdict[bytes, int]):
 
     def lines_from(self, start: int, /) -> bytes:
         """The IRIs numbered ``start`` and on, each followed by a line break (what the spool logs)."""
+        start = operator.index(start)  # TypeError for a non-integer, as the C table's
         if start < 0:
             raise ValueError("lines_from(start): start must be at least 0")
+        if start > sys.maxsize:
+            raise OverflowError("lines_from(start): start is too large")
         return b"".join(iri + b"\n" for iri in itertools.islice(self, start, None))
 
     def sorted_items(self) -> Iterator[tuple[bytes, int]]:
@@ -88,16 +92,24 @@ class PyNumbering(defaultdict[bytes, int]):
         return len(self) * (IRI_ENTRY_BYTES + (sum(map(len, sample)) // len(sample) if sample else 0))
 
 
+_NUMBERS_EXPECTED = "strings_at(numbers): numbers are native int32 (array('i'), numpy int32 or their bytes)"
+
+
 def _int32s(numbers: Int32s) -> list[int]:
     """The numbers of a native int32 buffer (what the C table's ``strings_at`` reads); TypeError for others."""
-    view = memoryview(numbers)  # type: ignore[arg-type] # (numpy arrays are buffers; their stubs say not)
+    try:
+        view = memoryview(numbers)  # type: ignore[arg-type] # (numpy arrays are buffers; their stubs say not)
+    except TypeError:
+        raise TypeError(_NUMBERS_EXPECTED) from None
+    if not view.c_contiguous:
+        raise TypeError(_NUMBERS_EXPECTED)
     order = "@=<" if sys.byteorder == "little" else "@=>!"
     kind = view.format[1:] if view.format[:1] in order else view.format
     if (view.itemsize == 1 and kind in ("B", "b", "c") and view.nbytes % 4 == 0) or (
         view.itemsize == 4 and kind in ("i", "l")
     ):
         return view.cast("B").cast("i").tolist()
-    raise TypeError("strings_at(numbers): numbers are native int32 (array('i'), numpy int32 or their bytes)")
+    raise TypeError(_NUMBERS_EXPECTED)
 
 
 SplitNumbered = Callable[[bytes, IriNumbers, IriNumbers], tuple[int, bytes, bytes, bytes, bytes]]
