@@ -1,4 +1,4 @@
-"""The collector's C numbering (kg_adapters/index/_numbering.c) against its Python path (dicts and the numpy
+"""The collector's C numbering (kg_adapters/index/_numbering*.c) against its Python path (dicts and the numpy
 split of kg_adapters/index/iri_lines.py): the same lines split, the same numbers in the same order, the same
 lines left for the literal and parser paths, the same spool and the same index files, on generated hostile
 chunks and on FB15k-237; and the Python path itself (where no C compiler built the extension) still works."""

@@ -1,15 +1,15 @@
 """The tables that number a load's IRIs (:class:`~kg_adapters.index.build.TripleCollector`): IRI bytes ->
 int32 number, in order of first sight, ``table[iri]`` numbering an IRI not seen yet.
 
-The C extension ``_numbering`` (built at install, ``_numbering.c``) holds the table in its own memory (about a
-fifth of a dict's per IRI, no Python object per IRI) and numbers the IRI-to-IRI lines of an N-Triples chunk
-in one pass (:func:`split_numbered`); where it could not be built (no C compiler at install) a dict does the
-same (:class:`PyNumbering`), :mod:`kg_adapters.index.iri_lines` splits the IRI lines and a regular expression
-the literal ones (:func:`compiled_literals`). Both give the same
-numbers, hence the same spool and the same index (``tests/test_numbering.py``); only where the numpy split
-falls back to its regular expression (two IRIs of a chunk hashed alike: rare) does the Python path number a
-chunk's IRIs in line order rather than the short lines first, and the index, which renumbers entities by id, is
-the same.
+The C extension ``_numbering`` (built at install: the table in ``_numbering.c``, the splits in
+``_numbering_split.c``) holds the table in its own memory (about a fifth of a dict's per IRI, no Python object per
+IRI) and numbers the IRI-to-IRI lines of an N-Triples chunk in one pass (:func:`split_numbered`), looking several
+keys up at once (a lookup waits on memory, not on work); where it could not be built (no C compiler at install)
+a dict does the same (:class:`PyNumbering`), :mod:`kg_adapters.index.iri_lines` splits the IRI lines and a
+regular expression the literal ones (:func:`compiled_literals`). Both give the same numbers, hence the same spool
+and the same index (``tests/test_numbering.py``); only where the numpy split falls back to its regular
+expression (two IRIs of a chunk hashed alike: rare) does the Python path number a chunk's IRIs in line order
+rather than the short lines first, and the index, which renumbers entities by id, is the same.
 """
 
 from __future__ import annotations
