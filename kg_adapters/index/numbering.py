@@ -159,7 +159,8 @@ def compiled_literals(entities: IriNumbers, relations: IriNumbers) -> SplitLiter
     """The C split of the simple literal lines (``build._SIMPLE_LITERAL``) for these tables, None for the
     Python path: ``(nodes, relations, rows, rest)``, the subjects' and predicates' numbers as int32 bytes, the
     (entity, relation, value, tag) rows of the lines ``decide(suffix)`` accepts, and the other lines (refused
-    ones last, each after a line break: the regular expression's split)."""
+    ones last, each after a line break: the regular expression's split; a refused line as written, where the
+    Python path respells it with single spaces: the same triple for the parser)."""
     if COMPILED and type(entities) is Numbering and type(relations) is Numbering:
         return split_literals  # type: ignore[return-value]
     return None
