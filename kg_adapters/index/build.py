@@ -140,8 +140,9 @@ _XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
 """Typed literals canonicalized together (see ``TripleCollector._add_typed``)."""
 
-_SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$", re.MULTILINE)
-"""An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
+_SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]\.$", re.MULTILINE)
+"""An N-Triples line ``<s> <p> <o> .`` with single spaces or tabs (the Freebase dump's layout) and no
+escapes: in a valid line (the
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
 
 
@@ -159,7 +160,7 @@ def _escaped_iri(data: bytes) -> bool:
     return False
 
 
-_QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
+_QUICK_TRIPLE = re.compile(rb"^<([^>]*)>[ \t]<([^>]*)>[ \t]<([^>]*)>[ \t]\.$", re.MULTILINE)
 """:data:`_SIMPLE_TRIPLE` with each group any run of bytes up to the next ``>`` (one byte compared
 per step, where the strict pattern tests each byte against a set). In a valid N-Triples line an
 IRI holds no ``<``, ``>`` or line break, so the lines it splits are those :data:`_SIMPLE_TRIPLE`
@@ -167,11 +168,11 @@ splits unless a group holds a backslash (an escape): ``TripleCollector.add_rdf``
 chunk with the strict pattern (:func:`_escaped_iri`)."""
 
 _SIMPLE_LITERAL = re.compile(
-    rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
+    rb'^<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]"([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|)[ \t]\.$',
     re.MULTILINE,
 )
 """An N-Triples line ``<s> <p> "text" .``, ``"text"@lang`` or ``"text"^^<datatype>`` with single
-spaces and no escapes: the text is then the literal's value as UTF-8 bytes, and the suffix says its tag."""
+spaces or tabs and no escapes: the text is then the literal's value as UTF-8 bytes, and the suffix says its tag."""
 
 _CANONICAL = {
     (_XSD + "integer").encode(): re.compile(rb"-?[1-9][0-9]*|0"),
@@ -522,7 +523,9 @@ class TripleCollector:
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
         named = [row for row in self.literal_rows() if row[1] in numbers]
-        return sorted_names(named, list(self._entity)) if named else []
+        if not named:
+            return []
+        return sorted_names(named, self._entity.strings_at(array("i", [row[0] for row in named])))
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""

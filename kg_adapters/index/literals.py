@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 LiteralRow = tuple[int, int, bytes, bytes]
 """(entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
@@ -39,14 +39,14 @@ class LiteralRows:
         return iter(self._rows)
 
 
-def sorted_names(rows: Iterable[LiteralRow], iris: list[bytes]) -> list[tuple[str, str, str]]:
-    """The distinct (subject IRI, label, language) of literal ``rows`` (``iris``: the entity IRIs by
-    number), sorted: first by IRI alone (one string compared, not a tuple), then as a whole, which
-    finds the rows nearly in order and only puts a subject's several names in order."""
+def sorted_names(rows: Sequence[LiteralRow], subjects: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The distinct (subject IRI, label, language) of literal ``rows`` (``subjects``: each row's subject
+    IRI, decoded by the table in one call), sorted: first by IRI alone (one string compared, not a tuple),
+    then as a whole, which finds the rows nearly in order and only puts a subject's several names in order."""
     names = list(
         dict.fromkeys(
-            (iris[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
-            for entity, _relation, value, tag in rows
+            (subject, value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
+            for subject, (_entity, _relation, value, tag) in zip(subjects, rows, strict=True)
         )
     )
     names.sort(key=operator.itemgetter(0))

@@ -249,10 +249,8 @@ class CollectorSpool:
 
     def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
         """Logs the IRIs numbered since the last save (the table's first is numbered ``base``)."""
-        new = numbered.keys_from(self._logged[name] - base)
         with open(self.directory / name, "ab") as handle:
-            if new:
-                handle.write(b"\n".join(new) + b"\n")
+            handle.write(numbered.lines_from(self._logged[name] - base))
             _sync(handle, sync)
         self._logged[name] = base + len(numbered)
 
