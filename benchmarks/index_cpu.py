@@ -15,6 +15,7 @@ per size and baseline, replaced, with the fingerprints of the code it measured).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import subprocess
@@ -73,7 +74,8 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
             started = time.process_time()
             collector.add_rdf(blocks.pop(0), ox.RdfFormat.N_TRIPLES)
             seconds[STEPS[1]] += time.process_time() - started
-        timed(STEPS[2], lambda: spool.save(collector))
+        gc.disable()  # as the worker writes (loaders/index_worker.py)
+        timed(STEPS[2], lambda: spool.save(collector, keep=True))  # the worker's last save keeps the buffers
         timed(STEPS[3], lambda: spool.reload(collector))
         version = work / "version"
         version.mkdir()
@@ -82,6 +84,7 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
         timed(STEPS[5], lambda: collected_label_indexes(labels, aliases, relations, index_path))
         timed(STEPS[6], lambda: build_index(None, version, get_profile("freebase"), collected=collector))
     finally:
+        gc.enable()
         shutil.rmtree(work, ignore_errors=True)
     return seconds
 

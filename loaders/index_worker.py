@@ -32,6 +32,7 @@ that version's traversal index first (:mod:`kg_adapters.index.replay`).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -91,12 +92,16 @@ def main(argv: list[str]) -> int:
                     raise ValueError("a checkpoint needs a spool directory")
                 _answer(stdout, {"state": spool.save(collector)})
             elif kind == WRITE:
+                # the writing makes millions of tuples that live to its end (the name rows, the ids): the
+                # cycle collector would walk them again and again (~0.7 CPU-s at 4M triples) and find no
+                # cycle; the worker exits once the indexes are written
+                gc.disable()
                 request = json.loads(text)
                 steps = None
                 if spool is not None:
                     state = None
                     if request.get("save"):  # the load's last checkpoint: everything handed over
-                        state = spool.save(collector)
+                        state = spool.save(collector, keep=True)  # reload reads back only what was saved before
                         _answer(stdout, {"state": state})
                     record = spool.directory / STEPS_FILE if state is not None else None
                     steps = BuildSteps(record, state, lambda event: _answer(stdout, {"step": asdict(event)}))

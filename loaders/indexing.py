@@ -325,7 +325,7 @@ class ThreadIndexingSink(IndexingSink):
 
         self._wait()
         if self.resumable:
-            self._state = self.spool.save(self.collector)
+            self._state = self.spool.save(self.collector, keep=True)
         spool, directory, profile = self.spool, self.directory, self.profile
         steps = BuildSteps(spool.directory / STEPS_FILE if self.resumable else None, self._state, self.report)
 

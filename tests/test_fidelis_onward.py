@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.stores import lines_store
 
 from kg_adapters import connect
 from kg_adapters.base import KnowledgeGraph
-from loaders import load_files
 from reasoning.base import Question, Scorer
 from reasoning.fidelis import FiDeLiS
 
@@ -36,9 +36,7 @@ def films_kg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeGrap
     facts, names = _facts()
     lines = [f"<{NS}{s}> <{NS}{p}> <{NS}{o}> ." for s, p, o in facts]
     lines += [f'<{NS}{s}> <{NS}type.object.name> "{name}"@en .' for s, name in names.items()]
-    (directory / "films.nt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    load_files([str(directory / "films.nt")], str(directory / "store"), profile="freebase", progress=False)
-    with connect(f"oxigraph://{directory / 'store'}?profile=freebase") as kg:
+    with connect(lines_store(directory, lines, "freebase")) as kg:
         yield kg
 
 

@@ -1,4 +1,4 @@
-"""The collector's C numbering (kg_adapters/index/_numbering.c) against its Python path (dicts and the numpy
+"""The collector's C numbering (kg_adapters/index/_numbering*.c) against its Python path (dicts and the numpy
 split of kg_adapters/index/iri_lines.py): the same lines split, the same numbers in the same order, the same
 lines left for the literal and parser paths, the same spool and the same index files, on generated hostile
 chunks and on FB15k-237; and the Python path itself (where no C compiler built the extension) still works."""
@@ -146,11 +146,17 @@ LITERAL_VALUES = st.binary(max_size=10) | st.sampled_from(
 )
 
 
+SEPARATORS = st.sampled_from([b" ", b" ", b"\t"])
+"""What separates a line's terms: a space, or a tab (the Freebase dump's layout), each on its own."""
+
+
 @st.composite
 def literal_lines(draw: st.DrawFn) -> bytes:
     """``<s> <p> "value"suffix .`` with values and suffixes the simple-literal split takes or leaves."""
     s, p = (_iri(draw(IRI_PART)) for _ in range(2))
-    line = b'%s %s "%s"%s .' % (s, p, draw(LITERAL_VALUES).replace(b"\n", b""), draw(st.sampled_from(SUFFIXES)))
+    a, b, c = (draw(SEPARATORS) for _ in range(3))
+    value, suffix = draw(LITERAL_VALUES).replace(b"\n", b""), draw(st.sampled_from(SUFFIXES))
+    line = b'%s%s%s%s"%s"%s%s.' % (s, a, p, b, value, suffix, c)
     return line if draw(st.integers(0, 9)) else line.replace(b" .", draw(st.sampled_from([b".", b"  .", b" .\r"])))
 
 
@@ -160,7 +166,8 @@ def lines(draw: st.DrawFn) -> bytes:
     s, p, o = (_iri(draw(IRI_PART)) for _ in range(3))
     kind = draw(st.integers(0, 14))
     if kind <= 5:
-        return b"%s %s %s ." % (s, p, o)
+        a, b, c = (draw(SEPARATORS) for _ in range(3))
+        return b"%s%s%s%s%s%s." % (s, a, p, b, o, c)
     if kind <= 8:
         return draw(literal_lines())
     return draw(
@@ -170,6 +177,8 @@ def lines(draw: st.DrawFn) -> bytes:
                 b'%s %s "v"@en .' % (s, p),
                 b'%s %s "01"^^<http://www.w3.org/2001/XMLSchema#integer> .' % (s, p),
                 b"%s\t%s\t%s ." % (s, p, o),
+                b"%s\t\t%s\t%s\t." % (s, p, o),  # two tabs: left to the parser
+                b'%s\t%s\t"v"@en\t.' % (s, p),
                 b"%s %s %s .\r" % (s, p, o),  # CRLF
                 b"%s  %s %s ." % (s, p, o),
                 b"%s %s %s . # comment" % (s, p, o),
@@ -225,6 +234,53 @@ def test_the_c_split_numbers_what_the_python_path_numbers(texts: list[bytes], di
 @pytest.mark.parametrize("name", sorted(TEXTS))
 def test_the_c_split_on_the_collectors_examples(name: str) -> None:
     compiled, python = _both([TEXTS[name]])
+    assert compiled == python
+
+
+def _tab_layout(text: bytes) -> bytes:
+    return text.replace(b"> <", b">\t<").replace(b'> "', b'>\t"').replace(b" .\n", b"\t.\n")
+
+
+@compiled_only
+def test_tab_separated_lines_are_split_in_c_as_space_separated_ones() -> None:
+    """The Freebase dump's ``s<TAB>p<TAB>o<TAB>.`` lines (a block the converter could not respace: some line
+    repaired or filtered) are numbered by the splits, not parsed quad by quad: the same state as the spaced
+    text, and nothing left for the parser."""
+    spaced = b"".join(
+        b'<http://e/s%d> <http://e/p%d> <http://e/o%d> .\n<http://e/s%d> <http://e/name> "n%d"@en .\n'
+        % (i, i % 3, i, i, i)
+        for i in range(50)
+    )
+    tabbed = _tab_layout(spaced)
+    assert b" " not in tabbed
+    for compiled in (True, False):
+        found = [TripleCollector(compiled=compiled) for _ in range(2)]
+        found[0].add_rdf(spaced, ox.RdfFormat.N_TRIPLES)
+        found[1].add_rdf(tabbed, ox.RdfFormat.N_TRIPLES)
+        assert _state(found[0]) == _state(found[1]) and found[1].rows == 100
+    count, _heads, _rels, _tails, rest = _split(tabbed)
+    assert count == 50 and rest.strip(b"\n").count(b"\n") == 49  # the literal lines, for the literal split
+    from kg_adapters.index._numbering import Numbering, split_literals
+
+    _nodes, _relations, rows, rest = split_literals(rest, Numbering(), Numbering(), lambda suffix: (suffix, None))
+    assert len(rows) == 50 and not rest.strip()
+
+
+@compiled_only
+def test_runs_of_one_subject_across_chunks_and_a_growing_table() -> None:
+    """Subjects repeated on consecutive lines (a dump grouped by subject: numbered without a lookup), runs that
+    cross a chunk's end, and chunks of thousands of new IRIs (the table grows while lookups are under way):
+    the C path numbers as the Python path does."""
+    lines = [
+        b"<http://e/s%d> <http://e/p%d> <http://e/o%d> .\n" % (i // run, i % 7, i * 7919 % 5003)
+        for run in (1, 2, 3, 17, 40)
+        for i in range(2000)
+    ]
+    text = b"".join(lines)
+    cuts = [0, 1, 17, 18, 5000, 5001, 9999, len(lines)]
+    texts = [b"".join(lines[start:end]) for start, end in itertools.pairwise(cuts)]
+    texts += [_tab_layout(text[: len(text) // 2]), text[len(text) // 2 :]]
+    compiled, python = _both(texts)
     assert compiled == python
 
 
@@ -319,3 +375,77 @@ def test_numbers_of_both_paths_fit_int32() -> None:
         for column in collector._edge_chunks[0]:
             assert column.dtype == np.int32
         assert list(itertools.chain(*collector._edge_chunks[0][0:1]))[:3] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_rows_of_numbers_decoded_and_the_spool_lines_without_an_object_per_iri(compiled: bool) -> None:
+    """``strings_at`` decodes only the numbers asked for (a name row's entity), ``lines_from`` joins the IRIs
+    numbered since a point (the spool's log), both as the keys themselves read; bad numbers are refused."""
+    from array import array
+
+    table = new_numbering(compiled)
+    keys = [b"http://e/%d" % i for i in range(300)] + ["http://e/\u00e9".encode(), b""]
+    for key in keys:
+        table[key]
+    wanted = array("i", [5, 300, 5, 0, 301])
+    assert table.strings_at(wanted) == [keys[n].decode() for n in wanted]
+    assert table.strings_at(np.array([299, 1], dtype=np.int32)) == ["http://e/299", "http://e/1"]
+    assert table.strings_at(array("i")) == []
+    assert table.lines_from(298) == b"http://e/298\nhttp://e/299\n" + "http://e/\u00e9".encode() + b"\n\n"
+    assert table.lines_from(0) == b"".join(key + b"\n" for key in keys) and table.lines_from(10**6) == b""
+    for bad in (array("i", [302]), array("i", [-1])):
+        with pytest.raises(IndexError):
+            table.strings_at(bad)
+    assert table.strings_at(wanted.tobytes()) == table.strings_at(wanted)  # int32 numbers written out
+    every_other = np.arange(6, dtype=np.int32)[::2]
+    for wrong in (
+        np.array([1, 2], dtype=np.int64),
+        array("h", [1, 1]),
+        np.array([1], dtype=">i4"),
+        b"abc",
+        every_other,
+    ):
+        with pytest.raises(TypeError, match="native int32"):
+            table.strings_at(wrong)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        table.lines_from(-1)
+    with pytest.raises(TypeError):
+        table.lines_from(1.5)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
+        table.lines_from(2**70)
+    table[b"\xff"]
+    with pytest.raises(UnicodeDecodeError):
+        table.strings_at(array("i", [302]))
+
+
+@compiled_only
+def test_chunks_longer_than_a_numbering_window() -> None:
+    """A chunk of more IRI lines and more literal lines than the C splits number at once (65,536: their buffers
+    stay that size): numbered as the Python path numbers, across the windows' edges."""
+    lines = []
+    for i in range(70_000):
+        lines.append(b"<http://e/s%d> <http://e/p%d> <http://e/o%d> .\n" % (i // 3, i % 5, i * 7 % 65_537))
+        lines.append(b'<http://e/t%d> <http://e/q%d> "v%d"@en .\n' % (i * 11 % 70_001, i % 3, i % 10))
+    compiled, python = _both([b"".join(lines)])
+    assert compiled == python and compiled["rows"] == 140_000
+
+
+@compiled_only
+def test_a_check_that_raises_numbers_no_literal_line_of_its_window() -> None:
+    """``check`` raising after thousands of accepted lines: the error comes out, the lines held for numbering are
+    released, and neither table numbered any of them."""
+    from kg_adapters.index._numbering import Numbering, split_literals
+
+    text = b"".join(b'<http://e/s%d> <http://e/p> "%d" .\n' % (i, i) for i in range(6000))
+    seen = []
+
+    def check(value: bytes) -> bool:
+        seen.append(value)
+        if len(seen) > 5000:
+            raise RuntimeError("refused by check")
+        return True
+
+    entities, relations = Numbering(), Numbering()
+    with pytest.raises(RuntimeError, match="refused by check"):
+        split_literals(text, entities, relations, lambda suffix: (suffix, check))
+    assert len(entities) == 0 and len(relations) == 0

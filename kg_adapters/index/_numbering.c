@@ -1,45 +1,21 @@
-/* The traversal index collector's hot path in C (kg_adapters/index/numbering.py is the Python fallback).
+/* The traversal index collector's hot path in C (kg_adapters/index/numbering.py is the Python fallback):
+   the table and the module here, the chunk splits in _numbering_split.c.
 
    Numbering: an exact hash table of IRI bytes -> int32 number, in order of first sight (what a
    defaultdict(itertools.count().__next__) gives), with its keys kept in blocks of bytes: about a fifth
    of a Python dict's memory per IRI and no Python object per IRI.
 
    split_numbered(data, entities, relations): finds the IRI-to-IRI lines of an N-Triples chunk exactly as
-   kg_adapters/index/iri_lines.split_iri_lines does (single spaces, exactly three '>', no backslash), numbers
+   kg_adapters/index/iri_lines.split_iri_lines does (a single space or tab between terms and before the '.', the
+   Freebase dump's layout; exactly three '>', no backslash), numbers
    them in the order TripleCollector's Python path does (the lines with IRIs of at most WIDEST_IRI bytes
    first, subjects before objects; then the longer ones alike) and returns (count, heads, relations, tails,
    rest): the numbers as native int32 bytes and the other lines as the Python path hands them on. */
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <string.h>
+#include "_numbering.h"
 
-#define WIDEST_IRI 128
 #define BLOCK_BYTES (1 << 20)
 #define MOST_NUMBERS 0x7fffffff
-
-typedef struct {
-    const char *data;
-    uint32_t size;
-    uint32_t hash; /* the low half of the key's hash: its place in the table */
-} Entry;
-
-typedef struct Block {
-    struct Block *next;
-    size_t used, capacity;
-    char data[];
-} Block;
-
-typedef struct {
-    PyObject_HEAD
-    uint64_t *slots; /* 0: empty; else (high half of the hash << 32) | (number + 1) */
-    size_t mask;     /* slots - 1 (a power of two) */
-    Entry *entries;  /* by number */
-    size_t count, entries_capacity;
-    Block *blocks;   /* the keys' bytes, newest block first */
-    size_t block_bytes;
-} Numbering;
 
 static uint64_t hash_key0, hash_key1; /* SipHash's key: random per process (os.urandom at import) */
 
@@ -64,7 +40,7 @@ static uint64_t hash_key0, hash_key1; /* SipHash's key: random per process (os.u
 
 /* SipHash-1-3 (what CPython's own str and bytes hash uses) keyed per process: input cannot be made to
    collide without the key, so no chunk can turn the table's probes quadratic. */
-static inline uint64_t hash_bytes(const char *p, size_t n) {
+uint64_t kga_hash_bytes(const char *p, size_t n) {
     uint64_t v0 = hash_key0 ^ 0x736f6d6570736575ULL, v1 = hash_key1 ^ 0x646f72616e646f6dULL;
     uint64_t v2 = hash_key0 ^ 0x6c7967656e657261ULL, v3 = hash_key1 ^ 0x7465646279746573ULL;
     uint64_t b = (uint64_t)n << 56, m;
@@ -191,9 +167,9 @@ static int grow_slots(Numbering *self) {
     return 0;
 }
 
-/* The number of key p[:n]; when absent, -1 (add == 0) or a new number (add != 0); -2 with an error set. */
-static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add) {
-    uint64_t h = hash_bytes(p, n);
+/* The number of key p[:n] whose hash is h; when absent, -1 (add == 0) or a new number (add != 0); -2 with an
+   error set. */
+Py_ssize_t kga_find_or_add_hashed(Numbering *self, const char *p, size_t n, uint64_t h, int add) {
     uint32_t low = (uint32_t)h;
     uint64_t high = h & 0xffffffff00000000ULL;
     size_t mask = self->mask, at = low & mask;
@@ -245,6 +221,10 @@ static Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add)
     self->entries[number] = (Entry){stored, (uint32_t)n, low};
     self->slots[at] = high | (uint64_t)(number + 1);
     return (Py_ssize_t)number;
+}
+
+static inline Py_ssize_t find_or_add(Numbering *self, const char *p, size_t n, int add) {
+    return kga_find_or_add_hashed(self, p, n, kga_hash_bytes(p, n), add);
 }
 
 static int key_of(PyObject *key, const char **p, Py_ssize_t *n) {
@@ -378,6 +358,94 @@ static PyObject *Numbering_strings(Numbering *self, PyObject *Py_UNUSED(ignored)
     return list;
 }
 
+static PyObject *Numbering_lines_from(Numbering *self, PyObject *arg) {
+    Py_ssize_t start = PyLong_AsSsize_t(arg);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    if (start < 0) {
+        PyErr_SetString(PyExc_ValueError, "lines_from(start): start must be at least 0");
+        return NULL;
+    }
+    size_t total = 0, end = self->count; /* both passes over the same keys */
+    for (size_t i = (size_t)start; i < end; i++) {
+        if (self->entries[i].size >= (size_t)PY_SSIZE_T_MAX - total) {
+            PyErr_SetString(PyExc_OverflowError, "the IRIs are too long to join");
+            return NULL;
+        }
+        total += self->entries[i].size + 1;
+    }
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!joined)
+        return NULL;
+    char *at = PyBytes_AS_STRING(joined);
+    for (size_t i = (size_t)start; i < end; i++) {
+        if (self->entries[i].size)
+            memcpy(at, self->entries[i].data, self->entries[i].size);
+        at += self->entries[i].size;
+        *at++ = '\n';
+    }
+    return joined;
+}
+
+#define NUMBERS_EXPECTED "strings_at(numbers): numbers are native int32 (array('i'), numpy int32 or their bytes)"
+
+/* Whether a buffer holds native int32 numbers: items of 4 bytes in native order ('i', or 'l' where a long
+   has 4 bytes), or plain bytes of a length divisible by 4 (int32 numbers written out). */
+static int int32_buffer(const Py_buffer *view) {
+    const char *format = view->format ? view->format : "B";
+    if (view->len % 4)
+        return 0;
+    if (view->itemsize == 1)
+        return strcmp(format, "B") == 0 || strcmp(format, "b") == 0 || strcmp(format, "c") == 0;
+    if (view->itemsize != 4)
+        return 0;
+    if (*format == '@' || *format == '=')
+        format++;
+#if PY_LITTLE_ENDIAN
+    else if (*format == '<')
+        format++;
+#else
+    else if (*format == '>' || *format == '!')
+        format++;
+#endif
+    return strcmp(format, "i") == 0 || strcmp(format, "l") == 0;
+}
+
+static PyObject *Numbering_strings_at(Numbering *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_SetString(PyExc_TypeError, NUMBERS_EXPECTED);
+        return NULL;
+    }
+    PyObject *list = NULL;
+    if (!int32_buffer(&view)) {
+        PyErr_SetString(PyExc_TypeError, NUMBERS_EXPECTED);
+        goto done;
+    }
+    Py_ssize_t count = view.len / 4;
+    list = PyList_New(count);
+    if (!list)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int32_t number;
+        memcpy(&number, (const char *)view.buf + 4 * i, 4);
+        if (number < 0 || (size_t)number >= self->count) {
+            PyErr_SetString(PyExc_IndexError, "no IRI has this number");
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyObject *item = PyUnicode_DecodeUTF8(self->entries[number].data, (Py_ssize_t)self->entries[number].size, NULL);
+        if (!item) {
+            Py_CLEAR(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+done:
+    PyBuffer_Release(&view);
+    return list;
+}
+
 static PyObject *Numbering_items(Numbering *self, PyObject *Py_UNUSED(ignored)) { return keys_from(self, 0, 1); }
 
 static PyObject *Numbering_iter(Numbering *self) {
@@ -406,6 +474,12 @@ static PyMethodDef Numbering_methods[] = {
     {"longest_run", (PyCFunction)Numbering_longest_run, METH_NOARGS,
      "longest_run(): the longest run of filled slots (what a lookup may probe at worst)."},
     {"strings", (PyCFunction)Numbering_strings, METH_NOARGS, "strings(): the IRIs decoded (UTF-8), in number order."},
+    {"lines_from", (PyCFunction)Numbering_lines_from, METH_O,
+     "lines_from(start): the IRIs numbered start and on, each followed by a line break, as one bytes (no object per "
+     "IRI: what the spool logs)."},
+    {"strings_at", (PyCFunction)Numbering_strings_at, METH_O,
+     "strings_at(numbers): the IRIs of numbers (a buffer of native int32: array('i'), numpy int32) decoded (UTF-8), "
+     "in that order (no bytes object per IRI)."},
     {"nbytes", (PyCFunction)Numbering_nbytes, METH_NOARGS, "nbytes(): the memory the table holds, in bytes."},
     {NULL, NULL, 0, NULL},
 };
@@ -416,7 +490,7 @@ static PyMappingMethods Numbering_mapping = {
     NULL,
 };
 
-static PyTypeObject NumberingType = {
+PyTypeObject kga_NumberingType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kg_adapters.index._numbering.Numbering",
     .tp_basicsize = sizeof(Numbering),
     .tp_dealloc = (destructor)Numbering_dealloc,
@@ -428,386 +502,11 @@ static PyTypeObject NumberingType = {
     .tp_new = Numbering_new,
 };
 
-/* -- split_numbered ------------------------------------------------------------------------------ */
-
-typedef struct {
-    Py_ssize_t start, gt1, gt2, gt3; /* the line's first byte and its three '>' */
-} Line;
-
-typedef struct {
-    Line *lines;
-    Py_ssize_t count, capacity;
-} Lines;
-
-static int lines_add(Lines *lines, Line line) {
-    if (lines->count == lines->capacity) {
-        Py_ssize_t capacity = lines->capacity ? lines->capacity * 2 : 4096;
-        Line *grown = PyMem_RawRealloc(lines->lines, (size_t)capacity * sizeof(Line));
-        if (!grown)
-            return -1;
-        lines->lines = grown;
-        lines->capacity = capacity;
-    }
-    lines->lines[lines->count++] = line;
-    return 0;
-}
-
-/* A table's lookups along a run of lines: the same bytes as the previous lookup's (a subject repeated on
-   consecutive lines, a relation) are not looked up again. */
-typedef struct {
-    Numbering *table;
-    const char *last;
-    size_t size;
-    Py_ssize_t number;
-} Cached;
-
-static inline Py_ssize_t cached_number(Cached *cached, const char *p, size_t n) {
-    if (cached->last && n == cached->size && memcmp(p, cached->last, n) == 0)
-        return cached->number;
-    Py_ssize_t number = find_or_add(cached->table, p, n, 1);
-    cached->last = p;
-    cached->size = n;
-    cached->number = number;
-    return number;
-}
-
-/* Numbers the subjects (objects == 0) or the objects of lines into out[], the relations too with the
-   subjects. */
-static int number_column(Numbering *entities, Numbering *relations, const char *text, const Lines *lines, int objects,
-                         int32_t *out, int32_t *relation_out) {
-    Cached entity = {entities, NULL, 0, 0}, relation = {relations, NULL, 0, 0};
-    for (Py_ssize_t i = 0; i < lines->count; i++) {
-        const Line *line = &lines->lines[i];
-        Py_ssize_t number = objects ? cached_number(&entity, text + line->gt2 + 3, (size_t)(line->gt3 - line->gt2 - 3))
-                                    : cached_number(&entity, text + line->start + 1, (size_t)(line->gt1 - line->start - 1));
-        if (number < 0)
-            return -1;
-        out[i] = (int32_t)number;
-        if (objects)
-            continue;
-        number = cached_number(&relation, text + line->gt1 + 3, (size_t)(line->gt2 - line->gt1 - 3));
-        if (number < 0)
-            return -1;
-        relation_out[i] = (int32_t)number;
-    }
-    return 0;
-}
-
-/* 1: a short IRI-to-IRI line, 2: a long one, 0: another line; the three '>' into *line. */
-static int classify(const char *text, Py_ssize_t start, Py_ssize_t end, const char *backslash, Line *line) {
-    Py_ssize_t size = end - start;
-    if (size < 10 || backslash < text + end)
-        return 0;
-    const char *p = text + start, *stop = text + end;
-    const char *g1 = memchr(p, '>', size);
-    if (!g1)
-        return 0;
-    const char *g2 = memchr(g1 + 1, '>', stop - g1 - 1);
-    if (!g2)
-        return 0;
-    const char *g3 = memchr(g2 + 1, '>', stop - g2 - 1);
-    if (!g3 || g3 != stop - 3 || p[0] != '<' || stop[-2] != ' ' || stop[-1] != '.')
-        return 0;
-    if (g1[1] != ' ' || g1[2] != '<' || g2[1] != ' ' || g2[2] != '<')
-        return 0;
-    line->start = start;
-    line->gt1 = g1 - text;
-    line->gt2 = g2 - text;
-    line->gt3 = g3 - text;
-    Py_ssize_t widest = line->gt1 - start;
-    if (line->gt2 - line->gt1 > widest)
-        widest = line->gt2 - line->gt1;
-    if (line->gt3 - line->gt2 > widest)
-        widest = line->gt3 - line->gt2;
-    return widest - 3 <= WIDEST_IRI ? 1 : 2;
-}
-
-static PyObject *split_numbered(PyObject *Py_UNUSED(module), PyObject *args) {
-    Py_buffer buffer;
-    Numbering *entities, *relations;
-    if (!PyArg_ParseTuple(args, "y*O!O!:split_numbered", &buffer, &NumberingType, &entities, &NumberingType,
-                          &relations))
-        return NULL;
-    const char *text = buffer.buf;
-    Py_ssize_t size = buffer.len;
-    Lines short_lines = {0}, long_lines = {0};
-    char *rest = NULL;
-    Py_ssize_t rest_size = 0;
-    PyObject *heads = NULL, *rels = NULL, *tails = NULL, *rest_bytes = NULL, *result = NULL;
-
-    rest = PyMem_RawMalloc((size_t)size + 1);
-    if (!rest) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    const char *backslash = memchr(text, '\\', (size_t)size);
-    if (!backslash)
-        backslash = text + size;
-    Py_ssize_t start = 0;
-    for (;;) {
-        const char *newline = memchr(text + start, '\n', (size_t)(size - start));
-        Py_ssize_t end = newline ? newline - text : size;
-        if (backslash < text + start) {
-            backslash = memchr(text + start, '\\', (size_t)(size - start));
-            if (!backslash)
-                backslash = text + size;
-        }
-        Line line;
-        int kind = classify(text, start, end, backslash, &line);
-        if (kind && lines_add(kind == 1 ? &short_lines : &long_lines, line) < 0) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        if (!kind) { /* the other lines, each with a line break after it */
-            memcpy(rest + rest_size, text + start, (size_t)(end - start));
-            rest_size += end - start;
-            rest[rest_size++] = '\n';
-        }
-        if (!newline)
-            break;
-        start = end + 1;
-    }
-    Py_ssize_t count = short_lines.count + long_lines.count;
-    heads = PyBytes_FromStringAndSize(NULL, count * 4);
-    rels = PyBytes_FromStringAndSize(NULL, count * 4);
-    tails = PyBytes_FromStringAndSize(NULL, count * 4);
-    if (!heads || !rels || !tails)
-        goto done;
-    int32_t *head_out = (int32_t *)PyBytes_AS_STRING(heads), *rel_out = (int32_t *)PyBytes_AS_STRING(rels),
-            *tail_out = (int32_t *)PyBytes_AS_STRING(tails);
-    Py_ssize_t offset = short_lines.count;
-    if (number_column(entities, relations, text, &short_lines, 0, head_out, rel_out) < 0 ||
-        number_column(entities, relations, text, &short_lines, 1, tail_out, NULL) < 0 ||
-        number_column(entities, relations, text, &long_lines, 0, head_out + offset, rel_out + offset) < 0 ||
-        number_column(entities, relations, text, &long_lines, 1, tail_out + offset, NULL) < 0)
-        goto done;
-    /* as the Python path: a line break per long line (what its regular expression's split leaves), then
-       the other lines */
-    rest_bytes = PyBytes_FromStringAndSize(NULL, long_lines.count + rest_size);
-    if (!rest_bytes)
-        goto done;
-    memset(PyBytes_AS_STRING(rest_bytes), '\n', (size_t)long_lines.count);
-    if (rest_size)
-        memcpy(PyBytes_AS_STRING(rest_bytes) + long_lines.count, rest, (size_t)rest_size);
-    result = Py_BuildValue("(nOOOO)", count, heads, rels, tails, rest_bytes);
-done:
-    PyMem_RawFree(rest);
-    PyMem_RawFree(short_lines.lines);
-    PyMem_RawFree(long_lines.lines);
-    Py_XDECREF(heads);
-    Py_XDECREF(rels);
-    Py_XDECREF(tails);
-    Py_XDECREF(rest_bytes);
-    PyBuffer_Release(&buffer);
-    return result;
-}
-
-/* -- split_literals ------------------------------------------------------------------------------ */
-
-/* Whether text[at:end] (one line) reads <s> <p> "v"SUFFIX . as build._SIMPLE_LITERAL matches it (its
-   groups exclude every byte that would let a match end elsewhere, so one forward scan decides); the
-   spans into *spans: subject, predicate, value, suffix as (start, end) pairs. */
-static int literal_line(const char *text, Py_ssize_t at, Py_ssize_t end, Py_ssize_t *spans) {
-    Py_ssize_t i = at;
-    for (int iri = 0; iri < 2; iri++) {
-        if (i >= end || text[i] != '<')
-            return 0;
-        spans[2 * iri] = ++i;
-        while (i < end && text[i] != '<' && text[i] != '>' && text[i] != '\\')
-            i++;
-        if (i >= end || text[i] != '>')
-            return 0;
-        spans[2 * iri + 1] = i++;
-        if (i >= end || text[i] != ' ')
-            return 0;
-        i++;
-    }
-    if (i >= end || text[i] != '"')
-        return 0;
-    spans[4] = ++i;
-    while (i < end && text[i] != '"' && text[i] != '\\' && text[i] != '\r')
-        i++;
-    if (i >= end || text[i] != '"')
-        return 0;
-    spans[5] = i++;
-    spans[6] = i;
-    if (i < end && text[i] == '@') { /* @[a-zA-Z]+(-[a-zA-Z0-9]+)* */
-        Py_ssize_t letters = ++i;
-        while (i < end && ((text[i] | 0x20) >= 'a' && (text[i] | 0x20) <= 'z'))
-            i++;
-        if (i == letters)
-            return 0;
-        while (i + 1 < end && text[i] == '-' && Py_ISALNUM(text[i + 1])) {
-            i += 2;
-            while (i < end && Py_ISALNUM(text[i]))
-                i++;
-        }
-    } else if (i + 2 < end && text[i] == '^' && text[i + 1] == '^' && text[i + 2] == '<') { /* ^^<[^<>\\\n]*> */
-        i += 3;
-        while (i < end && text[i] != '<' && text[i] != '>' && text[i] != '\\')
-            i++;
-        if (i >= end || text[i] != '>')
-            return 0;
-        i++;
-    }
-    spans[7] = i;
-    return i + 2 == end && text[i] == ' ' && text[i + 1] == '.';
-}
-
-/* The decision for a suffix: (tag, check or None) or None (the parser reads the line), from decide(suffix),
-   kept per call in decisions. A new reference, or NULL with an error set. */
-static PyObject *decision_of(PyObject *decisions, PyObject *decide, const char *p, Py_ssize_t n) {
-    PyObject *suffix = PyBytes_FromStringAndSize(p, n);
-    if (!suffix)
-        return NULL;
-    PyObject *found = PyDict_GetItemWithError(decisions, suffix);
-    if (found) {
-        Py_INCREF(found);
-    } else if (!PyErr_Occurred()) {
-        found = PyObject_CallOneArg(decide, suffix);
-        if (found && found != Py_None &&
-            !(PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2 && PyBytes_Check(PyTuple_GET_ITEM(found, 0)))) {
-            PyErr_SetString(PyExc_TypeError, "decide(suffix) must return (tag bytes, check or None) or None");
-            Py_CLEAR(found);
-        }
-        if (found && PyDict_SetItem(decisions, suffix, found) < 0)
-            Py_CLEAR(found);
-    }
-    Py_DECREF(suffix);
-    return found;
-}
-
-static PyObject *split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
-    Py_buffer buffer;
-    Numbering *entities, *relations;
-    PyObject *decide;
-    if (!PyArg_ParseTuple(args, "y*O!O!O:split_literals", &buffer, &NumberingType, &entities, &NumberingType,
-                          &relations, &decide))
-        return NULL;
-    const char *text = buffer.buf;
-    Py_ssize_t size = buffer.len, kept_size = 0, refused_size = 0, count = 0, capacity = 0;
-    char *kept = PyMem_RawMalloc((size_t)size + 1), *refused = PyMem_RawMalloc((size_t)size * 2 + 1);
-    int32_t *nodes = NULL, *rels = NULL;
-    PyObject *rows = PyList_New(0), *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
-    PyObject *node_bytes = NULL, *rel_bytes = NULL, *rest = NULL;
-    const char *last_suffix = NULL;
-    Py_ssize_t last_suffix_size = 0;
-    if (!kept || !refused) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!rows || !decisions)
-        goto done;
-    Py_ssize_t start = 0;
-    for (;;) {
-        const char *newline = memchr(text + start, '\n', (size_t)(size - start));
-        Py_ssize_t end = newline ? newline - text : size, spans[8];
-        int matched = literal_line(text, start, end, spans);
-        PyObject *decision = NULL;
-        if (matched) {
-            Py_ssize_t suffix_size = spans[7] - spans[6];
-            if (last_decision && suffix_size == last_suffix_size &&
-                memcmp(text + spans[6], last_suffix, (size_t)suffix_size) == 0) {
-                decision = last_decision;
-            } else {
-                decision = decision_of(decisions, decide, text + spans[6], suffix_size);
-                if (!decision)
-                    goto done;
-                Py_DECREF(decision); /* decisions holds it */
-                last_decision = decision;
-                last_suffix = text + spans[6];
-                last_suffix_size = suffix_size;
-            }
-        }
-        int accepted = matched && decision != Py_None;
-        PyObject *value = NULL;
-        if (accepted) {
-            value = PyBytes_FromStringAndSize(text + spans[4], spans[5] - spans[4]);
-            if (!value)
-                goto done;
-            PyObject *check = PyTuple_GET_ITEM(decision, 1);
-            if (check != Py_None) {
-                PyObject *verdict = PyObject_CallOneArg(check, value);
-                int ok = verdict ? PyObject_IsTrue(verdict) : -1;
-                Py_XDECREF(verdict);
-                if (ok < 0) {
-                    Py_DECREF(value);
-                    goto done;
-                }
-                if (!ok) {
-                    Py_CLEAR(value);
-                    accepted = 0;
-                }
-            }
-        }
-        if (accepted) {
-            if (count == capacity) {
-                capacity = capacity ? capacity * 2 : 4096;
-                int32_t *grown_nodes = PyMem_RawRealloc(nodes, (size_t)capacity * 4);
-                if (grown_nodes)
-                    nodes = grown_nodes;
-                int32_t *grown_rels = PyMem_RawRealloc(rels, (size_t)capacity * 4);
-                if (grown_rels)
-                    rels = grown_rels;
-                if (!grown_nodes || !grown_rels) {
-                    Py_DECREF(value);
-                    PyErr_NoMemory();
-                    goto done;
-                }
-            }
-            Py_ssize_t node = find_or_add(entities, text + spans[0], (size_t)(spans[1] - spans[0]), 1);
-            Py_ssize_t relation = node < 0 ? -2 : find_or_add(relations, text + spans[2], (size_t)(spans[3] - spans[2]), 1);
-            PyObject *row = relation < 0 ? NULL : Py_BuildValue("(nnNO)", node, relation, value, PyTuple_GET_ITEM(decision, 0));
-            if (relation < 0)
-                Py_DECREF(value);
-            if (!row || PyList_Append(rows, row) < 0) {
-                Py_XDECREF(row);
-                goto done;
-            }
-            Py_DECREF(row);
-            nodes[count] = (int32_t)node;
-            rels[count++] = (int32_t)relation;
-        } else if (matched) { /* as the Python path: the line left empty, then appended at the end after a break */
-            refused[refused_size++] = '\n';
-            memcpy(refused + refused_size, text + start, (size_t)(end - start));
-            refused_size += end - start;
-        }
-        if (!matched) {
-            memcpy(kept + kept_size, text + start, (size_t)(end - start));
-            kept_size += end - start;
-        }
-        if (!newline)
-            break;
-        kept[kept_size++] = '\n';
-        start = end + 1;
-    }
-    node_bytes = PyBytes_FromStringAndSize((const char *)nodes, count * 4);
-    rel_bytes = PyBytes_FromStringAndSize((const char *)rels, count * 4);
-    rest = PyBytes_FromStringAndSize(NULL, kept_size + refused_size);
-    if (!node_bytes || !rel_bytes || !rest)
-        goto done;
-    memcpy(PyBytes_AS_STRING(rest), kept, (size_t)kept_size);
-    memcpy(PyBytes_AS_STRING(rest) + kept_size, refused, (size_t)refused_size);
-    result = PyTuple_Pack(4, node_bytes, rel_bytes, rows, rest);
-done:
-    PyMem_RawFree(kept);
-    PyMem_RawFree(refused);
-    PyMem_RawFree(nodes);
-    PyMem_RawFree(rels);
-    Py_XDECREF(rows);
-    Py_XDECREF(decisions);
-    Py_XDECREF(node_bytes);
-    Py_XDECREF(rel_bytes);
-    Py_XDECREF(rest);
-    PyBuffer_Release(&buffer);
-    return result;
-}
-
 static PyMethodDef module_methods[] = {
-    {"split_numbered", split_numbered, METH_VARARGS,
+    {"split_numbered", kga_split_numbered, METH_VARARGS,
      "split_numbered(data, entities, relations) -> (count, heads, relations, tails, rest): the IRI-to-IRI lines "
      "of N-Triples data numbered (int32 bytes), and the other lines."},
-    {"split_literals", split_literals, METH_VARARGS,
+    {"split_literals", kga_split_literals, METH_VARARGS,
      "split_literals(text, entities, relations, decide) -> (nodes, relations, rows, rest): the lines "
      "build._SIMPLE_LITERAL matches whose suffix decide(suffix) accepts, numbered, as (entity, relation, value, "
      "tag) rows, and the other lines."},
@@ -834,14 +533,14 @@ PyMODINIT_FUNC PyInit__numbering(void) {
     memcpy(&hash_key0, PyBytes_AS_STRING(key), 8);
     memcpy(&hash_key1, PyBytes_AS_STRING(key) + 8, 8);
     Py_DECREF(key);
-    if (PyType_Ready(&NumberingType) < 0)
+    if (PyType_Ready(&kga_NumberingType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (!module)
         return NULL;
-    Py_INCREF(&NumberingType);
-    if (PyModule_AddObject(module, "Numbering", (PyObject *)&NumberingType) < 0) {
-        Py_DECREF(&NumberingType);
+    Py_INCREF(&kga_NumberingType);
+    if (PyModule_AddObject(module, "Numbering", (PyObject *)&kga_NumberingType) < 0) {
+        Py_DECREF(&kga_NumberingType);
         Py_DECREF(module);
         return NULL;
     }

@@ -32,6 +32,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
+from kg_adapters.index.literals import LiteralRow, LiteralRows, sorted_names
 from kg_adapters.index.numbering import (
     SplitLiterals,
     SplitNumbered,
@@ -139,8 +140,9 @@ _XSD_STRING = _XSD + "string"
 _TYPED_BATCH = 50_000
 """Typed literals canonicalized together (see ``TripleCollector._add_typed``)."""
 
-_SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)> <([^<>\\\n]*)> <([^<>\\\n]*)> \.$", re.MULTILINE)
-"""An N-Triples line ``<s> <p> <o> .`` with single spaces and no escapes: in a valid line (the
+_SIMPLE_TRIPLE = re.compile(rb"^<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]\.$", re.MULTILINE)
+"""An N-Triples line ``<s> <p> <o> .`` with single spaces or tabs (the Freebase dump's layout) and no
+escapes: in a valid line (the
 loader adds only lines Oxigraph parsed) each group is then an IRI, spelled as its UTF-8 bytes."""
 
 
@@ -158,7 +160,7 @@ def _escaped_iri(data: bytes) -> bool:
     return False
 
 
-_QUICK_TRIPLE = re.compile(rb"^<([^>]*)> <([^>]*)> <([^>]*)> \.$", re.MULTILINE)
+_QUICK_TRIPLE = re.compile(rb"^<([^>]*)>[ \t]<([^>]*)>[ \t]<([^>]*)>[ \t]\.$", re.MULTILINE)
 """:data:`_SIMPLE_TRIPLE` with each group any run of bytes up to the next ``>`` (one byte compared
 per step, where the strict pattern tests each byte against a set). In a valid N-Triples line an
 IRI holds no ``<``, ``>`` or line break, so the lines it splits are those :data:`_SIMPLE_TRIPLE`
@@ -166,11 +168,11 @@ splits unless a group holds a backslash (an escape): ``TripleCollector.add_rdf``
 chunk with the strict pattern (:func:`_escaped_iri`)."""
 
 _SIMPLE_LITERAL = re.compile(
-    rb'^<([^<>\\\n]*)> <([^<>\\\n]*)> "([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|) \.$',
+    rb'^<([^<>\\\n]*)>[ \t]<([^<>\\\n]*)>[ \t]"([^"\\\n\r]*)"(@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^<[^<>\\\n]*>|)[ \t]\.$',
     re.MULTILINE,
 )
 """An N-Triples line ``<s> <p> "text" .``, ``"text"@lang`` or ``"text"^^<datatype>`` with single
-spaces and no escapes: the text is then the literal's value as UTF-8 bytes, and the suffix says its tag."""
+spaces or tabs and no escapes: the text is then the literal's value as UTF-8 bytes, and the suffix says its tag."""
 
 _CANONICAL = {
     (_XSD + "integer").encode(): re.compile(rb"-?[1-9][0-9]*|0"),
@@ -181,11 +183,6 @@ _CANONICAL = {
 canonical forms (or, like ``"1999-02-30"``, kept verbatim as ill-typed), so a line spelling one needs no
 canonicalization (``tests/test_traversal_index.py`` compares them with Oxigraph's store form by form).
 Other typed literals go through ``TripleCollector._add_typed``."""
-
-LiteralRow = tuple[int, int, bytes, bytes]
-"""(entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
-plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI``. One shape for
-the regex's lines and the parser's terms, so that a set of rows holds each store triple once."""
 
 
 def _literal_tag(term: ox.Literal) -> bytes:
@@ -246,7 +243,7 @@ class TripleCollector:
         self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
         self._distinct = distinct
         self._literal_list: list[LiteralRow] = []
-        self._literal_set: set[LiteralRow] = set()
+        self._literal_set = LiteralRows()
         self._suffix_tags = _SuffixTags()
         self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
@@ -525,13 +522,10 @@ class TripleCollector:
             return []
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
-        entities = list(self._entity)
-        rows = {
-            (entities[entity].decode(), value.decode(), tag[1:].decode() if tag[:1] == b"@" else "")
-            for entity, relation, value, tag in self.literal_rows()
-            if relation in numbers
-        }
-        return sorted(rows)
+        named = [row for row in self.literal_rows() if row[1] in numbers]
+        if not named:
+            return []
+        return sorted_names(named, self._entity.strings_at(array("i", [row[0] for row in named])))
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""

@@ -27,7 +27,7 @@ WIDEST_IRI = 128
 """The longest IRI (in bytes) compared as a row of bytes; a line with a longer one is split the
 old way (:attr:`IriLines.long`), so that one long IRI does not widen every row of its chunk."""
 
-_LT, _GT, _SPACE, _DOT, _BACKSLASH, _NEWLINE = 60, 62, 32, 46, 92, 10
+_LT, _GT, _SPACE, _TAB, _DOT, _BACKSLASH, _NEWLINE = 60, 62, 32, 9, 46, 92, 10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +40,7 @@ class Distinct:
 
 @dataclass(frozen=True, kw_only=True)
 class IriLines:
-    """The lines ``<s> <p> <o> .`` of a text (single spaces, no escape, no ``<``, ``>`` or
+    """The lines ``<s> <p> <o> .`` of a text (a single space or tab between terms, no escape, no ``<``, ``>`` or
     backslash inside an IRI: the lines the strict pattern ``build._SIMPLE_TRIPLE`` splits), with
     IRIs of at most :data:`WIDEST_IRI` bytes. ``entities`` numbers subjects then objects (the
     subjects' positions first, then the objects'); ``rest`` is the other lines, with their line
@@ -58,7 +58,8 @@ def split_iri_lines(data: bytes) -> IriLines | None:
     IRIs of one chunk share the hash bits compared (the high bits: the low ones hold positions), and the
     caller splits it the slow way: rare, and exact either way.
 
-    A line is split when it reads ``<X> <Y> <Z> .`` with exactly three ``>`` and no backslash: in a
+    A line is split when it reads ``<X> <Y> <Z> .`` (a space or a tab for each space) with exactly three ``>``
+    and no backslash: in a
     line Oxigraph accepts (the load fails otherwise) an IRI then holds no ``<``, ``>`` or escape."""
     import numpy as np
 
@@ -77,14 +78,14 @@ def split_iri_lines(data: bytes) -> IriLines | None:
     starts, ends, first_gt = starts[lines], ends[lines], first_gt[lines]
     gt1, gt2, gt3 = closing[first_gt], closing[first_gt + 1], closing[first_gt + 2]
     last = size - 1
-    shaped = (  # <X> <Y> <Z> .
+    shaped = (  # <X> <Y> <Z> . (each separator a space or a tab)
         (text[starts] == _LT)
-        & (text[gt1 + 1] == _SPACE)
+        & _separator(text[gt1 + 1])
         & (text[gt1 + 2] == _LT)
-        & (text[gt2 + 1] == _SPACE)
+        & _separator(text[gt2 + 1])
         & (text[np.minimum(gt2 + 2, last)] == _LT)  # past the text when a line ends ">>>"
         & (gt3 == ends - 3)
-        & (text[np.minimum(gt3 + 1, last)] == _SPACE)
+        & _separator(text[np.minimum(gt3 + 1, last)])
         & (text[np.minimum(gt3 + 2, last)] == _DOT)
     )
     short = shaped & (np.maximum(np.maximum(gt1 - starts, gt2 - gt1), gt3 - gt2) - 3 <= WIDEST_IRI)
@@ -105,6 +106,11 @@ def split_iri_lines(data: bytes) -> IriLines | None:
         rest=_lines(data, breaks, np.flatnonzero(other)),
         long=_lines(data, breaks, long_lines),
     )
+
+
+def _separator(found: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Whether each byte separates terms: a space, or a tab (the Freebase dump's layout)."""
+    return (found == _SPACE) | (found == _TAB)  # type: ignore[no-any-return]
 
 
 def _lines(data: bytes, breaks: Positions, chosen: Positions) -> bytes:

@@ -17,7 +17,7 @@ default; all of ``kga index --memory``) is split among what the collector
   writes it from the files, one step at a time, each holding a bounded share: a block of edges being
   sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
   (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
-  After each block and step the freed heap goes back to the system (:func:`release_freed_memory`):
+  After each step and external sort the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
      IRI order, and every first number of an IRI maps to it (``local_to_unique``, a number map); the
@@ -142,7 +142,9 @@ def merge_runs(paths: list[Path], scratch: Path, fan_in: int) -> Iterator[Any]:
 
 def sorted_items(items: Iterable[T], block: int, scratch: Path, stem: str, fan_in: int) -> Iterator[T]:
     """``items`` sorted (duplicates kept), holding at most ``block`` of them at once: sorted blocks
-    become runs in ``scratch``, then are merged. One block sorts in memory and writes nothing."""
+    become runs in ``scratch``, then are merged. One block sorts in memory and writes nothing. The freed
+    heap goes back to the system once the runs are written (each block reuses the last one's: trimming
+    after every block cost a full ``gc.collect`` per block, on the hot path of small budgets)."""
     runs: list[Path] = []
     iterator = iter(items)
     full = True
@@ -157,7 +159,7 @@ def sorted_items(items: Iterable[T], block: int, scratch: Path, stem: str, fan_i
             runs.append(scratch / f"{stem}-{len(runs)}.run")
             write_run(runs[-1], buffer, sync=False)
         del buffer  # before the next block is read: never two at once
-        release_freed_memory()
+    release_freed_memory()
     yield from merge_runs(runs, scratch, fan_in)
 
 

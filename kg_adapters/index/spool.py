@@ -51,7 +51,8 @@ from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numberi
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
-    from kg_adapters.index.build import LiteralRow, TripleCollector
+    from kg_adapters.index.build import TripleCollector
+    from kg_adapters.index.literals import LiteralRow
     from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
@@ -132,6 +133,8 @@ class CollectorSpool:
         """Where in ``entities.log`` the current entity dict's IRIs start."""
         self._iri_check = 0
         """The dict size at which the budget is next checked (see :meth:`check`)."""
+        self._kept: dict[str, int] | None = None
+        """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
 
     # -- while the load parses ---------------------------------------------------------------------
     def check(self, collector: TripleCollector) -> None:
@@ -176,11 +179,17 @@ class CollectorSpool:
         self._base_offset = (self.directory / "entities.log").stat().st_size
         release_freed_memory()  # the old dict's IRIs: freed, but kept by the C heap otherwise
 
-    def flush(self, collector: TripleCollector, *, sync: bool = False) -> None:
-        """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers;
-        entity numbers are written as the load's (the run's first number added, int64)."""
+    def flush(self, collector: TripleCollector, *, sync: bool = False, keep: bool = False) -> None:
+        """Appends the collector's new data to the files (synced when ``sync``) and empties its buffers
+        (unless ``keep``: then they stay in the collector, already on disk, until :meth:`reload`); entity
+        numbers are written as the load's (the run's first number added, int64)."""
         import numpy as np
 
+        if self._kept is not None:  # a save kept them: they are on disk already
+            self._kept = None
+            _empty_buffers(collector)
+        if keep:
+            self._kept = {name: (self.directory / name).stat().st_size for name in FILES}
         base = collector._entity_base
         collector._add_typed()
         self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
@@ -198,8 +207,6 @@ class CollectorSpool:
                     rows["tail"] += base
                 rows.tofile(handle)
             _sync(handle, sync)
-        collector._edge_chunks.clear()
-        collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
         for name, nodes, rels in (
             (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
             (IN_EXTRA, collector._in_extra_nodes, collector._in_extra_rels),
@@ -214,24 +221,23 @@ class CollectorSpool:
                     pairs["node"] += base
                 pairs.tofile(handle)
                 _sync(handle, sync)
-        collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
-        collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
         with open(self.directory / "literals.bin", "ab") as handle:
             literals = collector._literal_list if collector._distinct else collector._literal_set
             handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
             _sync(handle, sync)
-        collector._literal_list.clear()
-        collector._literal_set.clear()
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
                 handle.write(ox.serialize(collector._blank_set, format=ox.RdfFormat.N_QUADS) or b"")
             _sync(handle, sync)
-        collector._blank_set.clear()
+        if not keep:
+            _empty_buffers(collector)
         collector._flushed_rows = collector.rows
 
-    def save(self, collector: TripleCollector) -> dict[str, Any]:
-        """Appends the collector's new data to the files, empties its buffers, syncs and returns the state."""
-        self.flush(collector, sync=True)
+    def save(self, collector: TripleCollector, *, keep: bool = False) -> dict[str, Any]:
+        """Appends the collector's new data to the files, empties its buffers, syncs and returns the state.
+        ``keep``: the last save before the index is written (:meth:`reload` next): the buffers stay in the
+        collector, and :meth:`reload` reads back only what the files held before this save."""
+        self.flush(collector, sync=True, keep=keep)
         return {
             "rows": collector.rows,
             "blank_count": collector._blank_count,
@@ -243,10 +249,8 @@ class CollectorSpool:
 
     def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
         """Logs the IRIs numbered since the last save (the table's first is numbered ``base``)."""
-        new = numbered.keys_from(self._logged[name] - base)
         with open(self.directory / name, "ab") as handle:
-            if new:
-                handle.write(b"\n".join(new) + b"\n")
+            handle.write(numbered.lines_from(self._logged[name] - base))
             _sync(handle, sync)
         self._logged[name] = base + len(numbered)
 
@@ -289,8 +293,11 @@ class CollectorSpool:
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
         """Whether the in-memory index write of everything collected fits the budget (no run written)."""
-        edges = (self.directory / EDGES).stat().st_size // EDGE_ROW_BYTES + collector.rows - collector._flushed_rows
-        literal_bytes = (self.directory / "literals.bin").stat().st_size
+        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + collector.rows - collector._flushed_rows
+        if self._kept is not None:  # the buffers are on disk too: counted once, as held
+            edges = self._spooled(EDGES) // EDGE_ROW_BYTES + sum(len(chunk[0]) for chunk in collector._edge_chunks)
+            edges += len(collector._heads)
+        literal_bytes = self._spooled("literals.bin")
         literal_rows = (
             len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
         )
@@ -302,9 +309,14 @@ class CollectorSpool:
         )
         return self.runs == 0 and needed <= self.memory
 
+    def _spooled(self, name: str) -> int:
+        """The bytes of a file that the collector does not hold (all of it, but for a save that kept them)."""
+        return (self.directory / name).stat().st_size if self._kept is None else self._kept[name]
+
     def reload(self, collector: TripleCollector, steps: BuildSteps | None = None) -> None:
         """Moves the spooled edges, extras, literal rows and blank triples back into ``collector``
-        (what :func:`~kg_adapters.index.build.build_index` reads) when they fit the budget; otherwise
+        (what :func:`~kg_adapters.index.build.build_index` reads) when they fit the budget (after a save
+        that kept the buffers, only what the files held before it: the rest is in memory); otherwise
         flushes the rest to the files too and marks the collector spilled: its index and label rows
         are then written from the files (:class:`kg_adapters.index.spill.SpilledCollection`, going on
         from the ``steps`` a killed load recorded)."""
@@ -319,24 +331,29 @@ class CollectorSpool:
             collector._spilled = SpilledCollection(self, collector, steps)
             return
         # no run was written (fits): the numbers on disk are the collector's own, below 2**31
-        edges = np.fromfile(self.directory / EDGES, dtype=edge_dtype())
+        sizes = {name: self._spooled(name) for name in FILES}
+        self._kept = None  # from here on the collector's buffers are all it has
+        edges = np.fromfile(self.directory / EDGES, dtype=edge_dtype(), count=sizes[EDGES] // EDGE_ROW_BYTES)
         if len(edges):
             head, relation, tail = (edges[column].astype(np.int32) for column in ("head", "relation", "tail"))
             collector._edge_chunks.insert(0, (head, relation, tail))
         del edges
-        for name, nodes, rels in (
-            (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
-            (IN_EXTRA, collector._in_extra_nodes, collector._in_extra_rels),
+        for name, held in (
+            (OUT_EXTRA, (collector._out_extra_nodes, collector._out_extra_rels)),
+            (IN_EXTRA, (collector._in_extra_nodes, collector._in_extra_rels)),
         ):
-            pairs = np.fromfile(self.directory / name, dtype=extra_dtype())
-            nodes.extend(pairs["node"].tolist())
-            rels.extend(pairs["relation"].tolist())
-        rows = literal_rows((self.directory / "literals.bin").read_bytes())
+            pairs = np.fromfile(self.directory / name, dtype=extra_dtype(), count=sizes[name] // EXTRA_ROW_BYTES)
+            if len(pairs):  # the spooled pairs first, in the order they were collected
+                for column, kept in zip(("node", "relation"), held, strict=True):
+                    spooled = array("i", pairs[column].astype(np.int32).tobytes())
+                    spooled.extend(kept)
+                    kept[:] = spooled
+        rows = literal_rows(_prefix(self.directory / "literals.bin", sizes["literals.bin"]))
         if collector._distinct:
-            collector._literal_list.extend(rows)
+            collector._literal_list[:0] = rows
         else:
             collector._literal_set.update(rows)
-        blanks = (self.directory / "blanks.nq").read_bytes()
+        blanks = _prefix(self.directory / "blanks.nq", sizes["blanks.nq"])
         if blanks:
             collector._blank_set.update(ox.parse(blanks, ox.RdfFormat.N_QUADS))
 
@@ -390,6 +407,25 @@ def _complete_rows(data: bytes) -> tuple[list[LiteralRow], int]:
         rows.append((entity, relation, data[value_at : value_at + value_length], data[value_at + value_length : stop]))
         position = stop
     return rows, position
+
+
+def _empty_buffers(collector: TripleCollector) -> None:
+    """Drops what the collector buffered (on disk in the spool's files)."""
+    collector._edge_chunks.clear()
+    collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
+    collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
+    collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
+    collector._literal_list.clear()
+    collector._literal_set.clear()
+    collector._blank_set.clear()
+
+
+def _prefix(path: Path, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        data = handle.read(size)
+    if len(data) != size:
+        raise ValueError(f"{path.name} is shorter than the spool's state: the spool is damaged")
+    return data
 
 
 def _sync(handle: Any, sync: bool) -> None:

@@ -1,0 +1,171 @@
+"""The index phase written from what the collector holds: the load's last save keeps the collector's buffers
+(``CollectorSpool.save(keep=True)``) and the reload reads back only what earlier saves spooled. The index
+files and the name and relation indexes must be those of a collector restored from the spool alone (what a
+load killed after its last checkpoint resumes from), in memory and spilled; the name rows are those of the
+triples themselves (Oxigraph's own reading), distinct and sorted."""
+
+from __future__ import annotations
+
+import gzip
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kg_adapters.index.build import TripleCollector, build_index
+from kg_adapters.index.spool import CollectorSpool
+from kg_adapters.label_index import LabelIndex, normalize
+from kg_adapters.profiles import get_profile
+from kg_adapters.relation_index import ALIAS_PREDICATES
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
+from loaders.indexing import write_indexes
+
+FB15K = Path(__file__).resolve().parents[2] / "shared" / "data" / "fb15k237-freebase.nt.gz"
+needs_fb15k = pytest.mark.skipif(not FB15K.exists(), reason="needs ../shared/data/fb15k237-freebase.nt.gz")
+
+
+def _chunks(limit: int) -> list[bytes]:
+    with gzip.open(FB15K, "rb") as handle:
+        lines = handle.read().splitlines(keepends=True)[:limit]
+    return [b"".join(lines[start : start + 20_000]) for start in range(0, len(lines), 20_000)]
+
+
+def _written(collector: TripleCollector, version: Path) -> dict[str, Any]:
+    """The traversal files, byte for byte, and every table of the name and relation indexes."""
+    version.mkdir()
+    names, _stats = write_indexes(collector, version, get_profile("freebase"))
+    found: dict[str, Any] = {"names": names}
+    found.update({item.name: item.read_bytes() for item in sorted((version / "traversal").iterdir())})
+    for database in ("labels.sqlite", "relations.sqlite"):
+        connection = sqlite3.connect(version / database)
+        try:
+            tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            for table in sorted(tables):
+                found[f"{database}/{table}"] = connection.execute(f"SELECT * FROM {table}").fetchall()
+        finally:
+            connection.close()
+    return found
+
+
+def _kept_and_resumed(tmp_path: Path, chunks: list[bytes], memory: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The indexes of a collector that saved midway then kept its buffers at the last save, and of one
+    restored from that last save's state alone."""
+    kept = TripleCollector()
+    spool = CollectorSpool(tmp_path / "spool", memory=memory)
+    spool.restore(kept, None)
+    middle = len(chunks) // 2
+    for chunk in chunks[:middle]:
+        kept.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
+    spool.save(kept)  # a checkpoint of the parse: these rows are read back from the files
+    for chunk in [*chunks[middle:], chunks[0]]:  # a chunk again: its triples are in the files and in memory
+        kept.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
+    state = spool.save(kept, keep=True)
+    spool.reload(kept)
+    from_memory = _written(kept, tmp_path / "kept")
+
+    resumed = TripleCollector()
+    again = CollectorSpool(tmp_path / "spool", memory=memory)
+    again.restore(resumed, state)
+    again.reload(resumed)
+    return from_memory, _written(resumed, tmp_path / "resumed")
+
+
+@needs_fb15k
+def test_fb15k237_written_from_kept_buffers_is_what_a_resumed_load_writes(tmp_path: Path) -> None:
+    from_memory, resumed = _kept_and_resumed(tmp_path, _chunks(10**9), 1 << 32)
+    assert from_memory == resumed
+    assert from_memory["names"] > 14_000 and len(from_memory["labels.sqlite/label_rows"]) == from_memory["names"]
+
+
+@needs_fb15k
+def test_fb15k237_kept_buffers_past_the_budget_are_written_spilled_as_a_resumed_load_does(tmp_path: Path) -> None:
+    """A budget too small for the in-memory write: the kept buffers, already on disk, are not spooled twice."""
+    chunks = _chunks(120_000)
+    from_memory, resumed = _kept_and_resumed(tmp_path, chunks, 1 << 20)
+    assert from_memory == resumed
+    whole = TripleCollector()
+    for chunk in chunks:
+        whole.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
+    assert _written(whole, tmp_path / "unspooled") == from_memory  # and both are the unspilled write's
+
+
+_SUBJECTS = [f"http://example.org/{name}" for name in ("a", "a/b", "ab", "b#c", "z", "\u00e9", "\u4e2d", "a%20")]
+_PREDICATES = [*INDEXED_LABEL_PREDICATES[:2], *ALIAS_PREDICATES, "http://example.org/other"]
+_VALUES = st.lists(
+    st.sampled_from(["a", "A", "z", " ", "\u00e9", "e\u0301", "\u4e2d", "\U0001f600", '"', "\\"]), max_size=4
+).map("".join)
+_TAGS = st.sampled_from(["", "@en", "@en-gb", "@fr", "^^<http://www.w3.org/2001/XMLSchema#string>"])
+
+
+def _literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_SUBJECTS), st.sampled_from(_PREDICATES), _VALUES, _TAGS), min_size=1, max_size=60
+    ),
+    st.integers(min_value=1, max_value=5),
+)
+def test_name_rows_are_the_triples_names_distinct_and_sorted(
+    triples: list[tuple[str, str, str, str]], pieces: int
+) -> None:
+    """Names under two predicates, repeated, in several languages, escaped and outside ASCII: the rows are
+    those Oxigraph reads from the same text, each once, in (IRI, label, language) order."""
+    lines = [f"<{s}> <{p}> {_literal(value)}{tag} .\n".encode() for s, p, value, tag in triples]
+    collector = TripleCollector()
+    size = -(-len(lines) // pieces)
+    for start in range(0, len(lines), size):
+        collector.add_rdf(b"".join(lines[start : start + size]), ox.RdfFormat.N_TRIPLES)
+    quads = list(ox.parse(b"".join(lines), ox.RdfFormat.N_TRIPLES))
+    for predicates in (INDEXED_LABEL_PREDICATES, ALIAS_PREDICATES):
+        expected = sorted(
+            {
+                (quad.subject.value, quad.object.value, quad.object.language or "")
+                for quad in quads
+                if quad.predicate.value in predicates and isinstance(quad.object, ox.Literal)
+            }
+        )
+        assert list(collector.label_rows(predicates)) == expected
+
+
+@needs_fb15k
+def test_fb15k237_index_read_back_from_a_store_matches_the_collected_one(tmp_path: Path) -> None:
+    """The collected write (kept buffers, rows in first-seen order) gives the files ``kga index`` writes
+    from the store read back (a distinct collector, rows in the store's order)."""
+    chunks = _chunks(60_000)
+    collector = TripleCollector()
+    spool = CollectorSpool(tmp_path / "spool")
+    spool.restore(collector, None)
+    store = ox.Store()
+    for chunk in chunks:
+        collector.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
+        store.bulk_load(chunk, ox.RdfFormat.N_TRIPLES)
+    spool.save(collector, keep=True)
+    spool.reload(collector)
+    (tmp_path / "collected").mkdir()
+    (tmp_path / "read").mkdir()
+    build_index(None, tmp_path / "collected", get_profile("freebase"), collected=collector)
+    build_index(store, tmp_path / "read", get_profile("freebase"))
+    for item in sorted((tmp_path / "read" / "traversal").iterdir()):
+        assert (tmp_path / "collected" / "traversal" / item.name).read_bytes() == item.read_bytes(), item.name
+
+
+@given(st.lists(st.text(max_size=12) | _VALUES, max_size=30))
+def test_the_name_index_stores_a_normalized_copy_only_where_sqlite_lower_is_not_it(labels: list[str]) -> None:
+    """The compact layout's ``norm`` column: NULL exactly where SQLite's ``lower`` (ASCII letters only) of
+    the name is its normalized form, which the index's view reads instead."""
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE label_namespaces (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL)")
+    rows = [(f"http://example.org/{number}", label, "") for number, label in enumerate(labels)]
+    shaped = list(LabelIndex._compact_rows(connection.cursor(), rows))
+    for (_iri, label, _lang), (_namespace, _local, stored, _lang_stored, norm) in zip(rows, shaped, strict=True):
+        assert stored == label
+        assert norm == (None if label.isascii() and normalize(label) == label.lower() else normalize(label))
+        (lowered,) = connection.execute("SELECT coalesce(?, lower(?))", (norm, label)).fetchone()
+        assert lowered == normalize(label)
