@@ -51,7 +51,8 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
     from kg_adapters.profiles import get_profile
     from kg_adapters.store_build import collected_label_indexes
     from loaders.indexing import _collected_labels
-    from loaders.rdf import read_blocks_from
+    from loaders.line_reading import read_blocks_from
+    from loaders.rdf import CHUNK_BYTES
 
     seconds: dict[str, float] = dict.fromkeys(STEPS, 0.0)
 
@@ -61,7 +62,9 @@ def step_seconds(path: Path, memory: int) -> dict[str, float]:
         seconds[step] += time.process_time() - started
         return found
 
-    blocks = timed(STEPS[0], lambda: [block for _first, block, _lines, _read in read_blocks_from(str(path))])
+    blocks = timed(
+        STEPS[0], lambda: [block for _first, block, _lines, _read in read_blocks_from(str(path), CHUNK_BYTES)]
+    )
     work = Path(tempfile.mkdtemp(prefix="kga-index-cpu-"))
     try:
         collector = TripleCollector()

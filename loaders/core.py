@@ -44,13 +44,13 @@ from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, checked_memory, indexing_sink, joined_on_failure
+from loaders.line_reading import LineConverter
 from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
 from loaders.load_progress import LoadProgress
 from loaders.rdf import (
     LINE_FORMATS,
     ROG_DATASET,
     WIKIDATA_JSON,
-    LineConverter,
     TripleSink,
     blank_node_prefix,
     load_file,

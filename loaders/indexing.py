@@ -52,7 +52,7 @@ _LONGEST_STATEMENT = PARSER_BUFFER // 2
 """Longest N-Quads statement handed to the worker as text (its parser holds a token of up to
 :data:`~kg_adapters.rdf_guard.PARSER_BUFFER` bytes); a chunk with a longer one goes pickled."""
 _FRAMES_AHEAD = 2
-"""Chunks that may wait for the worker beside the one it numbers (~32 MiB each, see
+"""Chunks that may wait for the worker beside the one it numbers (~31 MiB each, see
 ``loaders.rdf.CHUNK_BYTES``): Oxigraph's parser goes on reading while the worker catches up."""
 
 
@@ -592,7 +592,9 @@ def _failure(answer: dict[str, Any], status: int | None) -> BackendError:
 
 def _worker_environment() -> dict[str, str]:
     """This environment, with the directories this process imports ``kg_adapters`` and ``loaders``
-    from first on the worker's path (it must number with the same code)."""
+    from first on the worker's path (it must number with the same code), and without the working
+    directory ``python -m`` puts before them (``PYTHONSAFEPATH``, Python 3.11+): a load run from another
+    checkout's directory would otherwise start that checkout's worker."""
     import kg_adapters
     import loaders
 
@@ -600,6 +602,7 @@ def _worker_environment() -> dict[str, str]:
     environment = dict(os.environ)
     inherited = environment.get("PYTHONPATH")
     environment["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*roots, *([inherited] if inherited else [])]))
+    environment["PYTHONSAFEPATH"] = "1"
     return environment
 
 

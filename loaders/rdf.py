@@ -1,6 +1,6 @@
 """Reading RDF (and TSV) files into a pyoxigraph Store as fast as Oxigraph allows.
 
-Line-based formats are read from the (possibly .gz/.bz2, decompressed on the fly) stream in pieces:
+Line-based formats are read (:mod:`loaders.line_reading`) from the (possibly .gz/.bz2) stream in pieces:
 N-Triples and N-Quads in blocks of about :data:`CHUNK_BYTES` of whole lines (no Python object per
 line), Freebase dumps in such blocks too (:class:`BlockConverter`), other converted formats (TSV, MetaQA) in
 chunks of :data:`CHUNK_LINES` lines. N-Triples (and
@@ -26,14 +26,10 @@ Choices worth knowing:
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
-import gzip
-import io
 import re
 import sys
 import uuid
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +46,17 @@ from kg_adapters.rdf_guard import (
     token_too_long,
 )
 from kg_adapters.rdf_io import RDF_FORMATS, open_maybe_compressed, rdf_format
+from loaders.line_reading import (
+    READ_ERRORS,
+    BlockConverter,
+    LineConverter,
+    bytes_read,
+    open_counted,
+    read_blocks_from,
+    read_chunks_from,
+    read_error,
+    skip_bom,
+)
 from loaders.piped import PIPE_BYTES, FifoUnavailable, bulk_load_piped, can_pipe
 from loaders.refused import has_token_over_buffer, without_refused
 from loaders.refused import parser_reason as _reason
@@ -60,9 +67,6 @@ CHUNK_LINES = 100_000
 """Lines per bulk-loaded chunk. Each ``bulk_load`` call has a fixed cost that grows with the store
 (Oxigraph writes and ingests new files for every call): at 1M triples, 20k-line chunks spent ~40%
 more CPU than 100k-line ones (FB15k-237: 2.3 s against 1.4 s); 100k lines stay tens of MB."""
-
-MAX_LINE_BYTES = 256 << 20
-"""A longer line in a line-based format means the file is not what its name says."""
 
 WIKIDATA_JSON = "wikidata-json"
 """Wikidata's JSON dumps (one entity per line; see :mod:`loaders.wikidata_json`)."""
@@ -77,11 +81,13 @@ ROG_DATASET = "rog-dataset"
 FORMAT_NAMES = ("nt", "nq", "ttl", "rdf", "trig", "tsv", "metaqa", "freebase", WIKIDATA_JSON, ROG_DATASET)
 """Canonical format names (``rdf`` is RDF/XML); :data:`RDF_FORMATS` aliases are accepted too."""
 
-CHUNK_BYTES = 32 << 20
-"""Bytes of N-Triples or N-Quads text per bulk-loaded block (:func:`read_blocks_from`): ~250,000 Freebase
+CHUNK_BYTES = 31 << 20
+"""Bytes of N-Triples or N-Quads text per bulk-loaded block (:func:`read_blocks_from`): ~240,000 Freebase
 lines. Each ``bulk_load`` call commits files that RocksDB compacts later: fewer, larger calls cost Oxigraph
 less CPU and leave a smaller store (on a 4M-triple dump, 100,000-line chunks took ~15% more CPU than one
-stream)."""
+stream). Kept under glibc's largest dynamic mmap threshold (32 MiB on 64-bit): a block of 32 MiB was mapped
+afresh and faulted in page by page each time, here and in the index worker that reads it (8,200 faults a
+block, 0.5 against 0.1 CPU-s for 20 joins), where a smaller one reuses the heap's freed block."""
 
 BULK_STATEMENT_BYTES = 400
 BULK_TEXT_FACTOR = 3
@@ -91,8 +97,6 @@ per byte of its N-Triples text (pyoxigraph 0.5.13, Freebase-shaped lines of ~131
 1M statements in one bulk load, 0.39 GiB for 500k, 0.2 GiB for 250k). See :func:`bulk_load_bytes`."""
 
 _PROGRESS_EVERY = 10_000
-_UTF8_BOM = b"\xef\xbb\xbf"
-_BLOCK = 1 << 20
 _BLANK_NODE = re.compile(rb"_:")
 """Where a blank node label may start (a regular expression finds it ~3x faster than ``in``, which
 stops at every ``_`` of a Freebase IRI)."""
@@ -113,23 +117,6 @@ class TripleSink(Protocol):
     def bulk_extend(self, quads: Iterable[ox.Quad]) -> None: ...
 
     def contains_named_graph(self, graph_name: ox.NamedNode) -> bool: ...
-
-
-class LineConverter(Protocol):
-    """Turns lines of a converted format into N-Triples text, one unit per input line."""
-
-    def convert(self, lines: list[bytes], first_line: int, path: str, log: SkipLog) -> tuple[list[bytes], int]: ...
-
-
-@runtime_checkable
-class BlockConverter(Protocol):
-    """A converter that also takes whole blocks of lines (read as N-Triples are: no Python object per line),
-    returning (the N-Triples text, one unit per input line or None when the text's lines are the input's,
-    the statements kept)."""
-
-    def convert_block(
-        self, data: bytes, lines: int, first_line: int, path: str, log: SkipLog
-    ) -> tuple[bytes, list[bytes] | None, int]: ...
 
 
 def resolve_format(path: str, name: str | None) -> str:
@@ -177,7 +164,7 @@ def _sniff_txt(path: str) -> str:
     try:
         with open_maybe_compressed(path) as handle:
             first = handle.readline()
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise read_error(path, exc) from exc
     return "metaqa" if b"|" in first and b"\t" not in first else "tsv"
 
@@ -251,23 +238,8 @@ def load_file(
                 on_chunk(piece.next_line, piece.position)
         handed()
         return statements
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise read_error(path, exc) from exc
-
-
-def read_error(path: str, exc: BaseException, *, lines_read: int | None = None) -> LoadError:
-    """A LoadError for a file that cannot be read, decompressed or stored."""
-    if isinstance(exc, EOFError):
-        reason = f"the compressed input ends early (truncated file?): {exc}"
-    elif isinstance(exc, zlib.error):
-        reason = f"the compressed input is corrupt: {exc}"
-    elif isinstance(exc, gzip.BadGzipFile):
-        reason = f"not a gzip file, or a corrupt one: {exc}"
-    else:
-        reason = f"I/O error: {exc}"
-    if lines_read is None:
-        return LoadError(reason, file=path)
-    return LoadError(reason, file=path, line=lines_read + 1)  # the first line that could not be read
 
 
 def bulk_load_bytes(statements: int, text_bytes: int) -> int:
@@ -314,7 +286,7 @@ def _pieces(path: str, converter: LineConverter | None, start_line: int, log: Sk
     :class:`BlockConverter` makes of them), or chunks of lines converted (converted lazily, in order: a
     converter keeps state across chunks)."""
     if converter is None or isinstance(converter, BlockConverter):  # no Python object per line where none is needed
-        for first, data, lines, position in read_blocks_from(path, start_line=start_line):
+        for first, data, lines, position in read_blocks_from(path, CHUNK_BYTES, start_line=start_line):
             units: list[bytes] | None = None
             if converter is None:
                 count = _block_statements(data, lines)
@@ -322,7 +294,7 @@ def _pieces(path: str, converter: LineConverter | None, start_line: int, log: Sk
                 data, units, count = converter.convert_block(data, lines, first, path, log)
             yield _Piece(first=first, data=data, units=units, count=count, next_line=first + lines, position=position)
         return
-    for first, lines_read, position in read_chunks_from(path, start_line=start_line):
+    for first, lines_read, position in read_chunks_from(path, CHUNK_LINES, start_line=start_line):
         units, count = converter.convert(lines_read, first, path, log)
         yield _Piece(
             first=first,
@@ -535,204 +507,6 @@ def _block_statements(data: bytes, lines: int) -> int:
     return lines
 
 
-def _skip_bom(handle: IO[bytes], path: str) -> None:
-    """Consumes a UTF-8 byte order mark at the start of ``handle`` (files, gzip and bz2 streams
-    all buffer, so the first bytes can be looked at without reading them)."""
-    try:
-        if cast(io.BufferedReader, handle).peek(len(_UTF8_BOM))[: len(_UTF8_BOM)] == _UTF8_BOM:
-            handle.read(len(_UTF8_BOM))
-    except (OSError, EOFError, zlib.error) as exc:
-        raise read_error(path, exc, lines_read=0) from exc
-
-
-def read_chunks(path: str, size: int | None = None) -> Iterator[tuple[int, list[bytes]]]:
-    """(first line number, lines without their newline) per chunk of the decompressed file.
-
-    Reads 1 MiB blocks and splits them in C: much faster than ``readline`` on gzip/bz2 streams.
-    Lines end with LF, CRLF or a lone CR (N-Triples allows all three).
-    """
-    for first, lines, _read in read_chunks_from(path, size):
-        yield first, lines
-
-
-def read_chunks_from(
-    path: str, size: int | None = None, *, start_line: int = 1
-) -> Iterator[tuple[int, list[bytes], int | None]]:
-    """:func:`read_chunks` from line ``start_line`` on (the lines before it are read and dropped),
-    each chunk with the bytes of the file read so far (compressed, as it lies on disk; None for a
-    pipe). ``size``: lines per chunk (default :data:`CHUNK_LINES`, read at call time)."""
-    size = size or CHUNK_LINES
-    first = start_line
-    lines: list[bytes] = []
-    pending = b""
-    read: int | None = None
-    try:
-        for text, read in _text_from(path, start_line):
-            pieces = (pending + text).split(b"\n")
-            pending = pieces.pop()
-            if len(pending) > MAX_LINE_BYTES:
-                line = first + len(lines) + len(pieces)
-                raise LoadError(f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=line)
-            lines.extend(pieces)
-            while len(lines) >= size:
-                yield first, lines[:size], read
-                del lines[:size]
-                first += size
-    except _ReadFailed as failed:  # every line held here ended with a line break
-        raise failed.error(path, first - 1 + len(lines)) from failed.__cause__
-    if pending:
-        lines.append(pending)
-    if lines:
-        yield first, lines, read
-
-
-def read_blocks_from(
-    path: str, size: int | None = None, *, start_line: int = 1
-) -> Iterator[tuple[int, bytes, int, int | None]]:
-    """(first line number, the text of whole lines without the last line break, its line count,
-    bytes of the file read so far) per block of about ``size`` bytes (default :data:`CHUNK_BYTES`)
-    from line ``start_line`` on: N-Triples and N-Quads are handed to Oxigraph a block at a time,
-    with no Python object per line (a block is split into lines only to find a bad one)."""
-    size = size or CHUNK_BYTES
-    first = start_line
-    parts: list[bytes] = []
-    held = 0
-    read: int | None = None
-    try:
-        for text, read in _text_from(path, start_line):
-            parts.append(text)
-            held += len(text)
-            while held >= size:
-                limit = size - (held - len(parts[-1]))  # the cut's place in the last part
-                last = parts[-1].rfind(b"\n", 0, limit) if limit > 0 else -1
-                if last >= 0:  # there: one copy of the block, not three
-                    whole, rest = b"".join([*parts[:-1], parts[-1][:last]]), parts[-1][last + 1 :]
-                    _check_line_lengths(whole, first, path)
-                    count = whole.count(b"\n") + 1
-                    yield first, whole, count, read
-                    first += count
-                    parts, held = [rest], len(rest)
-                    continue
-                block = b"".join(parts)
-                cut = block.rfind(b"\n", 0, size)
-                if cut < 0:
-                    cut = block.find(b"\n", size)
-                if cut < 0:  # no whole line yet
-                    if len(block) > MAX_LINE_BYTES:
-                        raise LoadError(
-                            f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=first
-                        )
-                    parts = [block]
-                    break
-                whole, rest = block[:cut], block[cut + 1 :]
-                _check_line_lengths(whole, first, path)
-                count = whole.count(b"\n") + 1
-                yield first, whole, count, read
-                first += count
-                parts, held = [rest], len(rest)
-    except _ReadFailed as failed:  # the lines held here (a block is cut after a line break)
-        raise failed.error(path, first - 1 + sum(part.count(b"\n") for part in parts)) from failed.__cause__
-    block = b"".join(parts)
-    if block.endswith(b"\n"):
-        block = block[:-1]
-    if block:
-        _check_line_lengths(block, first, path)
-        yield first, block, block.count(b"\n") + 1, read
-
-
-def _check_line_lengths(block: bytes, first: int, path: str) -> None:
-    """Refuses a block holding a line longer than :data:`MAX_LINE_BYTES` (only a block longer than that
-    can hold one: the others are not split)."""
-    if len(block) <= MAX_LINE_BYTES:
-        return
-    for offset, line in enumerate(block.split(b"\n")):
-        if len(line) > MAX_LINE_BYTES:
-            raise LoadError(
-                f"line longer than {MAX_LINE_BYTES >> 20} MiB: wrong format?", file=path, line=first + offset
-            )
-
-
-def _text_from(path: str, start_line: int) -> Iterator[tuple[bytes, int | None]]:
-    """The decompressed text of ``path`` from the start of line ``start_line`` on, in 1 MiB blocks
-    (a block may end inside a line), line breaks made LF (N-Triples allows LF, CRLF and a lone CR;
-    a BOM at the start dropped), each with the bytes of the file read so far. A read that fails raises
-    :class:`_ReadFailed`: the caller, which counts the lines of the blocks it was given, says which line
-    could not be read (no pass here counts them)."""
-    skip = start_line - 1
-    carry = b""  # a CR ending a block may be the first half of a CRLF
-    read_lines = 0  # while lines are dropped: the caller has been given none
-    with _open_counted(path) as (handle, raw):
-        _skip_bom(handle, path)
-        while True:
-            try:
-                block = handle.read(_BLOCK)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise _ReadFailed(read_lines if skip else None) from exc
-            if not block:
-                break
-            block, carry = carry + block, b""
-            if b"\r" in block:
-                if block.endswith(b"\r"):
-                    block, carry = block[:-1], b"\r"
-                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            if skip:  # still dropping lines read before: count line breaks, split nothing
-                breaks = block.count(b"\n")
-                if breaks < skip:
-                    skip -= breaks
-                    read_lines += breaks
-                    continue
-                cut = -1
-                for _ in range(skip):
-                    cut = block.index(b"\n", cut + 1)
-                skip, block = 0, block[cut + 1 :]
-            yield block, _tell(raw)
-        if carry and not skip:
-            yield b"\n", _tell(raw)
-
-
-class _ReadFailed(Exception):
-    """Reading the input failed (the cause: an I/O, truncation or decompression error) while
-    :func:`_text_from` was dropping the lines before the start (``lines_read``: how many it had read)
-    or after (None: the caller knows how many lines it was given)."""
-
-    def __init__(self, lines_read: int | None) -> None:
-        super().__init__(lines_read)
-        self.lines_read = lines_read
-
-    def error(self, path: str, lines_given: int) -> LoadError:
-        """The LoadError of the failure, the caller having been given ``lines_given`` whole lines."""
-        cause = self.__cause__
-        assert cause is not None
-        return read_error(path, cause, lines_read=lines_given if self.lines_read is None else self.lines_read)
-
-
-@contextlib.contextmanager
-def _open_counted(path: str) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
-    """(the decompressed stream, the file under it): the file's position is how much was read."""
-    raw = open(path, "rb")  # noqa: SIM115 - closed below
-    try:
-        lower = path.lower()
-        if lower.endswith(".gz"):
-            with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
-                yield cast(IO[bytes], unzipped), raw
-        elif lower.endswith(".bz2"):
-            import bz2
-
-            with bz2.BZ2File(raw, "rb") as unpacked:
-                yield cast(IO[bytes], unpacked), raw
-        else:
-            yield raw, raw
-    finally:
-        raw.close()
-
-
-def _tell(raw: IO[bytes]) -> int | None:
-    try:
-        return raw.tell()
-    except OSError:  # a pipe
-        return None
-
-
 def _count_statements(lines: list[bytes]) -> int:
     """N-Triples/N-Quads lines that hold a statement (not blank, not a comment)."""
     count = 0
@@ -847,7 +621,7 @@ def _load_stream(
             if count % _PROGRESS_EVERY == 0:
                 progress(_PROGRESS_EVERY)
                 if on_read is not None and raw is not None:
-                    on_read(_tell(raw))
+                    on_read(bytes_read(raw))
             yield quad
 
     if syntax == ox.RdfFormat.RDF_XML:
@@ -855,8 +629,8 @@ def _load_stream(
             check_xml_entities(path, handle)
     reader: LineCounter | None = None
     try:
-        with _open_counted(path) as (handle, raw):
-            _skip_bom(handle, path)
+        with open_counted(path) as (handle, raw):
+            skip_bom(handle, path)
             reader = LineCounter(handle)
             parsed = ox.parse(reader.stream_for_parser(), syntax, base_iri=Path(path).absolute().as_uri())
             store.bulk_extend(statements(parsed))

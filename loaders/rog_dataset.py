@@ -36,7 +36,6 @@ CVTs as Freebase ids (``m.0abc``, ``g.11b...``), relations by Freebase name.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,8 @@ from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import name_quads, question_graph_iri
 from loaders.errors import LoadError
-from loaders.rdf import ROG_DATASET, Progress, TripleSink, read_chunks, read_error
+from loaders.line_reading import READ_ERRORS, read_chunks, read_error
+from loaders.rdf import ROG_DATASET, Progress, TripleSink
 from loaders.report import SkipLog
 
 __all__ = ["QUESTION_COLUMNS", "ROG_DATASET", "iter_rows", "load_rog_dataset", "row_triples"]
@@ -103,7 +103,7 @@ def _chunks(path: str) -> Iterator[tuple[int, list[bytes]]]:
     """The JSONL file's chunks of lines; a file that cannot be opened or read is a LoadError."""
     try:
         yield from read_chunks(path, BATCH_ROWS)  # a row holds a whole subgraph: few rows per chunk
-    except (OSError, EOFError, zlib.error) as exc:  # missing, unreadable, not the compression it says
+    except READ_ERRORS as exc:  # missing, unreadable, not the compression it says
         raise read_error(path, exc) from exc
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-import zlib
 from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, Any
@@ -28,7 +27,7 @@ from kg_adapters.errors import InvalidTermError
 from kg_adapters.profiles.names import check_name
 from kg_adapters.rdf_io import open_maybe_compressed
 from loaders.errors import LoadError
-from loaders.rdf import read_error
+from loaders.line_reading import READ_ERRORS, read_error
 from loaders.report import SkipLog
 
 SPILL_TRIPLES = 100_000
@@ -276,7 +275,7 @@ def _jsonl_rows(path: str, log: SkipLog) -> Iterator[tuple[int, Row]]:
                     continue
                 line.drain()
                 yield number, row
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise read_error(path, exc) from exc
 
 

@@ -20,7 +20,6 @@ nothing (its triples are built completely before any is stored).
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
@@ -29,7 +28,8 @@ import pyoxigraph as ox
 from kg_adapters import json_text
 from kg_adapters.errors import InvalidTermError, LoadError
 from kg_adapters.wikidata_json import entity_ntriples, parse_entity
-from loaders.rdf import ChunkDone, Progress, TripleSink, read_chunks_from, read_error
+from loaders.line_reading import READ_ERRORS, read_chunks_from, read_error
+from loaders.rdf import ChunkDone, Progress, TripleSink
 from loaders.report import SkipLog
 
 CHUNK_ENTITIES = 1_000
@@ -90,7 +90,7 @@ def load_wikidata_json(
                 on_read(position)
             if on_chunk is not None:
                 on_chunk(first + len(lines), position)
-    except (OSError, EOFError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         raise read_error(path, exc) from exc
     return triples
 

@@ -477,6 +477,23 @@ def test_truncated_gzip(tmp_path: Path) -> None:
     assert not store.exists()
 
 
+@pytest.mark.parametrize(("damage", "reason"), [("deflate", "is corrupt"), ("crc", "gzip")])
+def test_a_damaged_gzip_is_a_typed_error_naming_the_file(tmp_path: Path, damage: str, reason: str) -> None:
+    whole = bytearray(gzip.compress(("\n".join(numbered_nt(5000)) + "\n").encode()))
+    if damage == "deflate":
+        whole[10] ^= 0x5A  # the first deflate block's header: no valid block type
+    else:
+        whole[-8] ^= 0xFF  # the member's CRC-32
+    source = tmp_path / "damaged.nt.gz"
+    source.write_bytes(bytes(whole))
+    store = tmp_path / "store"
+    for lenient in (False, True):
+        with pytest.raises(LoadError, match=reason) as info:
+            load_files([str(source)], str(store), lenient=lenient, progress=False)
+        assert info.value.file == str(source)
+    assert not store.exists()
+
+
 def test_not_really_gzip(tmp_path: Path) -> None:
     source = tmp_path / "plain.nt.gz"
     source.write_text(SMALL_NT)
@@ -773,6 +790,35 @@ def test_an_index_worker_that_cannot_write_says_why(tmp_path: Path) -> None:
             sink.indexes_written()
     finally:
         sink.abandon()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="PYTHONSAFEPATH is Python 3.11's")
+def test_the_index_worker_runs_this_code_even_from_another_checkouts_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working directory first on the path: a load started from a directory that
+    holds another ``loaders`` package (another checkout) must still start its own worker."""
+    import pyoxigraph as ox
+
+    from kg_adapters.budgets import DEFAULT_MEMORY
+    from kg_adapters.profiles import get_profile
+    from loaders.indexing import WorkerIndexingSink
+
+    decoy = tmp_path / "checkout" / "loaders"
+    decoy.mkdir(parents=True)
+    write(decoy / "__init__.py", "")
+    write(decoy / "index_worker.py", "raise SystemExit('the decoy worker ran')\n")
+    monkeypatch.chdir(decoy.parent)
+    version = tmp_path / "version"
+    version.mkdir()
+    sink = WorkerIndexingSink(ox.Store(), version, get_profile("generic"), tmp_path / "spool", None, DEFAULT_MEMORY)
+    try:
+        sink.bulk_load(SMALL_NT.encode(), ox.RdfFormat.N_TRIPLES)
+        sink.start_index()
+        _names, stats = sink.indexes_written()
+    finally:
+        sink.abandon()
+    assert stats.edges > 0
 
 
 # -- the real graph ------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import loaders.line_reading
 import loaders.rdf
 from kg_adapters import connect
 from kg_adapters.base import SparqlQueryable
@@ -318,12 +319,12 @@ CASES: tuple[Case, ...] = (
 @contextlib.contextmanager
 def line_limit(limit: int = LINE_LIMIT) -> Iterator[None]:
     """Runs loads with a smaller line-length limit (so an over-long line costs megabytes, not 256 MiB)."""
-    saved = loaders.rdf.MAX_LINE_BYTES
-    loaders.rdf.MAX_LINE_BYTES = limit
+    saved = loaders.line_reading.MAX_LINE_BYTES
+    loaders.line_reading.MAX_LINE_BYTES = limit
     try:
         yield
     finally:
-        loaders.rdf.MAX_LINE_BYTES = saved
+        loaders.line_reading.MAX_LINE_BYTES = saved
 
 
 def store_size(store: Path, *, profile: str = "generic") -> int:
