@@ -167,8 +167,9 @@ def open_data_files(pid: int) -> int:
 
 
 def load_average(entry: dict[str, Any]) -> float:
-    """The machine's load average over a run: before and after it, or its timeline's median if it did not end."""
-    if "load_after" not in entry and entry.get("timeline"):
+    """The machine's load average during a run: its timeline's median (before and after it when it has no
+    timeline: a long run's ends say little about its middle)."""
+    if entry.get("timeline"):
         return common.median([point["load"] for point in entry["timeline"]])
     return float((entry.get("load_before", 0) + entry.get("load_after", entry.get("load_before", 0))) / 2)
 
@@ -188,7 +189,7 @@ def render(results: dict[str, Any]) -> str:
         "to the whole loader half); `reserve` = the loading process's own memory reserved before they are sized",
         "(`kg_adapters.budgets.LOADER_RESERVE`); `i23b`, `after 1` = an earlier change's (its branch before the",
         "merge into main 0953f24); `before`, `before 1`, `before 2` = main 20d6a0d. An unfinished run shows what",
-        "it sampled until it stopped, and the median load average of its timeline. Data files: the most",
+        "it sampled until it stopped. Load is the median of the load averages sampled with the timeline. Data files: the most",
         "Oxigraph data files (SST) the loader had open / the store had, sampled with the timeline (RocksDB holds",
         "each open file's index and filter blocks; `capped` = their number capped from the budget,",
         "`loaders/store_files.py`); `-` = not recorded.",
