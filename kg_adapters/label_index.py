@@ -232,13 +232,9 @@ class LabelIndex:
             if number is None:
                 number = numbers[namespace] = len(numbers)
                 cursor.execute("INSERT INTO label_namespaces VALUES (?, ?)", (number, namespace))
+            norm = normalize(label)
             # lower() of SQLite folds ASCII letters only: a name it normalizes stores no copy
-            if label.isascii():  # (normalize's own ASCII path, the lowered name made once)
-                lowered = label.lower()
-                norm = " ".join(lowered.split())
-                yield number, iri[cut:], label, lang, None if norm == lowered else norm
-            else:
-                yield number, iri[cut:], label, lang, normalize(label)
+            yield number, iri[cut:], label, lang, None if label.isascii() and norm == label.lower() else norm
 
     def clear(self) -> None:
         try:

@@ -293,10 +293,11 @@ class CollectorSpool:
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
         """Whether the in-memory index write of everything collected fits the budget (no run written)."""
-        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + collector.rows - collector._flushed_rows
-        if self._kept is not None:  # the buffers are on disk too: counted once, as held
-            edges = self._spooled(EDGES) // EDGE_ROW_BYTES + sum(len(chunk[0]) for chunk in collector._edge_chunks)
-            edges += len(collector._heads)
+        if self._kept is None:  # the collector holds what came since the last save
+            held = collector.rows - collector._flushed_rows
+        else:  # a save kept the buffers (on disk too): counted once, as held
+            held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
+        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held
         literal_bytes = self._spooled("literals.bin")
         literal_rows = (
             len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
