@@ -45,7 +45,13 @@ from loaders.checkpoints import FORMAT_VERSION, BuildDir, input_identity
 from loaders.freebase import DumpFilter, FreebaseConverter
 from loaders.indexing import IndexingSink, checked_memory, indexing_sink, joined_on_failure
 from loaders.line_reading import LineConverter
-from loaders.load_indexes import IndexPlan, index_phase, index_plan, write_load_indexes
+from loaders.load_indexes import (
+    IndexPlan,
+    index_phase,
+    index_plan,
+    indexes_and_count,
+    write_load_indexes,
+)
 from loaders.load_progress import LoadProgress
 from loaders.rdf import (
     LINE_FORMATS,
@@ -355,10 +361,17 @@ def _build(
         try:
             if indexing is not None:
                 gc.collect()
-                triples = len(open_read_only(data, memory.store_files))  # (counted closed: see _close_loaded)
-                labels, index_seconds = write_load_indexes(None, indexing, tmp, profile, index, checkpoint)
+                labels, index_seconds, triples = indexes_and_count(
+                    indexing,
+                    plan,
+                    previous,
+                    lambda: len(open_read_only(data, memory.store_files)),  # counted closed: see _close_loaded
+                    tmp,
+                    profile,
+                    checkpoint,
+                )
             else:
-                labels, index_seconds = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
+                labels, index_seconds, _stats = write_load_indexes(oxstore, None, tmp, profile, index, checkpoint)
                 oxstore.flush()
                 triples = len(oxstore)
                 del oxstore
