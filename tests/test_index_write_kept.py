@@ -160,12 +160,11 @@ def test_fb15k237_index_read_back_from_a_store_matches_the_collected_one(tmp_pat
 def test_the_name_index_stores_a_normalized_copy_only_where_sqlite_lower_is_not_it(labels: list[str]) -> None:
     """The compact layout's ``norm`` column: NULL exactly where SQLite's ``lower`` (ASCII letters only) of
     the name is its normalized form, which the index's view reads instead."""
-    connection = sqlite3.connect(":memory:")
-    connection.execute("CREATE TABLE label_namespaces (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL)")
+    index = LabelIndex()
     rows = [(f"http://example.org/{number}", label, "") for number, label in enumerate(labels)]
-    shaped = list(LabelIndex._compact_rows(connection.cursor(), rows))
-    for (_iri, label, _lang), (_namespace, _local, stored, _lang_stored, norm) in zip(rows, shaped, strict=True):
+    index.insert(rows)  # the rows as written
+    written = index._db.execute("SELECT label, norm, coalesce(norm, lower(label)) FROM label_rows ORDER BY rowid")
+    for (_iri, label, _lang), (stored, norm, lowered) in zip(rows, written.fetchall(), strict=True):
         assert stored == label
         assert norm == (None if label.isascii() and normalize(label) == label.lower() else normalize(label))
-        (lowered,) = connection.execute("SELECT coalesce(?, lower(?))", (norm, label)).fetchone()
         assert lowered == normalize(label)
