@@ -100,11 +100,14 @@ def begin_collected_label_indexes(
                 named.append(row)
             yield row
 
+    if isinstance(labels, list):  # held: picked in one pass (a comprehension: ~5x less than passing on)
+        named.extend([row for row in labels if row[0] in naming])
+
     def relation_index_rows() -> Iterator[tuple[str, str, str]]:  # once every label row has passed
         named.extend((subject, alias, alias_tag(lang)) for subject, alias, lang in aliases if subject in naming)
         yield from relation_rows(sorted(relations), grouped_labels(named))
 
-    return begin_label_indexes(passing(), relation_index_rows(), index_path)
+    return begin_label_indexes(labels if isinstance(labels, list) else passing(), relation_index_rows(), index_path)
 
 
 def store_relation_rows(store: ox.Store, label_predicates: Sequence[str]) -> Iterator[tuple[str, str, str]]:
