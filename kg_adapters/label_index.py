@@ -375,7 +375,7 @@ class IndexBuild:
         try:
             self._index.index_rows()
             self._index.close()
-            fsync_dir(self.building)  # (opens a file as well: read-only, synced)
+            fsync_dir(self.building)  # a file too: opened read-only and synced
             os.replace(self.building, self.path)
             fsync_dir(self.path.parent)
         except OSError as exc:  # pragma: no cover - a full disk, a lost directory
