@@ -18,18 +18,25 @@ table of indexes written before, still read and written as they are).
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import sqlite3
 import unicodedata
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from kg_adapters.errors import BackendError
+from kg_adapters.store_layout import fsync_dir
 
 _FTS = """
 CREATE VIRTUAL TABLE IF NOT EXISTS labels_fts USING fts5(
-    norm, content='labels', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 0', detail=none
+    norm, content='labels', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 0', detail=none,
+    columnsize=0
 );
 """
+"""The full-text index of the normalized names. ``columnsize=0``: no table of each name's length in tokens
+(a row written per name, 40% of the index's build); BM25 counts the tokens of the names it ranks instead,
+the same numbers (indexes written before keep their table, read as they are)."""
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS labels (iri TEXT NOT NULL, label TEXT NOT NULL, lang TEXT NOT NULL, norm TEXT NOT NULL);
@@ -52,6 +59,26 @@ CREATE VIEW IF NOT EXISTS labels (rowid, iri, label, lang, norm) AS
 )
 """Each IRI as (namespace number, local part), ``norm`` NULL where ``lower(label)`` is the normalized
 name; the index on the normalized name (``label_rows_norm``) is made after the rows are written."""
+_NORM_IS_LOWER = " "
+"""What the rows given to :data:`_COMPACT_INSERT` hold for a NULL ``norm`` (never a normalized name, which
+starts with no space): a None bound costs SQLite's adapter lookup, ~0.6 us a row, a third of the insert."""
+_COMPACT_INSERT = f"INSERT INTO label_rows VALUES (?, ?, ?, ?, nullif(?, '{_NORM_IS_LOWER}'))"
+_SET_FTS = "INSERT INTO labels_fts(labels_fts, rank) VALUES (?, ?)"
+_FTS_AUTOMERGE, _FTS_CRISIS_MERGE = 4, 16
+"""FTS5's defaults for merging the segments of its index."""
+_BUILD_CRISIS_MERGE = 256
+"""Segments of one level the full-text index's build lets pile up before it merges them (FTS5 writes a
+segment per MiB of names; merged once by the 'optimize' after the build: about half the CPU of merging
+every 4 as they come)."""
+_FREE_PAGES_KEPT = 32
+"""A written index is vacuumed when more than 1/32 of its pages are free."""
+_BUILDING_PRAGMAS = (
+    "PRAGMA journal_mode = OFF",
+    "PRAGMA synchronous = OFF",
+    "PRAGMA locking_mode = EXCLUSIVE",
+)
+"""For a file written whole and then synced and renamed into place (:class:`IndexBuild`): no journal and
+no syncs, since a half-written file is never read (a killed build leaves it aside and writes it again)."""
 _COMPACT_NORM_INDEX = "CREATE INDEX IF NOT EXISTS label_rows_norm ON label_rows (coalesce(norm, lower(label)))"
 _TOKEN = re.compile(r"[^\W_]+")  # the token characters of FTS5's unicode61 tokenizer
 _PREFIX_END = "\U0010ffff"
@@ -165,7 +192,7 @@ class LabelIndex:
     compact = True
     """Whether a new index is written in the compact layout (:data:`_COMPACT_SCHEMA`)."""
 
-    def __init__(self, path: str | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | None = None, *, read_only: bool = False, building: bool = False) -> None:
         try:
             if path is None:
                 self._db = sqlite3.connect(":memory:", check_same_thread=False)
@@ -173,6 +200,9 @@ class LabelIndex:
                 self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             else:
                 self._db = sqlite3.connect(path, check_same_thread=False)
+            if building:  # a new file no one reads until it is complete, synced and renamed (IndexBuild)
+                for pragma in _BUILDING_PRAGMAS:
+                    self._db.execute(pragma)
             if not read_only:
                 found = self._db.execute("SELECT type FROM sqlite_master WHERE name = 'labels'").fetchone()
                 self.compact = found[0] == "view" if found else self.compact
@@ -182,12 +212,28 @@ class LabelIndex:
 
     def add(self, rows: Iterable[tuple[str, str, str]]) -> int:
         """Adds (iri, label, lang) rows; returns how many. SQLite failures (a full disk) raise BackendError."""
+        count = self.insert(rows)
+        self.index_rows()
+        return count
+
+    def insert(self, rows: Iterable[tuple[str, str, str]]) -> int:
+        """The first half of :meth:`add`: writes the rows, not yet found by a search until
+        :meth:`index_rows` (which holds no row in Python: it may run while other work holds the rows'
+        source, see :class:`IndexBuild`); returns how many."""
         try:
-            return self._add(rows)
+            return self._insert(rows)
         except sqlite3.Error as exc:
             raise BackendError(f"cannot write the label index: {exc}") from exc
 
-    def _add(self, rows: Iterable[tuple[str, str, str]]) -> int:
+    def index_rows(self) -> None:
+        """The second half of :meth:`add`: the full-text index and the index on names of the rows
+        written (all of it inside SQLite, which lets go of the GIL)."""
+        try:
+            self._index_rows()
+        except sqlite3.Error as exc:
+            raise BackendError(f"cannot write the label index: {exc}") from exc
+
+    def _insert(self, rows: Iterable[tuple[str, str, str]]) -> int:
         count = 0
         with self._db:
             cursor = self._db.cursor()
@@ -195,20 +241,30 @@ class LabelIndex:
             if self.compact:  # the index on names is made after the rows (sorted once: full pages)
                 cursor.execute("DROP INDEX IF EXISTS label_rows_norm")
                 shaped = self._compact_rows(cursor, rows)
-                insert = "INSERT INTO label_rows VALUES (?, ?, ?, ?, ?)"
+                insert = _COMPACT_INSERT
             else:
                 shaped = ((iri, label, lang, normalize(label)) for iri, label, lang in rows)
                 insert = "INSERT INTO labels VALUES (?, ?, ?, ?)"
             for batch in iter(lambda: list(itertools.islice(shaped, 10_000)), []):
                 cursor.executemany(insert, batch)
                 count += len(batch)
-            if self.compact:
-                cursor.execute(_COMPACT_NORM_INDEX)
+        return count
+
+    def _index_rows(self) -> None:
+        with self._db:
+            cursor = self._db.cursor()
+            # one pass of merges: segments are left to pile up while the rows are read, then merged once
+            cursor.execute(_SET_FTS, ("automerge", 0))
+            cursor.execute(_SET_FTS, ("crisismerge", _BUILD_CRISIS_MERGE))
             cursor.execute("INSERT INTO labels_fts(labels_fts) VALUES ('rebuild')")
             cursor.execute("INSERT INTO labels_fts(labels_fts) VALUES ('optimize')")  # one segment: smaller
-        if self.compact:
-            self._db.execute("VACUUM")  # the pages the rebuild left free
-        return count
+            cursor.execute(_SET_FTS, ("automerge", _FTS_AUTOMERGE))  # FTS5's own, for any later write
+            cursor.execute(_SET_FTS, ("crisismerge", _FTS_CRISIS_MERGE))
+            if self.compact:  # after the merges: its pages take those they freed
+                cursor.execute(_COMPACT_NORM_INDEX)
+        free, pages = (self._db.execute(f"PRAGMA {name}").fetchone()[0] for name in ("freelist_count", "page_count"))
+        if self.compact and free * _FREE_PAGES_KEPT > pages:
+            self._db.execute("VACUUM")  # the pages the merges left free (most often none: see above)
 
     def split_iri(self, iri: str) -> tuple[int | None, str]:
         """(namespace number, local part) of ``iri`` as the compact layout stores it (None: a
@@ -220,8 +276,8 @@ class LabelIndex:
     @staticmethod
     def _compact_rows(
         cursor: sqlite3.Cursor, rows: Iterable[tuple[str, str, str]]
-    ) -> Iterator[tuple[int, str, str, str, str | None]]:
-        """``rows`` as :data:`_COMPACT_SCHEMA` stores them, new namespaces written as they appear."""
+    ) -> Iterator[tuple[int, str, str, str, str]]:
+        """``rows`` as :data:`_COMPACT_INSERT` writes them, new namespaces written as they appear."""
         numbers = {
             namespace: number for number, namespace in cursor.execute("SELECT id, namespace FROM label_namespaces")
         }
@@ -234,7 +290,7 @@ class LabelIndex:
                 cursor.execute("INSERT INTO label_namespaces VALUES (?, ?)", (number, namespace))
             norm = normalize(label)
             # lower() of SQLite folds ASCII letters only: a name it normalizes stores no copy
-            yield number, iri[cut:], label, lang, None if label.isascii() and norm == label.lower() else norm
+            yield number, iri[cut:], label, lang, _NORM_IS_LOWER if label.isascii() and norm == label.lower() else norm
 
     def clear(self) -> None:
         try:
@@ -290,3 +346,46 @@ class LabelIndex:
 
     def close(self) -> None:
         self._db.close()
+
+
+class IndexBuild:
+    """A new name index (or relation index, ``kind``) for ``path``, written into a file beside it
+    (``<path>.building``, without a journal or syncs: :data:`_BUILDING_PRAGMAS`) and, once complete,
+    synced and renamed over ``path`` (:meth:`finish`): a reader, or a load resumed after a kill, never
+    finds half an index at ``path``; a build killed midway leaves its file aside, and the next one starts
+    it again. :meth:`insert` then :meth:`finish` is :meth:`LabelIndex.add` on a new file; ``finish`` holds
+    no row in Python, so it may run on a thread beside other work once the rows are in."""
+
+    def __init__(self, path: str, kind: type[LabelIndex] = LabelIndex) -> None:
+        self.path = Path(path)
+        self.building = self.path.with_name(self.path.name + ".building")
+        self.building.unlink(missing_ok=True)  # left by a killed build
+        self._index = kind(str(self.building), building=True)
+
+    def insert(self, rows: Iterable[tuple[str, str, str]]) -> int:
+        """Writes (iri, label, lang) rows; returns how many (:meth:`LabelIndex.insert`)."""
+        try:
+            return self._index.insert(rows)
+        except BaseException:
+            self.abandon()
+            raise
+
+    def finish(self) -> None:
+        """Indexes the rows written, syncs the file and renames it to ``path``."""
+        try:
+            self._index.index_rows()
+            self._index.close()
+            fsync_dir(self.building)  # a file too: opened read-only and synced
+            os.replace(self.building, self.path)
+            fsync_dir(self.path.parent)
+        except OSError as exc:  # pragma: no cover - a full disk, a lost directory
+            self.abandon()
+            raise BackendError(f"cannot write the label index {self.path}: {exc}") from exc
+        except BaseException:
+            self.abandon()
+            raise
+
+    def abandon(self) -> None:
+        """Closes and removes the file being written (a failed build's)."""
+        self._index.close()
+        self.building.unlink(missing_ok=True)

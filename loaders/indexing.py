@@ -243,7 +243,9 @@ def write_indexes(
     stats). Both spend much of their time outside the GIL (numpy's sorts, SQLite's inserts and full-text
     index): once Oxigraph is done, they take both cores. The rows of the name and relation indexes are
     taken first (the index build may let go of the collector's rows); a spilled collection's, read from
-    its files as they come, are all written before the index is. ``steps`` records each step as it
+    its files as they come, are all written before the index is (their sort takes the budget's share
+    the index's steps take after it), and only indexed inside SQLite beside it
+    (:func:`~kg_adapters.store_build.begin_label_indexes`). ``steps`` records each step as it
     finishes (``names``, ``traversal`` and the traversal index's own): a load killed among them goes on
     after the last one recorded (:mod:`kg_adapters.index.steps`)."""
     from kg_adapters import store_layout
@@ -251,7 +253,7 @@ def write_indexes(
     from kg_adapters.index.emit import FILE_STEPS, IndexStats
     from kg_adapters.index.steps import run_step
     from kg_adapters.relation_index import RELATIONS_FILE
-    from kg_adapters.store_build import collected_label_indexes
+    from kg_adapters.store_build import begin_collected_label_indexes, collected_label_indexes
 
     directory = Path(directory)
     index_path = directory / store_layout.LABELS
@@ -270,18 +272,30 @@ def write_indexes(
     if named is not None and all(path.exists() for path in name_files):  # written before a kill
         return int(named), indexed()
     rows = [_collected_labels(collector)]
-    spilled = not isinstance(rows[0][0], list)
+    names: Callable[[], int]
+    if isinstance(rows[0][0], list):  # held in memory: read and written beside the index
 
-    def names() -> int:
-        labels, aliases, relations = rows.pop()  # held by this frame alone: freed once written
-        return collected_label_indexes(labels, aliases, relations, str(index_path))
+        def written() -> int:
+            labels, aliases, relations = rows.pop()  # held by this frame alone: freed once written
+            return collected_label_indexes(labels, aliases, relations, str(index_path))
 
-    if spilled:  # read from the spill's files as they come: before the index is written
-        return run_step(steps, "names", names, name_files), indexed()
+        def names() -> int:
+            return run_step(steps, "names", written, name_files)
+
+    else:  # read from the spill's files as they come, before the index (with a sort's share of the budget);
+        # then indexed inside SQLite (a few MiB, no row held) beside it
+        if steps is not None:
+            steps.start("names")
+        count, finish = begin_collected_label_indexes(*rows.pop(), str(index_path))
+
+        def names() -> int:
+            finish()
+            if steps is not None:
+                steps.record("names", count, synced=name_files)
+            return count
+
     outcome = _Outcome()
-    writing = threading.Thread(
-        target=_run, args=(run_step, (steps, "names", names, name_files), outcome), name="kga-names", daemon=True
-    )
+    writing = threading.Thread(target=_run, args=(names, (), outcome), name="kga-names", daemon=True)
     writing.start()
     try:
         stats = indexed()

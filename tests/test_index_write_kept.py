@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ from hypothesis import strategies as st
 
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.spool import CollectorSpool
-from kg_adapters.label_index import LabelIndex, normalize
+from kg_adapters.label_index import _COMPACT_SCHEMA, LabelIndex, normalize
 from kg_adapters.profiles import get_profile
 from kg_adapters.relation_index import ALIAS_PREDICATES
+from kg_adapters.store_build import write_label_indexes
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.indexing import write_indexes
 
@@ -160,12 +162,80 @@ def test_fb15k237_index_read_back_from_a_store_matches_the_collected_one(tmp_pat
 def test_the_name_index_stores_a_normalized_copy_only_where_sqlite_lower_is_not_it(labels: list[str]) -> None:
     """The compact layout's ``norm`` column: NULL exactly where SQLite's ``lower`` (ASCII letters only) of
     the name is its normalized form, which the index's view reads instead."""
-    connection = sqlite3.connect(":memory:")
-    connection.execute("CREATE TABLE label_namespaces (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL)")
+    index = LabelIndex()
     rows = [(f"http://example.org/{number}", label, "") for number, label in enumerate(labels)]
-    shaped = list(LabelIndex._compact_rows(connection.cursor(), rows))
-    for (_iri, label, _lang), (_namespace, _local, stored, _lang_stored, norm) in zip(rows, shaped, strict=True):
+    index.insert(rows)  # the rows as written
+    written = index._db.execute("SELECT label, norm, coalesce(norm, lower(label)) FROM label_rows ORDER BY rowid")
+    for (_iri, label, _lang), (stored, norm, lowered) in zip(rows, written.fetchall(), strict=True):
         assert stored == label
         assert norm == (None if label.isascii() and normalize(label) == label.lower() else normalize(label))
-        (lowered,) = connection.execute("SELECT coalesce(?, lower(?))", (norm, label)).fetchone()
         assert lowered == normalize(label)
+
+
+def _names(count: int) -> list[tuple[str, str, str]]:
+    words = ["Marze", "Velkaju", "Barnor", "Kellomi", "directed", "director", "Émile", "Zola", "of", "the"]
+    return [  # of 3 to 6 words: BM25 ranks a shorter name holding the words first
+        (
+            f"http://example.org/e{number}",
+            " ".join(
+                [
+                    words[number % 10],
+                    *words[number % 7 : number % 7 + number % 4],
+                    words[number * 7 % 10],
+                    str(number % 13),
+                ]
+            ),
+            "en",
+        )
+        for number in range(count)
+    ]
+
+
+QUERIES = ["marze", "marze velkaju", "velkaju marze", "emile", "direct", "director of", "the zola", "bar", "kellomi 12"]
+
+
+def test_a_name_index_is_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A build writes beside the index and renames over it once complete: a build failing midway leaves
+    the index written before answering as it did and nothing beside it; a file left by a killed build
+    is written again."""
+    path = tmp_path / "labels.sqlite"
+    assert write_label_indexes(_names(500), [], str(path)) == 500
+    index = LabelIndex(str(path), read_only=True)
+    before = {query: index.ranked(query, 10) for query in QUERIES}
+    index.close()
+
+    def failing() -> Iterator[tuple[str, str, str]]:
+        yield from _names(300)
+        raise OSError("the rows' source failed")
+
+    with pytest.raises(OSError, match="source failed"):
+        write_label_indexes(failing(), [], str(path))
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["labels.sqlite", "relations.sqlite"]
+    index = LabelIndex(str(path), read_only=True)
+    assert {query: index.ranked(query, 10) for query in QUERIES} == before
+    index.close()
+    (tmp_path / "labels.sqlite.building").write_bytes(b"half of an index")
+    assert write_label_indexes(_names(40), [], str(path)) == 40
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["labels.sqlite", "relations.sqlite"]
+    assert LabelIndex(str(path), read_only=True).ranked("marze", 100)
+
+
+def test_an_index_written_with_the_names_lengths_stored_answers_the_same(tmp_path: Path) -> None:
+    """Indexes written before keep FTS5's table of each name's length (``columnsize=1``); BM25 ranks the
+    same without it."""
+    rows = _names(2000)
+    old = tmp_path / "old.sqlite"
+    connection = sqlite3.connect(old)
+    connection.executescript(_COMPACT_SCHEMA.replace("columnsize=0", "columnsize=1"))
+    connection.close()
+    kept = LabelIndex(str(old))
+    kept.add(rows)
+    kept.close()
+    write_label_indexes(rows, [], str(tmp_path / "new.sqlite"))
+    answers = []
+    for path in (old, tmp_path / "new.sqlite"):
+        index = LabelIndex(str(path), read_only=True)
+        answers.append({query: index.ranked(query, 25) for query in QUERIES})
+        index.close()
+    assert answers[0] == answers[1]
+    assert sum(len(found) for found in answers[0].values()) > 100
