@@ -33,6 +33,6 @@ def split_literals(
     data: bytes | bytearray | memoryview,
     entities: Numbering,
     relations: Numbering,
-    decide: Callable[[bytes], tuple[bytes, Callable[[bytes], object] | None] | None],
+    decide: Callable[[bytes], tuple[int, Callable[[bytes], object] | None] | None],
     /,
-) -> tuple[bytes, bytes, list[tuple[int, int, bytes, bytes]], bytes]: ...
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes]: ...

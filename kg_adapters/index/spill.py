@@ -97,9 +97,8 @@ concatenation, sort and distinct copy, then unpacked, packed for the other direc
 (the generators between them hold their arrays while the next one works)."""
 _EXTRA_WORK_BYTES = 80
 """Memory one (node, relation) row of a literal/blank-node block takes (the ranks, key, sort's copy)."""
-_LITERAL_READ_SHARE = 16
-"""Literal rows are read ``block_bytes // _LITERAL_READ_SHARE`` bytes at a time: a row read becomes a
-tuple of Python objects several times its bytes, beside the sort block they go into."""
+_LITERAL_SLICE = 65536
+"""Literal rows of a spooled block made Python items at once (a block is one flush's rows, numpy columns)."""
 
 
 def write_run(path: Path, items: Iterable[Any], *, sync: bool = True) -> None:
@@ -289,7 +288,6 @@ class SpilledCollection:
         self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
         """Python items (IDs, literal and name rows) sorted at once: a quarter of the budget, since what
         feeds a sort (rows read, a map's window) and the heap the process already holds come beside it."""
-        self.literal_read = max(self.block_bytes // _LITERAL_READ_SHARE, 1 << 16)
         self.map_bytes = memory // 8
         """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
         self.windows_written = 0
@@ -425,16 +423,26 @@ class SpilledCollection:
 
         local_to_unique = NumberMap(numbered, self.map_bytes)
 
-        from kg_adapters.index.spool import literal_file_rows
+        from kg_adapters.index.literals import gather
+        from kg_adapters.index.spool import literal_file_blocks
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
-                wanted = [row for row in rows if row[1] in relations]
-                if not wanted:
+            wanted_relations = np.array(sorted(relations), dtype=np.int32)
+            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+                which = np.flatnonzero(np.isin(block.relations, wanted_relations))
+                if not which.size:
                     continue
-                uniques = local_to_unique[np.fromiter((row[0] for row in wanted), dtype=np.int64, count=len(wanted))]
-                for unique, (_e, _r, value, tag) in zip(uniques.tolist(), wanted, strict=True):
-                    yield unique, value, tag[1:] if tag[:1] == b"@" else b""
+                languages = [tag[1:] if tag[:1] == b"@" else b"" for tag in block.tag_table]
+                for start in range(0, which.size, _LITERAL_SLICE):  # Python numbers for a slice at a time
+                    rows = which[start : start + _LITERAL_SLICE]
+                    lengths = block.lengths[rows]
+                    values = gather(block.values, block.starts()[rows], lengths)
+                    ends = np.cumsum(lengths).tolist()
+                    uniques = local_to_unique[block.entities[rows]]
+                    for unique, tag, begin, end in zip(
+                        uniques.tolist(), block.tags[rows].tolist(), [0, *ends[:-1]], ends, strict=True
+                    ):
+                        yield unique, values[begin:end], languages[tag]
 
         block = self.sort_items
         iris = enumerate(read_run(self.scratch / "iris.run"))
@@ -666,22 +674,30 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.build import literal_tag_order
-        from kg_adapters.index.spool import literal_file_rows
+        from kg_adapters.index.spool import literal_file_blocks
 
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
-                count = len(rows)
-                keys = (
-                    local_rank[np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)] * width
-                    + relation_rank[np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)]
-                )
-                for key, (_e, _r, value, row_tag) in zip(keys.tolist(), rows, strict=True):
-                    found = tag_of.get(row_tag)
-                    if found is None:
-                        found = tag_of[row_tag] = literal_tag_order(row_tag)
-                    yield key, value, found[1], row_tag
+            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+                for row_tag in block.tag_table:
+                    if row_tag not in tag_of:
+                        tag_of[row_tag] = literal_tag_order(row_tag)
+                orders = [tag_of[row_tag][1] for row_tag in block.tag_table]
+                values, table = block.values, block.tag_table
+                all_ends = np.cumsum(block.lengths)
+                for start in range(0, len(all_ends), _LITERAL_SLICE):  # Python numbers for a slice at a time
+                    end_of_slice = start + _LITERAL_SLICE
+                    keys = (
+                        local_rank[block.entities[start:end_of_slice]] * width
+                        + relation_rank[block.relations[start:end_of_slice]]
+                    )
+                    ends = all_ends[start:end_of_slice].tolist()
+                    begins = (all_ends[start:end_of_slice] - block.lengths[start:end_of_slice]).tolist()
+                    for key, tag, begin, end in zip(
+                        keys.tolist(), block.tags[start:end_of_slice].tolist(), begins, ends, strict=True
+                    ):
+                        yield key, values[begin:end], orders[tag], table[tag]
 
         block = self.sort_items
         keys = _ArrayFile(self.scratch / "literal_key.raw", np.int64)

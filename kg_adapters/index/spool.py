@@ -18,8 +18,8 @@ spilled build (:class:`kg_adapters.index.spill.SpilledCollection`).
 Files: ``entities.log`` and ``relations.log`` (the IRIs in number order, one a line: an IRI holds no
 line break; entity numbers count on across runs, so line N is the IRI numbered N), ``edges.bin``
 (head, relation, tail: :func:`edge_dtype`), ``out_extra.bin`` and ``in_extra.bin`` (node, relation:
-:func:`extra_dtype`), ``literals.bin`` (per row: entity, relation, value length, tag length as
-``<qiII``, then the value and the tag), ``blanks.nq`` (the blank-node triples, N-Quads, one a line),
+:func:`extra_dtype`), ``literals.bin`` (the literal rows, a block of columns per flush:
+:mod:`kg_adapters.index.literal_spool`), ``blanks.nq`` (the blank-node triples, N-Quads, one a line),
 ``runs/`` (the sorted IRI runs: (IRI, number) pairs).
 
 Entity numbers: an IRI met again after its run was written gets a new number, so the numbers of a
@@ -35,7 +35,6 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 from __future__ import annotations
 
 import os
-import struct
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,18 +46,19 @@ import pyoxigraph as ox
 from kg_adapters.budgets import DEFAULT_MEMORY
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
+from kg_adapters.index.literal_spool import FILE_ROW_BYTES, add_blocks, file_blocks, write_block
+from kg_adapters.index.literal_spool import literal_rows as literal_rows  # (tests read the file with it)
 from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numbering
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
-    from kg_adapters.index.literals import LiteralRow
+    from kg_adapters.index.literal_spool import LiteralBlock
     from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
 FILES = ("entities.log", "relations.log", EDGES, OUT_EXTRA, IN_EXTRA, "literals.bin", "blanks.nq")
 RUNS = "runs"
-_LITERAL_HEAD = struct.Struct("<qiII")
 RUN_NUMBERS = 2**31 - 2**27
 """The most IRIs numbered in one run (the collector's int32 numbers, from 0 in each run): the entity dict
 is written out as a run at this count even when the budget would let it grow (a 2**27 margin: what one
@@ -156,9 +156,12 @@ class CollectorSpool:
                 self.spill_iris(collector)
                 entities = 0
             self._iri_check = entities + max(share // width - entities, 1) // 2 + 1
-        buffered = (collector.rows - collector._flushed_rows) * EDGE_BYTES + (
-            len(collector._literal_set) + len(collector._literal_list)
-        ) * LITERAL_ROW_BYTES
+        literals = collector._literals
+        buffered = (
+            (collector.rows - collector._flushed_rows) * EDGE_BYTES
+            + len(literals) * LITERAL_ROW_BYTES
+            + len(literals.values)
+        )
         if buffered > self.buffer_share:
             self.flush(collector)
 
@@ -222,8 +225,7 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
-            literals = collector._literal_list if collector._distinct else collector._literal_set
-            handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
+            write_block(handle, collector._literals, base)
             _sync(handle, sync)
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
@@ -299,12 +301,10 @@ class CollectorSpool:
             held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
         edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held
         literal_bytes = self._spooled("literals.bin")
-        literal_rows = (
-            len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
-        )
+        literal_count = len(collector._literals) + literal_bytes // (FILE_ROW_BYTES + 8)
         needed = (
             edges * WRITE_EDGE_BYTES
-            + literal_rows * WRITE_LITERAL_BYTES
+            + literal_count * WRITE_LITERAL_BYTES
             + literal_bytes
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
@@ -349,11 +349,10 @@ class CollectorSpool:
                     spooled = array("i", pairs[column].astype(np.int32).tobytes())
                     spooled.extend(kept)
                     kept[:] = spooled
-        rows = literal_rows(_prefix(self.directory / "literals.bin", sizes["literals.bin"]))
-        if collector._distinct:
-            collector._literal_list[:0] = rows
-        else:
-            collector._literal_set.update(rows)
+        front = collector._literals.empty_like()  # the spooled rows first, in the order they were collected
+        add_blocks(front, file_blocks(self.directory / "literals.bin", sizes["literals.bin"]))
+        collector._literals.prepend(front)
+        del front
         blanks = _prefix(self.directory / "blanks.nq", sizes["blanks.nq"])
         if blanks:
             collector._blank_set.update(ox.parse(blanks, ox.RdfFormat.N_QUADS))
@@ -374,40 +373,9 @@ def run_number(path: Path) -> int | None:
     return int(stem) if path.suffix == ".run" and stem.isdigit() else None
 
 
-def literal_rows(data: bytes) -> list[LiteralRow]:
-    """The rows of a ``literals.bin`` stretch (see the module docstring)."""
-    rows, used = _complete_rows(data)
-    if used != len(data):
-        raise ValueError("literals.bin ends inside a row: the spool is damaged")
-    return rows
-
-
-def literal_file_rows(path: Path, block: int) -> Iterator[list[LiteralRow]]:
-    """The rows of a ``literals.bin`` file, in lists read about ``block`` bytes at a time."""
-    with open(path, "rb") as handle:
-        rest = b""
-        while data := handle.read(block):
-            rows, used = _complete_rows(rest + data)
-            rest = (rest + data)[used:]
-            if rows:
-                yield rows
-    literal_rows(rest)  # raises unless the file ended at a row's end
-
-
-def _complete_rows(data: bytes) -> tuple[list[LiteralRow], int]:
-    """The whole rows at the start of ``data``, and the bytes they take."""
-    rows: list[LiteralRow] = []
-    position, end, head = 0, len(data), _LITERAL_HEAD.size
-    unpack = _LITERAL_HEAD.unpack_from
-    while position + head <= end:
-        entity, relation, value_length, tag_length = unpack(data, position)
-        value_at = position + head
-        stop = value_at + value_length + tag_length
-        if stop > end:
-            break
-        rows.append((entity, relation, data[value_at : value_at + value_length], data[value_at + value_length : stop]))
-        position = stop
-    return rows, position
+def literal_file_blocks(path: Path) -> Iterator[LiteralBlock]:
+    """The blocks of a ``literals.bin`` file, one at a time (a flush's rows each)."""
+    return file_blocks(path)
 
 
 def _empty_buffers(collector: TripleCollector) -> None:
@@ -416,8 +384,7 @@ def _empty_buffers(collector: TripleCollector) -> None:
     collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
     collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
     collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
-    collector._literal_list.clear()
-    collector._literal_set.clear()
+    collector._literals.clear()
     collector._blank_set.clear()
 
 
