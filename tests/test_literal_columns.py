@@ -16,17 +16,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg_adapters.index import numbering
+from kg_adapters.index import literal_names, numbering
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.literal_spool import literal_rows
 from kg_adapters.index.literal_table import value_ranks
 from kg_adapters.index.spool import CollectorSpool
 from kg_adapters.profiles import get_profile
+from kg_adapters.relation_index import ALIAS_PREDICATES
+from kg_adapters.terms import INDEXED_LABEL_PREDICATES
 from loaders.indexing import write_indexes
 
 NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
-NAME, LABEL, ALIAS = f"{NS}type.object.name", "http://www.w3.org/2000/01/rdf-schema#label", f"{NS}common.topic.alias"
+NAME, LABEL, ALIAS = f"{NS}type.object.name", "http://www.w3.org/2000/01/rdf-schema#label", ALIAS_PREDICATES[0]
 OBJECTS = [
     '""',
     '""@en',
@@ -183,3 +185,24 @@ def test_a_damaged_literal_file_is_refused(tmp_path: Path) -> None:
         literal_rows(data[:-1])
     with pytest.raises(ValueError, match="damaged"):
         literal_rows(b"XXXX" + data[4:])
+
+
+@pytest.mark.parametrize("row_bytes", [0, 10**9])
+def test_a_spilled_collection_gives_the_name_rows_in_memory_or_sorted_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_bytes: int
+) -> None:
+    """Past its budget the collection is written from the spool: its name rows, sorted by numpy when they fit
+    their share (row_bytes 0) or on disk, are those of the collection that never spilled."""
+    monkeypatch.setattr(literal_names, "_NAME_ROW_BYTES", row_bytes)
+    chunks = _chunks(_lines(600, seed=11) * 2, 150)
+    whole = _collected(chunks)
+    collector = TripleCollector()
+    spool = CollectorSpool(tmp_path / "spool", memory=1 << 18)
+    spool.restore(collector, None)
+    for chunk in chunks:
+        collector.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
+    spool.reload(collector)
+    assert collector._spilled is not None
+    for predicates in (INDEXED_LABEL_PREDICATES, ALIAS_PREDICATES):
+        expected = whole.label_rows(predicates)
+        assert expected and list(collector.label_rows(predicates)) == expected

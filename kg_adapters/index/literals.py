@@ -1,5 +1,5 @@
 """The literal rows a load collects, held column-wise (:class:`LiteralColumns`: no Python object per row),
-and turned into the name index's rows (:func:`sorted_names`).
+and turned into the name index's rows (:mod:`kg_adapters.index.literal_names`).
 
 A row is (entity, relation, value, tag) of a literal triple: the value as UTF-8, the tag ``b""`` for a
 plain string (``xsd:string`` too), ``b"@" + language`` or ``b"^" + datatype IRI`` (:data:`LiteralRow`, the
@@ -10,9 +10,8 @@ are dropped by the literal table's sort (:mod:`kg_adapters.index.literal_table`)
 
 from __future__ import annotations
 
-import operator
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -145,32 +144,6 @@ def _length(size: int) -> int:
     if size >= 1 << 32:
         raise ValueError("a literal value of 4 GiB or more cannot be indexed")
     return size
-
-
-def named_rows(columns: LiteralColumns, relations: Iterable[int]) -> tuple[npt.NDArray[np.int32], list[str], list[str]]:
-    """(entity numbers, values decoded, languages or ``""``) of the rows of ``relations``, in row order: only
-    those rows' values are decoded."""
-    import numpy as np
-
-    entities, row_relations, tags, lengths = columns.arrays()
-    which = np.flatnonzero(np.isin(row_relations, np.asarray(list(relations), dtype=np.int32)))
-    if not which.size:
-        return np.zeros(0, dtype=np.int32), [], []
-    blob = gather(columns.values, starts_of(lengths)[which], lengths[which])
-    ends = np.cumsum(lengths[which]).tolist()
-    texts = [blob[start:end].decode() for start, end in zip([0, *ends[:-1]], ends, strict=True)]
-    languages = [tag[1:].decode() if tag[:1] == b"@" else "" for tag in columns.tag_table]
-    return entities[which], texts, list(map(languages.__getitem__, tags[which].tolist()))
-
-
-def sorted_names(subjects: Sequence[str], texts: Sequence[str], languages: Sequence[str]) -> list[tuple[str, str, str]]:
-    """The distinct (subject IRI, label, language) of literal rows given by column, sorted: first by IRI
-    alone (one string compared, not a tuple), then as a whole, which finds the rows nearly in order and only
-    puts a subject's several names in order."""
-    names = list(dict.fromkeys(zip(subjects, texts, languages, strict=True)))
-    names.sort(key=operator.itemgetter(0))
-    names.sort()
-    return names
 
 
 _GATHER_ROWS = 1 << 16

@@ -423,8 +423,21 @@ class SpilledCollection:
 
         local_to_unique = NumberMap(numbered, self.map_bytes)
 
+        from kg_adapters.index.literal_names import spilled_label_rows
         from kg_adapters.index.literals import gather
         from kg_adapters.index.spool import literal_file_blocks
+
+        literal_file = self.spool.directory / "literals.bin"
+        in_memory = spilled_label_rows(
+            literal_file_blocks(literal_file),
+            relations,
+            local_to_unique.__getitem__,
+            self.spool.directory / "entities.log",
+            self.block_bytes // 2,
+        )
+        if in_memory is not None:  # the rows fit a sort's share: sorted by numpy, their IRIs read from the log
+            yield from in_memory
+            return
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
             wanted_relations = np.array(sorted(relations), dtype=np.int32)
