@@ -32,7 +32,7 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
-from kg_adapters.index.literal_names import sorted_label_rows
+from kg_adapters.index.literal_names import named_rows, sorted_names
 from kg_adapters.index.literal_table import literal_table
 from kg_adapters.index.literals import LiteralColumns, LiteralRow
 from kg_adapters.index.numbering import (
@@ -533,7 +533,10 @@ class TripleCollector:
             return []
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
-        return sorted_label_rows(self.literal_columns(), cast("set[int]", numbers), self._entity.strings_at)
+        entities, texts, languages = named_rows(self.literal_columns(), cast("set[int]", numbers))
+        if not texts:
+            return []
+        return sorted_names(self._entity.strings_at(entities), texts, languages)
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""
