@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg_adapters.index import literal_names, numbering
+from kg_adapters.index import literal_names, literal_table, numbering
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.literal_spool import literal_rows
 from kg_adapters.index.literal_table import value_ranks
@@ -188,12 +188,13 @@ def test_a_damaged_literal_file_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("row_bytes", [0, 10**9])
-def test_a_spilled_collection_gives_the_name_rows_in_memory_or_sorted_on_disk(
+def test_a_spilled_collection_writes_its_literal_table_and_name_rows_in_memory_or_sorted_on_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_bytes: int
 ) -> None:
-    """Past its budget the collection is written from the spool: its name rows, sorted by numpy when they fit
-    their share (row_bytes 0) or on disk, are those of the collection that never spilled."""
+    """Past its budget the collection is written from the spool: its literal table and name rows, sorted by
+    numpy when they fit their share (row_bytes 0) or on disk, are those of the collection that never spilled."""
     monkeypatch.setattr(literal_names, "_NAME_ROW_BYTES", row_bytes)
+    monkeypatch.setattr(literal_table, "TABLE_ROW_BYTES", row_bytes)
     chunks = _chunks(_lines(600, seed=11) * 2, 150)
     whole = _collected(chunks)
     collector = TripleCollector()
@@ -206,3 +207,4 @@ def test_a_spilled_collection_gives_the_name_rows_in_memory_or_sorted_on_disk(
     for predicates in (INDEXED_LABEL_PREDICATES, ALIAS_PREDICATES):
         expected = whole.label_rows(predicates)
         assert expected and list(collector.label_rows(predicates)) == expected
+    assert _written(collector, tmp_path / "spilled") == _written(whole, tmp_path / "whole")

@@ -9,7 +9,8 @@ dropped there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from kg_adapters.index.literals import LiteralColumns, gather, starts_of
 
@@ -17,7 +18,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from kg_adapters.index.literal_spool import LiteralBlock
+
     Ints = npt.NDArray[np.int64]
+    RankOf = Callable[[Ints], Any]
 
 
 def literal_table(
@@ -28,24 +32,36 @@ def literal_table(
     (``""`` plain, ``@lang``, ``^datatype``), offsets into the UTF-8 value blob, the blob, and the tags. Tags
     are converted as the backend converts literals (``plain_literal``, which keeps the text and maps the
     datatype and language: called once per distinct tag)."""
+    entities, relations, row_tags, lengths = columns.arrays()
+    keys = entity_rank[entities] * width + relation_rank[relations]
+    return keyed_table(keys, row_tags, columns.tag_table, lengths, columns.values)
+
+
+def keyed_table(
+    keys: Ints,
+    row_tags: npt.NDArray[np.int32],
+    tag_table: list[bytes],
+    lengths: Ints,
+    values: bytes | bytearray,
+) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
+    """:func:`literal_table` of rows given by their keys (entity rank * width + relation rank), tags (numbers
+    into ``tag_table``), value lengths and values (one after the other in ``values``)."""
     import numpy as np
 
     from kg_adapters.index.build import _tag_sort, literal_tag_order
 
-    entities, relations, row_tags, lengths = columns.arrays()
-    count = len(entities)
+    count = len(keys)
     tags = [""]
     numbers: dict[str, int] = {"": 0}
-    tag_of = np.zeros(max(len(columns.tag_table), 1), dtype=np.int32)  # row tag -> tag number
+    tag_of = np.zeros(max(len(tag_table), 1), dtype=np.int32)  # row tag -> tag number
     for row_tag in np.unique(row_tags).tolist():
-        tag = literal_tag_order(columns.tag_table[row_tag])[0]
+        tag = literal_tag_order(tag_table[row_tag])[0]
         number = numbers.get(tag)
         if number is None:
             number = numbers[tag] = len(tags)
             tags.append(tag)
         tag_of[row_tag] = number
     tag_numbers = tag_of[row_tags]
-    keys = entity_rank[entities] * width + relation_rank[relations]
     order = np.argsort(keys, kind="stable")
     starts = starts_of(lengths)
     # answer order within a key: text, then datatype, then language (``node_sort_key``); only keys with several
@@ -62,7 +78,7 @@ def literal_table(
             ranked = sorted(tag_sort)
             tag_rank = np.array([ranked.index(each) for each in tag_sort], dtype=np.int64)
             positions = order[repeated]
-            text_rank = value_ranks(columns.values, starts[positions], lengths[positions])
+            text_rank = value_ranks(values, starts[positions], lengths[positions])
             position_keys, position_tags = keys[positions], row_tags[positions]
             by = np.lexsort((positions, position_tags, tag_rank[tag_numbers[positions]], text_rank, position_keys))
             order[repeated] = positions[by]
@@ -80,7 +96,7 @@ def literal_table(
     chosen_lengths = lengths[order]
     offsets = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(chosen_lengths, out=offsets[1:])
-    blob = gather(columns.values, starts[order], chosen_lengths)
+    blob = gather(values, starts[order], chosen_lengths)
     final = tag_numbers[order]
     # tags numbered in order of first use, "" first: the same files whatever order the rows came in
     used, first_use = np.unique(final, return_index=True)
@@ -141,3 +157,43 @@ def value_ranks(blob: bytes | bytearray | memoryview, starts: Ints, lengths: Int
         alive = alive[tied & (here == 8)]  # tied on a full word: their next bytes decide
         at += 8
     return ranks
+
+
+TABLE_ROW_BYTES = 160
+"""Memory one row takes while :func:`keyed_table` sorts it (keys, tags, lengths, starts, the orders and ranks and
+their sorts' copies), beside its value twice (the rows' and the table's)."""
+
+
+def spilled_table(
+    blocks: Iterable[LiteralBlock], rank_of: RankOf, relation_rank: Ints, width: int, share: int
+) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]] | None:
+    """:func:`literal_table` of a spilled collection's blocks (``literals.bin``) when its rows take at most
+    ``share`` bytes while sorted (None otherwise: the caller sorts them on disk); ``rank_of`` gives the entity
+    rank of the load's entity numbers."""
+    import numpy as np
+
+    tag_table: list[bytes] = []
+    tag_numbers: dict[bytes, int] = {}
+    parts: list[tuple[Ints, npt.NDArray[np.int32], Ints, bytes]] = []
+    held = 0
+    for block in blocks:
+        held += 2 * len(block.values) + TABLE_ROW_BYTES * len(block.lengths)
+        if held > share:
+            return None
+        for tag in block.tag_table:
+            if tag not in tag_numbers:
+                tag_numbers[tag] = len(tag_table)
+                tag_table.append(tag)
+        mapping = np.array([tag_numbers[tag] for tag in block.tag_table] or [0], dtype=np.int32)
+        keys = np.asarray(rank_of(block.entities), dtype=np.int64) * width + relation_rank[block.relations]
+        parts.append((keys, mapping[block.tags], block.lengths, block.values))
+    if not parts:
+        return keyed_table(
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), [], np.zeros(0, dtype=np.int64), b""
+        )
+    keys = np.concatenate([part[0] for part in parts])
+    row_tags = np.concatenate([part[1] for part in parts])
+    lengths = np.concatenate([part[2] for part in parts])
+    values = b"".join(part[3] for part in parts)
+    del parts
+    return keyed_table(keys, row_tags, tag_table, lengths, values)

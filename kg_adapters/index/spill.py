@@ -687,7 +687,20 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.build import literal_tag_order
+        from kg_adapters.index.literal_table import spilled_table
         from kg_adapters.index.spool import literal_file_blocks
+
+        literal_file = self.spool.directory / "literals.bin"
+        table = spilled_table(
+            literal_file_blocks(literal_file), local_rank.__getitem__, relation_rank, width, self.block_bytes
+        )
+        if table is not None:  # the rows fit a sort's share: the in-memory table's sort (numpy), written out
+            table_keys, table_tags, table_offsets, table_values, table_tag_names = table
+            table_keys.astype(np.int64).tofile(self.scratch / "literal_key.raw")
+            table_tags.astype(np.int32).tofile(self.scratch / "literal_tag.raw")
+            table_offsets.astype(np.int64).tofile(self.scratch / "literal_offsets.raw")
+            (self.scratch / "literals.bin").write_bytes(table_values)
+            return len(table_keys), table_tag_names
 
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
