@@ -208,3 +208,22 @@ def test_a_spilled_collection_writes_its_literal_table_and_name_rows_in_memory_o
         expected = whole.label_rows(predicates)
         assert expected and list(collector.label_rows(predicates)) == expected
     assert _written(collector, tmp_path / "spilled") == _written(whole, tmp_path / "whole")
+
+
+@pytest.mark.parametrize("step", [1 << 21, 5, 1])
+def test_gather_copies_values_a_few_bytes_at_a_time_and_long_ones_alone(
+    monkeypatch: pytest.MonkeyPatch, step: int
+) -> None:
+    from kg_adapters.index import literals
+
+    monkeypatch.setattr(literals, "_GATHER_BYTES", step)
+    values = [b"", b"a", b"long value " * 9, b"", "\u00e9\u4e2d".encode(), b"xy" * 3, b""]
+    blob = b"".join(values[::-1])
+    starts = [len(b"".join(values[::-1][: len(values) - 1 - i])) for i in range(len(values))]
+    order = [2, 0, 5, 1, 6, 4, 3]
+    found = literals.gather(
+        bytearray(blob),
+        np.array([starts[i] for i in order], dtype=np.int64),
+        np.array([len(values[i]) for i in order], dtype=np.int64),
+    )
+    assert found == b"".join(values[i] for i in order)

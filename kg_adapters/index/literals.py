@@ -146,27 +146,35 @@ def _length(size: int) -> int:
     return size
 
 
-_GATHER_ROWS = 1 << 16
-"""Values copied per step of :func:`gather` (its index takes 8 bytes per byte copied)."""
+_GATHER_BYTES = 1 << 21
+"""Value bytes copied per step of :func:`gather` (its index takes ~24 bytes per byte copied while it is made);
+a value longer than that is copied alone, as one slice."""
+_GATHER_ROWS = 1 << 20
+"""Values copied per step at most (empty ones count too)."""
 
 
 def gather(blob: bytes | bytearray | memoryview, starts: Ints, lengths: Ints) -> bytes:
-    """The values ``blob[start:start + length]`` one after the other, numpy copying a block of them at a time."""
+    """The values ``blob[start:start + length]`` one after the other, numpy copying a few MiB of them at a time."""
     import numpy as np
 
     source = np.frombuffer(blob, dtype=np.uint8)
-    total = int(lengths.sum())
-    out = np.empty(total, dtype=np.uint8)
-    at = 0
-    for first in range(0, len(lengths), _GATHER_ROWS):
-        block_lengths = lengths[first : first + _GATHER_ROWS]
-        size = int(block_lengths.sum())
-        if not size:
+    ends = np.cumsum(lengths)
+    out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
+    first = 0
+    while first < len(lengths):
+        done = int(ends[first - 1]) if first else 0  # bytes of the values before this step's
+        stop = min(int(np.searchsorted(ends, done + _GATHER_BYTES, side="right")), first + _GATHER_ROWS)
+        if stop == first:  # one value longer than a step
+            start, length = int(starts[first]), int(lengths[first])
+            out[done : done + length] = source[start : start + length]
+            first += 1
             continue
-        block_starts = starts[first : first + _GATHER_ROWS]
-        ends = np.cumsum(block_lengths)
+        block_lengths = lengths[first:stop]
+        size = int(ends[stop - 1]) - done
+        block_ends = ends[first:stop] - done
         # each byte's source: its value's start, plus its place after the value's first byte
-        index = np.repeat(block_starts - (ends - block_lengths), block_lengths) + np.arange(size, dtype=np.int64)
-        out[at : at + size] = source[index]
-        at += size
+        index = np.repeat(starts[first:stop] - (block_ends - block_lengths), block_lengths)
+        index += np.arange(size, dtype=np.int64)
+        out[done : done + size] = source[index]
+        first = stop
     return out.tobytes()
