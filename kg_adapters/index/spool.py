@@ -34,6 +34,7 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 from array import array
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg_adapters.budgets import DEFAULT_MEMORY
+from kg_adapters.budgets import DEFAULT_MEMORY, index_memory
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
 from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numbering
@@ -67,17 +68,38 @@ RELATION_NUMBERS = 2**31 - 2**27
 """The most distinct relations (numbered in int32, never spilled): more is refused (IndexTooLarge)."""
 EDGE_BYTES = 12
 """Memory one buffered IRI-to-IRI triple takes (three int32)."""
+EXTRA_BYTES = 8
+"""Memory one buffered (node, relation) pair of a literal or blank-node edge takes (two int32)."""
+TABLE_GROWTH = 3 / 2
+"""What the entity numbering table takes at most while it grows, for each byte it holds (``nbytes()``): its
+slots and entries are reallocated twice as large, the old ones freed once the new ones are filled."""
+FLUSH_ROWS = 1 << 20
+"""Rows appended to a spool file at once (the edges' 20-byte records, the literal rows' bytes): what an append
+holds beside the buffers is one such slice, whatever they hold."""
 EDGE_ROW_BYTES = 20
 """Disk one spooled IRI-to-IRI triple takes (:func:`edge_dtype`)."""
 EXTRA_ROW_BYTES = 12
 """Disk one spooled (node, relation) pair takes (:func:`extra_dtype`)."""
 LITERAL_ROW_BYTES = 240
-"""Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot)."""
-WRITE_EDGE_BYTES = 120
-WRITE_LITERAL_BYTES = 400
-WRITE_ENTITY_BYTES = 400
-"""Memory the in-memory index write takes per edge, literal row and entity (its copies of the arrays,
-the names and their sorts): the collection is written in memory when these fit the budget."""
+"""Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot): the
+4M-triple dump's literal lines alone numbered in one process held 228 bytes a row, its 31-byte values
+included, beside the interpreter, numpy and the entity table."""
+WRITE_EDGE_BYTES = 107
+WRITE_LITERAL_BYTES = 468
+WRITE_ENTITY_BYTES = 170
+"""Memory the in-memory index write takes per edge, literal row (beside its value's bytes) and entity, the
+collection it writes included: it is chosen when these fit the budget's write share
+(:attr:`kg_adapters.budgets.IndexMemory.write`). Measured as the peak resident memory of one process over
+its own before the collection was numbered (polled every 5 ms; ``write_indexes`` of a collection numbered
+from the Freebase-shaped dumps, no spool): all lines of the 1M, 4M and 16M dumps 212, 745 and 2,893 MiB
+(0.786/3.15/12.6M edges, 0.214/0.854/3.42M literal rows of 31 bytes, 0.108/0.433/1.73M entities); the 4M
+dump's IRI-to-IRI lines alone 488 MiB, its literal lines alone 567 MiB (~29 MiB of each is fixed: numpy and
+the like, within :data:`kg_adapters.budgets.WORKER_RESERVE`). The edges alone and the literals alone give
+about 126 and 550 bytes (with 200 an entity); a whole dump peaks lower than that sum (the traversal index's
+sorts and the literal table come one after the other, the name index beside both), so they are taken at 0.85:
+a whole dump is estimated ~11% above its peak (16M: 3.12 GiB for 2.80), an input of edges alone or
+literals alone ~13% below (the interpreter's and the text's part of the reserve, ~100 MiB, is free while
+the index is written)"""
 
 
 def edge_dtype() -> Any:
@@ -121,9 +143,11 @@ class CollectorSpool:
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / RUNS).mkdir(exist_ok=True)
         self.memory = memory
-        self.iri_share = memory // 4
-        """Bytes the entity IRI dict may take before it is written as a run."""
-        self.buffer_share = memory // 8
+        self.shares = index_memory(memory)
+        """The budget's split (:func:`kg_adapters.budgets.index_memory`)."""
+        self.iri_share = self.shares.iris
+        """Bytes the entity IRI dict may take (growing it included) before it is written as a run."""
+        self.buffer_share = self.shares.buffers
         """Bytes the buffered triples may take before they are appended to the files."""
         self._logged = {"entities.log": 0, "relations.log": 0}
         """IRIs of each dict already in the log (for entities: the next number to log)."""
@@ -151,14 +175,18 @@ class CollectorSpool:
             # the relation table is never written as runs (a relation's number is used by every edge): what it
             # takes comes out of the entity table's share, so a graph of many relations spills its entities sooner
             share = max(self.iri_share - collector._relation.nbytes(), 0)
-            width = max(collector._entity.nbytes() // entities, 1) if entities else IRI_ENTRY_BYTES
+            growing = int(collector._entity.nbytes() * TABLE_GROWTH)  # what it takes while it grows
+            width = max(growing // entities, 1) if entities else int(IRI_ENTRY_BYTES * TABLE_GROWTH)
             if entities * width > share:
                 self.spill_iris(collector)
                 entities = 0
             self._iri_check = entities + max(share // width - entities, 1) // 2 + 1
-        buffered = (collector.rows - collector._flushed_rows) * EDGE_BYTES + (
-            len(collector._literal_set) + len(collector._literal_list)
-        ) * LITERAL_ROW_BYTES
+        extras = len(collector._out_extra_nodes) + len(collector._in_extra_nodes)
+        buffered = (
+            (collector.rows - collector._flushed_rows) * EDGE_BYTES
+            + extras * EXTRA_BYTES
+            + (len(collector._literal_set) + len(collector._literal_list)) * LITERAL_ROW_BYTES
+        )
         if buffered > self.buffer_share:
             self.flush(collector)
 
@@ -200,12 +228,16 @@ class CollectorSpool:
             chunks.append((columns[0], columns[1], columns[2]))
         with open(self.directory / EDGES, "ab") as handle:
             for heads, rels, tails in chunks:
-                rows = np.empty(len(heads), dtype=edge_dtype())
-                rows["head"], rows["relation"], rows["tail"] = heads, rels, tails
-                if base:
-                    rows["head"] += base
-                    rows["tail"] += base
-                rows.tofile(handle)
+                for start in range(0, len(heads), FLUSH_ROWS):
+                    stop = start + FLUSH_ROWS
+                    rows = np.empty(len(heads[start:stop]), dtype=edge_dtype())
+                    rows["head"], rows["relation"] = heads[start:stop], rels[start:stop]
+                    rows["tail"] = tails[start:stop]
+                    if base:
+                        rows["head"] += base
+                        rows["tail"] += base
+                    rows.tofile(handle)
+                    del rows
             _sync(handle, sync)
         for name, nodes, rels in (
             (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
@@ -222,15 +254,22 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
-            literals = collector._literal_list if collector._distinct else collector._literal_set
-            handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
+            literals = iter(collector._literal_list if collector._distinct else collector._literal_set)
+            pack = _LITERAL_HEAD.pack
+            while piece := b"".join(
+                pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in itertools.islice(literals, FLUSH_ROWS // 16)
+            ):
+                handle.write(piece)
             _sync(handle, sync)
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
                 handle.write(ox.serialize(collector._blank_set, format=ox.RdfFormat.N_QUADS) or b"")
             _sync(handle, sync)
         if not keep:
+            from kg_adapters.index.spill import release_freed_memory
+
             _empty_buffers(collector)
+            release_freed_memory()  # the buffers' objects: freed, but kept by the C heap otherwise
         collector._flushed_rows = collector.rows
 
     def save(self, collector: TripleCollector, *, keep: bool = False) -> dict[str, Any]:
@@ -292,7 +331,8 @@ class CollectorSpool:
 
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
-        """Whether the in-memory index write of everything collected fits the budget (no run written)."""
+        """Whether the in-memory index write of everything collected (its estimate: ``WRITE_*``) fits what the
+        worker's reserve leaves of the budget (:attr:`~kg_adapters.budgets.IndexMemory.write`; no run written)."""
         if self._kept is None:  # the collector holds what came since the last save
             held = collector.rows - collector._flushed_rows
         else:  # a save kept the buffers (on disk too): counted once, as held
@@ -308,7 +348,7 @@ class CollectorSpool:
             + literal_bytes
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
-        return self.runs == 0 and needed <= self.memory
+        return self.runs == 0 and needed <= self.shares.write
 
     def _spooled(self, name: str) -> int:
         """The bytes of a file that the collector does not hold (all of it, but for a save that kept them)."""
