@@ -158,6 +158,11 @@ class CollectorSpool:
         self._iri_check = 0
         """The dict size at which the budget is next checked (see :meth:`check`)."""
         self._kept: dict[str, int] | None = None
+        self.literal_rows = 0
+        """Literal rows in ``literals.bin`` (repeats across appends included): what the index write's estimate
+        counts (:meth:`fits`); the rows' bytes vary too much to count them by."""
+        self._kept_literal_rows = 0
+        """``literal_rows`` before a save that kept the collector's buffers."""
         """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
 
     # -- while the load parses ---------------------------------------------------------------------
@@ -218,6 +223,7 @@ class CollectorSpool:
             _empty_buffers(collector)
         if keep:
             self._kept = {name: (self.directory / name).stat().st_size for name in FILES}
+            self._kept_literal_rows = self.literal_rows
         base = collector._entity_base
         collector._add_typed()
         self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
@@ -254,7 +260,9 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
-            literals = iter(collector._literal_list if collector._distinct else collector._literal_set)
+            held_rows = collector._literal_list if collector._distinct else collector._literal_set
+            self.literal_rows += len(held_rows)
+            literals = iter(held_rows)
             pack = _LITERAL_HEAD.pack
             while piece := b"".join(
                 pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in itertools.islice(literals, FLUSH_ROWS // 16)
@@ -284,6 +292,7 @@ class CollectorSpool:
             "entity_runs": self.runs,
             "entity_base": collector._entity_base,
             "entity_base_offset": self._base_offset,
+            "literal_rows": self.literal_rows,
         }
 
     def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
@@ -306,6 +315,9 @@ class CollectorSpool:
                 handle.truncate(int(sizes.get(name, 0)))
                 _sync(handle, True)
         self.runs = int(state.get("entity_runs", 0))
+        # a state saved before the rows were counted: guessed from their bytes (a value of 8 bytes, no tag)
+        guessed = int(sizes.get("literals.bin", 0)) // (_LITERAL_HEAD.size + 8)
+        self.literal_rows = int(state.get("literal_rows", guessed))
         for path in (self.directory / RUNS).iterdir():
             if run_number(path) is None or run_number(path) >= self.runs:  # type: ignore[operator]
                 path.unlink()
@@ -331,24 +343,23 @@ class CollectorSpool:
 
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
-        """Whether the in-memory index write of everything collected (its estimate: ``WRITE_*``) fits what the
+        """Whether the in-memory index write of everything collected (:meth:`write_estimate`) fits what the
         worker's reserve leaves of the budget (:attr:`~kg_adapters.budgets.IndexMemory.write`; no run written)."""
-        if self._kept is None:  # the collector holds what came since the last save
-            held = collector.rows - collector._flushed_rows
-        else:  # a save kept the buffers (on disk too): counted once, as held
-            held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
-        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held
-        literal_bytes = self._spooled("literals.bin")
-        literal_rows = (
-            len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
-        )
-        needed = (
+        return self.runs == 0 and self.write_estimate(collector) <= self.shares.write
+
+    def write_estimate(self, collector: TripleCollector) -> int:
+        """What the in-memory index write of everything collected would hold at its peak (``WRITE_*``): the
+        edges, literal rows and entities held and spooled, and the spooled literal rows' bytes."""
+        held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
+        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held  # after a save that kept them, those before it
+        spooled_rows = self.literal_rows if self._kept is None else self._kept_literal_rows
+        literal_rows = len(collector._literal_set) + len(collector._literal_list) + spooled_rows
+        return (
             edges * WRITE_EDGE_BYTES
             + literal_rows * WRITE_LITERAL_BYTES
-            + literal_bytes
+            + self._spooled("literals.bin")
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
-        return self.runs == 0 and needed <= self.shares.write
 
     def _spooled(self, name: str) -> int:
         """The bytes of a file that the collector does not hold (all of it, but for a save that kept them)."""
