@@ -34,7 +34,6 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 
 from __future__ import annotations
 
-import itertools
 import os
 import struct
 from array import array
@@ -74,8 +73,8 @@ TABLE_GROWTH = 3 / 2
 """What the entity numbering table takes at most while it grows, for each byte it holds (``nbytes()``): its
 slots and entries are reallocated twice as large, the old ones freed once the new ones are filled."""
 FLUSH_ROWS = 1 << 20
-"""Rows appended to a spool file at once (the edges' 20-byte records, the literal rows' bytes): what an append
-holds beside the buffers is one such slice, whatever they hold."""
+"""Edges appended to the spool at once (20-byte records): what an append holds beside the buffers is one such
+slice, whatever they hold."""
 EDGE_ROW_BYTES = 20
 """Disk one spooled IRI-to-IRI triple takes (:func:`edge_dtype`)."""
 EXTRA_ROW_BYTES = 12
@@ -260,14 +259,9 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
-            held_rows = collector._literal_list if collector._distinct else collector._literal_set
-            self.literal_rows += len(held_rows)
-            literals = iter(held_rows)
-            pack = _LITERAL_HEAD.pack
-            while piece := b"".join(
-                pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in itertools.islice(literals, FLUSH_ROWS // 16)
-            ):
-                handle.write(piece)
+            literals = collector._literal_list if collector._distinct else collector._literal_set
+            self.literal_rows += len(literals)
+            handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
             _sync(handle, sync)
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
