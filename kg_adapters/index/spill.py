@@ -5,18 +5,21 @@ The budget (the index's part of a load's ``--memory``, :func:`kg_adapters.budget
 default; all of ``kga index --memory``) is split among what the collector
 (:class:`~kg_adapters.index.build.TripleCollector`) holds:
 
-- while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
+- while the load parses, the dict that numbers entity IRIs may take half of what the worker's own
+  (:data:`~kg_adapters.budgets.WORKER_RESERVE`) leaves, its growth included
+  (:func:`~kg_adapters.budgets.index_memory`): past it the dict is
   written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
   last number (an IRI met again gets a second number); the buffered triples (three int32 per edge,
   the literal rows) may take an eighth: past it they are appended to the spool's files
   (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
   load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
-  stay in memory: their dict's size comes out of the entity dict's quarter.
+  stay in memory: their dict's size comes out of the entity dict's share.
 - when the index is written, the collection is written in memory as before (the fast path, the same
-  code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
-  writes it from the files, one step at a time, each holding a bounded share: a block of edges being
-  sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
-  (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
+  code as a load that never spilled) when its estimate fits what the reserve leaves; otherwise
+  :class:`SpilledCollection` writes it from the files, one step at a time, each holding a bounded share
+  of what the reserve leaves: a block of edges being sorted (a half), a merge's reads and what follows
+  them (a quarter), a block of Python items (ids, literal and name rows: a quarter) and a window of a
+  number map (an eighth, :class:`NumberMap`).
   After each step and external sort the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
@@ -282,7 +285,7 @@ class SpilledCollection:
         if steps is None or not set(steps.finished()) & set(self.STEPS):
             shutil.rmtree(self.scratch, ignore_errors=True)
         self.scratch.mkdir(exist_ok=True)
-        memory = spool.memory
+        memory = spool.shares.write  # what the reserve leaves: kg_adapters.budgets.index_memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
         self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
