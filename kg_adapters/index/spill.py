@@ -217,7 +217,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             count = int(np.searchsorted(block, bound, side="right"))
             taken.append(np.asarray(block[:count]))
             positions[n] += count
-        chunk = distinct(np.sort(np.concatenate(taken)))
+        chunk = distinct(np.sort(np.concatenate(taken), kind="stable"))  # (timsort merges the sorted pieces)
         if last is not None and chunk[0] == last:
             chunk = chunk[1:]
         if len(chunk):
