@@ -151,7 +151,9 @@ def _edges(rng: np.random.Generator, count: int, entities: int, relations: int) 
 @compiled_only
 @pytest.mark.parametrize(("count", "entities", "relations"), [(0, 1, 1), (5000, 40, 3), (20000, 3000, 300)])
 @pytest.mark.parametrize("extra_relations", [0, 70000])
-def test_edge_columns_in_c_equal_the_numpy_path(count: int, entities: int, relations: int, extra_relations: int) -> None:
+def test_edge_columns_in_c_equal_the_numpy_path(
+    count: int, entities: int, relations: int, extra_relations: int
+) -> None:
     rng = np.random.default_rng(count + relations + extra_relations)
     heads, rels, tails = _edges(rng, count, entities, relations)
     if count:  # repeated edges are dropped
@@ -180,3 +182,34 @@ def test_edge_columns_refuse_numbers_out_of_range() -> None:
         csr(column, np.zeros(3, np.int32), np.zeros(2, np.int32), ranks, ranks, 4, 4, 1)
     with pytest.raises(ValueError):
         csr(column, np.zeros(2, np.int32), np.zeros(2, np.int32), ranks, ranks, 4, 300, 1)
+
+
+@compiled_only
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [7],
+        [3, 3, 3],
+        [-1, 2**63 - 1, -(2**63), 0, 1, -256, 255, 256],
+        np.random.default_rng(3).integers(0, 1 << 40, 5000).tolist(),
+        np.random.default_rng(4).integers(-(1 << 62), 1 << 62, 5000).tolist(),
+    ],
+)
+def test_keys_sorted_in_c_as_numpy_sorts_them(values: list[int]) -> None:
+    from kg_adapters.index.ordering import sorted_keys
+
+    array = np.array(values, dtype=np.int64)
+    assert sorted_keys(array.copy()).tolist() == np.sort(array).tolist()
+    view = np.array(values * 2, dtype=np.int64)[::2]  # not contiguous: numpy sorts a copy
+    assert sorted_keys(view).tolist() == sorted(values)
+
+
+@compiled_only
+def test_the_c_sort_refuses_other_buffers() -> None:
+    from kg_adapters.index._numbering import sort_int64
+
+    with pytest.raises(TypeError):
+        sort_int64(np.zeros(4, dtype=np.int32))
+    with pytest.raises(TypeError):
+        sort_int64(b"\x00" * 16)  # not writable

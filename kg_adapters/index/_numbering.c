@@ -521,6 +521,8 @@ static PyMethodDef module_methods[] = {
      "csr(heads, relations, tails, entity_rank, relation_rank, entities, width, itemsize) -> (out_rel, out_other, "
      "out_start, in_rel, in_other, in_start): the distinct edges ranked and sorted by (head, relation, tail) and "
      "by (tail, relation, head): relation columns of itemsize bytes, other ends int32, starts int64."},
+    {"sort_int64", kga_sort_int64, METH_O,
+     "sort_int64(values): sorts a writable native int64 buffer (a numpy int64 array) in place, as numpy sorts it."},
     {NULL, NULL, 0, NULL},
 };
 

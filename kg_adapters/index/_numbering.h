@@ -46,5 +46,6 @@ PyObject *kga_split_literals(PyObject *module, PyObject *args);
 PyObject *kga_sorted_ids(PyObject *module, PyObject *args);
 PyObject *kga_suffixes(PyObject *module, PyObject *args);
 PyObject *kga_csr(PyObject *module, PyObject *args);
+PyObject *kga_sort_int64(PyObject *module, PyObject *arg);
 
 #endif

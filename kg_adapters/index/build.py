@@ -40,7 +40,7 @@ from kg_adapters.index.numbering import (
     compiled_split,
     new_numbering,
 )
-from kg_adapters.index.ordering import edge_columns, ordered_entities, ranks
+from kg_adapters.index.ordering import edge_columns, ordered_entities, ranks, sorted_keys
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -569,7 +569,7 @@ def _write(
 
     def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
         nodes, relations = pairs
-        return _distinct(np.sort(entity_rank[nodes] * width + relation_rank[relations]))
+        return _distinct(sorted_keys(entity_rank[nodes] * width + relation_rank[relations]))
 
     out_extra_pairs, in_extra_pairs = collected.extras()
     literal_rows = collected.literal_rows()

@@ -57,8 +57,9 @@ def emit_index(
     sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
     files are written, whichever way the arrays were computed, in the format of
     :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
-    sorted key array (``layout.STARTS``) as its relation column (or the column, when given), every array in its narrowest type
-    (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
+    sorted key array (``layout.STARTS``) as its relation column (or the column, when ``arrays`` holds it),
+    every array in its narrowest type (:func:`_emitted`), a block at a time; the extra-end arrays only with
+    blank-node edges.
     ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all).
     ``steps`` records each file written (``file:NAME``, :mod:`kg_adapters.index.steps`): a resumed
     build keeps those of ``tmp`` and writes the others."""

@@ -181,3 +181,28 @@ def edge_columns(
         "in_other": in_other,
         "in_start": starts(in_key, entities, width),
     }
+
+
+def sorted_keys(values: Any) -> Any:
+    """An int64 array sorted: ``values`` itself, sorted in place by the C extension's radix sort (a few passes over
+    the values, where ``np.sort`` compares), when it is a writable native int64 array the caller lets go of; else
+    ``np.sort(values)`` (the same values in the same order)."""
+    import sys
+
+    import numpy as np
+
+    if (
+        COMPILED
+        and isinstance(values, np.ndarray)
+        and values.dtype == np.int64
+        and values.dtype.isnative
+        and sys.byteorder == "little"
+        and values.flags.c_contiguous
+        and values.flags.writeable
+        and values.flags.owndata
+    ):
+        from kg_adapters.index._numbering import sort_int64
+
+        sort_int64(values)
+        return values
+    return np.sort(values)

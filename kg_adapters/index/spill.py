@@ -189,8 +189,10 @@ def _malloc_trim() -> Callable[[int], int] | None:
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
     """The values of numpy ``blocks`` (int64, or records that sort field by field) sorted, without
     repeats, in chunks: each block is sorted and saved as a run, then the runs are merged block-wise,
-    reading at most ``merge_items`` values of all runs at once."""
+    reading at most ``merge_items`` values of all runs at once. An int64 block is sorted in place."""
     import numpy as np
+
+    from kg_adapters.index.ordering import sorted_keys
 
     runs: list[Path] = []
     sizes: list[int] = []
@@ -198,7 +200,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     for block in blocks:
         if len(block):
             runs.append(scratch / f"{stem}-{len(runs)}.bin")
-            run = distinct(np.sort(block))
+            run = distinct(sorted_keys(block))  # (sorted in place: the blocks are made for this)
             run.tofile(runs[-1])
             sizes.append(len(run))
             dtype = run.dtype
@@ -365,9 +367,21 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.replay import EntitySpelling
+        from kg_adapters.index.spilled_ids import namespaced_ids
 
         numbered = self._numbered()
         entities = self._unique or 0
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
+        found = namespaced_ids(
+            read_run(self.scratch / "iris.run"), profile, self.scratch / "entities.bin", offsets, rank_of_unique
+        )
+        if found is not None:  # the ids in the IRIs' order: no sort
+            offsets.close()
+            return self._ranks_written(numbered, entities, rank_of_unique, found)
+        offsets.close()
+        rank_of_unique.abandon()
         spelling = EntitySpelling(profile)
         ids = (
             (spelling.id_of(iri.decode("utf-8")), unique)
@@ -404,6 +418,14 @@ class SpilledCollection:
                     out()
             out()
         offsets.close()
+        return self._ranks_written(numbered, entities, rank_of_unique, (spelling.holds, spelling.first_failure))
+
+    def _ranks_written(
+        self, numbered: Path, entities: int, rank_of_unique: NumberMapWriter, spelled: tuple[bool, str | None]
+    ) -> tuple[int, bool, str | None]:
+        """Closes the map of ranks and writes ``local_rank.map`` from it; returns :meth:`_rank`'s answer."""
+        import numpy as np
+
         rank_of_unique.close()
         self.windows_written += rank_of_unique.windows_written
         ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
@@ -411,7 +433,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return entities, spelling.holds, spelling.first_failure
+        return entities, spelled[0], spelled[1]
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
