@@ -212,4 +212,4 @@ def test_the_c_sort_refuses_other_buffers() -> None:
     with pytest.raises(TypeError):
         sort_int64(np.zeros(4, dtype=np.int32))
     with pytest.raises(BufferError):
-        sort_int64(b"\x00" * 16)  # not writable
+        sort_int64(b"\x00" * 16)  # type: ignore[arg-type] # (not writable)

@@ -163,7 +163,7 @@ def edge_columns(
             dtype.itemsize,
         )
         names = ("out_rel", "out_other", "out_start", "in_rel", "in_other", "in_start")
-        types = (dtype, np.int32, np.int64, dtype, np.int32, np.int64)
+        types: tuple[Any, ...] = (dtype, np.int32, np.int64, dtype, np.int32, np.int64)
         arrays = {name: np.frombuffer(data, dtype=kind) for name, data, kind in zip(names, found, types, strict=True)}
         for name in ("out_start", "in_start"):
             arrays[name] = arrays[name][: entities + 1]
