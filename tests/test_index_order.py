@@ -6,6 +6,7 @@ columns and starts."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -213,3 +214,59 @@ def test_the_c_sort_refuses_other_buffers() -> None:
         sort_int64(np.zeros(4, dtype=np.int32))
     with pytest.raises(BufferError):
         sort_int64(b"\x00" * 16)  # type: ignore[arg-type] # (not writable)
+
+
+def _index_files(tmp_path: Path, name: str, text: bytes, memory: int | None) -> dict[str, bytes]:
+    """The index files of ``text`` written in memory (``memory`` None) or spilled under ``memory`` bytes."""
+    import pyoxigraph as ox
+
+    from kg_adapters.index.build import TripleCollector, build_index
+    from kg_adapters.index.spool import CollectorSpool
+
+    collector = TripleCollector()
+    spool = None
+    if memory is not None:
+        spool = CollectorSpool(tmp_path / f"spool-{name}", memory=memory)
+        spool.restore(collector, None)
+    lines = text.splitlines(keepends=True)
+    for start in range(0, len(lines), 500):
+        collector.add_rdf(b"".join(lines[start : start + 500]), ox.RdfFormat.N_TRIPLES)
+    if spool is not None:
+        spool.save(collector)
+        spool.reload(collector)
+        assert collector._spilled is not None
+    target = tmp_path / name
+    target.mkdir()
+    build_index(None, target, get_profile("freebase"), collected=collector)
+    return {item.name: item.read_bytes() for item in sorted((target / "traversal").iterdir())}
+
+
+@pytest.mark.parametrize("outside", [0, 7])
+def test_a_spilled_write_ranks_entities_as_the_write_in_memory(
+    tmp_path: Path, outside: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every IRI of the namespace (the spilled write's ids in IRI order, unsorted), or some outside it and some
+    whose rest is no local id (the ids sorted on disk): the same files either way."""
+    from kg_adapters.budgets import load_memory
+    from kg_adapters.index import spilled_ids
+
+    answers: list[object] = []
+    unsorted = spilled_ids.namespaced_ids
+
+    def recorded(*args: Any) -> Any:
+        answers.append(unsorted(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(spilled_ids, "namespaced_ids", recorded)
+
+    lines = []
+    for i in range(12_000):
+        head = f"{FB}m.0{(i * 7919) % 9000:05d}"
+        tail = f"{FB}m.0{(i * 104729) % 9000:05d}" if not outside or i % outside else f"http://x.org/{i % 300}"
+        if outside and i % 11 == 0:
+            tail = f"{FB}a:{i % 50}"  # in the namespace, not a local id: kept whole
+        lines.append(f"<{head}> <{FB}r.p{i % 13}> <{tail}> .\n")
+    text = "".join(lines).encode()
+    spilled = _index_files(tmp_path, "spilled", text, load_memory("1M").index)
+    assert answers == [None if outside else (True, None)]  # sorted on disk only with IRIs kept whole
+    assert spilled == _index_files(tmp_path, "memory", text, None)

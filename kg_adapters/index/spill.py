@@ -24,7 +24,9 @@ default; all of ``kga index --memory``) is split among what the collector
      distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
-     first number maps to its entity's rank (``local_rank``), and the ids are written in order;
+     first number maps to its entity's rank (``local_rank``), and the ids are written in order (when every
+     IRI is of the profile's namespace with a local id, the ids are already in the IRIs' order and are not
+     sorted: :mod:`kg_adapters.index.spilled_ids`);
   3. each direction of the CSR is sorted externally: blocks of edges are renumbered, packed into one
      int64 (key * entities + other, or a (key, other) record when that does not fit 63 bits), sorted
      and written as runs, then merged block-wise (:func:`sorted_arrays`, duplicates dropped), and
