@@ -598,7 +598,7 @@ def _write(
         relations=len(relation_names),
         edges=edges,
         literal_edges=literal_edges,
-        literal_relations=np.unique(arrays["out_extra"] % width).tolist(),
+        literal_relations=np.flatnonzero(np.bincount(arrays["out_extra"] % width, minlength=width)).tolist(),
         literal_tags=tags,
         blank_edges=blank_edges,
         spelled_back=entities.spelled_back,
