@@ -27,7 +27,9 @@ default; all of ``kga index --memory``) is split among what the collector
      distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
-     first number maps to its entity's rank (``local_rank``), and the ids are written in order;
+     first number maps to its entity's rank (``local_rank``), and the ids are written in order (when every
+     IRI is of the profile's namespace with a local id, the ids are already in the IRIs' order and are not
+     sorted: :mod:`kg_adapters.index.spilled_ids`);
   3. each direction of the CSR is sorted externally: blocks of edges are renumbered, packed into one
      int64 (key * entities + other, or a (key, other) record when that does not fit 63 bits), sorted
      and written as runs, then merged block-wise (:func:`sorted_arrays`, duplicates dropped), and
@@ -191,8 +193,10 @@ def _malloc_trim() -> Callable[[int], int] | None:
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
     """The values of numpy ``blocks`` (int64, or records that sort field by field) sorted, without
     repeats, in chunks: each block is sorted and saved as a run, then the runs are merged block-wise,
-    reading at most ``merge_items`` values of all runs at once."""
+    reading at most ``merge_items`` values of all runs at once. An int64 block is sorted in place."""
     import numpy as np
+
+    from kg_adapters.index.ordering import sorted_keys
 
     runs: list[Path] = []
     sizes: list[int] = []
@@ -200,7 +204,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     for block in blocks:
         if len(block):
             runs.append(scratch / f"{stem}-{len(runs)}.bin")
-            run = distinct(np.sort(block))
+            run = distinct(sorted_keys(block))  # (sorted in place: the blocks are made for this)
             run.tofile(runs[-1])
             sizes.append(len(run))
             dtype = run.dtype
@@ -219,7 +223,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             count = int(np.searchsorted(block, bound, side="right"))
             taken.append(np.asarray(block[:count]))
             positions[n] += count
-        chunk = distinct(np.sort(np.concatenate(taken)))
+        chunk = distinct(np.sort(np.concatenate(taken), kind="stable"))  # (timsort merges the sorted pieces)
         if last is not None and chunk[0] == last:
             chunk = chunk[1:]
         if len(chunk):
@@ -366,9 +370,21 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.replay import EntitySpelling
+        from kg_adapters.index.spilled_ids import namespaced_ids
 
         numbered = self._numbered()
         entities = self._unique or 0
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
+        found = namespaced_ids(
+            read_run(self.scratch / "iris.run"), profile, self.scratch / "entities.bin", offsets, rank_of_unique
+        )
+        if found is not None:  # the ids in the IRIs' order: no sort
+            offsets.close()
+            return self._ranks_written(numbered, entities, rank_of_unique, found)
+        offsets.close()
+        rank_of_unique.abandon()
         spelling = EntitySpelling(profile)
         ids = (
             (spelling.id_of(iri.decode("utf-8")), unique)
@@ -405,6 +421,14 @@ class SpilledCollection:
                     out()
             out()
         offsets.close()
+        return self._ranks_written(numbered, entities, rank_of_unique, (spelling.holds, spelling.first_failure))
+
+    def _ranks_written(
+        self, numbered: Path, entities: int, rank_of_unique: NumberMapWriter, spelled: tuple[bool, str | None]
+    ) -> tuple[int, bool, str | None]:
+        """Closes the map of ranks and writes ``local_rank.map`` from it; returns :meth:`_rank`'s answer."""
+        import numpy as np
+
         rank_of_unique.close()
         self.windows_written += rank_of_unique.windows_written
         ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
@@ -412,7 +436,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return entities, spelling.holds, spelling.first_failure
+        return entities, spelled[0], spelled[1]
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
