@@ -112,10 +112,10 @@ def test_the_index_is_written_in_memory_only_when_its_estimate_fits_beside_the_w
     lines = freebase_lines(300_000)  # an estimate past a seventh of the reserve: the reserve is taken whole
     collector.add_rdf("\n".join(lines).encode() + b"\n", ox.RdfFormat.N_TRIPLES)
     collector._add_typed()
-    assert collector._flushed_rows == 0 and len(collector._literal_set) > 0  # all of it held, nothing spooled
+    assert collector._flushed_rows == 0 and len(collector._literals) > 0  # all of it held, nothing spooled
     estimate = (
         len(collector.edges()[0]) * WRITE_EDGE_BYTES
-        + len(collector._literal_set) * WRITE_LITERAL_BYTES
+        + len(collector._literals) * WRITE_LITERAL_BYTES
         + len(collector._entity) * WRITE_ENTITY_BYTES
     )
     assert CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY).write_estimate(collector) == estimate

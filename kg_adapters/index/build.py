@@ -11,7 +11,6 @@ loading it (Oxigraph looks every IRI of every triple up on disk). Both give the 
 from __future__ import annotations
 
 import itertools
-import operator
 import os
 import re
 from array import array
