@@ -11,7 +11,6 @@ loading it (Oxigraph looks every IRI of every triple up on disk). Both give the 
 from __future__ import annotations
 
 import itertools
-import operator
 import os
 import re
 from array import array
@@ -42,7 +41,7 @@ from kg_adapters.index.numbering import (
     compiled_split,
     new_numbering,
 )
-from kg_adapters.index.replay import EntitySpelling
+from kg_adapters.index.ordering import edge_columns, ordered_entities, ranks, sorted_keys
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -483,6 +482,16 @@ class TripleCollector:
             tuple(np.concatenate([chunk[i] for chunk in chunks]).astype(np.int64) for i in range(3)),
         )
 
+    def edge_columns(self) -> tuple[Any, Any, Any]:
+        """(heads, relations, tails) of the IRI-to-IRI triples as int32 (duplicates included)."""
+        import numpy as np
+
+        chunks = [*self._edge_chunks, (self._heads, self._rels, self._tails)]
+        return cast(
+            "tuple[Any, Any, Any]",
+            tuple(np.concatenate([np.frombuffer(chunk[i], dtype=np.int32) for chunk in chunks]) for i in range(3)),
+        )
+
     def extras(self) -> tuple[tuple[Ints, Ints], tuple[Ints, Ints]]:
         """(nodes, relations) with a literal or blank-node object, and with a blank-node subject."""
         import numpy as np
@@ -557,24 +566,20 @@ def _write(
     if collected._spilled is not None:  # past the memory budget: from the spool's files
         return collected._spilled.write_index(directory, tmp, profile, progress, steps)
     rows = collected.rows
-    entity_iris, relation_iris = collected.iris()
-    spelling = EntitySpelling(profile)
-    entity_names = [spelling.id_of(iri) for iri in entity_iris]
-    relation_names = [profile.relation_id(iri) for iri in relation_iris]
-    del entity_iris, relation_iris
-    entity_rank, entity_order = _ranks(entity_names, "entity")
+    entities = ordered_entities(collected._entity, profile, compiled=collected.compiled)
+    entity_rank, count = entities.rank, len(entities.rank)
+    relation_names = [profile.relation_id(iri) for iri in collected._relation.strings()]
     relation_rank, relation_order = _ranks(relation_names, "relation")
     width = max(len(relation_names), 1)
 
-    heads, rels, tails = collected.edges()
-    out_key, out_other, in_key, in_other = _csr(
-        entity_rank[heads], relation_rank[rels], entity_rank[tails], width, max(len(entity_names), 1)
+    arrays: dict[str, Any] = edge_columns(
+        collected.edge_columns(), entity_rank, relation_rank, count, width, compiled=collected.compiled
     )
-    del heads, rels, tails
+    edges = int(arrays["out_other"].size)
 
     def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
         nodes, relations = pairs
-        return _distinct(np.sort(entity_rank[nodes] * width + relation_rank[relations]))
+        return _distinct(sorted_keys(entity_rank[nodes] * width + relation_rank[relations]))
 
     out_extra_pairs, in_extra_pairs = collected.extras()
     blank_edges = collected.blank_edges()
@@ -582,45 +587,35 @@ def _write(
         collected.literal_columns(), entity_rank, relation_rank, width
     )
     literal_edges = int(literal_key.size)
-    sorted_names = [entity_names[i] for i in entity_order.tolist()]
-    del entity_names
-    encoded = [name.encode("utf-8") for name in sorted_names]
-    del sorted_names
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    arrays: dict[str, Any] = {
-        "entity_offsets": offsets,
-        "out_key": out_key,
-        "out_other": out_other,
-        "in_key": in_key,
-        "in_other": in_other,
-        "out_extra": extra_keys(out_extra_pairs),
-        "in_extra": extra_keys(in_extra_pairs),
-        "literal_key": literal_key,
-        "literal_tag": literal_tag,
-        "literal_offsets": literal_offsets,
-    }
+    arrays.update(
+        {
+            "entity_offsets": entities.offsets,
+            "out_extra": extra_keys(out_extra_pairs),
+            "in_extra": extra_keys(in_extra_pairs),
+            "literal_key": literal_key,
+            "literal_tag": literal_tag,
+            "literal_offsets": literal_offsets,
+        }
+    )
     for keys_name, start_name in STARTS.items():
-        keys = arrays[keys_name]
-        arrays[start_name] = starts(keys, len(encoded), width)
+        if start_name not in arrays:  # (the edges' come with their columns)
+            arrays[start_name] = starts(arrays[keys_name], count, width)
     meta = index_meta(
         profile,
-        entities=len(encoded),
+        entities=count,
         relations=len(relation_names),
-        edges=int(out_key.size),
+        edges=edges,
         literal_edges=literal_edges,
-        literal_relations=sorted(set((arrays["out_extra"] % width).tolist())),
+        literal_relations=np.flatnonzero(np.bincount(arrays["out_extra"] % width, minlength=width)).tolist(),
         literal_tags=tags,
         blank_edges=blank_edges,
-        spelled_back=(spelling.holds, spelling.first_failure),
+        spelled_back=entities.spelled_back,
     )
-    names = (b"".join(encoded[start : start + 65536]) for start in range(0, len(encoded), 65536))
     return emit_index(
         directory,
         tmp,
         arrays,
-        {"entities.bin": names, "literals.bin": iter((literal_values,))},
+        {"entities.bin": iter((entities.ids,)), "literals.bin": iter((literal_values,))},
         [relation_names[i] for i in relation_order.tolist()],
         meta,
         rows,
@@ -729,16 +724,5 @@ def _tag_sort(tag: str) -> tuple[str, str]:
     return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])
 
 
-def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(rank of each name in sorted order, the names' order); refuses two IRIs with one id."""
-    import numpy as np
-
-    positions = sorted(range(len(names)), key=names.__getitem__)
-    ordered = list(map(names.__getitem__, positions))
-    if any(map(operator.eq, ordered[1:], ordered[:-1])):  # neighbours compared in C, not in a loop
-        shared = next(name for name, after in itertools.pairwise(ordered) if name == after)
-        raise BackendError(f"two {what} IRIs share the id {shared!r}; cannot index this store")
-    order = np.array(positions, dtype=np.int64)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[order] = np.arange(len(names), dtype=np.int64)
-    return rank, order
+_ranks = ranks
+"""(kept for :mod:`kg_adapters.index.spill`, which ranks relations alike)"""

@@ -5,18 +5,21 @@ The budget (the index's part of a load's ``--memory``, :func:`kg_adapters.budget
 default; all of ``kga index --memory``) is split among what the collector
 (:class:`~kg_adapters.index.build.TripleCollector`) holds:
 
-- while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
+- while the load parses, the dict that numbers entity IRIs may take half of what the worker's own
+  (:data:`~kg_adapters.budgets.WORKER_RESERVE`) leaves, its growth included
+  (:func:`~kg_adapters.budgets.index_memory`): past it the dict is
   written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
   last number (an IRI met again gets a second number); the buffered triples (three int32 per edge,
   the literal rows) may take an eighth: past it they are appended to the spool's files
   (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
   load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
-  stay in memory: their dict's size comes out of the entity dict's quarter.
+  stay in memory: their dict's size comes out of the entity dict's share.
 - when the index is written, the collection is written in memory as before (the fast path, the same
-  code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
-  writes it from the files, one step at a time, each holding a bounded share: a block of edges being
-  sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
-  (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
+  code as a load that never spilled) when its estimate fits what the reserve leaves; otherwise
+  :class:`SpilledCollection` writes it from the files, one step at a time, each holding a bounded share
+  of what the reserve leaves: a block of edges being sorted (a half), a merge's reads and what follows
+  them (a quarter), a block of Python items (ids, literal and name rows: a quarter) and a window of a
+  number map (an eighth, :class:`NumberMap`).
   After each step and external sort the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
@@ -24,7 +27,9 @@ default; all of ``kga index --memory``) is split among what the collector
      distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
-     first number maps to its entity's rank (``local_rank``), and the ids are written in order;
+     first number maps to its entity's rank (``local_rank``), and the ids are written in order (when every
+     IRI is of the profile's namespace with a local id, the ids are already in the IRIs' order and are not
+     sorted: :mod:`kg_adapters.index.spilled_ids`);
   3. each direction of the CSR is sorted externally: blocks of edges are renumbered, packed into one
      int64 (key * entities + other, or a (key, other) record when that does not fit 63 bits), sorted
      and written as runs, then merged block-wise (:func:`sorted_arrays`, duplicates dropped), and
@@ -188,8 +193,10 @@ def _malloc_trim() -> Callable[[int], int] | None:
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
     """The values of numpy ``blocks`` (int64, or records that sort field by field) sorted, without
     repeats, in chunks: each block is sorted and saved as a run, then the runs are merged block-wise,
-    reading at most ``merge_items`` values of all runs at once."""
+    reading at most ``merge_items`` values of all runs at once. An int64 block is sorted in place."""
     import numpy as np
+
+    from kg_adapters.index.ordering import sorted_keys
 
     runs: list[Path] = []
     sizes: list[int] = []
@@ -197,7 +204,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     for block in blocks:
         if len(block):
             runs.append(scratch / f"{stem}-{len(runs)}.bin")
-            run = distinct(np.sort(block))
+            run = distinct(sorted_keys(block))  # (sorted in place: the blocks are made for this)
             run.tofile(runs[-1])
             sizes.append(len(run))
             dtype = run.dtype
@@ -216,7 +223,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             count = int(np.searchsorted(block, bound, side="right"))
             taken.append(np.asarray(block[:count]))
             positions[n] += count
-        chunk = distinct(np.sort(np.concatenate(taken)))
+        chunk = distinct(np.sort(np.concatenate(taken), kind="stable"))  # (timsort merges the sorted pieces)
         if last is not None and chunk[0] == last:
             chunk = chunk[1:]
         if len(chunk):
@@ -282,7 +289,7 @@ class SpilledCollection:
         if steps is None or not set(steps.finished()) & set(self.STEPS):
             shutil.rmtree(self.scratch, ignore_errors=True)
         self.scratch.mkdir(exist_ok=True)
-        memory = spool.memory
+        memory = spool.shares.write  # what the reserve leaves: kg_adapters.budgets.index_memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
         self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
@@ -363,9 +370,21 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.replay import EntitySpelling
+        from kg_adapters.index.spilled_ids import namespaced_ids
 
         numbered = self._numbered()
         entities = self._unique or 0
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
+        found = namespaced_ids(
+            read_run(self.scratch / "iris.run"), profile, self.scratch / "entities.bin", offsets, rank_of_unique
+        )
+        if found is not None:  # the ids in the IRIs' order: no sort
+            offsets.close()
+            return self._ranks_written(numbered, entities, rank_of_unique, found)
+        offsets.close()
+        rank_of_unique.abandon()
         spelling = EntitySpelling(profile)
         ids = (
             (spelling.id_of(iri.decode("utf-8")), unique)
@@ -402,6 +421,14 @@ class SpilledCollection:
                     out()
             out()
         offsets.close()
+        return self._ranks_written(numbered, entities, rank_of_unique, (spelling.holds, spelling.first_failure))
+
+    def _ranks_written(
+        self, numbered: Path, entities: int, rank_of_unique: NumberMapWriter, spelled: tuple[bool, str | None]
+    ) -> tuple[int, bool, str | None]:
+        """Closes the map of ranks and writes ``local_rank.map`` from it; returns :meth:`_rank`'s answer."""
+        import numpy as np
+
         rank_of_unique.close()
         self.windows_written += rank_of_unique.windows_written
         ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
@@ -409,7 +436,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return entities, spelling.holds, spelling.first_failure
+        return entities, spelled[0], spelled[1]
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:

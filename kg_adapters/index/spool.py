@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg_adapters.budgets import DEFAULT_MEMORY
+from kg_adapters.budgets import DEFAULT_MEMORY, index_memory
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
 from kg_adapters.index.literal_spool import FILE_ROW_BYTES, add_blocks, file_blocks, write_block
@@ -67,17 +67,38 @@ RELATION_NUMBERS = 2**31 - 2**27
 """The most distinct relations (numbered in int32, never spilled): more is refused (IndexTooLarge)."""
 EDGE_BYTES = 12
 """Memory one buffered IRI-to-IRI triple takes (three int32)."""
+EXTRA_BYTES = 8
+"""Memory one buffered (node, relation) pair of a literal or blank-node edge takes (two int32)."""
+TABLE_GROWTH = 3 / 2
+"""What the entity numbering table takes at most while it grows, for each byte it holds (``nbytes()``): its
+slots and entries are reallocated twice as large, the old ones freed once the new ones are filled."""
+FLUSH_ROWS = 1 << 20
+"""Edges appended to the spool at once (20-byte records): what an append holds beside the buffers is one such
+slice, whatever they hold."""
 EDGE_ROW_BYTES = 20
 """Disk one spooled IRI-to-IRI triple takes (:func:`edge_dtype`)."""
 EXTRA_ROW_BYTES = 12
 """Disk one spooled (node, relation) pair takes (:func:`extra_dtype`)."""
-LITERAL_ROW_BYTES = 240
-"""Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot)."""
-WRITE_EDGE_BYTES = 120
-WRITE_LITERAL_BYTES = 400
-WRITE_ENTITY_BYTES = 400
-"""Memory the in-memory index write takes per edge, literal row and entity (its copies of the arrays,
-the names and their sorts): the collection is written in memory when these fit the budget."""
+LITERAL_ROW_BYTES = 20
+"""Memory one buffered literal row takes beyond its value (counted apart: ``LiteralColumns.values``): its
+four 4-byte numbers and the arrays' spare room (the 4M-triple dump's literal lines: 18.4 bytes a row held
+by the columns beside the values, lit23's measure)."""
+WRITE_EDGE_BYTES = 107
+WRITE_LITERAL_BYTES = 260
+WRITE_ENTITY_BYTES = 170
+"""Memory the in-memory index write takes per edge, literal row (beside its value's bytes) and entity, the
+collection it writes included: it is chosen when these fit the budget's write share
+(:attr:`kg_adapters.budgets.IndexMemory.write`). Measured as the peak resident memory of one process over
+its own before the collection was numbered (polled every 5 ms; ``write_indexes`` of a collection numbered
+from the Freebase-shaped dumps, no spool): all lines of the 1M, 4M and 16M dumps 212, 745 and 2,893 MiB
+(0.786/3.15/12.6M edges, 0.214/0.854/3.42M literal rows of 31 bytes, 0.108/0.433/1.73M entities); the 4M
+dump's IRI-to-IRI lines alone 488 MiB, its literal lines alone 567 MiB (~29 MiB of each is fixed: numpy and
+the like, within :data:`kg_adapters.budgets.WORKER_RESERVE`). The edges alone and the literals alone give
+about 126 and 550 bytes (with 200 an entity); a whole dump peaks lower than that sum (the traversal index's
+sorts and the literal table come one after the other, the name index beside both), so they are taken at 0.85:
+a whole dump is estimated ~11% above its peak (16M: 3.12 GiB for 2.80), an input of edges alone or
+literals alone ~13% below (the interpreter's and the text's part of the reserve, ~100 MiB, is free while
+the index is written)"""
 
 
 def edge_dtype() -> Any:
@@ -121,9 +142,11 @@ class CollectorSpool:
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / RUNS).mkdir(exist_ok=True)
         self.memory = memory
-        self.iri_share = memory // 4
-        """Bytes the entity IRI dict may take before it is written as a run."""
-        self.buffer_share = memory // 8
+        self.shares = index_memory(memory)
+        """The budget's split (:func:`kg_adapters.budgets.index_memory`)."""
+        self.iri_share = self.shares.iris
+        """Bytes the entity IRI dict may take (growing it included) before it is written as a run."""
+        self.buffer_share = self.shares.buffers
         """Bytes the buffered triples may take before they are appended to the files."""
         self._logged = {"entities.log": 0, "relations.log": 0}
         """IRIs of each dict already in the log (for entities: the next number to log)."""
@@ -134,6 +157,11 @@ class CollectorSpool:
         self._iri_check = 0
         """The dict size at which the budget is next checked (see :meth:`check`)."""
         self._kept: dict[str, int] | None = None
+        self.literal_rows = 0
+        """Literal rows in ``literals.bin`` (repeats across appends included): what the index write's estimate
+        counts (:meth:`fits`); the rows' bytes vary too much to count them by."""
+        self._kept_literal_rows = 0
+        """``literal_rows`` before a save that kept the collector's buffers."""
         """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
 
     # -- while the load parses ---------------------------------------------------------------------
@@ -151,14 +179,17 @@ class CollectorSpool:
             # the relation table is never written as runs (a relation's number is used by every edge): what it
             # takes comes out of the entity table's share, so a graph of many relations spills its entities sooner
             share = max(self.iri_share - collector._relation.nbytes(), 0)
-            width = max(collector._entity.nbytes() // entities, 1) if entities else IRI_ENTRY_BYTES
+            growing = int(collector._entity.nbytes() * TABLE_GROWTH)  # what it takes while it grows
+            width = max(growing // entities, 1) if entities else int(IRI_ENTRY_BYTES * TABLE_GROWTH)
             if entities * width > share:
                 self.spill_iris(collector)
                 entities = 0
             self._iri_check = entities + max(share // width - entities, 1) // 2 + 1
+        extras = len(collector._out_extra_nodes) + len(collector._in_extra_nodes)
         literals = collector._literals
         buffered = (
             (collector.rows - collector._flushed_rows) * EDGE_BYTES
+            + extras * EXTRA_BYTES
             + len(literals) * LITERAL_ROW_BYTES
             + len(literals.values)
         )
@@ -193,6 +224,7 @@ class CollectorSpool:
             _empty_buffers(collector)
         if keep:
             self._kept = {name: (self.directory / name).stat().st_size for name in FILES}
+            self._kept_literal_rows = self.literal_rows
         base = collector._entity_base
         collector._add_typed()
         self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
@@ -203,12 +235,16 @@ class CollectorSpool:
             chunks.append((columns[0], columns[1], columns[2]))
         with open(self.directory / EDGES, "ab") as handle:
             for heads, rels, tails in chunks:
-                rows = np.empty(len(heads), dtype=edge_dtype())
-                rows["head"], rows["relation"], rows["tail"] = heads, rels, tails
-                if base:
-                    rows["head"] += base
-                    rows["tail"] += base
-                rows.tofile(handle)
+                for start in range(0, len(heads), FLUSH_ROWS):
+                    stop = start + FLUSH_ROWS
+                    rows = np.empty(len(heads[start:stop]), dtype=edge_dtype())
+                    rows["head"], rows["relation"] = heads[start:stop], rels[start:stop]
+                    rows["tail"] = tails[start:stop]
+                    if base:
+                        rows["head"] += base
+                        rows["tail"] += base
+                    rows.tofile(handle)
+                    del rows
             _sync(handle, sync)
         for name, nodes, rels in (
             (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
@@ -225,6 +261,7 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
+            self.literal_rows += len(collector._literals)
             write_block(handle, collector._literals, base)
             _sync(handle, sync)
         with open(self.directory / "blanks.nq", "ab") as handle:
@@ -232,7 +269,10 @@ class CollectorSpool:
                 handle.write(ox.serialize(collector._blank_set, format=ox.RdfFormat.N_QUADS) or b"")
             _sync(handle, sync)
         if not keep:
+            from kg_adapters.index.spill import release_freed_memory
+
             _empty_buffers(collector)
+            release_freed_memory()  # the buffers' objects: freed, but kept by the C heap otherwise
         collector._flushed_rows = collector.rows
 
     def save(self, collector: TripleCollector, *, keep: bool = False) -> dict[str, Any]:
@@ -247,6 +287,7 @@ class CollectorSpool:
             "entity_runs": self.runs,
             "entity_base": collector._entity_base,
             "entity_base_offset": self._base_offset,
+            "literal_rows": self.literal_rows,
         }
 
     def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
@@ -269,6 +310,9 @@ class CollectorSpool:
                 handle.truncate(int(sizes.get(name, 0)))
                 _sync(handle, True)
         self.runs = int(state.get("entity_runs", 0))
+        # a state saved before the rows were counted: guessed from their bytes (a value of 8 bytes, no tag)
+        guessed = int(sizes.get("literals.bin", 0)) // (FILE_ROW_BYTES + 8)
+        self.literal_rows = int(state.get("literal_rows", guessed))
         for path in (self.directory / RUNS).iterdir():
             if run_number(path) is None or run_number(path) >= self.runs:  # type: ignore[operator]
                 path.unlink()
@@ -294,21 +338,23 @@ class CollectorSpool:
 
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
-        """Whether the in-memory index write of everything collected fits the budget (no run written)."""
-        if self._kept is None:  # the collector holds what came since the last save
-            held = collector.rows - collector._flushed_rows
-        else:  # a save kept the buffers (on disk too): counted once, as held
-            held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
-        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held
-        literal_bytes = self._spooled("literals.bin")
-        literal_count = len(collector._literals) + literal_bytes // (FILE_ROW_BYTES + 8)
-        needed = (
+        """Whether the in-memory index write of everything collected (:meth:`write_estimate`) fits what the
+        worker's reserve leaves of the budget (:attr:`~kg_adapters.budgets.IndexMemory.write`; no run written)."""
+        return self.runs == 0 and self.write_estimate(collector) <= self.shares.write
+
+    def write_estimate(self, collector: TripleCollector) -> int:
+        """What the in-memory index write of everything collected would hold at its peak (``WRITE_*``): the
+        edges, literal rows and entities held and spooled, and the spooled literal rows' bytes."""
+        held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
+        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held  # after a save that kept them, those before it
+        spooled_rows = self.literal_rows if self._kept is None else self._kept_literal_rows
+        literal_count = len(collector._literals) + spooled_rows
+        return (
             edges * WRITE_EDGE_BYTES
             + literal_count * WRITE_LITERAL_BYTES
-            + literal_bytes
+            + self._spooled("literals.bin")
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
-        return self.runs == 0 and needed <= self.memory
 
     def _spooled(self, name: str) -> int:
         """The bytes of a file that the collector does not hold (all of it, but for a save that kept them)."""
