@@ -7,7 +7,7 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 .PHONY: demo test lint typecheck virtuoso chromium wheel bench bench-scale clean
 
 # the C extension (kg_adapters/index/_numbering*.c, .h) is compiled by the install: rebuilt when it changes
-$(VENV)/.installed: pyproject.toml kg_adapters/index/_numbering.c kg_adapters/index/_numbering_split.c kg_adapters/index/_numbering.h
+$(VENV)/.installed: pyproject.toml kg_adapters/index/_numbering.c kg_adapters/index/_numbering_split.c kg_adapters/index/_numbering_order.c kg_adapters/index/_numbering.h
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) -e .

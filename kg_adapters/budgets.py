@@ -5,7 +5,8 @@ integer SQLite and SPARQL engines take, so a huge limit is refused here instead 
 deep inside a driver); seconds are a finite number. Options given as text (URL parameters) are
 parsed by :func:`option_count` and :func:`option_seconds`; the on/off options beside them are checked
 by :func:`check_flag`. A memory budget (``kga load --memory 4G``) is a size in bytes, parsed by
-:func:`memory_bytes` and split among a load's parts by :func:`load_memory`. Anything else raises
+:func:`memory_bytes` and split among a load's parts by :func:`load_memory`, the index's part among what the index
+worker holds by :func:`index_memory`. Anything else raises
 :class:`~kg_adapters.errors.InvalidTermError` naming the budget and the value.
 """
 
@@ -50,6 +51,15 @@ the files a large bulk load ingests can be larger: twice that bounds one."""
 MIN_STORE_FILES = 48
 """The fewest data files Oxigraph opens a database with (``MINIMUM_MAX_OPEN_FILES`` in its RocksDB
 wrapper)."""
+WORKER_RESERVE = 7 << 25
+"""What the index worker process holds beside its shares, whatever its budget (224 MiB): the interpreter with
+numpy, pyoxigraph and the C numbering (~70 MiB resident once a spill emptied everything: ``kga load`` of the
+4M-triple dump under ``--memory 512M`` and ``1G``), the block of text handed over (``loaders.rdf.CHUNK_BYTES``,
+31 MiB), the lines its numbering splits off (at most as much again), the rows one block makes before the
+budget is checked (a block of name lines: ~300,000 literal rows, ~70 MiB) and a slice of rows being appended
+to the spool (``kg_adapters.index.spool.FLUSH_ROWS``). The worker's first block of the 4M-triple dump took
+it to 243 MiB before any check. Before it was reserved the worker went over its share at 4M triples under
+``--memory 512M`` (0.27 GiB for 0.25) and at 100M under ``--memory 1G`` (0.71 GiB for 0.5)."""
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -161,3 +171,34 @@ def load_memory(value: object, name: str = "memory") -> LoadMemory:
     bulk_load = max(loader - LOADER_RESERVE, loader // 4)
     store_files = max(MIN_STORE_FILES, loader // 16 // STORE_FILE_BYTES)
     return LoadMemory(bulk_load=bulk_load, index=total - loader, store_files=store_files)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexMemory:
+    """The index worker's budget (``total``: :attr:`LoadMemory.index`, or all of ``kga index --memory``) split
+    among what it holds beside :data:`WORKER_RESERVE` (``held``: what is left of ``total``): ``iris``, the
+    entity numbering table (its own size, ``nbytes()``, and what growing it takes: past it, it is written as
+    a sorted run); ``buffers``, the triples numbered since the last append to the spool (past it, they are
+    appended; the append copies a slice at a time); ``write``, what writing the index may hold: the
+    in-memory write when its estimate fits (``CollectorSpool.fits``), else the spilled write's blocks,
+    merges and maps, cut from it (``kg_adapters.index.spill.SpilledCollection``). ``iris`` and
+    ``buffers`` are held together while the load parses (with the glibc heap's free holes between them:
+    the rest of ``held``); ``write`` comes after them, once they are on disk or reloaded."""
+
+    total: int
+    held: int
+    iris: int
+    buffers: int
+    write: int
+
+
+def index_memory(value: object, name: str = "index memory") -> IndexMemory:
+    """The split of the index worker's budget (``value``: bytes, at least 1, as :func:`load_memory` gives the
+    index; see :class:`IndexMemory`):
+    what :data:`WORKER_RESERVE` leaves (a budget too small to hold it keeps an eighth: tests force spilling
+    with 1 MiB), half to the entity numbering table (its growth included), an eighth to the buffered triples,
+    all of it to the index write."""
+    total = check_count(value, name, minimum=1, required=True)
+    assert total is not None  # required
+    held = max(total - WORKER_RESERVE, total // 8)
+    return IndexMemory(total=total, held=held, iris=held // 2, buffers=held // 8, write=held)

@@ -26,7 +26,10 @@ from kg_adapters.budgets import (
     MIN_MEMORY,
     MIN_STORE_FILES,
     STORE_FILE_BYTES,
+    WORKER_RESERVE,
+    IndexMemory,
     LoadMemory,
+    index_memory,
     load_memory,
     memory_bytes,
 )
@@ -34,7 +37,11 @@ from kg_adapters.errors import IndexTooLarge, InvalidTermError
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.spool import (
     EDGES,
+    FILES,
     OUT_EXTRA,
+    WRITE_EDGE_BYTES,
+    WRITE_ENTITY_BYTES,
+    WRITE_LITERAL_BYTES,
     CollectorSpool,
     NumberLimits,
     edge_dtype,
@@ -72,6 +79,77 @@ def test_a_load_budget_is_split_between_the_loader_and_the_index() -> None:
         assert split.bulk_load + LOADER_RESERVE + split.index == memory_bytes(size)
     with pytest.raises(InvalidTermError, match="memory must be a size"):
         load_memory("1.5G")
+
+
+def test_the_index_workers_budget_is_split_beside_its_reserve() -> None:
+    """The worker's own (interpreter, the text handed over, one block's rows) comes first; the entity table and
+    the buffers held while parsing share what is left, and the index write takes all of it. A budget too
+    small for the reserve (tests force spilling with 1M) keeps an eighth."""
+    index = load_memory("1G").index
+    assert index_memory(index) == IndexMemory(
+        total=index,
+        held=index - WORKER_RESERVE,
+        iris=(index - WORKER_RESERVE) // 2,
+        buffers=(index - WORKER_RESERVE) // 8,
+        write=index - WORKER_RESERVE,
+    )
+    for size in ("512M", "1G", "4G", "5632M", "64G"):
+        shares = index_memory(load_memory(size).index)
+        assert shares.iris + shares.buffers < shares.held == shares.write <= shares.total - WORKER_RESERVE
+    tiny = index_memory(load_memory(MIN_MEMORY).index)
+    assert tiny.held == MIN_MEMORY // 2 // 8 and tiny.iris > 0 and tiny.buffers > 0
+    for bad in (0, True, "1G", 1.5):
+        with pytest.raises(InvalidTermError, match="index memory"):
+            index_memory(bad)
+
+
+def test_the_index_is_written_in_memory_only_when_its_estimate_fits_beside_the_worker_reserve(tmp_path: Path) -> None:
+    """The in-memory write's estimate (per edge, literal row and entity: ``kg_adapters.index.spool``) is held
+    against what the worker's reserve leaves of its budget: a budget that holds it only with the reserve
+    counted in writes from the files."""
+    collector = TripleCollector()
+    CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY).restore(collector, None)
+    lines = freebase_lines(300_000)  # an estimate past a seventh of the reserve: the reserve is taken whole
+    collector.add_rdf("\n".join(lines).encode() + b"\n", ox.RdfFormat.N_TRIPLES)
+    collector._add_typed()
+    assert collector._flushed_rows == 0 and len(collector._literals) > 0  # all of it held, nothing spooled
+    estimate = (
+        len(collector.edges()[0]) * WRITE_EDGE_BYTES
+        + len(collector._literals) * WRITE_LITERAL_BYTES
+        + len(collector._entity) * WRITE_ENTITY_BYTES
+    )
+    assert CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY).write_estimate(collector) == estimate
+    assert estimate > WORKER_RESERVE // 7  # (a budget keeps an eighth at least)
+
+    def fits(memory: int) -> bool:
+        probe = CollectorSpool(tmp_path / f"probe-{memory}", memory=memory)
+        for name in FILES:  # an empty spool: everything is in the collector
+            (probe.directory / name).touch()
+        return probe.fits(collector)
+
+    assert fits(WORKER_RESERVE + estimate)
+    assert not fits(WORKER_RESERVE + estimate - 1)
+    assert not fits(estimate * 4 // 3)  # the whole estimate and more, but not beside the reserve
+
+
+def test_the_write_estimate_counts_spooled_literal_rows_as_held_ones(tmp_path: Path) -> None:
+    """Literal rows appended to the spool are counted one by one (their bytes vary too much to count them by):
+    the estimate after an append differs from the one before by the bytes appended alone, and a spool
+    restored from a checkpoint's state counts them the same."""
+    collector = TripleCollector()
+    spool = CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY)
+    spool.restore(collector, None)
+    collector.add_rdf("\n".join(freebase_lines(20_000)).encode() + b"\n", ox.RdfFormat.N_TRIPLES)
+    collector._add_typed()
+    held = spool.write_estimate(collector)
+    state = spool.save(collector)
+    appended = (spool.directory / "literals.bin").stat().st_size
+    assert appended > 0 and spool.literal_rows > 0
+    assert spool.write_estimate(collector) == held + appended
+    restored = TripleCollector()
+    again = CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY)
+    again.restore(restored, state)
+    assert again.write_estimate(restored) == held + appended
 
 
 def test_a_segment_is_capped_only_below_oxigraphs_own_ceiling() -> None:

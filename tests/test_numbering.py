@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -262,8 +263,11 @@ def test_tab_separated_lines_are_split_in_c_as_space_separated_ones() -> None:
     assert count == 50 and rest.strip(b"\n").count(b"\n") == 49  # the literal lines, for the literal split
     from kg_adapters.index._numbering import Numbering, split_literals
 
-    _nodes, _relations, rows, rest = split_literals(rest, Numbering(), Numbering(), lambda suffix: (suffix, None))
-    assert len(rows) == 50 and not rest.strip()
+    nodes, _relations, tags, _lengths, values, rest = split_literals(
+        rest, Numbering(), Numbering(), lambda suffix: (7, None)
+    )
+    assert len(nodes) == 4 * 50 and tags == (7).to_bytes(4, sys.byteorder) * 50 and not rest.strip()
+    assert values == b"".join(b"n%d" % i for i in range(50))
 
 
 @compiled_only
@@ -447,5 +451,5 @@ def test_a_check_that_raises_numbers_no_literal_line_of_its_window() -> None:
 
     entities, relations = Numbering(), Numbering()
     with pytest.raises(RuntimeError, match="refused by check"):
-        split_literals(text, entities, relations, lambda suffix: (suffix, check))
+        split_literals(text, entities, relations, lambda suffix: (0, check))
     assert len(entities) == 0 and len(relations) == 0

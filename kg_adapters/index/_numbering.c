@@ -510,6 +510,19 @@ static PyMethodDef module_methods[] = {
      "split_literals(text, entities, relations, decide) -> (nodes, relations, rows, rest): the lines "
      "build._SIMPLE_LITERAL matches whose suffix decide(suffix) accepts, numbered, as (entity, relation, value, "
      "tag) rows, and the other lines."},
+    {"sorted_ids", kga_sorted_ids, METH_VARARGS,
+     "sorted_ids(table, strip, skip) -> (order, ids, offsets, duplicate): the numbers in their ids' bytes order (an "
+     "id: the IRI, without its first skip bytes where strip[number] is 1), the ids joined in that order, where each "
+     "ends (int64, a 0 first), and the first place in the order whose id the next one repeats (-1: none)."},
+    {"suffixes", kga_suffixes, METH_VARARGS,
+     "suffixes(table, prefix) -> (numbers, rests): the numbers (int32) of the IRIs that start with prefix and what "
+     "follows it, decoded (UTF-8)."},
+    {"csr", kga_csr, METH_VARARGS,
+     "csr(heads, relations, tails, entity_rank, relation_rank, entities, width, itemsize) -> (out_rel, out_other, "
+     "out_start, in_rel, in_other, in_start): the distinct edges ranked and sorted by (head, relation, tail) and "
+     "by (tail, relation, head): relation columns of itemsize bytes, other ends int32, starts int64."},
+    {"sort_int64", kga_sort_int64, METH_O,
+     "sort_int64(values): sorts a writable native int64 buffer (a numpy int64 array) in place, as numpy sorts it."},
     {NULL, NULL, 0, NULL},
 };
 

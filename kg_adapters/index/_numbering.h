@@ -1,5 +1,5 @@
 /* What the two sources of the _numbering extension share (_numbering.c: the table and the module;
-   _numbering_split.c: the chunk splits that number lines through it). */
+   _numbering_split.c: the chunk splits that number lines through it; _numbering_order.c: the index write's sorts). */
 #ifndef KGA_NUMBERING_H
 #define KGA_NUMBERING_H
 
@@ -43,5 +43,9 @@ Py_ssize_t kga_find_or_add_hashed(Numbering *self, const char *p, size_t n, uint
 
 PyObject *kga_split_numbered(PyObject *module, PyObject *args);
 PyObject *kga_split_literals(PyObject *module, PyObject *args);
+PyObject *kga_sorted_ids(PyObject *module, PyObject *args);
+PyObject *kga_suffixes(PyObject *module, PyObject *args);
+PyObject *kga_csr(PyObject *module, PyObject *args);
+PyObject *kga_sort_int64(PyObject *module, PyObject *arg);
 
 #endif

@@ -33,6 +33,20 @@ def split_literals(
     data: bytes | bytearray | memoryview,
     entities: Numbering,
     relations: Numbering,
-    decide: Callable[[bytes], tuple[bytes, Callable[[bytes], object] | None] | None],
+    decide: Callable[[bytes], tuple[int, Callable[[bytes], object] | None] | None],
     /,
-) -> tuple[bytes, bytes, list[tuple[int, int, bytes, bytes]], bytes]: ...
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes]: ...
+def sorted_ids(table: Numbering, strip: bytes, skip: int, /) -> tuple[bytes, bytes, bytes, int]: ...
+def suffixes(table: Numbering, prefix: bytes, /) -> tuple[bytes, list[str]]: ...
+def csr(
+    heads: npt.NDArray[np.int32],
+    relations: npt.NDArray[np.int32],
+    tails: npt.NDArray[np.int32],
+    entity_rank: npt.NDArray[np.int64],
+    relation_rank: npt.NDArray[np.int64],
+    entities: int,
+    width: int,
+    itemsize: int,
+    /,
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes]: ...
+def sort_int64(values: npt.NDArray[np.int64], /) -> None: ...

@@ -314,8 +314,8 @@ static PyObject *decision_of(PyObject *decisions, PyObject *decide, const char *
     } else if (!PyErr_Occurred()) {
         found = PyObject_CallOneArg(decide, suffix);
         if (found && found != Py_None &&
-            !(PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2 && PyBytes_Check(PyTuple_GET_ITEM(found, 0)))) {
-            PyErr_SetString(PyExc_TypeError, "decide(suffix) must return (tag bytes, check or None) or None");
+            !(PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2 && PyLong_Check(PyTuple_GET_ITEM(found, 0)))) {
+            PyErr_SetString(PyExc_TypeError, "decide(suffix) must return (tag number, check or None) or None");
             Py_CLEAR(found);
         }
         if (found && PyDict_SetItem(decisions, suffix, found) < 0)
@@ -328,9 +328,41 @@ static PyObject *decision_of(PyObject *decisions, PyObject *decide, const char *
 /* An accepted literal line of split_literals, numbered with the next KEY_WINDOW - 1 (or the chunk's last). */
 typedef struct {
     Key subject, relation;
-    PyObject *value; /* a reference */
-    PyObject *tag;   /* borrowed from its decision, which the call's decisions hold */
 } Pending;
+
+/* A growing array of 4-byte numbers (the accepted rows' tags and value lengths). */
+typedef struct {
+    uint32_t *items;
+    Py_ssize_t count, capacity;
+} Column;
+
+static int column_add(Column *column, uint32_t item) {
+    if (column->count == column->capacity) {
+        Py_ssize_t capacity = column->capacity ? column->capacity * 2 : KEY_WINDOW;
+        uint32_t *grown = PyMem_RawRealloc(column->items, (size_t)capacity * sizeof(uint32_t));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        column->items = grown;
+        column->capacity = capacity;
+    }
+    column->items[column->count++] = item;
+    return 0;
+}
+
+/* The tag number of a decision (decision_of checked that it is an int): -1 with an error set when it is not a
+   non-negative int32. */
+static long tag_number(PyObject *decision) {
+    long number = PyLong_AsLong(PyTuple_GET_ITEM(decision, 0));
+    if (number == -1 && PyErr_Occurred())
+        return -1;
+    if (number < 0 || number > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "decide(suffix): a tag number is a non-negative int32");
+        return -1;
+    }
+    return number;
+}
 
 /* The accepted literal lines so far: pending[:count] not numbered yet; nodes[:numbered] and rels[:numbered]
    the numbers of those that are. */
@@ -343,8 +375,8 @@ typedef struct {
 } Accepted;
 
 /* Numbers the pending lines (their subjects, then their predicates: each table in line order, as the Python path
-   numbers), appends their rows to rows and empties the pending lines. 0, or -1 with an error set. */
-static int number_pending(Numbering *entities, Numbering *relations, Accepted *accepted, PyObject *rows) {
+   numbers) and empties them. 0, or -1 with an error set. */
+static int number_pending(Numbering *entities, Numbering *relations, Accepted *accepted) {
     Py_ssize_t count = accepted->count;
     if (accepted->numbered + count > accepted->capacity) {
         Py_ssize_t capacity = accepted->capacity ? accepted->capacity : KEY_WINDOW;
@@ -371,17 +403,6 @@ static int number_pending(Numbering *entities, Numbering *relations, Accepted *a
         accepted->keys[i] = accepted->pending[i].relation;
     if (number_keys(relations, accepted->keys, count, rels) < 0)
         return -1;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Pending *line = &accepted->pending[i];
-        PyObject *row = Py_BuildValue("(iiNO)", nodes[i], rels[i], line->value, line->tag);
-        line->value = NULL; /* N: the row took it, or it was released */
-        if (!row)
-            return -1;
-        int appended = PyList_Append(rows, row);
-        Py_DECREF(row);
-        if (appended < 0)
-            return -1;
-    }
     accepted->numbered += count;
     accepted->count = 0;
     return 0;
@@ -397,17 +418,22 @@ PyObject *kga_split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
     const char *text = buffer.buf;
     Py_ssize_t size = buffer.len, kept_size = 0, refused_size = 0;
     char *kept = PyMem_RawMalloc((size_t)size + 1), *refused = PyMem_RawMalloc((size_t)size * 2 + 1);
+    char *values = PyMem_RawMalloc((size_t)size + 1); /* the accepted values, one after the other */
+    Py_ssize_t values_size = 0;
     Accepted accepted = {PyMem_RawMalloc(KEY_WINDOW * sizeof(Pending)), PyMem_RawMalloc(KEY_WINDOW * sizeof(Key)), 0,
                          NULL, NULL, 0, 0};
-    PyObject *rows = PyList_New(0), *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
-    PyObject *node_bytes = NULL, *rel_bytes = NULL, *rest = NULL;
+    Column tags = {0}, lengths = {0};
+    PyObject *decisions = PyDict_New(), *result = NULL, *last_decision = NULL;
+    PyObject *node_bytes = NULL, *rel_bytes = NULL, *tag_bytes = NULL, *length_bytes = NULL, *value_bytes = NULL;
+    PyObject *rest = NULL;
     const char *last_suffix = NULL;
     Py_ssize_t last_suffix_size = 0;
-    if (!kept || !refused || !accepted.pending || !accepted.keys) {
+    long last_tag = 0;
+    if (!kept || !refused || !values || !accepted.pending || !accepted.keys) {
         PyErr_NoMemory();
         goto done;
     }
-    if (!rows || !decisions)
+    if (!decisions)
         goto done;
     Py_ssize_t start = 0;
     for (;;) {
@@ -425,41 +451,39 @@ PyObject *kga_split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
                 if (!decision)
                     goto done;
                 Py_DECREF(decision); /* decisions holds it */
+                if (decision != Py_None && (last_tag = tag_number(decision)) < 0)
+                    goto done;
                 last_decision = decision;
                 last_suffix = text + spans[6];
                 last_suffix_size = suffix_size;
             }
         }
         int taken = matched && decision != Py_None;
-        PyObject *value = NULL;
-        if (taken) {
-            value = PyBytes_FromStringAndSize(text + spans[4], spans[5] - spans[4]);
+        if (taken && PyTuple_GET_ITEM(decision, 1) != Py_None) {
+            PyObject *value = PyBytes_FromStringAndSize(text + spans[4], spans[5] - spans[4]);
             if (!value)
                 goto done;
-            PyObject *check = PyTuple_GET_ITEM(decision, 1);
-            if (check != Py_None) {
-                PyObject *verdict = PyObject_CallOneArg(check, value);
-                int ok = verdict ? PyObject_IsTrue(verdict) : -1;
-                Py_XDECREF(verdict);
-                if (ok < 0) {
-                    Py_DECREF(value);
-                    goto done;
-                }
-                if (!ok) {
-                    Py_CLEAR(value);
-                    taken = 0;
-                }
-            }
+            PyObject *verdict = PyObject_CallOneArg(PyTuple_GET_ITEM(decision, 1), value);
+            Py_DECREF(value);
+            int ok = verdict ? PyObject_IsTrue(verdict) : -1;
+            Py_XDECREF(verdict);
+            if (ok < 0)
+                goto done;
+            taken = ok;
         }
         if (taken) {
-            if (accepted.count == KEY_WINDOW && number_pending(entities, relations, &accepted, rows) < 0) {
-                Py_DECREF(value);
+            Py_ssize_t value_size = spans[5] - spans[4];
+            if (value_size > (Py_ssize_t)UINT32_MAX) {
+                PyErr_SetString(PyExc_ValueError, "a literal value of 4 GiB or more cannot be indexed");
                 goto done;
             }
+            if ((accepted.count == KEY_WINDOW && number_pending(entities, relations, &accepted) < 0) ||
+                column_add(&tags, (uint32_t)last_tag) < 0 || column_add(&lengths, (uint32_t)value_size) < 0)
+                goto done;
+            memcpy(values + values_size, text + spans[4], (size_t)value_size); /* within the text: fits */
+            values_size += value_size;
             accepted.pending[accepted.count++] = (Pending){{text + spans[0], (size_t)(spans[1] - spans[0])},
-                                                           {text + spans[2], (size_t)(spans[3] - spans[2])},
-                                                           value,
-                                                           PyTuple_GET_ITEM(decision, 0)};
+                                                           {text + spans[2], (size_t)(spans[3] - spans[2])}};
         } else if (matched) { /* as the Python path: the line left empty, then appended at the end after a break */
             refused[refused_size++] = '\n';
             memcpy(refused + refused_size, text + start, (size_t)(end - start));
@@ -474,31 +498,37 @@ PyObject *kga_split_literals(PyObject *Py_UNUSED(module), PyObject *args) {
         kept[kept_size++] = '\n';
         start = end + 1;
     }
-    if (number_pending(entities, relations, &accepted, rows) < 0)
+    if (number_pending(entities, relations, &accepted) < 0)
         goto done;
     node_bytes = PyBytes_FromStringAndSize((const char *)accepted.nodes, accepted.numbered * 4);
     rel_bytes = PyBytes_FromStringAndSize((const char *)accepted.rels, accepted.numbered * 4);
-    if (!node_bytes || !rel_bytes)
+    tag_bytes = PyBytes_FromStringAndSize((const char *)tags.items, tags.count * 4);
+    length_bytes = PyBytes_FromStringAndSize((const char *)lengths.items, lengths.count * 4);
+    value_bytes = PyBytes_FromStringAndSize(values, values_size);
+    if (!node_bytes || !rel_bytes || !tag_bytes || !length_bytes || !value_bytes)
         goto done;
     rest = PyBytes_FromStringAndSize(NULL, kept_size + refused_size);
     if (!rest)
         goto done;
     memcpy(PyBytes_AS_STRING(rest), kept, (size_t)kept_size);
     memcpy(PyBytes_AS_STRING(rest) + kept_size, refused, (size_t)refused_size);
-    result = PyTuple_Pack(4, node_bytes, rel_bytes, rows, rest);
+    result = PyTuple_Pack(6, node_bytes, rel_bytes, tag_bytes, length_bytes, value_bytes, rest);
 done:
-    for (Py_ssize_t i = 0; i < accepted.count; i++)
-        Py_XDECREF(accepted.pending[i].value);
     PyMem_RawFree(accepted.pending);
     PyMem_RawFree(accepted.keys);
     PyMem_RawFree(accepted.nodes);
     PyMem_RawFree(accepted.rels);
     PyMem_RawFree(kept);
     PyMem_RawFree(refused);
-    Py_XDECREF(rows);
+    PyMem_RawFree(values);
+    PyMem_RawFree(tags.items);
+    PyMem_RawFree(lengths.items);
     Py_XDECREF(decisions);
     Py_XDECREF(node_bytes);
     Py_XDECREF(rel_bytes);
+    Py_XDECREF(tag_bytes);
+    Py_XDECREF(length_bytes);
+    Py_XDECREF(value_bytes);
     Py_XDECREF(rest);
     PyBuffer_Release(&buffer);
     return result;

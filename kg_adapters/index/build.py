@@ -11,7 +11,6 @@ loading it (Oxigraph looks every IRI of every triple up on disk). Both give the 
 from __future__ import annotations
 
 import itertools
-import operator
 import os
 import re
 from array import array
@@ -32,7 +31,9 @@ from kg_adapters.index.emit import (
     swapped_in,
 )
 from kg_adapters.index.layout import ARRAYS, FORMAT_NAME, FORMAT_VERSION, STARTS
-from kg_adapters.index.literals import LiteralRow, LiteralRows, sorted_names
+from kg_adapters.index.literal_names import named_rows, sorted_names
+from kg_adapters.index.literal_table import literal_table
+from kg_adapters.index.literals import LiteralColumns, LiteralRow
 from kg_adapters.index.numbering import (
     SplitLiterals,
     SplitNumbered,
@@ -40,7 +41,7 @@ from kg_adapters.index.numbering import (
     compiled_split,
     new_numbering,
 )
-from kg_adapters.index.replay import EntitySpelling
+from kg_adapters.index.ordering import edge_columns, ordered_entities, ranks, sorted_keys
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -242,8 +243,8 @@ class TripleCollector:
         self._out_extra_nodes, self._out_extra_rels = array("i"), array("i")
         self._in_extra_nodes, self._in_extra_rels = array("i"), array("i")
         self._distinct = distinct
-        self._literal_list: list[LiteralRow] = []
-        self._literal_set = LiteralRows()
+        self._literals = LiteralColumns()
+        """The literal rows (duplicates included: the literal table drops them)."""
         self._suffix_tags = _SuffixTags()
         self._typed: list[ox.Quad] = []
         self._blank_set: set[ox.Quad] = set()
@@ -366,14 +367,14 @@ class TripleCollector:
             return text
         subjects, predicates, values, suffixes = parts[1::5], parts[2::5], parts[3::5], parts[4::5]
         rest = [b"".join(parts[0::5])]
-        final: dict[bytes, bytes] = {}  # suffix -> the tag its rows get
+        final: dict[bytes, int] = {}  # suffix -> the number of the tag its rows get
         refused: list[int] = []  # rows the parser reads (typed values Oxigraph may respell)
         for suffix in set(suffixes):
             tag = self._suffix_tags[suffix]
             if type(tag) is bytes:
-                final[suffix] = tag
+                final[suffix] = self._literals.tag_number(tag)
                 continue
-            final[suffix] = b"^" + suffix[3:-1]
+            final[suffix] = self._literals.tag_number(b"^" + suffix[3:-1])
             positions = list(itertools.compress(itertools.count(), map(suffix.__eq__, suffixes)))
             if tag is None:
                 refused.extend(positions)
@@ -393,28 +394,31 @@ class TripleCollector:
                     b'\n<%s> <%s> "%s"%s .'
                     % (subjects[position], predicates[position], values[position], suffixes[position])
                 )
-            subjects, predicates, values, tags = (
-                list(itertools.compress(column, keep)) for column in (subjects, predicates, values, tags)
+            subjects, predicates, values = (
+                list(itertools.compress(column, keep)) for column in (subjects, predicates, values)
             )
+            tags = list(itertools.compress(tags, keep))
         entities = list(map(self._entity.__getitem__, subjects))
         relations = list(map(self._relation.__getitem__, predicates))
         self._out_extra_nodes.extend(entities)
         self._out_extra_rels.extend(relations)
-        rows = cast("Iterator[LiteralRow]", zip(entities, relations, values, tags, strict=True))
-        if self._distinct:
-            self._literal_list.extend(rows)
-        else:
-            self._literal_set.update(rows)
+        self._literals.extend(entities, relations, values, tags)
         self.rows += len(entities)
         return b"".join(rest)
 
     def _add_compiled_literals(self, split: SplitLiterals, text: bytes) -> bytes:
-        nodes, relations, rows, rest = split(text, self._entity, self._relation, self._suffix_tags.decision)
+        nodes, relations, tags, lengths, values, rest = split(text, self._entity, self._relation, self._decision)
         self._out_extra_nodes.frombytes(nodes)
         self._out_extra_rels.frombytes(relations)
-        (self._literal_list.extend if self._distinct else self._literal_set.update)(rows)
-        self.rows += len(rows)
+        self._literals.extend_packed(nodes, relations, tags, lengths, values)
+        self.rows += len(nodes) // 4
         return rest
+
+    def _decision(self, suffix: bytes) -> tuple[int, Callable[[bytes], object] | None] | None:
+        """What the C split does with the lines of a literal suffix (``_SuffixTags.decision``), the tag as
+        its number in the literal rows' table."""
+        decision = self._suffix_tags.decision(suffix)
+        return None if decision is None else (self._literals.tag_number(decision[0]), decision[1])
 
     def add_quads(self, quads: Iterable[ox.Quad]) -> None:
         """Adds the quads of the default graph (others are not indexed)."""
@@ -422,6 +426,7 @@ class TripleCollector:
         heads, rels, tails = self._heads, self._rels, self._tails
         named, literal, default = ox.NamedNode, ox.Literal, ox.DefaultGraph
         distinct = self._distinct
+        literals = self._literals
         rows = 0
         for quad in quads:
             if type(quad.graph_name) is not default:
@@ -440,13 +445,13 @@ class TripleCollector:
                 self._out_extra_rels.append(r)
                 if type(obj) is literal:
                     if distinct:
-                        self._literal_list.append((s, r, obj.value.encode(), _literal_tag(obj)))
+                        literals.append(s, r, obj.value.encode(), _literal_tag(obj))
                     elif obj.language is None and obj.datatype.value != _XSD_STRING:
                         self._typed.append(quad)  # Oxigraph may store it in another spelling
                         if len(self._typed) >= _TYPED_BATCH:
                             self._add_typed()
                     else:
-                        self._literal_set.add((s, r, obj.value.encode(), _literal_tag(obj)))
+                        literals.append(s, r, obj.value.encode(), _literal_tag(obj))
                     continue
             elif type(obj) is named:
                 self._in_extra_nodes.append(entity(obj.value.encode()))
@@ -477,6 +482,16 @@ class TripleCollector:
             tuple(np.concatenate([chunk[i] for chunk in chunks]).astype(np.int64) for i in range(3)),
         )
 
+    def edge_columns(self) -> tuple[Any, Any, Any]:
+        """(heads, relations, tails) of the IRI-to-IRI triples as int32 (duplicates included)."""
+        import numpy as np
+
+        chunks = [*self._edge_chunks, (self._heads, self._rels, self._tails)]
+        return cast(
+            "tuple[Any, Any, Any]",
+            tuple(np.concatenate([np.frombuffer(chunk[i], dtype=np.int32) for chunk in chunks]) for i in range(3)),
+        )
+
     def extras(self) -> tuple[tuple[Ints, Ints], tuple[Ints, Ints]]:
         """(nodes, relations) with a literal or blank-node object, and with a blank-node subject."""
         import numpy as np
@@ -488,9 +503,14 @@ class TripleCollector:
 
         return pair(self._out_extra_nodes, self._out_extra_rels), pair(self._in_extra_nodes, self._in_extra_rels)
 
-    def literal_rows(self) -> list[LiteralRow]:
+    def literal_columns(self) -> LiteralColumns:
+        """The literal rows collected (duplicates included)."""
         self._add_typed()
-        return self._literal_list if self._distinct else list(self._literal_set)
+        return self._literals
+
+    def literal_rows(self) -> list[LiteralRow]:
+        """The distinct literal rows collected, as tuples in the order first added (for tests)."""
+        return list(dict.fromkeys(self.literal_columns().rows()))
 
     def _add_typed(self) -> None:
         """Adds the typed literals waiting in ``_typed`` as Oxigraph stores them: it keeps numbers,
@@ -507,7 +527,7 @@ class TripleCollector:
             subject, obj = quad.subject, quad.object
             if type(subject) is ox.NamedNode and type(obj) is ox.Literal:  # what was put in
                 s, r = entity(subject.value.encode()), relation(quad.predicate.value.encode())
-                self._literal_set.add((s, r, obj.value.encode(), _literal_tag(obj)))
+                self._literals.append(s, r, obj.value.encode(), _literal_tag(obj))
 
     def blank_edges(self) -> int:
         return self._blank_count if self._distinct else len(self._blank_set)
@@ -522,10 +542,10 @@ class TripleCollector:
             return []
         if self._spilled is not None:
             return self._spilled.label_rows(cast("set[int]", numbers))
-        named = [row for row in self.literal_rows() if row[1] in numbers]
-        if not named:
+        entities, texts, languages = named_rows(self.literal_columns(), cast("set[int]", numbers))
+        if not texts:
             return []
-        return sorted_names(named, self._entity.strings_at(array("i", [row[0] for row in named])))
+        return sorted_names(self._entity.strings_at(entities), texts, languages)
 
     def relation_iris(self) -> list[str]:
         """The predicates of the triples collected."""
@@ -546,72 +566,56 @@ def _write(
     if collected._spilled is not None:  # past the memory budget: from the spool's files
         return collected._spilled.write_index(directory, tmp, profile, progress, steps)
     rows = collected.rows
-    entity_iris, relation_iris = collected.iris()
-    spelling = EntitySpelling(profile)
-    entity_names = [spelling.id_of(iri) for iri in entity_iris]
-    relation_names = [profile.relation_id(iri) for iri in relation_iris]
-    del entity_iris, relation_iris
-    entity_rank, entity_order = _ranks(entity_names, "entity")
+    entities = ordered_entities(collected._entity, profile, compiled=collected.compiled)
+    entity_rank, count = entities.rank, len(entities.rank)
+    relation_names = [profile.relation_id(iri) for iri in collected._relation.strings()]
     relation_rank, relation_order = _ranks(relation_names, "relation")
     width = max(len(relation_names), 1)
 
-    heads, rels, tails = collected.edges()
-    out_key, out_other, in_key, in_other = _csr(
-        entity_rank[heads], relation_rank[rels], entity_rank[tails], width, max(len(entity_names), 1)
+    arrays: dict[str, Any] = edge_columns(
+        collected.edge_columns(), entity_rank, relation_rank, count, width, compiled=collected.compiled
     )
-    del heads, rels, tails
+    edges = int(arrays["out_other"].size)
 
     def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
         nodes, relations = pairs
-        return _distinct(np.sort(entity_rank[nodes] * width + relation_rank[relations]))
+        return _distinct(sorted_keys(entity_rank[nodes] * width + relation_rank[relations]))
 
     out_extra_pairs, in_extra_pairs = collected.extras()
-    literal_rows = collected.literal_rows()
     blank_edges = collected.blank_edges()
-    literal_key, literal_tag, literal_offsets, literal_values, tags = _literal_table(
-        literal_rows, entity_rank, relation_rank, width
+    literal_key, literal_tag, literal_offsets, literal_values, tags = literal_table(
+        collected.literal_columns(), entity_rank, relation_rank, width
     )
-    literal_edges = len(literal_rows)
-    del literal_rows
-    sorted_names = [entity_names[i] for i in entity_order.tolist()]
-    del entity_names
-    encoded = [name.encode("utf-8") for name in sorted_names]
-    del sorted_names
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    if encoded:
-        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    arrays: dict[str, Any] = {
-        "entity_offsets": offsets,
-        "out_key": out_key,
-        "out_other": out_other,
-        "in_key": in_key,
-        "in_other": in_other,
-        "out_extra": extra_keys(out_extra_pairs),
-        "in_extra": extra_keys(in_extra_pairs),
-        "literal_key": literal_key,
-        "literal_tag": literal_tag,
-        "literal_offsets": literal_offsets,
-    }
+    literal_edges = int(literal_key.size)
+    arrays.update(
+        {
+            "entity_offsets": entities.offsets,
+            "out_extra": extra_keys(out_extra_pairs),
+            "in_extra": extra_keys(in_extra_pairs),
+            "literal_key": literal_key,
+            "literal_tag": literal_tag,
+            "literal_offsets": literal_offsets,
+        }
+    )
     for keys_name, start_name in STARTS.items():
-        keys = arrays[keys_name]
-        arrays[start_name] = starts(keys, len(encoded), width)
+        if start_name not in arrays:  # (the edges' come with their columns)
+            arrays[start_name] = starts(arrays[keys_name], count, width)
     meta = index_meta(
         profile,
-        entities=len(encoded),
+        entities=count,
         relations=len(relation_names),
-        edges=int(out_key.size),
+        edges=edges,
         literal_edges=literal_edges,
-        literal_relations=sorted(set((arrays["out_extra"] % width).tolist())),
+        literal_relations=np.flatnonzero(np.bincount(arrays["out_extra"] % width, minlength=width)).tolist(),
         literal_tags=tags,
         blank_edges=blank_edges,
-        spelled_back=(spelling.holds, spelling.first_failure),
+        spelled_back=entities.spelled_back,
     )
-    names = (b"".join(encoded[start : start + 65536]) for start in range(0, len(encoded), 65536))
     return emit_index(
         directory,
         tmp,
         arrays,
-        {"entities.bin": names, "literals.bin": iter((literal_values,))},
+        {"entities.bin": iter((entities.ids,)), "literals.bin": iter((literal_values,))},
         [relation_names[i] for i in relation_order.tolist()],
         meta,
         rows,
@@ -703,83 +707,6 @@ def _distinct(ordered: Ints) -> Ints:
     return ordered if first.all() else ordered[first]
 
 
-def _literal_table(
-    rows: list[LiteralRow], entity_rank: Ints, relation_rank: Ints, width: int
-) -> tuple[Ints, npt.NDArray[np.int32], Ints, bytes, list[str]]:
-    """The literal objects by (entity, relation), each key's literals in answer order
-    (``node_sort_key``; UTF-8 bytes sort as their text does): keys, tag numbers (``""`` plain,
-    ``@lang``, ``^datatype``), offsets into the UTF-8 value blob, the blob, and the tags. Tags are
-    converted as the backend converts literals (``plain_literal``, which keeps the text and maps the
-    datatype and language: called once per distinct tag)."""
-    import numpy as np
-
-    count = len(rows)
-    entities, relations, texts, row_tags = (list(map(operator.itemgetter(column), rows)) for column in range(4))
-    tags = [""]
-    numbers: dict[str, int] = {"": 0}
-    tag_of: dict[bytes, int] = {}  # row tag -> tag number
-    for row_tag in set(row_tags):
-        tag = literal_tag_order(row_tag)[0]
-        number = numbers.get(tag)
-        if number is None:
-            number = numbers[tag] = len(tags)
-            tags.append(tag)
-        tag_of[row_tag] = number
-    tag_numbers = np.fromiter(map(tag_of.__getitem__, row_tags), dtype=np.int32, count=count)
-    keys = (
-        entity_rank[np.fromiter(entities, dtype=np.int64, count=count)] * width
-        + relation_rank[np.fromiter(relations, dtype=np.int64, count=count)]
-    )
-    order = np.argsort(keys, kind="stable")
-    # answer order within a key: text, then datatype, then language (``node_sort_key``); only keys
-    # with several literals need it: their rows are sorted together, by key first (so each lands in
-    # its key's places), ties kept in row order as a stable sort would
-    if count > 1:
-        sorted_keys = keys[order]
-        repeated = np.zeros(count, dtype=bool)
-        same = sorted_keys[1:] == sorted_keys[:-1]
-        repeated[1:] |= same
-        repeated[:-1] |= same
-        if repeated.any():
-            tag_sort = [_tag_sort(tag) for tag in tags]
-            ranked = sorted(tag_sort)
-            tag_rank = [ranked.index(each) for each in tag_sort]
-            positions = order[repeated]
-            text_rank = _value_ranks(list(map(texts.__getitem__, positions.tolist())))
-            tag_order = np.array(tag_rank, dtype=np.int64)[tag_numbers[positions]]
-            order[repeated] = positions[np.lexsort((positions, tag_order, text_rank, keys[positions]))]
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    if count:  # lengths in row order (the rows' values lie in memory in about that order), then permuted
-        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=count)[order], out=offsets[1:])
-    blob = b"".join(map(texts.__getitem__, order.tolist()))
-    chosen = order
-    final = tag_numbers[chosen]
-    # tags numbered in order of first use, "" first: the same files whatever order the rows came in
-    used, first_use = np.unique(final, return_index=True)
-    renumber = np.zeros(len(tags), dtype=np.int32)
-    ordered_tags = [""]
-    for tag_number in used[np.argsort(first_use, kind="stable")].tolist():
-        if tag_number:
-            renumber[tag_number] = len(ordered_tags)
-            ordered_tags.append(tags[tag_number])
-    return keys[chosen], renumber[final], offsets, blob, ordered_tags
-
-
-def _value_ranks(values: list[bytes]) -> Ints:
-    """Each value's rank among the distinct ``values`` in byte order (equal values share one): one
-    sort of the positions and a comparison of neighbours, no dict of the values."""
-    import numpy as np
-
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ordered = list(map(values.__getitem__, order))
-    steps = np.zeros(len(values), dtype=np.int64)
-    if len(values) > 1:
-        steps[1:] = np.fromiter(map(operator.ne, ordered[1:], ordered[:-1]), dtype=bool, count=len(values) - 1)
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[np.array(order, dtype=np.int64)] = np.cumsum(steps)
-    return ranks
-
-
 def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
     """The tag of a literal row's tag (``""``, ``@lang`` or ``^datatype``, as the backend converts
     literals: ``plain_literal`` keeps the text and maps the datatype and language), and its place in
@@ -797,16 +724,5 @@ def _tag_sort(tag: str) -> tuple[str, str]:
     return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])
 
 
-def _ranks(names: list[str], what: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """(rank of each name in sorted order, the names' order); refuses two IRIs with one id."""
-    import numpy as np
-
-    positions = sorted(range(len(names)), key=names.__getitem__)
-    ordered = list(map(names.__getitem__, positions))
-    if any(map(operator.eq, ordered[1:], ordered[:-1])):  # neighbours compared in C, not in a loop
-        shared = next(name for name, after in itertools.pairwise(ordered) if name == after)
-        raise BackendError(f"two {what} IRIs share the id {shared!r}; cannot index this store")
-    order = np.array(positions, dtype=np.int64)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[order] = np.arange(len(names), dtype=np.int64)
-    return rank, order
+_ranks = ranks
+"""(kept for :mod:`kg_adapters.index.spill`, which ranks relations alike)"""

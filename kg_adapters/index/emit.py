@@ -57,8 +57,9 @@ def emit_index(
     sorted relation ids and ``meta`` last (its presence marks the index complete). The one place the
     files are written, whichever way the arrays were computed, in the format of
     :mod:`kg_adapters.index`: the entity ids without their namespaces (:func:`_write_entities`), each
-    sorted key array (``layout.STARTS``) as its relation column, every array in its narrowest type
-    (:func:`_emitted`), a block at a time; the extra-end arrays only with blank-node edges.
+    sorted key array (``layout.STARTS``) as its relation column (or the column, when ``arrays`` holds it),
+    every array in its narrowest type (:func:`_emitted`), a block at a time; the extra-end arrays only with
+    blank-node edges.
     ``progress`` counts from ``rows``, one step per file it may write (``BUILD_FILES`` in all).
     ``steps`` records each file written (``file:NAME``, :mod:`kg_adapters.index.steps`): a resumed
     build keeps those of ``tmp`` and writes the others."""
@@ -105,6 +106,9 @@ def emit_index(
         if name.startswith("namespace_") and name not in arrays:  # only while a namespace file is unwritten:
             # the runs file is deleted once both are, and a resumed load may have recorded them
             arrays["namespace_starts"], arrays["namespace_ids"] = _load_runs(tmp / _NAMESPACE_RUNS)
+        if name in arrays:  # (a relation column the build computed itself: written as it is)
+            source = arrays[name]
+            return _saved(tmp / f"{name}.npy", source, *_emitted(name, source, meta, keyed=False))
         source = arrays[columns.get(name, name)]
         return _saved(tmp / f"{name}.npy", source, *_emitted(name, source, meta))
 
@@ -168,13 +172,14 @@ _BLOCK = 1 << 20
 """Array elements converted at a time (a spilled build's arrays are memory-mapped: never whole in memory)."""
 
 
-def _emitted(name: str, source: Any, meta: dict[str, Any]) -> tuple[Callable[[Any], Any], str]:
-    """How the array ``name`` is made from ``source`` (a block at a time) and its type on disk."""
+def _emitted(name: str, source: Any, meta: dict[str, Any], *, keyed: bool = True) -> tuple[Callable[[Any], Any], str]:
+    """How the array ``name`` is made from ``source`` (a block at a time) and its type on disk; a relation
+    column from the sorted keys ``node * width + relation`` unless not ``keyed`` (the column itself)."""
     from kg_adapters.index.layout import COLUMNS, offset_dtype, relation_dtype, start_dtype, tag_dtype
 
     width = max(int(meta["relations"]), 1)
-    if name in COLUMNS:  # from the sorted keys node * width + relation
-        return (lambda block: block % width), relation_dtype(width)
+    if name in COLUMNS:
+        return ((lambda block: block % width) if keyed else (lambda block: block)), relation_dtype(width)
     if name == "literal_offsets":
         return (lambda block: block), offset_dtype(int(source[-1]))
     if name == "literal_tag":
@@ -207,7 +212,7 @@ def _save(path: Path, source: Any, convert: Callable[[Any], Any], dtype: str) ->
     with open(path, "wb") as handle:  # np.save's bytes, written a block at a time
         np.lib.format.write_array_header_1_0(handle, header)
         for start in range(0, len(source), _BLOCK):
-            handle.write(np.ascontiguousarray(convert(_block(source, start, _BLOCK)), dtype=dtype).tobytes())
+            handle.write(np.ascontiguousarray(convert(_block(source, start, _BLOCK)), dtype=dtype).data)  # (no copy)
         _sync(handle)
 
 

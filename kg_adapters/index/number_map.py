@@ -66,6 +66,14 @@ class NumberMapWriter:
         pairs["number"], pairs["value"] = numbers, values
         pairs.tofile(self._pairs)
 
+    def abandon(self) -> None:
+        """Lets go of what was put (nothing is written; a new writer of the same path starts afresh)."""
+        self._whole = None
+        if self._pairs is not None:
+            self._pairs.close()
+            Path(self._pairs.name).unlink(missing_ok=True)
+            self._pairs = None
+
     def close(self) -> None:
         """Writes the map's file (a window at a time from the spooled pairs when it did not fit)."""
         import numpy as np

@@ -113,9 +113,9 @@ def _int32s(numbers: Int32s) -> list[int]:
 
 
 SplitNumbered = Callable[[bytes, IriNumbers, IriNumbers], tuple[int, bytes, bytes, bytes, bytes]]
-SuffixDecision = Callable[[bytes], "tuple[bytes, Callable[[bytes], object] | None] | None"]
+SuffixDecision = Callable[[bytes], "tuple[int, Callable[[bytes], object] | None] | None"]
 SplitLiterals = Callable[
-    [bytes, IriNumbers, IriNumbers, SuffixDecision], tuple[bytes, bytes, list[tuple[int, int, bytes, bytes]], bytes]
+    [bytes, IriNumbers, IriNumbers, SuffixDecision], tuple[bytes, bytes, bytes, bytes, bytes, bytes]
 ]
 
 try:
@@ -157,8 +157,9 @@ def compiled_split(entities: IriNumbers, relations: IriNumbers) -> SplitNumbered
 
 def compiled_literals(entities: IriNumbers, relations: IriNumbers) -> SplitLiterals | None:
     """The C split of the simple literal lines (``build._SIMPLE_LITERAL``) for these tables, None for the
-    Python path: ``(nodes, relations, rows, rest)``, the subjects' and predicates' numbers as int32 bytes, the
-    (entity, relation, value, tag) rows of the lines ``decide(suffix)`` accepts, and the other lines (refused
+    Python path: ``(nodes, relations, tags, lengths, values, rest)``, the subjects' and predicates' numbers and the
+    tag numbers ``decide(suffix)`` gave as int32 bytes, the values' lengths (uint32 bytes) and the values one after
+    the other, of the lines ``decide(suffix)`` accepts, and the other lines (refused
     ones last, each after a line break: the regular expression's split; a refused line as written, where the
     Python path respells it with single spaces: the same triple for the parser)."""
     if COMPILED and type(entities) is Numbering and type(relations) is Numbering:

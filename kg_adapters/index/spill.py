@@ -5,18 +5,21 @@ The budget (the index's part of a load's ``--memory``, :func:`kg_adapters.budget
 default; all of ``kga index --memory``) is split among what the collector
 (:class:`~kg_adapters.index.build.TripleCollector`) holds:
 
-- while the load parses, the dict that numbers entity IRIs may take a quarter: past it the dict is
+- while the load parses, the dict that numbers entity IRIs may take half of what the worker's own
+  (:data:`~kg_adapters.budgets.WORKER_RESERVE`) leaves, its growth included
+  (:func:`~kg_adapters.budgets.index_memory`): past it the dict is
   written as a run of (IRI, number) sorted by IRI (``spool/runs/``) and a new dict numbers on from the
   last number (an IRI met again gets a second number); the buffered triples (three int32 per edge,
   the literal rows) may take an eighth: past it they are appended to the spool's files
   (:class:`~kg_adapters.index.spool.CollectorSpool`, the same files a checkpoint syncs, so a resumed
   load finds its runs and files as the checkpoint left them). Relations are few (thousands) and
-  stay in memory: their dict's size comes out of the entity dict's quarter.
+  stay in memory: their dict's size comes out of the entity dict's share.
 - when the index is written, the collection is written in memory as before (the fast path, the same
-  code as a load that never spilled) when it fits the budget; otherwise :class:`SpilledCollection`
-  writes it from the files, one step at a time, each holding a bounded share: a block of edges being
-  sorted (half the budget), a merge's reads and what follows them (a quarter), a block of Python items
-  (ids, literal and name rows: a quarter) and a window of a number map (an eighth, :class:`NumberMap`).
+  code as a load that never spilled) when its estimate fits what the reserve leaves; otherwise
+  :class:`SpilledCollection` writes it from the files, one step at a time, each holding a bounded share
+  of what the reserve leaves: a block of edges being sorted (a half), a merge's reads and what follows
+  them (a quarter), a block of Python items (ids, literal and name rows: a quarter) and a window of a
+  number map (an eighth, :class:`NumberMap`).
   After each step and external sort the freed heap goes back to the system (:func:`release_freed_memory`):
 
   1. the IRI runs are merged (a k-way merge, :func:`merge_runs`): each distinct IRI gets a number in
@@ -24,7 +27,9 @@ default; all of ``kga index --memory``) is split among what the collector
      distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
      index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
-     first number maps to its entity's rank (``local_rank``), and the ids are written in order;
+     first number maps to its entity's rank (``local_rank``), and the ids are written in order (when every
+     IRI is of the profile's namespace with a local id, the ids are already in the IRIs' order and are not
+     sorted: :mod:`kg_adapters.index.spilled_ids`);
   3. each direction of the CSR is sorted externally: blocks of edges are renumbered, packed into one
      int64 (key * entities + other, or a (key, other) record when that does not fit 63 bits), sorted
      and written as runs, then merged block-wise (:func:`sorted_arrays`, duplicates dropped), and
@@ -97,9 +102,8 @@ concatenation, sort and distinct copy, then unpacked, packed for the other direc
 (the generators between them hold their arrays while the next one works)."""
 _EXTRA_WORK_BYTES = 80
 """Memory one (node, relation) row of a literal/blank-node block takes (the ranks, key, sort's copy)."""
-_LITERAL_READ_SHARE = 16
-"""Literal rows are read ``block_bytes // _LITERAL_READ_SHARE`` bytes at a time: a row read becomes a
-tuple of Python objects several times its bytes, beside the sort block they go into."""
+_LITERAL_SLICE = 65536
+"""Literal rows of a spooled block made Python items at once (a block is one flush's rows, numpy columns)."""
 
 
 def write_run(path: Path, items: Iterable[Any], *, sync: bool = True) -> None:
@@ -189,8 +193,10 @@ def _malloc_trim() -> Callable[[int], int] | None:
 def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: int) -> Iterator[Any]:
     """The values of numpy ``blocks`` (int64, or records that sort field by field) sorted, without
     repeats, in chunks: each block is sorted and saved as a run, then the runs are merged block-wise,
-    reading at most ``merge_items`` values of all runs at once."""
+    reading at most ``merge_items`` values of all runs at once. An int64 block is sorted in place."""
     import numpy as np
+
+    from kg_adapters.index.ordering import sorted_keys
 
     runs: list[Path] = []
     sizes: list[int] = []
@@ -198,7 +204,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
     for block in blocks:
         if len(block):
             runs.append(scratch / f"{stem}-{len(runs)}.bin")
-            run = distinct(np.sort(block))
+            run = distinct(sorted_keys(block))  # (sorted in place: the blocks are made for this)
             run.tofile(runs[-1])
             sizes.append(len(run))
             dtype = run.dtype
@@ -217,7 +223,7 @@ def sorted_arrays(blocks: Iterable[Any], scratch: Path, stem: str, merge_items: 
             count = int(np.searchsorted(block, bound, side="right"))
             taken.append(np.asarray(block[:count]))
             positions[n] += count
-        chunk = distinct(np.sort(np.concatenate(taken)))
+        chunk = distinct(np.sort(np.concatenate(taken), kind="stable"))  # (timsort merges the sorted pieces)
         if last is not None and chunk[0] == last:
             chunk = chunk[1:]
         if len(chunk):
@@ -283,13 +289,12 @@ class SpilledCollection:
         if steps is None or not set(steps.finished()) & set(self.STEPS):
             shutil.rmtree(self.scratch, ignore_errors=True)
         self.scratch.mkdir(exist_ok=True)
-        memory = spool.memory
+        memory = spool.shares.write  # what the reserve leaves: kg_adapters.budgets.index_memory
         self.block_bytes = memory // 2
         self.merge_bytes = memory // 4
         self.sort_items = max(memory // 4 // (_ITEM_BYTES + 64), 1024)
         """Python items (IDs, literal and name rows) sorted at once: a quarter of the budget, since what
         feeds a sort (rows read, a map's window) and the heap the process already holds come beside it."""
-        self.literal_read = max(self.block_bytes // _LITERAL_READ_SHARE, 1 << 16)
         self.map_bytes = memory // 8
         """What one map of a number per IRI (:class:`NumberMap`) may hold at once."""
         self.windows_written = 0
@@ -365,9 +370,21 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.replay import EntitySpelling
+        from kg_adapters.index.spilled_ids import namespaced_ids
 
         numbered = self._numbered()
         entities = self._unique or 0
+        rank_of_unique = NumberMapWriter(self.scratch / "rank_of_unique.map", entities, self.map_bytes)
+        offsets = _ArrayFile(self.scratch / "entity_offsets.raw", np.int64)
+        offsets.add([0])
+        found = namespaced_ids(
+            read_run(self.scratch / "iris.run"), profile, self.scratch / "entities.bin", offsets, rank_of_unique
+        )
+        if found is not None:  # the ids in the IRIs' order: no sort
+            offsets.close()
+            return self._ranks_written(numbered, entities, rank_of_unique, found)
+        offsets.close()
+        rank_of_unique.abandon()
         spelling = EntitySpelling(profile)
         ids = (
             (spelling.id_of(iri.decode("utf-8")), unique)
@@ -404,6 +421,14 @@ class SpilledCollection:
                     out()
             out()
         offsets.close()
+        return self._ranks_written(numbered, entities, rank_of_unique, (spelling.holds, spelling.first_failure))
+
+    def _ranks_written(
+        self, numbered: Path, entities: int, rank_of_unique: NumberMapWriter, spelled: tuple[bool, str | None]
+    ) -> tuple[int, bool, str | None]:
+        """Closes the map of ranks and writes ``local_rank.map`` from it; returns :meth:`_rank`'s answer."""
+        import numpy as np
+
         rank_of_unique.close()
         self.windows_written += rank_of_unique.windows_written
         ranks = NumberMap(self.scratch / "rank_of_unique.map", self.map_bytes)
@@ -411,7 +436,7 @@ class SpilledCollection:
             for _start, uniques_of in NumberMap(numbered, self.map_bytes).blocks(max(self.map_bytes // 16, 4096)):
                 ranks[uniques_of].astype(np.int32).tofile(local_rank)
         del ranks
-        return entities, spelling.holds, spelling.first_failure
+        return entities, spelled[0], spelled[1]
 
     # -- the name index's rows ---------------------------------------------------------------------
     def label_rows(self, relations: set[int]) -> Iterator[tuple[str, str, str]]:
@@ -425,16 +450,39 @@ class SpilledCollection:
 
         local_to_unique = NumberMap(numbered, self.map_bytes)
 
-        from kg_adapters.index.spool import literal_file_rows
+        from kg_adapters.index.literal_names import spilled_label_rows
+        from kg_adapters.index.literals import gather
+        from kg_adapters.index.spool import literal_file_blocks
+
+        literal_file = self.spool.directory / "literals.bin"
+        in_memory = spilled_label_rows(
+            literal_file_blocks(literal_file),
+            relations,
+            local_to_unique.__getitem__,
+            self.spool.directory / "entities.log",
+            self.block_bytes // 2,
+        )
+        if in_memory is not None:  # the rows fit a sort's share: sorted by numpy, their IRIs read from the log
+            yield from in_memory
+            return
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
-                wanted = [row for row in rows if row[1] in relations]
-                if not wanted:
+            wanted_relations = np.array(sorted(relations), dtype=np.int32)
+            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+                which = np.flatnonzero(np.isin(block.relations, wanted_relations))
+                if not which.size:
                     continue
-                uniques = local_to_unique[np.fromiter((row[0] for row in wanted), dtype=np.int64, count=len(wanted))]
-                for unique, (_e, _r, value, tag) in zip(uniques.tolist(), wanted, strict=True):
-                    yield unique, value, tag[1:] if tag[:1] == b"@" else b""
+                languages = [tag[1:] if tag[:1] == b"@" else b"" for tag in block.tag_table]
+                for start in range(0, which.size, _LITERAL_SLICE):  # Python numbers for a slice at a time
+                    rows = which[start : start + _LITERAL_SLICE]
+                    lengths = block.lengths[rows]
+                    values = gather(block.values, block.starts()[rows], lengths)
+                    ends = np.cumsum(lengths).tolist()
+                    uniques = local_to_unique[block.entities[rows]]
+                    for unique, tag, begin, end in zip(
+                        uniques.tolist(), block.tags[rows].tolist(), [0, *ends[:-1]], ends, strict=True
+                    ):
+                        yield unique, values[begin:end], languages[tag]
 
         block = self.sort_items
         iris = enumerate(read_run(self.scratch / "iris.run"))
@@ -666,22 +714,43 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index.build import literal_tag_order
-        from kg_adapters.index.spool import literal_file_rows
+        from kg_adapters.index.literal_table import spilled_table
+        from kg_adapters.index.spool import literal_file_blocks
+
+        literal_file = self.spool.directory / "literals.bin"
+        table = spilled_table(
+            literal_file_blocks(literal_file), local_rank.__getitem__, relation_rank, width, self.block_bytes
+        )
+        if table is not None:  # the rows fit a sort's share: the in-memory table's sort (numpy), written out
+            table_keys, table_tags, table_offsets, table_values, table_tag_names = table
+            table_keys.astype(np.int64).tofile(self.scratch / "literal_key.raw")
+            table_tags.astype(np.int32).tofile(self.scratch / "literal_tag.raw")
+            table_offsets.astype(np.int64).tofile(self.scratch / "literal_offsets.raw")
+            (self.scratch / "literals.bin").write_bytes(table_values)
+            return len(table_keys), table_tag_names
 
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for rows in literal_file_rows(self.spool.directory / "literals.bin", self.literal_read):
-                count = len(rows)
-                keys = (
-                    local_rank[np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)] * width
-                    + relation_rank[np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)]
-                )
-                for key, (_e, _r, value, row_tag) in zip(keys.tolist(), rows, strict=True):
-                    found = tag_of.get(row_tag)
-                    if found is None:
-                        found = tag_of[row_tag] = literal_tag_order(row_tag)
-                    yield key, value, found[1], row_tag
+            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+                for row_tag in block.tag_table:
+                    if row_tag not in tag_of:
+                        tag_of[row_tag] = literal_tag_order(row_tag)
+                orders = [tag_of[row_tag][1] for row_tag in block.tag_table]
+                values, table = block.values, block.tag_table
+                all_ends = np.cumsum(block.lengths)
+                for start in range(0, len(all_ends), _LITERAL_SLICE):  # Python numbers for a slice at a time
+                    end_of_slice = start + _LITERAL_SLICE
+                    keys = (
+                        local_rank[block.entities[start:end_of_slice]] * width
+                        + relation_rank[block.relations[start:end_of_slice]]
+                    )
+                    ends = all_ends[start:end_of_slice].tolist()
+                    begins = (all_ends[start:end_of_slice] - block.lengths[start:end_of_slice]).tolist()
+                    for key, tag, begin, end in zip(
+                        keys.tolist(), block.tags[start:end_of_slice].tolist(), begins, ends, strict=True
+                    ):
+                        yield key, values[begin:end], orders[tag], table[tag]
 
         block = self.sort_items
         keys = _ArrayFile(self.scratch / "literal_key.raw", np.int64)

@@ -18,8 +18,8 @@ spilled build (:class:`kg_adapters.index.spill.SpilledCollection`).
 Files: ``entities.log`` and ``relations.log`` (the IRIs in number order, one a line: an IRI holds no
 line break; entity numbers count on across runs, so line N is the IRI numbered N), ``edges.bin``
 (head, relation, tail: :func:`edge_dtype`), ``out_extra.bin`` and ``in_extra.bin`` (node, relation:
-:func:`extra_dtype`), ``literals.bin`` (per row: entity, relation, value length, tag length as
-``<qiII``, then the value and the tag), ``blanks.nq`` (the blank-node triples, N-Quads, one a line),
+:func:`extra_dtype`), ``literals.bin`` (the literal rows, a block of columns per flush:
+:mod:`kg_adapters.index.literal_spool`), ``blanks.nq`` (the blank-node triples, N-Quads, one a line),
 ``runs/`` (the sorted IRI runs: (IRI, number) pairs).
 
 Entity numbers: an IRI met again after its run was written gets a new number, so the numbers of a
@@ -35,7 +35,6 @@ int32: a load with more than :data:`~kg_adapters.index.layout.MAX_ENTITIES` of t
 from __future__ import annotations
 
 import os
-import struct
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,21 +43,22 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg_adapters.budgets import DEFAULT_MEMORY
+from kg_adapters.budgets import DEFAULT_MEMORY, index_memory
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
+from kg_adapters.index.literal_spool import FILE_ROW_BYTES, add_blocks, file_blocks, write_block
+from kg_adapters.index.literal_spool import literal_rows as literal_rows  # (tests read the file with it)
 from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numbering
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
-    from kg_adapters.index.literals import LiteralRow
+    from kg_adapters.index.literal_spool import LiteralBlock
     from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
 FILES = ("entities.log", "relations.log", EDGES, OUT_EXTRA, IN_EXTRA, "literals.bin", "blanks.nq")
 RUNS = "runs"
-_LITERAL_HEAD = struct.Struct("<qiII")
 RUN_NUMBERS = 2**31 - 2**27
 """The most IRIs numbered in one run (the collector's int32 numbers, from 0 in each run): the entity dict
 is written out as a run at this count even when the budget would let it grow (a 2**27 margin: what one
@@ -67,17 +67,39 @@ RELATION_NUMBERS = 2**31 - 2**27
 """The most distinct relations (numbered in int32, never spilled): more is refused (IndexTooLarge)."""
 EDGE_BYTES = 12
 """Memory one buffered IRI-to-IRI triple takes (three int32)."""
+EXTRA_BYTES = 8
+"""Memory one buffered (node, relation) pair of a literal or blank-node edge takes (two int32)."""
+TABLE_GROWTH = 3 / 2
+"""What the entity numbering table takes at most while it grows, for each byte it holds (``nbytes()``): its
+slots and entries are reallocated twice as large, the old ones freed once the new ones are filled."""
+FLUSH_ROWS = 1 << 20
+"""Edges appended to the spool at once (20-byte records): what an append holds beside the buffers is one such
+slice, whatever they hold."""
 EDGE_ROW_BYTES = 20
 """Disk one spooled IRI-to-IRI triple takes (:func:`edge_dtype`)."""
 EXTRA_ROW_BYTES = 12
 """Disk one spooled (node, relation) pair takes (:func:`extra_dtype`)."""
-LITERAL_ROW_BYTES = 240
-"""Memory one buffered literal row takes beyond its value (the tuple, its bytes objects, a set's slot)."""
-WRITE_EDGE_BYTES = 120
-WRITE_LITERAL_BYTES = 400
-WRITE_ENTITY_BYTES = 400
-"""Memory the in-memory index write takes per edge, literal row and entity (its copies of the arrays,
-the names and their sorts): the collection is written in memory when these fit the budget."""
+LITERAL_ROW_BYTES = 20
+"""Memory one buffered literal row takes beyond its value (counted apart: ``LiteralColumns.values``): its
+four 4-byte numbers and the arrays' spare room (the 4M-triple dump's literal lines: 18.4 bytes a row held
+by the columns beside the values, lit23's measure)."""
+WRITE_EDGE_BYTES = 107
+WRITE_LITERAL_BYTES = 260
+WRITE_ENTITY_BYTES = 170
+"""Memory the in-memory index write takes per edge, literal row (beside its value's bytes) and entity, the
+collection it writes included: it is chosen when these fit the budget's write share
+(:attr:`kg_adapters.budgets.IndexMemory.write`). Measured as the peak resident memory of one process over
+its own before the collection was numbered (polled every 5 ms; ``write_indexes`` of a collection numbered
+from the Freebase-shaped dumps, no spool): all lines of the 1M, 4M and 16M dumps 212, 745 and 2,893 MiB
+(0.786/3.15/12.6M edges, 0.214/0.854/3.42M literal rows of 31 bytes, 0.108/0.433/1.73M entities); the 4M
+dump's IRI-to-IRI lines alone 488 MiB, its literal lines alone 567 MiB (~29 MiB of each is fixed: numpy and
+the like, within :data:`kg_adapters.budgets.WORKER_RESERVE`). The edges alone and the literals alone give
+about 126 and 550 bytes (with 200 an entity); a whole dump peaks lower than that sum (the traversal index's
+sorts and the literal table come one after the other, the name index beside both), so they are taken at 0.85:
+a whole dump is estimated ~11% above its peak (16M: 3.12 GiB for 2.80), an input of edges alone or
+literals alone ~13% below (the interpreter's and the text's part of the reserve, ~100 MiB, is free while
+the index is written). ``kga load`` of the 16M dump under the default budget: estimated 3.17 GiB (the spooled
+rows' bytes counted too) against a write share of 3.34 GiB, written in memory, the worker's peak 3.08 GiB."""
 
 
 def edge_dtype() -> Any:
@@ -121,9 +143,11 @@ class CollectorSpool:
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / RUNS).mkdir(exist_ok=True)
         self.memory = memory
-        self.iri_share = memory // 4
-        """Bytes the entity IRI dict may take before it is written as a run."""
-        self.buffer_share = memory // 8
+        self.shares = index_memory(memory)
+        """The budget's split (:func:`kg_adapters.budgets.index_memory`)."""
+        self.iri_share = self.shares.iris
+        """Bytes the entity IRI dict may take (growing it included) before it is written as a run."""
+        self.buffer_share = self.shares.buffers
         """Bytes the buffered triples may take before they are appended to the files."""
         self._logged = {"entities.log": 0, "relations.log": 0}
         """IRIs of each dict already in the log (for entities: the next number to log)."""
@@ -134,6 +158,11 @@ class CollectorSpool:
         self._iri_check = 0
         """The dict size at which the budget is next checked (see :meth:`check`)."""
         self._kept: dict[str, int] | None = None
+        self.literal_rows = 0
+        """Literal rows in ``literals.bin`` (repeats across appends included): what the index write's estimate
+        counts (:meth:`fits`); the rows' bytes vary too much to count them by."""
+        self._kept_literal_rows = 0
+        """``literal_rows`` before a save that kept the collector's buffers."""
         """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
 
     # -- while the load parses ---------------------------------------------------------------------
@@ -151,14 +180,20 @@ class CollectorSpool:
             # the relation table is never written as runs (a relation's number is used by every edge): what it
             # takes comes out of the entity table's share, so a graph of many relations spills its entities sooner
             share = max(self.iri_share - collector._relation.nbytes(), 0)
-            width = max(collector._entity.nbytes() // entities, 1) if entities else IRI_ENTRY_BYTES
+            growing = int(collector._entity.nbytes() * TABLE_GROWTH)  # what it takes while it grows
+            width = max(growing // entities, 1) if entities else int(IRI_ENTRY_BYTES * TABLE_GROWTH)
             if entities * width > share:
                 self.spill_iris(collector)
                 entities = 0
             self._iri_check = entities + max(share // width - entities, 1) // 2 + 1
-        buffered = (collector.rows - collector._flushed_rows) * EDGE_BYTES + (
-            len(collector._literal_set) + len(collector._literal_list)
-        ) * LITERAL_ROW_BYTES
+        extras = len(collector._out_extra_nodes) + len(collector._in_extra_nodes)
+        literals = collector._literals
+        buffered = (
+            (collector.rows - collector._flushed_rows) * EDGE_BYTES
+            + extras * EXTRA_BYTES
+            + len(literals) * LITERAL_ROW_BYTES
+            + len(literals.values)
+        )
         if buffered > self.buffer_share:
             self.flush(collector)
 
@@ -190,6 +225,7 @@ class CollectorSpool:
             _empty_buffers(collector)
         if keep:
             self._kept = {name: (self.directory / name).stat().st_size for name in FILES}
+            self._kept_literal_rows = self.literal_rows
         base = collector._entity_base
         collector._add_typed()
         self._append_iris("entities.log", collector._entity, collector._entity_base, sync=sync)
@@ -200,12 +236,16 @@ class CollectorSpool:
             chunks.append((columns[0], columns[1], columns[2]))
         with open(self.directory / EDGES, "ab") as handle:
             for heads, rels, tails in chunks:
-                rows = np.empty(len(heads), dtype=edge_dtype())
-                rows["head"], rows["relation"], rows["tail"] = heads, rels, tails
-                if base:
-                    rows["head"] += base
-                    rows["tail"] += base
-                rows.tofile(handle)
+                for start in range(0, len(heads), FLUSH_ROWS):
+                    stop = start + FLUSH_ROWS
+                    rows = np.empty(len(heads[start:stop]), dtype=edge_dtype())
+                    rows["head"], rows["relation"] = heads[start:stop], rels[start:stop]
+                    rows["tail"] = tails[start:stop]
+                    if base:
+                        rows["head"] += base
+                        rows["tail"] += base
+                    rows.tofile(handle)
+                    del rows
             _sync(handle, sync)
         for name, nodes, rels in (
             (OUT_EXTRA, collector._out_extra_nodes, collector._out_extra_rels),
@@ -222,15 +262,18 @@ class CollectorSpool:
                 pairs.tofile(handle)
                 _sync(handle, sync)
         with open(self.directory / "literals.bin", "ab") as handle:
-            literals = collector._literal_list if collector._distinct else collector._literal_set
-            handle.write(b"".join(_LITERAL_HEAD.pack(base + e, r, len(v), len(t)) + v + t for e, r, v, t in literals))
+            self.literal_rows += len(collector._literals)
+            write_block(handle, collector._literals, base)
             _sync(handle, sync)
         with open(self.directory / "blanks.nq", "ab") as handle:
             if collector._blank_set:
                 handle.write(ox.serialize(collector._blank_set, format=ox.RdfFormat.N_QUADS) or b"")
             _sync(handle, sync)
         if not keep:
+            from kg_adapters.index.spill import release_freed_memory
+
             _empty_buffers(collector)
+            release_freed_memory()  # the buffers' objects: freed, but kept by the C heap otherwise
         collector._flushed_rows = collector.rows
 
     def save(self, collector: TripleCollector, *, keep: bool = False) -> dict[str, Any]:
@@ -245,6 +288,7 @@ class CollectorSpool:
             "entity_runs": self.runs,
             "entity_base": collector._entity_base,
             "entity_base_offset": self._base_offset,
+            "literal_rows": self.literal_rows,
         }
 
     def _append_iris(self, name: str, numbered: IriNumbers, base: int, *, sync: bool = False) -> None:
@@ -267,6 +311,9 @@ class CollectorSpool:
                 handle.truncate(int(sizes.get(name, 0)))
                 _sync(handle, True)
         self.runs = int(state.get("entity_runs", 0))
+        # a state saved before the rows were counted: guessed from their bytes (a value of 8 bytes, no tag)
+        guessed = int(sizes.get("literals.bin", 0)) // (FILE_ROW_BYTES + 8)
+        self.literal_rows = int(state.get("literal_rows", guessed))
         for path in (self.directory / RUNS).iterdir():
             if run_number(path) is None or run_number(path) >= self.runs:  # type: ignore[operator]
                 path.unlink()
@@ -292,23 +339,23 @@ class CollectorSpool:
 
     # -- writing the index -------------------------------------------------------------------------
     def fits(self, collector: TripleCollector) -> bool:
-        """Whether the in-memory index write of everything collected fits the budget (no run written)."""
-        if self._kept is None:  # the collector holds what came since the last save
-            held = collector.rows - collector._flushed_rows
-        else:  # a save kept the buffers (on disk too): counted once, as held
-            held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
-        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held
-        literal_bytes = self._spooled("literals.bin")
-        literal_rows = (
-            len(collector._literal_set) + len(collector._literal_list) + literal_bytes // (_LITERAL_HEAD.size + 8)
-        )
-        needed = (
+        """Whether the in-memory index write of everything collected (:meth:`write_estimate`) fits what the
+        worker's reserve leaves of the budget (:attr:`~kg_adapters.budgets.IndexMemory.write`; no run written)."""
+        return self.runs == 0 and self.write_estimate(collector) <= self.shares.write
+
+    def write_estimate(self, collector: TripleCollector) -> int:
+        """What the in-memory index write of everything collected would hold at its peak (``WRITE_*``): the
+        edges, literal rows and entities held and spooled, and the spooled literal rows' bytes."""
+        held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
+        edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held  # after a save that kept them, those before it
+        spooled_rows = self.literal_rows if self._kept is None else self._kept_literal_rows
+        literal_count = len(collector._literals) + spooled_rows
+        return (
             edges * WRITE_EDGE_BYTES
-            + literal_rows * WRITE_LITERAL_BYTES
-            + literal_bytes
+            + literal_count * WRITE_LITERAL_BYTES
+            + self._spooled("literals.bin")
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
-        return self.runs == 0 and needed <= self.memory
 
     def _spooled(self, name: str) -> int:
         """The bytes of a file that the collector does not hold (all of it, but for a save that kept them)."""
@@ -349,11 +396,10 @@ class CollectorSpool:
                     spooled = array("i", pairs[column].astype(np.int32).tobytes())
                     spooled.extend(kept)
                     kept[:] = spooled
-        rows = literal_rows(_prefix(self.directory / "literals.bin", sizes["literals.bin"]))
-        if collector._distinct:
-            collector._literal_list[:0] = rows
-        else:
-            collector._literal_set.update(rows)
+        front = collector._literals.empty_like()  # the spooled rows first, in the order they were collected
+        add_blocks(front, file_blocks(self.directory / "literals.bin", sizes["literals.bin"]))
+        collector._literals.prepend(front)
+        del front
         blanks = _prefix(self.directory / "blanks.nq", sizes["blanks.nq"])
         if blanks:
             collector._blank_set.update(ox.parse(blanks, ox.RdfFormat.N_QUADS))
@@ -374,40 +420,9 @@ def run_number(path: Path) -> int | None:
     return int(stem) if path.suffix == ".run" and stem.isdigit() else None
 
 
-def literal_rows(data: bytes) -> list[LiteralRow]:
-    """The rows of a ``literals.bin`` stretch (see the module docstring)."""
-    rows, used = _complete_rows(data)
-    if used != len(data):
-        raise ValueError("literals.bin ends inside a row: the spool is damaged")
-    return rows
-
-
-def literal_file_rows(path: Path, block: int) -> Iterator[list[LiteralRow]]:
-    """The rows of a ``literals.bin`` file, in lists read about ``block`` bytes at a time."""
-    with open(path, "rb") as handle:
-        rest = b""
-        while data := handle.read(block):
-            rows, used = _complete_rows(rest + data)
-            rest = (rest + data)[used:]
-            if rows:
-                yield rows
-    literal_rows(rest)  # raises unless the file ended at a row's end
-
-
-def _complete_rows(data: bytes) -> tuple[list[LiteralRow], int]:
-    """The whole rows at the start of ``data``, and the bytes they take."""
-    rows: list[LiteralRow] = []
-    position, end, head = 0, len(data), _LITERAL_HEAD.size
-    unpack = _LITERAL_HEAD.unpack_from
-    while position + head <= end:
-        entity, relation, value_length, tag_length = unpack(data, position)
-        value_at = position + head
-        stop = value_at + value_length + tag_length
-        if stop > end:
-            break
-        rows.append((entity, relation, data[value_at : value_at + value_length], data[value_at + value_length : stop]))
-        position = stop
-    return rows, position
+def literal_file_blocks(path: Path) -> Iterator[LiteralBlock]:
+    """The blocks of a ``literals.bin`` file, one at a time (a flush's rows each)."""
+    return file_blocks(path)
 
 
 def _empty_buffers(collector: TripleCollector) -> None:
@@ -416,8 +431,7 @@ def _empty_buffers(collector: TripleCollector) -> None:
     collector._heads, collector._rels, collector._tails = array("i"), array("i"), array("i")
     collector._out_extra_nodes, collector._out_extra_rels = array("i"), array("i")
     collector._in_extra_nodes, collector._in_extra_rels = array("i"), array("i")
-    collector._literal_list.clear()
-    collector._literal_set.clear()
+    collector._literals.clear()
     collector._blank_set.clear()
 
 
