@@ -33,9 +33,10 @@ from kg_adapters import store_layout
 
 PLAN = "plan.json"
 PROGRESS = "progress.json"
-FORMAT_VERSION = 2
-"""Bumped when the build directory's files change (2: the spool's entity numbers are int64): a load
-killed under an older version starts over instead of resuming from files it would misread."""
+FORMAT_VERSION = 3
+"""Bumped when the build directory's files change (2: the spool's entity numbers are int64; 3: its
+literal rows are blocks of columns, ``kg_adapters.index.literal_spool``): a load killed under an older
+version starts over instead of resuming from files it would misread."""
 
 
 class BuildDir:
