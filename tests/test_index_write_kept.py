@@ -16,6 +16,7 @@ import pyoxigraph as ox
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.index_files import written_indexes
 
 from kg_adapters.index.build import TripleCollector, build_index
 from kg_adapters.index.spool import CollectorSpool
@@ -24,7 +25,6 @@ from kg_adapters.profiles import get_profile
 from kg_adapters.relation_index import ALIAS_PREDICATES
 from kg_adapters.store_build import write_label_indexes
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
-from loaders.indexing import write_indexes
 
 FB15K = Path(__file__).resolve().parents[2] / "shared" / "data" / "fb15k237-freebase.nt.gz"
 needs_fb15k = pytest.mark.skipif(not FB15K.exists(), reason="needs ../shared/data/fb15k237-freebase.nt.gz")
@@ -34,23 +34,6 @@ def _chunks(limit: int) -> list[bytes]:
     with gzip.open(FB15K, "rb") as handle:
         lines = handle.read().splitlines(keepends=True)[:limit]
     return [b"".join(lines[start : start + 20_000]) for start in range(0, len(lines), 20_000)]
-
-
-def _written(collector: TripleCollector, version: Path) -> dict[str, Any]:
-    """The traversal files, byte for byte, and every table of the name and relation indexes."""
-    version.mkdir()
-    names, _stats = write_indexes(collector, version, get_profile("freebase"))
-    found: dict[str, Any] = {"names": names}
-    found.update({item.name: item.read_bytes() for item in sorted((version / "traversal").iterdir())})
-    for database in ("labels.sqlite", "relations.sqlite"):
-        connection = sqlite3.connect(version / database)
-        try:
-            tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            for table in sorted(tables):
-                found[f"{database}/{table}"] = connection.execute(f"SELECT * FROM {table}").fetchall()
-        finally:
-            connection.close()
-    return found
 
 
 def _kept_and_resumed(tmp_path: Path, chunks: list[bytes], memory: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -67,13 +50,13 @@ def _kept_and_resumed(tmp_path: Path, chunks: list[bytes], memory: int) -> tuple
         kept.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
     state = spool.save(kept, keep=True)
     spool.reload(kept)
-    from_memory = _written(kept, tmp_path / "kept")
+    from_memory = written_indexes(kept, tmp_path / "kept")
 
     resumed = TripleCollector()
     again = CollectorSpool(tmp_path / "spool", memory=memory)
     again.restore(resumed, state)
     again.reload(resumed)
-    return from_memory, _written(resumed, tmp_path / "resumed")
+    return from_memory, written_indexes(resumed, tmp_path / "resumed")
 
 
 @needs_fb15k
@@ -92,7 +75,7 @@ def test_fb15k237_kept_buffers_past_the_budget_are_written_spilled_as_a_resumed_
     whole = TripleCollector()
     for chunk in chunks:
         whole.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
-    assert _written(whole, tmp_path / "unspooled") == from_memory  # and both are the unspilled write's
+    assert written_indexes(whole, tmp_path / "unspooled") == from_memory  # and both are the unspilled write's
 
 
 _SUBJECTS = [f"http://example.org/{name}" for name in ("a", "a/b", "ab", "b#c", "z", "\u00e9", "\u4e2d", "a%20")]

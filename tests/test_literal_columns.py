@@ -6,15 +6,14 @@ store, collected by the C split or the Python path, and resumed from a save."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyoxigraph as ox
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.index_files import written_indexes
 
 from kg_adapters.index import literal_names, literal_table, numbering
 from kg_adapters.index.build import TripleCollector, build_index
@@ -24,7 +23,6 @@ from kg_adapters.index.spool import CollectorSpool
 from kg_adapters.profiles import get_profile
 from kg_adapters.relation_index import ALIAS_PREDICATES
 from kg_adapters.terms import INDEXED_LABEL_PREDICATES
-from loaders.indexing import write_indexes
 
 NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -81,23 +79,6 @@ def _chunks(lines: list[bytes], size: int) -> list[bytes]:
     return [b"".join(lines[start : start + size]) for start in range(0, len(lines), size)]
 
 
-def _written(collector: TripleCollector, version: Path) -> dict[str, Any]:
-    """The traversal files, byte for byte, and every table of the name and relation indexes."""
-    version.mkdir()
-    names, _stats = write_indexes(collector, version, get_profile("freebase"))
-    found: dict[str, Any] = {"names": names}
-    found.update({item.name: item.read_bytes() for item in sorted((version / "traversal").iterdir())})
-    for database in ("labels.sqlite", "relations.sqlite"):
-        connection = sqlite3.connect(version / database)
-        try:
-            tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            for table in sorted(tables):
-                found[f"{database}/{table}"] = connection.execute(f"SELECT * FROM {table}").fetchall()
-        finally:
-            connection.close()
-    return found
-
-
 def _collected(chunks: list[bytes], *, compiled: bool = True) -> TripleCollector:
     collector = TripleCollector(compiled=compiled)
     for chunk in chunks:
@@ -124,8 +105,8 @@ def test_literals_stated_twice_across_chunks_index_as_stated_once(tmp_path: Path
     """Repeated triples (across chunks, and the same value under other tags and spellings) write the files and
     name indexes of the text stated once, and of the store read back (Oxigraph's canonical typed values)."""
     lines = _lines(1500)
-    once = _written(_collected(_chunks(lines, 300)), tmp_path / "once")
-    twice = _written(_collected(_chunks([*lines, *lines[::-1]], 400)), tmp_path / "twice")
+    once = written_indexes(_collected(_chunks(lines, 300)), tmp_path / "once")
+    twice = written_indexes(_collected(_chunks([*lines, *lines[::-1]], 400)), tmp_path / "twice")
     assert twice == once
     store = ox.Store()
     store.bulk_load(b"".join(lines), ox.RdfFormat.N_TRIPLES)
@@ -143,7 +124,7 @@ def test_the_c_split_and_the_python_path_write_the_same_files(tmp_path: Path) ->
     chunks = _chunks(_lines(1200, seed=5) * 2, 250)
     compiled, python = _collected(chunks), _collected(chunks, compiled=False)
     assert list(compiled.literal_columns().rows()) == list(python.literal_columns().rows())
-    assert _written(compiled, tmp_path / "c") == _written(python, tmp_path / "py")
+    assert written_indexes(compiled, tmp_path / "c") == written_indexes(python, tmp_path / "py")
 
 
 @pytest.mark.parametrize("memory", [1 << 32, 1 << 16])
@@ -151,7 +132,7 @@ def test_a_collector_resumed_after_a_save_writes_the_same_files(tmp_path: Path, 
     """Rows spooled by a save (blocks of columns) and read back by a collector restored from that save: the
     files of the collector that never stopped, in memory and spilled."""
     chunks = _chunks(_lines(2000, seed=9) * 2, 300)
-    whole = _written(_collected(chunks), tmp_path / "whole")
+    whole = written_indexes(_collected(chunks), tmp_path / "whole")
     collector = TripleCollector()
     spool = CollectorSpool(tmp_path / "spool", memory=memory)
     spool.restore(collector, None)
@@ -170,7 +151,7 @@ def test_a_collector_resumed_after_a_save_writes_the_same_files(tmp_path: Path, 
         resumed.add_rdf(chunk, ox.RdfFormat.N_TRIPLES)
     again.save(resumed, keep=True)
     again.reload(resumed)
-    assert _written(resumed, tmp_path / "resumed") == whole
+    assert written_indexes(resumed, tmp_path / "resumed") == whole
 
 
 def test_a_damaged_literal_file_is_refused(tmp_path: Path) -> None:
@@ -207,7 +188,7 @@ def test_a_spilled_collection_writes_its_literal_table_and_name_rows_in_memory_o
     for predicates in (INDEXED_LABEL_PREDICATES, ALIAS_PREDICATES):
         expected = whole.label_rows(predicates)
         assert expected and list(collector.label_rows(predicates)) == expected
-    assert _written(collector, tmp_path / "spilled") == _written(whole, tmp_path / "whole")
+    assert written_indexes(collector, tmp_path / "spilled") == written_indexes(whole, tmp_path / "whole")
 
 
 @pytest.mark.parametrize("step", [1 << 21, 5, 1])
