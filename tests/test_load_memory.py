@@ -104,7 +104,8 @@ def test_the_index_workers_budget_is_split_beside_its_reserve() -> None:
 
 
 def test_the_index_is_written_in_memory_only_when_its_estimate_fits_beside_the_worker_reserve(tmp_path: Path) -> None:
-    """The in-memory write's estimate (per edge, literal row and entity: ``kg_adapters.index.spool``) is held
+    """The in-memory write's estimate (per edge, literal row and entity: ``kg_adapters.index.spool``, and the
+    literal values' bytes) is held
     against what the worker's reserve leaves of its budget: a budget that holds it only with the reserve
     counted in writes from the files."""
     collector = TripleCollector()
@@ -116,6 +117,7 @@ def test_the_index_is_written_in_memory_only_when_its_estimate_fits_beside_the_w
     estimate = (
         len(collector.edges()[0]) * WRITE_EDGE_BYTES
         + len(collector._literals) * WRITE_LITERAL_BYTES
+        + len(collector._literals.values)
         + len(collector._entity) * WRITE_ENTITY_BYTES
     )
     assert CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY).write_estimate(collector) == estimate
@@ -134,22 +136,28 @@ def test_the_index_is_written_in_memory_only_when_its_estimate_fits_beside_the_w
 
 def test_the_write_estimate_counts_spooled_literal_rows_as_held_ones(tmp_path: Path) -> None:
     """Literal rows appended to the spool are counted one by one (their bytes vary too much to count them by):
-    the estimate after an append differs from the one before by the bytes appended alone, and a spool
-    restored from a checkpoint's state counts them the same."""
+    the values' bytes are counted held as spooled, so the estimate after an append differs from the one
+    before by the appended file's own bytes beside the values alone, and a spool restored from a
+    checkpoint's state counts them the same. Long values (descriptions) count as much as they take."""
     collector = TripleCollector()
     spool = CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY)
     spool.restore(collector, None)
-    collector.add_rdf("\n".join(freebase_lines(20_000)).encode() + b"\n", ox.RdfFormat.N_TRIPLES)
+    lines = freebase_lines(20_000) + [
+        f'<{NS}m.0d{i}> <{NS}common.topic.description> "{"x" * 2000}{i}" .' for i in range(500)
+    ]
+    collector.add_rdf("\n".join(lines).encode() + b"\n", ox.RdfFormat.N_TRIPLES)
     collector._add_typed()
+    values = len(collector._literals.values)
     held = spool.write_estimate(collector)
+    assert values > 500 * 2000 and held > values
     state = spool.save(collector)
     appended = (spool.directory / "literals.bin").stat().st_size
-    assert appended > 0 and spool.literal_rows > 0
-    assert spool.write_estimate(collector) == held + appended
+    assert appended > values and spool.literal_rows > 0
+    assert spool.write_estimate(collector) == held - values + appended
     restored = TripleCollector()
     again = CollectorSpool(tmp_path / "spool", memory=DEFAULT_MEMORY)
     again.restore(restored, state)
-    assert again.write_estimate(restored) == held + appended
+    assert again.write_estimate(restored) == held - values + appended
 
 
 def test_a_segment_is_capped_only_below_oxigraphs_own_ceiling() -> None:

@@ -345,7 +345,8 @@ class CollectorSpool:
 
     def write_estimate(self, collector: TripleCollector) -> int:
         """What the in-memory index write of everything collected would hold at its peak (``WRITE_*``): the
-        edges, literal rows and entities held and spooled, and the spooled literal rows' bytes."""
+        edges, literal rows and entities held and spooled, and the literal rows' bytes, held and spooled (after
+        a save that kept the buffers, the file's bytes before it: the held rows are counted once, as held)."""
         held = sum(len(chunk[0]) for chunk in collector._edge_chunks) + len(collector._heads)
         edges = self._spooled(EDGES) // EDGE_ROW_BYTES + held  # after a save that kept them, those before it
         spooled_rows = self.literal_rows if self._kept is None else self._kept_literal_rows
@@ -354,6 +355,7 @@ class CollectorSpool:
             edges * WRITE_EDGE_BYTES
             + literal_count * WRITE_LITERAL_BYTES
             + self._spooled("literals.bin")
+            + len(collector._literals.values)
             + len(collector._entity) * WRITE_ENTITY_BYTES
         )
 
