@@ -202,8 +202,8 @@ def observe(store: Path, data: Path, tree: list[Any]) -> dict[str, Any]:
                 seen["index_files"] += sum(1 for item in entry.rglob("*") if item.is_file() and item.stat().st_size)
     except OSError:
         pass
-    try:
-        seen["labels_bytes"] = (build.version / store_layout.LABELS).stat().st_size
+    try:  # the name index is written beside its path and renamed to it when complete (label_index.IndexBuild)
+        seen["labels_bytes"] = (build.version / f"{store_layout.LABELS}.building").stat().st_size
     except OSError:
         seen["labels_bytes"] = 0
     seen["steps"] = steps_recorded(store)

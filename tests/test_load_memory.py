@@ -35,6 +35,7 @@ from kg_adapters.budgets import (
 )
 from kg_adapters.errors import IndexTooLarge, InvalidTermError
 from kg_adapters.index.build import TripleCollector, build_index
+from kg_adapters.index.literal_spool import literal_rows
 from kg_adapters.index.spool import (
     EDGES,
     FILES,
@@ -46,7 +47,6 @@ from kg_adapters.index.spool import (
     NumberLimits,
     edge_dtype,
     extra_dtype,
-    literal_rows,
 )
 from kg_adapters.profiles import get_profile
 from loaders import load_files, rdf

@@ -41,7 +41,7 @@ from kg_adapters.index.numbering import (
     compiled_split,
     new_numbering,
 )
-from kg_adapters.index.ordering import edge_columns, ordered_entities, ranks, sorted_keys
+from kg_adapters.index.ordering import distinct_sorted, edge_columns, ordered_entities, ranks, sorted_keys, starts
 from kg_adapters.profiles import Profile
 
 if TYPE_CHECKING:  # numpy is imported only when a build runs
@@ -569,7 +569,7 @@ def _write(
     entities = ordered_entities(collected._entity, profile, compiled=collected.compiled)
     entity_rank, count = entities.rank, len(entities.rank)
     relation_names = [profile.relation_id(iri) for iri in collected._relation.strings()]
-    relation_rank, relation_order = _ranks(relation_names, "relation")
+    relation_rank, relation_order = ranks(relation_names, "relation")
     width = max(len(relation_names), 1)
 
     arrays: dict[str, Any] = edge_columns(
@@ -579,7 +579,7 @@ def _write(
 
     def extra_keys(pairs: tuple[Ints, Ints]) -> Ints:
         nodes, relations = pairs
-        return _distinct(sorted_keys(entity_rank[nodes] * width + relation_rank[relations]))
+        return distinct_sorted(sorted_keys(entity_rank[nodes] * width + relation_rank[relations]))
 
     out_extra_pairs, in_extra_pairs = collected.extras()
     blank_edges = collected.blank_edges()
@@ -624,20 +624,6 @@ def _write(
     )
 
 
-def starts(keys: Any, entities: int, width: int, out: Any = None) -> Any:
-    """Where each entity's keys start in the sorted ``keys`` (one more: the end), into ``out`` when
-    given (a memory-mapped array of a spilled build), bounds made a block at a time."""
-    import numpy as np
-
-    if out is None:
-        out = np.empty(entities + 1, dtype=np.int32 if keys.size < 1 << 31 else np.int64)
-    step = 1 << 20
-    for start in range(0, entities + 1, step):
-        bounds = np.arange(start, min(start + step, entities + 1), dtype=np.int64) * width
-        out[start : start + len(bounds)] = keys.searchsorted(bounds)
-    return out
-
-
 def index_meta(
     profile: Profile,
     *,
@@ -669,60 +655,3 @@ def index_meta(
         "rows": edges + literal_edges + blank_edges,
         **spelling,
     }
-
-
-def _csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
-    """(out_key, out_other, in_key, in_other) of the edges (h, r, t), duplicates dropped: one sort of
-    an int64 (key, other) number per direction when it fits (faster than ``lexsort`` over two keys)."""
-    import numpy as np
-
-    if entities * width * entities < 1 << 63:
-        out = _distinct(np.sort((h * width + r) * entities + t))
-        out_key, out_other = np.divmod(out, entities)
-        h, r = np.divmod(out_key, width)
-        into = np.sort((out_other * width + r) * entities + h)
-        in_key, in_other = np.divmod(into, entities)
-        return out_key, out_other.astype(np.int32), in_key, in_other.astype(np.int32)
-    out_key = h * width + r
-    order = np.lexsort((t, out_key))
-    out_key, t, h, r = out_key[order], t[order], h[order], r[order]
-    if out_key.size:
-        first = np.ones(out_key.size, dtype=bool)
-        first[1:] = (out_key[1:] != out_key[:-1]) | (t[1:] != t[:-1])
-        out_key, t, h, r = out_key[first], t[first], h[first], r[first]
-    in_key = t * width + r
-    order = np.lexsort((h, in_key))
-    return out_key, t.astype(np.int32), in_key[order], h[order].astype(np.int32)
-
-
-def _distinct(ordered: Ints) -> Ints:
-    """A sorted array without its repeats (``np.unique`` sorts again, and is slower)."""
-    import numpy as np
-
-    if ordered.size < 2:
-        return ordered
-    first = np.empty(ordered.size, dtype=bool)
-    first[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    return ordered if first.all() else ordered[first]
-
-
-def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
-    """The tag of a literal row's tag (``""``, ``@lang`` or ``^datatype``, as the backend converts
-    literals: ``plain_literal`` keeps the text and maps the datatype and language), and its place in
-    answer order (datatype, then language: ``node_sort_key``)."""
-    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
-
-    text = row_tag[1:].decode("utf-8")
-    language = row_tag[:1] == b"@"
-    value = plain_literal("", RDF_LANG_STRING, text) if language else plain_literal("", text or None, None)
-    tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
-    return tag, _tag_sort(tag)
-
-
-def _tag_sort(tag: str) -> tuple[str, str]:
-    return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])
-
-
-_ranks = ranks
-"""(kept for :mod:`kg_adapters.index.spill`, which ranks relations alike)"""

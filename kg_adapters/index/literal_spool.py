@@ -148,11 +148,13 @@ def _block_at(data: bytes, position: int) -> tuple[LiteralBlock, int]:
 
 
 def add_blocks(columns: LiteralColumns, blocks: Iterator[LiteralBlock]) -> None:
-    """Appends the blocks' rows to ``columns`` (entity numbers as they are: below 2**31), tags renumbered into
-    its table."""
+    """Appends the blocks' rows to ``columns`` (entity numbers as they are: below 2**31, as a spool reloaded
+    whole has them), tags renumbered into its table."""
     import numpy as np
 
     for block in blocks:
+        if block.entities.size and not 0 <= int(block.entities.min()) <= int(block.entities.max()) < 1 << 31:
+            raise ValueError("literals.bin holds an entity number out of range: the spool is damaged")
         numbers = np.array([columns.tag_number(tag) for tag in block.tag_table] or [0], dtype=np.int32)
         columns.extend_packed(
             block.entities.astype(np.int32).tobytes(),

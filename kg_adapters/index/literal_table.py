@@ -48,8 +48,6 @@ def keyed_table(
     into ``tag_table``), value lengths and values (one after the other in ``values``)."""
     import numpy as np
 
-    from kg_adapters.index.build import _tag_sort, literal_tag_order
-
     count = len(keys)
     tags = [""]
     numbers: dict[str, int] = {"": 0}
@@ -74,9 +72,9 @@ def keyed_table(
         repeated[1:] |= same
         repeated[:-1] |= same
         if repeated.any():
-            tag_sort = [_tag_sort(tag) for tag in tags]
-            ranked = sorted(tag_sort)
-            tag_rank = np.array([ranked.index(each) for each in tag_sort], dtype=np.int64)
+            places = [tag_sort(tag) for tag in tags]
+            ranked = sorted(places)
+            tag_rank = np.array([ranked.index(each) for each in places], dtype=np.int64)
             positions = order[repeated]
             text_rank = value_ranks(values, starts[positions], lengths[positions])
             position_keys, position_tags = keys[positions], row_tags[positions]
@@ -197,3 +195,21 @@ def spilled_table(
     values = b"".join(part[3] for part in parts)
     del parts
     return keyed_table(keys, row_tags, tag_table, lengths, values)
+
+
+def literal_tag_order(row_tag: bytes) -> tuple[str, tuple[str, str]]:
+    """The tag of a literal row's tag (``""``, ``@lang`` or ``^datatype``, as the backend converts
+    literals: ``plain_literal`` keeps the text and maps the datatype and language), and its place in
+    answer order (datatype, then language: ``node_sort_key``)."""
+    from kg_adapters.terms import RDF_LANG_STRING, plain_literal
+
+    text = row_tag[1:].decode("utf-8")
+    language = row_tag[:1] == b"@"
+    value = plain_literal("", RDF_LANG_STRING, text) if language else plain_literal("", text or None, None)
+    tag = f"@{value.lang}" if value.lang else f"^{value.datatype}" if value.datatype else ""
+    return tag, tag_sort(tag)
+
+
+def tag_sort(tag: str) -> tuple[str, str]:
+    """A converted tag's place in answer order: datatype, then language (``node_sort_key``)."""
+    return (tag[1:], "") if tag[:1] == "^" else ("", tag[1:])

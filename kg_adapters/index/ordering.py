@@ -46,7 +46,7 @@ def ordered_entities(table: IriNumbers, profile: Profile, *, compiled: bool = Tr
 
     from kg_adapters.index.numbering import Numbering
 
-    if compiled and COMPILED and type(table) is Numbering and _plain_ids(profile):
+    if compiled and COMPILED and type(table) is Numbering and plain_ids(profile):
         return _compiled_entities(table, profile)
     spelling = EntitySpelling(profile)
     names = [spelling.id_of(iri) for iri in table.strings()]
@@ -61,7 +61,7 @@ def ordered_entities(table: IriNumbers, profile: Profile, *, compiled: bool = Tr
     )
 
 
-def _plain_ids(profile: Profile) -> bool:
+def plain_ids(profile: Profile) -> bool:
     """Whether the profile's ids are :class:`~kg_adapters.profiles.base.Profile`'s own: an IRI of the entity
     namespace whose rest ``is_local_id`` accepts is that rest, any other IRI is itself, and an id spells back
     when ``_expand`` gives its IRI (what :func:`_compiled_entities` decides without a call per IRI)."""
@@ -168,9 +168,7 @@ def edge_columns(
         for name in ("out_start", "in_start"):
             arrays[name] = arrays[name][: entities + 1]
         return arrays
-    from kg_adapters.index.build import _csr, starts
-
-    out_key, out_other, in_key, in_other = _csr(
+    out_key, out_other, in_key, in_other = python_csr(
         entity_rank[heads], relation_rank[rels], entity_rank[tails], width, max(entities, 1)
     )
     return {
@@ -206,3 +204,53 @@ def sorted_keys(values: Any) -> Any:
         sort_int64(values)
         return values
     return np.sort(values)
+
+
+def starts(keys: Any, entities: int, width: int, out: Any = None) -> Any:
+    """Where each entity's keys start in the sorted ``keys`` (one more: the end), into ``out`` when
+    given (a memory-mapped array of a spilled build), bounds made a block at a time."""
+    import numpy as np
+
+    if out is None:
+        out = np.empty(entities + 1, dtype=np.int32 if keys.size < 1 << 31 else np.int64)
+    step = 1 << 20
+    for start in range(0, entities + 1, step):
+        bounds = np.arange(start, min(start + step, entities + 1), dtype=np.int64) * width
+        out[start : start + len(bounds)] = keys.searchsorted(bounds)
+    return out
+
+
+def python_csr(h: Ints, r: Ints, t: Ints, width: int, entities: int) -> tuple[Ints, Ints, Ints, Ints]:
+    """(out_key, out_other, in_key, in_other) of the edges (h, r, t), duplicates dropped: one sort of
+    an int64 (key, other) number per direction when it fits (faster than ``lexsort`` over two keys)."""
+    import numpy as np
+
+    if entities * width * entities < 1 << 63:
+        out = distinct_sorted(np.sort((h * width + r) * entities + t))
+        out_key, out_other = np.divmod(out, entities)
+        h, r = np.divmod(out_key, width)
+        into = np.sort((out_other * width + r) * entities + h)
+        in_key, in_other = np.divmod(into, entities)
+        return out_key, out_other.astype(np.int32), in_key, in_other.astype(np.int32)
+    out_key = h * width + r
+    order = np.lexsort((t, out_key))
+    out_key, t, h, r = out_key[order], t[order], h[order], r[order]
+    if out_key.size:
+        first = np.ones(out_key.size, dtype=bool)
+        first[1:] = (out_key[1:] != out_key[:-1]) | (t[1:] != t[:-1])
+        out_key, t, h, r = out_key[first], t[first], h[first], r[first]
+    in_key = t * width + r
+    order = np.lexsort((h, in_key))
+    return out_key, t.astype(np.int32), in_key[order], h[order].astype(np.int32)
+
+
+def distinct_sorted(ordered: Ints) -> Ints:
+    """A sorted array without its repeats (``np.unique`` sorts again, and is slower)."""
+    import numpy as np
+
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered if first.all() else ordered[first]

@@ -26,7 +26,7 @@ default; all of ``kga index --memory``) is split among what the collector
      IRI order, and every first number of an IRI maps to it (``local_to_unique``, a number map); the
      distinct IRIs are kept in that order (``iris.run``);
   2. the profile's ids of the distinct IRIs are sorted (runs, then a merge: :func:`sorted_items`): the
-     index numbers entities in the order of their ids, as the in-memory write does (``_ranks``), so a
+     index numbers entities in the order of their ids, as the in-memory write does (``ordering.ranks``), so a
      first number maps to its entity's rank (``local_rank``), and the ids are written in order (when every
      IRI is of the profile's namespace with a local id, the ids are already in the IRIs' order and are not
      sorted: :mod:`kg_adapters.index.spilled_ids`);
@@ -355,7 +355,7 @@ class SpilledCollection:
 
     def _ranked(self, profile: Profile) -> tuple[NumberMap, int, tuple[bool, str | None] | None]:
         """(rank of every first number, entities, whether every id spells back into its IRI and the
-        first that does not): the distinct IRIs' ids sorted (as ``_ranks`` does), written in order to
+        first that does not): the distinct IRIs' ids sorted (as ``ordering.ranks`` does), written in order to
         ``entities.bin`` with their offsets (``entity_offsets.raw``)."""
 
         names = ("entities.bin", "entity_offsets.raw", "rank_of_unique.map", "local_rank.map")
@@ -448,15 +448,14 @@ class SpilledCollection:
     def _label_rows(self, relations: set[int], numbered: Path) -> Iterator[tuple[str, str, str]]:
         import numpy as np
 
-        local_to_unique = NumberMap(numbered, self.map_bytes)
-
         from kg_adapters.index.literal_names import spilled_label_rows
+        from kg_adapters.index.literal_spool import file_blocks
         from kg_adapters.index.literals import gather
-        from kg_adapters.index.spool import literal_file_blocks
 
+        local_to_unique = NumberMap(numbered, self.map_bytes)
         literal_file = self.spool.directory / "literals.bin"
         in_memory = spilled_label_rows(
-            literal_file_blocks(literal_file),
+            file_blocks(literal_file),
             relations,
             local_to_unique.__getitem__,
             self.spool.directory / "entities.log",
@@ -468,7 +467,7 @@ class SpilledCollection:
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
             wanted_relations = np.array(sorted(relations), dtype=np.int32)
-            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+            for block in file_blocks(self.spool.directory / "literals.bin"):
                 which = np.flatnonzero(np.isin(block.relations, wanted_relations))
                 if not which.size:
                     continue
@@ -512,13 +511,14 @@ class SpilledCollection:
         import numpy as np
 
         from kg_adapters.index import build
+        from kg_adapters.index.ordering import ranks
 
         collector = self.collector
         collector.check()
         release_freed_memory()  # what the name index's rows left
         relation_iris = collector._relation.strings()
         relation_names = [profile.relation_id(iri) for iri in relation_iris]
-        relation_rank, relation_order = build._ranks(relation_names, "relation")
+        relation_rank, relation_order = ranks(relation_names, "relation")
         width = max(len(relation_names), 1)
         local_rank, entities, spelled_back = self._ranked(profile)
         release_freed_memory()  # after each step: what it freed is not held through the next
@@ -595,7 +595,7 @@ class SpilledCollection:
         )
 
     def _starts(self, keys: Any, entities: int, width: int, name: str) -> Any:
-        """``build.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
+        """``ordering.starts`` of sorted ``keys`` kept in a raw file (a memory map of it, never read through
         the map), written to ``name.raw`` as it goes: each block of keys settles the entities whose first
         key is at most its last."""
         import numpy as np
@@ -615,7 +615,7 @@ class SpilledCollection:
         return out.array()
 
     def _csr(self, local_rank: Any, relation_rank: Ints, width: int, entities: int) -> dict[str, int]:
-        """Writes (out_key, out_other, in_key, in_other), sorted externally as ``build._csr`` sorts them,
+        """Writes (out_key, out_other, in_key, in_other), sorted externally as ``ordering.python_csr`` sorts them,
         to raw files in the scratch directory; returns their sizes."""
         import numpy as np
 
@@ -713,14 +713,11 @@ class SpilledCollection:
         by number)."""
         import numpy as np
 
-        from kg_adapters.index.build import literal_tag_order
-        from kg_adapters.index.literal_table import spilled_table
-        from kg_adapters.index.spool import literal_file_blocks
+        from kg_adapters.index.literal_spool import file_blocks
+        from kg_adapters.index.literal_table import literal_tag_order, spilled_table
 
         literal_file = self.spool.directory / "literals.bin"
-        table = spilled_table(
-            literal_file_blocks(literal_file), local_rank.__getitem__, relation_rank, width, self.block_bytes
-        )
+        table = spilled_table(file_blocks(literal_file), local_rank.__getitem__, relation_rank, width, self.block_bytes)
         if table is not None:  # the rows fit a sort's share: the in-memory table's sort (numpy), written out
             table_keys, table_tags, table_offsets, table_values, table_tag_names = table
             table_keys.astype(np.int64).tofile(self.scratch / "literal_key.raw")
@@ -732,7 +729,7 @@ class SpilledCollection:
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for block in literal_file_blocks(self.spool.directory / "literals.bin"):
+            for block in file_blocks(self.spool.directory / "literals.bin"):
                 for row_tag in block.tag_table:
                     if row_tag not in tag_of:
                         tag_of[row_tag] = literal_tag_order(row_tag)

@@ -29,10 +29,10 @@ def namespaced_ids(
     nothing it keeps, when an IRI is not of the namespace with a local id (the caller sorts the ids)."""
     import numpy as np
 
-    from kg_adapters.index.ordering import _plain_ids
+    from kg_adapters.index.ordering import plain_ids
 
     namespace = profile.entity_namespace
-    if not namespace or not _plain_ids(profile):
+    if not namespace or not plain_ids(profile):
         return None
     prefix = namespace.encode("utf-8")
     separator, text_separator = b"\n" + prefix, "\n" + namespace

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,13 +46,11 @@ from kg_adapters.budgets import DEFAULT_MEMORY, index_memory
 from kg_adapters.errors import IndexTooLarge
 from kg_adapters.index.layout import MAX_ENTITIES
 from kg_adapters.index.literal_spool import FILE_ROW_BYTES, add_blocks, file_blocks, write_block
-from kg_adapters.index.literal_spool import literal_rows as literal_rows  # (tests read the file with it)
 from kg_adapters.index.numbering import IRI_ENTRY_BYTES, IriNumbers, new_numbering
 from kg_adapters.store_layout import fsync_dir
 
 if TYPE_CHECKING:
     from kg_adapters.index.build import TripleCollector
-    from kg_adapters.index.literal_spool import LiteralBlock
     from kg_adapters.index.steps import BuildSteps
 
 EDGES, OUT_EXTRA, IN_EXTRA = "edges.bin", "out_extra.bin", "in_extra.bin"
@@ -158,12 +155,12 @@ class CollectorSpool:
         self._iri_check = 0
         """The dict size at which the budget is next checked (see :meth:`check`)."""
         self._kept: dict[str, int] | None = None
+        """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
         self.literal_rows = 0
         """Literal rows in ``literals.bin`` (repeats across appends included): what the index write's estimate
         counts (:meth:`fits`); the rows' bytes vary too much to count them by."""
         self._kept_literal_rows = 0
         """``literal_rows`` before a save that kept the collector's buffers."""
-        """The files' sizes before a save that kept the collector's buffers (``save(keep=True)``)."""
 
     # -- while the load parses ---------------------------------------------------------------------
     def check(self, collector: TripleCollector) -> None:
@@ -420,11 +417,6 @@ def run_number(path: Path) -> int | None:
     """The number of a run file, None for anything else (a run cut short while written: ``.tmp``)."""
     stem = path.name.removeprefix("entities-").removesuffix(".run")
     return int(stem) if path.suffix == ".run" and stem.isdigit() else None
-
-
-def literal_file_blocks(path: Path) -> Iterator[LiteralBlock]:
-    """The blocks of a ``literals.bin`` file, one at a time (a flush's rows each)."""
-    return file_blocks(path)
 
 
 def _empty_buffers(collector: TripleCollector) -> None:
