@@ -47,7 +47,7 @@ NAME = "kill_resume"
 POINTS = ("stream", "numbering", "index-write", "labels", "swap", "index-files", "index-sort")
 PHASES = {
     "stream": "parse/stream (input read past a checkpoint)",
-    "numbering": "index numbering (parse recorded done, no index file yet)",
+    "numbering": "index phase (parse recorded done, the traversal index not yet in place)",
     "index-write": "index writing (traversal files being written, not yet renamed in)",
     "labels": "labels (the name index being written)",
     "swap": "swap (manifest written, not yet swapped in)",
@@ -228,8 +228,9 @@ class Watch:
             return past >= STREAM_PAST_CHECKPOINT * self.size or seen["read"] >= STREAM_FALLBACK * self.size
         if seen["manifest"]:
             return False
-        if self.point == "numbering":
-            return bool(seen["phase"] == "index" and seen["index_files"] == 0 and not seen["index_done"])
+        if self.point == "numbering":  # the worker numbers beside the parse and starts writing the index as the
+            # last input is handed over, so its files may be in progress already when the parse is recorded done
+            return bool(seen["phase"] == "index" and not seen["index_done"])
         if self.point == "index-write":
             return bool(seen["index_files"] > 0 and not seen["index_done"])
         if self.point == "labels":
