@@ -415,7 +415,9 @@ def trials_of(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def all_exact(results: dict[str, Any]) -> bool:
-    trials = trials_of(results)
+    """Whether every trial that killed its load gave the uninterrupted store and answers (a trial whose load
+    finished before the watch saw its phase proves nothing either way: :func:`render_size` names it)."""
+    trials = [t for t in trials_of(results) if t["killed"]]
     return bool(trials) and all(
         t["killed"] and not t["store_visible_after_kill"] and t["same_store"] and t["same_answers"] for t in trials
     )
@@ -494,7 +496,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
             t["phase"],
             "yes" if t["killed"] else "**no**",
             f"{t['killed_after_seconds']:.0f} s",
-            seen_text(t.get("seen_at_kill")),
+            seen_text(t.get("seen_at_kill")) if t["killed"] else "- (not killed)",
             "**yes**" if t["store_visible_after_kill"] else "no",
             resumed_text(t),
             steps_text(t),
@@ -507,6 +509,7 @@ def render_size(size: str, results: dict[str, Any]) -> str:
         for t in trials_of(results)
     ]
     missing = [] if legacy else [PHASES[p] for p in POINTS if p not in results["trials"]]
+    unkilled = [t["phase"] for t in trials_of(results) if not t["killed"]]
     headers = [
         "killed during",
         "killed",
@@ -555,6 +558,12 @@ def render_size(size: str, results: dict[str, Any]) -> str:
             common.markdown_table(headers, rows),
             "",
             f"All exact: {'yes' if all_exact(results) else 'NO'}."
+            + (
+                f" Not killed (the load finished before its phase was seen; its resume was an append of the same"
+                f" file, so the manifest differs): {'; '.join(unkilled)}."
+                if unkilled
+                else ""
+            )
             + (f" Not run yet: {'; '.join(missing)}." if missing else ""),
             "",
         ]

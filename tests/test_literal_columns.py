@@ -17,8 +17,9 @@ from support.index_files import written_indexes
 
 from kg_adapters.index import literal_names, literal_table, numbering
 from kg_adapters.index.build import TripleCollector, build_index
-from kg_adapters.index.literal_spool import literal_rows
+from kg_adapters.index.literal_spool import add_blocks, file_blocks, literal_rows, write_block
 from kg_adapters.index.literal_table import value_ranks
+from kg_adapters.index.literals import LiteralColumns
 from kg_adapters.index.spool import CollectorSpool
 from kg_adapters.profiles import get_profile
 from kg_adapters.relation_index import ALIAS_PREDICATES
@@ -166,6 +167,24 @@ def test_a_damaged_literal_file_is_refused(tmp_path: Path) -> None:
         literal_rows(data[:-1])
     with pytest.raises(ValueError, match="damaged"):
         literal_rows(b"XXXX" + data[4:])
+
+
+def test_spooled_entity_numbers_past_int32_are_refused_not_wrapped(tmp_path: Path) -> None:
+    """Reloading a spool into int32 columns refuses a number it cannot hold instead of wrapping it."""
+    columns = LiteralColumns()
+    columns.append(7, 0, b"v", b"")
+    path = tmp_path / "literals.bin"
+    for base, fits in ((0, True), ((1 << 31) - 8, True), ((1 << 31) - 7, False)):
+        with open(path, "wb") as handle:
+            write_block(handle, columns, base)
+        into = LiteralColumns()
+        if fits:
+            add_blocks(into, file_blocks(path))
+            assert list(into.rows()) == [(base + 7, 0, b"v", b"")]
+        else:
+            with pytest.raises(ValueError, match="out of range"):
+                add_blocks(into, file_blocks(path))
+            assert len(into) == 0
 
 
 @pytest.mark.parametrize("row_bytes", [0, 10**9])

@@ -467,7 +467,7 @@ class SpilledCollection:
 
         def keyed() -> Iterator[tuple[int, bytes, bytes]]:
             wanted_relations = np.array(sorted(relations), dtype=np.int32)
-            for block in file_blocks(self.spool.directory / "literals.bin"):
+            for block in file_blocks(literal_file):
                 which = np.flatnonzero(np.isin(block.relations, wanted_relations))
                 if not which.size:
                     continue
@@ -729,7 +729,7 @@ class SpilledCollection:
         tag_of: dict[bytes, tuple[str, tuple[str, str]]] = {}  # row tag -> (tag, its place in answer order)
 
         def keyed() -> Iterator[tuple[int, bytes, tuple[str, str], bytes]]:
-            for block in file_blocks(self.spool.directory / "literals.bin"):
+            for block in file_blocks(literal_file):
                 for row_tag in block.tag_table:
                     if row_tag not in tag_of:
                         tag_of[row_tag] = literal_tag_order(row_tag)
